@@ -1,0 +1,56 @@
+// The machine behind narrow interfaces. Injectors and the fabric act on the
+// machine only through these; real implementations live in real_*.cc, and
+// tests/fakes has recording fakes that tests assert on.
+//
+// ProcessRunner runs argv directly (never through a shell) with a timeout.
+// SysFs reads and writes small kernel files (/sys, /proc).
+// Both are used from one thread at a time per instance unless noted.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/core/result.h"
+#include "harness/core/units.h"
+
+namespace fdrill {
+
+struct ProcessResult {
+  int exit_code = -1;   // exit status, or 128+signal when killed
+  std::string out;
+  std::string err;
+};
+
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  // Runs argv[0] (looked up in PATH) with argv. Fails only when the process
+  // could not be started or ran past `timeout` (then it is killed); a
+  // non-zero exit is a result, not an error.
+  virtual Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration timeout) = 0;
+};
+
+// Runs argv and turns a non-zero exit into an error carrying the command and
+// its stderr. The common case for tc / ip.
+Result<std::string> RunChecked(ProcessRunner& runner, const std::vector<std::string>& argv,
+                               Duration timeout = std::chrono::seconds(10));
+
+// "tc qdisc replace dev fab0 ..." for messages and plans.
+std::string JoinArgv(const std::vector<std::string>& argv);
+
+class SysFs {
+ public:
+  virtual ~SysFs() = default;
+  virtual Result<std::string> Read(const std::string& path) = 0;
+  virtual Status Write(const std::string& path, const std::string& value) = 0;
+  virtual bool Exists(const std::string& path) = 0;
+};
+
+// A bundle handed to injectors: everything they may touch.
+struct Host {
+  ProcessRunner* runner = nullptr;
+  SysFs* sysfs = nullptr;
+};
+
+}  // namespace fdrill

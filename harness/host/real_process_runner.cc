@@ -1,0 +1,130 @@
+#include "harness/host/real_process_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace fdrill {
+
+std::string JoinArgv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty() && a.find_first_of(" \t\"'$\\") == std::string::npos;
+    out += plain ? a : "'" + a + "'";
+  }
+  return out;
+}
+
+Result<std::string> RunChecked(ProcessRunner& runner, const std::vector<std::string>& argv, Duration timeout) {
+  auto r = runner.Run(argv, timeout);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    std::string err = r->err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+    return FailedPrecondition("`" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code) +
+                              (err.empty() ? "" : ": " + err));
+  }
+  return std::move(r->out);
+}
+
+Result<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& argv, Duration timeout) {
+  if (argv.empty()) return InvalidArgument("empty argv");
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + strerror(errno));
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return Internal(std::string("pipe: ") + strerror(errno));
+  }
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+
+  pid_t pid = fork();
+  if (pid < 0) return Internal(std::string("fork: ") + strerror(errno));
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    execvp(cargv[0], cargv.data());
+    dprintf(2, "exec %s: %s", cargv[0], strerror(errno));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+
+  ProcessResult result;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool timed_out = false;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    int n = poll(fds, 2, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t got = read(fds[i].fd, buf, sizeof(buf));
+      if (got > 0) {
+        (i == 0 ? result.out : result.err).append(buf, static_cast<size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return DeadlineExceeded("`" + JoinArgv(argv) + "` ran past " + FormatDuration(timeout) + " and was killed");
+  }
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  if (result.exit_code == 127 && result.err.rfind("exec ", 0) == 0) {
+    return NotFound("cannot run " + argv[0] + ": " + result.err.substr(result.err.find(": ") + 2));
+  }
+  return result;
+}
+
+Result<std::string> RealSysFs::Read(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot read " + path + ": " + strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status RealSysFs::Write(const std::string& path, const std::string& value) {
+  std::ofstream out(path);
+  if (!out) return NotFound("cannot open " + path + ": " + strerror(errno));
+  out << value;
+  out.flush();
+  if (!out) return FailedPrecondition("cannot write " + path + ": " + strerror(errno));
+  return Status::Ok();
+}
+
+bool RealSysFs::Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+}  // namespace fdrill

@@ -1,0 +1,22 @@
+// RealProcessRunner: fork/exec with pipes for stdout and stderr, poll() with a
+// deadline, SIGKILL of the child (by pid) when the deadline passes.
+// Thread-safe: every Run is independent.
+#pragma once
+
+#include "harness/host/host.h"
+
+namespace fdrill {
+
+class RealProcessRunner final : public ProcessRunner {
+ public:
+  Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration timeout) override;
+};
+
+class RealSysFs final : public SysFs {
+ public:
+  Result<std::string> Read(const std::string& path) override;
+  Status Write(const std::string& path, const std::string& value) override;
+  bool Exists(const std::string& path) override;
+};
+
+}  // namespace fdrill
