@@ -1,0 +1,16 @@
+// Each command group of the `fdrill` CLI registers its subcommands here. A
+// subcommand's callback sets *exit_code: 0 the drill met its expectations (or
+// the command succeeded), 1 the fabric missed them, 2 the harness could not
+// do what was asked (bad input, unreachable agent, ...).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace fdrill {
+
+void AddRunCommands(CLI::App& app, int* exit_code);     // run, plan, validate, panic
+void AddFabricCommands(CLI::App& app, int* exit_code);  // fabric up|down|status|exec|rsh
+void AddReportCommands(CLI::App& app, int* exit_code);  // report
+void AddInjectorCommands(CLI::App& app, int* exit_code);// injectors
+
+}  // namespace fdrill

@@ -1,0 +1,86 @@
+// Recording fakes of the host seam. FakeProcessRunner records every argv it
+// is asked to run and answers from a script of canned results matched by
+// argv prefix (first match wins; unmatched commands succeed with empty
+// output). FakeSysFs is an in-memory file tree.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/host/host.h"
+
+namespace fdrill {
+
+class FakeProcessRunner final : public ProcessRunner {
+ public:
+  struct Rule {
+    std::vector<std::string> prefix;
+    ProcessResult result;
+    int times = -1;  // -1: forever; otherwise answer this many times then skip
+  };
+
+  // Answer commands starting with `prefix` with `result`.
+  void On(std::vector<std::string> prefix, ProcessResult result, int times = -1) {
+    rules_.push_back({std::move(prefix), std::move(result), times});
+  }
+  void OnOutput(std::vector<std::string> prefix, std::string out) {
+    On(std::move(prefix), ProcessResult{0, std::move(out), ""});
+  }
+  void OnFail(std::vector<std::string> prefix, std::string err, int code = 2) {
+    On(std::move(prefix), ProcessResult{code, "", std::move(err)});
+  }
+
+  Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration) override {
+    calls_.push_back(argv);
+    for (auto& rule : rules_) {
+      if (rule.times == 0 || rule.prefix.size() > argv.size()) continue;
+      if (!std::equal(rule.prefix.begin(), rule.prefix.end(), argv.begin())) continue;
+      if (rule.times > 0) --rule.times;
+      return rule.result;
+    }
+    return ProcessResult{0, "", ""};
+  }
+
+  const std::vector<std::vector<std::string>>& calls() const { return calls_; }
+  void ClearCalls() { calls_.clear(); }
+  // Calls whose argv starts with prefix, e.g. {"tc", "qdisc", "replace"}.
+  std::vector<std::vector<std::string>> CallsStartingWith(const std::vector<std::string>& prefix) const {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& c : calls_) {
+      if (c.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), c.begin())) out.push_back(c);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<Rule> rules_;
+  std::vector<std::vector<std::string>> calls_;
+};
+
+class FakeSysFs final : public SysFs {
+ public:
+  std::map<std::string, std::string> files;
+  std::vector<std::pair<std::string, std::string>> writes;
+
+  Result<std::string> Read(const std::string& path) override {
+    auto it = files.find(path);
+    if (it == files.end()) return NotFound("cannot read " + path + ": No such file or directory");
+    return it->second;
+  }
+  Status Write(const std::string& path, const std::string& value) override {
+    writes.emplace_back(path, value);
+    files[path] = value;
+    return Status::Ok();
+  }
+  bool Exists(const std::string& path) override {
+    if (files.count(path)) return true;
+    std::string dir = path + "/";
+    for (const auto& [p, _] : files) {
+      if (p.rfind(dir, 0) == 0) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace fdrill
