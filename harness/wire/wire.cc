@@ -1,0 +1,75 @@
+#include "harness/wire/wire.h"
+
+namespace fdrill {
+
+std::string EncodeFrame(const Json& message) {
+  std::string body = message.dump();
+  uint32_t n = static_cast<uint32_t>(body.size());
+  std::string out;
+  out.reserve(4 + body.size());
+  out.push_back(static_cast<char>((n >> 24) & 0xff));
+  out.push_back(static_cast<char>((n >> 16) & 0xff));
+  out.push_back(static_cast<char>((n >> 8) & 0xff));
+  out.push_back(static_cast<char>(n & 0xff));
+  out += body;
+  return out;
+}
+
+Result<std::optional<Json>> FrameDecoder::Next() {
+  if (buffer_.size() - offset_ < 4) return std::optional<Json>();
+  const auto* p = reinterpret_cast<const unsigned char*>(buffer_.data() + offset_);
+  uint32_t n = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+  if (n == 0 || n > max_) {
+    return InvalidArgument("frame of " + std::to_string(n) + " bytes refused (limit " + std::to_string(max_) + ")");
+  }
+  if (buffer_.size() - offset_ - 4 < n) return std::optional<Json>();
+  std::string_view body(buffer_.data() + offset_ + 4, n);
+  offset_ += 4 + n;
+  if (offset_ > 65536 && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+  }
+  Json msg = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (msg.is_discarded() || !msg.is_object()) return InvalidArgument("frame is not a JSON object");
+  auto v = msg.find("v");
+  if (v == msg.end() || !v->is_number_integer() || v->get<int>() != kWireVersion) {
+    return InvalidArgument("unsupported protocol version (this side speaks v" + std::to_string(kWireVersion) + ")");
+  }
+  if (!msg.contains("type") || !msg["type"].is_string() || !msg.contains("id") || !msg["id"].is_number_unsigned()) {
+    return InvalidArgument("message lacks a string type or an unsigned id");
+  }
+  return std::optional<Json>(std::move(msg));
+}
+
+Json MakeRequest(std::string_view type, uint64_t id, Json body) {
+  if (!body.is_object()) body = Json::object();
+  body["v"] = kWireVersion;
+  body["type"] = type;
+  body["id"] = id;
+  return body;
+}
+
+Json MakeReply(uint64_t id, Json body) {
+  if (!body.is_object()) body = Json::object();
+  body["v"] = kWireVersion;
+  body["type"] = "reply";
+  body["id"] = id;
+  body["ok"] = true;
+  return body;
+}
+
+Json MakeErrorReply(uint64_t id, const Status& status) {
+  Json body = {{"v", kWireVersion}, {"type", "reply"}, {"id", id}, {"ok", false}};
+  body["code"] = StatusCodeName(status.code());
+  body["error"] = status.message();
+  return body;
+}
+
+Json MakePush(std::string_view type, Json body) { return MakeRequest(type, 0, std::move(body)); }
+
+Result<Json> ReplyToResult(const Json& reply) {
+  if (reply.value("ok", false)) return reply;
+  return Status(StatusCodeFromName(reply.value("code", "internal")), reply.value("error", "agent gave no reason"));
+}
+
+}  // namespace fdrill

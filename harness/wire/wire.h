@@ -1,0 +1,54 @@
+// The fdrill wire protocol, version 1: length-prefixed JSON frames.
+//
+//   frame   = u32 big-endian length N (1..kMaxFrameBytes) + N bytes of JSON
+//   message = {"v": 1, "type": "<snake_case>", "id": <u64>, ...body keys}
+//
+// Requests carry an id > 0; the reply is {"v":1,"type":"reply","id":<same>,
+// "ok":true, ...} or {"ok":false,"code":"<status code>","error":"<message>"}.
+// Messages pushed by an agent without a request (metrics, workload_exit) use
+// id 0. Encoding and decoding only: no sockets here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/result.h"
+
+namespace fdrill {
+
+using Json = nlohmann::json;
+
+inline constexpr int kWireVersion = 1;
+inline constexpr uint32_t kMaxFrameBytes = 4u << 20;
+
+std::string EncodeFrame(const Json& message);
+
+// Incremental decoder for a byte stream. Feed bytes as they arrive; Next()
+// yields whole messages. After an error the stream is unusable (the peer
+// sent garbage or an oversize frame) and the connection must be dropped.
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(uint32_t max_frame_bytes = kMaxFrameBytes) : max_(max_frame_bytes) {}
+  void Feed(std::string_view bytes) { buffer_.append(bytes); }
+  // nullopt: need more bytes. Error: bad length, bad JSON, bad version.
+  Result<std::optional<Json>> Next();
+
+ private:
+  uint32_t max_;
+  std::string buffer_;
+  size_t offset_ = 0;
+};
+
+Json MakeRequest(std::string_view type, uint64_t id, Json body = Json::object());
+Json MakeReply(uint64_t id, Json body = Json::object());
+Json MakeErrorReply(uint64_t id, const Status& status);
+Json MakePush(std::string_view type, Json body = Json::object());
+
+// For a reply: the reply itself when ok, else its Status.
+Result<Json> ReplyToResult(const Json& reply);
+
+}  // namespace fdrill

@@ -1,0 +1,76 @@
+// An injector makes one kind of fault. A Fault is one planned instance of it
+// on one node, created from validated params, and driven by the agent:
+//
+//   Capture()  reads the exact prior state Apply will change; touches nothing.
+//   Saved()    params + captured state as JSON; the agent journals (fsync) it
+//              BEFORE Apply, and Restore() rebuilds a Fault from it after a
+//              crash so Revert can run.
+//   Apply()    changes the machine. May fail part-way.
+//   Verify()   observes the kernel's/device's state (never our intent) and
+//              says whether the fault is in force.
+//   Tick(t)    called every few ms while applied, t = time since Apply; a
+//              time-varying fault (a flap) sets its whole state for t, so a
+//              repeated Tick is harmless. Finished(t): nothing more to do.
+//   Revert()   restores the saved state (not a guessed default). Safe after a
+//              failed or partial Apply, safe twice.
+//   VerifyReverted()  observes that the saved state is back.
+//
+// Injectors know nothing of scenarios, sockets or each other. Errors about
+// params name the key ("params.rate: ...").
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/result.h"
+#include "harness/core/units.h"
+#include "harness/host/host.h"
+#include "harness/wire/wire.h"
+
+namespace fdrill {
+
+class Fault {
+ public:
+  virtual ~Fault() = default;
+  virtual Status Capture() = 0;
+  virtual Json Saved() const = 0;
+  // Takes back what Saved() returned (journal replay after a crash).
+  virtual Status Load(const Json& saved) = 0;
+  virtual Status Apply() = 0;
+  virtual Status Verify() = 0;
+  virtual Status Tick(Duration /*since_apply*/) { return Status::Ok(); }
+  virtual bool Finished(Duration /*since_apply*/) const { return false; }
+  virtual Status Revert() = 0;
+  virtual Status VerifyReverted() = 0;
+  // What this fault acts on ("fab0"); the agent refuses its management
+  // interface and anything outside its allowlist.
+  virtual std::string Target() const = 0;
+  // The exact mechanism, for `fdrill plan`: argv lines Apply and Revert run.
+  virtual std::vector<std::string> Mechanism() const = 0;
+};
+
+using FaultFactory = Result<std::unique_ptr<Fault>> (*)(const Json& params, Host host);
+
+struct InjectorInfo {
+  const char* name;
+  const char* help;     // one line for `fdrill injectors`
+  const char* params;   // one line: the keys it takes
+  FaultFactory make;    // validates params; touches nothing
+};
+
+// The one list of injectors (registry.cc).
+const std::vector<InjectorInfo>& Injectors();
+const InjectorInfo* FindInjector(std::string_view name);
+
+// Validates kind and params and builds the Fault; touches nothing.
+Result<std::unique_ptr<Fault>> MakeFault(std::string_view kind, const Json& params, Host host);
+// Rebuilds a Fault from a journal record {"kind", "params", "saved"}.
+Result<std::unique_ptr<Fault>> RestoreFault(const Json& record, Host host);
+
+// Each injector's entry points (one file each).
+Result<std::unique_ptr<Fault>> MakeLinkRate(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeLinkFlap(const Json& params, Host host);
+
+}  // namespace fdrill

@@ -1,0 +1,77 @@
+#include "injectors/netdev.h"
+
+#include <algorithm>
+
+namespace fdrill {
+
+namespace {
+constexpr auto kTimeout = std::chrono::seconds(5);
+
+Result<Json> RunJson(ProcessRunner& runner, const std::vector<std::string>& argv) {
+  auto r = runner.Run(argv, kTimeout);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    std::string err = r->err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    return FailedPrecondition("`" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code) + ": " + err);
+  }
+  Json j = Json::parse(r->out, nullptr, false);
+  if (j.is_discarded() || !j.is_array()) return Internal("`" + JoinArgv(argv) + "` printed no JSON array");
+  return j;
+}
+
+LinkState FromJson(const Json& link) {
+  LinkState s;
+  s.name = link.value("ifname", "");
+  s.operstate = link.value("operstate", "UNKNOWN");
+  for (const auto& f : link.value("flags", Json::array())) {
+    if (f == "UP") s.admin_up = true;
+  }
+  return s;
+}
+}  // namespace
+
+Result<std::vector<LinkState>> ListLinks(ProcessRunner& runner) {
+  auto j = RunJson(runner, {"ip", "-j", "link", "show"});
+  if (!j.ok()) return j.status();
+  std::vector<LinkState> out;
+  for (const auto& link : *j) out.push_back(FromJson(link));
+  return out;
+}
+
+Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname) {
+  auto all = ListLinks(runner);
+  if (!all.ok()) return all.status();
+  std::string names;
+  for (const auto& l : *all) {
+    if (l.name == ifname) return l;
+    names += (names.empty() ? "" : ", ") + l.name;
+  }
+  return NotFound("no interface \"" + ifname + "\" here (interfaces: " + names + ")");
+}
+
+Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname) {
+  auto j = RunJson(runner, {"tc", "-j", "qdisc", "show", "dev", ifname, "root"});
+  if (!j.ok()) {
+    if (j.status().message().find("Cannot find device") != std::string::npos) {
+      return NotFound("no interface \"" + ifname + "\" here");
+    }
+    return j.status();
+  }
+  for (const auto& q : *j) {
+    if (!q.value("root", false)) continue;
+    RootQdisc r;
+    r.kind = q.value("kind", "");
+    r.handle = q.value("handle", "");
+    r.options = q.value("options", Json::object());
+    return r;
+  }
+  return Internal("tc shows no root qdisc on " + ifname);
+}
+
+bool IsDefaultQdisc(const std::string& kind) {
+  static const char* kDefaults[] = {"noqueue", "pfifo_fast", "mq", "fq_codel"};
+  return std::any_of(std::begin(kDefaults), std::end(kDefaults), [&](const char* k) { return kind == k; });
+}
+
+}  // namespace fdrill

@@ -1,0 +1,123 @@
+#include "injectors/params.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace fdrill {
+
+namespace {
+Status KeyError(const std::string& key, const std::string& what) {
+  return InvalidArgument("params." + key + ": " + what);
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::string DidYouMean(const std::string& word, const std::set<std::string>& candidates) {
+  std::string best;
+  size_t best_d = 3;  // at most two edits away
+  for (const auto& c : candidates) {
+    size_t d = EditDistance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best.empty() ? "" : "did you mean \"" + best + "\"?";
+}
+
+const Json* ParamReader::Find(const std::string& key) {
+  seen_.insert(key);
+  if (!params_.is_object()) return nullptr;
+  auto it = params_.find(key);
+  return it == params_.end() ? nullptr : &*it;
+}
+
+Result<std::string> ParamReader::String(const std::string& key) {
+  const Json* v = Find(key);
+  if (!v) return KeyError(key, "required");
+  if (!v->is_string() || v->get<std::string>().empty()) return KeyError(key, "must be a non-empty string");
+  return v->get<std::string>();
+}
+
+Result<std::string> ParamReader::String(const std::string& key, std::string def) {
+  if (!params_.is_object() || !params_.contains(key)) {
+    seen_.insert(key);
+    return def;
+  }
+  return String(key);
+}
+
+Result<Duration> ParamReader::Dur(const std::string& key) {
+  const Json* v = Find(key);
+  if (!v) return KeyError(key, "required (a duration like 3s or 500ms)");
+  if (!v->is_string()) return KeyError(key, "must be a duration string like 3s or 500ms");
+  auto d = ParseDuration(v->get<std::string>());
+  if (!d.ok()) return KeyError(key, d.status().message());
+  if (d->count() <= 0) return KeyError(key, "must be greater than zero");
+  return *d;
+}
+
+Result<Duration> ParamReader::Dur(const std::string& key, Duration def) {
+  if (!params_.is_object() || !params_.contains(key)) {
+    seen_.insert(key);
+    return def;
+  }
+  return Dur(key);
+}
+
+Result<uint64_t> ParamReader::Rate(const std::string& key) {
+  const Json* v = Find(key);
+  if (!v) return KeyError(key, "required (a rate like 100mbit)");
+  if (!v->is_string()) return KeyError(key, "must be a rate string like 100mbit");
+  auto r = ParseRateBitsPerSec(v->get<std::string>());
+  if (!r.ok()) return KeyError(key, r.status().message());
+  return *r;
+}
+
+Result<uint64_t> ParamReader::Size(const std::string& key, uint64_t def) {
+  const Json* v = Find(key);
+  if (!v) return def;
+  if (!v->is_string()) return KeyError(key, "must be a size string like 128K");
+  auto s = ParseSizeBytes(v->get<std::string>());
+  if (!s.ok()) return KeyError(key, s.status().message());
+  return *s;
+}
+
+Result<int64_t> ParamReader::Int(const std::string& key, int64_t def, int64_t min, int64_t max) {
+  const Json* v = Find(key);
+  if (!v) return def;
+  if (!v->is_number_integer()) return KeyError(key, "must be an integer");
+  int64_t n = v->get<int64_t>();
+  if (n < min || n > max) {
+    return KeyError(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
+  }
+  return n;
+}
+
+Status ParamReader::Finish() const {
+  if (params_.is_null()) return Status::Ok();
+  if (!params_.is_object()) return InvalidArgument("params: must be a mapping of key: value");
+  for (const auto& [key, _] : params_.items()) {
+    if (seen_.count(key)) continue;
+    std::string hint = DidYouMean(key, seen_);
+    std::string accepted;
+    for (const auto& s : seen_) accepted += (accepted.empty() ? "" : ", ") + s;
+    return InvalidArgument("params." + key + ": unknown key" + (hint.empty() ? "" : "; " + hint) +
+                           " (accepted: " + accepted + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace fdrill

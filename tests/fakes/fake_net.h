@@ -1,0 +1,108 @@
+// FakeNetKernel: a ProcessRunner that plays the kernel for `ip` and `tc`.
+// It keeps per-interface admin state and root qdisc, answers the JSON
+// queries the network injectors make, applies `ip link set` and `tc qdisc
+// replace|del` to that state, and records every argv. FailNext(prefix)
+// makes the next matching command fail as the real tool would.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/host/host.h"
+#include "harness/wire/wire.h"
+
+namespace fdrill {
+
+class FakeNetKernel final : public ProcessRunner {
+ public:
+  struct Iface {
+    bool up = true;
+    std::string qdisc_kind = "noqueue";
+    std::string qdisc_handle = "0:";
+    Json qdisc_options = Json::object();
+  };
+
+  FakeNetKernel() {
+    ifaces["lo"] = Iface{};
+    ifaces["mgmt0"] = Iface{};
+    ifaces["fab0"] = Iface{};
+  }
+
+  std::map<std::string, Iface> ifaces;
+  std::vector<std::vector<std::string>> calls;
+
+  void FailNext(std::vector<std::string> prefix, std::string err) { failures_.push_back({std::move(prefix), err}); }
+
+  // Calls that change state (everything but the -j queries).
+  std::vector<std::vector<std::string>> Mutations() const {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& c : calls) {
+      if (c.size() > 1 && c[1] != "-j") out.push_back(c);
+    }
+    return out;
+  }
+
+  Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration) override {
+    calls.push_back(argv);
+    for (auto it = failures_.begin(); it != failures_.end(); ++it) {
+      if (argv.size() >= it->first.size() && std::equal(it->first.begin(), it->first.end(), argv.begin())) {
+        std::string err = it->second;
+        failures_.erase(it);
+        return ProcessResult{2, "", err};
+      }
+    }
+    auto has = [&](size_t i, const char* s) { return argv.size() > i && argv[i] == s; };
+    if (has(0, "ip") && has(1, "-j") && has(2, "link")) {
+      Json out = Json::array();
+      int index = 1;
+      for (const auto& [name, i] : ifaces) {
+        Json flags = Json::array({"BROADCAST", "MULTICAST"});
+        if (i.up) flags.push_back("UP");
+        out.push_back({{"ifindex", index++}, {"ifname", name}, {"flags", flags}, {"operstate", i.up ? "UP" : "DOWN"}});
+      }
+      return ProcessResult{0, out.dump(), ""};
+    }
+    if (has(0, "ip") && has(1, "link") && has(2, "set") && has(3, "dev") && argv.size() == 6) {
+      auto it = ifaces.find(argv[4]);
+      if (it == ifaces.end()) return NoDevice(argv[4]);
+      it->second.up = argv[5] == "up";
+      return ProcessResult{0, "", ""};
+    }
+    if (has(0, "tc") && has(1, "-j") && has(2, "qdisc") && has(3, "show") && has(4, "dev")) {
+      auto it = ifaces.find(argv[5]);
+      if (it == ifaces.end()) return NoDevice(argv[5]);
+      Json q = {{"kind", it->second.qdisc_kind}, {"handle", it->second.qdisc_handle}, {"root", true},
+                {"options", it->second.qdisc_options}};
+      return ProcessResult{0, Json::array({q}).dump(), ""};
+    }
+    if (has(0, "tc") && has(1, "qdisc") && has(2, "replace") && has(3, "dev")) {
+      auto it = ifaces.find(argv[4]);
+      if (it == ifaces.end()) return NoDevice(argv[4]);
+      // tc qdisc replace dev IF root handle H tbf rate Nbit burst B latency L
+      it->second.qdisc_handle = argv[7];
+      it->second.qdisc_kind = argv[8];
+      uint64_t bits = std::stoull(argv[10]);
+      it->second.qdisc_options = {{"rate", bits / 8}, {"burst", std::stoull(argv[12])}};
+      return ProcessResult{0, "", ""};
+    }
+    if (has(0, "tc") && has(1, "qdisc") && has(2, "del") && has(3, "dev")) {
+      auto it = ifaces.find(argv[4]);
+      if (it == ifaces.end()) return NoDevice(argv[4]);
+      if (it->second.qdisc_handle == "0:") {
+        return ProcessResult{2, "", "Error: Cannot delete qdisc with handle of zero.\n"};
+      }
+      it->second = Iface{it->second.up};
+      return ProcessResult{0, "", ""};
+    }
+    return ProcessResult{127, "", "FakeNetKernel: unexpected command\n"};
+  }
+
+ private:
+  static ProcessResult NoDevice(const std::string& name) {
+    return ProcessResult{1, "", "Cannot find device \"" + name + "\"\n"};
+  }
+  std::vector<std::pair<std::vector<std::string>, std::string>> failures_;
+};
+
+}  // namespace fdrill
