@@ -1,0 +1,227 @@
+#include "agents/agent_service.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "harness/core/log.h"
+#include "injectors/netdev.h"
+
+namespace fdrill {
+
+namespace {
+constexpr char kVersion[] = "0.1.0";
+constexpr auto kTailEvery = std::chrono::milliseconds(100);
+}  // namespace
+
+AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
+    : config_(std::move(config)), host_(host), clock_(clock), journal_(config_.state_dir + "/journal.jsonl") {}
+
+AgentService::~AgentService() = default;
+
+Json AgentService::Handle(const Json& req, const std::string& peer) {
+  uint64_t id = req.value("id", uint64_t{0});
+  std::string type = req.value("type", "");
+  Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
+  if (type == "hello") r = Hello();
+  else if (type == "check") r = Check(req);
+  else if (type == "snapshot") r = Snapshot();
+  else if (type == "apply") r = Apply(req);
+  else if (type == "revert") r = Revert(req);
+  else if (type == "revert_all") r = RevertAll();
+  else if (type == "lease") r = Lease(req);
+  else if (type == "workload_start") r = WorkloadStart(req);
+  else if (type == "workload_stop") r = WorkloadStop();
+  if (type != "lease") {
+    spdlog::info("audit: peer={} request={} id={} result={}", peer, type, id,
+                 r.ok() ? "ok" : r.status().ToString());
+  }
+  if (!r.ok()) return MakeErrorReply(id, r.status().Annotate(config_.node));
+  return MakeReply(id, std::move(*r));
+}
+
+Result<Json> AgentService::Hello() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return Json{{"node", config_.node},          {"hostname", host},
+              {"version", kVersion},           {"wall_ns", clock_.WallNanos()},
+              {"mgmt_interface", config_.mgmt_interface}, {"active_faults", faults_.size()}};
+}
+
+Result<std::unique_ptr<Fault>> AgentService::Prepare(const Json& spec) {
+  std::string kind = spec.value("kind", "");
+  auto fault = MakeFault(kind, spec.value("params", Json::object()), host_);
+  if (!fault.ok()) return fault.status().Annotate(kind.empty() ? "fault" : kind);
+  std::string target = (*fault)->Target();
+  if (target == "lo" || (!config_.mgmt_interface.empty() && target == config_.mgmt_interface)) {
+    return FailedPrecondition(kind + " " + target + ": refused, " + target +
+                              " is this agent's management interface; faulting it would cut the controller off");
+  }
+  if (!config_.allowlist.empty() && !config_.allowlist.count(target)) {
+    return FailedPrecondition(kind + " " + target + ": refused, not in this agent's allowlist");
+  }
+  return fault;
+}
+
+Result<Json> AgentService::Check(const Json& req) {
+  for (const auto& spec : req.value("faults", Json::array())) {
+    auto fault = Prepare(spec);
+    if (!fault.ok()) return fault.status().Annotate("fault " + spec.value("id", "?"));
+    if (auto s = (*fault)->Capture(); !s.ok()) return s.Annotate("fault " + spec.value("id", "?"));
+  }
+  return Json::object();
+}
+
+Result<Json> AgentService::Snapshot() {
+  auto links = ListLinks(*host_.runner);
+  if (!links.ok()) return links.status();
+  Json out = Json::array();
+  for (const auto& l : *links) {
+    auto q = ReadRootQdisc(*host_.runner, l.name);
+    if (!q.ok()) return q.status();
+    out.push_back({{"name", l.name}, {"admin_up", l.admin_up}, {"qdisc", q->kind}, {"qdisc_handle", q->handle}});
+  }
+  return Json{{"links", out}};
+}
+
+Result<Json> AgentService::Apply(const Json& req) {
+  std::string id = req.value("fault_id", "");
+  if (id.empty()) return InvalidArgument("apply needs a fault_id");
+  if (faults_.count(id)) return Json{{"verified", true}, {"already_applied", true}};
+  auto fault = Prepare(req);
+  if (!fault.ok()) return fault.status();
+  Fault& f = **fault;
+  if (auto s = f.Capture(); !s.ok()) return s;
+  Json record = {{"kind", req.value("kind", "")}, {"params", req.value("params", Json::object())},
+                 {"saved", f.Saved()}};
+  if (auto s = journal_.Record(id, record); !s.ok()) return s.Annotate("journal");
+  if (auto s = f.Apply(); !s.ok()) {
+    Status undo = f.Revert();
+    if (undo.ok()) (void)journal_.Clear(id);
+    return undo.ok() ? s : s.Annotate("apply failed and revert failed too (" + undo.message() + ")");
+  }
+  Status verified = f.Verify();
+  faults_[id] = Active{req.value("kind", ""), std::move(*fault), clock_.Now()};
+  return Json{{"verified", verified.ok()}, {"verify", verified.ok() ? "ok" : verified.message()},
+              {"wall_ns", clock_.WallNanos()}};
+}
+
+Status AgentService::RevertOne(const std::string& id, Active& active) {
+  if (auto s = active.fault->Revert(); !s.ok()) return s;
+  if (auto s = active.fault->VerifyReverted(); !s.ok()) return s;
+  return journal_.Clear(id);
+}
+
+Result<Json> AgentService::Revert(const Json& req) {
+  std::string id = req.value("fault_id", "");
+  auto it = faults_.find(id);
+  if (it == faults_.end()) return Json{{"verified", true}, {"was_applied", false}};
+  if (auto s = RevertOne(id, it->second); !s.ok()) return s.Annotate("revert " + id);
+  faults_.erase(it);
+  return Json{{"verified", true}, {"was_applied", true}, {"wall_ns", clock_.WallNanos()}};
+}
+
+Result<Json> AgentService::RevertAll() {
+  std::vector<std::string> failed;
+  for (auto it = faults_.begin(); it != faults_.end();) {
+    Status s = RevertOne(it->first, it->second);
+    if (s.ok()) {
+      it = faults_.erase(it);
+    } else {
+      failed.push_back(it->first + ": " + s.message());
+      ++it;
+    }
+  }
+  auto swept = SweepJournal();
+  if (!failed.empty()) {
+    std::string all;
+    for (const auto& f : failed) all += (all.empty() ? "" : "; ") + f;
+    return FailedPrecondition("could not revert: " + all);
+  }
+  if (!swept.ok()) return swept.status();
+  return Json{{"reverted", true}};
+}
+
+Result<int> AgentService::SweepJournal() {
+  auto pending = journal_.Pending();
+  if (!pending.ok()) return pending.status();
+  int reverted = 0;
+  for (const auto& [id, record] : *pending) {
+    if (faults_.count(id)) continue;  // live: reverted through faults_
+    auto fault = RestoreFault(record, host_);
+    if (!fault.ok()) return fault.status().Annotate("journal entry " + id);
+    if (auto s = (*fault)->Revert(); !s.ok()) return s.Annotate("journal entry " + id);
+    if (auto s = (*fault)->VerifyReverted(); !s.ok()) return s.Annotate("journal entry " + id);
+    if (auto s = journal_.Clear(id); !s.ok()) return s;
+    spdlog::warn("reverted {} {} left by a previous agent or drill", record.value("kind", "?"), id);
+    ++reverted;
+  }
+  return reverted;
+}
+
+Result<Json> AgentService::Lease(const Json& req) {
+  int64_t ttl_ms = req.value("ttl_ms", int64_t{5000});
+  if (ttl_ms == 0) {  // the controller is done and releases the lease
+    lease_held_ = false;
+    return Json{{"wall_ns", clock_.WallNanos()}};
+  }
+  if (ttl_ms < 100) return InvalidArgument("lease ttl_ms must be 0 (release) or at least 100");
+  lease_held_ = true;
+  lease_deadline_ = clock_.Now() + std::chrono::milliseconds(ttl_ms);
+  return Json{{"wall_ns", clock_.WallNanos()}};
+}
+
+void AgentService::RevertEverything(const std::string& why) {
+  if (!faults_.empty() || workload_.running()) spdlog::warn("reverting everything: {}", why);
+  if (workload_.running()) workload_.Stop(std::chrono::seconds(3));
+  tail_.Stop();
+  auto r = RevertAll();
+  if (!r.ok()) spdlog::error("revert everything: {}", r.status().ToString());
+}
+
+Result<Json> AgentService::WorkloadStart(const Json& req) {
+  std::vector<std::string> argv = req.value("argv", std::vector<std::string>{});
+  std::map<std::string, std::string> env = req.value("env", std::map<std::string, std::string>{});
+  std::string metrics_dir = req.value("metrics_dir", "");
+  if (!metrics_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(metrics_dir, ec);
+    if (ec) return FailedPrecondition("cannot create " + metrics_dir + ": " + ec.message());
+    tail_.Watch(metrics_dir);
+  }
+  if (argv.empty()) return Json{{"started", false}, {"watching", metrics_dir}};
+  std::string log = config_.state_dir + "/workload.log";
+  if (auto s = workload_.Start(argv, env, log); !s.ok()) return s;
+  return Json{{"started", true}, {"pid", workload_.pid()}, {"log", log}};
+}
+
+Result<Json> AgentService::WorkloadStop() {
+  auto code = workload_.Stop(std::chrono::seconds(5));
+  return Json{{"exit_code", code ? Json(*code) : Json(nullptr)}};
+}
+
+void AgentService::Tick() {
+  auto now = clock_.Now();
+  for (auto& [id, active] : faults_) {
+    if (auto s = active.fault->Tick(now - active.applied_at); !s.ok()) {
+      spdlog::error("fault {}: {}", id, s.ToString());
+    }
+  }
+  if (lease_held_ && now > lease_deadline_) {
+    lease_held_ = false;
+    RevertEverything("the controller's lease lapsed");
+    if (push_) push_(MakePush("lease_expired", {{"node", config_.node}}));
+  }
+  if (auto code = workload_.Poll()) {
+    auto last = tail_.Poll(SIZE_MAX);  // the ranks' last lines before the exit
+    if (!last.empty() && push_) push_(MakePush("metrics", {{"node", config_.node}, {"records", last}}));
+    if (push_) push_(MakePush("workload_exit", {{"node", config_.node}, {"exit_code", *code}}));
+  }
+  if (tail_.watching() && now - last_tail_ >= kTailEvery) {
+    last_tail_ = now;
+    auto records = tail_.Poll();
+    if (!records.empty() && push_) push_(MakePush("metrics", {{"node", config_.node}, {"records", records}}));
+  }
+}
+
+}  // namespace fdrill

@@ -1,0 +1,97 @@
+// AgentService: what an agent does, with no sockets. Requests come in as wire
+// messages, replies go out; Tick() is called every few ms from the same
+// thread and drives time-varying faults, the lease, the workload and the
+// metrics tail. Messages the agent originates (metrics, workload_exit,
+// lease_expired) go through the push callback. Single-threaded.
+//
+// Requests (see docs/protocol.md): hello, check, snapshot, apply, revert,
+// revert_all, lease, workload_start, workload_stop.
+//
+// Safety contract:
+//  - apply journals (fsync) the fault's saved state before touching anything;
+//  - a failed apply is reverted before the error is returned;
+//  - faults on the management interface, on "lo", or outside the allowlist
+//    are refused before anything is touched;
+//  - when the lease lapses every fault is reverted and the workload stopped;
+//  - SweepJournal() at start reverts what a previous life left applied.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "agents/journal.h"
+#include "agents/metrics_tail.h"
+#include "agents/workload.h"
+#include "harness/core/clock.h"
+#include "harness/host/host.h"
+#include "harness/wire/wire.h"
+#include "injectors/injector.h"
+
+namespace fdrill {
+
+struct AgentConfig {
+  std::string node;                 // "n1"
+  std::string state_dir;            // journal and workload logs live here
+  std::string mgmt_interface;       // never faulted
+  std::set<std::string> allowlist;  // interfaces faults may touch; empty = any but mgmt/lo
+  std::string tmpdir = "/tmp";      // where local ranks write metrics
+};
+
+class AgentService {
+ public:
+  using Push = std::function<void(Json)>;
+
+  AgentService(AgentConfig config, Host host, const Clock& clock);
+  ~AgentService();
+
+  void set_push(Push push) { push_ = std::move(push); }
+
+  // One request in, one reply out (same id).
+  Json Handle(const Json& request, const std::string& peer);
+  void Tick();
+
+  // Reverts every journalled fault (start-up sweep and --revert-all).
+  // Returns how many were reverted; idempotent.
+  Result<int> SweepJournal();
+  // Reverts every live fault and stops the workload (lease lapse, shutdown).
+  void RevertEverything(const std::string& why);
+
+  size_t active_faults() const { return faults_.size(); }
+
+ private:
+  struct Active {
+    std::string kind;
+    std::unique_ptr<Fault> fault;
+    Clock::TimePoint applied_at;
+  };
+
+  Result<Json> Hello();
+  Result<Json> Check(const Json& req);
+  Result<Json> Snapshot();
+  Result<Json> Apply(const Json& req);
+  Result<Json> Revert(const Json& req);
+  Result<Json> RevertAll();
+  Result<Json> Lease(const Json& req);
+  Result<Json> WorkloadStart(const Json& req);
+  Result<Json> WorkloadStop();
+
+  Result<std::unique_ptr<Fault>> Prepare(const Json& spec);
+  Status RevertOne(const std::string& id, Active& active);
+
+  AgentConfig config_;
+  Host host_;
+  const Clock& clock_;
+  Journal journal_;
+  Push push_;
+  std::map<std::string, Active> faults_;
+  Workload workload_;
+  MetricsTail tail_;
+  Clock::TimePoint last_tail_{};
+  bool lease_held_ = false;
+  Clock::TimePoint lease_deadline_{};
+};
+
+}  // namespace fdrill

@@ -1,0 +1,107 @@
+// fdrill-agent: the per-node daemon. Reverts what its journal holds, then
+// serves the controller on its management address until SIGTERM/SIGINT, when
+// it reverts every fault and stops its workload before exiting.
+//
+//   fdrill-agent --node n1 --listen 198.19.0.2:7100 --state-dir /var/lib/fdrill
+//   fdrill-agent --state-dir DIR --revert-all     (undo everything, exit)
+#include <CLI/CLI.hpp>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+#include <cstdlib>
+#include <filesystem>
+
+#include "agents/agent_service.h"
+#include "agents/mgmt_interface.h"
+#include "agents/server.h"
+#include "harness/core/log.h"
+#include "harness/host/real_process_runner.h"
+
+int main(int argc, char** argv) {
+  using namespace fdrill;
+  CLI::App app{"fdrill-agent: applies and reverts faults on this node for the fdrill controller"};
+  std::string node, listen = "0.0.0.0:7100", state_dir = "/var/lib/fdrill", log_level = "info";
+  std::vector<std::string> allow;
+  bool revert_all = false;
+  app.add_option("--node", node, "this node's name in drills (default: hostname)");
+  app.add_option("--listen", listen, "management address:port to serve on")->capture_default_str();
+  app.add_option("--state-dir", state_dir, "journal and logs")->capture_default_str();
+  app.add_option("--allow", allow, "interfaces faults may touch (default: any but the management one)");
+  app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit");
+  app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
+  app.set_version_flag("--version", "fdrill-agent 0.1.0");
+  CLI11_PARSE(app, argc, argv);
+  InitLogging("fdrill-agent", log_level);
+
+  std::error_code ec;
+  std::filesystem::create_directories(state_dir, ec);
+  if (ec) {
+    spdlog::error("--state-dir {}: {}", state_dir, ec.message());
+    return 2;
+  }
+  RealProcessRunner runner;
+  RealSysFs sysfs;
+  RealClock clock;
+  Host host{&runner, &sysfs};
+
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    spdlog::error("--listen {}: expected ADDRESS:PORT", listen);
+    return 2;
+  }
+  std::string listen_host = listen.substr(0, colon);
+  int port = std::atoi(listen.c_str() + colon + 1);
+  if (port <= 0 || port > 65535) {
+    spdlog::error("--listen {}: bad port", listen);
+    return 2;
+  }
+
+  AgentConfig config;
+  config.node = node;
+  if (config.node.empty()) {
+    char h[256] = {0};
+    gethostname(h, sizeof(h) - 1);
+    config.node = h;
+  }
+  config.state_dir = state_dir;
+  config.allowlist = {allow.begin(), allow.end()};
+  if (const char* t = std::getenv("TMPDIR")) config.tmpdir = t;
+  if (!revert_all) {
+    auto mgmt = InterfaceOwningAddress(runner, listen_host);
+    if (!mgmt.ok()) {
+      spdlog::error("--listen {}: {}", listen, mgmt.status().message());
+      return 2;
+    }
+    config.mgmt_interface = *mgmt;
+  }
+
+  AgentService service(config, host, clock);
+  auto swept = service.SweepJournal();
+  if (!swept.ok()) {
+    spdlog::error("journal sweep: {}", swept.status().ToString());
+    return 2;
+  }
+  if (*swept > 0) spdlog::warn("start-up sweep reverted {} fault(s) from the journal", *swept);
+  if (revert_all) {
+    std::printf("fdrill-agent: reverted %d fault(s); nothing of fdrill's remains applied\n", *swept);
+    return 0;
+  }
+
+  boost::asio::io_context io;
+  AgentServer server(io, service);
+  if (auto s = server.Listen(listen_host, static_cast<uint16_t>(port)); !s.ok()) {
+    spdlog::error("{}", s.message());
+    return 2;
+  }
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code&, int sig) {
+    spdlog::info("signal {}: reverting and exiting", sig);
+    service.RevertEverything("agent shutting down");
+    server.StopAccepting();
+    io.stop();
+  });
+  server.Start();
+  spdlog::info("node {} serving on {} (management interface {}, state {})", config.node, listen,
+               config.mgmt_interface.empty() ? "-" : config.mgmt_interface, state_dir);
+  io.run();
+  return 0;
+}

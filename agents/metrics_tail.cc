@@ -1,0 +1,36 @@
+#include "agents/metrics_tail.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace fdrill {
+
+std::vector<Json> MetricsTail::Poll(size_t max_records) {
+  std::vector<Json> out;
+  if (dir_.empty()) return out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    if (entry.path().extension() != ".jsonl") continue;
+    FileState& st = files_[entry.path().string()];
+    std::ifstream in(entry.path(), std::ios::binary);
+    if (!in) continue;
+    in.seekg(static_cast<std::streamoff>(st.offset));
+    std::string chunk(1 << 16, '\0');
+    while (out.size() < max_records && in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())).gcount() > 0) {
+      size_t got = static_cast<size_t>(in.gcount());
+      st.offset += got;
+      st.partial.append(chunk.data(), got);
+      size_t start = 0, nl;
+      while ((nl = st.partial.find('\n', start)) != std::string::npos) {
+        Json j = Json::parse(std::string_view(st.partial).substr(start, nl - start), nullptr, false);
+        if (!j.is_discarded()) out.push_back(std::move(j));
+        start = nl + 1;
+      }
+      st.partial.erase(0, start);
+      if (got < chunk.size()) break;
+    }
+  }
+  return out;
+}
+
+}  // namespace fdrill

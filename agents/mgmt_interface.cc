@@ -1,0 +1,21 @@
+#include "agents/mgmt_interface.h"
+
+#include "harness/wire/wire.h"
+
+namespace fdrill {
+
+Result<std::string> InterfaceOwningAddress(ProcessRunner& runner, const std::string& address) {
+  if (address == "0.0.0.0" || address.rfind("127.", 0) == 0) return std::string("lo");
+  auto out = RunChecked(runner, {"ip", "-j", "addr", "show"});
+  if (!out.ok()) return out.status();
+  Json links = Json::parse(*out, nullptr, false);
+  if (!links.is_array()) return Internal("`ip -j addr show` printed no JSON array");
+  for (const auto& link : links) {
+    for (const auto& a : link.value("addr_info", Json::array())) {
+      if (a.value("local", "") == address) return link.value("ifname", std::string());
+    }
+  }
+  return NotFound("no interface here holds " + address);
+}
+
+}  // namespace fdrill

@@ -1,0 +1,134 @@
+// Analyze() and the timeline pieces: phases and the baseline band. Faults are
+// in fault_analysis.cc; rollback, expectations and the verdict in verdict.cc.
+#include "reports/analysis.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "reports/stats.h"
+
+namespace fdrill {
+
+namespace {
+
+// 1.4826 × MAD estimates the standard deviation of normal data.
+constexpr double kMadToSigma = 1.4826;
+
+double RunEnd(const RunData& run, const std::vector<Iteration>& series) {
+  double end = 0;
+  for (const Event& e : run.events) end = std::max(end, e.t);
+  for (const Iteration& it : series) end = std::max(end, it.end_s);
+  return end;
+}
+
+std::optional<double> FirstFaultAt(const std::vector<Event>& events) {
+  for (const Event& e : events) {
+    if (e.type == "fault_applied") return e.t;
+  }
+  return std::nullopt;
+}
+
+const std::vector<ResidueItem>* LastResidue(const std::vector<Event>& events) {
+  const std::vector<ResidueItem>* items = nullptr;
+  for (const Event& e : events) {
+    if (e.type == "residue") items = &e.items;
+  }
+  return items;
+}
+
+}  // namespace
+
+std::vector<PhaseStats> AnalyzePhases(const std::vector<Event>& events,
+                                      const std::vector<Iteration>& series, double run_end_s) {
+  std::vector<PhaseStats> phases;
+  std::vector<size_t> open;  // indexes into phases, oldest first
+  for (const Event& e : events) {
+    if (e.type == "phase_start") {
+      phases.push_back({.name = e.phase, .start_s = e.t, .end_s = run_end_s});
+      open.push_back(phases.size() - 1);
+    } else if (e.type == "phase_end") {
+      auto it = std::find_if(open.rbegin(), open.rend(),
+                             [&](size_t i) { return phases[i].name == e.phase; });
+      if (it == open.rend()) continue;  // an end without a start says nothing
+      phases[*it].end_s = e.t;
+      open.erase(std::next(it).base());
+    }
+  }
+  std::stable_sort(phases.begin(), phases.end(),
+                   [](const PhaseStats& a, const PhaseStats& b) { return a.start_s < b.start_s; });
+  for (PhaseStats& p : phases) {
+    std::vector<const Iteration*> in = EndingIn(series, p.start_s, p.end_s, false);
+    p.count = static_cast<int>(in.size());
+    std::vector<double> times = TimeMsOf(in);
+    p.iter_ms_p50 = Percentile(times, 50);
+    p.iter_ms_p99 = Percentile(times, 99);
+    p.busbw_gbps_p50 = Median(BusbwOf(in));
+  }
+  return phases;
+}
+
+Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
+                         const std::vector<Iteration>& series,
+                         std::optional<double> first_fault_at_s, const AnalysisOptions& options) {
+  Baseline b;
+  std::vector<const Iteration*> in;
+  auto named = std::find_if(phases.begin(), phases.end(),
+                            [](const PhaseStats& p) { return p.name == "baseline"; });
+  if (named == phases.end() && !phases.empty()) named = phases.begin();
+  if (named != phases.end()) {
+    b.phase = named->name;
+    in = EndingIn(series, named->start_s, named->end_s, false);
+  } else if (first_fault_at_s) {
+    b.phase = "before the first fault";
+    in = EndingIn(series, -std::numeric_limits<double>::infinity(), *first_fault_at_s, false);
+  } else {
+    b.phase = "whole run";
+    in = EndingIn(series, -std::numeric_limits<double>::infinity(),
+                  std::numeric_limits<double>::infinity(), false);
+  }
+  b.count = static_cast<int>(in.size());
+  std::vector<double> busbw = BusbwOf(in);
+  b.busbw_median = Median(busbw);
+  b.mad = MedianAbsoluteDeviation(busbw);
+  if (b.busbw_median && b.mad) {
+    const double width = std::max(options.band_k * kMadToSigma * *b.mad,
+                                  options.band_floor_fraction * *b.busbw_median);
+    b.band_low = *b.busbw_median - width;
+  }
+  return b;
+}
+
+Summary Analyze(const RunData& run, const AnalysisOptions& options) {
+  Summary s;
+  s.name = run.plan.name;
+  for (const Event& e : run.events) {
+    if (s.name.empty() && e.type == "drill_start") s.name = e.name;
+  }
+  s.errors = run.load_notes;
+  const std::vector<std::string> harness_errors = HarnessErrors(run);
+  s.errors.insert(s.errors.end(), harness_errors.begin(), harness_errors.end());
+
+  const std::vector<Iteration> series = BuildIterations(run.metrics);
+  s.phases = AnalyzePhases(run.events, series, RunEnd(run, series));
+  s.baseline = ComputeBaseline(s.phases, series, FirstFaultAt(run.events), options);
+  if (!series.empty() && s.baseline.count == 0) {
+    s.errors.push_back("the baseline (" + s.baseline.phase +
+                       ") holds no iteration: slowdown and recovery cannot be measured");
+  }
+  const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
+  s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors);
+  s.rollback = AnalyzeRollback(run, &s.errors);
+
+  if (const std::vector<ResidueItem>* items = LastResidue(run.events)) {
+    s.residue_checked = true;
+    s.residue = *items;
+  } else {
+    s.errors.push_back("the residue check did not run: events.jsonl has no residue event");
+  }
+
+  s.expectations = EvaluateExpectations(run.plan.expectations, s);
+  s.verdict = DecideVerdict(harness_errors, s.expectations);
+  return s;
+}
+
+}  // namespace fdrill

@@ -1,0 +1,73 @@
+// The analysis of one run: pure functions from RunData (and the iteration
+// series built from it) to a Summary. No I/O, no clocks, no globals; every
+// definition is written out in reports/README.md and in the comment of the
+// function that computes it. Analyze() is the whole; the pieces are public so
+// tests can pin each definition on hand-built inputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/run_data.h"
+#include "reports/series.h"
+#include "reports/summary.h"
+
+namespace fdrill {
+
+struct AnalysisOptions {
+  // Baseline band: low = median - max(band_k × 1.4826 × MAD, band_floor_fraction × median).
+  double band_k = 4.0;
+  double band_floor_fraction = 0.10;
+  // Overrides plan.json's recovery_window_iters when set.
+  std::optional<int> recovery_window_iters;
+};
+
+Summary Analyze(const RunData& run, const AnalysisOptions& options = {});
+
+// Phases from phase_start/phase_end events, in start order; a phase_end pairs
+// with the latest open phase_start of the same name; a phase never ended ends
+// at run_end_s. Each phase's statistics use the iterations whose end lies in
+// [start, end).
+std::vector<PhaseStats> AnalyzePhases(const std::vector<Event>& events,
+                                      const std::vector<Iteration>& series, double run_end_s);
+
+// The baseline is measured on the phase named "baseline", else the first
+// phase, else (no phases) the iterations that ended before the first fault was
+// applied, else all iterations.
+Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
+                         const std::vector<Iteration>& series,
+                         std::optional<double> first_fault_at_s, const AnalysisOptions& options);
+
+// One FaultStats per fault_applied event, in timeline order; a fault_reverted
+// pairs with the latest unreverted application of its id. Problems (an apply
+// never confirmed, a fault never reverted) are appended to *errors.
+std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
+                                      const std::vector<Iteration>& series,
+                                      const Baseline& baseline, int recovery_window_iters,
+                                      std::vector<std::string>* errors);
+
+// The first W consecutive iterations that all start at or after reverted_at_s,
+// end by bound_s and have busbw >= band_low: their first start minus
+// reverted_at_s (>= 0). std::nullopt when there is no such window.
+std::optional<double> TimeToRecover(const std::vector<Iteration>& series, double reverted_at_s,
+                                    double band_low, int window_iters, double bound_s);
+
+// restarts, iterations lost, data integrity; reasons for a broken data check
+// are appended to *errors.
+Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors);
+
+// Every expectation plan.json sets, each with its limit and measurement.
+std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected,
+                                                    const Summary& summary);
+
+// Why the harness itself failed (drill_end missing, aborted or error; error
+// events; no metrics), in timeline order. Empty when the drill ran.
+std::vector<std::string> HarnessErrors(const RunData& run);
+
+// error when there are harness errors (HarnessErrors); else fail when an
+// expectation failed; else pass.
+Verdict DecideVerdict(const std::vector<std::string>& harness_errors,
+                      const std::vector<ExpectationResult>& expectations);
+
+}  // namespace fdrill

@@ -1,0 +1,156 @@
+// Per-fault measurements: slowdown, time to impact, stall, time to recover
+// and the culprit. Definitions: reports/README.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "reports/analysis.h"
+#include "reports/stats.h"
+
+namespace fdrill {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string Describe(const FaultStats& f) {
+  std::string what = f.kind;
+  if (!f.node.empty()) what += (what.empty() ? "on " : " on ") + f.node;
+  return what.empty() ? "fault " + f.id : fmt::format("fault {} ({})", f.id, what);
+}
+
+// The rank whose median time was the largest over `in` (lowest rank on ties).
+void FindCulprit(const std::vector<const Iteration*>& in, FaultStats* f) {
+  std::map<int, std::vector<double>> times;
+  std::map<int, std::string> nodes;
+  for (const Iteration* it : in) {
+    for (const RankSample& r : it->ranks) {
+      times[r.rank].push_back(r.time_ms);
+      nodes[r.rank] = r.node;
+    }
+  }
+  std::optional<double> worst;
+  for (auto& [rank, samples] : times) {
+    std::optional<double> m = Median(std::move(samples));
+    if (m && (!worst || *m > *worst)) {
+      worst = m;
+      f->culprit_rank = rank;
+      f->culprit = nodes[rank];
+    }
+  }
+}
+
+// The earliest apply of another fault after this one was reverted (or, when
+// it never was, after it was applied): measurements of this fault stop there.
+double NextFaultAfter(const std::vector<FaultStats>& faults, size_t i) {
+  const double after = faults[i].reverted_at_s.value_or(faults[i].applied_at_s);
+  double bound = kInf;
+  for (size_t j = 0; j < faults.size(); ++j) {
+    if (j != i && faults[j].applied_at_s > after) bound = std::min(bound, faults[j].applied_at_s);
+  }
+  return bound;
+}
+
+void Measure(const std::vector<Iteration>& series, const Baseline& baseline, int window_iters,
+             double bound_s, FaultStats* f) {
+  if (series.empty()) return;
+  const double applied = f->applied_at_s;
+  const double window_end = f->reverted_at_s.value_or(std::min(bound_s, series.back().end_s));
+
+  // The fault window's iterations; when none ends inside it (one iteration
+  // stalled across the whole window), the ones that overlap it.
+  std::vector<const Iteration*> in = EndingIn(series, applied, window_end, true);
+  if (in.empty()) in = Overlapping(series, applied, window_end);
+  std::optional<double> during = Median(BusbwOf(in));
+  if (during && *during > 0 && baseline.busbw_median) {
+    f->slowdown = *baseline.busbw_median / *during;
+  }
+  FindCulprit(in, f);
+
+  if (baseline.band_low) {
+    for (const Iteration& it : series) {
+      if (it.end_s <= applied) continue;
+      if (it.end_s > bound_s) break;
+      if (it.busbw_gbps < *baseline.band_low) {
+        f->time_to_impact_s = it.end_s - applied;
+        break;
+      }
+    }
+    if (f->reverted_at_s) {
+      f->time_to_recover_s =
+          TimeToRecover(series, *f->reverted_at_s, *baseline.band_low, window_iters, bound_s);
+    }
+  }
+
+  const double stall_until = f->reverted_at_s && f->time_to_recover_s
+                                 ? *f->reverted_at_s + *f->time_to_recover_s
+                                 : bound_s;
+  for (const Iteration* it : Overlapping(series, applied, stall_until)) {
+    f->stall_ms = std::max(f->stall_ms.value_or(0), it->time_ms);
+  }
+}
+
+}  // namespace
+
+std::optional<double> TimeToRecover(const std::vector<Iteration>& series, double reverted_at_s,
+                                    double band_low, int window_iters, double bound_s) {
+  int good = 0;
+  const Iteration* first = nullptr;
+  for (const Iteration& it : series) {
+    if (it.start_s < reverted_at_s) continue;
+    if (it.end_s > bound_s) break;
+    if (it.busbw_gbps < band_low) {
+      good = 0;
+      continue;
+    }
+    if (good++ == 0) first = &it;
+    if (good >= window_iters) return std::max(0.0, first->start_s - reverted_at_s);
+  }
+  return std::nullopt;
+}
+
+std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
+                                      const std::vector<Iteration>& series,
+                                      const Baseline& baseline, int recovery_window_iters,
+                                      std::vector<std::string>* errors) {
+  std::vector<FaultStats> faults;
+  std::map<std::string, const Event*> requested;  // fault_apply not yet confirmed
+  for (const Event& e : events) {
+    if (e.type == "fault_apply") {
+      requested[e.id] = &e;
+    } else if (e.type == "fault_applied") {
+      requested.erase(e.id);
+      faults.push_back(
+          {.id = e.id, .kind = e.kind, .node = e.node, .target = e.target, .applied_at_s = e.t});
+      if (e.verified == false) errors->push_back(Describe(faults.back()) + ": apply not verified");
+    } else if (e.type == "fault_reverted") {
+      auto open = std::find_if(faults.rbegin(), faults.rend(), [&](const FaultStats& f) {
+        return f.id == e.id && !f.reverted_at_s;
+      });
+      if (open == faults.rend()) {
+        errors->push_back(
+            fmt::format("fault_reverted at {:.3f} s for fault {}, never applied", e.t, e.id));
+        continue;
+      }
+      open->reverted_at_s = e.t;
+      if (e.verified == false) errors->push_back(Describe(*open) + ": revert not verified");
+    }
+  }
+  for (const auto& [id, e] : requested) {
+    errors->push_back(
+        fmt::format("fault {} ({} on {}): apply requested at {:.3f} s, never "
+                    "confirmed",
+                    id, e->kind, e->node, e->t));
+  }
+  for (size_t i = 0; i < faults.size(); ++i) {
+    if (!faults[i].reverted_at_s) {
+      errors->push_back(Describe(faults[i]) + ": never reverted (no fault_reverted event)");
+    }
+    Measure(series, baseline, recovery_window_iters, NextFaultAfter(faults, i), &faults[i]);
+  }
+  return faults;
+}
+
+}  // namespace fdrill

@@ -1,0 +1,96 @@
+#include "reports/json_report.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fdrill {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Rounded to 6 significant digits; from_chars gives the double nearest the
+// decimal, which nlohmann prints in its shortest form ("2.5", not "2.50000001").
+Json Number(double x) {
+  if (!std::isfinite(x)) return nullptr;
+  const std::string text = fmt::format("{:.6g}", x);
+  double rounded = x;
+  std::from_chars(text.data(), text.data() + text.size(), rounded);
+  return rounded;
+}
+
+Json Number(const std::optional<double>& x) { return x ? Number(*x) : Json(nullptr); }
+
+Json Value(const ExpectValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b;
+  if (const double* d = std::get_if<double>(&v)) return Number(*d);
+  return nullptr;
+}
+
+Json Phase(const PhaseStats& p) {
+  return {{"name", p.name},
+          {"start_s", Number(p.start_s)},
+          {"end_s", Number(p.end_s)},
+          {"iterations", p.count},
+          {"iter_ms_p50", Number(p.iter_ms_p50)},
+          {"iter_ms_p99", Number(p.iter_ms_p99)},
+          {"busbw_gbps_p50", Number(p.busbw_gbps_p50)}};
+}
+
+Json Fault(const FaultStats& f) {
+  return {{"id", f.id},
+          {"kind", f.kind},
+          {"node", f.node},
+          {"target", f.target},
+          {"applied_at_s", Number(f.applied_at_s)},
+          {"reverted_at_s", Number(f.reverted_at_s)},
+          {"slowdown", Number(f.slowdown)},
+          {"time_to_impact_s", Number(f.time_to_impact_s)},
+          {"time_to_recover_s", Number(f.time_to_recover_s)},
+          {"stall_ms", Number(f.stall_ms)},
+          {"culprit", f.culprit ? Json(*f.culprit) : Json(nullptr)},
+          {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)}};
+}
+
+}  // namespace
+
+std::string RenderSummaryJson(const Summary& s) {
+  Json j;
+  j["name"] = s.name;
+  j["verdict"] = VerdictName(s.verdict);
+  j["baseline"] = {{"phase", s.baseline.phase},
+                   {"iterations", s.baseline.count},
+                   {"busbw_median", Number(s.baseline.busbw_median)},
+                   {"mad", Number(s.baseline.mad)},
+                   {"band_low", Number(s.baseline.band_low)}};
+  j["phases"] = Json::array();
+  for (const PhaseStats& p : s.phases) j["phases"].push_back(Phase(p));
+  j["faults"] = Json::array();
+  for (const FaultStats& f : s.faults) j["faults"].push_back(Fault(f));
+  j["residue_checked"] = s.residue_checked;
+  j["residue"] = Json::array();
+  for (const ResidueItem& r : s.residue) {
+    j["residue"].push_back(
+        {{"node", r.node}, {"object", r.object}, {"before", r.before}, {"after", r.after}});
+  }
+  j["rollback"] = {{"restarts", s.rollback.restarts},
+                   {"iterations_lost", s.rollback.iterations_lost},
+                   {"data_intact", s.rollback.data_intact},
+                   {"wrong_elements", s.rollback.wrong_elements}};
+  j["expectations"] = Json::array();
+  for (const ExpectationResult& e : s.expectations) {
+    j["expectations"].push_back({{"name", e.name},
+                                 {"limit", Value(e.limit)},
+                                 {"measured", Value(e.measured)},
+                                 {"pass", e.pass}});
+  }
+  j["errors"] = s.errors;
+  // Strings came from the run directory: replace, never throw on bad UTF-8.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace fdrill

@@ -1,0 +1,171 @@
+#include "reports/markdown_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+
+namespace fdrill {
+
+namespace {
+
+constexpr char kNone[] = "—";
+
+std::string Num(const std::optional<double>& x, int decimals) {
+  return x ? fmt::format("{:.{}f}", *x, decimals) : kNone;
+}
+
+std::string Value(const ExpectValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
+  if (const double* d = std::get_if<double>(&v)) return fmt::format("{:.4g}", *d);
+  return kNone;
+}
+
+// A table cell: pipes escaped, line breaks flattened.
+std::string Cell(std::string text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else {
+      out += (c == '\n' || c == '\r') ? ' ' : c;
+    }
+  }
+  return out.empty() ? kNone : out;
+}
+
+void WriteHeadline(const Summary& s, std::string* out) {
+  std::string verdict = VerdictName(s.verdict);
+  for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  fmt::format_to(std::back_inserter(*out), "# fdrill report: {} — {}\n\n",
+                 s.name.empty() ? "unnamed drill" : s.name, verdict);
+  const auto failed = std::count_if(s.expectations.begin(), s.expectations.end(),
+                                    [](const ExpectationResult& e) { return !e.pass; });
+  switch (s.verdict) {
+    case Verdict::kPass:
+      fmt::format_to(std::back_inserter(*out), "**pass**: all {} expectations met.\n\n",
+                     s.expectations.size());
+      break;
+    case Verdict::kFail:
+      fmt::format_to(std::back_inserter(*out), "**fail**: {} of {} expectations missed.\n\n",
+                     failed, s.expectations.size());
+      break;
+    case Verdict::kError:
+      *out += "**error**: the harness could not run the drill as planned; see Errors.\n\n";
+      break;
+  }
+}
+
+void WriteBaseline(const Summary& s, std::string* out) {
+  const Baseline& b = s.baseline;
+  fmt::format_to(std::back_inserter(*out),
+                 "## Baseline\n\nMeasured on {} ({} iterations): median busbw {} GB/s, "
+                 "MAD {} GB/s, band low {} GB/s.\n\n",
+                 b.phase, b.count, Num(b.busbw_median, 3), Num(b.mad, 3), Num(b.band_low, 3));
+}
+
+void WritePhases(const Summary& s, std::string* out) {
+  *out += "## Phases\n\n";
+  if (s.phases.empty()) {
+    *out += "No phase events were recorded.\n\n";
+    return;
+  }
+  *out +=
+      "| phase | start (s) | end (s) | iterations | iter p50 (ms) | iter p99 (ms) | "
+      "busbw p50 (GB/s) |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const PhaseStats& p : s.phases) {
+    fmt::format_to(std::back_inserter(*out), "| {} | {:.2f} | {:.2f} | {} | {} | {} | {} |\n",
+                   Cell(p.name), p.start_s, p.end_s, p.count, Num(p.iter_ms_p50, 1),
+                   Num(p.iter_ms_p99, 1), Num(p.busbw_gbps_p50, 3));
+  }
+  *out += "\n";
+}
+
+void WriteFaults(const Summary& s, std::string* out) {
+  *out += "## Faults\n\n";
+  if (s.faults.empty()) {
+    *out += "No fault was applied.\n\n";
+    return;
+  }
+  *out +=
+      "| fault | kind | node | target | applied (s) | reverted (s) | slowdown | impact (s) | "
+      "recover (s) | stall (ms) | slowest |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const FaultStats& f : s.faults) {
+    std::string recover = Num(f.time_to_recover_s, 2);
+    if (f.reverted_at_s && !f.time_to_recover_s) recover = "never";
+    std::string slowest =
+        f.culprit ? fmt::format("{} (rank {})", *f.culprit, *f.culprit_rank) : kNone;
+    fmt::format_to(std::back_inserter(*out),
+                   "| {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} |\n", Cell(f.id),
+                   Cell(f.kind), Cell(f.node), Cell(f.target), f.applied_at_s,
+                   Num(f.reverted_at_s, 2), f.slowdown ? Num(f.slowdown, 2) + "×" : kNone,
+                   Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Cell(slowest));
+  }
+  *out += "\n";
+}
+
+void WriteRollback(const Summary& s, std::string* out) {
+  const Rollback& r = s.rollback;
+  fmt::format_to(
+      std::back_inserter(*out),
+      "## Rollback\n\n- restarts: {}\n- iterations lost: {}\n- data intact: {}\n\n", r.restarts,
+      r.iterations_lost,
+      r.data_intact ? std::string("yes") : fmt::format("no ({} wrong elements)", r.wrong_elements));
+}
+
+void WriteExpectations(const Summary& s, std::string* out) {
+  *out += "## Expectations\n\n";
+  if (s.expectations.empty()) {
+    *out += "No expectations were set.\n\n";
+    return;
+  }
+  *out += "| expectation | limit | measured | result |\n|---|---:|---:|---|\n";
+  for (const ExpectationResult& e : s.expectations) {
+    fmt::format_to(std::back_inserter(*out), "| {} | {} | {} | {} |\n", Cell(e.name),
+                   Value(e.limit), Value(e.measured), e.pass ? "PASS" : "**FAIL**");
+  }
+  *out += "\n";
+}
+
+void WriteResidue(const Summary& s, std::string* out) {
+  *out += "## Residue\n\n";
+  if (!s.residue_checked) {
+    *out += "not checked — the residue check did not run.\n\n";
+    return;
+  }
+  if (s.residue.empty()) {
+    *out += "none — the fabric was left as found.\n\n";
+    return;
+  }
+  *out += "| node | object | before | after |\n|---|---|---|---|\n";
+  for (const ResidueItem& r : s.residue) {
+    fmt::format_to(std::back_inserter(*out), "| {} | {} | {} | {} |\n", Cell(r.node),
+                   Cell(r.object), Cell(r.before), Cell(r.after));
+  }
+  *out += "\n";
+}
+
+void WriteErrors(const Summary& s, std::string* out) {
+  *out += "## Errors\n\n";
+  if (s.errors.empty()) *out += "none\n";
+  for (const std::string& e : s.errors) *out += "- " + e + "\n";
+}
+
+}  // namespace
+
+std::string RenderMarkdown(const Summary& summary) {
+  std::string out;
+  WriteHeadline(summary, &out);
+  WriteBaseline(summary, &out);
+  WritePhases(summary, &out);
+  WriteFaults(summary, &out);
+  WriteRollback(summary, &out);
+  WriteExpectations(summary, &out);
+  WriteResidue(summary, &out);
+  WriteErrors(summary, &out);
+  return out;
+}
+
+}  // namespace fdrill

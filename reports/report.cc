@@ -1,0 +1,50 @@
+#include "reports/report.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "reports/json_report.h"
+#include "reports/markdown_report.h"
+#include "reports/run_dir.h"
+
+namespace fdrill {
+
+namespace {
+
+Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::path partial = path;
+  partial += ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return Unavailable(fmt::format("cannot write {}", partial.string()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) {
+    return Unavailable(
+        fmt::format("cannot rename {} to {}: {}", partial.string(), path.string(), ec.message()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Summary> WriteReports(const std::string& run_dir, const AnalysisOptions& options) {
+  Result<RunData> run = LoadRunDir(run_dir);
+  if (!run.ok()) return run.status();
+  Summary summary = Analyze(*run, options);
+  const std::filesystem::path dir(run_dir);
+  if (Status s = WriteFileAtomically(dir / kSummaryFile, RenderSummaryJson(summary)); !s.ok()) {
+    return s;
+  }
+  if (Status s = WriteFileAtomically(dir / kReportFile, RenderMarkdown(summary)); !s.ok()) {
+    return s;
+  }
+  return summary;
+}
+
+}  // namespace fdrill

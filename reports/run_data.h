@@ -1,0 +1,85 @@
+// RunData: what reports/ knows of a run directory, decoded from plan.json,
+// events.jsonl and metrics.jsonl (docs/formats.md is the contract). Plain
+// values with no JSON types in them, so the analysis is pure C++ and tests can
+// build a RunData by hand. Produced by LoadRunDir (run_dir.h); read-only after.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fdrill {
+
+// One line of metrics.jsonl: one rank's record of one timed iteration.
+struct MetricRecord {
+  int rank = 0;
+  int nranks = 0;    // 0 when the record does not say
+  std::string node;  // controller-side node name; the rank's host when absent
+  int64_t iter = 0;
+  std::string op;  // "all_reduce", ...; empty when absent
+  int64_t bytes = 0;
+  double time_ms = 0;
+  double algbw_gbps = 0;  // 0 when absent
+  double busbw_gbps = 0;  // 0 when absent
+  int64_t wrong = 0;      // elements that failed the data check
+  double t = 0;           // controller seconds since start, end of the iteration
+};
+
+// One entry of a `residue` event: a difference between the pre- and
+// post-drill state. before/after are the recorded values, JSON-encoded when
+// they were not strings.
+struct ResidueItem {
+  std::string node;
+  std::string object;
+  std::string before;
+  std::string after;
+};
+
+// One line of events.jsonl. Only the keys the reports use are decoded; which
+// are set depends on `type` (see docs/formats.md).
+struct Event {
+  double t = 0;
+  std::string type;
+  std::string name;              // drill_start
+  std::string phase;             // phase_start, phase_end
+  std::string id;                // fault_*
+  std::string kind;              // fault_apply, fault_applied
+  std::string node;              // most types; optional on error
+  std::string target;            // fault_apply, fault_applied; JSON-encoded when not a string
+  std::string message;           // error
+  std::string reason;            // abort
+  std::string status;            // drill_end: completed | aborted | error
+  std::optional<bool> verified;  // fault_applied, fault_reverted
+  std::optional<int> exit_code;  // workload_exit
+  std::optional<int64_t> iterations_lost;  // workload_restart, when it says
+  std::vector<ResidueItem> items;          // residue
+};
+
+// plan.json's expectations; std::nullopt = not checked.
+struct Expectations {
+  std::optional<double> max_slowdown;
+  std::optional<double> max_time_to_recover_s;
+  std::optional<bool> no_residue;
+  std::optional<bool> data_intact;
+};
+
+// plan.json: the resolved drill.
+struct Plan {
+  std::string name;
+  std::vector<std::string> nodes;
+  int ranks = 0;
+  int recovery_window_iters = 5;
+  Expectations expectations;
+};
+
+struct RunData {
+  Plan plan;
+  std::vector<Event> events;          // in file order (the controller's timeline)
+  std::vector<MetricRecord> metrics;  // in file order
+  // Problems that did not stop loading (e.g. metrics.jsonl absent because the
+  // workload never started); they become entries of the summary's errors[].
+  std::vector<std::string> load_notes;
+};
+
+}  // namespace fdrill

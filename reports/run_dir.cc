@@ -1,0 +1,278 @@
+// The only file of reports/ that parses JSON; nlohmann's exceptions stop here.
+#include "reports/run_dir.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace fdrill {
+
+namespace {
+
+using nlohmann::json;
+
+enum class Need { kRequired, kOptional };
+
+// Reads keys of one JSON object into C++ values. The first problem is kept,
+// naming the place and the key; later reads are skipped once one failed.
+class Fields {
+ public:
+  Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+  const Status& status() const { return status_; }
+
+  void Fail(const char* key, const char* what) {
+    if (!status_.ok()) return;  // the first problem is the one to fix
+    status_ = InvalidArgument(fmt::format("{}: key \"{}\" {}", where_, key, what));
+  }
+
+  void String(const char* key, Need need, std::string* out) {
+    if (const json* v = Find(key, need); v != nullptr) {
+      if (!v->is_string()) return Fail(key, "is not a string");
+      *out = v->get<std::string>();
+    }
+  }
+
+  template <typename Int>
+  void Integer(const char* key, Need need, Int* out) {
+    if (const json* v = Find(key, need); v != nullptr) {
+      if (!v->is_number_integer()) return Fail(key, "is not an integer");
+      *out = v->get<Int>();
+    }
+  }
+
+  void Number(const char* key, Need need, double* out) {
+    if (const json* v = Find(key, need); v != nullptr) {
+      if (!v->is_number()) return Fail(key, "is not a number");
+      *out = v->get<double>();
+    }
+  }
+
+  // Absent or null leaves *out empty.
+  template <typename T>
+  void Optional(const char* key, std::optional<T>* out) {
+    const json* v = Find(key, Need::kOptional);
+    if (v == nullptr) return;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!v->is_boolean()) return Fail(key, "is not true, false or null");
+    } else if constexpr (std::is_integral_v<T>) {
+      if (!v->is_number_integer()) return Fail(key, "is not an integer or null");
+    } else {
+      if (!v->is_number()) return Fail(key, "is not a number or null");
+    }
+    *out = v->get<T>();
+  }
+
+  // A value that may be a string or any JSON (a target, a residue before/after).
+  std::string Text(const char* key) {
+    const json* v = Find(key, Need::kOptional);
+    if (v == nullptr) return "";
+    if (v->is_string()) return v->get<std::string>();
+    return v->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+
+  // The value of `key`, or nullptr when it is absent or null (an error when
+  // required) or when an earlier read failed.
+  const json* Find(const char* key, Need need) {
+    if (!status_.ok()) return nullptr;
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) {
+      if (need == Need::kRequired) Fail(key, "is missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+ private:
+  const json& object_;
+  std::string where_;
+  Status status_;
+};
+
+Result<json> ParseObject(std::string_view text, std::string_view where) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return InvalidArgument(fmt::format("{}: not valid JSON: {}", where, e.what()));
+  }
+  if (!j.is_object()) return InvalidArgument(fmt::format("{}: not a JSON object", where));
+  return j;
+}
+
+// The `items` of a residue event; `fields` reads the event itself.
+Status ReadResidueItems(Fields& fields, std::string_view where, std::vector<ResidueItem>* out) {
+  const json* items = fields.Find("items", Need::kRequired);
+  if (items != nullptr && !items->is_array()) fields.Fail("items", "is not a list");
+  if (items == nullptr || !fields.status().ok()) return fields.status();
+  for (size_t i = 0; i < items->size(); ++i) {
+    const json& item = (*items)[i];
+    std::string item_where = fmt::format("{}: items[{}]", where, i);
+    if (!item.is_object()) return InvalidArgument(item_where + ": not an object");
+    Fields f(item, item_where);
+    ResidueItem r;
+    f.String("node", Need::kOptional, &r.node);
+    f.String("object", Need::kRequired, &r.object);
+    r.before = f.Text("before");
+    r.after = f.Text("after");
+    if (!f.status().ok()) return f.status();
+    out->push_back(std::move(r));
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(fmt::format("cannot open {}", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Unavailable(fmt::format("error reading {}", path.string()));
+  return text.str();
+}
+
+// Calls parse(line, "file:N") for each non-blank line of `text`.
+template <typename T, typename Parse>
+Status ParseLines(const std::string& text, const char* file, Parse parse, std::vector<T>* out) {
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Result<T> item = parse(line, fmt::format("{}:{}", file, number));
+    if (!item.ok()) return item.status();
+    out->push_back(std::move(item).value());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Plan> ParsePlan(std::string_view text, std::string_view where) {
+  Result<json> parsed = ParseObject(text, where);
+  if (!parsed.ok()) return parsed.status();
+  Fields f(*parsed, std::string(where));
+  Plan plan;
+  f.String("name", Need::kOptional, &plan.name);
+  f.Integer("ranks", Need::kOptional, &plan.ranks);
+  f.Integer("recovery_window_iters", Need::kOptional, &plan.recovery_window_iters);
+  if (plan.recovery_window_iters < 1) f.Fail("recovery_window_iters", "must be at least 1");
+  if (const json* nodes = f.Find("nodes", Need::kOptional); nodes != nullptr) {
+    if (!nodes->is_array()) f.Fail("nodes", "is not a list");
+    for (const json& n : nodes->is_array() ? *nodes : json::array()) {
+      if (!n.is_string()) {
+        f.Fail("nodes", "holds an entry that is not a string");
+        break;
+      }
+      plan.nodes.push_back(n.get<std::string>());
+    }
+  }
+  if (const json* e = f.Find("expectations", Need::kOptional); e != nullptr) {
+    if (!e->is_object()) {
+      f.Fail("expectations", "is not an object");
+    } else {
+      Fields ef(*e, fmt::format("{}: expectations", where));
+      Expectations& x = plan.expectations;
+      ef.Optional("max_slowdown", &x.max_slowdown);
+      ef.Optional("max_time_to_recover_s", &x.max_time_to_recover_s);
+      ef.Optional("no_residue", &x.no_residue);
+      ef.Optional("data_intact", &x.data_intact);
+      if (!ef.status().ok()) return ef.status();
+    }
+  }
+  if (!f.status().ok()) return f.status();
+  return plan;
+}
+
+Result<Event> ParseEventLine(std::string_view line, std::string_view where) {
+  Result<json> parsed = ParseObject(line, where);
+  if (!parsed.ok()) return parsed.status();
+  Fields f(*parsed, std::string(where));
+  Event e;
+  f.Number("t", Need::kRequired, &e.t);
+  f.String("type", Need::kRequired, &e.type);
+  f.String("node", Need::kOptional, &e.node);
+  const std::string& type = e.type;
+  if (type == "drill_start") {
+    f.String("name", Need::kOptional, &e.name);
+  } else if (type == "phase_start" || type == "phase_end") {
+    f.String("phase", Need::kRequired, &e.phase);
+  } else if (type.starts_with("fault_")) {
+    f.String("id", Need::kRequired, &e.id);
+    f.String("kind", Need::kOptional, &e.kind);
+    e.target = f.Text("target");
+    f.Optional("verified", &e.verified);
+  } else if (type == "workload_exit") {
+    f.Optional("exit_code", &e.exit_code);
+    if (!e.exit_code) f.Fail("exit_code", "is missing");
+  } else if (type == "workload_restart") {
+    f.Optional("iterations_lost", &e.iterations_lost);
+  } else if (type == "residue") {
+    if (Status s = ReadResidueItems(f, where, &e.items); !s.ok()) return s;
+  } else if (type == "error") {
+    f.String("message", Need::kRequired, &e.message);
+  } else if (type == "abort") {
+    f.String("reason", Need::kRequired, &e.reason);
+  } else if (type == "drill_end") {
+    f.String("status", Need::kRequired, &e.status);
+    if (f.status().ok() && e.status != "completed" && e.status != "aborted" &&
+        e.status != "error") {
+      f.Fail("status", "is not completed, aborted or error");
+    }
+  }
+  if (!f.status().ok()) return f.status();
+  return e;
+}
+
+Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view where) {
+  Result<json> parsed = ParseObject(line, where);
+  if (!parsed.ok()) return parsed.status();
+  Fields f(*parsed, std::string(where));
+  MetricRecord m;
+  f.Integer("rank", Need::kRequired, &m.rank);
+  f.Integer("nranks", Need::kOptional, &m.nranks);
+  f.String("host", Need::kOptional, &m.node);  // "node", when present, wins
+  f.String("node", Need::kOptional, &m.node);
+  f.Integer("iter", Need::kRequired, &m.iter);
+  f.String("op", Need::kOptional, &m.op);
+  f.Integer("bytes", Need::kRequired, &m.bytes);
+  f.Number("time_ms", Need::kRequired, &m.time_ms);
+  f.Number("algbw_gbps", Need::kOptional, &m.algbw_gbps);
+  f.Number("busbw_gbps", Need::kOptional, &m.busbw_gbps);
+  f.Integer("wrong", Need::kRequired, &m.wrong);
+  f.Number("t", Need::kRequired, &m.t);
+  if (f.status().ok() && !(m.time_ms > 0)) f.Fail("time_ms", "must be greater than 0");
+  if (!f.status().ok()) return f.status();
+  return m;
+}
+
+Result<RunData> LoadRunDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path root(dir);
+  RunData run;
+
+  Result<std::string> plan_text = ReadFile(root / kPlanFile);
+  if (!plan_text.ok()) return plan_text.status().Annotate(dir);
+  Result<Plan> plan = ParsePlan(*plan_text, kPlanFile);
+  if (!plan.ok()) return plan.status().Annotate(dir);
+  run.plan = std::move(plan).value();
+
+  Result<std::string> events_text = ReadFile(root / kEventsFile);
+  if (!events_text.ok()) return events_text.status().Annotate(dir);
+  Status s = ParseLines(*events_text, kEventsFile, ParseEventLine, &run.events);
+  if (!s.ok()) return s.Annotate(dir);
+
+  std::error_code ec;
+  if (!fs::exists(root / kMetricsFile, ec)) {
+    run.load_notes.push_back("metrics.jsonl is absent");
+    return run;
+  }
+  Result<std::string> metrics_text = ReadFile(root / kMetricsFile);
+  if (!metrics_text.ok()) return metrics_text.status().Annotate(dir);
+  s = ParseLines(*metrics_text, kMetricsFile, ParseMetricLine, &run.metrics);
+  if (!s.ok()) return s.Annotate(dir);
+  return run;
+}
+
+}  // namespace fdrill

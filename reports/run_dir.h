@@ -1,0 +1,29 @@
+// Reading a run directory (docs/formats.md): plan.json, events.jsonl and
+// metrics.jsonl. Strict about what is there: a line that is not JSON, or lacks
+// a key the reports need, or has it with the wrong type, is an error naming
+// "file:line" and the key, so a broken writer is found at once rather than
+// measured around. Blank lines are skipped. A missing metrics.jsonl is not an
+// error (the workload may never have started); it is noted in load_notes and
+// the analysis then gives the verdict "error". No state; safe from any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "harness/core/result.h"
+#include "reports/run_data.h"
+
+namespace fdrill {
+
+inline constexpr char kPlanFile[] = "plan.json";
+inline constexpr char kEventsFile[] = "events.jsonl";
+inline constexpr char kMetricsFile[] = "metrics.jsonl";
+
+Result<RunData> LoadRunDir(const std::string& dir);
+
+// The pieces, for tests. `where` prefixes errors ("metrics.jsonl:12").
+Result<Plan> ParsePlan(std::string_view text, std::string_view where);
+Result<Event> ParseEventLine(std::string_view line, std::string_view where);
+Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view where);
+
+}  // namespace fdrill

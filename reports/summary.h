@@ -1,0 +1,89 @@
+// Summary: what the analysis concludes about one run, the data model behind
+// summary.json and report.md (the keys DESIGN.md promises users, plus
+// `name`, `baseline`, per-fault `node`/`culprit` and `errors`). An absent
+// number (std::nullopt) is written as null: "never recovered" or "no data",
+// never a made-up 0. Plain values; built by Analyze (analysis.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "reports/run_data.h"
+
+namespace fdrill {
+
+enum class Verdict { kPass, kFail, kError };
+
+// "pass" | "fail" | "error".
+const char* VerdictName(Verdict verdict);
+
+// `fdrill run`'s exit code for a verdict: pass 0, fail 1, error 2.
+int ExitCodeForVerdict(Verdict verdict);
+
+struct PhaseStats {
+  std::string name;
+  double start_s = 0;
+  double end_s = 0;
+  int count = 0;  // iterations that ended in [start_s, end_s)
+  std::optional<double> iter_ms_p50;
+  std::optional<double> iter_ms_p99;
+  std::optional<double> busbw_gbps_p50;
+};
+
+struct Baseline {
+  std::string phase;  // where it was measured; see README.md
+  int count = 0;
+  std::optional<double> busbw_median;
+  std::optional<double> mad;
+  std::optional<double> band_low;
+};
+
+struct FaultStats {
+  std::string id;
+  std::string kind;
+  std::string node;
+  std::string target;
+  double applied_at_s = 0;
+  std::optional<double> reverted_at_s;
+  std::optional<double> slowdown;
+  std::optional<double> time_to_impact_s;
+  std::optional<double> time_to_recover_s;
+  std::optional<double> stall_ms;
+  // The node and rank that were slowest while the fault was on.
+  std::optional<std::string> culprit;
+  std::optional<int> culprit_rank;
+};
+
+struct Rollback {
+  int restarts = 0;
+  int64_t iterations_lost = 0;
+  bool data_intact = true;
+  int64_t wrong_elements = 0;  // summed over every record
+};
+
+// A limit or a measurement: nothing (null), a flag or a number.
+using ExpectValue = std::variant<std::monostate, bool, double>;
+
+struct ExpectationResult {
+  std::string name;
+  ExpectValue limit;
+  ExpectValue measured;
+  bool pass = false;
+};
+
+struct Summary {
+  std::string name;
+  Verdict verdict = Verdict::kError;
+  Baseline baseline;
+  std::vector<PhaseStats> phases;
+  std::vector<FaultStats> faults;
+  bool residue_checked = false;
+  std::vector<ResidueItem> residue;
+  Rollback rollback;
+  std::vector<ExpectationResult> expectations;
+  std::vector<std::string> errors;
+};
+
+}  // namespace fdrill

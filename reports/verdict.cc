@@ -1,0 +1,130 @@
+// Rollback, expectations and the verdict: what the run is judged on.
+// Definitions: reports/README.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "reports/analysis.h"
+
+namespace fdrill {
+
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kFail:
+      return "fail";
+    case Verdict::kError:
+      return "error";
+  }
+  return "error";
+}
+
+int ExitCodeForVerdict(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kPass:
+      return 0;
+    case Verdict::kFail:
+      return 1;
+    case Verdict::kError:
+      return 2;
+  }
+  return 2;
+}
+
+namespace {
+
+std::string Where(const std::string& node) { return node.empty() ? "" : node + ": "; }
+
+}  // namespace
+
+Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
+  Rollback r;
+  int64_t wrong_records = 0;
+  const MetricRecord* first_wrong = nullptr;
+  for (const MetricRecord& m : run.metrics) {
+    if (m.wrong == 0) continue;
+    r.wrong_elements += m.wrong;
+    ++wrong_records;
+    if (first_wrong == nullptr) first_wrong = &m;
+  }
+  if (first_wrong != nullptr) {
+    r.data_intact = false;
+    errors->push_back(fmt::format(
+        "data check: {} wrong elements in {} records (first: rank {} on {}, iteration {})",
+        r.wrong_elements, wrong_records, first_wrong->rank, first_wrong->node, first_wrong->iter));
+  }
+  for (const Event& e : run.events) {
+    if (e.type == "workload_restart") {
+      ++r.restarts;
+      r.iterations_lost += e.iterations_lost.value_or(0);
+    } else if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) {
+      r.data_intact = false;
+      // fdrill-collective exits 3 when its data check failed.
+      errors->push_back(fmt::format("{}workload exited with code {}{}", Where(e.node), *e.exit_code,
+                                    *e.exit_code == 3 ? " (data check failed)" : ""));
+    }
+  }
+  return r;
+}
+
+std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected,
+                                                    const Summary& summary) {
+  std::vector<ExpectationResult> out;
+  // Per fault: the measurement must exist and be within the limit.
+  auto per_fault = [&](const char* name, std::optional<double> limit,
+                       std::optional<double> FaultStats::*measured) {
+    if (!limit) return;
+    for (const FaultStats& f : summary.faults) {
+      const std::optional<double>& m = f.*measured;
+      ExpectationResult e{.name = fmt::format("{}[{}]", name, f.id), .limit = *limit};
+      if (m) e.measured = *m;
+      e.pass = m && *m <= *limit;
+      out.push_back(std::move(e));
+    }
+  };
+  per_fault("slowdown", expected.max_slowdown, &FaultStats::slowdown);
+  per_fault("time_to_recover", expected.max_time_to_recover_s, &FaultStats::time_to_recover_s);
+
+  if (expected.no_residue.value_or(false)) {
+    // Measured: how many objects differ; null when the check did not run.
+    ExpectationResult e{.name = "no_residue", .limit = 0.0};
+    if (summary.residue_checked) e.measured = static_cast<double>(summary.residue.size());
+    e.pass = summary.residue_checked && summary.residue.empty();
+    out.push_back(std::move(e));
+  }
+  if (expected.data_intact.value_or(false)) {
+    out.push_back({.name = "data_intact",
+                   .limit = true,
+                   .measured = summary.rollback.data_intact,
+                   .pass = summary.rollback.data_intact});
+  }
+  return out;
+}
+
+std::vector<std::string> HarnessErrors(const RunData& run) {
+  std::vector<std::string> out;
+  const Event* end = nullptr;
+  for (const Event& e : run.events) {
+    if (e.type == "error") out.push_back(Where(e.node) + e.message);
+    if (e.type == "abort") out.push_back("aborted: " + e.reason);
+    if (e.type == "drill_end") end = &e;
+  }
+  if (end == nullptr) {
+    out.push_back("the drill did not finish: events.jsonl has no drill_end");
+  } else if (end->status != "completed") {
+    out.push_back("the drill ended with status " + end->status);
+  }
+  if (run.metrics.empty()) out.push_back("no iteration was recorded in metrics.jsonl");
+  return out;
+}
+
+Verdict DecideVerdict(const std::vector<std::string>& harness_errors,
+                      const std::vector<ExpectationResult>& expectations) {
+  if (!harness_errors.empty()) return Verdict::kError;
+  const bool all_pass = std::all_of(expectations.begin(), expectations.end(),
+                                    [](const ExpectationResult& e) { return e.pass; });
+  return all_pass ? Verdict::kPass : Verdict::kFail;
+}
+
+}  // namespace fdrill

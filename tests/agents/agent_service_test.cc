@@ -1,0 +1,166 @@
+#include "agents/agent_service.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_net.h"
+
+namespace fdrill {
+namespace {
+
+// Records, at the moment each state-changing command runs, how many faults
+// the journal held: proves the journal is written before a fault is applied.
+class JournalWatchingKernel final : public ProcessRunner {
+ public:
+  JournalWatchingKernel(FakeNetKernel& kernel, std::string journal) : k_(kernel), journal_(std::move(journal)) {}
+  Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration t) override {
+    if (argv.size() > 1 && argv[1] != "-j") pending_at_mutation.push_back(Journal(journal_).Pending()->size());
+    return k_.Run(argv, t);
+  }
+  std::vector<size_t> pending_at_mutation;
+
+ private:
+  FakeNetKernel& k_;
+  std::string journal_;
+};
+
+class AgentServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fdrill-agent-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    watcher_ = std::make_unique<JournalWatchingKernel>(kernel_, (dir_ / "journal.jsonl").string());
+    service_ = MakeService();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<AgentService> MakeService() {
+    AgentConfig c;
+    c.node = "n1";
+    c.state_dir = dir_.string();
+    c.mgmt_interface = "mgmt0";
+    return std::make_unique<AgentService>(c, Host{watcher_.get(), nullptr}, clock_);
+  }
+
+  Json Call(const std::string& type, Json body = Json::object()) {
+    return service_->Handle(MakeRequest(type, ++id_, std::move(body)), "test");
+  }
+  Json ApplyRate(const std::string& id, const std::string& iface = "fab0") {
+    return Call("apply", {{"fault_id", id}, {"kind", "link_rate"},
+                          {"params", {{"interface", iface}, {"rate", "100mbit"}}}});
+  }
+
+  std::filesystem::path dir_;
+  FakeNetKernel kernel_;
+  std::unique_ptr<JournalWatchingKernel> watcher_;
+  FakeClock clock_;
+  std::unique_ptr<AgentService> service_;
+  uint64_t id_ = 0;
+};
+
+TEST_F(AgentServiceTest, RepliesEchoTheRequestId) {
+  Json reply = Call("hello");
+  EXPECT_EQ(reply["id"], id_);
+  EXPECT_TRUE(reply["ok"].get<bool>());
+  EXPECT_EQ(reply["node"], "n1");
+  Json bad = Call("explode");
+  EXPECT_EQ(bad["id"], id_);
+  EXPECT_FALSE(bad["ok"].get<bool>());
+  EXPECT_NE(bad["error"].get<std::string>().find("explode"), std::string::npos);
+}
+
+TEST_F(AgentServiceTest, JournalIsWrittenBeforeTheFaultIsApplied) {
+  Json reply = ApplyRate("slow");
+  ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
+  EXPECT_TRUE(reply["verified"].get<bool>());
+  ASSERT_EQ(watcher_->pending_at_mutation.size(), 1u);
+  EXPECT_EQ(watcher_->pending_at_mutation[0], 1u);  // tc ran with the record already durable
+  Json revert = Call("revert", {{"fault_id", "slow"}});
+  ASSERT_TRUE(revert["ok"].get<bool>()) << revert.dump();
+  EXPECT_TRUE(Journal((dir_ / "journal.jsonl").string()).Pending()->empty());
+  EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "noqueue");
+  EXPECT_TRUE(Call("revert", {{"fault_id", "slow"}})["ok"].get<bool>());  // twice is harmless
+}
+
+TEST_F(AgentServiceTest, RefusesTheManagementInterfaceAndTouchesNothing) {
+  Json reply = ApplyRate("cut", "mgmt0");
+  EXPECT_FALSE(reply["ok"].get<bool>());
+  EXPECT_NE(reply["error"].get<std::string>().find("management interface"), std::string::npos);
+  EXPECT_TRUE(kernel_.Mutations().empty());
+  EXPECT_TRUE(Journal((dir_ / "journal.jsonl").string()).Pending()->empty());
+}
+
+TEST_F(AgentServiceTest, CheckFindsAMissingInterfaceWithoutTouchingAnything) {
+  Json reply = Call("check", {{"faults", Json::array({{{"id", "slow"}, {"kind", "link_rate"},
+                                                       {"params", {{"interface", "fab7"}, {"rate", "1gbit"}}}}})}});
+  EXPECT_FALSE(reply["ok"].get<bool>());
+  std::string err = reply["error"];
+  EXPECT_NE(err.find("n1"), std::string::npos) << err;
+  EXPECT_NE(err.find("fault slow"), std::string::npos) << err;
+  EXPECT_NE(err.find("fab7"), std::string::npos) << err;
+  EXPECT_TRUE(kernel_.Mutations().empty());
+}
+
+TEST_F(AgentServiceTest, FailedApplyIsRevertedAndLeavesNoJournalEntry) {
+  kernel_.FailNext({"tc", "qdisc", "replace"}, "RTNETLINK answers: No space left\n");
+  Json reply = ApplyRate("slow");
+  EXPECT_FALSE(reply["ok"].get<bool>());
+  EXPECT_TRUE(Journal((dir_ / "journal.jsonl").string()).Pending()->empty());
+  EXPECT_EQ(service_->active_faults(), 0u);
+}
+
+TEST_F(AgentServiceTest, LapsedLeaseRevertsEverything) {
+  ASSERT_TRUE(Call("lease", {{"ttl_ms", 5000}})["ok"].get<bool>());
+  ASSERT_TRUE(ApplyRate("slow")["ok"].get<bool>());
+  ASSERT_TRUE(Call("apply", {{"fault_id", "flap"}, {"kind", "link_flap"},
+                             {"params", {{"interface", "fab0"}, {"down", "60s"}}}})["ok"].get<bool>());
+  std::vector<Json> pushed;
+  service_->set_push([&](Json m) { pushed.push_back(m); });
+  clock_.Advance(std::chrono::milliseconds(4900));
+  service_->Tick();
+  EXPECT_EQ(service_->active_faults(), 2u);
+  EXPECT_FALSE(kernel_.ifaces["fab0"].up);
+  clock_.Advance(std::chrono::milliseconds(200));
+  service_->Tick();
+  EXPECT_EQ(service_->active_faults(), 0u);
+  EXPECT_TRUE(kernel_.ifaces["fab0"].up);
+  EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "noqueue");
+  ASSERT_FALSE(pushed.empty());
+  EXPECT_EQ(pushed.back()["type"], "lease_expired");
+}
+
+TEST_F(AgentServiceTest, ARestartedAgentRevertsWhatItsJournalHolds) {
+  ASSERT_TRUE(ApplyRate("slow")["ok"].get<bool>());
+  EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "tbf");
+  service_.reset();  // the agent died without reverting (SIGKILL)
+  // (the destructor does not revert: only a journal sweep or a lease does)
+  EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "tbf");
+  service_ = MakeService();
+  auto swept = service_->SweepJournal();
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 1);
+  EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "noqueue");
+  EXPECT_EQ(*service_->SweepJournal(), 0);  // idempotent
+}
+
+TEST_F(AgentServiceTest, SnapshotReportsLinksAndQdiscs) {
+  Json snap = Call("snapshot");
+  ASSERT_TRUE(snap["ok"].get<bool>());
+  bool saw_fab0 = false;
+  for (const auto& l : snap["links"]) {
+    if (l["name"] == "fab0") {
+      saw_fab0 = true;
+      EXPECT_TRUE(l["admin_up"].get<bool>());
+      EXPECT_EQ(l["qdisc"], "noqueue");
+    }
+  }
+  EXPECT_TRUE(saw_fab0);
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -1,0 +1,247 @@
+// Whole drills with known answers (see synthetic_run.h): a 3x slowdown that
+// recovers 2.0 s after its revert, a link-down stall, a fault that never
+// recovers, residue, broken data, and drills the harness could not run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "reports/analysis.h"
+#include "reports/run_dir.h"
+#include "tests/reports/synthetic_run.h"
+
+namespace fdrill {
+namespace {
+
+using reports_test::kBaselineGbps;
+using reports_test::kBaseMs;
+using reports_test::SyntheticRun;
+using reports_test::TempDir;
+
+Summary AnalyzeRun(const SyntheticRun& run) {
+  TempDir dir;
+  run.WriteTo(dir.path());
+  Result<RunData> data = LoadRunDir(dir.path().string());
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  return data.ok() ? Analyze(*data) : Summary{};
+}
+
+const ExpectationResult* Find(const Summary& s, const std::string& name) {
+  auto it = std::find_if(s.expectations.begin(), s.expectations.end(),
+                         [&](const ExpectationResult& e) { return e.name == name; });
+  return it == s.expectations.end() ? nullptr : &*it;
+}
+
+bool HasError(const Summary& s, const std::string& part) {
+  return std::any_of(s.errors.begin(), s.errors.end(),
+                     [&](const std::string& e) { return e.find(part) != std::string::npos; });
+}
+
+// Iterations starting in [15, 22) run 3x slower: the fault is on from 15 to
+// 20 and the fabric takes 2.0 s more to come back.
+SyntheticRun SlowThatRecovers() {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.slow.push_back({.from_s = 15.0, .to_s = 22.0, .factor = 3.0, .culprit_node = "n2"});
+  return run;
+}
+
+TEST(DrillAnalysis, SlowdownImpactStallAndRecoveryOfAThreefoldSlowLink) {
+  Summary s = AnalyzeRun(SlowThatRecovers());
+  EXPECT_EQ(s.verdict, Verdict::kPass) << (s.errors.empty() ? "" : s.errors[0]);
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_EQ(s.baseline.phase, "baseline");
+  EXPECT_NEAR(*s.baseline.busbw_median, kBaselineGbps, 0.01 * kBaselineGbps);
+  EXPECT_NEAR(*s.baseline.band_low, 0.9 * *s.baseline.busbw_median, 1e-9);  // the 10 % floor
+
+  ASSERT_EQ(s.faults.size(), 1u);
+  const FaultStats& f = s.faults[0];
+  EXPECT_EQ(f.id, "slow-link");
+  EXPECT_EQ(f.kind, "link_rate");
+  EXPECT_EQ(f.node, "n2");
+  EXPECT_EQ(f.target, "fab0");
+  EXPECT_DOUBLE_EQ(f.applied_at_s, 15.0);
+  EXPECT_DOUBLE_EQ(*f.reverted_at_s, 20.0);
+  ASSERT_TRUE(f.slowdown.has_value());
+  EXPECT_NEAR(*f.slowdown, 3.0, 0.05);
+  // The first slow iteration ends within one fast plus one slow iteration.
+  ASSERT_TRUE(f.time_to_impact_s.has_value());
+  EXPECT_GT(*f.time_to_impact_s, 0);
+  EXPECT_LE(*f.time_to_impact_s, (kBaseMs + 3 * kBaseMs) * 1.01 / 1000);
+  ASSERT_TRUE(f.time_to_recover_s.has_value());
+  EXPECT_NEAR(*f.time_to_recover_s, 2.0, 3 * kBaseMs * 1.01 / 1000);
+  EXPECT_GE(*f.time_to_recover_s, 2.0);
+  ASSERT_TRUE(f.stall_ms.has_value());
+  EXPECT_NEAR(*f.stall_ms, 3 * kBaseMs, 3 * kBaseMs * 0.011);
+  EXPECT_EQ(f.culprit, "n2");
+  EXPECT_EQ(f.culprit_rank, 2);
+
+  const ExpectationResult* ttr = Find(s, "time_to_recover[slow-link]");
+  ASSERT_NE(ttr, nullptr);
+  EXPECT_TRUE(ttr->pass);
+  EXPECT_EQ(std::get<double>(ttr->limit), 10.0);
+  EXPECT_EQ(std::get<double>(ttr->measured), *f.time_to_recover_s);
+  ASSERT_NE(Find(s, "slowdown[slow-link]"), nullptr);
+  EXPECT_TRUE(Find(s, "slowdown[slow-link]")->pass);
+  EXPECT_EQ(s.expectations.size(), 4u);
+}
+
+TEST(DrillAnalysis, PhasesCountTheIterationsThatEndInThem) {
+  Summary s = AnalyzeRun(SlowThatRecovers());
+  ASSERT_EQ(s.phases.size(), 3u);
+  const PhaseStats& base = s.phases[0];
+  EXPECT_EQ(base.name, "baseline");
+  EXPECT_DOUBLE_EQ(base.start_s, 0.5);
+  EXPECT_DOUBLE_EQ(base.end_s, 15.0);
+  EXPECT_NEAR(base.count, 14.0 / (kBaseMs / 1000), 3);  // 14 s of 60 ms iterations
+  EXPECT_NEAR(*base.iter_ms_p50, kBaseMs, 0.01 * kBaseMs);
+  EXPECT_LE(*base.iter_ms_p99, 1.01 * kBaseMs);
+  EXPECT_NEAR(*base.busbw_gbps_p50, kBaselineGbps, 0.01 * kBaselineGbps);
+  const PhaseStats& fault = s.phases[1];
+  EXPECT_EQ(fault.name, "slow-link");
+  EXPECT_NEAR(*fault.iter_ms_p50, 3 * kBaseMs, 0.01 * 3 * kBaseMs);
+  EXPECT_NEAR(*fault.busbw_gbps_p50, kBaselineGbps / 3, 0.01 * kBaselineGbps);
+}
+
+TEST(DrillAnalysis, LinkDownStallsOneIterationAcrossTheWholeWindow) {
+  SyntheticRun run = SyntheticRun::Standard();
+  // The link is down 15.0 -> 18.0: the iteration in flight at 15.0 ends at
+  // 18.05, and no iteration ends inside [15, 18].
+  for (auto& e : run.events) {
+    if (e["type"] == "fault_reverted") e["t"] = 18.0;
+  }
+  run.stalls.push_back({.at_s = 15.0, .until_s = 18.05});
+  Summary s = AnalyzeRun(run);
+  ASSERT_EQ(s.faults.size(), 1u);
+  const FaultStats& f = s.faults[0];
+  ASSERT_TRUE(f.stall_ms.has_value());
+  EXPECT_NEAR(*f.stall_ms, 3000, 120);  // 3.05 s plus what had run before 15.0
+  ASSERT_TRUE(f.slowdown.has_value());
+  EXPECT_NEAR(*f.slowdown, *f.stall_ms / kBaseMs, 0.02 * *f.stall_ms / kBaseMs);
+  ASSERT_TRUE(f.time_to_impact_s.has_value());
+  EXPECT_NEAR(*f.time_to_impact_s, 3.05, 1e-6);
+  ASSERT_TRUE(f.time_to_recover_s.has_value());
+  EXPECT_NEAR(*f.time_to_recover_s, 0.05, 1e-6);  // the next iteration is healthy
+  // 50x slower than the 5x limit: that expectation fails, the drill fails.
+  EXPECT_FALSE(Find(s, "slowdown[slow-link]")->pass);
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+}
+
+TEST(DrillAnalysis, AFaultThatNeverRecoversFailsItsExpectation) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.slow.push_back({.from_s = 15.0, .to_s = 1e9, .factor = 3.0, .culprit_node = "n2"});
+  Summary s = AnalyzeRun(run);
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_FALSE(s.faults[0].time_to_recover_s.has_value());
+  EXPECT_NEAR(*s.faults[0].slowdown, 3.0, 0.05);
+  const ExpectationResult* ttr = Find(s, "time_to_recover[slow-link]");
+  ASSERT_NE(ttr, nullptr);
+  EXPECT_FALSE(ttr->pass);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(ttr->measured));
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+  EXPECT_EQ(ExitCodeForVerdict(s.verdict), 1);
+}
+
+TEST(DrillAnalysis, ResidueFailsTheDrill) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.DropEvents("residue");
+  run.AddEvent(run.end_s + 0.7, "residue",
+               {{"items",
+                 {{{"node", "n2"},
+                   {"object", "qdisc fab0"},
+                   {"before", "noqueue"},
+                   {"after", "tbf rate 100Mbit"}}}}});
+  Summary s = AnalyzeRun(run);
+  EXPECT_TRUE(s.residue_checked);
+  ASSERT_EQ(s.residue.size(), 1u);
+  EXPECT_EQ(s.residue[0].after, "tbf rate 100Mbit");
+  const ExpectationResult* residue = Find(s, "no_residue");
+  ASSERT_NE(residue, nullptr);
+  EXPECT_FALSE(residue->pass);
+  EXPECT_EQ(std::get<double>(residue->measured), 1.0);
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+}
+
+TEST(DrillAnalysis, AMissingResidueCheckIsReportedAndFailsNoResidue) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.DropEvents("residue");
+  Summary s = AnalyzeRun(run);
+  EXPECT_FALSE(s.residue_checked);
+  EXPECT_TRUE(HasError(s, "residue check did not run"));
+  EXPECT_FALSE(Find(s, "no_residue")->pass);
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+}
+
+TEST(DrillAnalysis, AWrongElementBreaksDataIntegrity) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.wrong[{100, 1}] = 7;
+  Summary s = AnalyzeRun(run);
+  EXPECT_FALSE(s.rollback.data_intact);
+  EXPECT_EQ(s.rollback.wrong_elements, 7);
+  EXPECT_FALSE(Find(s, "data_intact")->pass);
+  EXPECT_TRUE(HasError(s, "rank 1 on n1, iteration 100"));
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+}
+
+TEST(DrillAnalysis, AWorkloadExitCodeThreeIsADataCheckFailure) {
+  SyntheticRun run = SyntheticRun::Standard();
+  for (auto& e : run.events) {
+    if (e["type"] == "workload_exit" && e["node"] == "n1") e["exit_code"] = 3;
+  }
+  Summary s = AnalyzeRun(run);
+  EXPECT_FALSE(s.rollback.data_intact);
+  EXPECT_EQ(s.rollback.wrong_elements, 0);
+  EXPECT_TRUE(HasError(s, "n1: workload exited with code 3 (data check failed)"));
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+}
+
+TEST(DrillAnalysis, RestartsAndIterationsLostComeFromEvents) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.AddEvent(25.0, "workload_restart", {{"node", "n3"}, {"iterations_lost", 12}});
+  Summary s = AnalyzeRun(run);
+  EXPECT_EQ(s.rollback.restarts, 1);
+  EXPECT_EQ(s.rollback.iterations_lost, 12);
+  EXPECT_EQ(SyntheticRun::Standard().events.size(), run.events.size() - 1);
+}
+
+TEST(DrillAnalysis, HarnessFailuresGiveTheVerdictError) {
+  SyntheticRun with_error = SyntheticRun::Standard();
+  with_error.AddEvent(16.0, "error", {{"node", "n1"}, {"message", "agent lost"}});
+  Summary s = AnalyzeRun(with_error);
+  EXPECT_EQ(s.verdict, Verdict::kError);
+  EXPECT_TRUE(HasError(s, "n1: agent lost"));
+  EXPECT_EQ(ExitCodeForVerdict(s.verdict), 2);
+
+  SyntheticRun aborted = SyntheticRun::Standard();
+  aborted.DropEvents("drill_end");
+  aborted.AddEvent(30.0, "abort", {{"reason", "busbw below 1 GB/s"}});
+  aborted.AddEvent(30.1, "drill_end", {{"status", "aborted"}});
+  s = AnalyzeRun(aborted);
+  EXPECT_EQ(s.verdict, Verdict::kError);
+  EXPECT_TRUE(HasError(s, "aborted: busbw below 1 GB/s"));
+
+  SyntheticRun unfinished = SyntheticRun::Standard();
+  unfinished.DropEvents("drill_end");
+  EXPECT_EQ(AnalyzeRun(unfinished).verdict, Verdict::kError);
+
+  SyntheticRun no_metrics = SyntheticRun::Standard();
+  no_metrics.end_s = no_metrics.start_s;  // no iteration at all
+  s = AnalyzeRun(no_metrics);
+  EXPECT_EQ(s.verdict, Verdict::kError);
+  EXPECT_TRUE(HasError(s, "no iteration was recorded"));
+  EXPECT_FALSE(s.faults[0].slowdown.has_value());
+}
+
+TEST(DrillAnalysis, UnconfirmedAndUnrevertedFaultsAreReported) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.DropEvents("fault_reverted");
+  run.AddEvent(25.0, "fault_apply", {{"id", "flap"}, {"kind", "ib_port_flap"}, {"node", "n0"}});
+  Summary s = AnalyzeRun(run);
+  EXPECT_TRUE(HasError(s, "fault slow-link (link_rate on n2): never reverted"));
+  EXPECT_TRUE(HasError(s, "fault flap (ib_port_flap on n0): apply requested at 25.000 s"));
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_FALSE(s.faults[0].reverted_at_s.has_value());
+  EXPECT_FALSE(s.faults[0].time_to_recover_s.has_value());
+  EXPECT_FALSE(Find(s, "time_to_recover[slow-link]")->pass);
+}
+
+}  // namespace
+}  // namespace fdrill
