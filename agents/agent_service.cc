@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "harness/core/log.h"
 #include "injectors/netdev.h"
@@ -31,7 +32,7 @@ Json AgentService::Handle(const Json& req, const std::string& peer) {
   else if (type == "revert_all") r = RevertAll();
   else if (type == "lease") r = Lease(req);
   else if (type == "workload_start") r = WorkloadStart(req);
-  else if (type == "workload_stop") r = WorkloadStop();
+  else if (type == "workload_stop") r = WorkloadStop(req);
   if (type != "lease") {
     spdlog::info("audit: peer={} request={} id={} result={}", peer, type, id,
                  r.ok() ? "ok" : r.status().ToString());
@@ -45,7 +46,8 @@ Result<Json> AgentService::Hello() {
   gethostname(host, sizeof(host) - 1);
   return Json{{"node", config_.node},          {"hostname", host},
               {"version", kVersion},           {"wall_ns", clock_.WallNanos()},
-              {"mgmt_interface", config_.mgmt_interface}, {"active_faults", faults_.size()}};
+              {"mgmt_interface", config_.mgmt_interface}, {"active_faults", faults_.size()},
+              {"tmpdir", config_.tmpdir}};
 }
 
 Result<std::unique_ptr<Fault>> AgentService::Prepare(const Json& spec) {
@@ -182,6 +184,7 @@ void AgentService::RevertEverything(const std::string& why) {
 Result<Json> AgentService::WorkloadStart(const Json& req) {
   std::vector<std::string> argv = req.value("argv", std::vector<std::string>{});
   std::map<std::string, std::string> env = req.value("env", std::map<std::string, std::string>{});
+  std::error_code ec_ignored;
   std::string metrics_dir = req.value("metrics_dir", "");
   if (!metrics_dir.empty()) {
     std::error_code ec;
@@ -191,13 +194,35 @@ Result<Json> AgentService::WorkloadStart(const Json& req) {
   }
   if (argv.empty()) return Json{{"started", false}, {"watching", metrics_dir}};
   std::string log = config_.state_dir + "/workload.log";
+  std::filesystem::remove(log, ec_ignored);
   if (auto s = workload_.Start(argv, env, log); !s.ok()) return s;
   return Json{{"started", true}, {"pid", workload_.pid()}, {"log", log}};
 }
 
-Result<Json> AgentService::WorkloadStop() {
+// With a stop_file, asks the workload to stop by itself (fdrill-collective
+// --stop-file: every rank ends after the same iteration) and returns at once;
+// the exit arrives as a workload_exit push. Without one, ends the process
+// group now.
+Result<Json> AgentService::WorkloadStop(const Json& req) {
+  std::string stop_file = req.value("stop_file", "");
+  if (!stop_file.empty()) {
+    std::ofstream touch(stop_file);
+    if (!touch) return FailedPrecondition("cannot create stop file " + stop_file);
+    return Json{{"requested", true}, {"running", workload_.running()}};
+  }
   auto code = workload_.Stop(std::chrono::seconds(5));
-  return Json{{"exit_code", code ? Json(*code) : Json(nullptr)}};
+  return Json{{"exit_code", code ? Json(*code) : Json(nullptr)}, {"log_tail", LogTail()}};
+}
+
+std::string AgentService::LogTail() const {
+  std::ifstream in(config_.state_dir + "/workload.log", std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  auto size = static_cast<int64_t>(in.tellg());
+  int64_t from = std::max<int64_t>(0, size - 8192);
+  in.seekg(from);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  return tail;
 }
 
 void AgentService::Tick() {
@@ -215,7 +240,9 @@ void AgentService::Tick() {
   if (auto code = workload_.Poll()) {
     auto last = tail_.Poll(SIZE_MAX);  // the ranks' last lines before the exit
     if (!last.empty() && push_) push_(MakePush("metrics", {{"node", config_.node}, {"records", last}}));
-    if (push_) push_(MakePush("workload_exit", {{"node", config_.node}, {"exit_code", *code}}));
+    if (push_) {
+      push_(MakePush("workload_exit", {{"node", config_.node}, {"exit_code", *code}, {"log_tail", LogTail()}}));
+    }
   }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) {
     last_tail_ = now;

@@ -76,7 +76,8 @@ class AgentService {
   Result<Json> RevertAll();
   Result<Json> Lease(const Json& req);
   Result<Json> WorkloadStart(const Json& req);
-  Result<Json> WorkloadStop();
+  Result<Json> WorkloadStop(const Json& req);
+  std::string LogTail() const;
 
   Result<std::unique_ptr<Fault>> Prepare(const Json& spec);
   Status RevertOne(const std::string& id, Active& active);

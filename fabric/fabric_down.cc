@@ -1,0 +1,96 @@
+#include "fabric/fabric_down.h"
+
+#include <algorithm>
+
+#include "fabric/inventory.h"
+
+namespace fdrill {
+
+namespace {
+
+struct Agent {
+  std::string node;
+  int pid;
+};
+
+// SIGTERM, wait up to `grace`, SIGKILL what is left.
+void StopAgents(const FabricState& state, const DownOptions& options, const FabricHost& host, DownReport& report) {
+  std::vector<Agent> alive;
+  for (const auto& n : state.nodes) {
+    if (AgentAlive(*host.fs, state.agent_bin, n.name, n.agent_pid)) alive.push_back({n.name, n.agent_pid});
+  }
+  if (alive.empty()) return;
+  for (const auto& a : alive) {
+    (void)host.runner->Run({"kill", "-s", "TERM", std::to_string(a.pid)}, std::chrono::seconds(5));
+  }
+  report.agents_stopped = static_cast<int>(alive.size());
+  auto deadline = host.clock->Now() + options.term_grace;
+  for (;;) {
+    std::erase_if(alive, [&](const Agent& a) { return !AgentAlive(*host.fs, state.agent_bin, a.node, a.pid); });
+    if (alive.empty() || host.clock->Now() >= deadline) break;
+    host.node->SleepFor(std::chrono::milliseconds(100));
+  }
+  for (const auto& a : alive) {
+    (void)host.runner->Run({"kill", "-s", "KILL", std::to_string(a.pid)}, std::chrono::seconds(5));
+    ++report.agents_killed;
+  }
+}
+
+// A state dir we are willing to `rm -rf`: absolute, at least two levels deep.
+bool SafeToRemove(const std::string& dir) {
+  return dir.size() > 1 && dir[0] == '/' && std::count(dir.begin(), dir.end(), '/') >= 2 && dir.back() != '/' &&
+         dir.find("..") == std::string::npos;
+}
+
+}  // namespace
+
+Result<DownReport> FabricDown(const DownOptions& options, const FabricHost& host) {
+  const FabricLayout& layout = options.layout;
+  if (!SafeToRemove(layout.state_dir)) return InvalidArgument("refusing state dir " + layout.state_dir);
+  DownReport report;
+  std::vector<std::string> failures;
+  auto note = [&](const Result<std::string>& r, const std::string& what) {
+    if (r.ok())
+      report.removed.push_back(what);
+    else
+      failures.push_back(r.status().message());
+  };
+
+  auto state = LoadFabricState(*host.fs, layout.state_dir);
+  if (state.ok()) {
+    StopAgents(*state, options, host, report);
+  } else if (state.status().code() != StatusCode::kNotFound) {
+    failures.push_back(state.status().message() + " (agents, if any, were not stopped)");
+  }
+
+  auto inv = TakeInventory(layout, *host.runner, *host.fs);
+  if (!inv.ok()) return inv.status();
+  if (inv->empty() && report.agents_stopped == 0 && failures.empty()) {
+    report.found_nothing = true;
+    return report;
+  }
+  // Root-side management veths first (each takes its mgmt0 peer with it),
+  // then the bridge, then the namespaces with everything inside them.
+  // Deleting a namespace destroys its veths asynchronously, so links are
+  // not looked for again afterwards.
+  std::vector<std::string> links = inv->root_links;
+  std::stable_partition(links.begin(), links.end(), [&](const auto& l) { return l != layout.MgmtBridge(); });
+  for (const auto& link : links) {
+    auto r = RunChecked(*host.runner, {"ip", "link", "del", link});
+    bool already_gone = !r.ok() && r.status().message().find("Cannot find device") != std::string::npos;
+    note(already_gone ? Result<std::string>(std::string()) : r, "link " + link);
+  }
+  for (const auto& ns : inv->netns) note(RunChecked(*host.runner, {"ip", "netns", "del", ns}), "netns " + ns);
+  for (const auto& m : inv->mounts) note(RunChecked(*host.runner, {"umount", m}), "mount " + m);
+  if (inv->state_dir_exists) {
+    note(RunChecked(*host.runner, {"rm", "-rf", "--one-file-system", layout.state_dir}), "dir " + layout.state_dir);
+  }
+  if (!failures.empty()) {
+    std::string message = "fabric down left things behind:";
+    for (const auto& f : failures) message += "\n  " + f;
+    return FailedPrecondition(message);
+  }
+  return report;
+}
+
+}  // namespace fdrill

@@ -1,0 +1,54 @@
+// `fdrill fabric up`: builds the fabric FabricState describes (see
+// fabric_state.h for the naming), starts one agent per node and waits until
+// every agent accepts a TCP connection on its management address.
+//
+// Contract:
+// - Refuses (FailedPrecondition, touching nothing) when any part of a fabric
+//   with this layout exists: fabric.json, a <netns_prefix>* namespace, a
+//   <root_prefix>* link, the state dir.
+// - Every step is one argv (ip, mkdir, touch, unshare) run through
+//   ProcessRunner; each step that creates something records how to undo it.
+//   When a step fails, the undo list runs in reverse (best effort) and the
+//   error names the failing command. So a failed `up` leaves nothing behind.
+// - Fabric traffic never touches the root namespace: both ends of every
+//   fabric veth are created directly inside their namespaces.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "fabric/fabric_state.h"
+#include "fabric/node_system.h"
+
+namespace fdrill {
+
+struct FabricStep {
+  std::vector<std::string> argv;
+  std::vector<std::string> undo;  // empty: goes away with an enclosing object
+  bool undo_if_failed = false;    // the step may half-succeed (a mount, then exec)
+};
+
+// The creation steps for `state`, in order: state dir, management bridge,
+// switch namespace and bridge, then per node its namespace, fabric link,
+// management link and UTS namespace. Pure.
+std::vector<FabricStep> BuildSteps(const FabricState& state);
+
+// The agent command line for `node`.
+std::vector<std::string> AgentArgv(const FabricState& state, const FabricNode& node);
+
+// FailedPrecondition "fabric already up with N nodes; ..." when anything of a
+// fabric with this layout exists.
+Status CheckNoFabric(const FabricLayout& layout, const FabricHost& host);
+
+struct UpOptions {
+  FabricLayout layout = FabricLayout::Default();
+  int nodes = 4;
+  std::string agent_bin;  // absolute path
+  bool wait_ready = true;
+  Duration ready_timeout = std::chrono::seconds(10);
+};
+
+Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host);
+
+}  // namespace fdrill

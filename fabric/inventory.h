@@ -1,0 +1,42 @@
+// What of a fabric exists on the machine right now, found by name rather than
+// by fabric.json, so teardown works after a crash. Read-only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabric/fabric_state.h"
+#include "harness/host/host.h"
+
+namespace fdrill {
+
+// Parses `ip netns list` ("fdrill-n0 (id: 3)" or "fdrill-sw") into names.
+std::vector<std::string> ParseNetnsList(const std::string& out);
+// Parses `ip -o link show` ("7: fdm-n0@if2: <...> ...") into link names.
+std::vector<std::string> ParseLinkNames(const std::string& out);
+// Mount points in /proc/self/mountinfo text at or below dir, deepest first.
+std::vector<std::string> ParseMountsUnder(const std::string& mountinfo, const std::string& dir);
+
+std::vector<std::string> WithPrefix(const std::vector<std::string>& names, const std::string& prefix);
+
+struct FabricInventory {
+  std::vector<std::string> netns;       // namespaces named <netns_prefix>*
+  std::vector<std::string> root_links;  // root-ns links named <root_prefix>*
+  std::vector<std::string> mounts;      // mounts under the state dir (UTS bind mounts)
+  bool state_dir_exists = false;
+  bool state_file_exists = false;
+
+  bool empty() const { return netns.empty() && root_links.empty() && mounts.empty() && !state_dir_exists; }
+  // Node namespaces (<netns_prefix>n<i>) among `netns`.
+  int NodeCount(const FabricLayout& layout) const;
+};
+
+Result<FabricInventory> TakeInventory(const FabricLayout& layout, ProcessRunner& runner, SysFs& fs);
+
+// True when `pid` is alive and its command line still names the fabric's
+// agent for `node` (argv[0] or, for an interpreted script, argv[1] is the
+// agent binary, and "--node <name>" is among the arguments) — a recycled
+// pid is never mistaken for our agent.
+bool AgentAlive(SysFs& fs, const std::string& agent_bin, const std::string& node_name, int pid);
+
+}  // namespace fdrill

@@ -1,0 +1,61 @@
+#include "fabric/mpirun.h"
+
+namespace fdrill {
+
+std::string MpirunHostfile(const FabricState& state, int ranks_per_node) {
+  std::string out;
+  for (const auto& n : state.nodes) out += n.FabricIp() + " slots=" + std::to_string(ranks_per_node) + "\n";
+  return out;
+}
+
+std::string FabricSubnet(const FabricState& state) {
+  if (state.nodes.empty()) return "";
+  std::string ip = state.nodes.front().FabricIp();
+  std::string prefix_len = "24";
+  const std::string& addr = state.nodes.front().fabric_addr;
+  if (auto slash = addr.find('/'); slash != std::string::npos) prefix_len = addr.substr(slash + 1);
+  return ip.substr(0, ip.rfind('.')) + ".0/" + prefix_len;
+}
+
+std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node, const std::string& fdrill_bin,
+                                    const std::vector<std::string>& program_argv, const std::string& hostfile_path) {
+  std::string subnet = FabricSubnet(state);
+  int ranks = static_cast<int>(state.nodes.size()) * ranks_per_node;
+  std::vector<std::string> argv = {
+      "mpirun",
+      "--allow-run-as-root",
+      "-np",
+      std::to_string(ranks),
+      "--hostfile",
+      hostfile_path,
+      "--map-by",
+      "ppr:" + std::to_string(ranks_per_node) + ":node",
+      "--bind-to",
+      "none",
+      "--mca",
+      "mpi_yield_when_idle",
+      "1",
+      "--mca",
+      "plm_rsh_agent",
+      fdrill_bin + " fabric rsh",
+      "--mca",
+      "rtc",
+      "^hwloc",
+      "--mca",
+      "pml",
+      "ob1",
+      "--mca",
+      "btl",
+      "self,vader,tcp",
+      "--mca",
+      "btl_tcp_if_include",
+      subnet,
+      "--mca",
+      "oob_tcp_if_include",
+      subnet,
+  };
+  argv.insert(argv.end(), program_argv.begin(), program_argv.end());
+  return argv;
+}
+
+}  // namespace fdrill

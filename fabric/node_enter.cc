@@ -1,0 +1,66 @@
+#include "fabric/node_enter.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace fdrill {
+
+namespace {
+
+Status SetNs(const std::string& path, int nstype, const char* what) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FailedPrecondition(std::string("open ") + what + " namespace " + path + ": " + strerror(errno));
+  int rc = setns(fd, nstype);
+  int err = errno;
+  close(fd);
+  if (rc != 0) return FailedPrecondition(std::string("setns ") + what + " " + path + ": " + strerror(err));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status EnterNode(const std::string& netns_path, const std::string& uts_path, const std::string& tmpdir) {
+  if (Status s = SetNs(netns_path, CLONE_NEWNET, "network"); !s.ok()) return s;
+  if (Status s = SetNs(uts_path, CLONE_NEWUTS, "UTS"); !s.ok()) return s;
+  if (setenv("TMPDIR", tmpdir.c_str(), 1) != 0) return Internal(std::string("setenv TMPDIR: ") + strerror(errno));
+  return Status::Ok();
+}
+
+Status EnterNode(const FabricNode& node) {
+  return EnterNode(node.NetnsPath(), node.uts_path, node.tmpdir).Annotate(node.name);
+}
+
+Status ExecInNode(const FabricNode& node, const std::vector<std::string>& argv) {
+  if (argv.empty()) return InvalidArgument("no command to run in " + node.name);
+  if (Status s = EnterNode(node); !s.ok()) return s;
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  execvp(cargv[0], cargv.data());
+  return NotFound(node.name + ": cannot run " + argv[0] + ": " + strerror(errno));
+}
+
+std::vector<std::string> RshShellArgv(const std::vector<std::string>& words) {
+  std::string joined;
+  for (const auto& w : words) {
+    if (!joined.empty()) joined += ' ';
+    joined += w;
+  }
+  return {"/bin/sh", "-c", joined};
+}
+
+Status RshExec(const FabricState& state, const std::vector<std::string>& host_and_words) {
+  if (host_and_words.size() < 2) return InvalidArgument("usage: fdrill fabric rsh HOST COMMAND...");
+  const std::string& host = host_and_words[0];
+  const FabricNode* node = state.FindNode(host);
+  if (node == nullptr) return NotFound("rsh: no fabric node has address or name " + host);
+  std::vector<std::string> words(host_and_words.begin() + 1, host_and_words.end());
+  return ExecInNode(*node, RshShellArgv(words));
+}
+
+}  // namespace fdrill

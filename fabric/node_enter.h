@@ -1,0 +1,41 @@
+// Entering a fabric node: the setns/exec syscalls behind `fdrill fabric exec`,
+// `fdrill fabric rsh` and agent start-up. Kept in this one small file so the
+// rest of the fabric acts only through ProcessRunner.
+//
+// A node is its network namespace (/run/netns/<netns>), its UTS namespace (the
+// bind mount at uts_path, hostname = node name) and its TMPDIR. The mount
+// namespace is shared, so /sys still shows the root namespace's interfaces
+// (unlike `ip netns exec`); nothing fdrill runs in a node reads them.
+//
+// These change the calling process. Call them from a single-threaded process
+// (the CLI) or in a child after fork().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabric/fabric_state.h"
+#include "harness/core/status.h"
+
+namespace fdrill {
+
+// setns into the node's network and UTS namespaces and set TMPDIR. Needs
+// CAP_SYS_ADMIN. On error the process may have entered only the first.
+Status EnterNode(const std::string& netns_path, const std::string& uts_path, const std::string& tmpdir);
+Status EnterNode(const FabricNode& node);
+
+// EnterNode, then execvp(argv). Returns only on failure.
+Status ExecInNode(const FabricNode& node, const std::vector<std::string>& argv);
+
+// What ssh would run remotely for Open MPI's plm_rsh_agent call
+// `<agent> HOST WORD...`: {"/bin/sh", "-c", "WORD WORD ..."}. The words are
+// shell text written by mpirun (PATH=...; export PATH; orted ...); joining
+// them with spaces is exactly what sshd does.
+std::vector<std::string> RshShellArgv(const std::vector<std::string>& words);
+
+// `fdrill fabric rsh HOST WORD...`: maps HOST (fabric or management address,
+// or node name, optionally "user@host") to its node and execs the shell
+// there. Returns only on failure.
+Status RshExec(const FabricState& state, const std::vector<std::string>& host_and_words);
+
+}  // namespace fdrill

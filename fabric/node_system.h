@@ -1,0 +1,51 @@
+// The few things the fabric does to the machine that are not a command:
+// starting a long-lived process inside a node's namespaces, probing a TCP
+// port, and waiting. Everything else (ip, mount, unshare, kill, mkdir) goes
+// through ProcessRunner as argv, and files through SysFs.
+//
+// RealNodeSystem (real_node_system.h) does it with fork/setns/exec and
+// sockets; tests use a recording fake. One thread at a time per instance.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/core/clock.h"
+#include "harness/core/result.h"
+#include "harness/core/units.h"
+#include "harness/host/host.h"
+
+namespace fdrill {
+
+// A process to start inside a node: own session, the node's network and UTS
+// namespaces, TMPDIR set, stdin from /dev/null, stdout and stderr appended
+// to log_path.
+struct SpawnSpec {
+  std::vector<std::string> argv;  // argv[0] is an absolute path
+  std::string netns_path;         // "/run/netns/fdrill-n0"
+  std::string uts_path;           // the node's UTS bind mount
+  std::string tmpdir;
+  std::string log_path;
+};
+
+class NodeSystem {
+ public:
+  virtual ~NodeSystem() = default;
+  // Starts spec detached (not our child: it outlives us and is never a
+  // zombie of ours). Returns its pid once it has exec'd; an error when it
+  // could not enter the namespaces or exec.
+  virtual Result<int> Spawn(const SpawnSpec& spec) = 0;
+  // One connect() attempt to ip:port from the root namespace.
+  virtual bool TcpConnects(const std::string& ip, int port, Duration timeout) = 0;
+  virtual void SleepFor(Duration d) = 0;
+};
+
+// Everything fabric up/down/status act through.
+struct FabricHost {
+  ProcessRunner* runner = nullptr;
+  SysFs* fs = nullptr;
+  NodeSystem* node = nullptr;
+  const Clock* clock = nullptr;
+};
+
+}  // namespace fdrill

@@ -1,0 +1,186 @@
+// `fdrill fabric up|down|status|exec|rsh`: the emulated fabric (fabric/).
+// Thin: parse flags, wire the real host, print, set the exit code
+// (0 done, 2 could not do it). exec and rsh replace this process.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "fabric/fabric_down.h"
+#include "fabric/fabric_status.h"
+#include "fabric/fabric_up.h"
+#include "fabric/inventory.h"
+#include "fabric/node_enter.h"
+#include "fabric/real_node_system.h"
+#include "harness/cli/commands.h"
+#include "harness/core/clock.h"
+#include "harness/host/real_process_runner.h"
+
+namespace fdrill {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The real machine, for the lifetime of one command.
+struct RealFabricHost {
+  RealProcessRunner runner;
+  RealSysFs sysfs;
+  RealNodeSystem node;
+  RealClock clock;
+  FabricHost Get() { return FabricHost{&runner, &sysfs, &node, &clock}; }
+};
+
+int Fail(const std::string& command, const Status& status) {
+  std::cerr << "fdrill fabric " << command << ": " << status.message() << "\n";
+  return 2;
+}
+
+// --agent-bin as given (a path, or a name looked up in PATH), or
+// fdrill-agent next to this executable; always absolute.
+Result<std::string> ResolveAgentBin(const std::string& given) {
+  std::error_code ec;
+  fs::path path;
+  if (given.empty()) {
+    path = fs::read_symlink("/proc/self/exe", ec).parent_path() / "fdrill-agent";
+  } else if (given.find('/') == std::string::npos) {
+    const char* env = getenv("PATH");
+    std::string dirs = env ? env : "/usr/bin:/bin";
+    for (size_t start = 0; start <= dirs.size();) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      fs::path candidate = fs::path(dirs.substr(start, end - start)) / given;
+      if (access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        break;
+      }
+      start = end + 1;
+    }
+    if (path.empty()) return NotFound("agent binary " + given + " not found in PATH");
+  } else {
+    path = given;
+  }
+  path = fs::absolute(path, ec);
+  if (access(path.c_str(), X_OK) != 0) {
+    return NotFound("agent binary " + path.string() +
+                    " is not an executable file (build fdrill-agent, or pass --agent-bin)");
+  }
+  return path.string();
+}
+
+struct UpFlags {
+  int nodes = 4;
+  std::string agent_bin;
+  bool no_wait = false;
+};
+
+int RunUp(const UpFlags& flags) {
+  auto bin = ResolveAgentBin(flags.agent_bin);
+  if (!bin.ok()) return Fail("up", bin.status());
+  UpOptions options;
+  options.nodes = flags.nodes;
+  options.agent_bin = *bin;
+  options.wait_ready = !flags.no_wait;
+  RealFabricHost host;
+  auto state = FabricUp(options, host.Get());
+  if (!state.ok()) return Fail("up", state.status());
+  std::cout << "fabric up: " << state->nodes.size() << " nodes; controller at " << state->controller_addr << " on "
+            << state->mgmt_bridge << "; agents " << (flags.no_wait ? "started" : "ready") << " on port "
+            << state->nodes.front().agent_port << "\nstate: " << options.layout.StateFile() << "\n";
+  return 0;
+}
+
+int RunDown() {
+  RealFabricHost host;
+  auto report = FabricDown(DownOptions{}, host.Get());
+  if (!report.ok()) return Fail("down", report.status());
+  if (report->found_nothing) {
+    std::cout << "no fabric\n";
+    return 0;
+  }
+  std::cout << "fabric down: stopped " << report->agents_stopped << " agent(s)"
+            << (report->agents_killed ? " (" + std::to_string(report->agents_killed) + " needed SIGKILL)" : "")
+            << ", removed " << report->removed.size() << " object(s)\n";
+  return 0;
+}
+
+int RunStatus(bool json) {
+  RealFabricHost host;
+  auto status = GetFabricStatus(kDefaultFabricDir, host.Get());
+  if (status.ok()) {
+    std::cout << (json ? RenderStatusJson(*status) : RenderStatusTable(*status));
+    return 0;
+  }
+  if (status.status().code() != StatusCode::kNotFound) return Fail("status", status.status());
+  auto inv = TakeInventory(FabricLayout::Default(), host.runner, host.sysfs);
+  bool leftovers = inv.ok() && !inv->empty();
+  if (json) {
+    std::cout << "{\"nodes\": [], \"leftovers\": " << (leftovers ? "true" : "false") << "}\n";
+  } else {
+    std::cout << "no fabric" << (leftovers ? " (but leftovers of one exist; run `fdrill fabric down`)" : "") << "\n";
+  }
+  return 0;
+}
+
+// `NODE [--] CMD ARGS...`; returns only on failure.
+int RunExec(std::vector<std::string> args) {
+  if (!args.empty() && args.front() == "--") args.erase(args.begin());
+  if (args.empty()) return Fail("exec", InvalidArgument("usage: fdrill fabric exec NODE -- CMD ARGS..."));
+  std::string node_name = args.front();
+  args.erase(args.begin());
+  if (!args.empty() && args.front() == "--") args.erase(args.begin());
+  if (args.empty()) return Fail("exec", InvalidArgument("no command given to run in " + node_name));
+  auto state = LoadFabricState();
+  if (!state.ok()) return Fail("exec", state.status());
+  const FabricNode* node = state->FindNode(node_name);
+  if (node == nullptr) {
+    std::string names;
+    for (const auto& n : state->nodes) names += (names.empty() ? "" : ", ") + n.name;
+    return Fail("exec", NotFound("no node " + node_name + " (nodes: " + names + ")"));
+  }
+  return Fail("exec", ExecInNode(*node, args));
+}
+
+// `HOST WORDS...` from Open MPI; returns only on failure.
+int RunRsh(const std::vector<std::string>& args) {
+  auto state = LoadFabricState();
+  if (!state.ok()) return Fail("rsh", state.status());
+  return Fail("rsh", RshExec(*state, args));
+}
+
+}  // namespace
+
+void AddFabricCommands(CLI::App& app, int* exit_code) {
+  auto* fabric = app.add_subcommand("fabric", "the emulated fabric: N nodes as network namespaces on this machine");
+  fabric->require_subcommand(1);
+
+  auto up_flags = std::make_shared<UpFlags>();
+  auto* up = fabric->add_subcommand("up", "build N nodes (network + UTS namespaces, veths, bridges), start agents");
+  up->add_option("--nodes", up_flags->nodes, "number of nodes")
+      ->check(CLI::Range(1, kMaxFabricNodes))
+      ->capture_default_str();
+  up->add_option("--agent-bin", up_flags->agent_bin, "agent executable (default: fdrill-agent next to fdrill)");
+  up->add_flag("--no-wait", up_flags->no_wait, "do not wait for the agents to accept connections");
+  up->callback([up_flags, exit_code] { *exit_code = RunUp(*up_flags); });
+
+  auto* down = fabric->add_subcommand("down", "stop the agents and remove every trace of the fabric (idempotent)");
+  down->callback([exit_code] { *exit_code = RunDown(); });
+
+  auto json = std::make_shared<bool>(false);
+  auto* status = fabric->add_subcommand("status", "nodes, addresses, agents and link states");
+  status->add_flag("--json", *json, "print JSON");
+  status->callback([json, exit_code] { *exit_code = RunStatus(*json); });
+
+  // exec and rsh take the rest of the line verbatim (orted's words include
+  // options such as "-mca"), so CLI11 must not parse it.
+  auto* exec = fabric->add_subcommand("exec", "run a command inside a node: fdrill fabric exec NODE -- CMD ARGS...");
+  exec->prefix_command();
+  exec->callback([exec, exit_code] { *exit_code = RunExec(exec->remaining()); });
+
+  auto* rsh = fabric->add_subcommand("rsh", "Open MPI's plm_rsh_agent: fdrill fabric rsh HOST WORDS...");
+  rsh->prefix_command();
+  rsh->callback([rsh, exit_code] { *exit_code = RunRsh(rsh->remaining()); });
+}
+
+}  // namespace fdrill

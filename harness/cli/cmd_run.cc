@@ -1,0 +1,161 @@
+// fdrill run | validate | plan: the drill commands.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+
+#include "fabric/fabric_state.h"
+#include "harness/cli/commands.h"
+#include "harness/controller/drill.h"
+#include "harness/controller/timeline.h"
+#include "harness/core/units.h"
+#include "harness/scenario/scenario.h"
+#include "injectors/injector.h"
+#include "reports/report.h"
+
+namespace fdrill {
+
+namespace {
+
+std::atomic<bool> g_abort{false};
+
+void OnSignal(int) { g_abort = true; }
+
+std::string BinDir() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : self.parent_path().string();
+}
+
+std::string DefaultRunDir(const std::string& name) {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", std::gmtime(&now));
+  return "runs/" + std::string(stamp) + "-" + name;
+}
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "fdrill: %s\n", s.message().c_str());
+  return 2;
+}
+
+int Run(const std::string& file, const std::string& out, const std::string& fabric_dir) {
+  auto scenario = LoadScenario(file);
+  if (!scenario.ok()) return Fail(scenario.status());
+  auto fabric = LoadFabricState(fabric_dir);
+  if (!fabric.ok()) {
+    if (fabric.status().code() == StatusCode::kNotFound) {
+      return Fail(NotFound("no emulated fabric is up (" + fabric_dir + "/fabric.json); run `fdrill fabric up --nodes " +
+                           std::to_string(scenario->nodes) + "` first"));
+    }
+    return Fail(fabric.status());
+  }
+  DrillOptions opt;
+  opt.out_dir = out.empty() ? DefaultRunDir(scenario->name) : out;
+  opt.bin_dir = BinDir();
+  opt.abort = &g_abort;
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::fprintf(stderr, "fdrill: running %s (%s) on %d nodes -> %s\n", scenario->name.c_str(),
+               FormatDuration(scenario->TotalDuration()).c_str(), scenario->nodes, opt.out_dir.c_str());
+  if (auto st = RunDrill(*scenario, *fabric, opt); !st.ok()) return Fail(st);
+  auto summary = WriteReports(opt.out_dir);
+  if (!summary.ok()) return Fail(summary.status().Annotate("report"));
+  std::string dir = std::filesystem::absolute(opt.out_dir).string();
+  std::printf("%s\n", dir.c_str());
+  std::fprintf(stderr, "fdrill: verdict %s — %s/report.md\n", VerdictName(summary->verdict), dir.c_str());
+  return ExitCodeForVerdict(summary->verdict);
+}
+
+int Validate(const std::vector<std::string>& files) {
+  int rc = 0;
+  for (const auto& f : files) {
+    auto s = LoadScenario(f);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.status().message().c_str());
+      rc = 2;
+    } else {
+      std::printf("%s: ok (%s, %zu phases, %s)\n", f.c_str(), s->name.c_str(), s->phases.size(),
+                  FormatDuration(s->TotalDuration()).c_str());
+    }
+  }
+  return rc;
+}
+
+int PrintPlan(const std::string& file) {
+  auto s = LoadScenario(file);
+  if (!s.ok()) return Fail(s.status());
+  std::printf("drill %s: %d nodes, %s all-reduce %s x %d rank(s)/node (%s), %s in all\n", s->name.c_str(), s->nodes,
+              s->workload.dtype.c_str(), FormatSize(s->workload.size_bytes).c_str(), s->workload.ranks_per_node,
+              s->workload.backend.c_str(), FormatDuration(s->TotalDuration()).c_str());
+  std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted at once\n",
+              FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(), s->max_faulted_nodes);
+  for (const Step& step : BuildTimeline(*s)) {
+    const PhaseSpec& phase = s->phases[static_cast<size_t>(step.phase)];
+    double at = ToSeconds(step.at);
+    if (step.kind == Step::kPhaseStart) {
+      std::printf("%8.1fs  phase %s (%s)\n", at, phase.name.c_str(), FormatDuration(phase.duration).c_str());
+    } else if (step.kind == Step::kApply || step.kind == Step::kRevert) {
+      const FaultSpec& f = phase.faults[static_cast<size_t>(step.fault)];
+      auto fault = MakeFault(f.kind, f.params, Host{});
+      std::string how;
+      for (const auto& line : (*fault)->Mechanism()) {
+        bool is_apply = line.rfind("apply: ", 0) == 0;
+        if (is_apply == (step.kind == Step::kApply)) how = line.substr(line.find(": ") + 2);
+      }
+      std::printf("%8.1fs    %-6s %s on %s: %s\n", at, step.kind == Step::kApply ? "apply" : "revert", f.id.c_str(),
+                  f.node.c_str(), how.c_str());
+    }
+  }
+  std::printf("%8.1fs  end: revert_all on every agent, compare with the snapshot, write the report\n",
+              ToSeconds(s->TotalDuration()));
+  return 0;
+}
+
+}  // namespace
+
+void AddRunCommands(CLI::App& app, int* exit_code) {
+  auto* run = app.add_subcommand("run", "run a drill on the emulated fabric and write a run directory");
+  static std::string file, out, fabric_dir = kDefaultFabricDir;
+  run->add_option("scenario", file, "scenario YAML file")->required();
+  run->add_option("--out", out, "run directory (default runs/<UTC time>-<name>)");
+  run->add_option("--fabric-dir", fabric_dir, "emulated fabric state directory")->capture_default_str();
+  run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir); });
+
+  auto* validate = app.add_subcommand("validate", "check scenario files; touches nothing");
+  static std::vector<std::string> files;
+  validate->add_option("scenarios", files, "scenario YAML files")->required();
+  validate->callback([exit_code] { *exit_code = Validate(files); });
+
+  auto* plan = app.add_subcommand("plan", "print every action, node, time and mechanism; touches nothing");
+  static std::string plan_file;
+  plan->add_option("scenario", plan_file, "scenario YAML file")->required();
+  plan->callback([exit_code] { *exit_code = PrintPlan(plan_file); });
+}
+
+void AddReportCommands(CLI::App& app, int* exit_code) {
+  auto* report = app.add_subcommand("report", "re-render summary.json and report.md from a run directory");
+  static std::string dir;
+  report->add_option("run_dir", dir, "run directory")->required();
+  report->callback([exit_code] {
+    auto s = WriteReports(dir);
+    if (!s.ok()) {
+      *exit_code = Fail(s.status());
+      return;
+    }
+    std::printf("%s/report.md: verdict %s\n", dir.c_str(), VerdictName(s->verdict));
+    *exit_code = ExitCodeForVerdict(s->verdict);
+  });
+}
+
+void AddInjectorCommands(CLI::App& app, int* exit_code) {
+  auto* inj = app.add_subcommand("injectors", "list the fault kinds this build can inject");
+  inj->callback([exit_code] {
+    for (const auto& i : Injectors()) std::printf("%-12s %s\n%-12s   params: %s\n", i.name, i.help, "", i.params);
+    *exit_code = 0;
+  });
+}
+
+}  // namespace fdrill

@@ -1,0 +1,195 @@
+#include "harness/controller/agent_link.h"
+
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+#include <deque>
+
+namespace fdrill {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
+  explicit Impl(asio::io_context& io) : io(io), socket(io), wake(io) {
+    wake.expires_at(std::chrono::steady_clock::time_point::max());
+  }
+
+  asio::io_context& io;
+  tcp::socket socket;
+  asio::steady_timer wake;
+  std::deque<std::string> queue;  // io thread only
+  std::mutex mu;                  // guards the fields below
+  uint64_t next_id = 1;
+  std::map<uint64_t, std::promise<Result<Json>>> pending;
+  bool dropped = false;
+  OnPush on_push;
+  OnDrop on_drop;
+
+  template <typename F>
+  F Get(const F& f) {
+    std::lock_guard<std::mutex> lock(mu);
+    return f;
+  }
+
+  void Drop(const std::string& why) {
+    std::map<uint64_t, std::promise<Result<Json>>> failed;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (dropped) return;
+      dropped = true;
+      failed.swap(pending);
+    }
+    for (auto& [id, p] : failed) p.set_value(Unavailable("connection lost: " + why));
+    boost::system::error_code ec;
+    socket.close(ec);
+    wake.cancel();
+    if (auto f = Get(on_drop)) f(why);
+  }
+
+  asio::awaitable<void> Reader() {
+    auto self = shared_from_this();
+    FrameDecoder decoder;
+    char buf[65536];
+    std::string why = "closed by the agent";
+    try {
+      for (;;) {
+        size_t n = co_await socket.async_read_some(asio::buffer(buf), asio::use_awaitable);
+        decoder.Feed(std::string_view(buf, n));
+        for (;;) {
+          auto msg = decoder.Next();
+          if (!msg.ok()) throw std::runtime_error(msg.status().message());
+          if (!msg->has_value()) break;
+          const Json& m = **msg;
+          uint64_t id = m.value("id", uint64_t{0});
+          if (m.value("type", "") == "reply" && id != 0) {
+            std::promise<Result<Json>> p;
+            {
+              std::lock_guard<std::mutex> lock(mu);
+              auto it = pending.find(id);
+              if (it == pending.end()) continue;  // the caller gave up waiting
+              p = std::move(it->second);
+              pending.erase(it);
+            }
+            p.set_value(ReplyToResult(m));
+          } else if (auto f = Get(on_push)) {
+            f(m);
+          }
+        }
+      }
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    Drop(why);
+  }
+
+  asio::awaitable<void> Writer() {
+    auto self = shared_from_this();
+    try {
+      while (socket.is_open()) {
+        if (queue.empty()) {
+          boost::system::error_code ec;
+          co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+          continue;
+        }
+        std::string frame = std::move(queue.front());
+        queue.pop_front();
+        co_await asio::async_write(socket, asio::buffer(frame), asio::use_awaitable);
+      }
+    } catch (const std::exception& e) {
+      Drop(e.what());
+    }
+  }
+};
+
+AgentLink::AgentLink(asio::io_context& io, std::string node, std::string host, uint16_t port)
+    : node_(std::move(node)), host_(std::move(host)), port_(port), impl_(std::make_shared<Impl>(io)) {}
+
+AgentLink::~AgentLink() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->on_push = nullptr;
+    impl_->on_drop = nullptr;
+  }
+  Close();
+}
+
+void AgentLink::set_on_push(OnPush f) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->on_push = std::move(f);
+}
+
+void AgentLink::set_on_drop(OnDrop f) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->on_drop = std::move(f);
+}
+
+Status AgentLink::Connect(Duration timeout) {
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address(host_, ec);
+  if (ec) return InvalidArgument("agent " + node_ + ": bad address " + host_);
+  auto done = std::make_shared<std::promise<boost::system::error_code>>();
+  auto fut = done->get_future();
+  auto impl = impl_;
+  auto timer = std::make_shared<asio::steady_timer>(impl->io, timeout);
+  asio::post(impl->io, [impl, done, timer, ep = tcp::endpoint(addr, port_)] {
+    timer->async_wait([impl](const boost::system::error_code& e) {
+      if (!e) {
+        boost::system::error_code ignored;
+        impl->socket.close(ignored);
+      }
+    });
+    impl->socket.async_connect(ep, [done, timer](const boost::system::error_code& e) {
+      timer->cancel();
+      done->set_value(e);
+    });
+  });
+  ec = fut.get();
+  if (ec) {
+    std::string why = ec == asio::error::operation_aborted ? "no answer within " + FormatDuration(timeout) : ec.message();
+    return Unavailable("agent " + node_ + " at " + address() + " does not answer: " + why +
+                       " (is the fabric up? `fdrill fabric status`)");
+  }
+  asio::post(impl->io, [impl] {
+    boost::system::error_code e;
+    impl->socket.set_option(tcp::no_delay(true), e);
+    asio::co_spawn(impl->io, impl->Reader(), asio::detached);
+    asio::co_spawn(impl->io, impl->Writer(), asio::detached);
+  });
+  return Status::Ok();
+}
+
+Result<Json> AgentLink::Call(const std::string& type, Json body, Duration timeout) {
+  std::future<Result<Json>> fut;
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->dropped) return Unavailable("agent " + node_ + ": connection lost");
+    id = impl_->next_id++;
+    fut = impl_->pending[id].get_future();
+  }
+  std::string frame = EncodeFrame(MakeRequest(type, id, std::move(body)));
+  auto impl = impl_;
+  asio::post(impl->io, [impl, frame = std::move(frame)]() mutable {
+    impl->queue.push_back(std::move(frame));
+    impl->wake.cancel_one();
+  });
+  if (fut.wait_for(timeout) != std::future_status::ready) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->pending.erase(id);
+    return DeadlineExceeded("agent " + node_ + ": no reply to " + type + " within " + FormatDuration(timeout));
+  }
+  auto r = fut.get();
+  if (!r.ok()) return r.status();
+  return r;
+}
+
+void AgentLink::Close() {
+  auto impl = impl_;
+  {
+    std::lock_guard<std::mutex> lock(impl->mu);
+    if (impl->dropped) return;
+  }
+  asio::post(impl->io, [impl] { impl->Drop("closed by the controller"); });
+}
+
+}  // namespace fdrill

@@ -1,0 +1,53 @@
+// AgentLink: the controller's connection to one agent. All links share one
+// io_context that runs on a background thread; Connect and Call block the
+// calling (controller) thread until the reply, the deadline, or the link
+// drops. Pushes from the agent (metrics, workload_exit, lease_expired) are
+// handed to on_push on the io thread. Thread-safe.
+#pragma once
+
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "harness/core/result.h"
+#include "harness/core/units.h"
+#include "harness/wire/wire.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace fdrill {
+
+class AgentLink {
+ public:
+  using OnPush = std::function<void(const Json&)>;
+  using OnDrop = std::function<void(const std::string& why)>;
+
+  AgentLink(boost::asio::io_context& io, std::string node, std::string host, uint16_t port);
+  ~AgentLink();
+
+  const std::string& node() const { return node_; }
+  std::string address() const { return host_ + ":" + std::to_string(port_); }
+
+  // Set before Connect; called on the io thread.
+  void set_on_push(OnPush f);
+  void set_on_drop(OnDrop f);
+
+  Status Connect(Duration timeout);
+  // Sends {type, body} and waits for the reply; a reply with ok:false comes
+  // back as its Status.
+  Result<Json> Call(const std::string& type, Json body, Duration timeout);
+  void Close();
+
+ private:
+  struct Impl;
+  std::string node_, host_;
+  uint16_t port_;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace fdrill

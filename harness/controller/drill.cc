@@ -1,0 +1,405 @@
+#include "harness/controller/drill.h"
+
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+#include <condition_variable>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "fabric/mpirun.h"
+#include "harness/controller/agent_link.h"
+#include "harness/controller/recorder.h"
+#include "harness/controller/timeline.h"
+#include "harness/core/log.h"
+
+namespace fdrill {
+
+namespace {
+
+constexpr auto kCallTimeout = std::chrono::seconds(10);
+
+struct NodeLink {
+  const FabricNode* node = nullptr;
+  std::unique_ptr<AgentLink> link;
+  int64_t offset_ns = 0;   // agent wall clock minus controller wall clock
+  std::string tmpdir;
+  Json snapshot;
+};
+
+class DrillRun {
+ public:
+  DrillRun(const Scenario& s, const FabricState& f, const DrillOptions& o) : s_(s), fabric_(f), opt_(o) {}
+  ~DrillRun() { Shutdown(); }
+
+  Status Run();
+
+ private:
+  Status Connect();
+  Status CheckFaults();
+  Status StartWorkload();
+  Status WalkTimeline();
+  void Cleanup();
+  void Shutdown();
+  void OnPush(NodeLink& n, const Json& msg);
+  bool Aborted() const { return (opt_.abort && opt_.abort->load()) || failed_.load(); }
+  // Sleeps until deadline or an abort; false when aborted.
+  bool SleepUntil(Clock::TimePoint deadline);
+  void LeaseLoop();
+  std::vector<std::string> Collective() const;
+
+  const Scenario& s_;
+  const FabricState& fabric_;
+  const DrillOptions& opt_;
+  RealClock clock_;
+  boost::asio::io_context io_;
+  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread io_thread_;
+  std::thread lease_thread_;
+  std::vector<NodeLink> nodes_;
+  std::unique_ptr<RunRecorder> rec_;
+  std::string run_id_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<int> ranks_seen_;
+  std::optional<int> workload_exit_;
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> closing_{false};
+  std::string failure_;
+  std::map<std::string, std::string> applied_;  // fault id -> node, while in force
+};
+
+void DrillRun::OnPush(NodeLink& n, const Json& msg) {
+  std::string type = msg.value("type", "");
+  if (type == "metrics") {
+    const Json& records = msg["records"];
+    if (rec_) rec_->Metrics(n.node->name, records, n.offset_ns);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& r : records) {
+      if (r.contains("rank")) ranks_seen_.insert(r["rank"].get<int>());
+    }
+    cv_.notify_all();
+  } else if (type == "workload_exit") {
+    int code = msg.value("exit_code", -1);
+    if (rec_) rec_->Event("workload_exit", {{"node", n.node->name}, {"exit_code", code}});
+    if (rec_) (void)rec_->WriteFile("workload.log", msg.value("log_tail", ""));
+    std::lock_guard<std::mutex> lock(mu_);
+    workload_exit_ = code;
+    cv_.notify_all();
+  } else if (type == "lease_expired") {
+    if (rec_) rec_->Event("error", {{"node", n.node->name}, {"message", "the agent's lease lapsed; it reverted"}});
+    failed_ = true;
+    cv_.notify_all();
+  }
+}
+
+bool DrillRun::SleepUntil(Clock::TimePoint deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (clock_.Now() < deadline) {
+    if (Aborted()) return false;
+    cv_.wait_until(lock, std::min(deadline, clock_.Now() + std::chrono::milliseconds(50)));
+  }
+  return !Aborted();
+}
+
+Status DrillRun::Connect() {
+  work_ = std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+      io_.get_executor());
+  io_thread_ = std::thread([this] { io_.run(); });
+  nodes_.resize(static_cast<size_t>(s_.nodes));
+  for (int i = 0; i < s_.nodes; ++i) {
+    NodeLink& n = nodes_[static_cast<size_t>(i)];
+    n.node = &fabric_.nodes[static_cast<size_t>(i)];
+    n.link = std::make_unique<AgentLink>(io_, n.node->name, n.node->MgmtIp(), static_cast<uint16_t>(n.node->agent_port));
+    n.link->set_on_push([this, &n](const Json& m) { OnPush(n, m); });
+    n.link->set_on_drop([this, &n](const std::string& why) {
+      if (closing_) return;
+      if (rec_) rec_->Event("error", {{"node", n.node->name}, {"message", "lost the agent: " + why}});
+      failed_ = true;
+      cv_.notify_all();
+    });
+    if (auto st = n.link->Connect(opt_.connect_timeout); !st.ok()) return st;
+    int64_t before = clock_.WallNanos();
+    auto hello = n.link->Call("hello", {}, kCallTimeout);
+    int64_t after = clock_.WallNanos();
+    if (!hello.ok()) return hello.status();
+    if ((*hello)["node"] != n.node->name) {
+      return FailedPrecondition("agent at " + n.link->address() + " says it is " +
+                                (*hello)["node"].get<std::string>() + ", expected " + n.node->name);
+    }
+    n.offset_ns = (*hello)["wall_ns"].get<int64_t>() - (before + after) / 2;
+    n.tmpdir = hello->value("tmpdir", n.node->tmpdir);
+    auto lease = n.link->Call("lease", {{"ttl_ms", std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()}}, kCallTimeout);
+    if (!lease.ok()) return lease.status();
+  }
+  lease_thread_ = std::thread([this] { LeaseLoop(); });
+  return Status::Ok();
+}
+
+void DrillRun::LeaseLoop() {
+  int64_t ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count();
+  while (!closing_) {
+    auto next = clock_.Now() + s_.lease_renew;
+    for (auto& n : nodes_) {
+      if (closing_) return;
+      auto r = n.link->Call("lease", {{"ttl_ms", ttl_ms}}, s_.lease_renew);
+      if (!r.ok()) spdlog::warn("lease renewal for {}: {}", n.node->name, r.status().message());
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, next, [this] { return closing_.load(); });
+  }
+}
+
+Status DrillRun::CheckFaults() {
+  std::map<std::string, Json> per_node;
+  for (const auto& phase : s_.phases) {
+    for (const auto& f : phase.faults) {
+      per_node[f.node].push_back({{"id", f.id}, {"kind", f.kind}, {"params", f.params}});
+    }
+  }
+  for (auto& n : nodes_) {
+    auto it = per_node.find(n.node->name);
+    if (it == per_node.end()) continue;
+    auto r = n.link->Call("check", {{"faults", it->second}}, kCallTimeout);
+    if (!r.ok()) return r.status().Annotate(s_.file);
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> DrillRun::Collective() const {
+  auto total = std::chrono::duration_cast<std::chrono::seconds>(s_.TotalDuration() + opt_.start_timeout);
+  std::string dir = "{tmpdir}/fdrill-" + run_id_;
+  return {opt_.bin_dir + "/fdrill-collective", "--op", s_.workload.op, "--dtype", s_.workload.dtype,
+          "-b", std::to_string(s_.workload.size_bytes), "-w", std::to_string(s_.workload.warmup),
+          "--duration", std::to_string(total.count()) + "s", "--jsonl", dir + "/rank-{rank}.jsonl",
+          "--stop-file", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/stop", "--backend", s_.workload.backend};
+}
+
+Status DrillRun::StartWorkload() {
+  for (auto& n : nodes_) {
+    auto r = n.link->Call("workload_start", {{"metrics_dir", n.tmpdir + "/fdrill-" + run_id_}}, kCallTimeout);
+    if (!r.ok()) return r.status();
+  }
+  FabricState used = fabric_;
+  used.nodes.resize(static_cast<size_t>(s_.nodes));
+  std::string hostfile = rec_->dir() + "/hostfile";
+  if (auto st = rec_->WriteFile("hostfile", MpirunHostfile(used, s_.workload.ranks_per_node)); !st.ok()) return st;
+  auto argv = MpirunArgv(used, s_.workload.ranks_per_node, opt_.bin_dir + "/fdrill", Collective(), hostfile);
+  rec_->Event("workload_start", {{"node", nodes_[0].node->name}, {"argv", argv}});
+  auto r = nodes_[0].link->Call("workload_start", {{"argv", argv}, {"metrics_dir", nodes_[0].tmpdir + "/fdrill-" + run_id_}}, kCallTimeout);
+  if (!r.ok()) return r.status();
+  size_t want = static_cast<size_t>(s_.nodes * s_.workload.ranks_per_node);
+  auto deadline = clock_.Now() + opt_.start_timeout;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (ranks_seen_.size() < want) {
+    if (workload_exit_) {
+      return FailedPrecondition("the workload exited with status " + std::to_string(*workload_exit_) +
+                                " before every rank reported; see " + rec_->dir() + "/workload.log");
+    }
+    if (Aborted()) return FailedPrecondition("aborted while the workload was starting");
+    if (clock_.Now() > deadline) {
+      return DeadlineExceeded(std::to_string(ranks_seen_.size()) + " of " + std::to_string(want) +
+                              " ranks reported within " + FormatDuration(opt_.start_timeout));
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  return Status::Ok();
+}
+
+Status DrillRun::WalkTimeline() {
+  auto steps = BuildTimeline(s_);
+  auto t0 = clock_.Now();
+  for (const Step& step : steps) {
+    if (!SleepUntil(t0 + step.at)) return Status::Ok();  // aborted; Cleanup reverts
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (workload_exit_) {
+        rec_->Event("abort", {{"reason", "the workload exited during the drill"}});
+        failed_ = true;
+        return Status::Ok();
+      }
+    }
+    const PhaseSpec& phase = s_.phases[static_cast<size_t>(step.phase)];
+    if (step.kind == Step::kPhaseStart || step.kind == Step::kPhaseEnd) {
+      rec_->Event(StepKindName(step.kind), {{"phase", phase.name}});
+      continue;
+    }
+    const FaultSpec& f = phase.faults[static_cast<size_t>(step.fault)];
+    NodeLink& n = *std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeLink& x) { return x.node->name == f.node; });
+    std::string target = f.params.value("interface", "");
+    if (step.kind == Step::kApply) {
+      rec_->Event("fault_apply", {{"id", f.id}, {"kind", f.kind}, {"node", f.node}, {"target", target}, {"params", f.params}});
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        applied_[f.id] = f.node;  // in force as soon as it may be: Cleanup reverts it
+      }
+      auto r = n.link->Call("apply", {{"fault_id", f.id}, {"kind", f.kind}, {"params", f.params}}, kCallTimeout);
+      if (!r.ok()) {
+        rec_->Event("error", {{"node", f.node}, {"message", "apply " + f.id + ": " + r.status().message()}});
+        failed_ = true;
+        return Status::Ok();
+      }
+      rec_->Event("fault_applied", {{"id", f.id}, {"kind", f.kind}, {"node", f.node}, {"target", target},
+                                    {"verified", r->value("verified", false)}});
+    } else {
+      rec_->Event("fault_revert", {{"id", f.id}, {"node", f.node}});
+      auto r = n.link->Call("revert", {{"fault_id", f.id}}, kCallTimeout);
+      if (!r.ok()) {
+        rec_->Event("error", {{"node", f.node}, {"message", "revert " + f.id + ": " + r.status().message()}});
+        failed_ = true;
+        return Status::Ok();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        applied_.erase(f.id);
+      }
+      rec_->Event("fault_reverted", {{"id", f.id}, {"node", f.node}, {"verified", r->value("verified", false)}});
+    }
+  }
+  return Status::Ok();
+}
+
+// Runs on every path once the fabric may have been touched.
+void DrillRun::Cleanup() {
+  for (const auto& [id, node] : std::map<std::string, std::string>(applied_)) {
+    for (auto& n : nodes_) {
+      if (n.node->name != node) continue;
+      rec_->Event("fault_revert", {{"id", id}, {"node", node}, {"reason", "drill ending"}});
+      auto r = n.link->Call("revert", {{"fault_id", id}}, kCallTimeout);
+      if (r.ok()) rec_->Event("fault_reverted", {{"id", id}, {"node", node}, {"verified", r->value("verified", false)}});
+    }
+  }
+  // Stop the workload: ask it to end cleanly, then make sure.
+  bool exited = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    exited = workload_exit_.has_value();
+  }
+  if (!exited) {
+    auto r = nodes_[0].link->Call("workload_stop", {{"stop_file", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/stop"}}, kCallTimeout);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(20), [this] { return workload_exit_.has_value(); });
+    exited = workload_exit_.has_value();
+  }
+  if (!exited) {
+    auto r = nodes_[0].link->Call("workload_stop", {}, std::chrono::seconds(15));
+    if (r.ok()) {
+      rec_->Event("workload_exit", {{"node", nodes_[0].node->name}, {"exit_code", (*r)["exit_code"]}, {"forced", true}});
+      (void)rec_->WriteFile("workload.log", r->value("log_tail", ""));
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the agents' last metrics tail
+  // Whatever happened, every agent reverts everything it holds.
+  Json residue = Json::array();
+  for (auto& n : nodes_) {
+    auto r = n.link->Call("revert_all", {}, kCallTimeout);
+    if (!r.ok()) rec_->Event("error", {{"node", n.node->name}, {"message", "revert_all: " + r.status().message()}});
+    auto after = n.link->Call("snapshot", {}, kCallTimeout);
+    if (!after.ok()) {
+      residue.push_back({{"node", n.node->name}, {"object", "snapshot"}, {"before", "taken"},
+                         {"after", after.status().message()}});
+      continue;
+    }
+    std::map<std::string, Json> before;
+    for (const auto& l : n.snapshot["links"]) before[l["name"].get<std::string>()] = l;
+    for (const auto& l : (*after)["links"]) {
+      std::string name = l["name"];
+      auto it = before.find(name);
+      if (it == before.end()) {
+        residue.push_back({{"node", n.node->name}, {"object", name}, {"before", nullptr}, {"after", l}});
+        continue;
+      }
+      for (const char* key : {"admin_up", "qdisc", "qdisc_handle"}) {
+        if (it->second[key] != l[key]) {
+          residue.push_back({{"node", n.node->name}, {"object", name + " " + key}, {"before", it->second[key]},
+                             {"after", l[key]}});
+        }
+      }
+      before.erase(it);
+    }
+    for (const auto& [name, l] : before) {
+      residue.push_back({{"node", n.node->name}, {"object", name}, {"before", l}, {"after", nullptr}});
+    }
+  }
+  rec_->Event("residue", {{"items", residue}});
+}
+
+void DrillRun::Shutdown() {
+  closing_ = true;
+  cv_.notify_all();
+  if (lease_thread_.joinable()) lease_thread_.join();
+  for (auto& n : nodes_) {
+    if (n.link) {
+      (void)n.link->Call("lease", {{"ttl_ms", 0}}, std::chrono::seconds(2));
+      n.link->Close();
+    }
+  }
+  work_.reset();
+  if (io_thread_.joinable()) {
+    io_.stop();
+    io_thread_.join();
+  }
+  nodes_.clear();
+}
+
+Status DrillRun::Run() {
+  if (static_cast<int>(fabric_.nodes.size()) < s_.nodes) {
+    return FailedPrecondition(s_.file + ": the drill needs " + std::to_string(s_.nodes) +
+                              " nodes and the emulated fabric has " + std::to_string(fabric_.nodes.size()) +
+                              "; run `fdrill fabric down && fdrill fabric up --nodes " + std::to_string(s_.nodes) + "`");
+  }
+  if (auto st = Connect(); !st.ok()) return st;
+  if (auto st = CheckFaults(); !st.ok()) return st;
+  auto rec = RunRecorder::Create(opt_.out_dir, clock_);
+  if (!rec.ok()) return rec.status();
+  rec_ = std::move(*rec);
+  run_id_ = std::to_string(clock_.WallNanos() / 1000000);
+  (void)rec_->WriteFile("scenario.yaml", s_.text);
+  Json plan = {{"name", s_.name}, {"nodes", s_.NodeNames()}, {"ranks", s_.nodes * s_.workload.ranks_per_node},
+               {"recovery_window_iters", s_.recovery_window_iters},
+               {"expectations", {{"max_slowdown", s_.expect.max_slowdown ? Json(*s_.expect.max_slowdown) : Json(nullptr)},
+                                 {"max_time_to_recover_s", s_.expect.max_time_to_recover_s ? Json(*s_.expect.max_time_to_recover_s) : Json(nullptr)},
+                                 {"no_residue", s_.expect.no_residue},
+                                 {"data_intact", s_.expect.data_intact}}}};
+  (void)rec_->WriteFile("plan.json", plan.dump(2) + "\n");
+  rec_->Event("drill_start", {{"name", s_.name}});
+  for (auto& n : nodes_) {
+    rec_->Event("agent_connected", {{"node", n.node->name}, {"address", n.link->address()},
+                                    {"clock_offset_ms", static_cast<double>(n.offset_ns) / 1e6}});
+  }
+  std::string status = "completed";
+  for (auto& n : nodes_) {
+    auto snap = n.link->Call("snapshot", {}, kCallTimeout);
+    if (!snap.ok()) {
+      rec_->Event("error", {{"node", n.node->name}, {"message", "snapshot: " + snap.status().message()}});
+      status = "error";
+      break;
+    }
+    n.snapshot = *snap;
+    rec_->Event("snapshot", {{"node", n.node->name}, {"state", *snap}});
+  }
+  if (status == "completed") {
+    if (auto st = StartWorkload(); !st.ok()) {
+      rec_->Event("error", {{"message", "workload: " + st.message()}});
+      status = "error";
+    } else {
+      (void)WalkTimeline();
+      if (failed_) status = "error";
+      else if (opt_.abort && opt_.abort->load()) status = "aborted";
+    }
+  }
+  if (opt_.abort && opt_.abort->load()) rec_->Event("abort", {{"reason", "interrupted (SIGINT/SIGTERM)"}});
+  Cleanup();
+  rec_->Event("drill_end", {{"status", status}});
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunDrill(const Scenario& scenario, const FabricState& fabric, const DrillOptions& options) {
+  DrillRun run(scenario, fabric, options);
+  return run.Run();
+}
+
+}  // namespace fdrill

@@ -1,0 +1,37 @@
+// Drill: runs one validated scenario on the emulated fabric's agents and
+// writes the run directory. The order is the safety contract:
+//   1. connect to every agent and take its lease; `check` every fault (the
+//      agent parses params, finds the interface, applies its guards) —
+//      any failure here ends the drill with nothing applied anywhere;
+//   2. snapshot each node's links and qdiscs;
+//   3. start the workload, wait until every rank reports;
+//   4. walk the timeline (apply / revert at planned times);
+//   5. stop the workload, revert_all on every agent (whatever happened),
+//      snapshot again and record any difference as residue;
+//   6. release the leases; the caller renders the report.
+// An abort (Ctrl-C, lost agent, workload death) jumps to step 5.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "fabric/fabric_state.h"
+#include "harness/core/result.h"
+#include "harness/scenario/scenario.h"
+
+namespace fdrill {
+
+struct DrillOptions {
+  std::string out_dir;       // the run directory to create
+  std::string bin_dir;       // where fdrill-collective and fdrill live
+  Duration connect_timeout = std::chrono::seconds(5);
+  Duration start_timeout = std::chrono::seconds(60);  // workload until every rank reports
+  const std::atomic<bool>* abort = nullptr;           // set by SIGINT/SIGTERM
+};
+
+// Errors before step 2 mean nothing was touched and no run directory was
+// written. Afterwards the run directory holds whatever happened; the drill's
+// own outcome is in events.jsonl (drill_end) and the caller's report.
+Status RunDrill(const Scenario& scenario, const FabricState& fabric, const DrillOptions& options);
+
+}  // namespace fdrill

@@ -1,0 +1,259 @@
+// End to end on the real kernel: bring up a 3-node fabric under the test's
+// own names (never a user's fabric), check what a node is (hostname, TMPDIR,
+// reachability over fabric and management, isolation from the root
+// namespace), run mpirun across it, tear it down and check nothing is left.
+// Needs root. Tests in this binary serialize on a lock, and TearDown removes
+// the fabric even when an assertion failed; leftovers of a crashed run (only
+// ever under the test's prefixes) are removed by the next run's SetUp.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+
+#include "fabric/fabric_down.h"
+#include "fabric/fabric_status.h"
+#include "fabric/fabric_up.h"
+#include "fabric/inventory.h"
+#include "fabric/mpirun.h"
+#include "fabric/node_enter.h"
+#include "fabric/real_node_system.h"
+#include "harness/host/real_process_runner.h"
+
+namespace fdrill {
+namespace {
+
+using ::testing::HasSubstr;
+
+FabricLayout TestLayout() {
+  FabricLayout layout;
+  layout.state_dir = FDRILL_E2E_FABRIC_DIR;
+  layout.netns_prefix = "fdt-";
+  layout.root_prefix = "fdtm-";
+  layout.mgmt_net = "198.19.1";
+  layout.fabric_net = "198.18.1";
+  layout.agent_port = 7100;
+  return layout;
+}
+
+// Runs fn in a child that has entered `node`; returns fn's result (or 100
+// when entering failed).
+int RunInNode(const FabricNode& node, const std::function<int()>& fn) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!EnterNode(node).ok()) _exit(100);
+    _exit(fn());
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int ListenOn(const std::string& ip, int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, ip.c_str(), &addr.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 4) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+class FabricE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: creates network namespaces";
+    auto ip = runner_.Run({"ip", "-V"}, std::chrono::seconds(5));
+    if (!ip.ok()) GTEST_SKIP() << "no `ip` here: " << ip.status().message();
+    // One fabric at a time across this binary's processes (ctest -j).
+    lock_fd_ = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(lock_fd_, 0);
+    ASSERT_EQ(flock(lock_fd_, LOCK_EX), 0);
+    auto inv = TakeInventory(TestLayout(), runner_, fs_);
+    ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+    if (!inv->empty()) {
+      auto down = FabricDown(DownOptions{TestLayout()}, Host());
+      ASSERT_TRUE(down.ok()) << "leftovers of an earlier test fabric: " << down.status().ToString();
+    }
+  }
+
+  void TearDown() override {
+    if (lock_fd_ < 0) return;
+    auto down = FabricDown(DownOptions{TestLayout()}, Host());
+    EXPECT_TRUE(down.ok()) << down.status().ToString();
+    auto inv = TakeInventory(TestLayout(), runner_, fs_);
+    ASSERT_TRUE(inv.ok());
+    EXPECT_TRUE(inv->netns.empty()) << inv->netns.front();
+    EXPECT_TRUE(inv->root_links.empty()) << inv->root_links.front();
+    EXPECT_TRUE(inv->mounts.empty()) << inv->mounts.front();
+    EXPECT_FALSE(inv->state_dir_exists);
+    close(lock_fd_);
+  }
+
+  FabricHost Host() { return FabricHost{&runner_, &fs_, &node_, &clock_}; }
+
+  Result<FabricState> Up(int nodes, const std::string& agent = FDRILL_STAND_IN_AGENT) {
+    UpOptions options;
+    options.layout = TestLayout();
+    options.nodes = nodes;
+    options.agent_bin = agent;
+    return FabricUp(options, Host());
+  }
+
+  RealProcessRunner runner_;
+  RealSysFs fs_;
+  RealNodeSystem node_;
+  RealClock clock_;
+  int lock_fd_ = -1;
+};
+
+TEST_F(FabricE2eTest, NodesHaveTheirOwnHostnameTmpdirAndAgent) {
+  auto state = Up(3);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  auto loaded = LoadFabricState(fs_, FDRILL_E2E_FABRIC_DIR);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->nodes.size(), 3u);
+
+  for (const auto& n : loaded->nodes) {
+    EXPECT_TRUE(AgentAlive(fs_, loaded->agent_bin, n.name, n.agent_pid)) << n.name;
+    // The agent itself was started inside the node.
+    auto where = fs_.Read(n.state_dir + "/where.txt");
+    ASSERT_TRUE(where.ok()) << where.status().ToString();
+    EXPECT_EQ(*where, "hostname=" + n.name + "\ntmpdir=" + n.tmpdir + "\n");
+  }
+  const FabricNode& n1 = loaded->nodes[1];
+  EXPECT_EQ(RunInNode(n1,
+                      [&] {
+                        char host[256] = {};
+                        gethostname(host, sizeof(host) - 1);
+                        const char* tmpdir = getenv("TMPDIR");
+                        return std::string(host) == "n1" && tmpdir && n1.tmpdir == tmpdir ? 0 : 1;
+                      }),
+            0);
+
+  auto status = GetFabricStatus(FDRILL_E2E_FABRIC_DIR, Host());
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  for (const auto& n : status->nodes) {
+    EXPECT_TRUE(n.agent_alive) << n.node.name;
+    EXPECT_EQ(n.fabric_link, "UP") << n.node.name;
+    EXPECT_EQ(n.switch_port, "UP") << n.node.name;
+    EXPECT_EQ(n.mgmt_link, "UP") << n.node.name;
+  }
+}
+
+TEST_F(FabricE2eTest, FabricConnectsNodesAndOnlyNodesManagementReachesController) {
+  auto state = Up(3);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  const FabricNode& n0 = state->nodes[0];
+  const FabricNode& n2 = state->nodes[2];
+
+  // n2 listens on its fabric address; n0 connects over the switch, and the
+  // connection n2 accepts comes from n0's fabric address.
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t listener = fork();
+  if (listener == 0) {
+    if (!EnterNode(n2).ok()) _exit(100);
+    int fd = ListenOn(n2.FabricIp(), 7300);
+    char ok = fd >= 0 ? 'y' : 'n';
+    if (write(ready[1], &ok, 1) != 1 || fd < 0) _exit(101);
+    sockaddr_in peer{};
+    socklen_t len = sizeof(peer);
+    int c = accept(fd, reinterpret_cast<sockaddr*>(&peer), &len);
+    char ip[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof(ip));
+    _exit(c >= 0 && n0.FabricIp() == ip ? 0 : 102);
+  }
+  close(ready[1]);
+  char ok = 0;
+  ASSERT_EQ(read(ready[0], &ok, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(ok, 'y');
+  EXPECT_EQ(RunInNode(n0, [&] { return node_.TcpConnects(n2.FabricIp(), 7300, std::chrono::seconds(2)) ? 0 : 1; }), 0);
+  int status = 0;
+  waitpid(listener, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+  // The root namespace has no address on the fabric (a TCP probe from it
+  // proves nothing: some sandboxes answer every SYN on their default route).
+  auto root_addrs = RunChecked(runner_, {"ip", "-o", "addr", "show", "to", FabricSubnet(*state)});
+  ASSERT_TRUE(root_addrs.ok()) << root_addrs.status().ToString();
+  EXPECT_EQ(*root_addrs, "");
+
+  // n0 reaches the controller's address on the management bridge.
+  std::string controller_ip = state->controller_addr.substr(0, state->controller_addr.find('/'));
+  int fd = ListenOn(controller_ip, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in bound{};
+  socklen_t len = sizeof(bound);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  EXPECT_EQ(
+      RunInNode(
+          n0, [&] { return node_.TcpConnects(controller_ip, ntohs(bound.sin_port), std::chrono::seconds(2)) ? 0 : 1; }),
+      0);
+  close(fd);
+}
+
+TEST_F(FabricE2eTest, DownLeavesNothingAndIsIdempotent) {
+  auto state = Up(2);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  auto again = Up(2);
+  ASSERT_FALSE(again.ok());
+  EXPECT_THAT(again.status().message(), HasSubstr("fabric already up with 2 nodes"));
+
+  auto down = FabricDown(DownOptions{TestLayout()}, Host());
+  ASSERT_TRUE(down.ok()) << down.status().ToString();
+  EXPECT_EQ(down->agents_stopped, 2);
+  for (const auto& n : state->nodes) EXPECT_FALSE(AgentAlive(fs_, state->agent_bin, n.name, n.agent_pid));
+  auto inv = TakeInventory(TestLayout(), runner_, fs_);
+  ASSERT_TRUE(inv.ok());
+  EXPECT_TRUE(inv->empty());
+  auto second = FabricDown(DownOptions{TestLayout()}, Host());
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->found_nothing);
+}
+
+TEST_F(FabricE2eTest, UpWhoseAgentDiesRollsBackCompletely) {
+  auto state = Up(2, "/bin/false");
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(), HasSubstr("agent on n0"));
+  EXPECT_THAT(state.status().message(), HasSubstr("rolled back"));
+  auto inv = TakeInventory(TestLayout(), runner_, fs_);
+  ASSERT_TRUE(inv.ok());
+  EXPECT_TRUE(inv->empty());
+}
+
+TEST_F(FabricE2eTest, MpirunRunsOneRankPerNodeThroughFabricRsh) {
+  auto mpirun = runner_.Run({"mpirun", "--version"}, std::chrono::seconds(10));
+  if (!mpirun.ok()) GTEST_SKIP() << "no mpirun: " << mpirun.status().message();
+  auto state = Up(3);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  std::string hostfile = state->nodes[0].tmpdir + "/hostfile";
+  ASSERT_TRUE(fs_.Write(hostfile, MpirunHostfile(*state, 1)).ok());
+
+  std::vector<std::string> argv = {FDRILL_TEST_CLI, "fabric", "exec", "n0", "--"};
+  for (auto& a : MpirunArgv(*state, 1, FDRILL_TEST_CLI, {FDRILL_MPI_PROBE}, hostfile)) argv.push_back(a);
+  auto run = runner_.Run(argv, std::chrono::seconds(60));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_EQ(run->exit_code, 0) << run->out << run->err;
+  for (const auto& n : state->nodes) {
+    std::string rank = n.name.substr(1);
+    EXPECT_THAT(run->out, HasSubstr("rank " + rank + " of 3 on " + n.name + " TMPDIR=" + n.tmpdir + " sum=6"))
+        << run->out << run->err;
+  }
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -1,0 +1,194 @@
+#include "fabric/fabric_up.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/fabric/fake_node_system.h"
+#include "tests/fakes/fake_host.h"
+
+namespace fdrill {
+namespace {
+
+using Argv = std::vector<std::string>;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class FabricUpTest : public ::testing::Test {
+ protected:
+  FabricUpTest() : node_(&clock_) {
+    fs_.files["/proc/self/mountinfo"] = "22 1 0:21 / /proc rw - proc proc rw\n";
+    options_.nodes = 2;
+    options_.agent_bin = "/opt/fdrill/bin/fdrill-agent";
+  }
+  FabricHost Host() { return FabricHost{&runner_, &fs_, &node_, &clock_}; }
+
+  FakeProcessRunner runner_;
+  FakeSysFs fs_;
+  SteppingClock clock_;
+  FakeNodeSystem node_;
+  UpOptions options_;
+};
+
+TEST_F(FabricUpTest, TwoNodesRunExactlyTheseIpCommands) {
+  auto state = FabricUp(options_, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+
+  std::vector<Argv> expected = {
+      {"ip", "netns", "list"},
+      {"ip", "-o", "link", "show"},
+      {"ip", "link", "add", "fdm-br", "type", "bridge"},
+      {"ip", "addr", "add", "198.19.0.254/24", "dev", "fdm-br"},
+      {"ip", "link", "set", "fdm-br", "up"},
+      {"ip", "netns", "add", "fdrill-sw"},
+      {"ip", "-n", "fdrill-sw", "link", "add", "br0", "type", "bridge"},
+      {"ip", "-n", "fdrill-sw", "link", "set", "br0", "up"},
+  };
+  for (std::string i : {"0", "1"}) {
+    std::string ns = "fdrill-n" + i;
+    std::string host = std::to_string(std::stoi(i) + 1);
+    std::vector<Argv> node = {
+        {"ip", "netns", "add", ns},
+        {"ip", "-n", ns, "link", "set", "lo", "up"},
+        {"ip", "link", "add", "swp" + i, "netns", "fdrill-sw", "type", "veth", "peer", "name", "fab0", "netns", ns},
+        {"ip", "-n", "fdrill-sw", "link", "set", "swp" + i, "master", "br0"},
+        {"ip", "-n", "fdrill-sw", "link", "set", "swp" + i, "up"},
+        {"ip", "-n", ns, "addr", "add", "198.18.0." + host + "/24", "dev", "fab0"},
+        {"ip", "-n", ns, "link", "set", "fab0", "up"},
+        {"ip", "link", "add", "fdm-n" + i, "type", "veth", "peer", "name", "mgmt0", "netns", ns},
+        {"ip", "link", "set", "fdm-n" + i, "master", "fdm-br"},
+        {"ip", "link", "set", "fdm-n" + i, "up"},
+        {"ip", "-n", ns, "addr", "add", "198.19.0." + host + "/24", "dev", "mgmt0"},
+        {"ip", "-n", ns, "link", "set", "mgmt0", "up"},
+    };
+    expected.insert(expected.end(), node.begin(), node.end());
+  }
+  EXPECT_EQ(runner_.CallsStartingWith({"ip"}), expected);
+}
+
+TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
+  auto state = FabricUp(options_, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  const std::string d = "/run/fdrill/fabric";
+  EXPECT_THAT(runner_.CallsStartingWith({"mkdir"}),
+              ElementsAre(Argv{"mkdir", "-p", d}, Argv{"mkdir", "-p", d + "/n0/tmp", d + "/n0/state"},
+                          Argv{"mkdir", "-p", d + "/n1/tmp", d + "/n1/state"}));
+  EXPECT_THAT(runner_.CallsStartingWith({"unshare"}),
+              ElementsAre(Argv{"unshare", "--uts=" + d + "/n0/uts", "hostname", "n0"},
+                          Argv{"unshare", "--uts=" + d + "/n1/uts", "hostname", "n1"}));
+  EXPECT_EQ(runner_.CallsStartingWith({"touch"}).size(), 2u);
+
+  ASSERT_EQ(node_.spawned.size(), 2u);
+  const SpawnSpec& s1 = node_.spawned[1];
+  EXPECT_EQ(s1.argv, (Argv{"/opt/fdrill/bin/fdrill-agent", "--node", "n1", "--listen", "198.19.0.2:7100", "--state-dir",
+                           d + "/n1/state"}));
+  EXPECT_EQ(s1.netns_path, "/run/netns/fdrill-n1");
+  EXPECT_EQ(s1.uts_path, d + "/n1/uts");
+  EXPECT_EQ(s1.tmpdir, d + "/n1/tmp");
+  EXPECT_EQ(s1.log_path, d + "/n1/agent.log");
+
+  EXPECT_EQ(state->nodes[0].agent_pid, 1000);
+  EXPECT_EQ(state->nodes[1].agent_pid, 1001);
+  auto saved = LoadFabricState(fs_, d);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  EXPECT_EQ(saved->nodes[1].agent_pid, 1001);
+  EXPECT_EQ(saved->agent_bin, "/opt/fdrill/bin/fdrill-agent");
+}
+
+TEST_F(FabricUpTest, RefusesWhenAFabricExistsAndTouchesNothing) {
+  runner_.OnOutput({"ip", "netns", "list"}, "fdrill-n1 (id: 2)\nfdrill-n0 (id: 1)\nfdrill-sw\nother\n");
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(state.status().message(), "fabric already up with 2 nodes; run `fdrill fabric down` first");
+  EXPECT_THAT(runner_.calls(), ElementsAre(Argv{"ip", "netns", "list"}, Argv{"ip", "-o", "link", "show"}));
+  EXPECT_TRUE(node_.spawned.empty());
+}
+
+TEST_F(FabricUpTest, RefusesOnAStrayManagementLink) {
+  runner_.OnOutput({"ip", "-o", "link", "show"}, "9: fdm-br: <BROADCAST,MULTICAST> mtu 1500 state DOWN\n");
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(), HasSubstr("run `fdrill fabric down` first"));
+  EXPECT_EQ(runner_.calls().size(), 2u);
+}
+
+TEST_F(FabricUpTest, FailureHalfWayUndoesWhatWasMadeInReverse) {
+  runner_.OnFail({"ip", "-n", "fdrill-n1", "addr", "add"}, "RTNETLINK answers: File exists");
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(),
+              HasSubstr("`ip -n fdrill-n1 addr add 198.18.0.2/24 dev fab0` exited 2: RTNETLINK answers: File exists"));
+  EXPECT_THAT(state.status().message(), HasSubstr("rolled back"));
+
+  const auto& calls = runner_.calls();
+  auto failed = std::find(calls.begin(), calls.end(),
+                          Argv{"ip", "-n", "fdrill-n1", "addr", "add", "198.18.0.2/24", "dev", "fab0"});
+  ASSERT_NE(failed, calls.end());
+  std::vector<Argv> after(failed + 1, calls.end());
+  const std::string d = "/run/fdrill/fabric";
+  EXPECT_THAT(after, ElementsAre(Argv{"ip", "netns", "del", "fdrill-n1"}, Argv{"umount", d + "/n0/uts"},
+                                 Argv{"ip", "link", "del", "fdm-n0"}, Argv{"ip", "netns", "del", "fdrill-n0"},
+                                 Argv{"ip", "netns", "del", "fdrill-sw"}, Argv{"ip", "link", "del", "fdm-br"},
+                                 Argv{"rm", "-rf", "--one-file-system", d}));
+  EXPECT_TRUE(node_.spawned.empty());
+}
+
+TEST_F(FabricUpTest, HalfDoneUtsMountIsUnmountedToo) {
+  runner_.OnFail({"unshare"}, "hostname: boom");
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(runner_.CallsStartingWith({"umount"}).size(), 1u);
+}
+
+TEST_F(FabricUpTest, AgentThatFailsToStartKillsTheOnesStarted) {
+  node_.fail_spawn_at = 1;
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(), HasSubstr("starting the agent on n1: exec: No such file"));
+  EXPECT_THAT(runner_.CallsStartingWith({"kill"}), ElementsAre(Argv{"kill", "-s", "KILL", "1000"}));
+  EXPECT_EQ(runner_.CallsStartingWith({"ip", "netns", "del"}).size(), 3u);
+  EXPECT_EQ(runner_.CallsStartingWith({"rm"}).size(), 1u);
+}
+
+TEST_F(FabricUpTest, AgentsThatNeverListenTimeOutAndRollBack) {
+  node_.connects = false;
+  // Both agents stay alive but never accept.
+  fs_.files["/proc/1000/cmdline"] = ProcCmdline({"/opt/fdrill/bin/fdrill-agent", "--node", "n0"});
+  fs_.files["/proc/1001/cmdline"] = ProcCmdline({"/opt/fdrill/bin/fdrill-agent", "--node", "n1"});
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(state.status().message(),
+              HasSubstr("2 agent(s) did not accept a connection within 10s, first n0 on 198.19.0.1:7100"));
+  EXPECT_EQ(runner_.CallsStartingWith({"kill"}).size(), 2u);
+}
+
+TEST_F(FabricUpTest, AgentThatExitsIsReportedWithItsLog) {
+  node_.connects = false;
+  node_.on_spawn = [&](const SpawnSpec& spec) {
+    fs_.files[spec.log_path] = "fdrill-agent: bind 198.19.0.1:7100: Address in use\n";
+  };
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(), HasSubstr("agent on n0 (pid 1000) exited"));
+  EXPECT_THAT(state.status().message(), HasSubstr("Address in use"));
+}
+
+TEST_F(FabricUpTest, NoWaitSkipsTheReadinessProbe) {
+  node_.connects = false;
+  options_.wait_ready = false;
+  EXPECT_TRUE(FabricUp(options_, Host()).ok());
+}
+
+TEST_F(FabricUpTest, RejectsNodeCountsOutOfRange) {
+  for (int n : {0, 201}) {
+    options_.nodes = n;
+    auto state = FabricUp(options_, Host());
+    ASSERT_FALSE(state.ok());
+    EXPECT_EQ(state.status().code(), StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(runner_.calls().empty());
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -1,0 +1,100 @@
+#include "workloads/metrics.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace fdrill {
+namespace {
+
+std::string MakeTempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "fdrill-metrics-XXXXXX").string();
+  return mkdtemp(pattern.data()) != nullptr ? pattern : "";
+}
+
+IterationRecord Sample() {
+  IterationRecord r;
+  r.rank = 1;
+  r.nranks = 2;
+  r.host = "n1";
+  r.iter = 17;
+  r.op = "all_reduce";
+  r.dtype = "float32";
+  r.redop = "sum";
+  r.bytes = 65536;
+  r.count = 16384;
+  r.wall_ns = 1700000000123456789;
+  r.mono_ns = 987654321;
+  r.time_ms = 0.5;
+  r.algbw_gbps = 0.131072;
+  r.busbw_gbps = 0.131072;
+  r.wrong = 3;
+  return r;
+}
+
+TEST(WorkloadMetrics, PathTemplate) {
+  EXPECT_EQ(ExpandPathTemplate("{tmpdir}/fd/r{rank}.jsonl", 3, "/scratch"), "/scratch/fd/r3.jsonl");
+  EXPECT_EQ(ExpandPathTemplate("{rank}-{rank}", 12, "/t"), "12-12");
+  EXPECT_EQ(ExpandPathTemplate("plain.jsonl", 0, "/t"), "plain.jsonl");
+}
+
+TEST(WorkloadMetrics, TmpDirFromEnv) {
+  const char* saved = getenv("TMPDIR");
+  std::string saved_value = saved != nullptr ? saved : "";
+  setenv("TMPDIR", "/node0/tmp", 1);
+  EXPECT_EQ(TmpDirFromEnv(), "/node0/tmp");
+  setenv("TMPDIR", "", 1);
+  EXPECT_EQ(TmpDirFromEnv(), "/tmp");
+  unsetenv("TMPDIR");
+  EXPECT_EQ(TmpDirFromEnv(), "/tmp");
+  if (saved != nullptr) setenv("TMPDIR", saved_value.c_str(), 1);
+}
+
+TEST(WorkloadMetrics, RecordHasExactlyTheFormatsMdKeys) {
+  std::string line = ToJsonLine(Sample());
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  auto j = nlohmann::ordered_json::parse(line);
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"rank", "nranks", "host", "iter", "op", "dtype", "redop", "bytes", "count",
+                                             "wall_ns", "mono_ns", "time_ms", "algbw_gbps", "busbw_gbps", "wrong"}));
+  EXPECT_EQ(j["wall_ns"].get<int64_t>(), 1700000000123456789);  // integral, not rounded through a double
+  EXPECT_EQ(j["host"], "n1");
+  EXPECT_EQ(j["iter"], 17);
+  EXPECT_DOUBLE_EQ(j["time_ms"].get<double>(), 0.5);
+  EXPECT_EQ(j["wrong"], 3);
+}
+
+TEST(WorkloadMetrics, WriterCreatesParentsAndEachLineIsReadableAtOnce) {
+  std::string dir = MakeTempDir();
+  ASSERT_FALSE(dir.empty());
+  std::string path = dir + "/a/b/r1.jsonl";
+  auto writer = MetricsWriter::Open(path);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  ASSERT_TRUE((*writer)->Append(Sample()).ok());
+  {
+    std::ifstream in(path);  // while the writer is still open
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line));
+    EXPECT_EQ(line, ToJsonLine(Sample()));
+  }
+  writer->reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(WorkloadMetrics, WriterNamesTheFlagWhenItCannotOpen) {
+  std::string dir = MakeTempDir();
+  ASSERT_FALSE(dir.empty());
+  std::ofstream(dir + "/file") << "x";
+  auto writer = MetricsWriter::Open(dir + "/file/r0.jsonl");
+  ASSERT_FALSE(writer.ok());
+  EXPECT_EQ(writer.status().message().rfind("--jsonl " + dir + "/file/r0.jsonl: ", 0), 0u)
+      << writer.status().message();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -1,0 +1,50 @@
+// Backend: one library that runs the collective (MPI, NCCL). A backend owns
+// its send and receive buffers (host or device memory); the runner hands it
+// the input and reads the result back through host spans, untimed, and times
+// only Run(). Each backend lives in one adapter file, the only file that
+// includes its library's headers, and maps Op/DType/RedOp there.
+//
+// Construction (the factories in backends.h) is collective and returns a
+// backend ready to run: peers joined, buffers allocated. Run() and Close()
+// are collective too. A Run() that fails leaves the backend unusable; the
+// caller then ends the job (the peers may be stuck in the collective).
+// Not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "harness/core/status.h"
+#include "harness/core/units.h"
+#include "workloads/collective.h"
+
+namespace fdrill {
+
+// What every rank will run, identical on all ranks.
+struct BackendOptions {
+  Op op = Op::kAllReduce;
+  DType dtype = DType::kFloat32;
+  RedOp redop = RedOp::kSum;
+  uint64_t count = 0;  // elements per rank buffer
+  Duration timeout = std::chrono::seconds(60);
+
+  uint64_t bytes() const { return count * DTypeSize(dtype); }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Copies `input` (bytes() long) into the send buffer.
+  virtual Status SetInput(std::span<const std::byte> input) = 0;
+  // Runs the collective and returns once this rank's result is complete.
+  virtual Status Run() = 0;
+  // Copies the receive buffer (bytes() long) into `output`.
+  virtual Status GetOutput(std::span<std::byte> output) = 0;
+  // Orderly teardown; after it only destruction is allowed.
+  virtual Status Close() = 0;
+};
+
+}  // namespace fdrill

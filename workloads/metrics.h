@@ -1,0 +1,69 @@
+// The per-iteration metrics record of fdrill-collective (docs/formats.md,
+// "Metrics record") and the file it goes to. One JSON object per line; each
+// line is flushed as soon as it is written, so an agent tailing the file
+// never reads half a record. A MetricsWriter belongs to one rank's loop and
+// is not thread-safe; the other functions are pure.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "harness/core/result.h"
+
+namespace fdrill {
+
+struct IterationRecord {
+  int rank = 0;
+  int nranks = 0;
+  std::string host;
+  int64_t iter = 0;
+  std::string_view op;
+  std::string_view dtype;
+  std::string_view redop;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  int64_t wall_ns = 0;
+  int64_t mono_ns = 0;
+  double time_ms = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  uint64_t wrong = 0;
+};
+
+// The record as one JSON object, keys in formats.md order, no newline.
+std::string ToJsonLine(const IterationRecord& record);
+
+// Replaces every "{rank}" with `rank` and every "{tmpdir}" with `tmpdir`.
+std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir);
+
+// $TMPDIR when set and not empty, else "/tmp".
+std::string TmpDirFromEnv();
+
+// gethostname(), or "unknown" if it fails.
+std::string HostName();
+
+class MetricsWriter {
+ public:
+  // Creates missing parent directories and truncates `path`.
+  static Result<std::unique_ptr<MetricsWriter>> Open(const std::string& path);
+  ~MetricsWriter();
+  MetricsWriter(const MetricsWriter&) = delete;
+  MetricsWriter& operator=(const MetricsWriter&) = delete;
+
+  // Writes one line and flushes it to the kernel.
+  Status Append(const IterationRecord& record);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  MetricsWriter(std::string path, std::FILE* file) : path_(std::move(path)), file_(file) {}
+
+  std::string path_;
+  std::FILE* file_;
+};
+
+}  // namespace fdrill

@@ -1,0 +1,77 @@
+#include "workloads/mpi_world.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace fdrill {
+
+Status MpiError(const char* call, int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return Unavailable(std::string(call) + ": " + std::string(text, static_cast<size_t>(len)));
+}
+
+Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
+  // MPI_Init's own failures abort the process (the handler is not set yet).
+  MPI_Init(argc, argv);
+  std::unique_ptr<MpiWorld> world(new MpiWorld());
+  if (int rc = MPI_Comm_dup(MPI_COMM_WORLD, &world->comm_); rc != MPI_SUCCESS) return MpiError("MPI_Comm_dup", rc);
+  MPI_Comm_set_errhandler(world->comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(world->comm_, &world->rank_);
+  MPI_Comm_size(world->comm_, &world->size_);
+
+  // The local rank from the ranks that share memory with us: portable across
+  // launchers, unlike OMPI_COMM_WORLD_LOCAL_RANK.
+  MPI_Comm node = MPI_COMM_NULL;
+  if (int rc = MPI_Comm_split_type(world->comm_, MPI_COMM_TYPE_SHARED, world->rank_, MPI_INFO_NULL, &node);
+      rc != MPI_SUCCESS) {
+    return MpiError("MPI_Comm_split_type", rc);
+  }
+  MPI_Comm_rank(node, &world->local_rank_);
+  MPI_Comm_free(&node);
+  return world;
+}
+
+MpiWorld::~MpiWorld() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  MPI_Finalize();
+}
+
+Result<int64_t> MpiWorld::MaxInt64(int64_t value) {
+  int64_t out = 0;
+  if (int rc = MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_MAX, comm_); rc != MPI_SUCCESS) {
+    return MpiError("MPI_Allreduce(max)", rc);
+  }
+  return out;
+}
+
+Result<int64_t> MpiWorld::SumInt64(int64_t value) {
+  int64_t out = 0;
+  if (int rc = MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_SUM, comm_); rc != MPI_SUCCESS) {
+    return MpiError("MPI_Allreduce(sum)", rc);
+  }
+  return out;
+}
+
+Result<double> MpiWorld::SumDouble(double value) {
+  double out = 0;
+  if (int rc = MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, MPI_SUM, comm_); rc != MPI_SUCCESS) {
+    return MpiError("MPI_Allreduce(sum)", rc);
+  }
+  return out;
+}
+
+Status MpiWorld::Broadcast(std::span<std::byte> bytes, int root) {
+  if (int rc = MPI_Bcast(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, root, comm_); rc != MPI_SUCCESS) {
+    return MpiError("MPI_Bcast", rc);
+  }
+  return Status::Ok();
+}
+
+void MpiWorld::Abort(int exit_code) {
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);  // MPI_Abort does not return; this keeps [[noreturn]] honest
+}
+
+}  // namespace fdrill

@@ -1,0 +1,42 @@
+// World: the ranks of one run and the few untimed control-plane operations
+// the workload needs among them (stop agreement, result totals, sharing the
+// NCCL id). MpiWorld (mpi_world.h) is the real one; tests use a one-rank fake.
+// Every method except the accessors is collective: all ranks call it, in the
+// same order. Not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "harness/core/result.h"
+
+namespace fdrill {
+
+class World {
+ public:
+  virtual ~World() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Rank among the ranks sharing this node (picks the GPU).
+  virtual int local_rank() const = 0;
+
+  virtual Result<int64_t> MaxInt64(int64_t value) = 0;
+  virtual Result<int64_t> SumInt64(int64_t value) = 0;
+  virtual Result<double> SumDouble(double value) = 0;
+  // Copies `bytes` of rank `root` into `bytes` of every other rank.
+  virtual Status Broadcast(std::span<std::byte> bytes, int root) = 0;
+};
+
+// Setup steps that can fail on some ranks only end with this, so no rank goes
+// on to a collective its peers will never join. Returns `local` when it
+// failed; otherwise ok when every rank is ok, or a status for which
+// IsPeerFailure() holds when another rank failed.
+Status AgreeAllOk(World& world, const Status& local);
+
+// True for the status AgreeAllOk returns on ranks that did not fail
+// themselves (the failing rank prints the reason; its peers stay quiet).
+bool IsPeerFailure(const Status& status);
+
+}  // namespace fdrill
