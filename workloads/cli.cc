@@ -32,19 +32,16 @@ void AddFlags(CLI::App& app, RawFlags& f) {
   app.set_version_flag("--version", VersionString());
   app.add_option("--op", f.op, "collective: " + AcceptedOps())->capture_default_str();
   app.add_option("--dtype", f.dtype, "element type: " + AcceptedDTypes())->capture_default_str();
-  app.add_option("-b,--size", f.size, "bytes per rank buffer, e.g. 4M, 64K (a whole number of elements)")
-      ->required();
+  app.add_option("-b,--size", f.size, "bytes per rank buffer, e.g. 4M, 64K (a whole number of elements)")->required();
   app.add_option("-n,--iters", f.iters, "timed iterations");
   app.add_option("--duration", f.duration, "stop after this long, e.g. 60s (with -n: whichever comes first)");
   app.add_option("-w,--warmup", f.warmup, "untimed iterations before the timed ones")->capture_default_str();
   app.add_option("--backend", f.backend, "mpi or nccl")->capture_default_str();
   app.add_option("--jsonl", f.jsonl, "metrics file per rank; {rank} and {tmpdir} are expanded");
   app.add_option("--stop-file", f.stop_file, "stop cleanly once this path exists");
-  app.add_option("--timeout", f.timeout, "fail a collective that takes longer (nccl backend)")
-      ->capture_default_str();
+  app.add_option("--timeout", f.timeout, "fail a collective that takes longer (nccl backend)")->capture_default_str();
   // Test-only, so hidden from --help (an empty group).
-  app.add_option("--corrupt-at", f.corrupt_at, "rank 0 corrupts one output element at this iteration")
-      ->group("");
+  app.add_option("--corrupt-at", f.corrupt_at, "rank 0 corrupts one output element at this iteration")->group("");
 }
 
 Result<Config> Validate(const RawFlags& f) {

@@ -19,8 +19,7 @@ struct OpRow {
 };
 
 constexpr std::array<OpRow, 1> kOps = {{
-    {Op::kAllReduce, "all_reduce",
-     [](int n) { return n <= 0 ? 0.0 : 2.0 * (n - 1) / n; }},
+    {Op::kAllReduce, "all_reduce", [](int n) { return n <= 0 ? 0.0 : 2.0 * (n - 1) / n; }},
 }};
 
 struct DTypeRow {

@@ -26,8 +26,8 @@ struct Config {
   int64_t warmup = 5;  // untimed, unchecked, not written
 
   std::string backend = "mpi";
-  std::string jsonl;      // metrics path template ({rank}, {tmpdir}); empty: none
-  std::string stop_file;  // stop when this path exists; empty: never
+  std::string jsonl;                            // metrics path template ({rank}, {tmpdir}); empty: none
+  std::string stop_file;                        // stop when this path exists; empty: never
   Duration timeout = std::chrono::seconds(60);  // one collective, nccl backend
 
   // Test-only: rank 0 changes one output element after this iteration's
@@ -39,8 +39,8 @@ struct Config {
 
 // Exit statuses of fdrill-collective (the agent maps them to events).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitUsage = 2;      // bad flags, backend unavailable
-inline constexpr int kExitDataCheck = 3;  // some iteration returned wrong data
-inline constexpr int kExitCollective = 4; // a collective failed or timed out
+inline constexpr int kExitUsage = 2;       // bad flags, backend unavailable
+inline constexpr int kExitDataCheck = 3;   // some iteration returned wrong data
+inline constexpr int kExitCollective = 4;  // a collective failed or timed out
 
 }  // namespace fdrill

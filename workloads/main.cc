@@ -20,9 +20,7 @@ namespace fdrill {
 namespace {
 
 // One write per line, so lines of ranks sharing mpirun's stderr do not mix.
-void PrintError(const Status& status) {
-  std::cerr << ("fdrill-collective: " + status.message() + "\n") << std::flush;
-}
+void PrintError(const Status& status) { std::cerr << ("fdrill-collective: " + status.message() + "\n") << std::flush; }
 
 // Setup fails the same way on every rank or is agreed (AgreeAllOk), so it
 // ends with a normal exit. A stuck NCCL init is a collective timeout (4);

@@ -14,14 +14,16 @@ namespace {
 
 MPI_Datatype MpiType(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return MPI_FLOAT;
+    case DType::kFloat32:
+      return MPI_FLOAT;
   }
   return MPI_DATATYPE_NULL;
 }
 
 MPI_Op MpiOp(RedOp redop) {
   switch (redop) {
-    case RedOp::kSum: return MPI_SUM;
+    case RedOp::kSum:
+      return MPI_SUM;
   }
   return MPI_OP_NULL;
 }

@@ -46,6 +46,22 @@ Result<int64_t> MpiWorld::MaxInt64(int64_t value) {
   return out;
 }
 
+Status MpiWorld::StartMaxInt64(int64_t value) {
+  if (pending_ != MPI_REQUEST_NULL) return Internal("StartMaxInt64 while one is outstanding");
+  pending_in_ = value;
+  if (int rc = MPI_Iallreduce(&pending_in_, &pending_out_, 1, MPI_INT64_T, MPI_MAX, comm_, &pending_);
+      rc != MPI_SUCCESS) {
+    return MpiError("MPI_Iallreduce(max)", rc);
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> MpiWorld::FinishMaxInt64() {
+  if (pending_ == MPI_REQUEST_NULL) return Internal("FinishMaxInt64 without StartMaxInt64");
+  if (int rc = MPI_Wait(&pending_, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) return MpiError("MPI_Wait", rc);
+  return pending_out_;
+}
+
 Result<int64_t> MpiWorld::SumInt64(int64_t value) {
   int64_t out = 0;
   if (int rc = MPI_Allreduce(&value, &out, 1, MPI_INT64_T, MPI_SUM, comm_); rc != MPI_SUCCESS) {

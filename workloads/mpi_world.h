@@ -25,6 +25,8 @@ class MpiWorld final : public World {
   int local_rank() const override { return local_rank_; }
 
   Result<int64_t> MaxInt64(int64_t value) override;
+  Status StartMaxInt64(int64_t value) override;
+  Result<int64_t> FinishMaxInt64() override;
   Result<int64_t> SumInt64(int64_t value) override;
   Result<double> SumDouble(double value) override;
   Status Broadcast(std::span<std::byte> bytes, int root) override;
@@ -40,6 +42,11 @@ class MpiWorld final : public World {
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
+  // The outstanding split-phase agreement (MPI_Iallreduce keeps pointers to
+  // both values until MPI_Wait).
+  MPI_Request pending_ = MPI_REQUEST_NULL;
+  int64_t pending_in_ = 0;
+  int64_t pending_out_ = 0;
 };
 
 // "MPI_Allreduce: MPI_ERR_TRUNCATE: message truncated" from an MPI error code.

@@ -19,14 +19,16 @@ Status CudaError(const char* call, cudaError_t e) {
 
 ncclDataType_t NcclType(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return ncclFloat32;
+    case DType::kFloat32:
+      return ncclFloat32;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t NcclOp(RedOp redop) {
   switch (redop) {
-    case RedOp::kSum: return ncclSum;
+    case RedOp::kSum:
+      return ncclSum;
   }
   return ncclSum;
 }
@@ -69,7 +71,7 @@ class NcclBackend final : public Backend {
     config.blocking = 0;  // calls return ncclInProgress; we poll with a deadline
     ncclResult_t r = ncclCommInitRankConfig(&comm_, world.size(), id, world.rank(), &config);
     local = (r == ncclSuccess || r == ncclInProgress) ? Wait("ncclCommInitRankConfig", /*stream=*/false)
-                                                       : NcclError("ncclCommInitRankConfig", r);
+                                                      : NcclError("ncclCommInitRankConfig", r);
     return AgreeAllOk(world, local);
   }
 
@@ -175,9 +177,10 @@ class NcclBackend final : public Backend {
       }
       if (std::chrono::steady_clock::now() > deadline) {
         Abort();
-        return DeadlineExceeded(fmt::format("backend nccl: {} did not complete within {} (--timeout); "
-                                            "communicator aborted",
-                                            what, FormatDuration(options_.timeout)));
+        return DeadlineExceeded(
+            fmt::format("backend nccl: {} did not complete within {} (--timeout); "
+                        "communicator aborted",
+                        what, FormatDuration(options_.timeout)));
       }
     }
   }

@@ -58,8 +58,9 @@ CheckResult CheckAllReduceSum(int nranks, int64_t iter, std::span<const float> g
 }
 
 std::string DescribeFailure(int rank, int64_t iter, uint64_t count, const CheckResult& check) {
-  return fmt::format("data check FAILED: rank {} iter {}: {} of {} elements wrong, first at index {}: got {} expected {}",
-                     rank, iter, check.wrong, count, check.first_index, check.got, check.expected);
+  return fmt::format(
+      "data check FAILED: rank {} iter {}: {} of {} elements wrong, first at index {}: got {} expected {}", rank, iter,
+      check.wrong, count, check.first_index, check.got, check.expected);
 }
 
 }  // namespace fdrill

@@ -78,6 +78,7 @@ Result<RunOutcome> RunWorkload(const Config& config, World& world, Backend& back
   std::vector<double> times_us;
   uint64_t wrong = 0;
   const int64_t start_ns = ClockNanos(CLOCK_MONOTONIC);
+  bool agreement_pending = false;
   for (int64_t iter = 0;; ++iter) {
     FillInput(rank, iter, input);
     if (Status s = backend.SetInput(input_bytes); !s.ok()) return s;
@@ -109,18 +110,31 @@ Result<RunOutcome> RunWorkload(const Config& config, World& world, Backend& back
       if (Status s = metrics->Append(record); !s.ok()) return s;
     }
 
+    // Rank 0's stop decision travels in a split-phase agreement that
+    // completes during the next timed collective (World::StartMaxInt64), so
+    // every network wait is inside a timed collective.
+    if (agreement_pending) {
+      Result<int64_t> any = world.FinishMaxInt64();
+      agreement_pending = false;
+      if (!any.ok()) return any.status().Annotate("stop agreement");
+      if (*any != 0) {
+        outcome.stopped = true;
+        break;
+      }
+    }
     if (config.iters && iter + 1 >= *config.iters) break;
     bool local_stop = StopRequested();
     if (rank == 0) {
       local_stop = local_stop || StopFileExists(config.stop_file) ||
                    (config.duration && end_ns - start_ns >= config.duration->count());
     }
-    Result<bool> stop = AgreeToStop(world, local_stop);
-    if (!stop.ok()) return stop.status();
-    if (*stop) {
-      outcome.stopped = true;
-      break;
-    }
+    if (Status s = world.StartMaxInt64(local_stop ? 1 : 0); !s.ok()) return s.Annotate("stop agreement");
+    agreement_pending = true;
+  }
+  if (agreement_pending) {
+    // Every rank left the loop at the same iteration (the -n limit) with
+    // one agreement in flight: complete it so no request is left behind.
+    if (Result<int64_t> any = world.FinishMaxInt64(); !any.ok()) return any.status().Annotate("stop agreement");
   }
 
   Result<int64_t> total_wrong = world.SumInt64(static_cast<int64_t>(wrong));

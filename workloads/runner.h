@@ -28,10 +28,10 @@
 namespace fdrill {
 
 struct RunOutcome {
-  int64_t iterations = 0;       // timed iterations, the same on every rank
-  bool stopped = false;         // ended by duration, stop file or signal
-  uint64_t wrong = 0;           // wrong elements: all ranks, all iterations
-  double median_time_us = 0;    // each rank's median, averaged over ranks
+  int64_t iterations = 0;     // timed iterations, the same on every rank
+  bool stopped = false;       // ended by duration, stop file or signal
+  uint64_t wrong = 0;         // wrong elements: all ranks, all iterations
+  double median_time_us = 0;  // each rank's median, averaged over ranks
 };
 
 // `metrics` may be null (no --jsonl).

@@ -21,8 +21,8 @@ std::string FormatSummary(const SummaryRow& row) {
   double busbw = algbw * BusFactor(row.op, row.nranks);
   std::string out;
   out += fmt::format("# {} on {} ranks, median of the timed iterations\n", OpName(row.op), row.nranks);
-  out += fmt::format("#{:>11} {:>13} {:>9} {:>7} {:>10} {:>7} {:>7} {:>7}\n", "size", "count", "type", "redop",
-                     "time", "algbw", "busbw", "#wrong");
+  out += fmt::format("#{:>11} {:>13} {:>9} {:>7} {:>10} {:>7} {:>7} {:>7}\n", "size", "count", "type", "redop", "time",
+                     "algbw", "busbw", "#wrong");
   out += fmt::format("#{:>11} {:>13} {:>9} {:>7} {:>10} {:>7} {:>7} {:>7}\n", "(B)", "(elements)", "", "", "(us)",
                      "(GB/s)", "(GB/s)", "");
   out += fmt::format("{:>12} {:>13} {:>9} {:>7} {:>10.2f} {:>7.2f} {:>7.2f} {:>7}\n", row.bytes, row.count,

@@ -23,6 +23,13 @@ class World {
   virtual int local_rank() const = 0;
 
   virtual Result<int64_t> MaxInt64(int64_t value) = 0;
+  // Split-phase MaxInt64: Start contributes this rank's value and returns at
+  // once; Finish waits for the result. The stop agreement rides alongside
+  // the next timed collective this way, so no network wait sits outside
+  // timed code, where a link fault would stall the job unseen by the metrics.
+  // At most one may be outstanding.
+  virtual Status StartMaxInt64(int64_t value) = 0;
+  virtual Result<int64_t> FinishMaxInt64() = 0;
   virtual Result<int64_t> SumInt64(int64_t value) = 0;
   virtual Result<double> SumDouble(double value) = 0;
   // Copies `bytes` of rank `root` into `bytes` of every other rank.

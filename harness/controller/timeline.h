@@ -1,7 +1,8 @@
 // Timeline: a scenario's phases as a list of timed steps, relative to the
 // start of the first phase. Pure: no clocks, no I/O. A fault is applied at
 // the start of its phase and reverted at its end; steps at the same instant
-// keep the order phase_end, revert, phase_start, apply.
+// keep the order revert, phase_end, phase_start, apply: a phase ends once
+// its faults are reverted.
 #pragma once
 
 #include <vector>
@@ -11,7 +12,7 @@
 namespace fdrill {
 
 struct Step {
-  enum Kind { kPhaseEnd, kRevert, kPhaseStart, kApply };
+  enum Kind { kRevert, kPhaseEnd, kPhaseStart, kApply };
   Duration at{};
   Kind kind = kPhaseStart;
   int phase = 0;

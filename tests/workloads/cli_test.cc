@@ -39,9 +39,16 @@ TEST(WorkloadCli, Defaults) {
 }
 
 TEST(WorkloadCli, AllFlags) {
-  Result<Invocation> r = Parse({"--op", "all_reduce", "--dtype", "float32", "--size", "64K", "--iters", "3",
-                                "--duration", "2m", "--warmup", "0", "--jsonl", "{tmpdir}/r{rank}.jsonl",
-                                "--stop-file", "/tmp/stop", "--timeout", "500ms", "--corrupt-at", "2"});
+  Result<Invocation> r = Parse({"--op",         "all_reduce",
+                                "--dtype",      "float32",
+                                "--size",       "64K",
+                                "--iters",      "3",
+                                "--duration",   "2m",
+                                "--warmup",     "0",
+                                "--jsonl",      "{tmpdir}/r{rank}.jsonl",
+                                "--stop-file",  "/tmp/stop",
+                                "--timeout",    "500ms",
+                                "--corrupt-at", "2"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Config& c = r->config;
   EXPECT_EQ(c.bytes, 65536u);
@@ -64,8 +71,7 @@ TEST(WorkloadCli, DurationAloneIsEnough) {
 TEST(WorkloadCli, UnknownOpAndDtypeNameTheAcceptedOnes) {
   EXPECT_EQ(ErrorOf({"-b", "4M", "-n", "1", "--op", "all_gather"}),
             "unknown --op \"all_gather\": accepted: all_reduce");
-  EXPECT_EQ(ErrorOf({"-b", "4M", "-n", "1", "--dtype", "bfloat16"}),
-            "unknown --dtype \"bfloat16\": accepted: float32");
+  EXPECT_EQ(ErrorOf({"-b", "4M", "-n", "1", "--dtype", "bfloat16"}), "unknown --dtype \"bfloat16\": accepted: float32");
 }
 
 TEST(WorkloadCli, SizeMustBeAWholeNumberOfElements) {

@@ -13,8 +13,9 @@ namespace fdrill {
 namespace {
 
 ProcessResult RunOneRank(const std::vector<std::string>& flags) {
-  std::vector<std::string> argv = {FDRILL_MPIEXEC, "--allow-run-as-root", "-np", "1", FDRILL_COLLECTIVE_BIN,
-                                   "--backend", "nccl", "--timeout", "30s"};
+  std::vector<std::string> argv = {
+      FDRILL_MPIEXEC, "--allow-run-as-root", "-np", "1", FDRILL_COLLECTIVE_BIN, "--backend",
+      "nccl",         "--timeout",           "30s"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   Result<ProcessResult> r = RealProcessRunner().Run(argv, std::chrono::seconds(120));
   EXPECT_TRUE(r.ok()) << r.status().message();

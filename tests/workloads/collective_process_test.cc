@@ -21,8 +21,9 @@
 namespace fdrill {
 namespace {
 
-const std::vector<std::string> kMpirun = {FDRILL_MPIEXEC, "--allow-run-as-root", "--oversubscribe", "-np", "2",
-                                          "--mca", "btl", "self,vader,tcp", FDRILL_COLLECTIVE_BIN};
+const std::vector<std::string> kMpirun = {
+    FDRILL_MPIEXEC, "--allow-run-as-root", "--oversubscribe",    "-np", "2", "--mca",
+    "btl",          "self,vader,tcp",      FDRILL_COLLECTIVE_BIN};
 
 class WorkloadProcessTest : public ::testing::Test {
  protected:
@@ -58,8 +59,8 @@ class WorkloadProcessTest : public ::testing::Test {
 TEST_F(WorkloadProcessTest, TwentyIntactIterationsPerRank) {
   ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "20", "--jsonl", Jsonl()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::set<std::string> keys = {"rank",  "nranks",  "host",    "iter",    "op",
-                                      "dtype", "redop",   "bytes",   "count",   "wall_ns",
+  const std::set<std::string> keys = {"rank",    "nranks",  "host",       "iter",       "op",
+                                      "dtype",   "redop",   "bytes",      "count",      "wall_ns",
                                       "mono_ns", "time_ms", "algbw_gbps", "busbw_gbps", "wrong"};
   for (int rank = 0; rank < 2; ++rank) {
     std::vector<nlohmann::json> records = Records(rank);
@@ -101,12 +102,13 @@ TEST_F(WorkloadProcessTest, CorruptionIsReportedAndExitsThree) {
 TEST_F(WorkloadProcessTest, StopFileStopsEveryRankAfterTheSameIteration) {
   std::string stop = dir_ + "/stop";
   std::ofstream(stop) << "";
-  ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "1000000", "--stop-file", stop, "--jsonl", Jsonl()});
+  ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "1000000", "-w", "0", "--stop-file", stop, "--jsonl", Jsonl()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Rank 0 sees the file after the first timed iteration; all ranks stop there.
-  EXPECT_EQ(Records(0).size(), 1u);
-  EXPECT_EQ(Records(1).size(), 1u);
-  EXPECT_NE(r.out.find("# stopped after 1 timed iterations"), std::string::npos) << r.out;
+  // Rank 0 sees the file after the first timed iteration; every rank agrees
+  // during the second and stops there.
+  EXPECT_EQ(Records(0).size(), 2u);
+  EXPECT_EQ(Records(1).size(), 2u);
+  EXPECT_NE(r.out.find("# stopped after 2 timed iterations"), std::string::npos) << r.out;
 }
 
 TEST_F(WorkloadProcessTest, DurationStopsEveryRankAfterTheSameIteration) {
@@ -125,7 +127,8 @@ TEST_F(WorkloadProcessTest, BadFlagExitsTwoWithoutStartingMpi) {
 TEST_F(WorkloadProcessTest, NcclWithoutGpuExitsTwoOnEveryRank) {
   if (!FDRILL_COLLECTIVE_HAS_NCCL) GTEST_SKIP() << "built without NCCL; WorkloadCli covers the message";
   struct stat st;
-  if (stat("/dev/nvidiactl", &st) == 0) GTEST_SKIP() << "this machine has an NVIDIA driver; workloads_hw_test runs NCCL";
+  if (stat("/dev/nvidiactl", &st) == 0)
+    GTEST_SKIP() << "this machine has an NVIDIA driver; workloads_hw_test runs NCCL";
   ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "5", "--backend", "nccl"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("fdrill-collective: backend nccl: no CUDA device (cudaGetDeviceCount: "), std::string::npos)

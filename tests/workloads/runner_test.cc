@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <optional>
+
 #include "workloads/pattern.h"
 #include "workloads/stop.h"
 
@@ -33,6 +35,19 @@ class OneRankWorld final : public World {
     ++agreements;
     return value;
   }
+  Status StartMaxInt64(int64_t value) override {
+    if (pending_) return Internal("two outstanding agreements");
+    pending_ = value;
+    return Status::Ok();
+  }
+  Result<int64_t> FinishMaxInt64() override {
+    if (!pending_) return Internal("finish without start");
+    ++agreements;
+    int64_t v = *pending_;
+    pending_.reset();
+    return v;
+  }
+  bool outstanding() const { return pending_.has_value(); }
   Result<int64_t> SumInt64(int64_t value) override { return value; }
   Result<double> SumDouble(double value) override { return value; }
   Status Broadcast(std::span<std::byte>, int) override { return Status::Ok(); }
@@ -41,6 +56,7 @@ class OneRankWorld final : public World {
 
  private:
   int size_;
+  std::optional<int64_t> pending_;
 };
 
 class LoopbackBackend final : public Backend {
@@ -162,7 +178,9 @@ TEST_F(WorkloadRunnerTest, StaleResultFromTheBackendIsCaught) {
   EXPECT_EQ(err_.str().find("iter 7"), std::string::npos) << err_.str();
 }
 
-TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheCurrentIteration) {
+// A stop seen after timed iteration i is agreed on during iteration i+1
+// (the agreement rides alongside the collective), so the run ends after i+1.
+TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheNextIteration) {
   config_.iters = 1000;
   config_.stop_file = dir_ + "/stop";
   backend_.on_run = [&](int64_t call) {
@@ -171,11 +189,12 @@ TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheCurrentIteration) {
   };
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->iterations, 4);
+  EXPECT_EQ(out->iterations, 5);
   EXPECT_TRUE(out->stopped);
+  EXPECT_FALSE(world_.outstanding());
 }
 
-TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheCurrentIteration) {
+TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheNextIteration) {
   config_.iters.reset();
   config_.duration = std::chrono::hours(1);
   backend_.on_run = [&](int64_t call) {
@@ -185,8 +204,18 @@ TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheCurrentIteration) {
   InstallStopSignals();
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->iterations, 3);
+  EXPECT_EQ(out->iterations, 4);
   EXPECT_TRUE(out->stopped);
+}
+
+TEST_F(WorkloadRunnerTest, StopFileDuringWarmupRunsNoTimedIteration) {
+  config_.stop_file = dir_ + "/stop";
+  std::ofstream(config_.stop_file) << "";
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->iterations, 0);
+  EXPECT_TRUE(out->stopped);
+  EXPECT_EQ(backend_.runs, 1);
 }
 
 TEST_F(WorkloadRunnerTest, StopDuringWarmupRunsNoTimedIteration) {
@@ -202,7 +231,8 @@ TEST_F(WorkloadRunnerTest, StopDuringWarmupRunsNoTimedIteration) {
 }
 
 TEST_F(WorkloadRunnerTest, DurationEndsTheRun) {
-  // Each collective takes at least 2 ms, so 1 ms is over after the first.
+  // Each collective takes at least 2 ms, so 1 ms is over after the first;
+  // the agreement completes during the second.
   config_.iters.reset();
   config_.duration = std::chrono::milliseconds(1);
   backend_.on_run = [](int64_t) {
@@ -211,7 +241,7 @@ TEST_F(WorkloadRunnerTest, DurationEndsTheRun) {
   };
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->iterations, 1);
+  EXPECT_EQ(out->iterations, 2);
   EXPECT_TRUE(out->stopped);
 }
 

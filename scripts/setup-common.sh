@@ -1,0 +1,50 @@
+# Shared by demo.sh and test.sh: install Debian packages (quiet when already
+# there), configure and build into build/ (binaries in build/bin/).
+
+FDRILL_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libboost-dev libboost-system-dev libssl-dev
+  libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
+  iproute2 iptables util-linux procps
+)
+
+install_deps() {
+  local missing=()
+  for p in "${FDRILL_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >/dev/null || true
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+configure_and_build() {
+  local werror="${FDRILL_WERROR:-ON}"
+  cmake -S . -B build -G Ninja -DFDRILL_WERROR="$werror" >/dev/null
+  cmake --build build -j "$(nproc)" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+  # A failed build must stop us; grep above only filters progress lines.
+  cmake --build build -j "$(nproc)" >/dev/null
+  echo "setup: built $(cat build/backends.txt | sed 's/^/backends: /') into build/bin/" >&2
+}
+
+# CUDA present but no NCCL backend = a broken build, not a skipped feature.
+check_backends() {
+  if [ -e /usr/local/cuda/include/nccl.h ] && ! grep -qw nccl build/backends.txt; then
+    echo "setup: CUDA and NCCL are installed but the NCCL backend did not build" >&2
+    exit 1
+  fi
+  if [ -e /usr/local/cuda/include/nccl.h ]; then
+    build/bin/fdrill-collective --version | grep -qw nccl || {
+      echo "setup: fdrill-collective --version does not list the nccl backend" >&2
+      exit 1
+    }
+  fi
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# fdrill: install what the build needs, build into build/, run every test
+# through ctest (unit tests, and as root the e2e tests on a real emulated
+# fabric). Idempotent; safe to run again. Usage: ./test.sh [ctest args...]
+set -euo pipefail
+cd "$(dirname "$0")"
+. ./scripts/setup-common.sh
+
+install_deps
+configure_and_build
+check_backends
+
+# The e2e tests build their own emulated fabric; they need root (CI runs as
+# root) and are never skipped there.
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test.sh: not root: the e2e tests (emulated fabric) will be skipped; run as root for the full suite" >&2
+fi
+ctest --test-dir build --output-on-failure --timeout 600 "$@"

@@ -1,0 +1,40 @@
+#include "harness/controller/recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/fakes/fake_clock.h"
+
+namespace fdrill {
+namespace {
+
+TEST(RunRecorder, StampsEventsAndMapsMetricsThroughTheAgentOffset) {
+  auto dir = std::filesystem::temp_directory_path() / ("fdrill-rec-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  FakeClock clock;
+  int64_t start_wall = clock.WallNanos();
+  auto rec = RunRecorder::Create(dir.string(), clock);
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  clock.Advance(std::chrono::milliseconds(1500));
+  EXPECT_DOUBLE_EQ((*rec)->Event("phase_start", {{"phase", "baseline"}}), 1.5);
+  // The agent's clock runs 250 ms ahead of ours: a record stamped at our
+  // start + 2.25 s reads start + 2.5 s on the agent.
+  int64_t offset = 250'000'000;
+  Json records = Json::array({{{"rank", 1}, {"wall_ns", start_wall + 2'500'000'000 }, {"iter", 0}}, {{"no", "wall"}}});
+  EXPECT_EQ((*rec)->Metrics("n1", records, offset), 1u);
+  std::ifstream ev(dir / "events.jsonl"), me(dir / "metrics.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(ev, line));
+  EXPECT_EQ(Json::parse(line)["type"], "phase_start");
+  ASSERT_TRUE(std::getline(me, line));
+  Json m = Json::parse(line);
+  EXPECT_EQ(m["node"], "n1");
+  EXPECT_NEAR(m["t"].get<double>(), 2.25, 1e-9);
+  EXPECT_FALSE(RunRecorder::Create(dir.string(), clock).ok()) << "a non-empty run directory is refused";
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fdrill

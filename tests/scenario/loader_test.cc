@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include "harness/scenario/scenario.h"
+
+namespace fdrill {
+namespace {
+
+constexpr char kGood[] = R"(name: t
+fabric:
+  emulated: {nodes: 4}
+workload: {size: 1M}
+phases:
+  - name: baseline
+    duration: 5s
+  - name: hit
+    duration: 2s
+    faults:
+      - kind: link_rate
+        node: n1
+        params: {interface: fab0, rate: 100mbit}
+  - name: recovery
+    duration: 5s
+expect:
+  max_time_to_recover: 3s
+)";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+std::string ErrorOf(const std::string& text) {
+  auto s = ParseScenario(text, "drill.yaml");
+  EXPECT_FALSE(s.ok()) << "expected an error";
+  return s.ok() ? "" : s.status().message();
+}
+
+TEST(ScenarioLoader, LoadsTheQuickstart) {
+  auto s = LoadScenario(std::string(FDRILL_SOURCE_DIR) + "/scenarios/quickstart.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->nodes, 4);
+  EXPECT_EQ(s->phases.size(), 5u);
+  EXPECT_EQ(s->TotalDuration(), std::chrono::seconds(58));
+  EXPECT_EQ(s->phases[1].faults[0].kind, "link_rate");
+  EXPECT_EQ(s->phases[1].faults[0].params["rate"], "100mbit");
+  EXPECT_EQ(s->phases[3].faults[0].params["down"], "3s");
+  EXPECT_EQ(s->workload.size_bytes, 4u << 20);
+}
+
+TEST(ScenarioLoader, DefaultsAndGeneratedIds) {
+  auto s = ParseScenario(kGood, "drill.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->phases[1].faults[0].id, "hit-link_rate");
+  EXPECT_EQ(s->phases[1].faults[0].line, 11);
+  EXPECT_EQ(s->expect.max_time_to_recover_s, 3.0);
+  EXPECT_EQ(s->lease_ttl, std::chrono::seconds(5));
+}
+
+TEST(ScenarioLoader, UnknownKeyNamesFileLineColumnAndSuggests) {
+  std::string e = ErrorOf(Replace(kGood, "    duration: 2s", "    duraton: 2s"));
+  EXPECT_EQ(e.rfind("drill.yaml:9:5: unknown key \"duraton\" in phase; did you mean \"duration\"?", 0), 0u) << e;
+}
+
+TEST(ScenarioLoader, BadUnitIsCaughtWithAHint) {
+  std::string e = ErrorOf(Replace(kGood, "rate: 100mbit", "rate: 100mbps"));
+  EXPECT_NE(e.find("drill.yaml:13:"), std::string::npos) << e;
+  EXPECT_NE(e.find("params.rate"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean \"100mbit\""), std::string::npos) << e;
+  std::string d = ErrorOf(Replace(kGood, "duration: 2s", "duration: 2"));
+  EXPECT_NE(d.find("drill.yaml:9:"), std::string::npos) << d;
+  EXPECT_NE(d.find("no unit"), std::string::npos) << d;
+}
+
+TEST(ScenarioLoader, MissingTargetNodeAndUnknownKind) {
+  std::string e = ErrorOf(Replace(kGood, "node: n1", "node: n7"));
+  EXPECT_NE(e.find("drill.yaml:12:"), std::string::npos) << e;
+  EXPECT_NE(e.find("n0..n3"), std::string::npos) << e;
+  std::string k = ErrorOf(Replace(kGood, "kind: link_rate", "kind: link_rat"));
+  EXPECT_NE(k.find("did you mean \"link_rate\""), std::string::npos) << k;
+}
+
+TEST(ScenarioLoader, TimelineAndSafetyRules) {
+  std::string first = ErrorOf(Replace(Replace(kGood, "  - name: baseline\n    duration: 5s\n", ""), "name: t\n", "name: t\n"));
+  EXPECT_NE(first.find("first phase must be fault-free"), std::string::npos) << first;
+  std::string two = ErrorOf(Replace(kGood, "        params: {interface: fab0, rate: 100mbit}",
+                                    "        params: {interface: fab0, rate: 100mbit}\n"
+                                    "      - kind: link_flap\n        node: n2\n        params: {interface: fab0, down: 1s}"));
+  EXPECT_NE(two.find("max_faulted_nodes allows 1"), std::string::npos) << two;
+  std::string lease = ErrorOf(std::string(kGood) + "safety: {lease_ttl: 1s, lease_renew: 1s}\n");
+  EXPECT_NE(lease.find("lease_renew"), std::string::npos) << lease;
+  std::string yaml = ErrorOf("name: [unclosed\n");
+  EXPECT_NE(yaml.find("not valid YAML"), std::string::npos) << yaml;
+}
+
+TEST(ScenarioLoader, MissingFileIsNotFound) {
+  auto s = LoadScenario("/nonexistent/x.yaml");
+  EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(s.status().message().find("/nonexistent/x.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fdrill
