@@ -16,11 +16,15 @@ constexpr auto kTailEvery = std::chrono::milliseconds(100);
 }  // namespace
 
 AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
-    : config_(std::move(config)), host_(host), clock_(clock), journal_(config_.state_dir + "/journal.jsonl") {}
+    : config_(std::move(config)),
+      host_(host),
+      clock_(clock),
+      journal_(config_.state_dir + "/journal.jsonl"),
+      audit_(config_.state_dir + "/audit.jsonl") {}
 
 AgentService::~AgentService() = default;
 
-Json AgentService::Handle(const Json& req, const std::string& peer) {
+Json AgentService::Handle(const Json& req, const std::string& peer, const std::string& subject) {
   uint64_t id = req.value("id", uint64_t{0});
   std::string type = req.value("type", "");
   Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
@@ -34,8 +38,9 @@ Json AgentService::Handle(const Json& req, const std::string& peer) {
   else if (type == "workload_start") r = WorkloadStart(req);
   else if (type == "workload_stop") r = WorkloadStop(req);
   if (type != "lease") {
-    spdlog::info("audit: peer={} request={} id={} result={}", peer, type, id,
-                 r.ok() ? "ok" : r.status().ToString());
+    std::string result = r.ok() ? "ok" : r.status().ToString();
+    audit_.Record(clock_.WallNanos(), peer, subject, req, result);
+    spdlog::info("request {} {} from {} {}: {}", type, req.value("fault_id", ""), peer, subject, result);
   }
   if (!r.ok()) return MakeErrorReply(id, r.status().Annotate(config_.node));
   return MakeReply(id, std::move(*r));
@@ -103,7 +108,8 @@ Result<Json> AgentService::Apply(const Json& req) {
     return undo.ok() ? s : s.Annotate("apply failed and revert failed too (" + undo.message() + ")");
   }
   Status verified = f.Verify();
-  faults_[id] = Active{req.value("kind", ""), std::move(*fault), clock_.Now()};
+  int64_t max_ms = req.value("max_duration_ms", int64_t{0});
+  faults_[id] = Active{req.value("kind", ""), std::move(*fault), clock_.Now(), std::chrono::milliseconds(max_ms)};
   return Json{{"verified", verified.ok()}, {"verify", verified.ok() ? "ok" : verified.message()},
               {"wall_ns", clock_.WallNanos()}};
 }
@@ -227,10 +233,22 @@ std::string AgentService::LogTail() const {
 
 void AgentService::Tick() {
   auto now = clock_.Now();
-  for (auto& [id, active] : faults_) {
-    if (auto s = active.fault->Tick(now - active.applied_at); !s.ok()) {
+  for (auto it = faults_.begin(); it != faults_.end();) {
+    auto& [id, active] = *it;
+    Duration on = now - active.applied_at;
+    if (active.max_duration.count() > 0 && on >= active.max_duration) {
+      Status s = RevertOne(id, active);
+      spdlog::warn("fault {} reached its max duration {}: reverted ({})", id, FormatDuration(active.max_duration),
+                   s.ToString());
+      if (push_) push_(MakePush("fault_expired", {{"node", config_.node}, {"fault_id", id}, {"reverted", s.ok()}}));
+      if (s.ok()) {
+        it = faults_.erase(it);
+        continue;
+      }
+    } else if (auto s = active.fault->Tick(on); !s.ok()) {
       spdlog::error("fault {}: {}", id, s.ToString());
     }
+    ++it;
   }
   if (lease_held_ && now > lease_deadline_) {
     lease_held_ = false;

@@ -13,6 +13,8 @@
 //  - faults on the management interface, on "lo", or outside the allowlist
 //    are refused before anything is touched;
 //  - when the lease lapses every fault is reverted and the workload stopped;
+//  - a fault applied with max_duration_ms is reverted by the agent itself
+//    once that long has passed, whatever the controller does;
 //  - SweepJournal() at start reverts what a previous life left applied.
 #pragma once
 
@@ -22,6 +24,7 @@
 #include <set>
 #include <string>
 
+#include "agents/audit.h"
 #include "agents/journal.h"
 #include "agents/metrics_tail.h"
 #include "agents/workload.h"
@@ -49,8 +52,9 @@ class AgentService {
 
   void set_push(Push push) { push_ = std::move(push); }
 
-  // One request in, one reply out (same id).
-  Json Handle(const Json& request, const std::string& peer);
+  // One request in, one reply out (same id). `subject` is the client
+  // certificate's subject ("" without TLS), for the audit log.
+  Json Handle(const Json& request, const std::string& peer, const std::string& subject = "");
   void Tick();
 
   // Reverts every journalled fault (start-up sweep and --revert-all).
@@ -66,6 +70,7 @@ class AgentService {
     std::string kind;
     std::unique_ptr<Fault> fault;
     Clock::TimePoint applied_at;
+    Duration max_duration{};  // zero: no limit of its own
   };
 
   Result<Json> Hello();
@@ -86,6 +91,7 @@ class AgentService {
   Host host_;
   const Clock& clock_;
   Journal journal_;
+  AuditLog audit_;
   Push push_;
   std::map<std::string, Active> faults_;
   Workload workload_;

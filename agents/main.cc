@@ -3,7 +3,12 @@
 // it reverts every fault and stops its workload before exiting.
 //
 //   fdrill-agent --node n1 --listen 198.19.0.2:7100 --state-dir /var/lib/fdrill
+//       --tls-ca /etc/fdrill/pki/ca.pem --tls-cert /etc/fdrill/pki/n1.pem --tls-key /etc/fdrill/pki/n1.key
 //   fdrill-agent --state-dir DIR --revert-all     (undo everything, exit)
+//
+// Serving needs either the three --tls-* files (mutual TLS: only clients
+// whose cert the CA signed get in) or an explicit --insecure (plaintext);
+// there is no default, so an agent never ends up open by omission.
 #include <CLI/CLI.hpp>
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
@@ -15,22 +20,42 @@
 #include "agents/server.h"
 #include "harness/core/log.h"
 #include "harness/host/real_process_runner.h"
+#include "harness/tls/tls_context.h"
 
 int main(int argc, char** argv) {
   using namespace fdrill;
   CLI::App app{"fdrill-agent: applies and reverts faults on this node for the fdrill controller"};
   std::string node, listen = "0.0.0.0:7100", state_dir = "/var/lib/fdrill", log_level = "info";
   std::vector<std::string> allow;
-  bool revert_all = false;
+  bool revert_all = false, insecure = false;
+  TlsConfig tls;
   app.add_option("--node", node, "this node's name in drills (default: hostname)");
   app.add_option("--listen", listen, "management address:port to serve on")->capture_default_str();
   app.add_option("--state-dir", state_dir, "journal and logs")->capture_default_str();
   app.add_option("--allow", allow, "interfaces faults may touch (default: any but the management one)");
   app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit");
+  app.add_option("--tls-ca", tls.ca_file, "CA certificate (PEM) that signed the controller's certificate");
+  app.add_option("--tls-cert", tls.cert_file, "this agent's certificate (PEM)");
+  app.add_option("--tls-key", tls.key_file, "this agent's private key (PEM)");
+  app.add_flag("--insecure", insecure, "serve plaintext TCP with no client authentication (tests, trusted labs)");
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
   app.set_version_flag("--version", "fdrill-agent 0.1.0");
   CLI11_PARSE(app, argc, argv);
   InitLogging("fdrill-agent", log_level);
+  if (!revert_all) {
+    bool any_tls = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty();
+    bool all_tls = !tls.ca_file.empty() && !tls.cert_file.empty() && !tls.key_file.empty();
+    if (insecure && any_tls) {
+      spdlog::error("--insecure and --tls-* exclude each other: give the three --tls-* files or --insecure");
+      return 2;
+    }
+    if (!insecure && !all_tls) {
+      spdlog::error("{}: to serve, give --tls-ca, --tls-cert and --tls-key (mutual TLS; see `fdrill certs`), "
+                    "or --insecure for plaintext",
+                    any_tls ? "incomplete TLS settings" : "no TLS settings");
+      return 2;
+    }
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);
@@ -86,8 +111,17 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  std::unique_ptr<boost::asio::ssl::context> ssl;
+  if (!insecure) {
+    auto ctx = MakeServerContext(tls);
+    if (!ctx.ok()) {
+      spdlog::error("{}", ctx.status().message());
+      return 2;
+    }
+    ssl = std::move(ctx).value();
+  }
   boost::asio::io_context io;
-  AgentServer server(io, service);
+  AgentServer server(io, service, ssl.get());
   if (auto s = server.Listen(listen_host, static_cast<uint16_t>(port)); !s.ok()) {
     spdlog::error("{}", s.message());
     return 2;
@@ -100,7 +134,8 @@ int main(int argc, char** argv) {
     io.stop();
   });
   server.Start();
-  spdlog::info("node {} serving on {} (management interface {}, state {})", config.node, listen,
+  spdlog::info("node {} serving on {} ({}; management interface {}, state {})", config.node, listen,
+               insecure ? "PLAINTEXT, --insecure" : "mutual TLS, CA " + tls.ca_file,
                config.mgmt_interface.empty() ? "-" : config.mgmt_interface, state_dir);
   io.run();
   return 0;

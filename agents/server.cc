@@ -1,49 +1,128 @@
 #include "agents/server.h"
 
 #include <deque>
+#include <type_traits>
 
 #include <spdlog/spdlog.h>
+
+#include "harness/tls/tls_context.h"
 
 namespace fdrill {
 
 namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
 using asio::ip::tcp;
+using TlsStream = ssl::stream<tcp::socket>;
 
-class AgentSession : public std::enable_shared_from_this<AgentSession> {
+// What the server needs of a session, whatever its stream.
+class AgentSession {
  public:
-  AgentSession(tcp::socket socket, AgentServer& server)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), server_(server) {
+  virtual ~AgentSession() = default;
+  virtual void Send(const Json& msg) = 0;
+  virtual void Close() = 0;
+  // Past the handshake (always, for plaintext): may receive pushes.
+  bool ready() const { return ready_; }
+
+ protected:
+  bool ready_ = false;
+};
+
+namespace {
+
+tcp::socket& Lowest(tcp::socket& s) { return s; }
+tcp::socket& Lowest(TlsStream& s) { return s.next_layer(); }
+
+// A peer that connected and left without a byte: a readiness probe.
+bool QuietClose(const boost::system::error_code& ec) {
+  return ec == asio::error::eof || ec == ssl::error::stream_truncated || ec == asio::error::connection_reset;
+}
+
+}  // namespace
+
+template <typename Stream>
+class StreamSession final : public AgentSession, public std::enable_shared_from_this<StreamSession<Stream>> {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  StreamSession(Stream stream, AgentServer& server)
+      : stream_(std::move(stream)), timer_(stream_.get_executor()), handshake_timer_(stream_.get_executor()),
+        server_(server) {
     timer_.expires_at(std::chrono::steady_clock::time_point::max());
     boost::system::error_code ec;
-    auto ep = socket_.remote_endpoint(ec);
+    auto ep = Lowest(stream_).remote_endpoint(ec);
     peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
   }
 
   void Start() {
-    auto self = shared_from_this();
-    asio::co_spawn(socket_.get_executor(), [self] { return self->Reader(); }, asio::detached);
-    asio::co_spawn(socket_.get_executor(), [self] { return self->Writer(); }, asio::detached);
+    auto self = this->shared_from_this();
+    asio::co_spawn(stream_.get_executor(), [self] { return self->Run(); }, asio::detached);
   }
 
-  void Send(const Json& msg) {
+  void Send(const Json& msg) override {
     queue_.push_back(EncodeFrame(msg));
     timer_.cancel_one();
   }
 
-  void Close() {
+  void Close() override {
     boost::system::error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    Lowest(stream_).shutdown(tcp::socket::shutdown_both, ec);
+    Lowest(stream_).close(ec);
     timer_.cancel();
+    handshake_timer_.cancel();
   }
 
  private:
+  asio::awaitable<void> Run() {
+    if constexpr (kTls) {
+      if (!co_await Handshake()) {
+        Finish();
+        co_return;
+      }
+    }
+    ready_ = true;
+    auto self = this->shared_from_this();
+    asio::co_spawn(stream_.get_executor(), [self] { return self->Reader(); }, asio::detached);
+    asio::co_spawn(stream_.get_executor(), [self] { return self->Writer(); }, asio::detached);
+  }
+
+  // The server side of the TLS handshake, bounded by the server's timeout so
+  // a client that connects and stalls cannot hold a session open.
+  asio::awaitable<bool> Handshake() {
+    auto self = this->shared_from_this();
+    handshake_timer_.expires_after(server_.handshake_timeout_);
+    handshake_timer_.async_wait([self](const boost::system::error_code& ec) {
+      if (ec) return;
+      self->timed_out_ = true;
+      boost::system::error_code ignored;
+      Lowest(self->stream_).close(ignored);
+    });
+    boost::system::error_code ec;
+    co_await stream_.async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+    handshake_timer_.cancel();
+    if (!ec) {
+      subject_ = PeerSubject(stream_.native_handle());
+      spdlog::debug("peer {}: TLS session as {}", peer_, subject_);
+      co_return true;
+    }
+    if (timed_out_) {
+      spdlog::warn("peer {}: no TLS handshake within {} ms; closing the connection", peer_,
+                   server_.handshake_timeout_.count());
+    } else if (ec == asio::error::operation_aborted) {
+      spdlog::debug("peer {}: handshake cancelled (agent stopping)", peer_);
+    } else if (QuietClose(ec)) {
+      spdlog::debug("peer {}: closed before a TLS handshake (probe)", peer_);
+    } else {
+      spdlog::warn("peer {}: TLS handshake refused: {}; closing the connection", peer_, ec.message());
+    }
+    co_return false;
+  }
+
   asio::awaitable<void> Reader() {
     FrameDecoder decoder;
     char buf[16384];
     try {
       for (;;) {
-        size_t n = co_await socket_.async_read_some(asio::buffer(buf), asio::use_awaitable);
+        size_t n = co_await stream_.async_read_some(asio::buffer(buf), asio::use_awaitable);
         decoder.Feed(std::string_view(buf, n));
         for (;;) {
           auto msg = decoder.Next();
@@ -54,7 +133,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
             co_return;
           }
           if (!msg->has_value()) break;
-          Send(server_.service_.Handle(**msg, peer_));
+          Send(server_.service_.Handle(**msg, peer_, subject_));
         }
       }
     } catch (const std::exception&) {
@@ -65,7 +144,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
 
   asio::awaitable<void> Writer() {
     try {
-      while (socket_.is_open()) {
+      while (Lowest(stream_).is_open()) {
         if (queue_.empty()) {
           if (closing_) break;
           boost::system::error_code ec;
@@ -74,7 +153,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
         }
         std::string frame = std::move(queue_.front());
         queue_.pop_front();
-        co_await asio::async_write(socket_, asio::buffer(frame), asio::use_awaitable);
+        co_await asio::async_write(stream_, asio::buffer(frame), asio::use_awaitable);
       }
     } catch (const std::exception&) {
     }
@@ -89,20 +168,23 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     }
     finished_ = true;
     Close();
-    server_.sessions_.erase(shared_from_this());
+    server_.sessions_.erase(this->shared_from_this());
   }
 
-  tcp::socket socket_;
+  Stream stream_;
   asio::steady_timer timer_;
+  asio::steady_timer handshake_timer_;
   AgentServer& server_;
   std::deque<std::string> queue_;
   std::string peer_;
+  std::string subject_;  // "" without TLS
+  bool timed_out_ = false;
   bool closing_ = false;
   bool finished_ = false;
 };
 
-AgentServer::AgentServer(asio::io_context& io, AgentService& service)
-    : io_(io), service_(service), acceptor_(io) {
+AgentServer::AgentServer(asio::io_context& io, AgentService& service, ssl::context* tls)
+    : io_(io), service_(service), tls_(tls), acceptor_(io) {
   service_.set_push([this](Json msg) { Broadcast(msg); });
 }
 
@@ -117,6 +199,12 @@ Status AgentServer::Listen(const std::string& host, uint16_t port) {
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
   return Status::Ok();
+}
+
+uint16_t AgentServer::port() const {
+  boost::system::error_code ec;
+  auto ep = acceptor_.local_endpoint(ec);
+  return ec ? 0 : ep.port();
 }
 
 void AgentServer::Start() {
@@ -139,9 +227,15 @@ asio::awaitable<void> AgentServer::AcceptLoop() {
       continue;
     }
     socket.set_option(tcp::no_delay(true), ec);
-    auto session = std::make_shared<AgentSession>(std::move(socket), *this);
-    sessions_.insert(session);
-    session->Start();
+    if (tls_ != nullptr) {
+      auto session = std::make_shared<StreamSession<TlsStream>>(TlsStream(std::move(socket), *tls_), *this);
+      sessions_.insert(session);
+      session->Start();
+    } else {
+      auto session = std::make_shared<StreamSession<tcp::socket>>(std::move(socket), *this);
+      sessions_.insert(session);
+      session->Start();
+    }
   }
 }
 
@@ -158,7 +252,9 @@ asio::awaitable<void> AgentServer::TickLoop() {
 }
 
 void AgentServer::Broadcast(const Json& msg) {
-  for (auto& s : sessions_) s->Send(msg);
+  for (auto& s : sessions_) {
+    if (s->ready()) s->Send(msg);
+  }
 }
 
 }  // namespace fdrill

@@ -1,12 +1,24 @@
 // AgentServer: the agent's network face. One io_context, one thread: an
-// acceptor coroutine, per connection a reader and a writer coroutine with one
-// write queue, and a ticker that calls AgentService::Tick every 20 ms. Pushes
-// from the service go to every connected session. Frames over the size limit
-// or that do not decode close that connection only; the agent keeps serving.
+// acceptor coroutine, per connection a session (a reader and a writer
+// coroutine with one write queue), and a ticker that calls
+// AgentService::Tick every 20 ms.
+//
+// With an SSL context (the agent's --tls-*), every connection must complete
+// a TLS 1.3 handshake presenting a client certificate the CA signed, within
+// the handshake timeout, before a single byte of it reaches AgentService; the
+// certificate's subject goes to Handle() for the audit log. Without one (the
+// agent's explicit --insecure) connections are plain TCP.
+//
+// A connection that fails the handshake, sends garbage or an oversize frame
+// is closed (one log line) and the agent keeps serving the others. A bare
+// TCP connect-and-close (readiness probes) is logged at debug level only.
+// Pushes from the service go to every session past its handshake.
 #pragma once
 
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -16,23 +28,31 @@
 namespace fdrill {
 
 class AgentSession;
+template <typename Stream>
+class StreamSession;
 
 class AgentServer {
  public:
-  AgentServer(boost::asio::io_context& io, AgentService& service);
-  // Binds host:port; fails with the address in the message.
+  // tls: nullptr for plaintext; else borrowed, outlives the server.
+  AgentServer(boost::asio::io_context& io, AgentService& service, boost::asio::ssl::context* tls = nullptr);
+  // Binds host:port (port 0: any); fails with the address in the message.
   Status Listen(const std::string& host, uint16_t port);
+  uint16_t port() const;
+  void set_handshake_timeout(std::chrono::milliseconds t) { handshake_timeout_ = t; }
   void Start();
   void StopAccepting();
 
  private:
-  friend class AgentSession;
+  template <typename Stream>
+  friend class StreamSession;
   boost::asio::awaitable<void> AcceptLoop();
   boost::asio::awaitable<void> TickLoop();
   void Broadcast(const Json& msg);
 
   boost::asio::io_context& io_;
   AgentService& service_;
+  boost::asio::ssl::context* tls_;
+  std::chrono::milliseconds handshake_timeout_{5000};
   boost::asio::ip::tcp::acceptor acceptor_;
   std::set<std::shared_ptr<AgentSession>> sessions_;
 };

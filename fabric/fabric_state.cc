@@ -90,7 +90,8 @@ std::string FabricStateToJson(const FabricState& state) {
   nlohmann::json j = {{"version", state.version},           {"state_dir", state.state_dir},
                       {"switch_netns", state.switch_netns}, {"switch_bridge", state.switch_bridge},
                       {"mgmt_bridge", state.mgmt_bridge},   {"controller_addr", state.controller_addr},
-                      {"agent_bin", state.agent_bin},       {"nodes", nodes}};
+                      {"agent_bin", state.agent_bin},       {"pki_dir", state.pki_dir},
+                      {"nodes", nodes}};
   return j.dump(2) + "\n";
 }
 
@@ -106,6 +107,7 @@ Result<FabricState> FabricStateFromJson(const std::string& text) {
     s.mgmt_bridge = j.at("mgmt_bridge").get<std::string>();
     s.controller_addr = j.at("controller_addr").get<std::string>();
     s.agent_bin = j.at("agent_bin").get<std::string>();
+    s.pki_dir = j.value("pki_dir", "");  // absent: written before TLS; its agents were plaintext
     for (const auto& jn : j.at("nodes")) {
       FabricNode n;
       n.name = jn.at("name").get<std::string>();

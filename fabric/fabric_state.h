@@ -11,6 +11,8 @@
 //                     fdrill-sw, on br0) <-> "fab0" 198.18.0.<i+1>/24 (in the node)
 //   per node          TMPDIR <state_dir>/n<i>/tmp, agent state <state_dir>/n<i>/state,
 //                     agent log <state_dir>/n<i>/agent.log, agent on mgmt0 port 7100
+//   certificates      <state_dir>/pki (0700): ca.pem/.key, controller.pem/.key,
+//                     n<i>.pem/.key, made by `up`; agents serve mutual TLS
 // Every object the fabric creates carries a layout prefix, so teardown finds
 // them by name even after a crash that lost fabric.json. Tests use another
 // layout (other prefixes, state dir and management subnet) so they never touch
@@ -41,6 +43,7 @@ struct FabricLayout {
 
   static FabricLayout Default();
   std::string StateFile() const { return state_dir + "/fabric.json"; }
+  std::string PkiDir() const { return state_dir + "/pki"; }
   std::string SwitchNetns() const { return netns_prefix + "sw"; }
   std::string MgmtBridge() const { return root_prefix + "br"; }
 };
@@ -74,6 +77,10 @@ struct FabricState {
   std::string mgmt_bridge;      // "fdm-br"
   std::string controller_addr;  // "198.19.0.254/24" on mgmt_bridge
   std::string agent_bin;        // absolute path of the agent every node runs
+  // ca.pem, controller.pem/.key, <node>.pem/.key; the agents serve mutual TLS
+  // with them and `fdrill run` dials with controller.pem. "": the agents run
+  // --insecure (plaintext), and `fdrill run` must be told --insecure too.
+  std::string pki_dir;
   std::vector<FabricNode> nodes;
 
   // By node name ("n1"), fabric or management address ("198.18.0.2"), or

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "fabric/inventory.h"
+#include "harness/tls/certs.h"
 
 namespace fdrill {
 
@@ -75,9 +76,34 @@ Status WaitForAgents(const FabricState& state, const UpOptions& options, const F
   }
 }
 
+// A CA made for this fabric alone, and a cert for the controller and each
+// node. The files go under the state dir, so `down` removes them with it.
+Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollback) {
+  const std::string& dir = state.pki_dir;
+  if (Status s = rollback.Run({{"install", "-d", "-m", "0700", dir}, {}}); !s.ok()) return s;
+  auto ca = MakeCa("fdrill emulated fabric CA");
+  if (!ca.ok()) return ca.status().Annotate("making the fabric's CA");
+  auto write = [&](const std::string& name, const PemPair& pair) {
+    if (Status s = host.fs->Write(dir + "/" + name + ".key", pair.key); !s.ok()) return s;
+    return host.fs->Write(dir + "/" + name + ".pem", pair.cert);
+  };
+  if (Status s = write("ca", *ca); !s.ok()) return s;
+  std::vector<std::string> names = {"controller"};
+  for (const auto& n : state.nodes) names.push_back(n.name);
+  for (const auto& name : names) {
+    auto leaf = MakeLeaf(*ca, name);
+    if (!leaf.ok()) return leaf.status().Annotate("certificate for " + name);
+    if (Status s = write(name, *leaf); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 Status Build(FabricState& state, const UpOptions& options, const FabricHost& host, Rollback& rollback) {
   for (const auto& step : BuildSteps(state)) {
     if (Status s = rollback.Run(step); !s.ok()) return s;
+  }
+  if (!state.pki_dir.empty()) {
+    if (Status s = MakePki(state, host, rollback); !s.ok()) return s;
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
   for (auto& n : state.nodes) {
@@ -136,8 +162,17 @@ std::vector<FabricStep> BuildSteps(const FabricState& s) {
 }
 
 std::vector<std::string> AgentArgv(const FabricState& state, const FabricNode& node) {
-  return {state.agent_bin, "--node",      node.name, "--listen", node.MgmtIp() + ":" + std::to_string(node.agent_port),
-          "--state-dir",   node.state_dir};
+  std::vector<std::string> argv = {state.agent_bin, "--node",      node.name,
+                                   "--listen",      node.MgmtIp() + ":" + std::to_string(node.agent_port),
+                                   "--state-dir",   node.state_dir};
+  if (state.pki_dir.empty()) {
+    argv.push_back("--insecure");
+  } else {
+    const std::string& p = state.pki_dir;
+    argv.insert(argv.end(), {"--tls-ca", p + "/ca.pem", "--tls-cert", p + "/" + node.name + ".pem", "--tls-key",
+                             p + "/" + node.name + ".key"});
+  }
+  return argv;
 }
 
 Status CheckNoFabric(const FabricLayout& layout, const FabricHost& host) {
@@ -162,6 +197,7 @@ Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host) {
   if (!planned.ok()) return planned.status();
   if (Status s = CheckNoFabric(options.layout, host); !s.ok()) return s;
   FabricState state = std::move(planned).value();
+  if (!options.insecure) state.pki_dir = options.layout.PkiDir();
   Rollback rollback(*host.runner);
   Status built = Build(state, options, host, rollback);
   if (built.ok()) return state;

@@ -12,6 +12,10 @@
 //   error names the failing command. So a failed `up` leaves nothing behind.
 // - Fabric traffic never touches the root namespace: both ends of every
 //   fabric veth are created directly inside their namespaces.
+// - Unless options.insecure, a fresh CA and certificates for "controller"
+//   and every node are made in <state_dir>/pki (0700) before any agent
+//   starts, each agent serves mutual TLS with its own, and fabric.json
+//   records pki_dir so `fdrill run` dials with controller.pem.
 #pragma once
 
 #include <chrono>
@@ -34,7 +38,8 @@ struct FabricStep {
 // management link and UTS namespace. Pure.
 std::vector<FabricStep> BuildSteps(const FabricState& state);
 
-// The agent command line for `node`.
+// The agent command line for `node`: with state.pki_dir, --tls-ca/--tls-cert/
+// --tls-key from there; without, --insecure.
 std::vector<std::string> AgentArgv(const FabricState& state, const FabricNode& node);
 
 // FailedPrecondition "fabric already up with N nodes; ..." when anything of a
@@ -46,6 +51,7 @@ struct UpOptions {
   int nodes = 4;
   std::string agent_bin;  // absolute path
   bool wait_ready = true;
+  bool insecure = false;  // agents serve plaintext (--insecure); no pki made
   Duration ready_timeout = std::chrono::seconds(10);
 };
 

@@ -53,11 +53,18 @@ class Fault {
 
 using FaultFactory = Result<std::unique_ptr<Fault>> (*)(const Json& params, Host host);
 
+// Can this node run the fault? Reads only (runs a tool's version query, reads
+// sysfs); Ok, or Unsupported / NotFound saying why not. `params` may be
+// empty or partial (`fdrill injectors` has none): a probe checks what it is
+// given (an interface, an HCA port) and the tools the mechanism needs.
+using CapabilityProbe = Status (*)(const Json& params, Host host);
+
 struct InjectorInfo {
   const char* name;
   const char* help;     // one line for `fdrill injectors`
   const char* params;   // one line: the keys it takes
   FaultFactory make;    // validates params; touches nothing
+  CapabilityProbe probe = nullptr;  // null: no probe, assume capable
 };
 
 // The one list of injectors (registry.cc).
@@ -72,5 +79,20 @@ Result<std::unique_ptr<Fault>> RestoreFault(const Json& record, Host host);
 // Each injector's entry points (one file each).
 Result<std::unique_ptr<Fault>> MakeLinkRate(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkFlap(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeLinkDown(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeLinkPartition(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeIbPortFlap(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeIbPortDisable(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeIbPortWidth(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeIbPortSpeed(const Json& params, Host host);
+
+// Each injector's capability probe (see CapabilityProbe).
+Status ProbeLinkRate(const Json& params, Host host);
+Status ProbeLinkFlap(const Json& params, Host host);
+Status ProbeLinkLoss(const Json& params, Host host);
+Status ProbeLinkDown(const Json& params, Host host);
+Status ProbeLinkPartition(const Json& params, Host host);
+Status ProbeIbPort(const Json& params, Host host);  // all four ib_port_* kinds
 
 }  // namespace fdrill

@@ -11,9 +11,31 @@ const std::vector<InjectorInfo>& Injectors() {
   static const std::vector<InjectorInfo> kInjectors = {
       {"link_rate", "cap an interface's egress rate (tc tbf root qdisc)",
        "interface, rate (e.g. 100mbit), burst (default max(128K, 10ms of rate)), latency (default 50ms)",
-       &MakeLinkRate},
+       &MakeLinkRate, &ProbeLinkRate},
       {"link_flap", "take an interface down for a while, then up again (ip link)",
-       "interface, down (e.g. 3s), count (default 1), period (default 2 x down)", &MakeLinkFlap},
+       "interface, down (e.g. 3s), count (default 1), period (default 2 x down)", &MakeLinkFlap, &ProbeLinkFlap},
+      {"link_loss", "drop a random share of an interface's packets (iptables statistic match, own chain)",
+       "interface, percent (0 < p <= 100), direction (egress|ingress, default egress), peer (optional IPv4); "
+       "with TSO/GSO on, egress loss is per 64 KB super-packet: turn tso/gso off and use ingress for per-packet loss",
+       &MakeLinkLoss, &ProbeLinkLoss},
+      {"link_down", "take an interface down for the fault's whole window (ip link)", "interface", &MakeLinkDown,
+       &ProbeLinkDown},
+      {"link_partition", "drop all traffic to and from a set of peers (iptables DROP, own chain)",
+       "peers (list of IPv4 addresses or prefixes), interface (optional: only on it)", &MakeLinkPartition,
+       &ProbeLinkPartition},
+      {"ib_port_flap", "disable an InfiniBand HCA port for a while, then enable it (ibportstate)",
+       "device (e.g. mlx5_0), port (default 1), lid (default: sysfs), down (e.g. 3s), count (default 1), "
+       "period (default 2 x down), sysfs_root (default /sys/class/infiniband)",
+       &MakeIbPortFlap, &ProbeIbPort},
+      {"ib_port_disable", "disable an InfiniBand HCA port for the fault's whole window (ibportstate)",
+       "device (e.g. mlx5_0), port (default 1), lid (default: sysfs), sysfs_root (default /sys/class/infiniband)",
+       &MakeIbPortDisable, &ProbeIbPort},
+      {"ib_port_width", "narrow an InfiniBand port's link width, then retrain (ibportstate width + reset)",
+       "device, port (default 1), lid (default: sysfs), width (1x|2x|4x|8x|12x), sysfs_root", &MakeIbPortWidth,
+       &ProbeIbPort},
+      {"ib_port_speed", "lower an InfiniBand port's lane speed, then retrain (ibportstate speed/espeed + reset)",
+       "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), sysfs_root",
+       &MakeIbPortSpeed, &ProbeIbPort},
   };
   return kInjectors;
 }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "reports/stats.h"
 
@@ -98,6 +100,40 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
   return b;
 }
 
+std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
+                                        const std::vector<PhaseStats>& phases) {
+  // (node, counter) -> samples (t, value), in timeline order.
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> samples;
+  for (const Event& e : events) {
+    if (e.type != "counters") continue;
+    for (const auto& [name, value] : e.counters) samples[{e.node, name}].push_back({e.t, value});
+  }
+  std::vector<CounterDelta> out;
+  for (const PhaseStats& p : phases) {
+    for (const auto& [key, series] : samples) {
+      const std::pair<double, double>* from = nullptr;
+      const std::pair<double, double>* to = nullptr;
+      bool inside = false;
+      for (const auto& sample : series) {
+        const double t = sample.first;
+        if (t <= p.start_s) from = &sample;
+        if (t > p.end_s) continue;
+        to = &sample;
+        if (t >= p.start_s) {
+          inside = true;
+          if (from == nullptr) from = &sample;
+        }
+      }
+      if (!inside) continue;
+      out.push_back({.phase = p.name,
+                     .node = key.first,
+                     .counter = key.second,
+                     .delta = to->second - from->second});
+    }
+  }
+  return out;
+}
+
 Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   Summary s;
   s.name = run.plan.name;
@@ -118,6 +154,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
   s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors);
   s.rollback = AnalyzeRollback(run, &s.errors);
+  s.counters = CounterDeltas(run.events, s.phases);
 
   if (const std::vector<ResidueItem>* items = LastResidue(run.events)) {
     s.residue_checked = true;

@@ -53,6 +53,13 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
 std::optional<double> TimeToRecover(const std::vector<Iteration>& series, double reverted_at_s,
                                     double band_low, int window_iters, double bound_s);
 
+// Per phase, node and counter: the last sample at or before the phase's end
+// minus the last sample at or before its start (or, when none, the first
+// sample inside it). Only counters sampled inside [start, end] are reported.
+// In phase order, then node, then counter name.
+std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
+                                        const std::vector<PhaseStats>& phases);
+
 // restarts, iterations lost, data integrity; reasons for a broken data check
 // are appended to *errors.
 Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors);

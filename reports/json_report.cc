@@ -81,6 +81,11 @@ std::string RenderSummaryJson(const Summary& s) {
                    {"iterations_lost", s.rollback.iterations_lost},
                    {"data_intact", s.rollback.data_intact},
                    {"wrong_elements", s.rollback.wrong_elements}};
+  j["counters"] = Json::array();
+  for (const CounterDelta& c : s.counters) {
+    j["counters"].push_back(
+        {{"phase", c.phase}, {"node", c.node}, {"counter", c.counter}, {"delta", Number(c.delta)}});
+  }
   j["expectations"] = Json::array();
   for (const ExpectationResult& e : s.expectations) {
     j["expectations"].push_back({{"name", e.name},

@@ -115,6 +115,25 @@ void WriteRollback(const Summary& s, std::string* out) {
       r.data_intact ? std::string("yes") : fmt::format("no ({} wrong elements)", r.wrong_elements));
 }
 
+// Only when counters were sampled; zero deltas are summed up, not listed.
+void WriteCounters(const Summary& s, std::string* out) {
+  if (s.counters.empty()) return;
+  *out += "## Counters\n\n";
+  const auto unchanged = std::count_if(s.counters.begin(), s.counters.end(),
+                                       [](const CounterDelta& c) { return c.delta == 0; });
+  if (unchanged < static_cast<std::ptrdiff_t>(s.counters.size())) {
+    *out += "| phase | node | counter | delta |\n|---|---|---|---:|\n";
+    for (const CounterDelta& c : s.counters) {
+      if (c.delta == 0) continue;
+      fmt::format_to(std::back_inserter(*out), "| {} | {} | {} | {:g} |\n", Cell(c.phase),
+                     Cell(c.node), Cell(c.counter), c.delta);
+    }
+    *out += "\n";
+  }
+  fmt::format_to(std::back_inserter(*out), "{} of {} counter deltas were zero.\n\n", unchanged,
+                 s.counters.size());
+}
+
 void WriteExpectations(const Summary& s, std::string* out) {
   *out += "## Expectations\n\n";
   if (s.expectations.empty()) {
@@ -162,6 +181,7 @@ std::string RenderMarkdown(const Summary& summary) {
   WritePhases(summary, &out);
   WriteFaults(summary, &out);
   WriteRollback(summary, &out);
+  WriteCounters(summary, &out);
   WriteExpectations(summary, &out);
   WriteResidue(summary, &out);
   WriteErrors(summary, &out);

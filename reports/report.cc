@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
+#include "reports/html_report.h"
 #include "reports/json_report.h"
+#include "reports/junit_report.h"
 #include "reports/markdown_report.h"
 #include "reports/run_dir.h"
 
@@ -38,11 +41,14 @@ Result<Summary> WriteReports(const std::string& run_dir, const AnalysisOptions& 
   if (!run.ok()) return run.status();
   Summary summary = Analyze(*run, options);
   const std::filesystem::path dir(run_dir);
-  if (Status s = WriteFileAtomically(dir / kSummaryFile, RenderSummaryJson(summary)); !s.ok()) {
-    return s;
-  }
-  if (Status s = WriteFileAtomically(dir / kReportFile, RenderMarkdown(summary)); !s.ok()) {
-    return s;
+  const std::pair<const char*, std::string> files[] = {
+      {kSummaryFile, RenderSummaryJson(summary)},
+      {kReportFile, RenderMarkdown(summary)},
+      {kHtmlReportFile, RenderHtml(summary, *run)},
+      {kJunitFile, RenderJunit(summary)},
+  };
+  for (const auto& [name, text] : files) {
+    if (Status s = WriteFileAtomically(dir / name, text); !s.ok()) return s;
   }
   return summary;
 }

@@ -1,6 +1,6 @@
 // The entry point of reports/: turn a run directory into its verdict.
 // WriteReports loads the directory (run_dir.h), analyzes it (analysis.h) and
-// writes summary.json and report.md into it, each replaced atomically
+// writes summary.json, report.md, report.html and junit.xml into it, each replaced atomically
 // (written beside, then renamed), so a reader never sees half a report.
 // Rerunning it on the same directory rewrites the same files. A directory
 // that cannot be read is an error Status (the caller exits 2); a drill that
@@ -18,6 +18,8 @@ namespace fdrill {
 
 inline constexpr char kSummaryFile[] = "summary.json";
 inline constexpr char kReportFile[] = "report.md";
+inline constexpr char kHtmlReportFile[] = "report.html";
+inline constexpr char kJunitFile[] = "junit.xml";
 
 Result<Summary> WriteReports(const std::string& run_dir, const AnalysisOptions& options = {});
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fdrill {
@@ -54,6 +55,9 @@ struct Event {
   std::optional<int> exit_code;  // workload_exit
   std::optional<int64_t> iterations_lost;  // workload_restart, when it says
   std::vector<ResidueItem> items;          // residue
+  // counters: one sample of a node's cumulative counters (link_downed,
+  // symbol_error, NVLink CRC/replay, netdev drops, ...), name -> value.
+  std::vector<std::pair<std::string, double>> counters;
 };
 
 // plan.json's expectations; std::nullopt = not checked.

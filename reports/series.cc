@@ -1,7 +1,7 @@
 #include "reports/series.h"
 
 #include <algorithm>
-#include <map>
+#include <span>
 
 namespace fdrill {
 
@@ -16,7 +16,7 @@ double OpBusFactor(std::string_view op, int nranks) {
 namespace {
 
 // The records' own busbw/algbw ratio when they carry one, else the op's.
-double BusFactorOf(const std::vector<const MetricRecord*>& records) {
+double BusFactorOf(std::span<const MetricRecord* const> records) {
   for (const MetricRecord* r : records) {
     if (r->algbw_gbps > 0 && r->busbw_gbps > 0) return r->busbw_gbps / r->algbw_gbps;
   }
@@ -25,7 +25,7 @@ double BusFactorOf(const std::vector<const MetricRecord*>& records) {
   return OpBusFactor(first.op, n);
 }
 
-Iteration Fold(int64_t iter, const std::vector<const MetricRecord*>& records) {
+Iteration Fold(int64_t iter, std::span<const MetricRecord* const> records) {
   Iteration it;
   it.iter = iter;
   it.end_s = records.front()->t;
@@ -46,12 +46,25 @@ Iteration Fold(int64_t iter, const std::vector<const MetricRecord*>& records) {
 
 }  // namespace
 
+// Records in iter order (file order within an iteration; the file is usually
+// in iter order already), then folded run by run.
 std::vector<Iteration> BuildIterations(const std::vector<MetricRecord>& metrics) {
-  std::map<int64_t, std::vector<const MetricRecord*>> by_iter;
-  for (const MetricRecord& r : metrics) by_iter[r.iter].push_back(&r);
+  std::vector<const MetricRecord*> order;
+  order.reserve(metrics.size());
+  for (const MetricRecord& r : metrics) order.push_back(&r);
+  const auto by_iter = [](const MetricRecord* a, const MetricRecord* b) {
+    return a->iter < b->iter;
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by_iter)) {
+    std::stable_sort(order.begin(), order.end(), by_iter);
+  }
   std::vector<Iteration> series;
-  series.reserve(by_iter.size());
-  for (const auto& [iter, records] : by_iter) series.push_back(Fold(iter, records));
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i + 1;
+    while (j < order.size() && order[j]->iter == order[i]->iter) ++j;
+    series.push_back(Fold(order[i]->iter, std::span(order.data() + i, j - i)));
+    i = j;
+  }
   return series;
 }
 

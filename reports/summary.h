@@ -56,6 +56,15 @@ struct FaultStats {
   std::optional<int> culprit_rank;
 };
 
+// How much a node's counter rose over a phase (from `counters` events; see
+// README.md): link_downed, symbol_error, NVLink CRC/replay, netdev drops, ...
+struct CounterDelta {
+  std::string phase;
+  std::string node;
+  std::string counter;
+  double delta = 0;
+};
+
 struct Rollback {
   int restarts = 0;
   int64_t iterations_lost = 0;
@@ -82,6 +91,7 @@ struct Summary {
   bool residue_checked = false;
   std::vector<ResidueItem> residue;
   Rollback rollback;
+  std::vector<CounterDelta> counters;  // empty when no counters were sampled
   std::vector<ExpectationResult> expectations;
   std::vector<std::string> errors;
 };

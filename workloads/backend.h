@@ -1,8 +1,9 @@
 // Backend: one library that runs the collective (MPI, NCCL). A backend owns
-// its send and receive buffers (host or device memory); the runner hands it
-// the input and reads the result back through host spans, untimed, and times
-// only Run(). Each backend lives in one adapter file, the only file that
-// includes its library's headers, and maps Op/DType/RedOp there.
+// its send and receive buffers (host or device memory), allocated once for
+// the largest size of the run; SetLayout picks the current size. The runner
+// hands it the input and reads the result back through host spans, untimed,
+// and times only Run(). Each backend lives in one adapter file, the only
+// file that includes its library's headers, and maps Op/DType/RedOp there.
 //
 // Construction (the factories in backends.h) is collective and returns a
 // backend ready to run: peers joined, buffers allocated. Run() and Close()
@@ -27,21 +28,24 @@ struct BackendOptions {
   Op op = Op::kAllReduce;
   DType dtype = DType::kFloat32;
   RedOp redop = RedOp::kSum;
-  uint64_t count = 0;  // elements per rank buffer
+  int root = 0;
+  uint64_t max_send_bytes = 0;  // the largest Layout of the run (plan.h)
+  uint64_t max_recv_bytes = 0;
   Duration timeout = std::chrono::seconds(60);
-
-  uint64_t bytes() const { return count * DTypeSize(dtype); }
 };
 
 class Backend {
  public:
   virtual ~Backend() = default;
 
-  // Copies `input` (bytes() long) into the send buffer.
+  // Local, untimed: the buffer lengths of the following calls, at most the
+  // maxima of BackendOptions.
+  virtual Status SetLayout(const Layout& layout) = 0;
+  // Copies `input` (send_count elements) into the send buffer.
   virtual Status SetInput(std::span<const std::byte> input) = 0;
   // Runs the collective and returns once this rank's result is complete.
   virtual Status Run() = 0;
-  // Copies the receive buffer (bytes() long) into `output`.
+  // Copies the receive buffer (recv_count elements) into `output`.
   virtual Status GetOutput(std::span<std::byte> output) = 0;
   // Orderly teardown; after it only destruction is allowed.
   virtual Status Close() = 0;

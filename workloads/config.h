@@ -1,40 +1,58 @@
 // Config: everything one fdrill-collective run was asked to do, validated by
-// ParseCommandLine (cli.h) before MPI or any device is touched. A plain value;
-// every rank holds the same one.
+// ParseCommandLine (cli.h) before MPI or any device is touched; what depends
+// on the rank count is validated by PlanSizes (plan.h) right after. A plain
+// value; every rank holds the same one.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/core/units.h"
 #include "workloads/collective.h"
 
 namespace fdrill {
 
+// --train: a training loop instead of a benchmark (train.h).
+struct TrainConfig {
+  int64_t steps = 0;             // steps 0..steps-1
+  int64_t checkpoint_every = 0;  // a checkpoint after every K-th step
+  std::string checkpoint_dir;
+  // Test-only: rank 1 (rank 0 on one rank) kills itself with SIGKILL when
+  // it reaches this step, before its all-reduce.
+  std::optional<int64_t> die_at_step;
+};
+
 struct Config {
   Op op = Op::kAllReduce;
   DType dtype = DType::kFloat32;
-  RedOp redop = RedOp::kSum;
-  uint64_t bytes = 0;  // a positive multiple of DTypeSize(dtype)
+  RedOp redop = RedOp::kSum;  // used only when OpReduces(op)
+  int root = 0;               // used only when OpHasRoot(op)
+  // Message sizes in bytes (nccl-tests' "size", see Layout), ascending:
+  // one, or the sweep of -b/-e/-f/-i. Each a positive multiple of
+  // DTypeSize(dtype).
+  std::vector<uint64_t> sizes;
 
-  // Stop after `iters` timed iterations or after `duration` of timed
-  // iterations (rank 0's clock), whichever comes first; at least one is set.
+  // Per size: stop after `iters` timed iterations or after `duration` of
+  // timed iterations (rank 0's clock), whichever comes first; at least one
+  // is set (not in train mode).
   std::optional<int64_t> iters;
   std::optional<Duration> duration;
-  int64_t warmup = 5;  // untimed, unchecked, not written
+  int64_t warmup = 5;  // per size: untimed, unchecked, not written
 
   std::string backend = "mpi";
   std::string jsonl;                            // metrics path template ({rank}, {tmpdir}); empty: none
   std::string stop_file;                        // stop when this path exists; empty: never
   Duration timeout = std::chrono::seconds(60);  // one collective, nccl backend
 
-  // Test-only: rank 0 changes one output element after this iteration's
-  // collective, so the data check must report it.
-  std::optional<int64_t> corrupt_at;
+  std::optional<TrainConfig> train;
 
-  uint64_t count() const { return bytes / DTypeSize(dtype); }
+  // Test-only: after this (run-wide) timed iteration's collective, the
+  // first rank whose result is checked (rank 0, or reduce's root) zeroes
+  // one output element, so the data check must report it.
+  std::optional<int64_t> corrupt_at;
 };
 
 // Exit statuses of fdrill-collective (the agent maps them to events).

@@ -1,8 +1,9 @@
 // fdrill-collective: runs one collective over and over on every rank, timing
 // each iteration, checking every element of every result, and writing one
-// metrics record per iteration per rank. See README.md for flags, metrics and
-// exit codes. main() owns the exit codes and the order of the phases:
-// flags (no MPI yet), MPI, backend, metrics file, the loop, the summary.
+// metrics record per iteration per rank; or, with --train, a training loop
+// with checkpoints. See README.md for flags, metrics and exit codes. main()
+// owns the exit codes and the order of the phases: flags (no MPI yet), MPI,
+// the plan for this rank count, backend, metrics file, the loop, the summary.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -12,9 +13,11 @@
 #include "workloads/cli.h"
 #include "workloads/metrics.h"
 #include "workloads/mpi_world.h"
+#include "workloads/plan.h"
 #include "workloads/runner.h"
 #include "workloads/stop.h"
 #include "workloads/summary.h"
+#include "workloads/train.h"
 
 namespace fdrill {
 namespace {
@@ -24,9 +27,14 @@ void PrintError(const Status& status) { std::cerr << ("fdrill-collective: " + st
 
 // Setup fails the same way on every rank or is agreed (AgreeAllOk), so it
 // ends with a normal exit. A stuck NCCL init is a collective timeout (4);
-// everything else means this backend cannot run here (2).
+// everything else means this run cannot go ahead here (2).
 int SetupExitCode(const Status& status) {
   return status.code() == StatusCode::kDeadlineExceeded ? kExitCollective : kExitUsage;
+}
+
+int SetupFailed(const Status& status) {
+  if (!IsPeerFailure(status)) PrintError(status);
+  return SetupExitCode(status);
 }
 
 // Opens this rank's metrics file, if any; agreed, as only some ranks may fail.
@@ -34,7 +42,9 @@ Result<std::unique_ptr<MetricsWriter>> OpenMetrics(const Config& config, World& 
   Status local = Status::Ok();
   std::unique_ptr<MetricsWriter> writer;
   if (!config.jsonl.empty()) {
-    auto opened = MetricsWriter::Open(ExpandPathTemplate(config.jsonl, world.rank(), TmpDirFromEnv()));
+    // A resumed training run continues its predecessor's records.
+    auto opened = MetricsWriter::Open(ExpandPathTemplate(config.jsonl, world.rank(), TmpDirFromEnv()),
+                                      /*append=*/config.train.has_value());
     if (opened.ok()) {
       writer = std::move(opened).value();
     } else {
@@ -45,50 +55,98 @@ Result<std::unique_ptr<MetricsWriter>> OpenMetrics(const Config& config, World& 
   return writer;
 }
 
+SummaryTable Table(const Config& config, int nranks) {
+  SummaryTable table;
+  table.op = config.op;
+  table.dtype = config.dtype;
+  table.redop = config.redop;
+  table.root = config.root;
+  table.nranks = nranks;
+  return table;
+}
+
+// A peer may be inside a collective this rank will never join: end the
+// whole job rather than hang it.
+[[noreturn]] void EndJob(MpiWorld& world, const Status& status) {
+  PrintError(status);
+  world.Abort(status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitCollective);
+}
+
+int Benchmark(const Config& config, const std::vector<SizeStep>& plan, MpiWorld& world, Backend& backend,
+              MetricsWriter* metrics) {
+  Result<RunOutcome> outcome = RunWorkload(config, plan, world, backend, metrics, std::cerr);
+  if (!outcome.ok()) EndJob(world, outcome.status());
+  if (Status s = backend.Close(); !s.ok()) EndJob(world, s);
+  if (world.rank() == 0) {
+    SummaryTable table = Table(config, world.size());
+    for (const SizeOutcome& size : outcome->sizes) {
+      table.rows.push_back({size.bytes, size.layout.count, size.median_time_us, size.wrong});
+    }
+    std::cout << FormatSummary(table) << std::flush;
+    if (outcome->stopped) std::cout << "# stopped after " << outcome->iterations << " timed iterations" << std::endl;
+  }
+  return outcome->wrong > 0 ? kExitDataCheck : kExitOk;
+}
+
+int Train(const Config& config, const SizeStep& size, TrainStart& start, MpiWorld& world, Backend& backend,
+          MetricsWriter* metrics) {
+  Result<TrainOutcome> outcome = RunTraining(config, size, start, world, backend, metrics, std::cerr);
+  if (!outcome.ok()) EndJob(world, outcome.status());
+  if (Status s = backend.Close(); !s.ok()) EndJob(world, s);
+  if (world.rank() == 0) {
+    SummaryTable table = Table(config, world.size());
+    if (outcome->steps_run > 0)
+      table.rows.push_back({size.bytes, size.layout.count, outcome->median_time_us, outcome->wrong});
+    std::cout << FormatSummary(table);
+    if (outcome->steps_run == 0) {
+      std::cout << "# train: no step left to run (all " << config.train->steps << " done)\n";
+    } else {
+      std::cout << "# train: steps " << outcome->first_step << ".." << outcome->first_step + outcome->steps_run - 1
+                << " of 0.." << config.train->steps - 1
+                << (start.restarted ? " (resumed at step " + std::to_string(outcome->first_step) + ")" : "") << "\n";
+    }
+    if (outcome->stopped) {
+      std::cout << "# stopped after step " << outcome->first_step + outcome->steps_run - 1 << "\n";
+    } else {
+      std::cout << "digest: " << DigestHex(outcome->digest) << "\n";
+      std::cout << "steps_redone: " << outcome->steps_redone << "\n";
+    }
+    std::cout << std::flush;
+  }
+  return outcome->wrong > 0 ? kExitDataCheck : kExitOk;
+}
+
 int Run(const Config& config, MpiWorld& world) {
+  // The same on every rank: a bad fit fails everywhere; rank 0 says why.
+  Result<std::vector<SizeStep>> plan = PlanSizes(config, world.size());
+  if (!plan.ok()) {
+    if (world.rank() == 0) PrintError(plan.status());
+    return kExitUsage;
+  }
+  std::optional<TrainStart> start;
+  if (config.train) {
+    Result<TrainStart> started = StartTraining(config, plan->front(), world);
+    if (!started.ok()) return SetupFailed(started.status());
+    start = std::move(started).value();
+  }
+
   BackendOptions options;
   options.op = config.op;
   options.dtype = config.dtype;
   options.redop = config.redop;
-  options.count = config.count();
+  options.root = config.root;
+  options.max_send_bytes = MaxSendBytes(*plan, config.dtype);
+  options.max_recv_bytes = MaxRecvBytes(*plan, config.dtype);
   options.timeout = config.timeout;
   auto backend = MakeBackend(config.backend, options, world);
-  if (!backend.ok()) {
-    if (!IsPeerFailure(backend.status())) PrintError(backend.status());
-    return SetupExitCode(backend.status());
-  }
+  if (!backend.ok()) return SetupFailed(backend.status());
   auto metrics = OpenMetrics(config, world);
   if (!metrics.ok()) {
-    if (!IsPeerFailure(metrics.status())) PrintError(metrics.status());
+    SetupFailed(metrics.status());
     return kExitUsage;
   }
-
-  Result<RunOutcome> outcome = RunWorkload(config, world, **backend, metrics->get(), std::cerr);
-  if (!outcome.ok()) {
-    // A peer may be inside a collective this rank will never join: end the
-    // whole job rather than hang it.
-    PrintError(outcome.status());
-    world.Abort(outcome.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitCollective);
-  }
-  if (Status s = (*backend)->Close(); !s.ok()) {
-    PrintError(s);
-    world.Abort(kExitCollective);
-  }
-
-  if (world.rank() == 0) {
-    SummaryRow row;
-    row.op = config.op;
-    row.dtype = config.dtype;
-    row.redop = config.redop;
-    row.nranks = world.size();
-    row.bytes = config.bytes;
-    row.count = config.count();
-    row.time_us = outcome->median_time_us;
-    row.wrong = outcome->wrong;
-    std::cout << FormatSummary(row) << std::flush;
-    if (outcome->stopped) std::cout << "# stopped after " << outcome->iterations << " timed iterations" << std::endl;
-  }
-  return outcome->wrong > 0 ? kExitDataCheck : kExitOk;
+  if (start) return Train(config, plan->front(), *start, world, **backend, metrics->get());
+  return Benchmark(config, *plan, world, **backend, metrics->get());
 }
 
 }  // namespace

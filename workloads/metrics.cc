@@ -40,6 +40,10 @@ std::string ToJsonLine(const IterationRecord& r) {
   j["algbw_gbps"] = r.algbw_gbps;
   j["busbw_gbps"] = r.busbw_gbps;
   j["wrong"] = r.wrong;
+  if (r.step) {
+    j["step"] = *r.step;
+    j["restarted"] = r.restarted;
+  }
   // Replace, not throw, on invalid UTF-8 (a host name is the only string
   // that comes from outside).
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -63,14 +67,14 @@ std::string HostName() {
   return name;
 }
 
-Result<std::unique_ptr<MetricsWriter>> MetricsWriter::Open(const std::string& path) {
+Result<std::unique_ptr<MetricsWriter>> MetricsWriter::Open(const std::string& path, bool append) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(parent, ec);
     if (ec) return Unavailable("--jsonl " + path + ": cannot create " + parent.string() + ": " + ec.message());
   }
-  std::FILE* file = std::fopen(path.c_str(), "w");
+  std::FILE* file = std::fopen(path.c_str(), append ? "a" : "w");
   if (file == nullptr) return Unavailable("--jsonl " + path + ": " + std::strerror(errno));
   return std::unique_ptr<MetricsWriter>(new MetricsWriter(path, file));
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +33,10 @@ struct IterationRecord {
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   uint64_t wrong = 0;
+  // --train only (the keys are absent otherwise): the training step, and
+  // whether this process resumed after an earlier one (formats.md).
+  std::optional<int64_t> step;
+  bool restarted = false;
 };
 
 // The record as one JSON object, keys in formats.md order, no newline.
@@ -48,8 +53,9 @@ std::string HostName();
 
 class MetricsWriter {
  public:
-  // Creates missing parent directories and truncates `path`.
-  static Result<std::unique_ptr<MetricsWriter>> Open(const std::string& path);
+  // Creates missing parent directories, then truncates `path`, or appends
+  // to it (train mode: a resumed run continues the file of the one before).
+  static Result<std::unique_ptr<MetricsWriter>> Open(const std::string& path, bool append = false);
   ~MetricsWriter();
   MetricsWriter(const MetricsWriter&) = delete;
   MetricsWriter& operator=(const MetricsWriter&) = delete;

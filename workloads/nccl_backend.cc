@@ -21,6 +21,14 @@ ncclDataType_t NcclType(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
       return ncclFloat32;
+    case DType::kFloat64:
+      return ncclFloat64;
+    case DType::kInt32:
+      return ncclInt32;
+    case DType::kFloat16:
+      return ncclFloat16;
+    case DType::kBfloat16:
+      return ncclBfloat16;
   }
   return ncclFloat32;
 }
@@ -29,6 +37,12 @@ ncclRedOp_t NcclOp(RedOp redop) {
   switch (redop) {
     case RedOp::kSum:
       return ncclSum;
+    case RedOp::kProd:
+      return ncclProd;
+    case RedOp::kMin:
+      return ncclMin;
+    case RedOp::kMax:
+      return ncclMax;
   }
   return ncclSum;
 }
@@ -44,6 +58,8 @@ class NcclBackend final : public Backend {
   // Collective. Each step that can fail on some ranks only ends in an
   // AgreeAllOk, so no rank waits for an id or a peer that will not come.
   Status Open(World& world) {
+    rank_ = world.rank();
+    nranks_ = world.size();
     int devices = 0;
     cudaError_t e = cudaGetDeviceCount(&devices);
     Status local = Status::Ok();
@@ -75,8 +91,18 @@ class NcclBackend final : public Backend {
     return AgreeAllOk(world, local);
   }
 
+  Status SetLayout(const Layout& layout) override {
+    const size_t element = DTypeSize(options_.dtype);
+    if (layout.send_count * element > options_.max_send_bytes ||
+        layout.recv_count * element > options_.max_recv_bytes) {
+      return Internal("SetLayout: larger than the buffers allocated");
+    }
+    layout_ = layout;
+    return Status::Ok();
+  }
+
   Status SetInput(std::span<const std::byte> input) override {
-    if (input.size() != options_.bytes()) return Internal("SetInput: wrong buffer size");
+    if (input.size() != layout_.send_count * DTypeSize(options_.dtype)) return Internal("SetInput: wrong size");
     // Same stream as the collective, so the copy is ordered before it.
     cudaError_t e = cudaMemcpyAsync(send_, input.data(), input.size(), cudaMemcpyHostToDevice, stream_);
     if (e != cudaSuccess) return CudaError("cudaMemcpyAsync", e);
@@ -84,23 +110,18 @@ class NcclBackend final : public Backend {
   }
 
   Status Run() override {
-    ncclResult_t r = ncclInvalidUsage;
-    switch (options_.op) {
-      case Op::kAllReduce:
-        r = ncclAllReduce(send_, recv_, options_.count, NcclType(options_.dtype), NcclOp(options_.redop), comm_,
-                          stream_);
-        break;
-    }
+    const char* call = "";
+    ncclResult_t r = Launch(&call);
     if (r != ncclSuccess && r != ncclInProgress) {
-      Status s = NcclError("ncclAllReduce", r);
+      Status s = NcclError(call, r);
       Abort();
       return s;
     }
-    return Wait("ncclAllReduce", /*stream=*/true);
+    return Wait(call, /*stream=*/true);
   }
 
   Status GetOutput(std::span<std::byte> output) override {
-    if (output.size() != options_.bytes()) return Internal("GetOutput: wrong buffer size");
+    if (output.size() != layout_.recv_count * DTypeSize(options_.dtype)) return Internal("GetOutput: wrong size");
     cudaError_t e = cudaMemcpyAsync(output.data(), recv_, output.size(), cudaMemcpyDeviceToHost, stream_);
     if (e != cudaSuccess) return CudaError("cudaMemcpyAsync", e);
     return Wait("cudaMemcpyAsync", /*stream=*/true);
@@ -126,13 +147,75 @@ class NcclBackend final : public Backend {
   }
 
  private:
+  // Enqueues the op on stream_ and names the NCCL call for errors. On a
+  // non-blocking communicator every call may answer ncclInProgress.
+  ncclResult_t Launch(const char** call) {
+    const ncclDataType_t type = NcclType(options_.dtype);
+    const ncclRedOp_t op = NcclOp(options_.redop);
+    const size_t all = layout_.send_count;
+    const size_t count = layout_.count;
+    switch (options_.op) {
+      case Op::kAllReduce:
+        *call = "ncclAllReduce";
+        return ncclAllReduce(send_, recv_, all, type, op, comm_, stream_);
+      case Op::kAllGather:
+        *call = "ncclAllGather";
+        return ncclAllGather(send_, recv_, count, type, comm_, stream_);
+      case Op::kReduceScatter:
+        *call = "ncclReduceScatter";
+        return ncclReduceScatter(send_, recv_, count, type, op, comm_, stream_);
+      case Op::kBroadcast:
+        *call = "ncclBroadcast";
+        return ncclBroadcast(send_, recv_, all, type, options_.root, comm_, stream_);
+      case Op::kReduce:
+        *call = "ncclReduce";
+        return ncclReduce(send_, recv_, all, type, op, options_.root, comm_, stream_);
+      case Op::kAllToAll: {
+        // One send and one receive of `count` elements per peer, fused.
+        *call = "ncclGroupEnd(alltoall)";
+        const size_t block = count * DTypeSize(options_.dtype);
+        if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess) return r;
+        for (int peer = 0; peer < nranks_; ++peer) {
+          const auto offset = static_cast<size_t>(peer) * block;
+          ncclResult_t r = ncclSend(static_cast<const char*>(send_) + offset, count, type, peer, comm_, stream_);
+          if (r == ncclSuccess || r == ncclInProgress) {
+            r = ncclRecv(static_cast<char*>(recv_) + offset, count, type, peer, comm_, stream_);
+          }
+          if (r != ncclSuccess && r != ncclInProgress) {
+            ncclGroupEnd();
+            return r;
+          }
+        }
+        return ncclGroupEnd();
+      }
+      case Op::kSendRecv: {
+        // Ring neighbours: send to the next rank, receive from the previous.
+        *call = "ncclGroupEnd(sendrecv)";
+        const int next = (rank_ + 1) % nranks_;
+        const int prev = (rank_ + nranks_ - 1) % nranks_;
+        if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess) return r;
+        ncclResult_t r = ncclSend(send_, all, type, next, comm_, stream_);
+        if (r == ncclSuccess || r == ncclInProgress) r = ncclRecv(recv_, all, type, prev, comm_, stream_);
+        if (r != ncclSuccess && r != ncclInProgress) {
+          ncclGroupEnd();
+          return r;
+        }
+        return ncclGroupEnd();
+      }
+    }
+    *call = "backend nccl";
+    return ncclInvalidArgument;
+  }
+
   Status SetUpCuda(int device) {
     if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return CudaError("cudaSetDevice", e);
     if (cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); e != cudaSuccess) {
       return CudaError("cudaStreamCreateWithFlags", e);
     }
-    if (cudaError_t e = cudaMalloc(&send_, options_.bytes()); e != cudaSuccess) return CudaError("cudaMalloc", e);
-    if (cudaError_t e = cudaMalloc(&recv_, options_.bytes()); e != cudaSuccess) return CudaError("cudaMalloc", e);
+    if (cudaError_t e = cudaMalloc(&send_, options_.max_send_bytes); e != cudaSuccess)
+      return CudaError("cudaMalloc", e);
+    if (cudaError_t e = cudaMalloc(&recv_, options_.max_recv_bytes); e != cudaSuccess)
+      return CudaError("cudaMalloc", e);
     return Status::Ok();
   }
 
@@ -192,6 +275,9 @@ class NcclBackend final : public Backend {
   }
 
   BackendOptions options_;
+  Layout layout_;
+  int rank_ = 0;
+  int nranks_ = 1;
   cudaStream_t stream_ = nullptr;
   void* send_ = nullptr;
   void* recv_ = nullptr;

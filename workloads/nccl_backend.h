@@ -1,9 +1,13 @@
 // The NCCL backend: the collective runs on this rank's GPU (local rank =
 // device index) through a non-blocking NCCL communicator, bootstrapped with
-// an id from rank 0 sent over the World. Every wait polls
-// ncclCommGetAsyncError and cudaStreamQuery against options.timeout; on an
-// error or the deadline the communicator is aborted (ncclCommAbort) and a
-// Status returned, so a dead peer or a cut link never hangs the process.
+// an id from rank 0 sent over the World. Every op is NCCL's own
+// (ncclAllReduce, ncclAllGather, ncclReduceScatter, ncclBroadcast,
+// ncclReduce); alltoall and sendrecv are ncclSend/ncclRecv pairs fused in
+// one ncclGroupStart/End, as nccl-tests does. All five dtypes are native.
+// Every wait polls ncclCommGetAsyncError and cudaStreamQuery against
+// options.timeout; on an error or the deadline the communicator is aborted
+// (ncclCommAbort) and a Status returned, so a dead peer or a cut link never
+// hangs the process.
 // Compiled only when CUDA and NCCL were found (FDRILL_WITH_NCCL).
 #pragma once
 

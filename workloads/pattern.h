@@ -1,53 +1,110 @@
-// The data check of fdrill-collective, for all_reduce(sum) of float32: the
-// input each rank contributes, the sum every rank must get back, and an exact
-// count of the elements that differ. Pure functions, thread-safe.
+// The data check of fdrill-collective: what each rank sends at each
+// iteration, and what each rank must get back, for every op, dtype and
+// reduction, so a wrong, stale, misplaced or corrupted result is caught on
+// the iteration it happens. Pure; a DataPattern is immutable and
+// thread-safe.
 //
-// Input of rank r, iteration i, element j, with t = (3i + j) mod 61:
-//   rank 0:      2t + 1                  (odd integers 1..121)
-//   rank r > 0:  ((7r + t) mod 61) + 1   (integers 1..61)
-// Why rank 0 differs: 7 is coprime to 61, so any 61 consecutive ranks
-// contribute every residue once and their sum is the same for every element;
-// with a plain formula, a run of 61k ranks would have a constant expected sum
-// and a stale or misplaced buffer would pass. Rank 0's doubled term keeps the
-// sum varying with t for every rank count, so (as 3 generates Z_61) a buffer
-// left from the previous iteration fails somewhere in every 61 elements.
-// Exactness: every partial sum, in whatever order the backend adds, is an
-// integer <= 61n + 60, and float32 holds every integer up to 2^24 exactly, so
-// the result is bit-exact for n <= kMaxExactRanks = (2^24 - 60) / 61 = 275035.
-// Equality (not a tolerance) is therefore the right test; NaN never matches.
-// The expected sum is computed locally from the same formula.
+// Every value is a positive integer that the dtype holds exactly, and so is
+// every partial result of the reduction in whatever order a backend
+// combines values, so the result is bit-exact and the check is equality
+// (after encoding the expected integer in the dtype), not a tolerance.
+// Below, i is the iteration and x the element index in the sender's send
+// buffer; P is the dtype's period and M its movement modulus:
+//
+//   dtype     P   M      exact integers up to
+//   float32   61  2^24   2^24
+//   float64   61  2^24   2^53
+//   int32     61  2^24   2^31 - 1
+//   float16   13  2^11   2^11
+//   bfloat16   3  2^8    2^8
+//
+// Reductions (all_reduce, reduce, reduce_scatter), with t = (i + x) mod P:
+//   sum:  rank 0 sends 2t + 1, rank r > 0 sends ((r + t) mod P) + 1;
+//         the sum is at most nP + P - 1, exact while that is within range.
+//         Rank 0's different term keeps the sum varying with t for every
+//         rank count (P consecutive other ranks add up to a constant), so a
+//         buffer left from the previous iteration fails.
+//   prod: rank 0 sends 2 when t is even, else 1; rank r > 0 sends 2 when
+//         (r + t) mod P = 0, else 1. The product is 2^k with
+//         k <= 1 + ceil((n - 1) / P), exact while 2^k is (float16: k <= 15,
+//         int32: k <= 30, float32/bfloat16: 127, float64: 1023).
+//   min:  with w = (i + x) mod n and b = t + 1, rank w sends b and every
+//         other rank b + 1 + ((r + t) mod P): the minimum is b, and which
+//         rank supplies it rotates over all ranks. No arithmetic, no bound.
+//   max:  2P + 1 minus the min input: the maximum is 2P - t.
+// Movement (all_gather, broadcast, alltoall, sendrecv): rank r sends
+//   1 + ((r * 40503 + i + x) mod M), so two blocks differ unless their
+//   ranks are equal modulo M (every rank below M differs from every other),
+//   and last iteration's data is this iteration's shifted by one element.
+// Which element each rank receives is the op's definition (pattern.cc).
+// reduce defines no result on ranks other than the root: nothing is
+// checked there.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
+
+#include "harness/core/result.h"
+#include "workloads/collective.h"
 
 namespace fdrill {
 
-inline constexpr int kMaxExactRanks = ((1 << 24) - 60) / 61;
+// The largest rank count for which the expected result of op/dtype/redop is
+// exact (a huge number where nothing limits it; see the table above).
+int64_t MaxExactRanks(Op op, DType dtype, RedOp redop);
 
-// The value rank `rank` contributes at (iter, index).
-float PatternValue(int rank, int64_t iter, uint64_t index);
-
-// out[j] = PatternValue(rank, iter, j) for every j.
-void FillInput(int rank, int64_t iter, std::span<float> out);
-
-// The all_reduce(sum) over ranks 0..nranks-1 at (iter, index).
-float ExpectedSum(int nranks, int64_t iter, uint64_t index);
+// InvalidArgument, naming --dtype and --redop and the limit, when nranks is
+// beyond MaxExactRanks.
+Status CheckExactRanks(Op op, DType dtype, RedOp redop, int nranks);
 
 struct CheckResult {
-  uint64_t wrong = 0;        // elements that differ from the expected sum
+  uint64_t checked = 0;      // elements compared (0: reduce on a non-root)
+  uint64_t wrong = 0;        // elements that differ from the expected value
   uint64_t first_index = 0;  // valid when wrong > 0
-  float got = 0;
-  float expected = 0;
+  double got = 0;
+  double expected = 0;
 };
 
-// Compares `got` element by element with ExpectedSum(nranks, iter, j).
-// O(61 * nranks + got.size()).
-CheckResult CheckAllReduceSum(int nranks, int64_t iter, std::span<const float> got);
+class DataPattern {
+ public:
+  // `root` matters only for broadcast and reduce. O(nranks * P).
+  DataPattern(Op op, DType dtype, RedOp redop, int nranks, int root);
+
+  // The whole number rank `rank` sends as element x at iteration `iter`
+  // (a double: the products reach 2^1023, beyond any integer type).
+  double Input(int rank, int64_t iter, uint64_t x) const;
+
+  // Writes Input(rank, iter, x) for x < layout.send_count, encoded in the
+  // dtype, into `send` (send_count elements).
+  void Fill(int rank, int64_t iter, const Layout& layout, std::span<std::byte> send) const;
+
+  // Compares `recv` (recv_count elements), element by element, with what
+  // the op defines from every rank's Input(). O(recv_count).
+  CheckResult Check(int rank, int64_t iter, const Layout& layout, std::span<const std::byte> recv) const;
+
+ private:
+  // The reduction over all ranks of the reduction inputs at phase t.
+  double Reduced(uint64_t t) const;
+  // The reduction input of `rank` at phase t (pattern.h); `winner` (rank
+  // supplies the min/max here) matters only for min and max.
+  double PhaseInput(int rank, uint64_t t, bool winner) const;
+  double ReductionInput(int rank, int64_t iter, uint64_t x) const;
+  double MovementInput(int rank, int64_t iter, uint64_t x) const;
+
+  Op op_;
+  DType dtype_;
+  RedOp redop_;
+  int nranks_;
+  int root_;
+  uint64_t period_;
+  uint64_t move_mask_;
+  std::vector<uint64_t> reduced_bits_;  // reducing ops: the result at each phase, encoded
+};
 
 // "data check FAILED: rank 1 iter 17: 1 of 1048576 elements wrong, first at
 // index 5: got 9 expected 12"
-std::string DescribeFailure(int rank, int64_t iter, uint64_t count, const CheckResult& check);
+std::string DescribeFailure(int rank, int64_t iter, const CheckResult& check);
 
 }  // namespace fdrill

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,135 +16,189 @@ namespace fdrill {
 
 namespace {
 
+// Agreement values; the MAX over ranks wins.
+constexpr int64_t kGoOn = 0;
+constexpr int64_t kEndSize = 1;
+constexpr int64_t kStopRun = 2;
+
 int64_t ClockNanos(clockid_t clock) {
   timespec ts{};
   clock_gettime(clock, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// The one place the flags of every rank meet: 1 on any rank stops all.
-Result<bool> AgreeToStop(World& world, bool local) {
-  Result<int64_t> any = world.MaxInt64(local ? 1 : 0);
-  if (!any.ok()) return any.status().Annotate("stop agreement");
-  return *any != 0;
-}
+// One rank's loop over the plan; the shared state of its sizes.
+class Loop {
+ public:
+  Loop(const Config& config, World& world, Backend& backend, MetricsWriter* metrics, std::ostream& err,
+       uint64_t max_send_bytes, uint64_t max_recv_bytes)
+      : config_(config),
+        world_(world),
+        backend_(backend),
+        metrics_(metrics),
+        err_(err),
+        pattern_(config.op, config.dtype, config.redop, world.size(), config.root),
+        input_(max_send_bytes),
+        output_(max_recv_bytes) {
+    record_.rank = world.rank();
+    record_.nranks = world.size();
+    record_.host = HostName();
+    record_.op = OpName(config.op);
+    record_.dtype = DTypeName(config.dtype);
+    record_.redop = RedOpLabel(config.op, config.redop);
+  }
 
-// Runs the collective and annotates a failure with where it happened.
-Status RunOnce(Backend& backend, int rank, const std::string& where) {
-  Status s = backend.Run();
-  if (!s.ok()) return s.Annotate("rank " + std::to_string(rank) + " " + where);
-  return s;
-}
+  // Runs the untimed warm-up of one size; true when the run is to stop.
+  Result<bool> WarmUp(const SizeStep& step) {
+    const size_t element = DTypeSize(config_.dtype);
+    auto input = std::span(input_).first(step.layout.send_count * element);
+    pattern_.Fill(world_.rank(), 0, step.layout, input);
+    if (Status s = backend_.SetInput(input); !s.ok()) return s;
+    for (int64_t w = 0; w < config_.warmup; ++w) {
+      if (Status s = RunOnce("warm-up " + std::to_string(w)); !s.ok()) return s;
+      const bool local = StopRequested() || (world_.rank() == 0 && StopFileExists(config_.stop_file));
+      Result<int64_t> agreed = world_.MaxInt64(local ? kStopRun : kGoOn);
+      if (!agreed.ok()) return agreed.status().Annotate("stop agreement");
+      if (*agreed >= kStopRun) return true;
+    }
+    return false;
+  }
+
+  // Runs one size's timed iterations into `out`; true when the run is to stop.
+  Result<bool> Timed(const SizeStep& step, SizeOutcome* out, std::vector<double>* times_us) {
+    const size_t element = DTypeSize(config_.dtype);
+    const Layout& layout = step.layout;
+    auto input = std::span(input_).first(layout.send_count * element);
+    auto output = std::span(output_).first(layout.recv_count * element);
+    record_.bytes = step.bytes;
+    record_.count = layout.count;
+    const double bus_factor = BusFactor(config_.op, world_.size());
+    const int rank = world_.rank();
+    const int64_t start_ns = ClockNanos(CLOCK_MONOTONIC);
+    bool pending = false;
+    for (;;) {
+      const int64_t iter = next_iter_++;
+      pattern_.Fill(rank, iter, layout, input);
+      if (Status s = backend_.SetInput(input); !s.ok()) return s;
+      const int64_t begin_ns = ClockNanos(CLOCK_MONOTONIC);
+      if (Status s = RunOnce("iter " + std::to_string(iter)); !s.ok()) return s;
+      const int64_t end_ns = ClockNanos(CLOCK_MONOTONIC);
+      const int64_t wall_ns = ClockNanos(CLOCK_REALTIME);
+      if (Status s = backend_.GetOutput(output); !s.ok()) return s;
+
+      if (config_.corrupt_at == iter && rank == CorruptingRank(config_)) {
+        CorruptOneElement(config_.dtype, layout.recv_count, output);
+      }
+      CheckResult check = pattern_.Check(rank, iter, layout, output);
+      if (check.wrong > 0) {
+        // One write per line: ranks share mpirun's stderr.
+        err_ << ("fdrill-collective: " + DescribeFailure(rank, iter, check) + "\n") << std::flush;
+        out->wrong += check.wrong;
+      }
+
+      const double time_ns = static_cast<double>(end_ns - begin_ns);
+      times_us->push_back(time_ns / 1e3);
+      ++out->iterations;
+      if (metrics_ != nullptr) {
+        record_.iter = iter;
+        record_.wall_ns = wall_ns;
+        record_.mono_ns = end_ns;
+        record_.time_ms = time_ns / 1e6;
+        record_.algbw_gbps = AlgBandwidthGbps(step.bytes, time_ns);
+        record_.busbw_gbps = record_.algbw_gbps * bus_factor;
+        record_.wrong = check.wrong;
+        if (Status s = metrics_->Append(record_); !s.ok()) return s;
+      }
+
+      // The decision made after the previous iteration travelled during
+      // this one's collective (World::StartMaxInt64).
+      if (pending) {
+        Result<int64_t> agreed = world_.FinishMaxInt64();
+        pending = false;
+        if (!agreed.ok()) return agreed.status().Annotate("stop agreement");
+        if (*agreed >= kStopRun) return true;
+        if (*agreed == kEndSize) return false;
+      }
+      if (config_.iters && out->iterations >= *config_.iters) return false;
+      int64_t local = StopRequested() ? kStopRun : kGoOn;
+      if (rank == 0) {
+        if (StopFileExists(config_.stop_file)) local = kStopRun;
+        if (config_.duration && end_ns - start_ns >= config_.duration->count()) local = std::max(local, kEndSize);
+      }
+      if (Status s = world_.StartMaxInt64(local); !s.ok()) return s.Annotate("stop agreement");
+      pending = true;
+    }
+  }
+
+ private:
+  // Runs the collective and annotates a failure with where it happened.
+  Status RunOnce(const std::string& where) {
+    Status s = backend_.Run();
+    if (!s.ok()) return s.Annotate("rank " + std::to_string(world_.rank()) + " " + where);
+    return s;
+  }
+
+  const Config& config_;
+  World& world_;
+  Backend& backend_;
+  MetricsWriter* metrics_;
+  std::ostream& err_;
+  DataPattern pattern_;
+  std::vector<std::byte> input_;
+  std::vector<std::byte> output_;
+  IterationRecord record_;
+  int64_t next_iter_ = 0;
+};
 
 }  // namespace
 
-Result<RunOutcome> RunWorkload(const Config& config, World& world, Backend& backend, MetricsWriter* metrics,
-                               std::ostream& err) {
-  const int rank = world.rank();
-  const int nranks = world.size();
-  if (nranks > kMaxExactRanks) {
-    return InvalidArgument("the data check is exact up to " + std::to_string(kMaxExactRanks) + " ranks, not " +
-                           std::to_string(nranks));
-  }
-  const uint64_t count = config.count();
-  std::vector<float> input(count);
-  std::vector<float> output(count);
-  const auto input_bytes = std::as_bytes(std::span(input));
-  const auto output_bytes = std::as_writable_bytes(std::span(output));
+int CorruptingRank(const Config& config) { return config.op == Op::kReduce ? config.root : 0; }
 
+void CorruptOneElement(DType dtype, uint64_t recv_count, std::span<std::byte> output) {
+  const size_t element = DTypeSize(dtype);
+  const uint64_t index = recv_count / 2;
+  if (recv_count == 0 || (index + 1) * element > output.size()) return;
+  std::memset(output.data() + index * element, 0, element);
+}
+
+Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>& plan, World& world, Backend& backend,
+                               MetricsWriter* metrics, std::ostream& err) {
+  if (plan.empty()) return InvalidArgument("no message size to run");
+  Loop loop(config, world, backend, metrics, err, MaxSendBytes(plan, config.dtype), MaxRecvBytes(plan, config.dtype));
   RunOutcome outcome;
-  FillInput(rank, 0, input);
-  if (Status s = backend.SetInput(input_bytes); !s.ok()) return s;
-  for (int64_t w = 0; w < config.warmup; ++w) {
-    if (Status s = RunOnce(backend, rank, "warm-up " + std::to_string(w)); !s.ok()) return s;
-    bool local_stop = StopRequested() || (rank == 0 && StopFileExists(config.stop_file));
-    Result<bool> stop = AgreeToStop(world, local_stop);
+  std::vector<double> medians;
+  for (const SizeStep& step : plan) {
+    if (Status s = backend.SetLayout(step.layout); !s.ok()) return s;
+    Result<bool> stop = loop.WarmUp(step);
     if (!stop.ok()) return stop.status();
     if (*stop) {
       outcome.stopped = true;
-      return outcome;
+      break;
+    }
+    SizeOutcome size{step.bytes, step.layout, 0, 0, 0};
+    std::vector<double> times_us;
+    stop = loop.Timed(step, &size, &times_us);
+    if (!stop.ok()) return stop.status();
+    outcome.iterations += size.iterations;
+    outcome.sizes.push_back(size);
+    medians.push_back(Median(std::move(times_us)));
+    if (*stop) {
+      outcome.stopped = true;
+      break;
     }
   }
 
-  IterationRecord record;
-  record.rank = rank;
-  record.nranks = nranks;
-  record.host = HostName();
-  record.op = OpName(config.op);
-  record.dtype = DTypeName(config.dtype);
-  record.redop = RedOpName(config.redop);
-  record.bytes = config.bytes;
-  record.count = count;
-  const double bus_factor = BusFactor(config.op, nranks);
-
-  std::vector<double> times_us;
-  uint64_t wrong = 0;
-  const int64_t start_ns = ClockNanos(CLOCK_MONOTONIC);
-  bool agreement_pending = false;
-  for (int64_t iter = 0;; ++iter) {
-    FillInput(rank, iter, input);
-    if (Status s = backend.SetInput(input_bytes); !s.ok()) return s;
-    const int64_t begin_ns = ClockNanos(CLOCK_MONOTONIC);
-    if (Status s = RunOnce(backend, rank, "iter " + std::to_string(iter)); !s.ok()) return s;
-    const int64_t end_ns = ClockNanos(CLOCK_MONOTONIC);
-    const int64_t wall_ns = ClockNanos(CLOCK_REALTIME);
-    if (Status s = backend.GetOutput(output_bytes); !s.ok()) return s;
-
-    if (rank == 0 && config.corrupt_at == iter && count > 0) output[count / 2] += 1.0f;
-    CheckResult check = CheckAllReduceSum(nranks, iter, output);
-    if (check.wrong > 0) {
-      // One write per line: ranks share mpirun's stderr.
-      err << ("fdrill-collective: " + DescribeFailure(rank, iter, count, check) + "\n") << std::flush;
-      wrong += check.wrong;
-    }
-
-    const double time_ns = static_cast<double>(end_ns - begin_ns);
-    times_us.push_back(time_ns / 1e3);
-    ++outcome.iterations;
-    if (metrics != nullptr) {
-      record.iter = iter;
-      record.wall_ns = wall_ns;
-      record.mono_ns = end_ns;
-      record.time_ms = time_ns / 1e6;
-      record.algbw_gbps = AlgBandwidthGbps(config.bytes, time_ns);
-      record.busbw_gbps = record.algbw_gbps * bus_factor;
-      record.wrong = check.wrong;
-      if (Status s = metrics->Append(record); !s.ok()) return s;
-    }
-
-    // Rank 0's stop decision travels in a split-phase agreement that
-    // completes during the next timed collective (World::StartMaxInt64), so
-    // every network wait is inside a timed collective.
-    if (agreement_pending) {
-      Result<int64_t> any = world.FinishMaxInt64();
-      agreement_pending = false;
-      if (!any.ok()) return any.status().Annotate("stop agreement");
-      if (*any != 0) {
-        outcome.stopped = true;
-        break;
-      }
-    }
-    if (config.iters && iter + 1 >= *config.iters) break;
-    bool local_stop = StopRequested();
-    if (rank == 0) {
-      local_stop = local_stop || StopFileExists(config.stop_file) ||
-                   (config.duration && end_ns - start_ns >= config.duration->count());
-    }
-    if (Status s = world.StartMaxInt64(local_stop ? 1 : 0); !s.ok()) return s.Annotate("stop agreement");
-    agreement_pending = true;
+  // Totals over ranks, after the last timed collective.
+  for (size_t k = 0; k < outcome.sizes.size(); ++k) {
+    SizeOutcome& size = outcome.sizes[k];
+    Result<int64_t> total_wrong = world.SumInt64(static_cast<int64_t>(size.wrong));
+    if (!total_wrong.ok()) return total_wrong.status().Annotate("summary");
+    Result<double> sum_median = world.SumDouble(medians[k]);
+    if (!sum_median.ok()) return sum_median.status().Annotate("summary");
+    size.wrong = static_cast<uint64_t>(*total_wrong);
+    size.median_time_us = *sum_median / world.size();
+    outcome.wrong += size.wrong;
   }
-  if (agreement_pending) {
-    // Every rank left the loop at the same iteration (the -n limit) with
-    // one agreement in flight: complete it so no request is left behind.
-    if (Result<int64_t> any = world.FinishMaxInt64(); !any.ok()) return any.status().Annotate("stop agreement");
-  }
-
-  Result<int64_t> total_wrong = world.SumInt64(static_cast<int64_t>(wrong));
-  if (!total_wrong.ok()) return total_wrong.status().Annotate("summary");
-  Result<double> sum_median = world.SumDouble(Median(std::move(times_us)));
-  if (!sum_median.ok()) return sum_median.status().Annotate("summary");
-  outcome.wrong = static_cast<uint64_t>(*total_wrong);
-  outcome.median_time_us = *sum_median / nranks;
   return outcome;
 }
 

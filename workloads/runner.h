@@ -1,16 +1,21 @@
-// The iteration loop of fdrill-collective, the same on every rank:
+// The benchmark loop of fdrill-collective, the same on every rank. For each
+// size of the plan, in order:
 //   warm-up: `warmup` untimed, unchecked collectives;
 //   timed:   fill the input (untimed), run the collective timed on this
 //            rank's CLOCK_MONOTONIC, read the output back, check every
 //            element, write the metrics record, then agree on stopping.
 // There is deliberately no barrier before a timed collective: a barrier
 // would absorb a straggler's delay into untimed time and hide it.
-// Stopping: all ranks stop after the same iteration. After each iteration
-// (and each warm-up, where --duration does not count yet) every rank
-// contributes a stop flag to an untimed
-// MPI_Allreduce(MAX): set on rank 0 when --duration has elapsed (measured
-// from the first timed iteration) or the stop file exists, on any rank when
-// it got SIGTERM/SIGINT. --iters needs no agreement: every rank counts.
+// Stopping: all ranks stop after the same iteration. After each timed
+// iteration every rank starts a split-phase MAX agreement (World::
+// StartMaxInt64) that completes after the next one, during its collective,
+// so no network wait sits outside timed code. Its value: 1 on rank 0 when
+// this size's --duration has elapsed (measured from its first timed
+// iteration) ends the size; 2 (stop file on rank 0, SIGTERM/SIGINT on any
+// rank) ends the run. After each warm-up collective a blocking agreement
+// (untimed anyway) can end the run too. --iters needs no agreement: every
+// rank counts. Iteration numbers run on across sizes, so records of one
+// iteration on every rank share `iter` and `bytes`.
 // Data-check failures are printed to `err` (one line each) and counted; the
 // loop keeps going. Errors of the collective or of the agreement end the
 // loop with a Status: the caller must end the job, as peers may be stuck.
@@ -18,24 +23,41 @@
 
 #include <cstdint>
 #include <ostream>
+#include <vector>
 
 #include "harness/core/result.h"
 #include "workloads/backend.h"
 #include "workloads/config.h"
 #include "workloads/metrics.h"
+#include "workloads/plan.h"
 #include "workloads/world.h"
 
 namespace fdrill {
 
-struct RunOutcome {
-  int64_t iterations = 0;     // timed iterations, the same on every rank
-  bool stopped = false;       // ended by duration, stop file or signal
-  uint64_t wrong = 0;         // wrong elements: all ranks, all iterations
+struct SizeOutcome {
+  uint64_t bytes = 0;
+  Layout layout;
+  int64_t iterations = 0;     // timed iterations of this size, the same on every rank
   double median_time_us = 0;  // each rank's median, averaged over ranks
+  uint64_t wrong = 0;         // wrong elements: all ranks, all iterations
 };
 
-// `metrics` may be null (no --jsonl).
-Result<RunOutcome> RunWorkload(const Config& config, World& world, Backend& backend, MetricsWriter* metrics,
-                               std::ostream& err);
+struct RunOutcome {
+  int64_t iterations = 0;  // timed iterations, all sizes
+  bool stopped = false;    // ended by stop file or signal (not by -n/--duration)
+  uint64_t wrong = 0;
+  std::vector<SizeOutcome> sizes;  // those with at least one timed iteration
+};
+
+// `plan` comes from PlanSizes(config, world.size()); `metrics` may be null.
+Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>& plan, World& world, Backend& backend,
+                               MetricsWriter* metrics, std::ostream& err);
+
+// Test hook of --corrupt-at: the rank whose output it corrupts (the first
+// whose result is checked: the root of reduce, else 0).
+int CorruptingRank(const Config& config);
+
+// Zeroes element `recv_count / 2` of `output` (no expected value is 0).
+void CorruptOneElement(DType dtype, uint64_t recv_count, std::span<std::byte> output);
 
 }  // namespace fdrill

@@ -41,7 +41,8 @@ int Fail(const Status& s) {
   return 2;
 }
 
-int Run(const std::string& file, const std::string& out, const std::string& fabric_dir) {
+int Run(const std::string& file, const std::string& out, const std::string& fabric_dir, const std::string& tls_dir,
+        bool insecure) {
   auto scenario = LoadScenario(file);
   if (!scenario.ok()) return Fail(scenario.status());
   auto fabric = LoadFabricState(fabric_dir);
@@ -55,6 +56,8 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   DrillOptions opt;
   opt.out_dir = out.empty() ? DefaultRunDir(scenario->name) : out;
   opt.bin_dir = BinDir();
+  opt.tls_dir = tls_dir;
+  opt.insecure = insecure;
   opt.abort = &g_abort;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -122,7 +125,11 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   run->add_option("scenario", file, "scenario YAML file")->required();
   run->add_option("--out", out, "run directory (default runs/<UTC time>-<name>)");
   run->add_option("--fabric-dir", fabric_dir, "emulated fabric state directory")->capture_default_str();
-  run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir); });
+  static std::string tls_dir;
+  static bool insecure = false;
+  run->add_option("--tls-dir", tls_dir, "ca.pem and controller.pem/.key (default: the emulated fabric's own pki)");
+  run->add_flag("--insecure", insecure, "talk plaintext to agents started with --insecure");
+  run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir, tls_dir, insecure); });
 
   auto* validate = app.add_subcommand("validate", "check scenario files; touches nothing");
   static std::vector<std::string> files;
@@ -145,7 +152,7 @@ void AddReportCommands(CLI::App& app, int* exit_code) {
       *exit_code = Fail(s.status());
       return;
     }
-    std::printf("%s/report.md: verdict %s\n", dir.c_str(), VerdictName(s->verdict));
+    std::printf("%s: verdict %s (summary.json, report.md, report.html, junit.xml)\n", dir.c_str(), VerdictName(s->verdict));
     *exit_code = ExitCodeForVerdict(s->verdict);
   });
 }

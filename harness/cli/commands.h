@@ -12,5 +12,7 @@ void AddRunCommands(CLI::App& app, int* exit_code);     // run, plan, validate, 
 void AddFabricCommands(CLI::App& app, int* exit_code);  // fabric up|down|status|exec|rsh
 void AddReportCommands(CLI::App& app, int* exit_code);  // report
 void AddInjectorCommands(CLI::App& app, int* exit_code);// injectors
+void AddCertsCommands(CLI::App& app, int* exit_code);   // certs init|issue
+void AddCompareCommands(CLI::App& app, int* exit_code); // compare A B
 
 }  // namespace fdrill

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   fdrill::AddFabricCommands(app, &exit_code);
   fdrill::AddReportCommands(app, &exit_code);
   fdrill::AddInjectorCommands(app, &exit_code);
+  fdrill::AddCertsCommands(app, &exit_code);
+  fdrill::AddCompareCommands(app, &exit_code);
   app.parse_complete_callback([&] { fdrill::InitLogging("fdrill", log_level); });
   try {
     app.parse(argc, argv);

@@ -2,21 +2,33 @@
 
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <deque>
+
+#include "harness/tls/tls_context.h"
 
 namespace fdrill {
 
 namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
 using asio::ip::tcp;
+using TlsStream = ssl::stream<tcp::socket>;
 
 struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
-  explicit Impl(asio::io_context& io) : io(io), socket(io), wake(io) {
+  Impl(asio::io_context& io, std::unique_ptr<ssl::context> ctx) : io(io), ctx(std::move(ctx)), plain(io), wake(io) {
     wake.expires_at(std::chrono::steady_clock::time_point::max());
+    if (this->ctx) tls = std::make_unique<TlsStream>(io, *this->ctx);
   }
 
+  // The TCP socket under the link, TLS or not.
+  tcp::socket& socket() { return tls ? tls->next_layer() : plain; }
+
   asio::io_context& io;
-  tcp::socket socket;
+  std::unique_ptr<ssl::context> ctx;  // null: plaintext
+  std::unique_ptr<TlsStream> tls;     // over its own socket when ctx is set
+  tcp::socket plain;                  // used when ctx is null
   asio::steady_timer wake;
+  std::string label;              // "agent n1 at 198.19.0.2:7100", for errors
   std::deque<std::string> queue;  // io thread only
   std::mutex mu;                  // guards the fields below
   uint64_t next_id = 1;
@@ -39,21 +51,31 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
       dropped = true;
       failed.swap(pending);
     }
-    for (auto& [id, p] : failed) p.set_value(Unavailable("connection lost: " + why));
+    for (auto& [id, p] : failed) p.set_value(Unavailable(label + ": connection lost: " + why));
     boost::system::error_code ec;
-    socket.close(ec);
+    socket().close(ec);
     wake.cancel();
     if (auto f = Get(on_drop)) f(why);
   }
 
   asio::awaitable<void> Reader() {
+    if (tls) return ReaderOn(*tls);
+    return ReaderOn(plain);
+  }
+  asio::awaitable<void> Writer() {
+    if (tls) return WriterOn(*tls);
+    return WriterOn(plain);
+  }
+
+  template <typename Stream>
+  asio::awaitable<void> ReaderOn(Stream& stream) {
     auto self = shared_from_this();
     FrameDecoder decoder;
     char buf[65536];
     std::string why = "closed by the agent";
     try {
       for (;;) {
-        size_t n = co_await socket.async_read_some(asio::buffer(buf), asio::use_awaitable);
+        size_t n = co_await stream.async_read_some(asio::buffer(buf), asio::use_awaitable);
         decoder.Feed(std::string_view(buf, n));
         for (;;) {
           auto msg = decoder.Next();
@@ -82,10 +104,11 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     Drop(why);
   }
 
-  asio::awaitable<void> Writer() {
+  template <typename Stream>
+  asio::awaitable<void> WriterOn(Stream& stream) {
     auto self = shared_from_this();
     try {
-      while (socket.is_open()) {
+      while (socket().is_open()) {
         if (queue.empty()) {
           boost::system::error_code ec;
           co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -93,7 +116,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
         }
         std::string frame = std::move(queue.front());
         queue.pop_front();
-        co_await asio::async_write(socket, asio::buffer(frame), asio::use_awaitable);
+        co_await asio::async_write(stream, asio::buffer(frame), asio::use_awaitable);
       }
     } catch (const std::exception& e) {
       Drop(e.what());
@@ -101,8 +124,25 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   }
 };
 
-AgentLink::AgentLink(asio::io_context& io, std::string node, std::string host, uint16_t port)
-    : node_(std::move(node)), host_(std::move(host)), port_(port), impl_(std::make_shared<Impl>(io)) {}
+namespace {
+
+std::unique_ptr<ssl::context> ClientContext(const TlsConfig* tls, Status* status) {
+  if (tls == nullptr) return nullptr;
+  auto ctx = MakeClientContext(*tls);
+  if (!ctx.ok()) {
+    *status = ctx.status();
+    return nullptr;
+  }
+  return std::move(ctx).value();
+}
+
+}  // namespace
+
+AgentLink::AgentLink(asio::io_context& io, std::string node, std::string host, uint16_t port, const TlsConfig* tls)
+    : node_(std::move(node)), host_(std::move(host)), port_(port) {
+  impl_ = std::make_shared<Impl>(io, ClientContext(tls, &tls_status_));
+  impl_->label = "agent " + node_ + " at " + address();
+}
 
 AgentLink::~AgentLink() {
   {
@@ -124,34 +164,56 @@ void AgentLink::set_on_drop(OnDrop f) {
 }
 
 Status AgentLink::Connect(Duration timeout) {
+  if (!tls_status_.ok()) return tls_status_.Annotate("agent " + node_);
   boost::system::error_code ec;
   auto addr = asio::ip::make_address(host_, ec);
   if (ec) return InvalidArgument("agent " + node_ + ": bad address " + host_);
-  auto done = std::make_shared<std::promise<boost::system::error_code>>();
+  struct Outcome {
+    boost::system::error_code ec;
+    bool handshaking = false;  // the TCP connect succeeded; the TLS handshake failed
+  };
+  auto done = std::make_shared<std::promise<Outcome>>();
   auto fut = done->get_future();
   auto impl = impl_;
+  // One deadline for connect and handshake: on expiry the socket is closed
+  // and whichever operation is pending fails with operation_aborted.
   auto timer = std::make_shared<asio::steady_timer>(impl->io, timeout);
-  asio::post(impl->io, [impl, done, timer, ep = tcp::endpoint(addr, port_)] {
+  asio::post(impl->io, [impl, done, timer, node = node_, ep = tcp::endpoint(addr, port_)] {
     timer->async_wait([impl](const boost::system::error_code& e) {
       if (!e) {
         boost::system::error_code ignored;
-        impl->socket.close(ignored);
+        impl->socket().close(ignored);
       }
     });
-    impl->socket.async_connect(ep, [done, timer](const boost::system::error_code& e) {
-      timer->cancel();
-      done->set_value(e);
+    impl->socket().async_connect(ep, [impl, done, timer, node](const boost::system::error_code& e) {
+      if (e || !impl->tls) {
+        timer->cancel();
+        done->set_value(Outcome{e, false});
+        return;
+      }
+      // The agent must prove it is `node`: chain to the CA and CN/DNS = node.
+      impl->tls->set_verify_callback(ssl::host_name_verification(node));
+      impl->tls->async_handshake(ssl::stream_base::client, [done, timer](const boost::system::error_code& h) {
+        timer->cancel();
+        done->set_value(Outcome{h, true});
+      });
     });
   });
-  ec = fut.get();
-  if (ec) {
-    std::string why = ec == asio::error::operation_aborted ? "no answer within " + FormatDuration(timeout) : ec.message();
+  Outcome outcome = fut.get();
+  if (outcome.ec) {
+    bool late = outcome.ec == asio::error::operation_aborted;
+    if (outcome.handshaking) {
+      std::string why = late ? "no TLS handshake within " + FormatDuration(timeout) : outcome.ec.message();
+      return Unavailable("agent " + node_ + " at " + address() + ": TLS handshake failed: " + why +
+                         " (is its cert signed by the controller's CA and issued for " + node_ + "?)");
+    }
+    std::string why = late ? "no answer within " + FormatDuration(timeout) : outcome.ec.message();
     return Unavailable("agent " + node_ + " at " + address() + " does not answer: " + why +
                        " (is the fabric up? `fdrill fabric status`)");
   }
   asio::post(impl->io, [impl] {
     boost::system::error_code e;
-    impl->socket.set_option(tcp::no_delay(true), e);
+    impl->socket().set_option(tcp::no_delay(true), e);
     asio::co_spawn(impl->io, impl->Reader(), asio::detached);
     asio::co_spawn(impl->io, impl->Writer(), asio::detached);
   });

@@ -3,6 +3,11 @@
 // calling (controller) thread until the reply, the deadline, or the link
 // drops. Pushes from the agent (metrics, workload_exit, lease_expired) are
 // handed to on_push on the io thread. Thread-safe.
+//
+// With a TlsConfig, Connect also runs a TLS 1.3 handshake presenting the
+// controller's certificate and accepts only an agent whose certificate
+// chains to the CA and names the node dialled (CN/DNS = node); without one
+// (nullptr, `fdrill run --insecure`) the link is plain TCP.
 #pragma once
 
 #include <functional>
@@ -14,11 +19,13 @@
 
 #include "harness/core/result.h"
 #include "harness/core/units.h"
+#include "harness/tls/tls_config.h"
 #include "harness/wire/wire.h"
 
 namespace boost::asio {
 class io_context;
 }
+
 
 namespace fdrill {
 
@@ -27,7 +34,10 @@ class AgentLink {
   using OnPush = std::function<void(const Json&)>;
   using OnDrop = std::function<void(const std::string& why)>;
 
-  AgentLink(boost::asio::io_context& io, std::string node, std::string host, uint16_t port);
+  // tls: nullptr for plaintext; read during construction only. A TLS config
+  // whose files cannot be loaded makes Connect fail, naming the file.
+  AgentLink(boost::asio::io_context& io, std::string node, std::string host, uint16_t port,
+            const TlsConfig* tls);
   ~AgentLink();
 
   const std::string& node() const { return node_; }
@@ -48,6 +58,7 @@ class AgentLink {
   std::string node_, host_;
   uint16_t port_;
   std::shared_ptr<Impl> impl_;
+  Status tls_status_;  // the TLS context could not be built
 };
 
 }  // namespace fdrill

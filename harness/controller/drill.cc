@@ -58,6 +58,8 @@ class DrillRun {
   std::thread lease_thread_;
   std::vector<NodeLink> nodes_;
   std::unique_ptr<RunRecorder> rec_;
+  // rec_ as seen from the io and lease threads: null until it exists.
+  std::atomic<RunRecorder*> live_rec_{nullptr};
   std::string run_id_;
 
   std::mutex mu_;
@@ -72,9 +74,10 @@ class DrillRun {
 
 void DrillRun::OnPush(NodeLink& n, const Json& msg) {
   std::string type = msg.value("type", "");
+  RunRecorder* rec = live_rec_.load();
   if (type == "metrics") {
     const Json& records = msg["records"];
-    if (rec_) rec_->Metrics(n.node->name, records, n.offset_ns);
+    if (rec) rec->Metrics(n.node->name, records, n.offset_ns);
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& r : records) {
       if (r.contains("rank")) ranks_seen_.insert(r["rank"].get<int>());
@@ -82,13 +85,18 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
     cv_.notify_all();
   } else if (type == "workload_exit") {
     int code = msg.value("exit_code", -1);
-    if (rec_) rec_->Event("workload_exit", {{"node", n.node->name}, {"exit_code", code}});
-    if (rec_) (void)rec_->WriteFile("workload.log", msg.value("log_tail", ""));
+    if (rec) rec->Event("workload_exit", {{"node", n.node->name}, {"exit_code", code}});
+    if (rec) (void)rec->WriteFile("workload.log", msg.value("log_tail", ""));
     std::lock_guard<std::mutex> lock(mu_);
     workload_exit_ = code;
     cv_.notify_all();
+  } else if (type == "fault_expired") {
+    if (rec) {
+      rec->Event("error", {{"node", n.node->name},
+                            {"message", "fault " + msg.value("fault_id", "?") + " outlived its max_duration; the agent reverted it"}});
+    }
   } else if (type == "lease_expired") {
-    if (rec_) rec_->Event("error", {{"node", n.node->name}, {"message", "the agent's lease lapsed; it reverted"}});
+    if (rec) rec->Event("error", {{"node", n.node->name}, {"message", "the agent's lease lapsed; it reverted"}});
     failed_ = true;
     cv_.notify_all();
   }
@@ -104,6 +112,8 @@ bool DrillRun::SleepUntil(Clock::TimePoint deadline) {
 }
 
 Status DrillRun::Connect() {
+  auto tls = ControllerTls(opt_.tls_dir, opt_.insecure, fabric_.pki_dir);  // the fabric's pki (TLS)
+  if (!tls.ok()) return tls.status();
   work_ = std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
       io_.get_executor());
   io_thread_ = std::thread([this] { io_.run(); });
@@ -111,11 +121,12 @@ Status DrillRun::Connect() {
   for (int i = 0; i < s_.nodes; ++i) {
     NodeLink& n = nodes_[static_cast<size_t>(i)];
     n.node = &fabric_.nodes[static_cast<size_t>(i)];
-    n.link = std::make_unique<AgentLink>(io_, n.node->name, n.node->MgmtIp(), static_cast<uint16_t>(n.node->agent_port));
+    n.link = std::make_unique<AgentLink>(io_, n.node->name, n.node->MgmtIp(), static_cast<uint16_t>(n.node->agent_port),
+                                         tls->has_value() ? &**tls : nullptr);
     n.link->set_on_push([this, &n](const Json& m) { OnPush(n, m); });
     n.link->set_on_drop([this, &n](const std::string& why) {
       if (closing_) return;
-      if (rec_) rec_->Event("error", {{"node", n.node->name}, {"message", "lost the agent: " + why}});
+      if (auto* rec = live_rec_.load()) rec->Event("error", {{"node", n.node->name}, {"message", "lost the agent: " + why}});
       failed_ = true;
       cv_.notify_all();
     });
@@ -144,7 +155,15 @@ void DrillRun::LeaseLoop() {
     for (auto& n : nodes_) {
       if (closing_) return;
       auto r = n.link->Call("lease", {{"ttl_ms", ttl_ms}}, s_.lease_renew);
-      if (!r.ok()) spdlog::warn("lease renewal for {}: {}", n.node->name, r.status().message());
+      if (!r.ok() && !closing_) {
+        // The agent reverts everything once its lease lapses: the drill can
+        // no longer say what the fabric did, so it ends here.
+        if (auto* rec = live_rec_.load()) {
+          rec->Event("error", {{"node", n.node->name}, {"message", "lease renewal failed: " + r.status().message()}});
+        }
+        failed_ = true;
+        cv_.notify_all();
+      }
     }
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_until(lock, next, [this] { return closing_.load(); });
@@ -234,7 +253,9 @@ Status DrillRun::WalkTimeline() {
         std::lock_guard<std::mutex> lock(mu_);
         applied_[f.id] = f.node;  // in force as soon as it may be: Cleanup reverts it
       }
-      auto r = n.link->Call("apply", {{"fault_id", f.id}, {"kind", f.kind}, {"params", f.params}}, kCallTimeout);
+      auto max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(f.max_duration).count();
+      auto r = n.link->Call("apply", {{"fault_id", f.id}, {"kind", f.kind}, {"params", f.params},
+                                      {"max_duration_ms", max_ms}}, kCallTimeout);
       if (!r.ok()) {
         rec_->Event("error", {{"node", f.node}, {"message", "apply " + f.id + ": " + r.status().message()}});
         failed_ = true;
@@ -354,6 +375,7 @@ Status DrillRun::Run() {
   auto rec = RunRecorder::Create(opt_.out_dir, clock_);
   if (!rec.ok()) return rec.status();
   rec_ = std::move(*rec);
+  live_rec_ = rec_.get();
   run_id_ = std::to_string(clock_.WallNanos() / 1000000);
   (void)rec_->WriteFile("scenario.yaml", s_.text);
   Json plan = {{"name", s_.name}, {"nodes", s_.NodeNames()}, {"ranks", s_.nodes * s_.workload.ranks_per_node},

@@ -138,7 +138,7 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
 
 Status Loader::LoadFault(const YAML::Node& n, const PhaseSpec& phase, size_t index, const Scenario& s,
                          FaultSpec* f) const {
-  if (auto st = CheckKeys(n, "fault", {"id", "kind", "node", "params"}); !st.ok()) return st;
+  if (auto st = CheckKeys(n, "fault", {"id", "kind", "node", "params", "max_duration"}); !st.ok()) return st;
   f->line = n.Mark().line + 1;
   if (!n["kind"]) return Error(n, "fault needs a kind (one of the names `fdrill injectors` lists)");
   if (!n["node"]) return Error(n, "fault needs a node (n0..n" + std::to_string(s.nodes - 1) + ")");
@@ -155,6 +155,16 @@ Status Loader::LoadFault(const YAML::Node& n, const PhaseSpec& phase, size_t ind
   f->node = *node;
   f->id = n["id"] ? n["id"].as<std::string>() : phase.name + "-" + f->kind + (index ? std::to_string(index) : "");
   f->params = n["params"] ? ToJson(n["params"]) : Json::object();
+  f->max_duration = phase.duration + s.lease_ttl;
+  if (n["max_duration"]) {
+    auto d = Dur(n["max_duration"], "max_duration");
+    if (!d.ok()) return d.status();
+    if (*d < phase.duration) {
+      return Error(n["max_duration"], "fault max_duration " + FormatDuration(*d) + " is shorter than its phase (" +
+                                          FormatDuration(phase.duration) + "); the agent would revert it early");
+    }
+    f->max_duration = *d;
+  }
   // The injector's own parser validates params; nothing is touched.
   auto made = MakeFault(f->kind, f->params, Host{});
   if (!made.ok()) {

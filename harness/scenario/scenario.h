@@ -19,6 +19,9 @@ struct FaultSpec {
   std::string node;    // "n1"
   Json params;         // validated by the injector's parser
   int line = 0;        // 1-based line in the scenario file, for messages
+  // The agent reverts the fault by itself once it has been on this long,
+  // whatever the controller does. Default: its phase plus the lease TTL.
+  Duration max_duration{};
 };
 
 struct PhaseSpec {

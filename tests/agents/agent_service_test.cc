@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_net.h"
@@ -146,6 +147,43 @@ TEST_F(AgentServiceTest, ARestartedAgentRevertsWhatItsJournalHolds) {
   EXPECT_EQ(*swept, 1);
   EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "noqueue");
   EXPECT_EQ(*service_->SweepJournal(), 0);  // idempotent
+}
+
+TEST_F(AgentServiceTest, AFaultPastItsMaxDurationIsRevertedByTheAgentItself) {
+  Json reply = Call("apply", {{"fault_id", "slow"}, {"kind", "link_rate"}, {"max_duration_ms", 2000},
+                              {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}});
+  ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
+  std::vector<Json> pushed;
+  service_->set_push([&](Json m) { pushed.push_back(m); });
+  clock_.Advance(std::chrono::milliseconds(1990));
+  service_->Tick();
+  EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "tbf");
+  clock_.Advance(std::chrono::milliseconds(20));
+  service_->Tick();
+  EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "noqueue");
+  EXPECT_EQ(service_->active_faults(), 0u);
+  ASSERT_EQ(pushed.size(), 1u);
+  EXPECT_EQ(pushed[0]["type"], "fault_expired");
+  EXPECT_EQ(pushed[0]["fault_id"], "slow");
+  EXPECT_TRUE(Journal((dir_ / "journal.jsonl").string()).Pending()->empty());
+}
+
+TEST_F(AgentServiceTest, AuditLogRecordsWhoWhatAndResult) {
+  service_->Handle(MakeRequest("apply", 9, {{"fault_id", "cut"}, {"kind", "link_rate"},
+                                            {"params", {{"interface", "mgmt0"}, {"rate", "1gbit"}}}}),
+                   "198.19.0.254:5000", "CN=fdrill-controller");
+  Call("lease", {{"ttl_ms", 1000}});
+  std::ifstream in(dir_ / "audit.jsonl");
+  std::string line;
+  std::vector<Json> lines;
+  while (std::getline(in, line)) lines.push_back(Json::parse(line));
+  ASSERT_EQ(lines.size(), 1u);  // lease renewals are not audited
+  EXPECT_EQ(lines[0]["peer"], "198.19.0.254:5000");
+  EXPECT_EQ(lines[0]["subject"], "CN=fdrill-controller");
+  EXPECT_EQ(lines[0]["type"], "apply");
+  EXPECT_EQ(lines[0]["fault_id"], "cut");
+  EXPECT_NE(lines[0]["result"].get<std::string>().find("management interface"), std::string::npos);
+  EXPECT_GT(lines[0]["wall_ns"].get<int64_t>(), 0);
 }
 
 TEST_F(AgentServiceTest, SnapshotReportsLinksAndQdiscs) {

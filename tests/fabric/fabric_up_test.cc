@@ -80,7 +80,8 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
   ASSERT_EQ(node_.spawned.size(), 2u);
   const SpawnSpec& s1 = node_.spawned[1];
   EXPECT_EQ(s1.argv, (Argv{"/opt/fdrill/bin/fdrill-agent", "--node", "n1", "--listen", "198.19.0.2:7100", "--state-dir",
-                           d + "/n1/state"}));
+                           d + "/n1/state", "--tls-ca", d + "/pki/ca.pem", "--tls-cert", d + "/pki/n1.pem",
+                           "--tls-key", d + "/pki/n1.key"}));
   EXPECT_EQ(s1.netns_path, "/run/netns/fdrill-n1");
   EXPECT_EQ(s1.uts_path, d + "/n1/uts");
   EXPECT_EQ(s1.tmpdir, d + "/n1/tmp");

@@ -76,8 +76,8 @@ void SyntheticRun::DropEvents(const std::string& type) {
 
 std::vector<std::string> SyntheticRun::MetricLines() const {
   std::vector<std::string> lines;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> noise(-0.01, 0.01);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> jitter(-noise, noise);
   double t = start_s;
   for (int64_t iter = 0; t < end_s; ++iter) {
     double factor = 1;
@@ -88,7 +88,7 @@ std::vector<std::string> SyntheticRun::MetricLines() const {
         culprit = s.culprit_node;
       }
     }
-    double time_ms = kBaseMs * factor * (1 + noise(rng));
+    double time_ms = kBaseMs * factor / speed * (1 + jitter(rng));
     double end = t + time_ms / 1000;
     for (const Stall& s : stalls) {
       if (s.at_s >= t && s.at_s < end) {

@@ -3,7 +3,8 @@
 // 400 MB all_reduce whose undisturbed iteration takes 60 ms (±1 % noise), so
 // the baseline busbw is 10 GB/s ±1 %. A SlowSpan multiplies the time of every
 // iteration that starts inside it; a Stall makes the iteration in progress at
-// `at_s` end at `until_s` (what a link-down does to a collective).
+// `at_s` end at `until_s` (what a link-down does to a collective). `noise`,
+// `speed` and `seed` make the A and B runs of `fdrill compare` tests.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,9 @@ class SyntheticRun {
 
   double start_s = 1.0;  // the first iteration starts here
   double end_s = 40.0;   // iterations start until here
+  double noise = 0.01;   // each iteration's time varies uniformly by ±noise
+  double speed = 1.0;    // busbw multiplier: 0.95 plants a 5 % regression
+  uint32_t seed = 7;     // of the noise
   std::vector<SlowSpan> slow;
   std::vector<Stall> stalls;
   std::map<std::pair<int64_t, int>, int64_t> wrong;  // (iter, rank) -> wrong elements

@@ -1,9 +1,11 @@
 // fdrill-collective's NCCL backend on a real GPU: one rank (any GPU count
-// works), a clean run and a caught corruption. Skips where there is no
-// NVIDIA driver or the binary was built without NCCL.
+// works), a clean run, a caught corruption for every op and the half types,
+// and the training loop. Skips where there is no NVIDIA driver or the
+// binary was built without NCCL.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,29 @@ TEST_F(WorkloadNcclHwTest, CorruptionIsCaught) {
   ProcessResult r = RunOneRank({"-b", "4M", "-n", "10", "--corrupt-at", "3"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("data check FAILED: rank 0 iter 3: 1 of 1048576 elements wrong"), std::string::npos) << r.err;
+}
+
+TEST_F(WorkloadNcclHwTest, EveryOpAndHalfTypeChecksAndCatchesCorruption) {
+  for (std::string op : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"}) {
+    for (std::string dtype : {"float32", "float16", "bfloat16"}) {
+      ProcessResult r = RunOneRank(
+          {"--op", op, "--dtype", dtype, "-b", "64K", "-e", "256K", "-f", "4", "-n", "4", "--corrupt-at", "5"});
+      EXPECT_EQ(r.exit_code, 3) << op << " " << dtype << ": " << r.err;
+      EXPECT_NE(r.err.find("data check FAILED: rank 0 iter 5: 1 of "), std::string::npos) << r.err;
+      EXPECT_NE(r.out.find("      262144 "), std::string::npos) << r.out;
+    }
+  }
+}
+
+TEST_F(WorkloadNcclHwTest, TrainingLoopPrintsItsDigest) {
+  char pattern[] = "/tmp/fdrill-hw-train-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  ProcessResult r =
+      RunOneRank({"--train", "--steps", "12", "--checkpoint-every", "5", "--checkpoint-dir", pattern, "-b", "1M"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("digest: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("steps_redone: 0"), std::string::npos) << r.out;
+  std::filesystem::remove_all(pattern);
 }
 
 }  // namespace

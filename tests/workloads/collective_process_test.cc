@@ -1,5 +1,5 @@
-// fdrill-collective as a process, under mpirun, with two ranks on this
-// machine. mpirun flags (see kMpirun): --allow-run-as-root (CI runs as
+// fdrill-collective as a process, under mpirun, with two or three ranks on
+// this machine. mpirun flags (see Mpirun()): --allow-run-as-root (CI runs as
 // root and Open MPI refuses otherwise), --oversubscribe (runners may have
 // fewer cores than ranks; Open MPI counts one slot per core), --mca btl
 // self,vader,tcp (shared memory and loopback TCP only; no HCA probing). The
@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness/host/real_process_runner.h"
@@ -21,9 +22,26 @@
 namespace fdrill {
 namespace {
 
-const std::vector<std::string> kMpirun = {
-    FDRILL_MPIEXEC, "--allow-run-as-root", "--oversubscribe",    "-np", "2", "--mca",
-    "btl",          "self,vader,tcp",      FDRILL_COLLECTIVE_BIN};
+std::vector<std::string> Mpirun(int nranks) {
+  return {FDRILL_MPIEXEC, "--allow-run-as-root", "--oversubscribe",    "-np", std::to_string(nranks), "--mca",
+          "btl",          "self,vader,tcp",      FDRILL_COLLECTIVE_BIN};
+}
+
+size_t Count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t pos = text.find(part); pos != std::string::npos; pos = text.find(part, pos + 1)) ++n;
+  return n;
+}
+
+const std::set<std::string> kRecordKeys = {"rank",    "nranks",  "host",       "iter",       "op",
+                                           "dtype",   "redop",   "bytes",      "count",      "wall_ns",
+                                           "mono_ns", "time_ms", "algbw_gbps", "busbw_gbps", "wrong"};
+
+std::set<std::string> KeysOf(const nlohmann::json& j) {
+  std::set<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
+  return keys;
+}
 
 class WorkloadProcessTest : public ::testing::Test {
  protected:
@@ -34,15 +52,16 @@ class WorkloadProcessTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  // Runs fdrill-collective on two ranks with `flags`; fails the test if it
-  // hangs (a hang is the bug these tests exist to catch).
-  ProcessResult RunTwoRanks(const std::vector<std::string>& flags) {
-    std::vector<std::string> argv = kMpirun;
+  // Runs fdrill-collective on `nranks` ranks with `flags`; fails the test
+  // if it hangs (a hang is the bug these tests exist to catch).
+  ProcessResult RunRanks(int nranks, const std::vector<std::string>& flags) {
+    std::vector<std::string> argv = Mpirun(nranks);
     argv.insert(argv.end(), flags.begin(), flags.end());
     Result<ProcessResult> r = RealProcessRunner().Run(argv, std::chrono::seconds(60));
     EXPECT_TRUE(r.ok()) << r.status().message();
     return r.ok() ? *r : ProcessResult{};
   }
+  ProcessResult RunTwoRanks(const std::vector<std::string>& flags) { return RunRanks(2, flags); }
 
   std::vector<nlohmann::json> Records(int rank) {
     std::vector<nlohmann::json> out;
@@ -59,9 +78,7 @@ class WorkloadProcessTest : public ::testing::Test {
 TEST_F(WorkloadProcessTest, TwentyIntactIterationsPerRank) {
   ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "20", "--jsonl", Jsonl()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::set<std::string> keys = {"rank",    "nranks",  "host",       "iter",       "op",
-                                      "dtype",   "redop",   "bytes",      "count",      "wall_ns",
-                                      "mono_ns", "time_ms", "algbw_gbps", "busbw_gbps", "wrong"};
+  const std::set<std::string>& keys = kRecordKeys;
   for (int rank = 0; rank < 2; ++rank) {
     std::vector<nlohmann::json> records = Records(rank);
     ASSERT_EQ(records.size(), 20u) << "rank " << rank;
@@ -84,14 +101,15 @@ TEST_F(WorkloadProcessTest, TwentyIntactIterationsPerRank) {
       EXPECT_DOUBLE_EQ(j["busbw_gbps"].get<double>(), j["algbw_gbps"].get<double>());
     }
   }
-  EXPECT_NE(r.out.find("       65536         16384   float32     sum"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("       65536         16384   float32     sum     -1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos) << r.out;
 }
 
 TEST_F(WorkloadProcessTest, CorruptionIsReportedAndExitsThree) {
   ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "20", "--corrupt-at", "5", "--jsonl", Jsonl()});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("fdrill-collective: data check FAILED: rank 0 iter 5: 1 of 16384 elements wrong"),
+  EXPECT_NE(r.err.find("fdrill-collective: data check FAILED: rank 0 iter 5: 1 of 16384 elements wrong, first at "
+                       "index 8192: got 0 expected "),
             std::string::npos)
       << r.err;
   std::vector<nlohmann::json> records = Records(0);
@@ -133,6 +151,186 @@ TEST_F(WorkloadProcessTest, NcclWithoutGpuExitsTwoOnEveryRank) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("fdrill-collective: backend nccl: no CUDA device (cudaGetDeviceCount: "), std::string::npos)
       << r.err;
+}
+
+// nccl-tests' bus factor of `op` on n ranks, written out independently of
+// the workload's own table.
+double NcclTestsBusFactor(const std::string& op, int n) {
+  if (op == "all_reduce") return 2.0 * (n - 1) / n;
+  if (op == "all_gather" || op == "reduce_scatter" || op == "alltoall") return static_cast<double>(n - 1) / n;
+  return 1.0;
+}
+
+bool Reduces(const std::string& op) { return op == "all_reduce" || op == "reduce_scatter" || op == "reduce"; }
+
+using OpCase = std::tuple<std::string, std::string, int>;  // op, dtype, ranks
+
+class WorkloadProcessOpTest : public WorkloadProcessTest, public ::testing::WithParamInterface<OpCase> {};
+
+// Every op on every rank checks out, except the one element the test hook
+// breaks on rank 0 at iteration 3, which is caught there and only there.
+TEST_P(WorkloadProcessOpTest, RunsChecksAndCatchesACorruptedElement) {
+  auto [op, dtype, n] = GetParam();
+  const uint64_t bytes = 12288;  // a whole number of elements divisible by 2 and 3
+  const uint64_t elements = bytes / (dtype == "bfloat16" ? 2 : 4);
+  const bool split = op == "all_gather" || op == "reduce_scatter" || op == "alltoall";
+  const uint64_t count = split ? elements / n : elements;
+  const uint64_t recv_count = op == "reduce_scatter" ? elements / n : elements;
+  ProcessResult r = RunRanks(
+      n, {"--op", op, "--dtype", dtype, "-b", "12K", "-n", "6", "-w", "1", "--corrupt-at", "3", "--jsonl", Jsonl()});
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(Count(r.err, "data check FAILED"), 1u) << r.err;
+  EXPECT_NE(r.err.find("data check FAILED: rank 0 iter 3: 1 of " + std::to_string(recv_count) + " elements wrong"),
+            std::string::npos)
+      << r.err;
+  for (int rank = 0; rank < n; ++rank) {
+    std::vector<nlohmann::json> records = Records(rank);
+    ASSERT_EQ(records.size(), 6u) << "rank " << rank;
+    for (const nlohmann::json& j : records) {
+      EXPECT_EQ(KeysOf(j), kRecordKeys);
+      EXPECT_EQ(j["op"], op);
+      EXPECT_EQ(j["dtype"], dtype);
+      EXPECT_EQ(j["redop"], Reduces(op) ? "sum" : "none");
+      EXPECT_EQ(j["bytes"], bytes);
+      EXPECT_EQ(j["count"], count);
+      EXPECT_EQ(j["nranks"], n);
+      EXPECT_EQ(j["wrong"], rank == 0 && j["iter"] == 3 ? 1 : 0) << j;
+      EXPECT_NEAR(j["busbw_gbps"].get<double>(), j["algbw_gbps"].get<double>() * NcclTestsBusFactor(op, n), 1e-9);
+    }
+  }
+  EXPECT_NE(r.out.find("# " + op + " on " + std::to_string(n) + " ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("       12288 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, WorkloadProcessOpTest,
+                         ::testing::Combine(::testing::Values("all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                                              "reduce", "alltoall", "sendrecv"),
+                                            ::testing::Values("float32", "int32", "bfloat16"), ::testing::Values(2, 3)),
+                         [](const ::testing::TestParamInfo<OpCase>& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
+// float16 reduces through the MPI backend's own ops: every reduction,
+// clean, on three ranks.
+TEST_F(WorkloadProcessTest, Float16ReductionsThroughUserDefinedMpiOps) {
+  for (std::string op : {"all_reduce", "reduce_scatter", "reduce"}) {
+    for (std::string redop : {"sum", "prod", "min", "max"}) {
+      ProcessResult r =
+          RunRanks(3, {"--op", op, "--dtype", "float16", "--redop", redop, "-b", "6K", "-n", "4", "-w", "1"});
+      EXPECT_EQ(r.exit_code, 0) << op << " " << redop << ": " << r.err;
+      EXPECT_NE(r.out.find(" float16 " + std::string(7 - redop.size(), ' ') + redop + " "), std::string::npos) << r.out;
+    }
+  }
+}
+
+TEST_F(WorkloadProcessTest, SweepRunsEverySizeWithItsOwnRow) {
+  ProcessResult r =
+      RunTwoRanks({"--op", "all_gather", "-b", "1K", "-e", "7K", "-f", "2", "-n", "3", "-w", "1", "--jsonl", Jsonl()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<nlohmann::json> records = Records(rank);
+    ASSERT_EQ(records.size(), 9u);  // 1K, 2K, 4K: 7K is not on the steps
+    for (size_t i = 0; i < records.size(); ++i) {
+      EXPECT_EQ(records[i]["iter"], i);
+      EXPECT_EQ(records[i]["bytes"], 1024u << (i / 3));
+      EXPECT_EQ(records[i]["count"], 128u << (i / 3));
+    }
+  }
+  EXPECT_NE(r.out.find("        1024           128   float32    none     -1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("        2048           256   float32    none     -1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("        4096           512   float32    none     -1"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("        8192 "), std::string::npos) << r.out;
+  EXPECT_EQ(Count(r.out, "# Avg bus bandwidth    : "), 1u) << r.out;
+}
+
+TEST_F(WorkloadProcessTest, BadInputExitsTwoWithTheFlagNamed) {
+  // Flag errors come before MPI starts, so every rank says them; errors
+  // that depend on the rank count come after, and only rank 0 says them.
+  struct Case {
+    int nranks;
+    std::vector<std::string> flags;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {2, {"--op", "gather", "-b", "4K", "-n", "1"}, "unknown --op \"gather\": accepted: all_reduce"},
+      {2, {"--dtype", "half", "-b", "4K", "-n", "1"}, "unknown --dtype \"half\": accepted: float32"},
+      {2, {"--redop", "avg", "-b", "4K", "-n", "1"}, "unknown --redop \"avg\": accepted: sum, prod, min, max"},
+      {2, {"-b", "4K", "-e", "1K", "-f", "2", "-n", "1"}, "-e/--maxbytes 1024 is less than -b/--minbytes 4096"},
+      {3,
+       {"--op", "all_gather", "-b", "64K", "-n", "1"},
+       "size 65536 B (-b/-e): all_gather on 3 ranks needs an element count divisible by 3, not 16384; a size that "
+       "works: 65532"},
+      {3, {"--op", "alltoall", "-b", "1K", "-e", "4K", "-f", "2", "-n", "1"}, "size 1024 B (-b/-e): alltoall on 3"},
+      {2, {"--op", "broadcast", "--root", "2", "-b", "4K", "-n", "1"}, "--root 2 is not a rank: this run has 2 ranks"},
+  };
+  for (const Case& c : cases) {
+    ProcessResult r = RunRanks(c.nranks, c.flags);
+    EXPECT_EQ(r.exit_code, 2) << c.message << ": " << r.err;
+    const bool before_mpi = c.message.find("size ") != 0 && c.message.find("--root") != 0;
+    EXPECT_EQ(Count(r.err, c.message), before_mpi ? static_cast<size_t>(c.nranks) : 1u) << r.err;
+  }
+}
+
+// --train killed at step 25 (rank 1 SIGKILLs itself), run again: it resumes
+// at the checkpoint of step 20, redoes 20..24, and ends with the digest of
+// a run that was never interrupted.
+TEST_F(WorkloadProcessTest, TrainKilledAndResumedEndsWithTheFaultFreeDigest) {
+  auto train = [&](const std::string& dir, std::vector<std::string> more) {
+    std::vector<std::string> flags = {
+        "--train", "--steps", "40",      "--checkpoint-every",  "10", "--checkpoint-dir", dir,
+        "-b",      "64K",     "--jsonl", dir + "/r{rank}.jsonl"};
+    flags.insert(flags.end(), more.begin(), more.end());
+    return RunTwoRanks(flags);
+  };
+  auto digest_of = [](const std::string& out) {
+    size_t at = out.find("digest: ");
+    return at == std::string::npos ? std::string("<none>") : out.substr(at, 8 + 16);
+  };
+  const std::string faulty = dir_ + "/faulty", clean = dir_ + "/clean";
+
+  ProcessResult killed = train(faulty, {"--die-at-step", "25"});
+  EXPECT_NE(killed.exit_code, 0) << killed.out;
+  EXPECT_EQ(killed.out.find("digest: "), std::string::npos) << killed.out;
+  std::ifstream progress(faulty + "/progress");
+  std::string line;
+  std::getline(progress, line);
+  EXPECT_EQ(line, "completed                   25 redone                    0");
+
+  ProcessResult resumed = train(faulty, {});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("# train: steps 20..39 of 0..39 (resumed at step 20)"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("steps_redone: 5\n"), std::string::npos) << resumed.out;
+
+  ProcessResult uninterrupted = train(clean, {});
+  ASSERT_EQ(uninterrupted.exit_code, 0) << uninterrupted.err;
+  EXPECT_NE(uninterrupted.out.find("steps_redone: 0\n"), std::string::npos) << uninterrupted.out;
+  EXPECT_NE(digest_of(uninterrupted.out), "<none>");
+  EXPECT_EQ(digest_of(resumed.out), digest_of(uninterrupted.out));
+
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<nlohmann::json> records;
+    std::ifstream in(faulty + "/r" + std::to_string(rank) + ".jsonl");
+    for (std::string l; std::getline(in, l);) records.push_back(nlohmann::json::parse(l));
+    ASSERT_EQ(records.size(), 25u + 20u) << "rank " << rank;  // steps 0..24, then 20..39
+    std::set<std::string> keys = kRecordKeys;
+    keys.insert({"step", "restarted"});
+    for (size_t i = 0; i < records.size(); ++i) {
+      EXPECT_EQ(KeysOf(records[i]), keys);
+      EXPECT_EQ(records[i]["step"], i < 25 ? i : i - 5);
+      EXPECT_EQ(records[i]["restarted"], i >= 25);
+      EXPECT_EQ(records[i]["wrong"], 0);
+    }
+  }
+}
+
+TEST_F(WorkloadProcessTest, UnwritableCheckpointDirExitsTwoBeforeAnyStep) {
+  std::ofstream(dir_ + "/file") << "x";
+  ProcessResult r = RunTwoRanks(
+      {"--train", "--steps", "4", "--checkpoint-every", "2", "--checkpoint-dir", dir_ + "/file/ck", "-b", "8K"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(Count(r.err, "fdrill-collective: --checkpoint-dir " + dir_ + "/file/ck: cannot create it: "), 1u) << r.err;
 }
 
 }  // namespace

@@ -68,6 +68,40 @@ TEST(WorkloadMetrics, RecordHasExactlyTheFormatsMdKeys) {
   EXPECT_EQ(j["wrong"], 3);
 }
 
+TEST(WorkloadMetrics, TrainRecordsAddStepAndRestarted) {
+  IterationRecord r = Sample();
+  r.step = 24;
+  r.restarted = true;
+  auto j = nlohmann::ordered_json::parse(ToJsonLine(r));
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys.size(), 17u);
+  EXPECT_EQ(keys[15], "step");
+  EXPECT_EQ(keys[16], "restarted");
+  EXPECT_EQ(j["step"], 24);
+  EXPECT_EQ(j["restarted"], true);
+}
+
+TEST(WorkloadMetrics, AppendKeepsTheEarlierLines) {
+  std::string dir = MakeTempDir();
+  ASSERT_FALSE(dir.empty());
+  std::string path = dir + "/r0.jsonl";
+  for (bool append : {false, true, true}) {
+    auto writer = MetricsWriter::Open(path, append);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Append(Sample()).ok());
+  }
+  std::ifstream in(path);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 3);
+  auto truncating = MetricsWriter::Open(path);
+  ASSERT_TRUE(truncating.ok());
+  truncating->reset();
+  EXPECT_EQ(std::filesystem::file_size(path), 0u);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(WorkloadMetrics, WriterCreatesParentsAndEachLineIsReadableAtOnce) {
   std::string dir = MakeTempDir();
   ASSERT_FALSE(dir.empty());

@@ -17,85 +17,18 @@
 #include <thread>
 #include <vector>
 
-#include <optional>
-
+#include "tests/workloads/fakes.h"
 #include "workloads/pattern.h"
 #include "workloads/stop.h"
 
 namespace fdrill {
 namespace {
 
-class OneRankWorld final : public World {
- public:
-  explicit OneRankWorld(int size = 1) : size_(size) {}
-  int rank() const override { return 0; }
-  int size() const override { return size_; }
-  int local_rank() const override { return 0; }
-  Result<int64_t> MaxInt64(int64_t value) override {
-    ++agreements;
-    return value;
-  }
-  Status StartMaxInt64(int64_t value) override {
-    if (pending_) return Internal("two outstanding agreements");
-    pending_ = value;
-    return Status::Ok();
-  }
-  Result<int64_t> FinishMaxInt64() override {
-    if (!pending_) return Internal("finish without start");
-    ++agreements;
-    int64_t v = *pending_;
-    pending_.reset();
-    return v;
-  }
-  bool outstanding() const { return pending_.has_value(); }
-  Result<int64_t> SumInt64(int64_t value) override { return value; }
-  Result<double> SumDouble(double value) override { return value; }
-  Status Broadcast(std::span<std::byte>, int) override { return Status::Ok(); }
-
-  int agreements = 0;
-
- private:
-  int size_;
-  std::optional<int64_t> pending_;
-};
-
-class LoopbackBackend final : public Backend {
- public:
-  explicit LoopbackBackend(size_t bytes) : send_(bytes), recv_(bytes) {}
-  Status SetInput(std::span<const std::byte> input) override {
-    std::memcpy(send_.data(), input.data(), input.size());
-    return Status::Ok();
-  }
-  Status Run() override {
-    int64_t call = runs++;
-    if (on_run) {
-      Status s = on_run(call);
-      if (!s.ok()) return s;
-    }
-    if (!skip_copy) recv_ = send_;
-    skip_copy = false;
-    return Status::Ok();
-  }
-  Status GetOutput(std::span<std::byte> output) override {
-    std::memcpy(output.data(), recv_.data(), output.size());
-    return Status::Ok();
-  }
-  Status Close() override { return Status::Ok(); }
-
-  // Called with the 0-based index of every Run(), warm-ups included.
-  std::function<Status(int64_t)> on_run;
-  bool skip_copy = false;  // set from on_run: leave the previous result
-  int64_t runs = 0;
-
- private:
-  std::vector<std::byte> send_, recv_;
-};
-
 class WorkloadRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ClearStopRequest();
-    config_.bytes = 4096;
+    config_.sizes = {4096};
     config_.warmup = 2;
     config_.iters = 10;
     std::string pattern = (std::filesystem::temp_directory_path() / "fdrill-runner-XXXXXX").string();
@@ -108,7 +41,16 @@ class WorkloadRunnerTest : public ::testing::Test {
   }
 
   Result<RunOutcome> Run(MetricsWriter* metrics = nullptr) {
-    return RunWorkload(config_, world_, backend_, metrics, err_);
+    Result<std::vector<SizeStep>> plan = PlanSizes(config_, world_.size());
+    if (!plan.ok()) return plan.status();
+    return RunWorkload(config_, *plan, world_, backend_, metrics, err_);
+  }
+
+  std::vector<nlohmann::json> Records(const std::string& path) {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
   }
 
   Config config_;
@@ -127,7 +69,9 @@ TEST_F(WorkloadRunnerTest, RunsWarmupThenTheTimedIterationsAndWritesOneRecordEac
   EXPECT_EQ(out->iterations, 10);
   EXPECT_FALSE(out->stopped);
   EXPECT_EQ(out->wrong, 0u);
-  EXPECT_GT(out->median_time_us, 0.0);
+  ASSERT_EQ(out->sizes.size(), 1u);
+  EXPECT_GT(out->sizes[0].median_time_us, 0.0);
+  EXPECT_EQ(out->sizes[0].iterations, 10);
   EXPECT_EQ(backend_.runs, 12);
   EXPECT_EQ(err_.str(), "");
   // Agreement after each warm-up and each timed iteration but the last.
@@ -158,7 +102,7 @@ TEST_F(WorkloadRunnerTest, CorruptAtIsCaughtCountedAndTheRunGoesOn) {
   EXPECT_EQ(out->iterations, 10);
   EXPECT_EQ(out->wrong, 1u);
   EXPECT_EQ(err_.str().rfind("fdrill-collective: data check FAILED: rank 0 iter 4: 1 of 1024 elements wrong, "
-                             "first at index 512: got ",
+                             "first at index 512: got 0 expected ",
                              0),
             0u)
       << err_.str();
@@ -242,7 +186,7 @@ TEST_F(WorkloadRunnerTest, DurationEndsTheRun) {
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->iterations, 2);
-  EXPECT_TRUE(out->stopped);
+  EXPECT_FALSE(out->stopped);  // it ran its course; "stopped" is a stop file or signal
 }
 
 TEST_F(WorkloadRunnerTest, BackendErrorEndsTheLoopWithWhereItHappened) {
@@ -254,17 +198,81 @@ TEST_F(WorkloadRunnerTest, BackendErrorEndsTheLoopWithWhereItHappened) {
   EXPECT_EQ(out.status().message(), "rank 0 iter 1: MPI_Allreduce: connection reset");
 }
 
-TEST(WorkloadRunner, RefusesRankCountsTheCheckCannotSumExactly) {
-  Config config;
-  config.bytes = 4;
-  config.iters = 1;
-  OneRankWorld world(kMaxExactRanks + 1);
-  LoopbackBackend backend(4);
-  std::ostringstream err;
-  Result<RunOutcome> out = RunWorkload(config, world, backend, nullptr, err);
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(backend.runs, 0);
+TEST_F(WorkloadRunnerTest, SweepRunsWarmupAndIterationsPerSizeWithRunWideIterations) {
+  config_.sizes = {1024, 2048, 4096};
+  config_.iters = 3;
+  std::string path = dir_ + "/r0.jsonl";
+  auto metrics = MetricsWriter::Open(path);
+  ASSERT_TRUE(metrics.ok());
+  Result<RunOutcome> out = Run(metrics->get());
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->iterations, 9);
+  ASSERT_EQ(out->sizes.size(), 3u);
+  EXPECT_EQ(out->sizes[1].bytes, 2048u);
+  EXPECT_EQ(out->sizes[1].iterations, 3);
+  EXPECT_EQ(out->sizes[1].layout.count, 512u);
+  EXPECT_EQ(backend_.runs, 3 * (2 + 3));
+  ASSERT_EQ(backend_.layouts.size(), 3u);
+  EXPECT_EQ(backend_.layouts[2].send_count, 1024u);
+  std::vector<nlohmann::json> records = Records(path);
+  ASSERT_EQ(records.size(), 9u);
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(records[i]["iter"], i);
+    EXPECT_EQ(records[i]["bytes"], 1024u << (i / 3));
+    EXPECT_EQ(records[i]["wrong"], 0);
+    EXPECT_FALSE(records[i].contains("step"));
+  }
+}
+
+TEST_F(WorkloadRunnerTest, DurationEndsEachSizeNotTheRun) {
+  config_.sizes = {1024, 2048};
+  config_.iters.reset();
+  config_.duration = std::chrono::milliseconds(1);
+  backend_.on_run = [](int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return Status::Ok();
+  };
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->sizes.size(), 2u);
+  EXPECT_EQ(out->sizes[0].iterations, 2);
+  EXPECT_EQ(out->sizes[1].iterations, 2);
+  EXPECT_FALSE(out->stopped);
+  EXPECT_FALSE(world_.outstanding());
+}
+
+TEST_F(WorkloadRunnerTest, StopFileEndsTheWholeSweep) {
+  config_.sizes = {1024, 2048, 4096};
+  config_.iters = 100;
+  config_.stop_file = dir_ + "/stop";
+  backend_.on_run = [&](int64_t call) {
+    if (call == config_.warmup + 100 + config_.warmup + 4) std::ofstream(config_.stop_file) << "";
+    return Status::Ok();
+  };
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->stopped);
+  ASSERT_EQ(out->sizes.size(), 2u);
+  EXPECT_EQ(out->sizes[1].iterations, 6);
+  EXPECT_EQ(out->iterations, 106);
+}
+
+TEST_F(WorkloadRunnerTest, EveryOpAndDtypeChecksOutOnOneRank) {
+  for (Op op : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast, Op::kReduce, Op::kAllToAll,
+                Op::kSendRecv}) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kFloat16, DType::kBfloat16}) {
+      config_.op = op;
+      config_.dtype = dtype;
+      config_.redop = RedOp::kMax;
+      config_.iters = 3;
+      config_.corrupt_at = 1;
+      err_.str("");
+      Result<RunOutcome> out = Run();
+      ASSERT_TRUE(out.ok()) << out.status().message();
+      EXPECT_EQ(out->wrong, 1u) << OpName(op) << " " << DTypeName(dtype);
+      EXPECT_NE(err_.str().find("rank 0 iter 1: 1 of "), std::string::npos) << err_.str();
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,199 @@
+// report_bench: how long the full report of a big run takes. Writes a run
+// directory with 1 M metrics records (4 ranks × 250 k iterations of a 1 MB
+// all_reduce, a 3× slow-link fault from 100 to 130 s) under $TMPDIR, then
+// times
+//   baseline   reading metrics.jsonl and parsing every line with nlohmann::json
+//              (the floor any JSON-lines reader pays), and
+//   report     WriteReports: load, analyze, and write summary.json, report.md,
+//              report.html and junit.xml,
+// and prints report / baseline. Issue 7's target: the report in <= 5 s.
+//   build/bin/report_bench [--iterations N] [--keep] [benchmark flags]
+// Exits 1 when the report is over the target.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+
+#include "reports/report.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kRanks = 4;
+constexpr int64_t kIterations = 250'000;
+constexpr int64_t kBytes = 1'000'000;
+constexpr double kBaseMs = 1.0;
+constexpr double kFaultFrom = 100, kFaultTo = 130;
+constexpr double kTargetS = 5.0;
+
+void Write(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) {
+    std::fprintf(stderr, "report_bench: cannot write %s\n", path.c_str());
+    std::exit(2);
+  }
+}
+
+// The run directory as the controller writes it (docs/formats.md).
+void Generate(const fs::path& dir) {
+  Write(dir / "plan.json", R"({"name":"report-bench","nodes":["n0","n1","n2","n3"],"ranks":4,)"
+                           R"("recovery_window_iters":5,"expectations":{"max_slowdown":5.0,)"
+                           R"("max_time_to_recover_s":10.0,"no_residue":true,"data_intact":true}})"
+                           "\n");
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> jitter(-0.01, 0.01);
+  std::ofstream metrics(dir / "metrics.jsonl", std::ios::binary | std::ios::trunc);
+  std::string line;
+  double t = 1.0;
+  for (int64_t iter = 0; iter < kIterations; ++iter) {
+    const bool slow = t >= kFaultFrom && t < kFaultTo;
+    const double time_ms = kBaseMs * (slow ? 3 : 1) * (1 + jitter(rng));
+    const double end = t + time_ms / 1000;
+    for (int rank = 0; rank < kRanks; ++rank) {
+      const double rank_ms = rank == 2 || !slow ? time_ms : time_ms * 0.99;
+      const double algbw = static_cast<double>(kBytes) / rank_ms / 1e6;
+      line.clear();
+      fmt::format_to(std::back_inserter(line),
+                     R"({{"rank":{0},"nranks":4,"host":"n{0}","node":"n{0}","iter":{1},)"
+                     R"("op":"all_reduce","dtype":"float32","redop":"sum","bytes":{2},)"
+                     R"("count":{3},"wall_ns":{4},"mono_ns":{5},"time_ms":{6},)"
+                     R"("algbw_gbps":{7},"busbw_gbps":{8},"wrong":0,"t":{9}}})"
+                     "\n",
+                     rank, iter, kBytes, kBytes / 4, static_cast<int64_t>((1.7e9 + end) * 1e9),
+                     static_cast<int64_t>(end * 1e9), rank_ms, algbw, algbw * 1.5, end);
+      metrics << line;
+    }
+    t = end;
+  }
+  const double run_end = t + 0.1;
+  std::string events;
+  auto event = [&](double at, const std::string& rest) {
+    events += fmt::format(R"({{"t":{},{}}})", at, rest) + "\n";
+  };
+  event(0, R"("type":"drill_start","name":"report-bench")");
+  event(0.5, R"("type":"phase_start","phase":"baseline")");
+  event(kFaultFrom, R"("type":"phase_end","phase":"baseline")");
+  event(kFaultFrom, R"("type":"phase_start","phase":"slow-link")");
+  event(kFaultFrom, R"("type":"fault_applied","id":"slow-link","kind":"link_rate",)"
+                    R"("node":"n2","target":"fab0","verified":true)");
+  event(kFaultTo, R"("type":"fault_reverted","id":"slow-link","node":"n2","verified":true)");
+  event(kFaultTo, R"("type":"phase_end","phase":"slow-link")");
+  event(kFaultTo, R"("type":"phase_start","phase":"recovery")");
+  event(run_end, R"("type":"phase_end","phase":"recovery")");
+  for (int r = 0; r < kRanks; ++r) {
+    event(run_end, fmt::format(R"("type":"workload_exit","node":"n{}","exit_code":0)", r));
+  }
+  event(run_end, R"("type":"residue","items":[])");
+  event(run_end, R"("type":"drill_end","status":"completed")");
+  Write(dir / "events.jsonl", events);
+}
+
+void ParseWithNlohmann(benchmark::State& state, const fs::path& dir) {
+  for (auto _ : state) {
+    std::ifstream in(dir / "metrics.jsonl", std::ios::binary);
+    std::string line;
+    size_t objects = 0;
+    while (std::getline(in, line)) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      objects += j.size();
+    }
+    benchmark::DoNotOptimize(objects);
+  }
+}
+
+void FullReport(benchmark::State& state, const fs::path& dir) {
+  for (auto _ : state) {
+    fdrill::Result<fdrill::Summary> summary = fdrill::WriteReports(dir.string());
+    if (!summary.ok()) {
+      state.SkipWithError(summary.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(summary->verdict);
+  }
+}
+
+// Keeps each benchmark's mean wall time, in seconds.
+class Recorder : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type == Run::RT_Iteration && r.iterations > 0) {
+        seconds[r.run_name.function_name] =
+            r.real_accumulated_time / static_cast<double>(r.iterations);
+      }
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, double> seconds;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iterations = 3;
+  bool keep = false;
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
+      iterations = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--keep") == 0) {
+      keep = true;
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  int rest_argc = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_argc, rest.data());
+
+  std::string pattern = (fs::temp_directory_path() / "fdrill-report-bench-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    std::perror("report_bench: mkdtemp");
+    return 2;
+  }
+  const fs::path dir = pattern;
+  Generate(dir);
+  std::printf("run directory %s: metrics.jsonl %.0f MB, %d records\n", dir.c_str(),
+              static_cast<double>(fs::file_size(dir / "metrics.jsonl")) / 1e6,
+              static_cast<int>(kRanks * kIterations));
+
+  benchmark::RegisterBenchmark("baseline_nlohmann_parse", ParseWithNlohmann, dir)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(iterations)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("full_report", FullReport, dir)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(iterations)
+      ->UseRealTime();
+  Recorder recorder;
+  benchmark::RunSpecifiedBenchmarks(&recorder);
+  benchmark::Shutdown();
+
+  int rc = 0;
+  auto base = recorder.seconds.find("baseline_nlohmann_parse");
+  auto full = recorder.seconds.find("full_report");
+  if (base != recorder.seconds.end() && full != recorder.seconds.end()) {
+    std::printf("\nfull report %.2f s, nlohmann parse %.2f s: ratio %.2f; target <= %.1f s: %s\n",
+                full->second, base->second, full->second / base->second, kTargetS,
+                full->second <= kTargetS ? "met" : "MISSED");
+    if (full->second > kTargetS) rc = 1;
+    std::printf("report.html: %.0f kB\n",
+                static_cast<double>(fs::file_size(dir / fdrill::kHtmlReportFile)) / 1e3);
+  }
+  if (keep) {
+    std::printf("kept %s\n", dir.c_str());
+  } else {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  return rc;
+}

@@ -1,0 +1,86 @@
+#include "harness/tls/tls_context.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace fdrill {
+
+namespace {
+
+namespace ssl = boost::asio::ssl;
+
+Result<std::string> ReadPem(const std::string& what, const std::string& path) {
+  if (path.empty()) return InvalidArgument("no TLS " + what + " file given");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("TLS " + what + " " + path + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Asio reports OpenSSL failures as an error_code; say which file it was.
+Status Check(const boost::system::error_code& ec, const std::string& what, const std::string& path) {
+  if (!ec) return Status::Ok();
+  ERR_clear_error();
+  return InvalidArgument("TLS " + what + " " + path + ": " + ec.message());
+}
+
+Result<std::unique_ptr<SslContext>> MakeContext(const TlsConfig& c, bool server) {
+  auto ca = ReadPem("CA", c.ca_file);
+  if (!ca.ok()) return ca.status();
+  auto cert = ReadPem("certificate", c.cert_file);
+  if (!cert.ok()) return cert.status();
+  auto key = ReadPem("key", c.key_file);
+  if (!key.ok()) return key.status();
+
+  auto ctx = std::make_unique<SslContext>(server ? SslContext::tls_server : SslContext::tls_client);
+  SSL_CTX* native = ctx->native_handle();
+  if (SSL_CTX_set_min_proto_version(native, TLS1_3_VERSION) != 1) {
+    return Internal("cannot require TLS 1.3 (OpenSSL too old?)");
+  }
+  boost::system::error_code ec;
+  ctx->set_options(SslContext::default_workarounds | SslContext::no_compression, ec);
+  ctx->add_certificate_authority(boost::asio::buffer(*ca), ec);
+  if (Status s = Check(ec, "CA", c.ca_file); !s.ok()) return s;
+  ctx->use_certificate_chain(boost::asio::buffer(*cert), ec);
+  if (Status s = Check(ec, "certificate", c.cert_file); !s.ok()) return s;
+  ctx->use_private_key(boost::asio::buffer(*key), SslContext::pem, ec);
+  if (Status s = Check(ec, "key", c.key_file); !s.ok()) return s;
+  if (SSL_CTX_check_private_key(native) != 1) {
+    ERR_clear_error();
+    return InvalidArgument("TLS key " + c.key_file + " does not belong to the certificate " + c.cert_file);
+  }
+  int mode = server ? (ssl::verify_peer | ssl::verify_fail_if_no_peer_cert) : ssl::verify_peer;
+  ctx->set_verify_mode(mode, ec);
+  if (ec) return Internal("set_verify_mode: " + ec.message());
+  return ctx;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SslContext>> MakeServerContext(const TlsConfig& config) { return MakeContext(config, true); }
+
+Result<std::unique_ptr<SslContext>> MakeClientContext(const TlsConfig& config) { return MakeContext(config, false); }
+
+std::string PeerSubject(SSL* ssl) {
+  X509* cert = SSL_get0_peer_certificate(ssl);
+  if (cert == nullptr) return "";
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (bio == nullptr) return "";
+  std::string out;
+  if (X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0) {
+    char* data = nullptr;
+    long n = BIO_get_mem_data(bio, &data);
+    out.assign(data, static_cast<size_t>(n));
+  }
+  BIO_free(bio);
+  return out;
+}
+
+}  // namespace fdrill

@@ -1,0 +1,29 @@
+// The Boost.Asio SSL contexts both ends of the control plane build from a
+// TlsConfig. Both verify each other (mutual TLS) against one CA:
+//  - server (the agent): TLS 1.3 only, verify_peer | verify_fail_if_no_peer_cert,
+//    so a client without a cert signed by the CA never gets past the handshake;
+//  - client (the controller): TLS 1.3 only, verify_peer, presenting its own
+//    cert; AgentLink also checks the agent's cert names the node it dialled.
+// The files are read once, when the context is built; errors name the file.
+#pragma once
+
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio/ssl/context.hpp>
+#include <memory>
+#include <string>
+
+#include "harness/core/result.h"
+#include "harness/tls/tls_config.h"
+
+namespace fdrill {
+
+using SslContext = boost::asio::ssl::context;
+
+Result<std::unique_ptr<SslContext>> MakeServerContext(const TlsConfig& config);
+Result<std::unique_ptr<SslContext>> MakeClientContext(const TlsConfig& config);
+
+// The subject of the peer's verified certificate in RFC 2253 form
+// ("CN=controller"), or "" when the peer presented none.
+std::string PeerSubject(SSL* ssl);
+
+}  // namespace fdrill

@@ -1,0 +1,119 @@
+// The two shapes of ib_port_* fault, shared so each injector file holds only
+// what is its own.
+//
+// IbPortToggle (ib_port_disable, ib_port_flap): a local HCA port disabled
+// with `ibportstate -C DEV -P PORT LID PORT disable` and enabled again with
+// `... enable`. Capture refuses a port already Disabled (enabling it would
+// not be a restore) and records the LID (params.lid, else sysfs) and the
+// logical state. Disabled is observed in sysfs phys_state "3: Disabled".
+// Revert enables only while the port is Disabled, so it is safe after a
+// failed Apply and safe twice; VerifyReverted waits for the subnet manager to
+// bring the logical state back to what Capture saw (usually "4: ACTIVE").
+//
+// IbLinkDowngrade (ib_port_width, ib_port_speed): writes enabled-mask fields
+// of PortInfo (`width`, `speed`, `espeed` MASK), then `reset` so the link
+// retrains at the lower width/speed. Capture reads the prior enabled masks
+// from `ibportstate ... query` and refuses a port that is not ACTIVE or
+// already at or below the target. Verify reads the masks back (query) and the
+// negotiated rate (sysfs). Revert writes the prior masks back and resets, and
+// resets again only while the link settled at a rate other than the prior
+// one, so repeating it converges instead of bouncing the link.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "injectors/ib_port.h"
+#include "injectors/injector.h"
+
+namespace fdrill {
+
+class IbPortToggle {
+ public:
+  IbPortToggle(Host host, IbPort port, std::string kind)
+      : host_(host), port_(std::move(port)), kind_(std::move(kind)) {}
+
+  Status Capture();
+  Json Saved() const { return {{"lid", lid_}, {"prior_state", prior_state_}, {"prior_state_text", prior_text_}}; }
+  void Load(const Json& saved);
+  Status Set(bool enabled);
+  // Observes sysfs phys_state: Disabled, or anything else.
+  Status Expect(bool disabled);
+  Status Revert();
+  Status VerifyReverted();
+  std::vector<std::string> Argv(bool enable) const;
+  std::string Who() const { return kind_ + " " + port_.Name(); }
+  const IbPort& port() const { return port_; }
+
+ private:
+  std::string Lid() const;
+
+  Host host_;
+  IbPort port_;
+  std::string kind_;
+  int64_t lid_ = 0;  // 0: not captured
+  int prior_state_ = kIbStateActive;
+  std::string prior_text_ = "4: ACTIVE";
+};
+
+// A flap timetable (as link_flap's): `count` down windows of `down`, one
+// starting every `period`, the first at Apply.
+struct FlapSchedule {
+  Duration down{};
+  int64_t count = 1;
+  Duration period{};
+
+  bool WantDown(Duration t) const;
+  bool Finished(Duration t) const { return t >= (count - 1) * period + down; }
+  std::string Describe() const;
+};
+// Reads params down (required), count (default 1), period (default 2 x down).
+Result<FlapSchedule> ReadFlapSchedule(ParamReader& p);
+
+class IbLinkDowngrade : public Fault {
+ public:
+  using Masks = std::map<std::string, int64_t>;  // "LinkWidthEnabled" -> 1
+
+  IbLinkDowngrade(Host host, IbPort port, std::string kind, std::string target)
+      : host_(host), port_(std::move(port)), kind_(std::move(kind)), target_(std::move(target)) {}
+
+  Status Capture() override;
+  Json Saved() const override;
+  Status Load(const Json& saved) override;
+  Status Apply() override;
+  Status Verify() override;
+  Status Revert() override;
+  Status VerifyReverted() override;
+  std::string Target() const override { return port_.Name(); }
+  std::vector<std::string> Mechanism() const override;
+
+ protected:
+  // The enabled masks to write, from the port's PortInfo and its active
+  // rate; refuses a target the port does not support or already runs at.
+  virtual Result<Masks> Downgrade(const IbPortInfo& info, const IbRate& active) const = 0;
+  // Whether the negotiated rate is within the downgrade.
+  virtual Status InForce(const IbRate& active) const = 0;
+  std::string Who() const { return kind_ + " " + port_.Name(); }
+
+ private:
+  std::string Lid() const;
+  static std::vector<std::string> SetArgs(const Masks& masks);
+  static bool Matches(const IbPortInfo& info, const Masks& want);
+  Status RunOp(const std::vector<std::string>& op);
+
+  Host host_;
+  IbPort port_;
+  std::string kind_;
+  std::string target_;  // "1x", "hdr": for messages
+  int64_t lid_ = 0;     // 0: not captured
+  Masks prior_;         // the fields Apply changes, as found
+  Masks want_;          // what Apply writes
+  std::string prior_rate_;
+  int prior_state_ = kIbStateActive;
+};
+
+// PortInfo field -> the ibportstate op that writes it.
+const std::map<std::string, std::string>& IbEnabledFieldOps();
+
+}  // namespace fdrill

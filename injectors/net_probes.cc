@@ -1,0 +1,42 @@
+// Capability probes of link_rate and link_flap (link_down shares link_flap's),
+// kept apart from their injector files: each checks that its iproute2 tool
+// runs and, when params name an interface, that the interface exists.
+// Kernel features (the tbf qdisc) show up only when Apply runs.
+#include "injectors/injector.h"
+#include "injectors/netdev.h"
+
+namespace fdrill {
+
+namespace {
+
+Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv, const std::string& who) {
+  auto r = runner.Run(argv, std::chrono::seconds(5));
+  if (!r.ok()) {
+    if (r.status().code() == StatusCode::kNotFound) {
+      return Unsupported(who + " needs " + argv[0] + " (iproute2): " + r.status().message());
+    }
+    return r.status().Annotate(who);
+  }
+  if (r->exit_code != 0) return Unsupported(who + ": `" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code));
+  return Status::Ok();
+}
+
+Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::string& who) {
+  if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string()) return Status::Ok();
+  auto link = ReadLink(runner, params["interface"].get<std::string>());
+  return link.ok() ? Status::Ok() : link.status().Annotate(who);
+}
+
+}  // namespace
+
+Status ProbeLinkRate(const Json& params, Host host) {
+  if (auto s = ProbeTool(*host.runner, {"tc", "-V"}, "link_rate"); !s.ok()) return s;
+  return ProbeInterface(*host.runner, params, "link_rate");
+}
+
+Status ProbeLinkFlap(const Json& params, Host host) {
+  if (auto s = ProbeTool(*host.runner, {"ip", "-V"}, "link_flap"); !s.ok()) return s;
+  return ProbeInterface(*host.runner, params, "link_flap");
+}
+
+}  // namespace fdrill

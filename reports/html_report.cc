@@ -1,0 +1,311 @@
+#include "reports/html_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <map>
+
+#include "reports/series.h"
+#include "reports/svg_plot.h"
+#include "reports/xml_text.h"
+
+namespace fdrill {
+
+namespace {
+
+constexpr char kNone[] = "—";
+
+// Colour-blind-safe (Okabe–Ito), then Tableau's; ranks beyond wrap around.
+constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
+                                    "#56B4E9", "#000000", "#F0E442", "#4E79A7", "#F28E2B",
+                                    "#59A14F", "#B07AA1", "#76B7B2", "#EDC948"};
+
+constexpr char kStyle[] = R"(<style>
+body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1140px;color:#111;padding:0 12px}
+h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f3f4f6}
+.badge{padding:2px 10px;border-radius:4px;color:#fff;font-weight:bold}
+.pass{background:#15803d}.fail{background:#b91c1c}.error{background:#7c3aed}
+.FAIL{color:#b91c1c;font-weight:bold}.PASS{color:#15803d}
+svg.chart{display:block;max-width:100%;height:auto;margin:10px 0}
+.legend span{display:inline-block;margin-right:14px;font-size:13px}
+.swatch{display:inline-block;width:14px;height:3px;vertical-align:middle;margin-right:4px}
+.note{color:#555;font-size:12px}
+</style>
+)";
+
+std::string Esc(std::string_view s) { return EscapeXml(s); }
+
+std::string Num(const std::optional<double>& x, int decimals) {
+  return x ? fmt::format("{:.{}f}", *x, decimals) : kNone;
+}
+
+std::string Value(const ExpectValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
+  if (const double* d = std::get_if<double>(&v)) return fmt::format("{:.4g}", *d);
+  return kNone;
+}
+
+// A table: `head` cells, then rows of cells already escaped; cells of
+// columns in `numeric` are right-aligned.
+class Table {
+ public:
+  Table(std::initializer_list<const char*> head, std::vector<bool> numeric)
+      : numeric_(std::move(numeric)) {
+    html_ = "<table><tr>";
+    for (const char* h : head) html_ += fmt::format("<th>{}</th>", h);
+    html_ += "</tr>\n";
+  }
+  void Row(std::initializer_list<std::string> cells) {
+    html_ += "<tr>";
+    size_t i = 0;
+    for (const std::string& c : cells) {
+      const bool n = i < numeric_.size() && numeric_[i];
+      html_ += fmt::format("<td{}>{}</td>", n ? " class=\"n\"" : "", c);
+      ++i;
+    }
+    html_ += "</tr>\n";
+  }
+  std::string Done() { return html_ + "</table>\n"; }
+
+ private:
+  std::vector<bool> numeric_;
+  std::string html_;
+};
+
+struct RankPoints {
+  std::string node;
+  std::vector<XY> time_ms;
+  std::vector<XY> busbw;
+};
+
+// Per rank, its own time and busbw (the record's, or recomputed from its
+// time as series.h does) at the record's t, in time order.
+std::map<int, RankPoints> PerRank(const std::vector<MetricRecord>& metrics) {
+  std::map<int, RankPoints> out;
+  for (const MetricRecord& m : metrics) {
+    RankPoints& r = out[m.rank];
+    if (r.node.empty()) r.node = m.node;
+    double busbw = m.busbw_gbps;
+    if (!(busbw > 0)) {
+      busbw = static_cast<double>(m.bytes) * OpBusFactor(m.op, m.nranks) / m.time_ms / 1e6;
+    }
+    r.time_ms.push_back({m.t, m.time_ms});
+    r.busbw.push_back({m.t, busbw});
+  }
+  const auto by_x = [](const XY& a, const XY& b) { return a.x < b.x; };
+  for (auto& [rank, r] : out) {
+    if (!std::is_sorted(r.time_ms.begin(), r.time_ms.end(), by_x)) {
+      std::stable_sort(r.time_ms.begin(), r.time_ms.end(), by_x);
+      std::stable_sort(r.busbw.begin(), r.busbw.end(), by_x);
+    }
+  }
+  return out;
+}
+
+void WriteCharts(const Summary& s, const RunData& run, const HtmlOptions& o, std::string* out) {
+  const std::map<int, RankPoints> ranks = PerRank(run.metrics);
+  Chart busbw{.title = "Bus bandwidth per rank", .y_label = "busbw (GB/s)"};
+  Chart time{.title = "Iteration time per rank (log scale)",
+             .y_label = "iteration time (ms)",
+             .log_y = true};
+  double x_max = 0;
+  for (const Event& e : run.events) x_max = std::max(x_max, e.t);
+  for (const MetricRecord& m : run.metrics) x_max = std::max(x_max, m.t);
+  for (Chart* c : {&busbw, &time}) {
+    c->x_max = x_max > 0 ? x_max : 1;
+    for (const FaultStats& f : s.faults) {
+      c->bands.push_back(
+          {.id = f.id,
+           .tooltip = fmt::format("{}: {} on {} ({}), {:.2f}–{} s", f.id, f.kind, f.node, f.target,
+                                  f.applied_at_s,
+                                  f.reverted_at_s ? fmt::format("{:.2f}", *f.reverted_at_s)
+                                                  : std::string("not reverted")),
+           .x0 = f.applied_at_s,
+           .x1 = f.reverted_at_s.value_or(c->x_max)});
+    }
+    for (const PhaseStats& p : s.phases) c->markers.push_back({.label = p.name, .x = p.start_s});
+  }
+  if (s.baseline.busbw_median) {
+    busbw.rules.push_back({.label = "baseline median", .y = *s.baseline.busbw_median});
+  }
+  if (s.baseline.band_low) busbw.rules.push_back({.label = "band low", .y = *s.baseline.band_low});
+
+  std::string legend = "<p class=\"legend\">";
+  size_t i = 0;
+  for (const auto& [rank, r] : ranks) {
+    const char* color = kPalette[i++ % std::size(kPalette)];
+    const std::string label = fmt::format("rank {} ({})", rank, r.node);
+    busbw.series.push_back({.label = label,
+                            .color = color,
+                            .points = DownsampleMinMax(r.busbw, o.max_points_per_series)});
+    time.series.push_back({.label = label,
+                           .color = color,
+                           .points = DownsampleMinMax(r.time_ms, o.max_points_per_series)});
+    legend += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>",
+                          color, Esc(label));
+  }
+  legend += "</p>\n";
+
+  *out += "<h2>Over time</h2>\n";
+  if (ranks.empty()) {
+    *out += "<p>No iteration was recorded.</p>\n";
+    return;
+  }
+  *out += RenderSvgChart(busbw);
+  *out += RenderSvgChart(time);
+  *out += legend;
+  *out += fmt::format(
+      "<p class=\"note\">Shaded: fault windows, from applied to reverted. Dashed verticals: "
+      "phase starts. Each line holds at most {} points per rank: every run of iterations keeps "
+      "its fastest and its slowest, so no spike or stall is hidden.</p>\n",
+      o.max_points_per_series);
+}
+
+void WritePhases(const Summary& s, std::string* out) {
+  *out += "<h2>Phases</h2>\n";
+  if (s.phases.empty()) {
+    *out += "<p>No phase events were recorded.</p>\n";
+    return;
+  }
+  Table t({"phase", "start (s)", "end (s)", "iterations", "iter p50 (ms)", "iter p99 (ms)",
+           "busbw p50 (GB/s)"},
+          {false, true, true, true, true, true, true});
+  for (const PhaseStats& p : s.phases) {
+    t.Row({Esc(p.name), fmt::format("{:.2f}", p.start_s), fmt::format("{:.2f}", p.end_s),
+           std::to_string(p.count), Num(p.iter_ms_p50, 1), Num(p.iter_ms_p99, 1),
+           Num(p.busbw_gbps_p50, 3)});
+  }
+  *out += t.Done();
+}
+
+void WriteFaults(const Summary& s, std::string* out) {
+  *out += "<h2>Faults</h2>\n";
+  if (s.faults.empty()) {
+    *out += "<p>No fault was applied.</p>\n";
+    return;
+  }
+  Table t({"fault", "kind", "node", "target", "applied (s)", "reverted (s)", "slowdown",
+           "impact (s)", "recover (s)", "stall (ms)", "slowest"},
+          {false, false, false, false, true, true, true, true, true, true, false});
+  for (const FaultStats& f : s.faults) {
+    std::string recover = Num(f.time_to_recover_s, 2);
+    if (f.reverted_at_s && !f.time_to_recover_s) recover = "never";
+    t.Row({Esc(f.id), Esc(f.kind), Esc(f.node), Esc(f.target),
+           fmt::format("{:.2f}", f.applied_at_s), Num(f.reverted_at_s, 2),
+           f.slowdown ? Num(f.slowdown, 2) + "×" : kNone, Num(f.time_to_impact_s, 2), recover,
+           Num(f.stall_ms, 1),
+           f.culprit ? Esc(fmt::format("{} (rank {})", *f.culprit, *f.culprit_rank)) : kNone});
+  }
+  *out += t.Done();
+}
+
+void WriteCounters(const Summary& s, std::string* out) {
+  if (s.counters.empty()) return;
+  *out += "<h2>Counters</h2>\n";
+  Table t({"phase", "node", "counter", "delta"}, {false, false, false, true});
+  int zero = 0;
+  for (const CounterDelta& c : s.counters) {
+    if (c.delta == 0) {
+      ++zero;
+      continue;
+    }
+    t.Row({Esc(c.phase), Esc(c.node), Esc(c.counter), fmt::format("{:g}", c.delta)});
+  }
+  if (zero < static_cast<int>(s.counters.size())) *out += t.Done();
+  *out += fmt::format("<p>{} of {} counter deltas were zero.</p>\n", zero, s.counters.size());
+}
+
+void WriteRest(const Summary& s, std::string* out) {
+  const Rollback& r = s.rollback;
+  *out += fmt::format(
+      "<h2>Rollback</h2>\n<ul><li>restarts: {}</li><li>iterations lost: {}</li>"
+      "<li>data intact: {}</li></ul>\n",
+      r.restarts, r.iterations_lost,
+      r.data_intact ? std::string("yes") : fmt::format("no ({} wrong elements)", r.wrong_elements));
+
+  *out += "<h2>Expectations</h2>\n";
+  if (s.expectations.empty()) {
+    *out += "<p>No expectations were set.</p>\n";
+  } else {
+    Table t({"expectation", "limit", "measured", "result"}, {false, true, true, false});
+    for (const ExpectationResult& e : s.expectations) {
+      t.Row({Esc(e.name), Value(e.limit), Value(e.measured),
+             e.pass ? "<span class=\"PASS\">PASS</span>" : "<span class=\"FAIL\">FAIL</span>"});
+    }
+    *out += t.Done();
+  }
+
+  *out += "<h2>Residue</h2>\n";
+  if (!s.residue_checked) {
+    *out += "<p>not checked — the residue check did not run.</p>\n";
+  } else if (s.residue.empty()) {
+    *out += "<p>none — the fabric was left as found.</p>\n";
+  } else {
+    Table t({"node", "object", "before", "after"}, {});
+    for (const ResidueItem& i : s.residue) {
+      t.Row({Esc(i.node), Esc(i.object), Esc(i.before), Esc(i.after)});
+    }
+    *out += t.Done();
+  }
+
+  *out += "<h2>Errors</h2>\n";
+  if (s.errors.empty())
+    *out += "<p>none</p>\n";
+  else {
+    *out += "<ul>\n";
+    for (const std::string& e : s.errors) *out += "<li>" + Esc(e) + "</li>\n";
+    *out += "</ul>\n";
+  }
+}
+
+}  // namespace
+
+std::string RenderHtml(const Summary& s, const RunData& run, const HtmlOptions& options) {
+  const std::string name = s.name.empty() ? "unnamed drill" : s.name;
+  const char* verdict = VerdictName(s.verdict);
+  std::string upper = verdict;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string out;
+  out.reserve(1 << 20);
+  // rel=icon data: keeps the browser from asking for /favicon.ico.
+  fmt::format_to(std::back_inserter(out),
+                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                 "<link rel=\"icon\" href=\"data:,\">\n<title>fdrill report: {0} — {1}</title>\n"
+                 "{2}</head>\n<body>\n<h1>fdrill report: {0} <span class=\"badge {3}\">{1}</span>"
+                 "</h1>\n",
+                 Esc(name), upper, kStyle, verdict);
+  const auto failed = std::count_if(s.expectations.begin(), s.expectations.end(),
+                                    [](const ExpectationResult& e) { return !e.pass; });
+  switch (s.verdict) {
+    case Verdict::kPass:
+      out += fmt::format("<p><b>pass</b>: all {} expectations met.</p>\n", s.expectations.size());
+      break;
+    case Verdict::kFail:
+      out += fmt::format("<p><b>fail</b>: {} of {} expectations missed.</p>\n", failed,
+                         s.expectations.size());
+      break;
+    case Verdict::kError:
+      out += "<p><b>error</b>: the harness could not run the drill as planned; see Errors.</p>\n";
+      break;
+  }
+  const Baseline& b = s.baseline;
+  out += fmt::format(
+      "<p>Baseline measured on {} ({} iterations): median busbw {} GB/s, MAD {} GB/s, band low "
+      "{} GB/s.</p>\n",
+      Esc(b.phase), b.count, Num(b.busbw_median, 3), Num(b.mad, 3), Num(b.band_low, 3));
+  WriteCharts(s, run, options, &out);
+  WritePhases(s, &out);
+  WriteFaults(s, &out);
+  WriteCounters(s, &out);
+  WriteRest(s, &out);
+  out += "</body></html>\n";
+  return out;
+}
+
+}  // namespace fdrill

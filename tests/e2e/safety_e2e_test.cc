@@ -1,0 +1,220 @@
+// Safety end to end, on a real 4-node emulated fabric: whatever dies — the
+// controller (SIGKILL), an agent (SIGKILL, then restarted), or a node's
+// management link — the fabric goes back to what it was, within the lease
+// TTL + 1 s. Each test brings the fabric up and tears it down in TearDown.
+//
+// FDRILL_SOAK_REPEATS (default 3) sets how many times the controller-kill
+// test repeats; scripts/soak-controller-kill.sh runs it 20 times.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "harness/host/real_process_runner.h"
+
+namespace fdrill {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+constexpr double kTtlS = 3.0;
+
+std::string Sh(const std::vector<std::string>& argv) {
+  RealProcessRunner runner;
+  auto r = runner.Run(argv, std::chrono::seconds(10));
+  return r.ok() ? r->out + r->err : "";
+}
+
+int RunFdrill(const std::vector<std::string>& args) {
+  RealProcessRunner runner;
+  std::vector<std::string> argv = {FDRILL_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = runner.Run(argv, std::chrono::seconds(60));
+  return r.ok() ? r->exit_code : -1;
+}
+
+// Starts argv in the background in its own session; returns its pid.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    FILE* f = freopen(log.c_str(), "a", stdout);
+    (void)f;
+    dup2(1, 2);
+    std::vector<char*> c;
+    for (const auto& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+    c.push_back(nullptr);
+    execv(c[0], c.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string Qdisc(int node) {
+  return Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(node), "tc", "qdisc", "show", "dev", "fab0", "root"});
+}
+bool Up(int node) {
+  std::string out = Sh({"ip", "-n", "fdrill-n" + std::to_string(node), "-o", "link", "show", "fab0"});
+  auto open = out.find('<');
+  auto close = out.find('>');
+  return open != std::string::npos && out.substr(open, close - open).find("UP") != std::string::npos;
+}
+bool Shaped(int node) { return Qdisc(node).find("tbf") != std::string::npos; }
+
+// Waits until pred holds; returns the seconds it took, or -1 past the limit.
+template <typename Pred>
+double WaitFor(Pred pred, double limit_s) {
+  auto start = Clock::now();
+  while (std::chrono::duration<double>(Clock::now() - start).count() < limit_s) {
+    if (pred()) return std::chrono::duration<double>(Clock::now() - start).count();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+int CountEvents(const fs::path& events, const std::string& type) {
+  std::ifstream in(events);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.find("\"type\":\"" + type + "\"") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+class SafetyE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
+    ASSERT_FALSE(fs::exists("/run/fdrill/fabric/fabric.json"))
+        << "an emulated fabric is already up; this test will not tear down someone's fabric";
+    work_ = fs::temp_directory_path() / ("fdrill-safety-" + std::to_string(getpid()));
+    fs::remove_all(work_);
+    fs::create_directories(work_);
+    ASSERT_EQ(RunFdrill({"fabric", "up", "--nodes", "4"}), 0);
+    up_ = true;
+    std::ofstream(work_ / "hold.yaml") << R"(name: hold
+fabric: {emulated: {nodes: 4}}
+workload: {size: 1M}
+phases:
+  - {name: baseline, duration: 2s}
+  - name: hold
+    duration: 60s
+    faults:
+      - {id: slow, kind: link_rate, node: n1, params: {interface: fab0, rate: 100mbit}}
+      - {id: down, kind: link_flap, node: n2, params: {interface: fab0, down: 60s}}
+  - {name: recovery, duration: 2s}
+safety: {lease_ttl: 3s, lease_renew: 1s, max_faulted_nodes: 2}
+)";
+  }
+
+  void TearDown() override {
+    if (controller_ > 0) {
+      kill(controller_, SIGKILL);
+      waitpid(controller_, nullptr, 0);
+    }
+    for (pid_t p : extra_) {
+      kill(p, SIGTERM);
+      if (WaitFor([&] { return waitpid(p, nullptr, WNOHANG) == p; }, 5) < 0) {
+        kill(p, SIGKILL);
+        waitpid(p, nullptr, 0);
+      }
+    }
+    if (up_) {
+      Sh({"ip", "link", "set", "fdm-n1", "up"});
+      EXPECT_EQ(RunFdrill({"fabric", "down"}), 0);
+      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos);
+    }
+    if (!work_.empty()) fs::remove_all(work_);
+  }
+
+  // Starts `fdrill run hold.yaml` and waits until both faults are applied.
+  void StartDrillAndWaitForFaults(const std::string& out) {
+    controller_ = Spawn({FDRILL_BIN, "run", (work_ / "hold.yaml").string(), "--out", out}, (work_ / "controller.log").string());
+    double t = WaitFor([&] { return CountEvents(fs::path(out) / "events.jsonl", "fault_applied") == 2; }, 60);
+    ASSERT_GE(t, 0) << "faults never applied; controller log:\n" << Sh({"cat", (work_ / "controller.log").string()});
+    ASSERT_TRUE(Shaped(1));
+    ASSERT_FALSE(Up(2));
+  }
+
+  fs::path work_;
+  bool up_ = false;
+  pid_t controller_ = -1;
+  std::vector<pid_t> extra_;
+};
+
+TEST_F(SafetyE2E, KilledControllerLeavesNothingBehindWithinTtl) {
+  int repeats = std::getenv("FDRILL_SOAK_REPEATS") ? std::atoi(std::getenv("FDRILL_SOAK_REPEATS")) : 3;
+  std::string before = Qdisc(1) + Qdisc(2);
+  double worst = 0;
+  for (int i = 0; i < repeats; ++i) {
+    StartDrillAndWaitForFaults((work_ / ("run" + std::to_string(i))).string());
+    ASSERT_EQ(kill(controller_, SIGKILL), 0);
+    waitpid(controller_, nullptr, 0);
+    controller_ = -1;
+    double t = WaitFor([&] { return !Shaped(1) && Up(2); }, kTtlS + 5);
+    ASSERT_GE(t, 0) << "faults still applied " << kTtlS + 5 << " s after the controller died";
+    EXPECT_LE(t, kTtlS + 1.0) << "reverted after " << t << " s";
+    worst = std::max(worst, t);
+    // The workload goes too: no rank of ours outlives the lease.
+    EXPECT_GE(WaitFor([] { return Sh({"pgrep", "-f", "fdrill-collective"}).empty(); }, 10), 0);
+    EXPECT_EQ(Qdisc(1) + Qdisc(2), before);
+    std::printf("[ measured ] repeat %d: faults reverted %.3f s after SIGKILL of the controller (TTL %.0f s)\n", i, t, kTtlS);
+  }
+  std::printf("[ measured ] worst revert after controller SIGKILL over %d repeats: %.3f s\n", repeats, worst);
+}
+
+TEST_F(SafetyE2E, KilledAgentRevertsFromItsJournalWhenRestarted) {
+  json fabric = json::parse(std::ifstream("/run/fdrill/fabric/fabric.json"));
+  StartDrillAndWaitForFaults((work_ / "run").string());
+  int pid = fabric["nodes"][1]["agent_pid"].get<int>();
+  std::string cmdline = Sh({"cat", "/proc/" + std::to_string(pid) + "/cmdline"});
+  std::vector<std::string> argv;
+  std::stringstream ss(cmdline);
+  for (std::string a; std::getline(ss, a, '\0');) argv.push_back(a);
+  ASSERT_FALSE(argv.empty());
+  ASSERT_EQ(kill(pid, SIGKILL), 0);  // the agent dies with its fault applied
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(Shaped(1)) << "nobody could have reverted it yet";
+  // Restart it exactly as the fabric started it, inside its node.
+  std::vector<std::string> restart = {FDRILL_BIN, "fabric", "exec", "n1", "--"};
+  restart.insert(restart.end(), argv.begin(), argv.end());
+  auto started = Clock::now();
+  extra_.push_back(Spawn(restart, (work_ / "agent-restart.log").string()));
+  double t = WaitFor([&] { return !Shaped(1); }, 10);
+  ASSERT_GE(t, 0) << Sh({"cat", (work_ / "agent-restart.log").string()});
+  std::printf("[ measured ] restarted agent reverted its journal %.3f s after start\n",
+              std::chrono::duration<double>(Clock::now() - started).count());
+  EXPECT_NE(Sh({"cat", (work_ / "agent-restart.log").string()}).find("from the journal"), std::string::npos);
+  // The controller lost n1 and ends the drill; everything else is reverted.
+  int status = 0;
+  ASSERT_GE(WaitFor([&] { return waitpid(controller_, &status, WNOHANG) == controller_; }, 60), 0);
+  controller_ = -1;
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_TRUE(Up(2));
+}
+
+TEST_F(SafetyE2E, NodeCutOffFromManagementRevertsWithinTtl) {
+  StartDrillAndWaitForFaults((work_ / "run").string());
+  ASSERT_EQ(Sh({"ip", "link", "set", "fdm-n1", "down"}), "");  // the root-side end of n1's management veth
+  double t = WaitFor([&] { return !Shaped(1); }, kTtlS + 5);
+  ASSERT_GE(t, 0) << "n1 kept its fault without a controller";
+  EXPECT_LE(t, kTtlS + 1.0);
+  std::printf("[ measured ] n1 reverted %.3f s after its management link went down (TTL %.0f s)\n", t, kTtlS);
+  // The controller sees the lease fail and ends the drill, reverting n2.
+  EXPECT_GE(WaitFor([&] { return Up(2); }, 30), 0);
+  Sh({"ip", "link", "set", "fdm-n1", "up"});
+}
+
+}  // namespace
+}  // namespace fdrill

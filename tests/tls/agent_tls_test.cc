@@ -1,0 +1,427 @@
+// Mutual TLS between controller and agent, end to end in one process: a real
+// AgentServer with a real AgentService (over the fake kernel) on 127.0.0.1,
+// and clients that behave, that have no cert, a cert from another CA, send
+// garbage, an oversize frame, or stall. Every refused client is closed, the
+// agent keeps serving, and no request of theirs reaches AgentService (the
+// audit log holds only the good client's subject; the kernel saw nothing).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "agents/agent_service.h"
+#include "agents/server.h"
+#include "harness/controller/agent_link.h"
+#include "harness/tls/certs.h"
+#include "harness/tls/tls_context.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_net.h"
+
+namespace fdrill {
+namespace {
+
+namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace fs = std::filesystem;
+using asio::ip::tcp;
+using TlsStream = ssl::stream<tcp::socket>;
+using Error = boost::system::error_code;
+
+constexpr auto kWait = std::chrono::seconds(5);
+
+// A blocking test client over its own io_context; every operation gives up
+// after kWait so a misbehaving server fails the test instead of hanging it.
+class Client {
+ public:
+  // ctx nullptr: plain TCP.
+  explicit Client(ssl::context* ctx) : plain_(io_) {
+    if (ctx) tls_ = std::make_unique<TlsStream>(io_, *ctx);
+  }
+  tcp::socket& socket() { return tls_ ? tls_->next_layer() : plain_; }
+
+  Error Connect(uint16_t port) {
+    Error ec;
+    socket().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
+    if (ec || !tls_) return ec;
+    return Run([&](auto done) { tls_->async_handshake(ssl::stream_base::client, done); });
+  }
+  Error Send(const std::string& bytes) {
+    return Run([&](auto done) {
+      if (tls_) asio::async_write(*tls_, asio::buffer(bytes), done);
+      else asio::async_write(plain_, asio::buffer(bytes), done);
+    });
+  }
+  // One frame from the agent, or the error that ended the connection.
+  Result<Json> Receive() {
+    FrameDecoder decoder;
+    for (;;) {
+      auto msg = decoder.Next();
+      if (!msg.ok()) return msg.status();
+      if (msg->has_value()) return **msg;
+      char buf[4096];
+      size_t n = 0;
+      Error ec = Run([&](auto done) {
+        auto on_read = [&n, done](Error e, size_t got) mutable {
+          n = got;
+          done(e, got);
+        };
+        if (tls_) tls_->async_read_some(asio::buffer(buf), on_read);
+        else plain_.async_read_some(asio::buffer(buf), on_read);
+      });
+      if (ec == asio::error::timed_out) return DeadlineExceeded("no bytes within 5 s");
+      if (ec) return Unavailable("closed: " + ec.message());
+      decoder.Feed(std::string_view(buf, n));
+    }
+  }
+  Result<Json> Call(const std::string& type, Json body = Json::object()) {
+    if (Error ec = Send(EncodeFrame(MakeRequest(type, ++id_, std::move(body)))); ec) {
+      return Unavailable("send: " + ec.message());
+    }
+    return Receive();
+  }
+  // True when the agent closes the connection (EOF or error) within kWait.
+  bool ClosedByPeer() {
+    for (;;) {
+      auto r = Receive();
+      if (!r.ok()) return r.status().code() != StatusCode::kDeadlineExceeded;
+    }
+  }
+
+ private:
+  template <typename Start>
+  Error Run(Start start) {
+    Error result = asio::error::timed_out;
+    bool done = false;
+    start([&](Error ec, size_t = 0) {
+      result = ec;
+      done = true;
+    });
+    io_.restart();
+    io_.run_for(kWait);
+    if (!done) {
+      Error ignored;
+      socket().close(ignored);
+      io_.restart();
+      io_.run();
+    }
+    return done ? result : Error(asio::error::timed_out);
+  }
+
+  asio::io_context io_;
+  std::unique_ptr<TlsStream> tls_;
+  tcp::socket plain_;
+  uint64_t id_ = 0;
+};
+
+class AgentTlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fdrill-tls-test-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    pki_ = dir_ / "pki";
+    other_pki_ = dir_ / "other-pki";
+    ASSERT_TRUE(InitCa(pki_.string()).ok());
+    ASSERT_TRUE(InitCa(other_pki_.string()).ok());
+    for (const char* name : {"n1", "n2", "controller"}) ASSERT_TRUE(IssueCert(pki_.string(), name, pki_.string()).ok());
+    ASSERT_TRUE(IssueCert(other_pki_.string(), "controller", other_pki_.string()).ok());
+    fs::create_directories(dir_ / "state");
+  }
+
+  void TearDown() override {
+    StopServer();
+    fs::remove_all(dir_);
+  }
+
+  // Starts the agent for node n1 on a random 127.0.0.1 port; tls false: --insecure.
+  void StartServer(bool tls = true, std::chrono::milliseconds handshake_timeout = std::chrono::seconds(5)) {
+    if (tls) {
+      auto ctx = MakeServerContext(TlsConfig::InDir(pki_.string(), "n1"));
+      ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+      server_ctx_ = std::move(ctx).value();
+    }
+    AgentConfig c;
+    c.node = "n1";
+    c.state_dir = (dir_ / "state").string();
+    c.mgmt_interface = "mgmt0";
+    service_ = std::make_unique<AgentService>(c, Host{&kernel_, nullptr}, clock_);
+    server_ = std::make_unique<AgentServer>(io_, *service_, server_ctx_.get());
+    server_->set_handshake_timeout(handshake_timeout);
+    ASSERT_TRUE(server_->Listen("127.0.0.1", 0).ok());
+    port_ = server_->port();
+    ASSERT_NE(port_, 0);
+    server_->Start();
+    io_thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void StopServer() {
+    if (!io_thread_.joinable()) return;
+    asio::post(io_, [this] {
+      server_->StopAccepting();
+      io_.stop();
+    });
+    io_thread_.join();
+  }
+
+  // Runs f on the agent's io thread (the service is single-threaded).
+  template <typename F>
+  auto OnAgent(F f) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto result = task.get_future();
+    asio::post(io_, [&task] { task(); });
+    return result.get();
+  }
+  size_t KernelMutations() {
+    return OnAgent([this] { return kernel_.Mutations().size(); });
+  }
+
+  std::unique_ptr<ssl::context> ClientCtx(const fs::path& pki, const std::string& name = "controller") {
+    auto ctx = MakeClientContext(TlsConfig::InDir(pki.string(), name));
+    EXPECT_TRUE(ctx.ok()) << ctx.status().ToString();
+    return ctx.ok() ? std::move(ctx).value() : nullptr;
+  }
+  // A client that trusts our CA but presents no certificate.
+  std::unique_ptr<ssl::context> CertlessCtx() {
+    auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
+    SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_3_VERSION);
+    ctx->load_verify_file((pki_ / "ca.pem").string());
+    ctx->set_verify_mode(ssl::verify_peer);
+    return ctx;
+  }
+
+  // The good client: hello answered by n1.
+  void ExpectGoodClientServed() {
+    auto ctx = ClientCtx(pki_);
+    Client good(ctx.get());
+    ASSERT_FALSE(good.Connect(port_));
+    auto hello = good.Call("hello");
+    ASSERT_TRUE(hello.ok()) << hello.status().ToString();
+    EXPECT_TRUE((*hello)["ok"].get<bool>()) << hello->dump();
+    EXPECT_EQ((*hello)["node"], "n1");
+  }
+
+  // The audit log's subjects, one per request that reached AgentService.
+  std::vector<std::string> AuditSubjects() {
+    std::vector<std::string> out;
+    std::ifstream in(dir_ / "state" / "audit.jsonl");
+    for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line)["subject"].get<std::string>());
+    return out;
+  }
+
+  void ExpectOnlyTheControllerGotIn() {
+    for (const auto& s : AuditSubjects()) EXPECT_EQ(s, "CN=controller");
+    EXPECT_EQ(KernelMutations(), 0u) << "a refused client's request reached the kernel";
+  }
+
+  Json ApplyBody() {
+    return {{"fault_id", "slow"}, {"kind", "link_rate"}, {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
+  }
+
+  fs::path dir_, pki_, other_pki_;
+  FakeNetKernel kernel_;
+  FakeClock clock_;
+  asio::io_context io_;
+  std::unique_ptr<ssl::context> server_ctx_;
+  std::unique_ptr<AgentService> service_;
+  std::unique_ptr<AgentServer> server_;
+  std::thread io_thread_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(AgentTlsTest, GoodClientIsServedAndAuditedWithItsSubject) {
+  StartServer();
+  ExpectGoodClientServed();
+  auto ctx = ClientCtx(pki_);
+  Client good(ctx.get());
+  ASSERT_FALSE(good.Connect(port_));
+  auto applied = good.Call("apply", ApplyBody());
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_TRUE((*applied)["ok"].get<bool>()) << applied->dump();
+  EXPECT_GT(KernelMutations(), 0u);
+  EXPECT_EQ(AuditSubjects(), (std::vector<std::string>{"CN=controller", "CN=controller"}));
+}
+
+TEST_F(AgentTlsTest, ClientWithoutACertIsRefused) {
+  StartServer();
+  auto ctx = CertlessCtx();
+  Client bare(ctx.get());
+  // TLS 1.3: the client may finish its side before the agent checks for a
+  // cert; either way nothing it sends is answered.
+  if (!bare.Connect(port_)) {
+    auto reply = bare.Call("apply", ApplyBody());
+    EXPECT_FALSE(reply.ok()) << reply->dump();
+  }
+  ExpectGoodClientServed();
+  ExpectOnlyTheControllerGotIn();
+}
+
+TEST_F(AgentTlsTest, ClientWithACertFromAnotherCaIsRefused) {
+  StartServer();
+  // Trusts the agent's CA (so its own side of the handshake succeeds) but
+  // presents a cert the agent's CA never signed.
+  auto ctx = ClientCtx(other_pki_);
+  ctx->load_verify_file((pki_ / "ca.pem").string());
+  Client stranger(ctx.get());
+  if (!stranger.Connect(port_)) {
+    auto reply = stranger.Call("apply", ApplyBody());
+    EXPECT_FALSE(reply.ok()) << reply->dump();
+  }
+  ExpectGoodClientServed();
+  ExpectOnlyTheControllerGotIn();
+}
+
+TEST_F(AgentTlsTest, GarbageBytesAreRefused) {
+  StartServer();
+  Client garbage(nullptr);
+  ASSERT_FALSE(garbage.Connect(port_));
+  ASSERT_FALSE(garbage.Send("GET / HTTP/1.1\r\nHost: n1\r\n\r\n"));
+  EXPECT_TRUE(garbage.ClosedByPeer());
+  ExpectGoodClientServed();
+  ExpectOnlyTheControllerGotIn();
+}
+
+TEST_F(AgentTlsTest, PlaintextFrameIsRefused) {
+  StartServer();
+  Client plain(nullptr);
+  ASSERT_FALSE(plain.Connect(port_));
+  ASSERT_FALSE(plain.Send(EncodeFrame(MakeRequest("apply", 1, ApplyBody()))));
+  EXPECT_TRUE(plain.ClosedByPeer());
+  ExpectGoodClientServed();
+  ExpectOnlyTheControllerGotIn();
+}
+
+TEST_F(AgentTlsTest, OversizeFrameIsRefusedBeforeAndAfterTheHandshake) {
+  StartServer();
+  std::string huge_header("\xff\xff\xff\xff", 4);
+  Client raw(nullptr);
+  ASSERT_FALSE(raw.Connect(port_));
+  ASSERT_FALSE(raw.Send(huge_header + std::string(1000, 'x')));
+  EXPECT_TRUE(raw.ClosedByPeer());
+
+  // Inside an authenticated session the frame limit still holds: an error
+  // reply, then the connection closes.
+  auto ctx = ClientCtx(pki_);
+  Client big(ctx.get());
+  ASSERT_FALSE(big.Connect(port_));
+  uint32_t n = kMaxFrameBytes + 1;
+  std::string header = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
+                        static_cast<char>(n)};
+  ASSERT_FALSE(big.Send(header + std::string(1000, '{')));
+  auto reply = big.Receive();
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_FALSE((*reply)["ok"].get<bool>());
+  EXPECT_TRUE(big.ClosedByPeer());
+
+  ExpectGoodClientServed();
+  ExpectOnlyTheControllerGotIn();
+}
+
+TEST_F(AgentTlsTest, ClientThatNeverHandshakesIsDroppedAfterTheTimeout) {
+  StartServer(true, std::chrono::milliseconds(300));
+  Client staller(nullptr);
+  ASSERT_FALSE(staller.Connect(port_));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(staller.ClosedByPeer());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  ExpectGoodClientServed();
+}
+
+TEST_F(AgentTlsTest, BareConnectAndCloseDoesNotDisturbTheAgent) {
+  StartServer();
+  for (int i = 0; i < 5; ++i) {
+    Client probe(nullptr);
+    ASSERT_FALSE(probe.Connect(port_));
+  }
+  ExpectGoodClientServed();
+  ExpectOnlyTheControllerGotIn();
+}
+
+TEST_F(AgentTlsTest, InsecureAgentServesPlaintextWithNoSubject) {
+  StartServer(/*tls=*/false);
+  Client plain(nullptr);
+  ASSERT_FALSE(plain.Connect(port_));
+  auto hello = plain.Call("hello");
+  ASSERT_TRUE(hello.ok()) << hello.status().ToString();
+  EXPECT_EQ((*hello)["node"], "n1");
+  EXPECT_EQ(AuditSubjects(), (std::vector<std::string>{""}));
+}
+
+// The controller's side: AgentLink over TLS.
+class AgentLinkTlsTest : public AgentTlsTest {
+ protected:
+  void SetUp() override {
+    AgentTlsTest::SetUp();
+    work_.emplace(link_io_.get_executor());
+    link_thread_ = std::thread([this] { link_io_.run(); });
+  }
+  void TearDown() override {
+    work_.reset();
+    link_io_.stop();
+    link_thread_.join();
+    AgentTlsTest::TearDown();
+  }
+  std::unique_ptr<AgentLink> Link(const std::string& node, const TlsConfig* tls) {
+    return std::make_unique<AgentLink>(link_io_, node, "127.0.0.1", port_, tls);
+  }
+
+  asio::io_context link_io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  std::thread link_thread_;
+};
+
+TEST_F(AgentLinkTlsTest, LinkWithTheControllerCertTalksToTheAgent) {
+  StartServer();
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
+  auto link = Link("n1", &tls);
+  ASSERT_TRUE(link->Connect(kWait).ok());
+  auto hello = link->Call("hello", {}, kWait);
+  ASSERT_TRUE(hello.ok()) << hello.status().ToString();
+  EXPECT_EQ((*hello)["node"], "n1");
+  link->Close();
+  EXPECT_EQ(AuditSubjects(), (std::vector<std::string>{"CN=controller"}));
+}
+
+TEST_F(AgentLinkTlsTest, AnAgentWhoseCertNamesAnotherNodeIsRefused) {
+  StartServer();  // serves as n1
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
+  auto link = Link("n2", &tls);
+  Status st = link->Connect(kWait);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("agent n2"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("TLS handshake failed"), std::string::npos) << st.message();
+}
+
+TEST_F(AgentLinkTlsTest, AnAgentFromAnotherCaIsRefused) {
+  StartServer();
+  // The controller trusts only the other CA: the agent's cert does not chain.
+  TlsConfig tls = TlsConfig::InDir(other_pki_.string(), "controller");
+  auto link = Link("n1", &tls);
+  Status st = link->Connect(kWait);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("certificate verify failed"), std::string::npos) << st.message();
+  ExpectOnlyTheControllerGotIn();
+}
+
+TEST_F(AgentLinkTlsTest, PlaintextLinkToATlsAgentGetsNoReply) {
+  StartServer();
+  auto link = Link("n1", nullptr);
+  ASSERT_TRUE(link->Connect(kWait).ok());
+  auto hello = link->Call("hello", {}, kWait);
+  EXPECT_FALSE(hello.ok());
+  EXPECT_TRUE(AuditSubjects().empty());
+}
+
+TEST_F(AgentLinkTlsTest, MissingControllerKeyIsNamed) {
+  StartServer();
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "nobody");
+  auto link = Link("n1", &tls);
+  Status st = link->Connect(kWait);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find((pki_ / "nobody.pem").string()), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -1,0 +1,167 @@
+// The CA and certificates (harness/tls/certs.h), the SSL contexts built from
+// them (tls_context.h) and how `fdrill run` picks its TLS settings.
+#include "harness/tls/certs.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/tls/tls_config.h"
+#include "harness/tls/tls_context.h"
+
+namespace fdrill {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+unsigned Mode(const fs::path& p) {
+  struct stat st {};
+  stat(p.c_str(), &st);
+  return st.st_mode & 0777;
+}
+
+class CertsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fdrill-certs-test-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST(CertsMemory, LeafChainsToItsCaAndNotToAnother) {
+  auto ca = MakeCa("test CA");
+  ASSERT_TRUE(ca.ok()) << ca.status().ToString();
+  auto other = MakeCa("other CA");
+  ASSERT_TRUE(other.ok());
+  auto leaf = MakeLeaf(*ca, "n1");
+  ASSERT_TRUE(leaf.ok()) << leaf.status().ToString();
+
+  EXPECT_TRUE(VerifyCert(ca->cert, leaf->cert).ok()) << VerifyCert(ca->cert, leaf->cert).ToString();
+  EXPECT_TRUE(VerifyCert(ca->cert, ca->cert).ok());
+  Status foreign = VerifyCert(other->cert, leaf->cert);
+  EXPECT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.message().find("does not verify"), std::string::npos) << foreign.message();
+  EXPECT_EQ(*CertSubject(leaf->cert), "CN=n1");
+  EXPECT_NE(leaf->key.find("BEGIN PRIVATE KEY"), std::string::npos);
+}
+
+TEST(CertsMemory, OnlyACaIssues) {
+  auto ca = MakeCa("test CA");
+  auto leaf = MakeLeaf(*ca, "n1");
+  ASSERT_TRUE(leaf.ok());
+  auto grandchild = MakeLeaf(*leaf, "n2");
+  ASSERT_FALSE(grandchild.ok());
+  EXPECT_NE(grandchild.status().message().find("not a CA"), std::string::npos);
+}
+
+TEST(CertsMemory, BadNamesAreRefused) {
+  auto ca = MakeCa("test CA");
+  for (const std::string& bad : std::vector<std::string>{"", "ca", "..", "a/b", "x y", std::string(65, 'a')}) {
+    auto leaf = MakeLeaf(*ca, bad);
+    EXPECT_FALSE(leaf.ok()) << bad;
+  }
+  EXPECT_TRUE(MakeLeaf(*ca, "node-7.rack_2").ok());
+}
+
+TEST(CertsMemory, SerialsDiffer) {
+  auto ca = MakeCa("test CA");
+  auto a = MakeLeaf(*ca, "n1");
+  auto b = MakeLeaf(*ca, "n1");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->cert, b->cert);
+}
+
+TEST_F(CertsTest, InitWritesCaWithPrivateKeyModeAndRefusesToOverwrite) {
+  ASSERT_TRUE(InitCa(dir_.string()).ok());
+  EXPECT_EQ(Mode(dir_), 0700u);
+  EXPECT_EQ(Mode(dir_ / "ca.key"), 0600u);
+  EXPECT_EQ(Mode(dir_ / "ca.pem"), 0644u);
+  std::string before = Slurp(dir_ / "ca.pem");
+  Status again = InitCa(dir_.string());
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.message().find((dir_ / "ca.pem").string()), std::string::npos) << again.message();
+  EXPECT_EQ(Slurp(dir_ / "ca.pem"), before);
+}
+
+TEST_F(CertsTest, IssueWritesAVerifiedPairAndRefusesToOverwrite) {
+  ASSERT_TRUE(InitCa(dir_.string()).ok());
+  fs::path out = dir_ / "issued";
+  ASSERT_TRUE(IssueCert(dir_.string(), "controller", out.string()).ok());
+  EXPECT_EQ(Mode(out / "controller.key"), 0600u);
+  EXPECT_TRUE(VerifyCert(Slurp(dir_ / "ca.pem"), Slurp(out / "controller.pem")).ok());
+  EXPECT_EQ(*CertSubject(Slurp(out / "controller.pem")), "CN=controller");
+  Status again = IssueCert(dir_.string(), "controller", out.string());
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("controller.pem already exists"), std::string::npos) << again.message();
+}
+
+TEST_F(CertsTest, IssueWithoutACaNamesTheMissingFile) {
+  Status s = IssueCert(dir_.string(), "n1", dir_.string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find((dir_ / "ca.pem").string()), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("fdrill certs init"), std::string::npos) << s.message();
+}
+
+TEST_F(CertsTest, ContextsLoadIssuedFilesAndNameTheBadOne) {
+  ASSERT_TRUE(InitCa(dir_.string()).ok());
+  ASSERT_TRUE(IssueCert(dir_.string(), "n1", dir_.string()).ok());
+  ASSERT_TRUE(IssueCert(dir_.string(), "controller", dir_.string()).ok());
+  TlsConfig agent = TlsConfig::InDir(dir_.string(), "n1");
+  EXPECT_EQ(agent.cert_file, (dir_ / "n1.pem").string());
+  EXPECT_TRUE(MakeServerContext(agent).ok()) << MakeServerContext(agent).status().ToString();
+  EXPECT_TRUE(MakeClientContext(TlsConfig::InDir(dir_.string(), "controller")).ok());
+
+  TlsConfig missing = TlsConfig::InDir(dir_.string(), "n9");
+  auto m = MakeServerContext(missing);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find(missing.cert_file), std::string::npos) << m.status().message();
+
+  TlsConfig mismatched = agent;
+  mismatched.key_file = (dir_ / "controller.key").string();
+  auto k = MakeServerContext(mismatched);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find(mismatched.key_file), std::string::npos) << k.status().message();
+  EXPECT_NE(k.status().message().find("mismatch"), std::string::npos) << k.status().message();
+
+  std::ofstream(dir_ / "junk.pem") << "not a certificate\n";
+  TlsConfig junk = agent;
+  junk.ca_file = (dir_ / "junk.pem").string();
+  auto j = MakeServerContext(junk);
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find(junk.ca_file), std::string::npos) << j.status().message();
+}
+
+TEST(ControllerTls, FlagsThenFabricPkiAndNeverSilentPlaintext) {
+  auto insecure = ControllerTls("", true, "/run/fdrill/fabric/pki");
+  ASSERT_TRUE(insecure.ok());
+  EXPECT_FALSE(insecure->has_value());
+
+  auto dir = ControllerTls("/etc/pki-x", false, "/run/fdrill/fabric/pki");
+  ASSERT_TRUE(dir.ok() && dir->has_value());
+  EXPECT_EQ((*dir)->cert_file, "/etc/pki-x/controller.pem");
+
+  auto fabric = ControllerTls("", false, "/run/fdrill/fabric/pki");
+  ASSERT_TRUE(fabric.ok() && fabric->has_value());
+  EXPECT_EQ((*fabric)->ca_file, "/run/fdrill/fabric/pki/ca.pem");
+  EXPECT_EQ((*fabric)->key_file, "/run/fdrill/fabric/pki/controller.key");
+
+  EXPECT_FALSE(ControllerTls("/etc/pki-x", true, "").ok());
+  auto none = ControllerTls("", false, "");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("--insecure"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fdrill
