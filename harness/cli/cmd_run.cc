@@ -9,6 +9,7 @@
 #include "fabric/fabric_state.h"
 #include "harness/cli/commands.h"
 #include "harness/controller/drill.h"
+#include "harness/controller/panic.h"
 #include "harness/controller/timeline.h"
 #include "harness/core/units.h"
 #include "harness/scenario/scenario.h"
@@ -117,6 +118,21 @@ int PrintPlan(const std::string& file) {
   return 0;
 }
 
+int Panic(const std::string& fabric_dir, const std::string& tls_dir, bool insecure) {
+  auto fabric = LoadFabricState(fabric_dir);
+  if (!fabric.ok()) return Fail(fabric.status());
+  int rc = 0;
+  for (const auto& o : PanicAll(*fabric, tls_dir, insecure, std::chrono::seconds(5))) {
+    if (o.status.ok()) {
+      std::printf("%-6s reverted everything, workload stopped, lease released\n", o.node.c_str());
+    } else {
+      std::printf("%-6s FAILED: %s\n", o.node.c_str(), o.status.message().c_str());
+      rc = 2;
+    }
+  }
+  return rc;
+}
+
 }  // namespace
 
 void AddRunCommands(CLI::App& app, int* exit_code) {
@@ -130,6 +146,14 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   run->add_option("--tls-dir", tls_dir, "ca.pem and controller.pem/.key (default: the emulated fabric's own pki)");
   run->add_flag("--insecure", insecure, "talk plaintext to agents started with --insecure");
   run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir, tls_dir, insecure); });
+
+  auto* panic = app.add_subcommand("panic", "every agent reverts everything now and stops its workload (idempotent)");
+  static std::string panic_fabric_dir = kDefaultFabricDir, panic_tls_dir;
+  static bool panic_insecure = false;
+  panic->add_option("--fabric-dir", panic_fabric_dir, "emulated fabric state directory")->capture_default_str();
+  panic->add_option("--tls-dir", panic_tls_dir, "ca.pem and controller.pem/.key (default: the fabric's pki)");
+  panic->add_flag("--insecure", panic_insecure, "talk plaintext to agents started with --insecure");
+  panic->callback([exit_code] { *exit_code = Panic(panic_fabric_dir, panic_tls_dir, panic_insecure); });
 
   auto* validate = app.add_subcommand("validate", "check scenario files; touches nothing");
   static std::vector<std::string> files;
@@ -160,7 +184,7 @@ void AddReportCommands(CLI::App& app, int* exit_code) {
 void AddInjectorCommands(CLI::App& app, int* exit_code) {
   auto* inj = app.add_subcommand("injectors", "list the fault kinds this build can inject");
   inj->callback([exit_code] {
-    for (const auto& i : Injectors()) std::printf("%-12s %s\n%-12s   params: %s\n", i.name, i.help, "", i.params);
+    for (const auto& i : Injectors()) std::printf("%-16s %s\n%-16s   params: %s\n", i.name, i.help, "", i.params);
     *exit_code = 0;
   });
 }

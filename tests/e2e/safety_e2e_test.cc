@@ -216,5 +216,22 @@ TEST_F(SafetyE2E, NodeCutOffFromManagementRevertsWithinTtl) {
   Sh({"ip", "link", "set", "fdm-n1", "up"});
 }
 
+TEST_F(SafetyE2E, PanicRevertsEverythingNowAndIsIdempotent) {
+  StartDrillAndWaitForFaults((work_ / "run").string());
+  auto start = Clock::now();
+  EXPECT_EQ(RunFdrill({"panic"}), 0);
+  std::printf("[ measured ] fdrill panic returned after %.3f s\n",
+              std::chrono::duration<double>(Clock::now() - start).count());
+  EXPECT_FALSE(Shaped(1));
+  EXPECT_TRUE(Up(2));
+  EXPECT_EQ(RunFdrill({"panic"}), 0);  // nothing left: still fine
+  // The workload was stopped under the drill: the controller ends it as an error.
+  int status = 0;
+  ASSERT_GE(WaitFor([&] { return waitpid(controller_, &status, WNOHANG) == controller_; }, 60), 0);
+  controller_ = -1;
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_FALSE(Shaped(1));
+}
+
 }  // namespace
 }  // namespace fdrill

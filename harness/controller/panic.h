@@ -1,0 +1,25 @@
+// Panic: every agent of a fabric reverts everything it holds now, stops its
+// workload and drops its lease. Needs no scenario and no run: it is what an
+// operator types when a drill went wrong. Idempotent: an agent with nothing
+// applied answers "nothing to revert". Agents are asked in parallel; one that
+// does not answer is reported, the others still revert.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fabric/fabric_state.h"
+#include "harness/core/result.h"
+#include "harness/core/units.h"
+
+namespace fdrill {
+
+struct PanicOutcome {
+  std::string node;
+  Status status;  // ok: everything reverted, workload stopped
+};
+
+std::vector<PanicOutcome> PanicAll(const FabricState& fabric, const std::string& tls_dir, bool insecure,
+                                   Duration timeout);
+
+}  // namespace fdrill
