@@ -19,63 +19,27 @@ namespace {
 
 class LinkDown final : public Fault {
  public:
-  LinkDown(Host host, std::string ifname) : host_(host), ifname_(std::move(ifname)) {}
+  LinkDown(Host host, std::string ifname) : host_(host), link_("link_down", std::move(ifname)) {}
 
-  Status Capture() override {
-    auto link = ReadLink(*host_.runner, ifname_);
-    if (!link.ok()) return link.status().Annotate("link_down");
-    if (!link->admin_up) {
-      return FailedPrecondition("link_down " + ifname_ + ": the link is already administratively down");
-    }
-    prior_up_ = true;
-    return Status::Ok();
-  }
-
-  Json Saved() const override { return {{"prior_up", prior_up_}}; }
+  Status Capture() override { return link_.Capture(*host_.runner); }
+  Json Saved() const override { return link_.Saved(); }
   Status Load(const Json& saved) override {
-    prior_up_ = saved.value("prior_up", true);
+    link_.Load(saved);
     return Status::Ok();
   }
+  Status Apply() override { return link_.Set(*host_.runner, false); }
+  Status Verify() override { return link_.Expect(*host_.runner, false, "the fault in force"); }
+  Status Revert() override { return link_.Restore(*host_.runner); }
+  Status VerifyReverted() override { return link_.VerifyRestored(*host_.runner); }
 
-  Status Apply() override { return Set(false); }
-
-  Status Verify() override { return Expect(false, "the fault in force"); }
-
-  Status Revert() override {
-    if (!prior_up_) return Status::Ok();
-    auto link = ReadLink(*host_.runner, ifname_);
-    if (!link.ok()) return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
-    return link->admin_up ? Status::Ok() : Set(true);
-  }
-
-  Status VerifyReverted() override { return Expect(prior_up_, "as found"); }
-
-  std::string Target() const override { return ifname_; }
+  std::string Target() const override { return link_.ifname(); }
   std::vector<std::string> Mechanism() const override {
-    return {"apply: " + JoinArgv(Argv(false)), "revert: " + JoinArgv(Argv(true))};
+    return {"apply: " + JoinArgv(link_.Argv(false)), "revert: " + JoinArgv(link_.Argv(true))};
   }
 
  private:
-  std::vector<std::string> Argv(bool up) const { return {"ip", "link", "set", "dev", ifname_, up ? "up" : "down"}; }
-
-  Status Set(bool up) {
-    auto r = RunChecked(*host_.runner, Argv(up));
-    return r.ok() ? Status::Ok() : r.status().Annotate("link_down " + ifname_);
-  }
-
-  Status Expect(bool up, const char* why) {
-    auto link = ReadLink(*host_.runner, ifname_);
-    if (!link.ok()) return link.status().Annotate("link_down");
-    if (link->admin_up != up) {
-      return FailedPrecondition("link_down " + ifname_ + ": link is " + (link->admin_up ? "up" : "down") +
-                                ", expected " + (up ? "up" : "down") + " (" + why + ")");
-    }
-    return Status::Ok();
-  }
-
   Host host_;
-  std::string ifname_;
-  bool prior_up_ = true;
+  AdminLink link_;
 };
 
 }  // namespace

@@ -20,21 +20,12 @@ namespace {
 class LinkFlap final : public Fault {
  public:
   LinkFlap(Host host, std::string ifname, Duration down, int64_t count, Duration period)
-      : host_(host), ifname_(std::move(ifname)), down_(down), count_(count), period_(period) {}
+      : host_(host), link_("link_flap", std::move(ifname)), down_(down), count_(count), period_(period) {}
 
-  Status Capture() override {
-    auto link = ReadLink(*host_.runner, ifname_);
-    if (!link.ok()) return link.status().Annotate("link_flap");
-    if (!link->admin_up) {
-      return FailedPrecondition("link_flap " + ifname_ + ": the link is already administratively down");
-    }
-    prior_up_ = true;
-    return Status::Ok();
-  }
-
-  Json Saved() const override { return {{"prior_up", prior_up_}}; }
+  Status Capture() override { return link_.Capture(*host_.runner); }
+  Json Saved() const override { return link_.Saved(); }
   Status Load(const Json& saved) override {
-    prior_up_ = saved.value("prior_up", true);
+    link_.Load(saved);
     return Status::Ok();
   }
 
@@ -44,43 +35,22 @@ class LinkFlap final : public Fault {
 
   bool Finished(Duration t) const override { return t >= (count_ - 1) * period_ + down_; }
 
-  Status Verify() override {
-    auto link = ReadLink(*host_.runner, ifname_);
-    if (!link.ok()) return link.status();
-    if (link->admin_up != set_up_) {
-      return FailedPrecondition("link_flap " + ifname_ + ": link is " + (link->admin_up ? "up" : "down") +
-                                ", expected " + (set_up_ ? "up" : "down"));
-    }
-    return Status::Ok();
-  }
+  Status Verify() override { return link_.Expect(*host_.runner, set_up_, "where the flap is now"); }
 
   Status Revert() override {
-    if (!prior_up_) return Status::Ok();
-    auto link = ReadLink(*host_.runner, ifname_);
-    if (!link.ok()) return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
-    if (link->admin_up) {
-      set_up_ = true;
-      return Status::Ok();
-    }
-    return SetUp(true, /*force=*/true);
+    Status s = link_.Restore(*host_.runner);
+    if (s.ok()) set_up_ = true;
+    return s;
   }
 
-  Status VerifyReverted() override {
-    auto link = ReadLink(*host_.runner, ifname_);
-    if (!link.ok()) return link.status();
-    if (link->admin_up != prior_up_) {
-      return FailedPrecondition("link_flap " + ifname_ + ": link is " + (link->admin_up ? "up" : "down") +
-                                ", expected it " + (prior_up_ ? "up" : "down") + " as found");
-    }
-    return Status::Ok();
-  }
+  Status VerifyReverted() override { return link_.VerifyRestored(*host_.runner); }
 
-  std::string Target() const override { return ifname_; }
+  std::string Target() const override { return link_.ifname(); }
   std::vector<std::string> Mechanism() const override {
     std::string times = count_ == 1 ? "once" : std::to_string(count_) + " times, every " + FormatDuration(period_);
-    return {"apply: " + JoinArgv(Argv(false)) + ", then after " + FormatDuration(down_) + ": " + JoinArgv(Argv(true)) +
-                " (" + times + ")",
-            "revert: " + JoinArgv(Argv(true))};
+    return {"apply: " + JoinArgv(link_.Argv(false)) + ", then after " + FormatDuration(down_) + ": " +
+                JoinArgv(link_.Argv(true)) + " (" + times + ")",
+            "revert: " + JoinArgv(link_.Argv(true))};
   }
 
  private:
@@ -91,23 +61,20 @@ class LinkFlap final : public Fault {
     return t - cycle * period_ < down_;
   }
 
-  std::vector<std::string> Argv(bool up) const { return {"ip", "link", "set", "dev", ifname_, up ? "up" : "down"}; }
-
-  Status SetUp(bool up, bool force = false) {
-    if (!force && applied_once_ && set_up_ == up) return Status::Ok();
-    auto r = RunChecked(*host_.runner, Argv(up));
-    if (!r.ok()) return r.status().Annotate("link_flap " + ifname_);
+  // Sets the whole state for now; a repeat of the last state runs nothing.
+  Status SetUp(bool up) {
+    if (applied_once_ && set_up_ == up) return Status::Ok();
+    if (auto s = link_.Set(*host_.runner, up); !s.ok()) return s;
     applied_once_ = true;
     set_up_ = up;
     return Status::Ok();
   }
 
   Host host_;
-  std::string ifname_;
+  AdminLink link_;
   Duration down_;
   int64_t count_;
   Duration period_;
-  bool prior_up_ = true;
   bool set_up_ = true;        // what we last set
   bool applied_once_ = false;
 };

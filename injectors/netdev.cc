@@ -69,6 +69,40 @@ Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname
   return Internal("tc shows no root qdisc on " + ifname);
 }
 
+Status AdminLink::Capture(ProcessRunner& runner) {
+  auto link = ReadLink(runner, ifname_);
+  if (!link.ok()) return link.status().Annotate(kind_);
+  if (!link->admin_up) return FailedPrecondition(kind_ + " " + ifname_ + ": the link is already administratively down");
+  prior_up_ = true;
+  return Status::Ok();
+}
+
+std::vector<std::string> AdminLink::Argv(bool up) const {
+  return {"ip", "link", "set", "dev", ifname_, up ? "up" : "down"};
+}
+
+Status AdminLink::Set(ProcessRunner& runner, bool up) const {
+  auto r = RunChecked(runner, Argv(up));
+  return r.ok() ? Status::Ok() : r.status().Annotate(kind_ + " " + ifname_);
+}
+
+Status AdminLink::Expect(ProcessRunner& runner, bool up, const std::string& why) const {
+  auto link = ReadLink(runner, ifname_);
+  if (!link.ok()) return link.status().Annotate(kind_);
+  if (link->admin_up != up) {
+    return FailedPrecondition(kind_ + " " + ifname_ + ": link is " + (link->admin_up ? "up" : "down") + ", expected " +
+                              (up ? "up" : "down") + " (" + why + ")");
+  }
+  return Status::Ok();
+}
+
+Status AdminLink::Restore(ProcessRunner& runner) const {
+  if (!prior_up_) return Status::Ok();
+  auto link = ReadLink(runner, ifname_);
+  if (!link.ok()) return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
+  return link->admin_up ? Status::Ok() : Set(runner, true);
+}
+
 bool IsDefaultQdisc(const std::string& kind) {
   static const char* kDefaults[] = {"noqueue", "pfifo_fast", "mq", "fq_codel"};
   return std::any_of(std::begin(kDefaults), std::end(kDefaults), [&](const char* k) { return kind == k; });

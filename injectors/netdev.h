@@ -31,6 +31,33 @@ Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname);
 Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname);
 Result<std::vector<LinkState>> ListLinks(ProcessRunner& runner);
 
+// AdminLink: the administrative (IFF_UP) state of one interface as the link
+// faults change it with `ip link set dev IF up|down`. Capture refuses a link
+// that is already down (a fault on a dead link proves nothing, and "up" would
+// not be a restore); Restore brings back what Capture saw and is safe twice,
+// after a failed Set, and on an interface that has gone away. `kind` prefixes
+// messages ("link_flap fab0: ...").
+class AdminLink {
+ public:
+  AdminLink(std::string kind, std::string ifname) : kind_(std::move(kind)), ifname_(std::move(ifname)) {}
+
+  const std::string& ifname() const { return ifname_; }
+  Status Capture(ProcessRunner& runner);
+  Json Saved() const { return {{"prior_up", prior_up_}}; }
+  void Load(const Json& saved) { prior_up_ = saved.value("prior_up", true); }
+  std::vector<std::string> Argv(bool up) const;
+  Status Set(ProcessRunner& runner, bool up) const;
+  // Observes IFF_UP; `why` names the expectation in the message.
+  Status Expect(ProcessRunner& runner, bool up, const std::string& why) const;
+  Status Restore(ProcessRunner& runner) const;
+  Status VerifyRestored(ProcessRunner& runner) const { return Expect(runner, prior_up_, "as found"); }
+
+ private:
+  std::string kind_;
+  std::string ifname_;
+  bool prior_up_ = true;
+};
+
 // The qdiscs the kernel attaches by itself; removing the root qdisc brings
 // one of these back, so a fault over them reverts exactly by deletion.
 bool IsDefaultQdisc(const std::string& kind);
