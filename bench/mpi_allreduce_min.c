@@ -2,7 +2,10 @@
  * MPI_Allreduce of float32 sums, per size from 8 B to MAX (x4 steps), with
  * the same warm-up and iteration counts as fdrill-collective. Prints one
  * line per size: "<bytes> <time_us>", time = mean over ranks of each rank's
- * median iteration time (what fdrill-collective's closing table reports). */
+ * median iteration time (what fdrill-collective's closing table reports).
+ * Built with -DWITH_IALLREDUCE it also keeps one MPI_Iallreduce of a flag in
+ * flight across each timed collective, as fdrill-collective's split-phase
+ * stop agreement does, to measure what that costs on its own. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +31,17 @@ int main(int argc, char** argv) {
     int count = (int)(bytes / 4);
     for (int w = 0; w < warmup; ++w) MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     for (int i = 0; i < iters; ++i) {
+#ifdef WITH_IALLREDUCE
+      long long flag = 0, any = 0;
+      MPI_Request req;
+      MPI_Iallreduce(&flag, &any, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req);
+#endif
       double s = MPI_Wtime();
       MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       t[i] = (MPI_Wtime() - s) * 1e6;
+#ifdef WITH_IALLREDUCE
+      MPI_Wait(&req, MPI_STATUS_IGNORE);
+#endif
     }
     qsort(t, (size_t)iters, sizeof(double), cmp);
     double median = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2, sum = 0;

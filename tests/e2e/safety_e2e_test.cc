@@ -45,6 +45,7 @@ int RunFdrill(const std::vector<std::string>& args) {
 
 // Starts argv in the background in its own session; returns its pid.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  std::fflush(stdout);  // or the child, reopening stdout, writes our buffered output again
   pid_t pid = fork();
   if (pid == 0) {
     setsid();
