@@ -93,8 +93,11 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
   b.busbw_median = Median(busbw);
   b.mad = MedianAbsoluteDeviation(busbw);
   if (b.busbw_median && b.mad) {
-    const double width = std::max(options.band_k * kMadToSigma * *b.mad,
-                                  options.band_floor_fraction * *b.busbw_median);
+    // A noisy baseline (a shared, oversubscribed machine) must not widen the
+    // band past usefulness: below zero nothing would ever count as impact.
+    const double width = std::min(std::max(options.band_k * kMadToSigma * *b.mad,
+                                           options.band_floor_fraction * *b.busbw_median),
+                                  options.band_cap_fraction * *b.busbw_median);
     b.band_low = *b.busbw_median - width;
   }
   return b;

@@ -16,9 +16,11 @@
 namespace fdrill {
 
 struct AnalysisOptions {
-  // Baseline band: low = median - max(band_k × 1.4826 × MAD, band_floor_fraction × median).
+  // Baseline band: low = median - min(max(band_k × 1.4826 × MAD,
+  // band_floor_fraction × median), band_cap_fraction × median).
   double band_k = 4.0;
   double band_floor_fraction = 0.10;
+  double band_cap_fraction = 0.50;
   // Overrides plan.json's recovery_window_iters when set.
   std::optional<int> recovery_window_iters;
 };

@@ -30,7 +30,7 @@ install_deps() {
 configure_and_build() {
   local werror="${FDRILL_WERROR:-ON}"
   cmake -S . -B build -G Ninja -DFDRILL_WERROR="$werror" >/dev/null
-  cmake --build build -j "$(nproc)" 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+  cmake --build build -j "$(nproc)" 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\]|^ninja: no work to do" >&2 || true
   # A failed build must stop us; grep above only filters progress lines.
   cmake --build build -j "$(nproc)" >/dev/null
   echo "setup: built $(cat build/backends.txt | sed 's/^/backends: /') into build/bin/" >&2

@@ -125,6 +125,25 @@ TEST(DrillAnalysis, LinkDownStallsOneIterationAcrossTheWholeWindow) {
   EXPECT_EQ(s.verdict, Verdict::kFail);
 }
 
+// Regression (quickstart on the emulated fabric: a 3.35 s link-down stall
+// reported slowdown 1.05): an iteration that finishes normally just after the
+// apply must not stand for the whole window.
+TEST(DrillAnalysis, ANormalIterationEndingJustAfterALinkDownDoesNotHideTheStall) {
+  SyntheticRun run = SyntheticRun::Standard();
+  for (auto& e : run.events) {
+    if (e["type"] == "fault_reverted") e["t"] = 18.0;
+  }
+  const double stall_at = 15.0 + 1.5 * kBaseMs / 1000;  // one healthy iteration ends inside the window first
+  run.stalls.push_back({.at_s = stall_at, .until_s = 18.05});
+  Summary s = AnalyzeRun(run);
+  ASSERT_EQ(s.faults.size(), 1u);
+  const FaultStats& f = s.faults[0];
+  ASSERT_TRUE(f.slowdown.has_value());
+  EXPECT_GT(*f.slowdown, 20.0) << "the job ran ~3 s of a 3 s window stalled";
+  ASSERT_TRUE(f.stall_ms.has_value());
+  EXPECT_GT(*f.stall_ms, 2900);
+}
+
 TEST(DrillAnalysis, AFaultThatNeverRecoversFailsItsExpectation) {
   SyntheticRun run = SyntheticRun::Standard();
   run.slow.push_back({.from_s = 15.0, .to_s = 1e9, .factor = 3.0, .culprit_node = "n2"});

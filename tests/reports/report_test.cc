@@ -74,7 +74,9 @@ TEST(WriteReports, ReportMdStatesVerdictTablesAndACleanFabric) {
   std::string md = ReadText(dir.path() / kReportFile);
   EXPECT_NE(md.find("# fdrill report: synthetic — PASS"), std::string::npos) << md;
   EXPECT_NE(md.find("| baseline | 0.50 | 15.00 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| slow-link | link_rate | n2 | fab0 | 15.00 | 20.00 | 3.0"), std::string::npos)
+  // 2.95x, not 3: slowdown is time-weighted over the window, and the
+  // iteration in flight at the apply ran at full speed in this synthetic run.
+  EXPECT_NE(md.find("| slow-link | link_rate | n2 | fab0 | 15.00 | 20.00 | 2.95× |"), std::string::npos)
       << md;
   EXPECT_NE(md.find("| time_to_recover[slow-link] | 10 | 2."), std::string::npos) << md;
   EXPECT_NE(md.find("| PASS |"), std::string::npos);

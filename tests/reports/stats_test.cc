@@ -92,16 +92,31 @@ TEST(ComputeBaseline, BandIsTheWiderOfKMadsAndTheFloor) {
                                     {.name = "baseline", .start_s = 0.55, .end_s = 1.05}};
   // Iterations ending in [0.55, 1.05): busbw 8 9 10 11 12 -> median 10, MAD 1.
   std::vector<Iteration> series = SeriesOf({1, 1, 1, 1, 1, 8, 9, 10, 11, 12, 1});
-  Baseline b = ComputeBaseline(phases, series, std::nullopt, {});
+  Baseline b = ComputeBaseline(phases, series, std::nullopt, {.band_cap_fraction = 1.0});
   EXPECT_EQ(b.phase, "baseline");
   EXPECT_EQ(b.count, 5);
   EXPECT_DOUBLE_EQ(*b.busbw_median, 10);
   EXPECT_DOUBLE_EQ(*b.mad, 1);
   EXPECT_NEAR(*b.band_low, 10 - 4 * 1.4826, 1e-9);
+  b = ComputeBaseline(phases, series, std::nullopt, {});
+  EXPECT_NEAR(*b.band_low, 5.0, 1e-9);  // 4 × 1.4826 = 5.93 is past the 50 % cap
   b = ComputeBaseline(phases, series, std::nullopt, {.band_k = 0.5});
   EXPECT_NEAR(*b.band_low, 9.0, 1e-9);  // 0.5 × 1.4826 < the 10 % floor
   b = ComputeBaseline(phases, series, std::nullopt, {.band_k = 0.5, .band_floor_fraction = 0.3});
   EXPECT_NEAR(*b.band_low, 7.0, 1e-9);
+}
+
+// Regression (seen in a quickstart drill on a loaded machine: MAD 26 % of the
+// median put band_low below zero, so impact was never seen).
+TEST(ComputeBaseline, ANoisyBaselineCannotPushTheBandBelowHalfTheMedian) {
+  std::vector<PhaseStats> phases = {{.name = "baseline", .start_s = 0, .end_s = 1.05}};
+  // busbw 4 7 10 13 16 -> median 10, MAD 3: 4 x 1.4826 x 3 = 17.8 > median.
+  std::vector<Iteration> series = SeriesOf({4, 7, 10, 13, 16});
+  Baseline b = ComputeBaseline(phases, series, std::nullopt, {});
+  EXPECT_DOUBLE_EQ(*b.mad, 3);
+  EXPECT_NEAR(*b.band_low, 5.0, 1e-9);
+  b = ComputeBaseline(phases, series, std::nullopt, {.band_cap_fraction = 0.8});
+  EXPECT_NEAR(*b.band_low, 2.0, 1e-9);
 }
 
 TEST(ComputeBaseline, WithoutPhasesUsesWhatCameBeforeTheFirstFault) {
