@@ -130,6 +130,11 @@ Result<IbPortStatus> ReadIbPortStatus(SysFs* sysfs, const IbPort& port) {
   return s;
 }
 
+Result<int64_t> ResolveIbLid(SysFs* sysfs, const IbPort& port) {
+  if (port.lid) return *port.lid;
+  return ReadIbLid(sysfs, port);
+}
+
 Result<int64_t> ReadIbLid(SysFs* sysfs, const IbPort& port) {
   if (!sysfs) return Internal("no sysfs access given to the IB injector");
   auto v = sysfs->Read(port.Dir() + "/lid");

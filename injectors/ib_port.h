@@ -70,6 +70,8 @@ struct IbPortStatus {
 // NotFound naming the directory when the port does not exist.
 Result<IbPortStatus> ReadIbPortStatus(SysFs* sysfs, const IbPort& port);
 Result<int64_t> ReadIbLid(SysFs* sysfs, const IbPort& port);
+// The LID to address the port by: params.lid when given, else sysfs.
+Result<int64_t> ResolveIbLid(SysFs* sysfs, const IbPort& port);
 
 std::vector<std::string> IbPortStateArgv(const IbPort& port, const std::string& lid,
                                          const std::vector<std::string>& op);

@@ -21,15 +21,9 @@ Status IbPortToggle::Capture() {
     return FailedPrecondition(Who() + ": the port is already disabled (phys_state " + status->phys_text +
                               "); enabling it afterwards would not restore what was found");
   }
-  int64_t lid = 0;
-  if (port_.lid) {
-    lid = *port_.lid;
-  } else {
-    auto read = ReadIbLid(host_.sysfs, port_);
-    if (!read.ok()) return read.status().Annotate(Who());
-    lid = *read;
-  }
-  lid_ = lid;
+  auto resolved = ResolveIbLid(host_.sysfs, port_);
+  if (!resolved.ok()) return resolved.status().Annotate(Who());
+  lid_ = *resolved;
   prior_state_ = status->state;
   prior_text_ = status->state_text;
   return Status::Ok();
@@ -153,14 +147,9 @@ Status IbLinkDowngrade::Capture() {
     return FailedPrecondition(Who() + ": port is " + status->state_text + " / " + status->phys_text +
                               "; a downgrade needs an ACTIVE port (its rate is what Revert restores)");
   }
-  int64_t lid = 0;
-  if (port_.lid) {
-    lid = *port_.lid;
-  } else {
-    auto read = ReadIbLid(host_.sysfs, port_);
-    if (!read.ok()) return read.status().Annotate(Who());
-    lid = *read;
-  }
+  auto resolved = ResolveIbLid(host_.sysfs, port_);
+  if (!resolved.ok()) return resolved.status().Annotate(Who());
+  const int64_t lid = *resolved;
   auto info = QueryIbPort(*host_.runner, port_, lid);
   if (!info.ok()) return info.status().Annotate(Who());
   auto rate = ParseIbRate(status->rate);
