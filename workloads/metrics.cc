@@ -1,5 +1,7 @@
 #include "workloads/metrics.h"
 
+#include "workloads/collective.h"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -88,6 +90,17 @@ Status MetricsWriter::Append(const IterationRecord& record) {
     return Unavailable("--jsonl " + path_ + ": write failed: " + std::strerror(errno));
   }
   return Status::Ok();
+}
+
+void IterationRecord::Stamp(int64_t iteration, int64_t wall, int64_t mono_end, double time_ns, double bus_factor,
+                            uint64_t wrong_elements) {
+  iter = iteration;
+  wall_ns = wall;
+  mono_ns = mono_end;
+  time_ms = time_ns / 1e6;
+  algbw_gbps = AlgBandwidthGbps(bytes, time_ns);
+  busbw_gbps = algbw_gbps * bus_factor;
+  wrong = wrong_elements;
 }
 
 }  // namespace fdrill

@@ -37,6 +37,11 @@ struct IterationRecord {
   // whether this process resumed after an earlier one (formats.md).
   std::optional<int64_t> step;
   bool restarted = false;
+
+  // Fills in one timed iteration: its number, clocks, time, and algbw /
+  // busbw from `bytes` (set once per size) and the op's bus factor.
+  void Stamp(int64_t iteration, int64_t wall, int64_t mono_end, double time_ns, double bus_factor,
+             uint64_t wrong_elements);
 };
 
 // The record as one JSON object, keys in formats.md order, no newline.

@@ -100,13 +100,7 @@ class Loop {
       times_us->push_back(time_ns / 1e3);
       ++out->iterations;
       if (metrics_ != nullptr) {
-        record_.iter = iter;
-        record_.wall_ns = wall_ns;
-        record_.mono_ns = end_ns;
-        record_.time_ms = time_ns / 1e6;
-        record_.algbw_gbps = AlgBandwidthGbps(step.bytes, time_ns);
-        record_.busbw_gbps = record_.algbw_gbps * bus_factor;
-        record_.wrong = check.wrong;
+        record_.Stamp(iter, wall_ns, end_ns, time_ns, bus_factor, check.wrong);
         if (Status s = metrics_->Append(record_); !s.ok()) return s;
       }
 

@@ -137,14 +137,8 @@ Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, Tra
     times_us.push_back(time_ns / 1e3);
     ++outcome.steps_run;
     if (metrics != nullptr) {
-      record.iter = step;
       record.step = step;
-      record.wall_ns = wall_ns;
-      record.mono_ns = end_ns;
-      record.time_ms = time_ns / 1e6;
-      record.algbw_gbps = AlgBandwidthGbps(size.bytes, time_ns);
-      record.busbw_gbps = record.algbw_gbps * bus_factor;
-      record.wrong = check.wrong;
+      record.Stamp(step, wall_ns, end_ns, time_ns, bus_factor, check.wrong);
       if (Status s = metrics->Append(record); !s.ok()) return s;
     }
 
