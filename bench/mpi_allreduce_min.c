@@ -3,9 +3,10 @@
  * the same warm-up and iteration counts as fdrill-collective. Prints one
  * line per size: "<bytes> <time_us>", time = mean over ranks of each rank's
  * median iteration time (what fdrill-collective's closing table reports).
- * Built with -DWITH_IALLREDUCE it also keeps one MPI_Iallreduce of a flag in
- * flight across each timed collective, as fdrill-collective's split-phase
- * stop agreement does, to measure what that costs on its own. */
+ * Built with -DWITH_LINEUP it also runs, untimed, one MPI_Allreduce (MAX) of
+ * an int64 before each timed collective, as fdrill-collective's stop
+ * agreement lines its ranks up, to separate what the line-up changes from
+ * what fdrill-collective's fill, check and records cost. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +32,13 @@ int main(int argc, char** argv) {
     int count = (int)(bytes / 4);
     for (int w = 0; w < warmup; ++w) MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     for (int i = 0; i < iters; ++i) {
-#ifdef WITH_IALLREDUCE
+#ifdef WITH_LINEUP
       long long flag = 0, any = 0;
-      MPI_Request req;
-      MPI_Iallreduce(&flag, &any, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &req);
+      MPI_Allreduce(&flag, &any, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
 #endif
       double s = MPI_Wtime();
       MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       t[i] = (MPI_Wtime() - s) * 1e6;
-#ifdef WITH_IALLREDUCE
-      MPI_Wait(&req, MPI_STATUS_IGNORE);
-#endif
     }
     qsort(t, (size_t)iters, sizeof(double), cmp);
     double median = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2, sum = 0;

@@ -20,7 +20,8 @@ struct MetricRecord {
   int64_t iter = 0;
   std::string op;  // "all_reduce", ...; empty when absent
   int64_t bytes = 0;
-  double time_ms = 0;
+  double time_ms = 0;     // the collective alone
+  double wait_ms = 0;     // the line-up before it (a straggler's delay); 0 when absent
   double algbw_gbps = 0;  // 0 when absent
   double busbw_gbps = 0;  // 0 when absent
   int64_t wrong = 0;      // elements that failed the data check

@@ -273,9 +273,11 @@ Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view whe
   f.Number("time_ms", Need::kRequired, &m.time_ms);
   f.Number("algbw_gbps", Need::kOptional, &m.algbw_gbps);
   f.Number("busbw_gbps", Need::kOptional, &m.busbw_gbps);
+  f.Number("wait_ms", Need::kOptional, &m.wait_ms);
   f.Integer("wrong", Need::kRequired, &m.wrong);
   f.Number("t", Need::kRequired, &m.t);
   if (f.status().ok() && !(m.time_ms > 0)) f.Fail("time_ms", "must be greater than 0");
+  if (f.status().ok() && !(m.wait_ms >= 0)) f.Fail("wait_ms", "must not be negative");
   if (!f.status().ok()) return f.status();
   return m;
 }

@@ -31,7 +31,9 @@ Iteration Fold(int64_t iter, std::span<const MetricRecord* const> records) {
   it.end_s = records.front()->t;
   int64_t bytes = 0;
   for (const MetricRecord* r : records) {
-    it.time_ms = std::max(it.time_ms, r->time_ms);
+    // As the job saw it: the line-up a straggler makes its peers wait in,
+    // then the collective.
+    it.time_ms = std::max(it.time_ms, r->wait_ms + r->time_ms);
     it.end_s = std::max(it.end_s, r->t);
     bytes = std::max(bytes, r->bytes);
     it.ranks.push_back({r->rank, r->node, r->time_ms});

@@ -47,6 +47,13 @@ class Backend {
   virtual Status Run() = 0;
   // Copies the receive buffer (recv_count elements) into `output`.
   virtual Status GetOutput(std::span<std::byte> output) = 0;
+  // Host-memory backends (MPI): the send buffer itself (send_count
+  // elements) and the receive buffer (recv_count), so the runner fills and
+  // checks in place instead of copying; empty spans when the buffers are not
+  // host memory (NCCL), and then SetInput/GetOutput copy. Valid until the
+  // next SetLayout.
+  virtual std::span<std::byte> HostInput() { return {}; }
+  virtual std::span<std::byte> HostOutput() { return {}; }
   // Orderly teardown; after it only destruction is allowed.
   virtual Status Close() = 0;
 };

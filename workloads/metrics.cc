@@ -39,6 +39,7 @@ std::string ToJsonLine(const IterationRecord& r) {
   j["wall_ns"] = r.wall_ns;
   j["mono_ns"] = r.mono_ns;
   j["time_ms"] = r.time_ms;
+  if (!r.step) j["wait_ms"] = r.wait_ms;  // the sweep's line-up; training has none
   j["algbw_gbps"] = r.algbw_gbps;
   j["busbw_gbps"] = r.busbw_gbps;
   j["wrong"] = r.wrong;

@@ -29,7 +29,10 @@ struct IterationRecord {
   uint64_t count = 0;
   int64_t wall_ns = 0;
   int64_t mono_ns = 0;
-  double time_ms = 0;
+  double time_ms = 0;  // the collective alone
+  // Untimed: how long this rank waited in the line-up before the collective
+  // (the stop agreement). A straggler's delay shows here on its peers.
+  double wait_ms = 0;
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   uint64_t wrong = 0;

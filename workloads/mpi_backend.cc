@@ -82,6 +82,14 @@ class MpiBackend final : public Backend {
     return Internal("backend mpi: unknown op");
   }
 
+  std::span<std::byte> HostInput() override {
+    const bool bcast_root = options_.op == Op::kBroadcast && rank_ == options_.root;
+    return std::span(bcast_root ? recv_ : send_).first(layout_.send_count * DTypeSize(options_.dtype));
+  }
+  std::span<std::byte> HostOutput() override {
+    return std::span(recv_).first(layout_.recv_count * DTypeSize(options_.dtype));
+  }
+
   Status GetOutput(std::span<std::byte> output) override {
     if (output.size() != layout_.recv_count * DTypeSize(options_.dtype)) return Internal("GetOutput: wrong size");
     std::memcpy(output.data(), recv_.data(), output.size());

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "workloads/elements.h"
@@ -36,6 +38,9 @@ const DTypeParams& ParamsOf(DType dtype) {
   }
   return kParams[0];
 }
+
+constexpr uint64_t kChunkElements = 4096;   // at least this many per memcpy/memcmp
+constexpr uint64_t kMaxTilePeriod = 1 << 16;  // longer periods use the element loop
 
 constexpr uint64_t kRankStride = 40503;  // odd, so rank blocks differ modulo any 2^k
 constexpr int64_t kUnlimited = INT32_MAX;
@@ -99,7 +104,19 @@ DataPattern::DataPattern(Op op, DType dtype, RedOp redop, int nranks, int root)
   // run (O(nranks * P) once, not per check).
   if (OpReduces(op_)) {
     for (uint64_t t = 0; t < period_; ++t) reduced_bits_.push_back(EncodeValue(dtype_, Reduced(t)));
+    reduced_tile_ = MakeTile(period_, [&](uint64_t k) { return reduced_bits_[k % period_]; });
   }
+}
+
+DataPattern::Tile DataPattern::MakeTile(uint64_t period, const std::function<uint64_t(uint64_t)>& bits_at) const {
+  Tile tile;
+  if (period == 0 || period > kMaxTilePeriod) return tile;
+  const size_t size = DTypeSize(dtype_);
+  tile.period = period;
+  tile.chunk = period * ((kChunkElements + period - 1) / period);
+  tile.bytes.resize((tile.chunk + period) * size);
+  for (uint64_t k = 0; k < tile.chunk + period; ++k) StoreBits(tile.bytes.data(), size, k, bits_at(k));
+  return tile;
 }
 
 double DataPattern::PhaseInput(int rank, uint64_t t, bool winner) const {
@@ -165,6 +182,23 @@ void DataPattern::Fill(int rank, int64_t iter, const Layout& layout, std::span<s
     winner[t] = EncodeValue(dtype_, PhaseInput(rank, t, true));
   }
   const uint64_t w_rank = static_cast<uint64_t>(rank);
+  const auto n = static_cast<uint64_t>(nranks_);
+  // Element x is at phase k = (iter + x) mod period of one sequence: P for
+  // sum and product, lcm(P, n) when the min/max winner rotates too.
+  if (fill_rank_ != rank) {
+    const uint64_t period = rotating ? std::lcm(period_, n) : period_;
+    fill_tile_ = MakeTile(period, [&](uint64_t k) {
+      return rotating && k % n == w_rank ? winner[k % period_] : other[k % period_];
+    });
+    fill_rank_ = rank;
+  }
+  if (fill_tile_.period != 0) {
+    const std::byte* src = fill_tile_.bytes.data() + (static_cast<uint64_t>(iter) % fill_tile_.period) * size;
+    for (uint64_t done = 0; done < count; done += fill_tile_.chunk) {
+      std::memcpy(send.data() + done * size, src, std::min(fill_tile_.chunk, count - done) * size);
+    }
+    return;
+  }
   uint64_t t = AddMod(static_cast<uint64_t>(iter), 0, period_);
   uint64_t w = AddMod(static_cast<uint64_t>(iter), 0, static_cast<uint64_t>(nranks_));
   for (uint64_t x = 0; x < count; ++x) {
@@ -194,6 +228,22 @@ CheckResult DataPattern::Check(int rank, int64_t iter, const Layout& layout, std
     const std::vector<uint64_t>& table = reduced_bits_;
     const uint64_t x0 = op_ == Op::kReduceScatter ? static_cast<uint64_t>(rank) * c : 0;
     uint64_t t = AddMod(static_cast<uint64_t>(iter), x0, period_);
+    if (const Tile& tile = reduced_tile_; tile.period != 0) {
+      // Chunks equal to the expected sequence pass with one memcmp; a chunk
+      // that differs is walked element by element to count and locate.
+      const std::byte* want = tile.bytes.data() + t * size;
+      for (uint64_t done = 0; done < count; done += tile.chunk) {
+        const uint64_t len = std::min(tile.chunk, count - done);
+        if (std::memcmp(recv.data() + done * size, want, len * size) == 0) continue;
+        for (uint64_t y = done; y < done + len; ++y) {
+          const uint64_t got = LoadBits(recv.data(), size, y);
+          const uint64_t expected = LoadBits(want, size, y - done);
+          if (got != expected) mismatch(y, got, expected);
+        }
+      }
+      result.checked = count;
+      return result;
+    }
     for (uint64_t y = 0; y < count; ++y) {
       const uint64_t got = LoadBits(recv.data(), size, y);
       if (got != table[t]) mismatch(y, got, table[t]);

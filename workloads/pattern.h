@@ -42,6 +42,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -93,6 +94,16 @@ class DataPattern {
   double ReductionInput(int rank, int64_t iter, uint64_t x) const;
   double MovementInput(int rank, int64_t iter, uint64_t x) const;
 
+  // Periodic sequences written and compared with memcpy/memcmp a chunk at a
+  // time (the per-element loop costs the collective it runs beside: on
+  // oversubscribed cores every cycle of a check is a peer's cycle).
+  struct Tile {
+    uint64_t period = 0;        // elements; 0: no tile, use the element loop
+    uint64_t chunk = 0;         // a multiple of period
+    std::vector<std::byte> bytes;  // chunk + period encoded elements from phase 0
+  };
+  Tile MakeTile(uint64_t period, const std::function<uint64_t(uint64_t)>& bits_at) const;
+
   Op op_;
   DType dtype_;
   RedOp redop_;
@@ -100,6 +111,9 @@ class DataPattern {
   int root_;
   uint64_t period_;
   uint64_t move_mask_;
+  Tile reduced_tile_;          // Reduced(t), period P
+  mutable int fill_rank_ = -1;  // the rank fill_tile_ was built for
+  mutable Tile fill_tile_;
   std::vector<uint64_t> reduced_bits_;  // reducing ops: the result at each phase, encoded
 };
 

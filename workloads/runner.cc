@@ -52,8 +52,7 @@ class Loop {
   Result<bool> WarmUp(const SizeStep& step) {
     const size_t element = DTypeSize(config_.dtype);
     auto input = std::span(input_).first(step.layout.send_count * element);
-    pattern_.Fill(world_.rank(), 0, step.layout, input);
-    if (Status s = backend_.SetInput(input); !s.ok()) return s;
+    if (Status s = FillInput(0, step.layout, input); !s.ok()) return s;
     for (int64_t w = 0; w < config_.warmup; ++w) {
       if (Status s = RunOnce("warm-up " + std::to_string(w)); !s.ok()) return s;
       const bool local = StopRequested() || (world_.rank() == 0 && StopFileExists(config_.stop_file));
@@ -75,21 +74,44 @@ class Loop {
     const double bus_factor = BusFactor(config_.op, world_.size());
     const int rank = world_.rank();
     const int64_t start_ns = ClockNanos(CLOCK_MONOTONIC);
-    bool pending = false;
+    int64_t last_end_ns = start_ns;
     for (;;) {
-      const int64_t iter = next_iter_++;
-      pattern_.Fill(rank, iter, layout, input);
-      if (Status s = backend_.SetInput(input); !s.ok()) return s;
+      if (config_.iters && out->iterations >= *config_.iters) return false;
+      const int64_t iter = next_iter_;
+      if (Status s = FillInput(iter, layout, input); !s.ok()) return s;
+      // The agreement lines every rank up before the timed collective, so
+      // the collective's time is the collective's, not a peer's check: a
+      // straggler shows in the others' wait instead.
+      int64_t local = StopRequested() ? kStopRun : kGoOn;
+      if (rank == 0) {
+        if (StopFileExists(config_.stop_file)) local = kStopRun;
+        if (config_.duration && last_end_ns - start_ns >= config_.duration->count()) {
+          local = std::max(local, kEndSize);
+        }
+      }
+      const int64_t wait_begin_ns = ClockNanos(CLOCK_MONOTONIC);
+      Result<int64_t> agreed = world_.MaxInt64(local);
+      if (!agreed.ok()) return agreed.status().Annotate("stop agreement");
+      if (*agreed >= kStopRun) return true;
+      if (*agreed == kEndSize) return false;
+      ++next_iter_;
       const int64_t begin_ns = ClockNanos(CLOCK_MONOTONIC);
       if (Status s = RunOnce("iter " + std::to_string(iter)); !s.ok()) return s;
       const int64_t end_ns = ClockNanos(CLOCK_MONOTONIC);
       const int64_t wall_ns = ClockNanos(CLOCK_REALTIME);
-      if (Status s = backend_.GetOutput(output); !s.ok()) return s;
+      // In place where the backend allows it (the test hook's corruption
+      // then lands in the receive buffer itself, overwritten next iteration).
+      std::span<std::byte> result = output;
+      if (std::span<std::byte> host = backend_.HostOutput(); !host.empty()) {
+        result = host;
+      } else if (Status s = backend_.GetOutput(output); !s.ok()) {
+        return s;
+      }
 
       if (config_.corrupt_at == iter && rank == CorruptingRank(config_)) {
-        CorruptOneElement(config_.dtype, layout.recv_count, output);
+        CorruptOneElement(config_.dtype, layout.recv_count, result);
       }
-      CheckResult check = pattern_.Check(rank, iter, layout, output);
+      CheckResult check = pattern_.Check(rank, iter, layout, result);
       if (check.wrong > 0) {
         // One write per line: ranks share mpirun's stderr.
         err_ << ("fdrill-collective: " + DescribeFailure(rank, iter, check) + "\n") << std::flush;
@@ -101,30 +123,25 @@ class Loop {
       ++out->iterations;
       if (metrics_ != nullptr) {
         record_.Stamp(iter, wall_ns, end_ns, time_ns, bus_factor, check.wrong);
+        record_.wait_ms = static_cast<double>(begin_ns - wait_begin_ns) / 1e6;
         if (Status s = metrics_->Append(record_); !s.ok()) return s;
       }
-
-      // The decision made after the previous iteration travelled during
-      // this one's collective (World::StartMaxInt64).
-      if (pending) {
-        Result<int64_t> agreed = world_.FinishMaxInt64();
-        pending = false;
-        if (!agreed.ok()) return agreed.status().Annotate("stop agreement");
-        if (*agreed >= kStopRun) return true;
-        if (*agreed == kEndSize) return false;
-      }
-      if (config_.iters && out->iterations >= *config_.iters) return false;
-      int64_t local = StopRequested() ? kStopRun : kGoOn;
-      if (rank == 0) {
-        if (StopFileExists(config_.stop_file)) local = kStopRun;
-        if (config_.duration && end_ns - start_ns >= config_.duration->count()) local = std::max(local, kEndSize);
-      }
-      if (Status s = world_.StartMaxInt64(local); !s.ok()) return s.Annotate("stop agreement");
-      pending = true;
+      last_end_ns = end_ns;
     }
   }
 
  private:
+  // The input of iteration `iter`, written into the backend's own send
+  // buffer when it is host memory (no copy to perturb the run), else copied.
+  Status FillInput(int64_t iter, const Layout& layout, std::span<std::byte> scratch) {
+    if (std::span<std::byte> host = backend_.HostInput(); !host.empty()) {
+      pattern_.Fill(world_.rank(), iter, layout, host);
+      return Status::Ok();
+    }
+    pattern_.Fill(world_.rank(), iter, layout, scratch);
+    return backend_.SetInput(scratch);
+  }
+
   // Runs the collective and annotates a failure with where it happened.
   Status RunOnce(const std::string& where) {
     Status s = backend_.Run();

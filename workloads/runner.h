@@ -1,21 +1,24 @@
 // The benchmark loop of fdrill-collective, the same on every rank. For each
 // size of the plan, in order:
 //   warm-up: `warmup` untimed, unchecked collectives;
-//   timed:   fill the input (untimed), run the collective timed on this
-//            rank's CLOCK_MONOTONIC, read the output back, check every
-//            element, write the metrics record, then agree on stopping.
-// There is deliberately no barrier before a timed collective: a barrier
-// would absorb a straggler's delay into untimed time and hide it.
-// Stopping: all ranks stop after the same iteration. After each timed
-// iteration every rank starts a split-phase MAX agreement (World::
-// StartMaxInt64) that completes after the next one, during its collective,
-// so no network wait sits outside timed code. Its value: 1 on rank 0 when
-// this size's --duration has elapsed (measured from its first timed
+//   timed:   fill the input (untimed, in the backend's buffer when it is host
+//            memory), line up with every rank in the stop agreement
+//            (untimed, recorded as wait_ms), run the collective timed on
+//            this rank's CLOCK_MONOTONIC, check every element of the result,
+//            write the metrics record.
+// The line-up makes time_ms the collective's own time, not a peer's fill or
+// check (on oversubscribed cores those ran inside the peers' timed
+// collectives and doubled them: bench/collective_fidelity.sh). A straggler
+// is not hidden by it: its delay is its peers' wait_ms, and reports take an
+// iteration's time as the largest wait_ms + time_ms over its ranks.
+// Stopping: all ranks stop at the same iteration. The agreement is a MAX
+// over ranks of what each wants after its previous iteration: 1 on rank 0
+// when this size's --duration has elapsed (measured from its first timed
 // iteration) ends the size; 2 (stop file on rank 0, SIGTERM/SIGINT on any
-// rank) ends the run. After each warm-up collective a blocking agreement
-// (untimed anyway) can end the run too. --iters needs no agreement: every
-// rank counts. Iteration numbers run on across sizes, so records of one
-// iteration on every rank share `iter` and `bytes`.
+// rank) ends the run. After each warm-up collective a blocking agreement can
+// end the run too. --iters needs no agreement: every rank counts. Iteration
+// numbers run on across sizes, so records of one iteration on every rank
+// share `iter` and `bytes`.
 // Data-check failures are printed to `err` (one line each) and counted; the
 // loop keeps going. Errors of the collective or of the agreement end the
 // loop with a Status: the caller must end the job, as peers may be stuck.

@@ -19,6 +19,7 @@ void ExpectSame(const MetricRecord& a, const MetricRecord& b) {
   EXPECT_EQ(a.op, b.op);
   EXPECT_EQ(a.bytes, b.bytes);
   EXPECT_EQ(a.time_ms, b.time_ms);  // bit for bit: both round correctly
+  EXPECT_EQ(a.wait_ms, b.wait_ms);
   EXPECT_EQ(a.algbw_gbps, b.algbw_gbps);
   EXPECT_EQ(a.busbw_gbps, b.busbw_gbps);
   EXPECT_EQ(a.wrong, b.wrong);
@@ -47,6 +48,7 @@ TEST(MetricFastPath, AgreesWithTheStrictParserOnWhatItAccepts) {
     ExpectAccepted(line);
   }
   ExpectAccepted(std::string("{") + kMinimal + "}");
+  ExpectAccepted(std::string("{") + kMinimal + R"(,"wait_ms":12.5})");
   ExpectAccepted(std::string(" { ") + kMinimal + R"( , "host" : "h1" , "op":null } )" + "\r");
   ExpectAccepted(std::string("{") + kMinimal + R"(,"host":"h1","node":"n1","extra":"x"} )");
   ExpectAccepted(std::string("{") + kMinimal + R"(,"node":null,"host":"h1","x":true,"y":-0})");
@@ -67,6 +69,7 @@ TEST(MetricFastPath, DeclinesWhatItDoesNotFullyUnderstand) {
   ExpectDeclined(R"({"rank":1,"iter":7,"bytes":99999999999999999999,"time_ms":1,"wrong":0,"t":1})");
   ExpectDeclined(R"({"rank":"1","iter":7,"bytes":1,"time_ms":1,"wrong":0,"t":1})");
   ExpectDeclined("{" + min + R"(,"op":3})");
+  ExpectDeclined("{" + min + R"(,"wait_ms":-1})");  // the strict parser names it
   ExpectDeclined("{" + min + "} x");
   ExpectDeclined("{" + min + ",}");
   ExpectDeclined("{" + min + R"(,"t2":01})");

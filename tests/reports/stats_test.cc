@@ -62,6 +62,20 @@ TEST(BuildIterations, TakesTheSlowestRankAndRecomputesBusbw) {
   EXPECT_EQ(series[1].ranks[1].node, "n1");
 }
 
+// A paused rank makes its peers wait in the line-up, not in the timed
+// collective: the iteration's time is the largest wait + collective.
+TEST(BuildIterations, AStragglersDelayIsItsPeersWait) {
+  MetricRecord fast = Record(0, 0, 10, 4.0, "n0");
+  fast.wait_ms = 3000;
+  MetricRecord straggler = Record(1, 0, 10, 4.0, "n1");
+  straggler.wait_ms = 0.1;
+  std::vector<Iteration> series = BuildIterations({fast, straggler});
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_DOUBLE_EQ(series[0].time_ms, 3010);
+  EXPECT_NEAR(series[0].start_s, 4.0 - 3.010, 1e-12);
+  EXPECT_NEAR(series[0].busbw_gbps, 400e6 * 1.5 / 3010 / 1e6, 1e-9);
+}
+
 TEST(BuildIterations, PrefersTheRecordsOwnBusFactor) {
   MetricRecord m = Record(0, 0, 100, 1.0, "n0");
   m.algbw_gbps = 4.0;

@@ -60,7 +60,8 @@ TEST(WorkloadMetrics, RecordHasExactlyTheFormatsMdKeys) {
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"rank", "nranks", "host", "iter", "op", "dtype", "redop", "bytes", "count",
-                                            "wall_ns", "mono_ns", "time_ms", "algbw_gbps", "busbw_gbps", "wrong"}));
+                                            "wall_ns", "mono_ns", "time_ms", "wait_ms", "algbw_gbps", "busbw_gbps",
+                                            "wrong"}));
   EXPECT_EQ(j["wall_ns"].get<int64_t>(), 1700000000123456789);  // integral, not rounded through a double
   EXPECT_EQ(j["host"], "n1");
   EXPECT_EQ(j["iter"], 17);

@@ -74,8 +74,9 @@ TEST_F(WorkloadRunnerTest, RunsWarmupThenTheTimedIterationsAndWritesOneRecordEac
   EXPECT_EQ(out->sizes[0].iterations, 10);
   EXPECT_EQ(backend_.runs, 12);
   EXPECT_EQ(err_.str(), "");
-  // Agreement after each warm-up and each timed iteration but the last.
-  EXPECT_EQ(world_.agreements, 2 + 9);
+  // Agreement after each warm-up and in the line-up before each timed
+  // iteration (none after the last: every rank counts -n itself).
+  EXPECT_EQ(world_.agreements, 2 + 10);
 
   std::ifstream in(path);
   std::string line;
@@ -122,9 +123,9 @@ TEST_F(WorkloadRunnerTest, StaleResultFromTheBackendIsCaught) {
   EXPECT_EQ(err_.str().find("iter 7"), std::string::npos) << err_.str();
 }
 
-// A stop seen after timed iteration i is agreed on during iteration i+1
-// (the agreement rides alongside the collective), so the run ends after i+1.
-TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheNextIteration) {
+// A stop seen after timed iteration i is agreed on in the line-up before
+// i+1, so the run ends after i, and no rank runs i+1.
+TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheIterationThatSawIt) {
   config_.iters = 1000;
   config_.stop_file = dir_ + "/stop";
   backend_.on_run = [&](int64_t call) {
@@ -133,12 +134,13 @@ TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheNextIteration) {
   };
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->iterations, 5);
+  EXPECT_EQ(out->iterations, 4);
+  EXPECT_EQ(backend_.runs, config_.warmup + 4);
   EXPECT_TRUE(out->stopped);
   EXPECT_FALSE(world_.outstanding());
 }
 
-TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheNextIteration) {
+TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheIterationThatSawIt) {
   config_.iters.reset();
   config_.duration = std::chrono::hours(1);
   backend_.on_run = [&](int64_t call) {
@@ -148,7 +150,7 @@ TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheNextIteration) {
   InstallStopSignals();
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->iterations, 4);
+  EXPECT_EQ(out->iterations, 3);
   EXPECT_TRUE(out->stopped);
 }
 
@@ -176,7 +178,7 @@ TEST_F(WorkloadRunnerTest, StopDuringWarmupRunsNoTimedIteration) {
 
 TEST_F(WorkloadRunnerTest, DurationEndsTheRun) {
   // Each collective takes at least 2 ms, so 1 ms is over after the first;
-  // the agreement completes during the second.
+  // the line-up before the second ends the size.
   config_.iters.reset();
   config_.duration = std::chrono::milliseconds(1);
   backend_.on_run = [](int64_t) {
@@ -185,7 +187,7 @@ TEST_F(WorkloadRunnerTest, DurationEndsTheRun) {
   };
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->iterations, 2);
+  EXPECT_EQ(out->iterations, 1);
   EXPECT_FALSE(out->stopped);  // it ran its course; "stopped" is a stop file or signal
 }
 
@@ -235,8 +237,8 @@ TEST_F(WorkloadRunnerTest, DurationEndsEachSizeNotTheRun) {
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
   ASSERT_EQ(out->sizes.size(), 2u);
-  EXPECT_EQ(out->sizes[0].iterations, 2);
-  EXPECT_EQ(out->sizes[1].iterations, 2);
+  EXPECT_EQ(out->sizes[0].iterations, 1);
+  EXPECT_EQ(out->sizes[1].iterations, 1);
   EXPECT_FALSE(out->stopped);
   EXPECT_FALSE(world_.outstanding());
 }
@@ -253,8 +255,8 @@ TEST_F(WorkloadRunnerTest, StopFileEndsTheWholeSweep) {
   ASSERT_TRUE(out.ok());
   EXPECT_TRUE(out->stopped);
   ASSERT_EQ(out->sizes.size(), 2u);
-  EXPECT_EQ(out->sizes[1].iterations, 6);
-  EXPECT_EQ(out->iterations, 106);
+  EXPECT_EQ(out->sizes[1].iterations, 5);
+  EXPECT_EQ(out->iterations, 105);
 }
 
 TEST_F(WorkloadRunnerTest, EveryOpAndDtypeChecksOutOnOneRank) {
