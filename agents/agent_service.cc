@@ -74,7 +74,7 @@ Result<Json> AgentService::Check(const Json& req) {
   for (const auto& spec : req.value("faults", Json::array())) {
     auto fault = Prepare(spec);
     if (!fault.ok()) return fault.status().Annotate("fault " + spec.value("id", "?"));
-    if (auto s = (*fault)->Capture(); !s.ok()) return s.Annotate("fault " + spec.value("id", "?"));
+    if (auto s = (*fault)->Check(); !s.ok()) return s.Annotate("fault " + spec.value("id", "?"));
   }
   return Json::object();
 }

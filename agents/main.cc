@@ -20,6 +20,7 @@
 #include "agents/server.h"
 #include "harness/core/log.h"
 #include "harness/host/real_process_runner.h"
+#include "harness/host/real_processes.h"
 #include "harness/tls/tls_context.h"
 
 int main(int argc, char** argv) {
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
   app.add_option("--node", node, "this node's name in drills (default: hostname)");
   app.add_option("--listen", listen, "management address:port to serve on")->capture_default_str();
   app.add_option("--state-dir", state_dir, "journal and logs")->capture_default_str();
-  app.add_option("--allow", allow, "interfaces faults may touch (default: any but the management one)");
+  app.add_option("--allow", allow, "targets faults may touch: interfaces, and `ranks`, `cpu`, `memory` for the process and host faults "
+                  "(default: any but the management interface)");
   app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit");
   app.add_option("--tls-ca", tls.ca_file, "CA certificate (PEM) that signed the controller's certificate");
   app.add_option("--tls-cert", tls.cert_file, "this agent's certificate (PEM)");
@@ -65,8 +67,9 @@ int main(int argc, char** argv) {
   }
   RealProcessRunner runner;
   RealSysFs sysfs;
+  RealProcessTable procs;
   RealClock clock;
-  Host host{&runner, &sysfs};
+  Host host{&runner, &sysfs, &procs};
 
   auto colon = listen.rfind(':');
   if (colon == std::string::npos) {

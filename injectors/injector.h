@@ -1,6 +1,10 @@
 // An injector makes one kind of fault. A Fault is one planned instance of it
 // on one node, created from validated params, and driven by the agent:
 //
+//   Check()    the pre-drill check (`check`, before the workload starts):
+//              can this fault be applied here? Defaults to Capture(); a
+//              fault whose target only exists once the workload runs (a
+//              rank) checks what it can now and selects in Capture.
 //   Capture()  reads the exact prior state Apply will change; touches nothing.
 //   Saved()    params + captured state as JSON; the agent journals (fsync) it
 //              BEFORE Apply, and Restore() rebuilds a Fault from it after a
@@ -34,6 +38,7 @@ namespace fdrill {
 class Fault {
  public:
   virtual ~Fault() = default;
+  virtual Status Check() { return Capture(); }
   virtual Status Capture() = 0;
   virtual Json Saved() const = 0;
   // Takes back what Saved() returned (journal replay after a crash).
@@ -86,6 +91,10 @@ Result<std::unique_ptr<Fault>> MakeIbPortFlap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortDisable(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortWidth(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortSpeed(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeRankKill(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeCpuHog(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeMemPressure(const Json& params, Host host);
 
 // Each injector's capability probe (see CapabilityProbe).
 Status ProbeLinkRate(const Json& params, Host host);
@@ -94,5 +103,7 @@ Status ProbeLinkLoss(const Json& params, Host host);
 Status ProbeLinkDown(const Json& params, Host host);
 Status ProbeLinkPartition(const Json& params, Host host);
 Status ProbeIbPort(const Json& params, Host host);  // all four ib_port_* kinds
+Status ProbeRanks(const Json& params, Host host);   // rank_pause, rank_kill
+Status ProbeMemPressure(const Json& params, Host host);
 
 }  // namespace fdrill

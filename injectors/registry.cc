@@ -36,6 +36,16 @@ const std::vector<InjectorInfo>& Injectors() {
       {"ib_port_speed", "lower an InfiniBand port's lane speed, then retrain (ibportstate speed/espeed + reset)",
        "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), sysfs_root",
        &MakeIbPortSpeed, &ProbeIbPort},
+      {"rank_pause", "stop workload ranks (SIGSTOP), then resume them (SIGCONT); with on/period a straggler",
+       "rank (default: every rank on the node), on + period (optional: stopped `on` of every `period`)",
+       &MakeRankPause, &ProbeRanks},
+      {"rank_kill", "kill workload ranks with a signal (a crashed rank; nothing to restore)",
+       "rank (default: every rank on the node), signal (KILL|TERM|INT|SEGV|ABRT|BUS, default KILL)", &MakeRankKill,
+       &ProbeRanks},
+      {"cpu_hog", "spin N threads on the node's CPUs (fdrill-burn, own cgroup, dies with the agent)",
+       "threads (default 1)", &MakeCpuHog, nullptr},
+      {"mem_pressure", "allocate and touch N bytes, held resident (fdrill-burn, own cgroup, dies with the agent)",
+       "size (e.g. 2G)", &MakeMemPressure, &ProbeMemPressure},
   };
   return kInjectors;
 }

@@ -12,6 +12,8 @@
 #include "harness/controller/panic.h"
 #include "harness/controller/timeline.h"
 #include "harness/core/units.h"
+#include "harness/host/real_process_runner.h"
+#include "harness/host/real_processes.h"
 #include "harness/scenario/scenario.h"
 #include "injectors/injector.h"
 #include "reports/report.h"
@@ -182,9 +184,19 @@ void AddReportCommands(CLI::App& app, int* exit_code) {
 }
 
 void AddInjectorCommands(CLI::App& app, int* exit_code) {
-  auto* inj = app.add_subcommand("injectors", "list the fault kinds this build can inject");
+  auto* inj = app.add_subcommand(
+      "injectors", "list the fault kinds this build can inject, and whether this node can run each (and why not)");
   inj->callback([exit_code] {
-    for (const auto& i : Injectors()) std::printf("%-16s %s\n%-16s   params: %s\n", i.name, i.help, "", i.params);
+    // The probes only read (tool version queries, sysfs, /proc).
+    RealProcessRunner runner;
+    RealSysFs sysfs;
+    RealProcessTable procs;
+    const Host host{&runner, &sysfs, &procs};
+    for (const auto& i : Injectors()) {
+      Status can = i.probe != nullptr ? i.probe(Json::object(), host) : Status::Ok();
+      std::printf("%-16s %s\n%-16s   params: %s\n%-16s   this node: %s\n", i.name, i.help, "", i.params, "",
+                  can.ok() ? "can run it" : ("cannot: " + can.message()).c_str());
+    }
     *exit_code = 0;
   });
 }

@@ -45,12 +45,19 @@ class SysFs {
   virtual Result<std::string> Read(const std::string& path) = 0;
   virtual Status Write(const std::string& path, const std::string& value) = 0;
   virtual bool Exists(const std::string& path) = 0;
+  // mkdir / rmdir of one directory (a cgroup): Ok when it already is so.
+  virtual Status MakeDir(const std::string& path) = 0;
+  virtual Status RemoveDir(const std::string& path) = 0;
 };
 
-// A bundle handed to injectors: everything they may touch.
+class ProcessTable;  // processes.h
+
+// A bundle handed to injectors: everything they may touch. `procs` may be
+// null where no injector needs it (the controller's validation).
 struct Host {
   ProcessRunner* runner = nullptr;
   SysFs* sysfs = nullptr;
+  ProcessTable* procs = nullptr;
 };
 
 }  // namespace fdrill

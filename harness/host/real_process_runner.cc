@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -126,5 +127,15 @@ Status RealSysFs::Write(const std::string& path, const std::string& value) {
 }
 
 bool RealSysFs::Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+Status RealSysFs::MakeDir(const std::string& path) {
+  if (mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return Status::Ok();
+  return Unavailable("mkdir " + path + ": " + std::strerror(errno));
+}
+
+Status RealSysFs::RemoveDir(const std::string& path) {
+  if (rmdir(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
+  return Unavailable("rmdir " + path + ": " + std::strerror(errno));
+}
 
 }  // namespace fdrill

@@ -17,6 +17,8 @@ class RealSysFs final : public SysFs {
   Result<std::string> Read(const std::string& path) override;
   Status Write(const std::string& path, const std::string& value) override;
   bool Exists(const std::string& path) override;
+  Status MakeDir(const std::string& path) override;
+  Status RemoveDir(const std::string& path) override;
 };
 
 }  // namespace fdrill

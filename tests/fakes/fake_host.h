@@ -81,6 +81,20 @@ class FakeSysFs final : public SysFs {
     }
     return false;
   }
+  Status MakeDir(const std::string& path) override {
+    dirs_made.push_back(path);
+    files[path + "/"] = "";
+    return Status::Ok();
+  }
+  Status RemoveDir(const std::string& path) override {
+    dirs_removed.push_back(path);
+    for (auto it = files.begin(); it != files.end();) {
+      it = it->first.rfind(path + "/", 0) == 0 ? files.erase(it) : std::next(it);
+    }
+    return Status::Ok();
+  }
+  std::vector<std::string> dirs_made;
+  std::vector<std::string> dirs_removed;
 };
 
 }  // namespace fdrill

@@ -1,0 +1,158 @@
+// rank_pause: stops workload ranks with SIGSTOP and resumes them with
+// SIGCONT — a hung rank, or with `on`/`period` a straggler that is stopped
+// for `on` of every `period`.
+//
+// Mechanism: kill(pid, SIGSTOP) / kill(pid, SIGCONT) on the ranks FindRanks
+// selects (ranks.h: only fdrill-collective processes of this node). A
+// stopped process shows state T in /proc/PID/stat, which is what Verify
+// reads. Capture selects the ranks and saves (pid, start time) of each, so a
+// journal sweep by a restarted agent resumes exactly those processes and
+// never a pid that was reused. Revert sends SIGCONT to each still-same
+// process: harmless on a running one, so safe twice and after a partial
+// Apply. Open MPI over TCP stalls for the stop and resumes after SIGCONT
+// (reference §1.11); NCCL peers would hang in their kernels meanwhile.
+// A stop is visible to the parent (orted) through SIGCHLD; Open MPI 4.1
+// ignores it.
+#include <signal.h>
+
+#include <optional>
+
+#include "injectors/injector.h"
+#include "injectors/params.h"
+#include "injectors/ranks.h"
+
+namespace fdrill {
+
+namespace {
+
+class RankPause final : public Fault {
+ public:
+  RankPause(Host host, std::optional<int> rank, std::optional<Duration> on, std::optional<Duration> period)
+      : host_(host), rank_(rank), on_(on), period_(period) {}
+
+  Status Check() override { return CheckRankAccess(host_); }
+
+  Status Capture() override {
+    if (Status s = CheckRankAccess(host_); !s.ok()) return s;
+    auto ranks = FindRanks(*host_.procs, rank_);
+    if (!ranks.ok()) return ranks.status().Annotate("rank_pause");
+    ranks_ = *ranks;
+    return Status::Ok();
+  }
+
+  Json Saved() const override { return {{"ranks", RanksToJson(ranks_)}}; }
+  Status Load(const Json& saved) override {
+    auto ranks = RanksFromJson(saved.value("ranks", Json::array()));
+    if (!ranks.ok()) return ranks.status();
+    ranks_ = *ranks;
+    return Status::Ok();
+  }
+
+  Status Apply() override { return SetPaused(true); }
+
+  Status Tick(Duration since_apply) override {
+    if (!on_ || !period_) return Status::Ok();
+    const bool want = since_apply % *period_ < *on_;
+    return want == paused_ ? Status::Ok() : SetPaused(want);
+  }
+
+  Status Verify() override {
+    for (const RankProc& r : ranks_) {
+      auto info = host_.procs->Inspect(r.pid);
+      if (!info.ok() || info->start_ticks != r.start_ticks) {
+        return FailedPrecondition("rank_pause: rank " + std::to_string(r.rank) + " (pid " + std::to_string(r.pid) +
+                                  ") is gone");
+      }
+      const bool stopped = info->state == 'T';
+      if (stopped != paused_) {
+        return FailedPrecondition("rank_pause: pid " + std::to_string(r.pid) + " is in state " +
+                                  std::string(1, info->state) + ", expected " + (paused_ ? "T (stopped)" : "running"));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Revert() override {
+    Status first = Status::Ok();
+    for (const RankProc& r : ranks_) {
+      Status s = SignalIfSame(*host_.procs, r.pid, r.start_ticks, SIGCONT);
+      if (!s.ok() && first.ok()) first = s.Annotate("rank_pause: SIGCONT pid " + std::to_string(r.pid));
+    }
+    if (first.ok()) paused_ = false;
+    return first;
+  }
+
+  Status VerifyReverted() override {
+    for (const RankProc& r : ranks_) {
+      auto info = host_.procs->Inspect(r.pid);
+      if (info.ok() && info->start_ticks == r.start_ticks && info->state == 'T') {
+        return FailedPrecondition("rank_pause: pid " + std::to_string(r.pid) + " is still stopped");
+      }
+    }
+    return Status::Ok();
+  }
+
+  std::string Target() const override { return "ranks"; }
+  std::vector<std::string> Mechanism() const override {
+    std::string what = DescribeRanks(rank_) + " (" + kWorkloadExe + " in this node's network namespace)";
+    if (on_ && period_) {
+      return {"apply: kill -STOP / kill -CONT " + what + ", stopped " + FormatDuration(*on_) + " of every " +
+                  FormatDuration(*period_),
+              "revert: kill -CONT " + what};
+    }
+    return {"apply: kill -STOP " + what, "revert: kill -CONT " + what};
+  }
+
+ private:
+  Status SetPaused(bool paused) {
+    const int sig = paused ? SIGSTOP : SIGCONT;
+    for (const RankProc& r : ranks_) {
+      if (Status s = SignalIfSame(*host_.procs, r.pid, r.start_ticks, sig); !s.ok()) {
+        return s.Annotate("rank_pause: " + std::string(paused ? "SIGSTOP" : "SIGCONT") + " pid " +
+                          std::to_string(r.pid));
+      }
+    }
+    paused_ = paused;
+    return Status::Ok();
+  }
+
+  Host host_;
+  std::optional<int> rank_;
+  std::optional<Duration> on_;
+  std::optional<Duration> period_;
+  std::vector<RankProc> ranks_;
+  bool paused_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host) {
+  ParamReader p(params);
+  std::optional<int> rank;
+  auto r = p.Int("rank", -1, 0, 1 << 30);  // -1 (absent): every rank on the node
+  if (!r.ok()) return r.status();
+  if (*r >= 0) rank = static_cast<int>(*r);
+  std::optional<Duration> on, period;
+  auto o = p.Dur("on", Duration::zero());
+  if (!o.ok()) return o.status();
+  auto per = p.Dur("period", Duration::zero());
+  if (!per.ok()) return per.status();
+  if (params.contains("on") != params.contains("period")) {
+    return InvalidArgument(std::string(params.contains("on") ? "params.period" : "params.on") +
+                           ": a straggler needs both on and period (stopped `on` of every `period`)");
+  }
+  if (params.contains("on")) {
+    if (*o <= Duration::zero() || *o >= *per) {
+      return InvalidArgument("params.on: must be more than 0 and less than params.period (" + FormatDuration(*per) +
+                             "); leave both out to pause for the whole window");
+    }
+    on = *o;
+    period = *per;
+  }
+  if (auto s = p.Finish(); !s.ok()) return s;
+  return std::unique_ptr<Fault>(std::make_unique<RankPause>(host, rank, on, period));
+}
+
+Status ProbeRanks(const Json&, Host host) { return CheckRankAccess(host); }
+
+}  // namespace fdrill

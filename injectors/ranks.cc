@@ -1,0 +1,56 @@
+#include "injectors/ranks.h"
+
+namespace fdrill {
+
+Result<std::vector<RankProc>> FindRanks(ProcessTable& procs, std::optional<int> rank) {
+  auto pids = procs.Pids();
+  if (!pids.ok()) return pids.status();
+  const std::string own_ns = procs.OwnNetNs();
+  std::vector<RankProc> out;
+  for (int pid : *pids) {
+    if (pid == procs.OwnPid()) continue;
+    auto info = procs.Inspect(pid);
+    if (!info.ok()) continue;  // ended while we looked
+    if (info->exe_name != kWorkloadExe || info->net_ns != own_ns || info->state == 'Z') continue;
+    const int r = RankOf(*info);
+    if (rank && r != *rank) continue;
+    out.push_back({pid, info->start_ticks, r});
+  }
+  if (out.empty()) {
+    return NotFound(std::string(rank ? "params.rank: " : "") + "no " + kWorkloadExe + " process (" +
+                    DescribeRanks(rank) + ") runs on this node; is the workload started, and is this the node "
+                    "the rank was placed on?");
+  }
+  return out;
+}
+
+Status CheckRankAccess(const Host& host) {
+  if (host.procs == nullptr) return Unsupported("this agent has no process table");
+  if (host.procs->OwnNetNs().empty()) return Unsupported("cannot read /proc/self/ns/net: no process namespaces");
+  auto pids = host.procs->Pids();
+  return pids.ok() ? Status::Ok() : pids.status();
+}
+
+std::string DescribeRanks(std::optional<int> rank) {
+  return rank ? "rank " + std::to_string(*rank) : "every rank on this node";
+}
+
+Json RanksToJson(const std::vector<RankProc>& ranks) {
+  Json out = Json::array();
+  for (const auto& r : ranks) out.push_back({{"pid", r.pid}, {"start_ticks", r.start_ticks}, {"rank", r.rank}});
+  return out;
+}
+
+Result<std::vector<RankProc>> RanksFromJson(const Json& j) {
+  std::vector<RankProc> out;
+  if (!j.is_array()) return InvalidArgument("saved ranks: not a list");
+  for (const auto& r : j) {
+    if (!r.is_object() || !r.contains("pid") || !r.contains("start_ticks")) {
+      return InvalidArgument("saved ranks: an entry lacks pid or start_ticks");
+    }
+    out.push_back({r["pid"].get<int>(), r["start_ticks"].get<uint64_t>(), r.value("rank", -1)});
+  }
+  return out;
+}
+
+}  // namespace fdrill
