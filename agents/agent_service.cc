@@ -1,5 +1,8 @@
 #include "agents/agent_service.h"
 
+#include "injectors/burn_process.h"
+#include "injectors/ranks.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -79,6 +82,38 @@ Result<Json> AgentService::Check(const Json& req) {
   return Json::object();
 }
 
+// What the process and host faults could leave behind: stopped workload
+// ranks of this node, fdrill-burn processes, and fdrill-burn cgroups.
+Json AgentService::HostSnapshot() {
+  Json host = {{"stopped_ranks", 0}, {"burners", 0}, {"burn_cgroups", Json::array()}};
+  if (host_.procs == nullptr) return host;
+  const std::string own_ns = host_.procs->OwnNetNs();
+  int stopped = 0, burners = 0;
+  if (auto pids = host_.procs->Pids(); pids.ok()) {
+    for (int pid : *pids) {
+      auto info = host_.procs->Inspect(pid);
+      if (!info.ok() || info->net_ns != own_ns) continue;
+      if (info->exe_name == kWorkloadExe && info->state == 'T') ++stopped;
+      if (info->exe_name == kBurnExe && info->state != 'Z') ++burners;
+    }
+  }
+  host["stopped_ranks"] = stopped;
+  host["burners"] = burners;
+  if (host_.sysfs != nullptr) {
+    if (auto info = host_.sysfs->Read("/proc/self/mountinfo"); info.ok()) {
+      std::string mount = CgroupV2Mount(*info);
+      std::error_code ec;
+      if (!mount.empty()) {
+        for (const auto& e : std::filesystem::directory_iterator(mount, ec)) {
+          std::string name = e.path().filename().string();
+          if (name.rfind(std::string(kBurnExe) + "-", 0) == 0) host["burn_cgroups"].push_back(name);
+        }
+      }
+    }
+  }
+  return host;
+}
+
 Result<Json> AgentService::Snapshot() {
   auto links = ListLinks(*host_.runner);
   if (!links.ok()) return links.status();
@@ -88,7 +123,7 @@ Result<Json> AgentService::Snapshot() {
     if (!q.ok()) return q.status();
     out.push_back({{"name", l.name}, {"admin_up", l.admin_up}, {"qdisc", q->kind}, {"qdisc_handle", q->handle}});
   }
-  return Json{{"links", out}};
+  return Json{{"links", out}, {"host", HostSnapshot()}};
 }
 
 Result<Json> AgentService::Apply(const Json& req) {

@@ -88,6 +88,7 @@ class AgentService {
   Status RevertOne(const std::string& id, Active& active);
 
   AgentConfig config_;
+  Json HostSnapshot();
   Host host_;
   const Clock& clock_;
   Journal journal_;

@@ -157,6 +157,12 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
       errors->push_back(Describe(faults[i]) + ": never reverted (no fault_reverted event)");
     }
     Measure(series, baseline, recovery_window_iters, NextFaultAfter(faults, i), &faults[i]);
+    for (const Event& e : events) {
+      if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 && e.t >= faults[i].applied_at_s) {
+        faults[i].job_failed_after_s = e.t - faults[i].applied_at_s;
+        break;
+      }
+    }
   }
   return faults;
 }

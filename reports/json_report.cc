@@ -52,6 +52,7 @@ Json Fault(const FaultStats& f) {
           {"time_to_impact_s", Number(f.time_to_impact_s)},
           {"time_to_recover_s", Number(f.time_to_recover_s)},
           {"stall_ms", Number(f.stall_ms)},
+          {"job_failed_after_s", Number(f.job_failed_after_s)},
           {"culprit", f.culprit ? Json(*f.culprit) : Json(nullptr)},
           {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)}};
 }

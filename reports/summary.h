@@ -51,6 +51,9 @@ struct FaultStats {
   std::optional<double> time_to_impact_s;
   std::optional<double> time_to_recover_s;
   std::optional<double> stall_ms;
+  // Seconds from the apply to the workload's first failing exit at or after
+  // it (a killed rank ends an Open MPI job); null when the job did not fail.
+  std::optional<double> job_failed_after_s;
   // The node and rank that were slowest while the fault was on.
   std::optional<std::string> culprit;
   std::optional<int> culprit_rank;

@@ -342,6 +342,17 @@ void DrillRun::Cleanup() {
     for (const auto& [name, l] : before) {
       residue.push_back({{"node", n.node->name}, {"object", name}, {"before", l}, {"after", nullptr}});
     }
+    // Process and host faults: stopped ranks, fdrill-burn processes and
+    // cgroups (agents that predate the "host" snapshot send none).
+    const Json none = Json::object();
+    const Json& host_before = n.snapshot.contains("host") ? n.snapshot["host"] : none;
+    const Json& host_after = after->contains("host") ? (*after)["host"] : none;
+    for (const char* key : {"stopped_ranks", "burners", "burn_cgroups"}) {
+      if (host_before.contains(key) && host_after.contains(key) && host_before[key] != host_after[key]) {
+        residue.push_back({{"node", n.node->name}, {"object", std::string("host ") + key},
+                           {"before", host_before[key]}, {"after", host_after[key]}});
+      }
+    }
   }
   rec_->Event("residue", {{"items", residue}});
 }
