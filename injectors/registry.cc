@@ -36,6 +36,13 @@ const std::vector<InjectorInfo>& Injectors() {
       {"ib_port_speed", "lower an InfiniBand port's lane speed, then retrain (ibportstate speed/espeed + reset)",
        "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), sysfs_root",
        &MakeIbPortSpeed, &ProbeIbPort},
+      {"nvlink_bw_mode", "reduce or turn off NVLink bandwidth (NVML bandwidth mode; system-wide, or one GPU on Blackwell+)",
+       "mode (full|off|min|half|3quarter), gpu (optional: that GPU only, per-device API)", &MakeNvlinkBwMode,
+       &ProbeNvlinkBwMode},
+      {"gpu_clock_lock", "lock a GPU's SM clock into a range (NVML locked clocks, as nvidia-smi -lgc)",
+       "gpu (index), min_mhz, max_mhz", &MakeGpuClockLock, &ProbeGpuClockLock},
+      {"gpu_power_cap", "lower a GPU's power management limit (NVML, as nvidia-smi -pl)",
+       "gpu (index), watts (within the GPU's allowed range)", &MakeGpuPowerCap, &ProbeGpuPowerCap},
   };
   return kInjectors;
 }
