@@ -148,12 +148,10 @@ Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host) {
     return InvalidArgument("params.mode: \"" + *name + "\" is not one of full, off, min, half, 3quarter" +
                            (hint.empty() ? "" : "; " + hint));
   }
+  auto g = p.Int("gpu", -1, 0, 1023);  // optional: -1 is "absent", never a valid value
+  if (!g.ok()) return g.status();
   std::optional<unsigned> gpu;
-  if (params.is_object() && params.contains("gpu")) {
-    auto g = ReadGpuIndex(p, params);
-    if (!g.ok()) return g.status();
-    gpu = *g;
-  }
+  if (*g >= 0) gpu = static_cast<unsigned>(*g);
   if (auto s = p.Finish(); !s.ok()) return s;
   return std::unique_ptr<Fault>(std::make_unique<NvlinkBwMode>(NvmlAt(NvmlLibraryPath()), gpu, mode->second));
 }
