@@ -109,7 +109,8 @@ class NvlinkBwMode final : public Fault {
 
   std::string Target() const override { return gpu_ ? "gpu" + std::to_string(*gpu_) : "nvlink"; }
   std::vector<std::string> Mechanism() const override {
-    std::string call = gpu_ ? "nvmlDeviceSetNvlinkBwMode(gpu " + std::to_string(*gpu_) + ", " : "nvmlSystemSetNvlinkBwMode(";
+    std::string call =
+        gpu_ ? "nvmlDeviceSetNvlinkBwMode(gpu " + std::to_string(*gpu_) + ", " : "nvmlSystemSetNvlinkBwMode(";
     return {"apply: " + call + ModeName(mode_) + ")", "revert: " + call + "the mode read before apply)"};
   }
 
@@ -148,7 +149,7 @@ Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host) {
     return InvalidArgument("params.mode: \"" + *name + "\" is not one of full, off, min, half, 3quarter" +
                            (hint.empty() ? "" : "; " + hint));
   }
-  auto g = p.Int("gpu", -1, 0, 1023);  // optional: -1 is "absent", never a valid value
+  auto g = p.Int("gpu", -1, 0, kMaxGpuIndex);  // optional: -1 is "absent", never a valid value
   if (!g.ok()) return g.status();
   std::optional<unsigned> gpu;
   if (*g >= 0) gpu = static_cast<unsigned>(*g);

@@ -9,7 +9,12 @@ namespace fdrill {
 
 namespace {
 constexpr char kDefaultLibrary[] = "libnvidia-ml.so.1";
-constexpr unsigned kMaxGpuIndex = 1023;
+
+// A versioned struct's version word carries its size in the low 24 bits: a
+// declaration that drifts from nvml.h's layout fails here, not in the driver.
+static_assert(sizeof(nvmlNvlinkSupportedBwModes_v1_t) == (nvmlNvlinkSupportedBwModes_v1 & 0xFFFFFF));
+static_assert(sizeof(nvmlNvlinkGetBwMode_v1_t) == (nvmlNvlinkGetBwMode_v1 & 0xFFFFFF));
+static_assert(sizeof(nvmlNvlinkSetBwMode_v1_t) == (nvmlNvlinkSetBwMode_v1 & 0xFFFFFF));
 
 // Resolves `name` into `fn` (a function-pointer member); null when absent.
 template <typename Fn>
@@ -309,7 +314,9 @@ Result<unsigned> ReadRequiredUint(ParamReader& p, const Json& params, const std:
                                   unsigned max, const std::string& what) {
   auto n = p.Int(key, 0, min, max);
   if (!n.ok()) return n.status();
-  if (!params.is_object() || !params.contains(key)) return InvalidArgument("params." + key + ": required (" + what + ")");
+  if (!params.is_object() || !params.contains(key)) {
+    return InvalidArgument("params." + key + ": required (" + what + ")");
+  }
   return static_cast<unsigned>(*n);
 }
 

@@ -31,6 +31,9 @@ namespace fdrill {
 
 std::string NvmlLibraryPath();
 
+// The largest params.gpu accepted before NVML is asked (it gives the real count).
+constexpr unsigned kMaxGpuIndex = 1023;
+
 class Nvml {
  public:
   explicit Nvml(std::string library) : library_(std::move(library)) {}
@@ -105,7 +108,7 @@ Nvml& NvmlAt(const std::string& library);
 // ("a clock in MHz") in the error for a missing key.
 Result<unsigned> ReadRequiredUint(ParamReader& p, const Json& params, const std::string& key, unsigned min,
                                   unsigned max, const std::string& what);
-// Reads params.gpu (required, 0..1023).
+// Reads params.gpu (required, 0..kMaxGpuIndex).
 Result<unsigned> ReadGpuIndex(ParamReader& p, const Json& params);
 
 // The shared part of the three NVML probes: the library opens, exports every

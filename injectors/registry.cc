@@ -36,7 +36,7 @@ const std::vector<InjectorInfo>& Injectors() {
       {"ib_port_speed", "lower an InfiniBand port's lane speed, then retrain (ibportstate speed/espeed + reset)",
        "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), sysfs_root",
        &MakeIbPortSpeed, &ProbeIbPort},
-      {"nvlink_bw_mode", "reduce or turn off NVLink bandwidth (NVML bandwidth mode; system-wide, or one GPU on Blackwell+)",
+      {"nvlink_bw_mode", "reduce or turn off NVLink bandwidth (NVML bw mode: node-wide, or one GPU on Blackwell+)",
        "mode (full|off|min|half|3quarter), gpu (optional: that GPU only, per-device API)", &MakeNvlinkBwMode,
        &ProbeNvlinkBwMode},
       {"gpu_clock_lock", "lock a GPU's SM clock into a range (NVML locked clocks, as nvidia-smi -lgc)",
