@@ -95,6 +95,9 @@ Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeRankKill(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeCpuHog(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeMemPressure(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host host);
 
 // Each injector's capability probe (see CapabilityProbe).
 Status ProbeLinkRate(const Json& params, Host host);
@@ -105,5 +108,8 @@ Status ProbeLinkPartition(const Json& params, Host host);
 Status ProbeIbPort(const Json& params, Host host);  // all four ib_port_* kinds
 Status ProbeRanks(const Json& params, Host host);   // rank_pause, rank_kill
 Status ProbeMemPressure(const Json& params, Host host);
+Status ProbeNvlinkBwMode(const Json& params, Host host);
+Status ProbeGpuClockLock(const Json& params, Host host);
+Status ProbeGpuPowerCap(const Json& params, Host host);
 
 }  // namespace fdrill

@@ -46,6 +46,13 @@ const std::vector<InjectorInfo>& Injectors() {
        "threads (default 1)", &MakeCpuHog, nullptr},
       {"mem_pressure", "allocate and touch N bytes, held resident (fdrill-burn, own cgroup, dies with the agent)",
        "size (e.g. 2G)", &MakeMemPressure, &ProbeMemPressure},
+      {"nvlink_bw_mode", "reduce or turn off NVLink bandwidth (NVML bw mode: node-wide, or one GPU on Blackwell+)",
+       "mode (full|off|min|half|3quarter), gpu (optional: that GPU only, per-device API)", &MakeNvlinkBwMode,
+       &ProbeNvlinkBwMode},
+      {"gpu_clock_lock", "lock a GPU's SM clock into a range (NVML locked clocks, as nvidia-smi -lgc)",
+       "gpu (index), min_mhz, max_mhz", &MakeGpuClockLock, &ProbeGpuClockLock},
+      {"gpu_power_cap", "lower a GPU's power management limit (NVML, as nvidia-smi -pl)",
+       "gpu (index), watts (within the GPU's allowed range)", &MakeGpuPowerCap, &ProbeGpuPowerCap},
   };
   return kInjectors;
 }

@@ -1,0 +1,123 @@
+// The NVML loader, the three NVML probes and ObserveNvLinks, against the fake
+// libnvidia-ml (tests/fakes/fake_nvml.cc) and against a library that is not there.
+#include <gtest/gtest.h>
+
+#include "injectors/injector.h"
+#include "injectors/nvml.h"
+#include "tests/fakes/fake_nvml.h"
+
+namespace fdrill {
+namespace {
+
+constexpr const char* kNvmlKinds[] = {"nvlink_bw_mode", "gpu_clock_lock", "gpu_power_cap"};
+
+TEST(Nvml, DefaultLibraryIsTheDriverSoname) {
+  unsetenv("FDRILL_NVML_LIBRARY");
+  EXPECT_EQ(NvmlLibraryPath(), "libnvidia-ml.so.1");
+}
+
+TEST(Nvml, ProbeWithoutTheLibraryIsUnsupported) {
+  setenv("FDRILL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  for (const char* kind : kNvmlKinds) {
+    Status s = FindInjector(kind)->probe(Json::object(), Host{});
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << kind;
+    EXPECT_EQ(s.message().rfind("/nonexistent/libnvidia-ml.so.1 not found: ", 0), 0u) << s.message();
+  }
+  // A fault built there fails the same way at Capture, touching nothing.
+  auto f = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, Host{});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)->Capture().code(), StatusCode::kUnsupported);
+  unsetenv("FDRILL_NVML_LIBRARY");
+}
+
+TEST(Nvml, ProbeNamesParamsGpuAndTheCountWhenOutOfRange) {
+  FakeNvml nvml;
+  nvml.Node(2);
+  for (const char* kind : kNvmlKinds) {
+    Status s = FindInjector(kind)->probe({{"gpu", 2}}, Host{});
+    EXPECT_EQ(s.code(), StatusCode::kNotFound) << kind << ": " << s.ToString();
+    EXPECT_EQ(s.message().rfind("params.gpu: no GPU 2 on this node; NVML counts 2 GPU(s)", 0), 0u) << s.message();
+  }
+  EXPECT_TRUE(nvml.Mutations().empty());
+}
+
+TEST(Nvml, ProbesPassOnACapableNode) {
+  FakeNvml nvml;
+  nvml.Node(2);
+  EXPECT_TRUE(FindInjector("gpu_clock_lock")->probe({{"gpu", 1}}, Host{}).ok());
+  EXPECT_TRUE(FindInjector("gpu_power_cap")->probe(Json::object(), Host{}).ok());
+  EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe(Json::object(), Host{}).ok());
+  // Per GPU needs the Blackwell API, which this node's GPU 1 lacks.
+  EXPECT_EQ(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, Host{}).code(), StatusCode::kUnsupported);
+  nvml.Set("gpu1.bw_supported", "0,3");
+  EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, Host{}).ok());
+  // Pre-Hopper: the system-wide read answers NOT_SUPPORTED.
+  nvml.Set("fail.nvmlSystemGetNvlinkBwMode", "3");
+  Status s = FindInjector("nvlink_bw_mode")->probe(Json::object(), Host{});
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("nvmlSystemGetNvlinkBwMode: Not Supported"), std::string::npos) << s.message();
+  EXPECT_TRUE(nvml.Mutations().empty());
+}
+
+TEST(Nvml, ErrorsCarryTheCallAndNvmlsText) {
+  FakeNvml nvml;
+  nvml.Node(1);
+  nvml.Set("fail.nvmlDeviceGetPowerManagementLimit", "999");
+  auto f = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, Host{});
+  ASSERT_TRUE(f.ok());
+  Status s = (*f)->Capture();
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("gpu_power_cap gpu0: nvmlDeviceGetPowerManagementLimit: Unknown Error (999)"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(Nvml, RegistryListsTheNvmlKindsWithProbes) {
+  for (const char* kind : kNvmlKinds) {
+    const InjectorInfo* info = FindInjector(kind);
+    ASSERT_NE(info, nullptr) << kind;
+    EXPECT_NE(info->probe, nullptr) << kind;
+    EXPECT_NE(std::string(info->params), "") << kind;
+  }
+  auto f = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 900}, {"max_mhz", 900}}, Host{});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)->Mechanism(), (std::vector<std::string>{"apply: nvmlDeviceSetGpuLockedClocks(gpu 0, 900 MHz, 900 MHz)",
+                                                        "revert: nvmlDeviceResetGpuLockedClocks(gpu 0)"}));
+}
+
+TEST(ObserveNvLinks, ReportsEachPresentLinkWithItsCountersAndChangesNothing) {
+  FakeNvml nvml;
+  nvml.Node(2);
+  nvml.Set("gpu1.link0.state", "1");
+  nvml.Set("gpu1.link0.err0", "5");  // DL replay
+  nvml.Set("gpu1.link0.err2", "7");  // DL CRC flit
+  nvml.Set("gpu1.link3.state", "0");
+  auto links = ObserveNvLinks(NvmlAt(NvmlLibraryPath()), 1);
+  ASSERT_TRUE(links.ok()) << links.status().ToString();
+  ASSERT_EQ(links->size(), 2u);
+  EXPECT_EQ((*links)[0].link, 0u);
+  EXPECT_TRUE((*links)[0].active);
+  EXPECT_EQ((*links)[0].errors,
+            (std::vector<std::pair<std::string, unsigned long long>>{{"dl_replay", 5}, {"dl_crc_flit", 7}}));
+  EXPECT_EQ((*links)[1].link, 3u);
+  EXPECT_FALSE((*links)[1].active);
+  EXPECT_TRUE((*links)[1].errors.empty());
+  Json j = NvLinkSamplesJson(*links);
+  EXPECT_EQ(j[0]["errors"]["dl_crc_flit"], 7);
+  EXPECT_EQ(j[1]["active"], false);
+  EXPECT_TRUE(nvml.Mutations().empty());
+}
+
+TEST(ObserveNvLinks, AnUnexpectedErrorFailsAndAMissingGpuNamesParamsGpu) {
+  FakeNvml nvml;
+  nvml.Node(1);
+  nvml.Set("gpu0.link0.state", "1");
+  EXPECT_EQ(ObserveNvLinks(NvmlAt(NvmlLibraryPath()), 4).status().code(), StatusCode::kNotFound);
+  nvml.Set("fail.nvmlDeviceGetNvLinkErrorCounter", "15");  // GPU_IS_LOST
+  auto links = ObserveNvLinks(NvmlAt(NvmlLibraryPath()), 0);
+  ASSERT_FALSE(links.ok());
+  EXPECT_NE(links.status().message().find("GPU 0 NVLink 0"), std::string::npos) << links.status().message();
+}
+
+}  // namespace
+}  // namespace fdrill
