@@ -86,6 +86,7 @@ Result<std::unique_ptr<Fault>> MakeIbPortFlap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortDisable(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortWidth(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortSpeed(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeLinkDelay(const Json& params, Host host);
 
 // Each injector's capability probe (see CapabilityProbe).
 Status ProbeLinkRate(const Json& params, Host host);
@@ -94,5 +95,6 @@ Status ProbeLinkLoss(const Json& params, Host host);
 Status ProbeLinkDown(const Json& params, Host host);
 Status ProbeLinkPartition(const Json& params, Host host);
 Status ProbeIbPort(const Json& params, Host host);  // all four ib_port_* kinds
+Status ProbeLinkDelay(const Json& params, Host host);
 
 }  // namespace fdrill

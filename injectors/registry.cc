@@ -36,6 +36,10 @@ const std::vector<InjectorInfo>& Injectors() {
       {"ib_port_speed", "lower an InfiniBand port's lane speed, then retrain (ibportstate speed/espeed + reset)",
        "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), sysfs_root",
        &MakeIbPortSpeed, &ProbeIbPort},
+      {"link_delay", "delay an interface's packets (tc netem where the kernel has it, else an NFQUEUE delay line in the agent)",
+       "interface, delay (e.g. 20ms, at most 10s), jitter (default 0, at most delay), direction (egress|ingress, "
+       "default egress), peer (optional IPv4); NFQUEUE numbers 64768-65023 are fdrill's",
+       &MakeLinkDelay, &ProbeLinkDelay},
   };
   return kInjectors;
 }

@@ -31,6 +31,7 @@ class FakeNetKernel final : public ProcessRunner {
 
   std::map<std::string, Iface> ifaces;
   std::vector<std::vector<std::string>> calls;
+  bool netem = true;  // false: the kernel lacks sch_netem, as on CI
 
   void FailNext(std::vector<std::string> prefix, std::string err) { failures_.push_back({std::move(prefix), err}); }
 
@@ -80,8 +81,16 @@ class FakeNetKernel final : public ProcessRunner {
       auto it = ifaces.find(argv[4]);
       if (it == ifaces.end()) return NoDevice(argv[4]);
       // tc qdisc replace dev IF root handle H tbf rate Nbit burst B latency L
+      // tc qdisc replace dev IF root handle H netem delay Dus Jus
       it->second.qdisc_handle = argv[7];
       it->second.qdisc_kind = argv[8];
+      if (argv[8] == "netem") {
+        if (!netem) return ProcessResult{2, "", "Error: Specified qdisc kind is unknown.\n"};
+        // tc -j prints netem's delay and jitter in seconds
+        it->second.qdisc_options = {{"limit", 1000},
+                                    {"delay", {{"delay", std::stod(argv[10]) / 1e6}, {"jitter", std::stod(argv[11]) / 1e6}}}};
+        return ProcessResult{0, "", ""};
+      }
       uint64_t bits = std::stoull(argv[10]);
       it->second.qdisc_options = {{"rate", bits / 8}, {"burst", std::stoull(argv[12])}};
       return ProcessResult{0, "", ""};
