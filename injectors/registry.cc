@@ -9,8 +9,9 @@ namespace fdrill {
 
 const std::vector<InjectorInfo>& Injectors() {
   static const std::vector<InjectorInfo> kInjectors = {
-      {"link_rate", "cap an interface's egress rate (tc tbf root qdisc)",
-       "interface, rate (e.g. 100mbit), burst (default max(128K, 10ms of rate)), latency (default 50ms)",
+      {"link_rate", "cap an interface's egress rate (tc tbf root qdisc; with peers, htb + u32 for those only)",
+       "interface, rate (e.g. 100mbit), burst (default max(128K, 10ms of rate)), latency (tbf only, default 50ms), "
+       "peers (optional list of IPv4 addresses or prefixes: cap only traffic to them)",
        &MakeLinkRate, &ProbeLinkRate},
       {"link_flap", "take an interface down for a while, then up again (ip link)",
        "interface, down (e.g. 3s), count (default 1), period (default 2 x down)", &MakeLinkFlap, &ProbeLinkFlap},
