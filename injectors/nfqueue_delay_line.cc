@@ -166,7 +166,8 @@ class NfqueueDelayLine final : public DelayLine {
       int n = ppoll(fds, 2, timeout, nullptr);
       if (n < 0 && errno != EINTR) break;
       if (fds[1].revents & POLLIN) break;
-      if (fds[0].revents & POLLIN) ReadPending();
+      // POLLERR is a pending ENOBUFS: reading clears it (else ppoll spins).
+      if (fds[0].revents & (POLLIN | POLLERR)) ReadPending();
       ReleaseDue(std::chrono::steady_clock::now());
     }
     // Stopping (the rule is already gone): let everything go, in order.
