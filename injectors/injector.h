@@ -98,6 +98,7 @@ Result<std::unique_ptr<Fault>> MakeMemPressure(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeLinkDelay(const Json& params, Host host);
 
 // Each injector's capability probe (see CapabilityProbe).
 Status ProbeLinkRate(const Json& params, Host host);
@@ -111,5 +112,6 @@ Status ProbeMemPressure(const Json& params, Host host);
 Status ProbeNvlinkBwMode(const Json& params, Host host);
 Status ProbeGpuClockLock(const Json& params, Host host);
 Status ProbeGpuPowerCap(const Json& params, Host host);
+Status ProbeLinkDelay(const Json& params, Host host);
 
 }  // namespace fdrill

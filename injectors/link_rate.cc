@@ -11,10 +11,28 @@
 // Burst: veth and GSO hand tbf super-packets of up to 64 KiB, and a packet
 // larger than the burst is dropped, so burst defaults to max(128 KiB, 10 ms
 // of rate).
+//
+// Per-peer mode (params.peers): only traffic to those addresses is capped.
+//   tc qdisc replace dev IF root handle fd1: htb default 0
+//   tc class replace dev IF parent fd1: classid fd1:1 htb rate R ceil R burst B cburst B
+//   tc filter add dev IF parent fd1: protocol ip prio 1 u32 match ip dst PEER flowid fd1:1   (per peer)
+// Everything else is unshaped: `default 0` names no class, and htb sends
+// unclassified packets straight out through its direct queue (sch_htb.c,
+// htb_classify: no class for the default minor -> HTB_DIRECT), which avoids
+// a catch-all class whose rate would itself be a cap. Verify reads the root
+// qdisc (htb fd1:), the shaped class (`tc -j class show`: iproute2 6.1
+// prints htb classes as text even with -j, "class htb fd1:1 root prio 0
+// rate 100Mbit ceil ...", rates in powers of 1000) and the filters
+// (`tc -j filter show`: u32 keys as {"value": hex, "mask": hex, "off": 16},
+// 16 being the IPv4 destination's offset). Capture and Revert are the tbf
+// mode's: deleting the root qdisc takes its classes and filters with it.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "injectors/injector.h"
 #include "injectors/netdev.h"
+#include "injectors/param_values.h"
 #include "injectors/params.h"
 
 namespace fdrill {
@@ -22,11 +40,43 @@ namespace fdrill {
 namespace {
 
 constexpr char kHandle[] = "fd1:";
+constexpr char kShapedClass[] = "fd1:1";
+
+// "c6120000"/"ffffff00" for 198.18.0.0/24: a u32 dst key as tc -j prints it.
+std::pair<std::string, std::string> U32Key(const std::string& peer) {
+  unsigned a = 0, b = 0, c = 0, d = 0, len = 32;
+  std::sscanf(peer.c_str(), "%u.%u.%u.%u/%u", &a, &b, &c, &d, &len);
+  uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
+  uint32_t addr = ((a << 24) | (b << 16) | (c << 8) | d) & mask;
+  char value[9], mask_hex[9];
+  std::snprintf(value, sizeof(value), "%08x", addr);
+  std::snprintf(mask_hex, sizeof(mask_hex), "%08x", mask);
+  return {value, mask_hex};
+}
+
+// "100Mbit" -> 1e8; tc prints rates in powers of 1000. -1 when unreadable.
+double TcRate(const std::string& text) {
+  char unit[16] = "";
+  double n = 0;
+  if (std::sscanf(text.c_str(), "%lf%15s", &n, unit) < 1) return -1;
+  const std::pair<const char*, double> units[] = {
+      {"bit", 1}, {"Kbit", 1e3}, {"Mbit", 1e6}, {"Gbit", 1e9}, {"Tbit", 1e12}};
+  for (const auto& [name, scale] : units) {
+    if (std::string(unit) == name) return n * scale;
+  }
+  return -1;
+}
 
 class LinkRate final : public Fault {
  public:
-  LinkRate(Host host, std::string ifname, uint64_t rate, uint64_t burst, Duration latency)
-      : host_(host), ifname_(std::move(ifname)), rate_(rate), burst_(burst), latency_(latency) {}
+  LinkRate(Host host, std::string ifname, uint64_t rate, uint64_t burst, Duration latency,
+           std::vector<std::string> peers)
+      : host_(host),
+        ifname_(std::move(ifname)),
+        rate_(rate),
+        burst_(burst),
+        latency_(latency),
+        peers_(std::move(peers)) {}
 
   Status Capture() override {
     auto q = ReadRootQdisc(*host_.runner, ifname_);
@@ -47,13 +97,17 @@ class LinkRate final : public Fault {
   }
 
   Status Apply() override {
-    auto r = RunChecked(*host_.runner, ApplyArgv());
-    return r.ok() ? Status::Ok() : r.status().Annotate("link_rate " + ifname_);
+    for (const auto& argv : ApplySteps()) {
+      auto r = RunChecked(*host_.runner, argv);
+      if (!r.ok()) return r.status().Annotate("link_rate " + ifname_);
+    }
+    return Status::Ok();
   }
 
   Status Verify() override {
     auto q = ReadRootQdisc(*host_.runner, ifname_);
     if (!q.ok()) return q.status();
+    if (!peers_.empty()) return VerifyPerPeer(*q);
     uint64_t bytes_per_sec = q->options.value("rate", uint64_t{0});
     if (q->kind != "tbf" || q->handle != kHandle || bytes_per_sec * 8 != rate_) {
       return FailedPrecondition("link_rate " + ifname_ + ": root qdisc is " + q->kind + " " + q->handle + " at " +
@@ -86,14 +140,68 @@ class LinkRate final : public Fault {
 
   std::string Target() const override { return ifname_; }
   std::vector<std::string> Mechanism() const override {
-    return {"apply: " + JoinArgv(ApplyArgv()), "revert: " + JoinArgv(RevertArgv())};
+    std::vector<std::string> out;
+    for (const auto& argv : ApplySteps()) out.push_back("apply: " + JoinArgv(argv));
+    out.push_back("revert: " + JoinArgv(RevertArgv()));
+    return out;
   }
 
  private:
-  std::vector<std::string> ApplyArgv() const {
-    return {"tc",    "qdisc", "replace", "dev",   ifname_, "root", "handle", kHandle, "tbf", "rate",
-            std::to_string(rate_) + "bit", "burst", std::to_string(burst_), "latency",
-            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) + "ms"};
+  std::vector<std::vector<std::string>> ApplySteps() const {
+    std::string rate = std::to_string(rate_) + "bit", burst = std::to_string(burst_);
+    if (peers_.empty()) {
+      return {{"tc", "qdisc", "replace", "dev", ifname_, "root", "handle", kHandle, "tbf", "rate", rate, "burst", burst,
+               "latency",
+               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) + "ms"}};
+    }
+    std::vector<std::vector<std::string>> steps = {
+        {"tc", "qdisc", "replace", "dev", ifname_, "root", "handle", kHandle, "htb", "default", "0"},
+        {"tc", "class", "replace", "dev", ifname_, "parent", kHandle, "classid", kShapedClass, "htb", "rate", rate,
+         "ceil", rate, "burst", burst, "cburst", burst}};
+    for (const auto& peer : peers_) {
+      steps.push_back({"tc", "filter", "add", "dev", ifname_, "parent", kHandle, "protocol", "ip", "prio", "1", "u32",
+                       "match", "ip", "dst", peer, "flowid", kShapedClass});
+    }
+    return steps;
+  }
+
+  Status VerifyPerPeer(const RootQdisc& q) {
+    std::string who = "link_rate " + ifname_;
+    if (q.kind != "htb" || q.handle != kHandle) {
+      return FailedPrecondition(who + ": root qdisc is " + q.kind + " " + q.handle + ", expected htb " + kHandle);
+    }
+    auto classes = RunChecked(*host_.runner, {"tc", "-j", "class", "show", "dev", ifname_});
+    if (!classes.ok()) return classes.status().Annotate(who);
+    double rate = -1;
+    size_t at = classes->find("class htb " + std::string(kShapedClass) + " ");
+    if (at != std::string::npos) {
+      std::string line = classes->substr(at, classes->find('\n', at) - at);
+      size_t r = line.find(" rate ");
+      if (r != std::string::npos) rate = TcRate(line.substr(r + 6));
+    }
+    if (std::abs(rate - static_cast<double>(rate_)) > static_cast<double>(rate_) / 100) {
+      return FailedPrecondition(
+          who + ": htb class " + kShapedClass + " is " +
+          (rate < 0 ? std::string("missing") : "at " + std::to_string(std::llround(rate)) + " bit/s") + ", expected " +
+          std::to_string(rate_) + " bit/s");
+    }
+    auto filters = RunChecked(*host_.runner, {"tc", "-j", "filter", "show", "dev", ifname_});
+    if (!filters.ok()) return filters.status().Annotate(who);
+    Json list = Json::parse(*filters, nullptr, false);
+    for (const auto& peer : peers_) {
+      auto [value, mask] = U32Key(peer);
+      bool found = false;
+      for (const auto& f : list.is_array() ? list : Json::array()) {
+        const Json& o = f.value("options", Json::object());
+        const Json& m = o.value("match", Json::object());
+        found = found || (f.value("kind", "") == "u32" && o.value("flowid", "") == kShapedClass &&
+                          m.value("value", "") == value && m.value("mask", "") == mask && m.value("off", -1) == 16);
+      }
+      if (!found) {
+        return FailedPrecondition(who + ": no u32 filter sends dst " + peer + " to class " + kShapedClass);
+      }
+    }
+    return Status::Ok();
   }
   std::vector<std::string> RevertArgv() const { return {"tc", "qdisc", "del", "dev", ifname_, "root"}; }
 
@@ -102,6 +210,7 @@ class LinkRate final : public Fault {
   uint64_t rate_;
   uint64_t burst_;
   Duration latency_;
+  std::vector<std::string> peers_;  // empty: the whole interface (tbf)
   std::string prior_kind_;
 };
 
@@ -117,8 +226,15 @@ Result<std::unique_ptr<LinkRate>> Build(const Json& params, Host host) {
   if (*burst < 2048) return InvalidArgument("params.burst: must be at least 2K (one MTU-sized packet)");
   auto latency = p.Dur("latency", std::chrono::milliseconds(50));
   if (!latency.ok()) return latency.status();
+  std::vector<std::string> peers;
+  if (params.is_object() && params.contains("peers")) {
+    auto list = ReadIpv4List(p, params, "peers");
+    if (!list.ok()) return list.status();
+    peers = *list;
+    if (params.contains("latency")) return InvalidArgument("params.latency: tbf only; per-peer (htb) mode takes none");
+  }
   if (auto s = p.Finish(); !s.ok()) return s;
-  return std::make_unique<LinkRate>(host, *ifname, *rate, *burst, *latency);
+  return std::make_unique<LinkRate>(host, *ifname, *rate, *burst, *latency, std::move(peers));
 }
 
 }  // namespace

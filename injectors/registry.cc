@@ -9,8 +9,9 @@ namespace fdrill {
 
 const std::vector<InjectorInfo>& Injectors() {
   static const std::vector<InjectorInfo> kInjectors = {
-      {"link_rate", "cap an interface's egress rate (tc tbf root qdisc)",
-       "interface, rate (e.g. 100mbit), burst (default max(128K, 10ms of rate)), latency (default 50ms)",
+      {"link_rate", "cap an interface's egress rate (tc tbf root qdisc; with peers, htb + u32 for those only)",
+       "interface, rate (e.g. 100mbit), burst (default max(128K, 10ms of rate)), latency (tbf only, default 50ms), "
+       "peers (optional list of IPv4 addresses or prefixes: cap only traffic to them)",
        &MakeLinkRate, &ProbeLinkRate},
       {"link_flap", "take an interface down for a while, then up again (ip link)",
        "interface, down (e.g. 3s), count (default 1), period (default 2 x down)", &MakeLinkFlap, &ProbeLinkFlap},
@@ -53,6 +54,10 @@ const std::vector<InjectorInfo>& Injectors() {
        "gpu (index), min_mhz, max_mhz", &MakeGpuClockLock, &ProbeGpuClockLock},
       {"gpu_power_cap", "lower a GPU's power management limit (NVML, as nvidia-smi -pl)",
        "gpu (index), watts (within the GPU's allowed range)", &MakeGpuPowerCap, &ProbeGpuPowerCap},
+      {"link_delay", "delay an interface's packets (tc netem where the kernel has it, else an NFQUEUE delay line in the agent)",
+       "interface, delay (e.g. 20ms, at most 10s), jitter (default 0, at most delay), direction (egress|ingress, "
+       "default egress), peer (optional IPv4); NFQUEUE numbers 64768-65023 are fdrill's",
+       &MakeLinkDelay, &ProbeLinkDelay},
   };
   return kInjectors;
 }

@@ -8,6 +8,7 @@ FDRILL_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
   iproute2 iptables util-linux procps
+  libnetfilter-queue-dev
   chromium
 )
 

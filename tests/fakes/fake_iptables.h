@@ -135,7 +135,9 @@ class FakeIptables final : public ProcessRunner {
     }
     return "";
   }
-  static bool IsVerdict(const std::string& t) { return t == "DROP" || t == "ACCEPT" || t == "RETURN" || t.empty(); }
+  static bool IsVerdict(const std::string& t) {
+    return t == "DROP" || t == "ACCEPT" || t == "RETURN" || t == "NFQUEUE" || t.empty();
+  }
   bool Referenced(const Table& table, const std::string& c) const {
     for (const auto& [_, chain] : table.chains) {
       for (const auto& r : chain.rules) {

@@ -5,6 +5,7 @@
 // makes the next matching command fail as the real tool would.
 #pragma once
 
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@ class FakeNetKernel final : public ProcessRunner {
     std::string qdisc_kind = "noqueue";
     std::string qdisc_handle = "0:";
     Json qdisc_options = Json::object();
+    std::vector<std::string> classes;  // `tc class show` text lines (iproute2 6.1 prints htb as text under -j)
+    Json filters = Json::array();      // `tc -j filter show`
   };
 
   FakeNetKernel() {
@@ -31,6 +34,7 @@ class FakeNetKernel final : public ProcessRunner {
 
   std::map<std::string, Iface> ifaces;
   std::vector<std::vector<std::string>> calls;
+  bool netem = true;  // false: the kernel lacks sch_netem, as on CI
 
   void FailNext(std::vector<std::string> prefix, std::string err) { failures_.push_back({std::move(prefix), err}); }
 
@@ -80,10 +84,57 @@ class FakeNetKernel final : public ProcessRunner {
       auto it = ifaces.find(argv[4]);
       if (it == ifaces.end()) return NoDevice(argv[4]);
       // tc qdisc replace dev IF root handle H tbf rate Nbit burst B latency L
+      // tc qdisc replace dev IF root handle H netem delay Dus Jus
       it->second.qdisc_handle = argv[7];
       it->second.qdisc_kind = argv[8];
+      if (argv[8] == "htb") {  // tc qdisc replace dev IF root handle H htb default N
+        it->second.qdisc_options = {{"r2q", 10}, {"default", "0x" + argv[10]}};
+        it->second.classes.clear();
+        it->second.filters = Json::array();
+        return ProcessResult{0, "", ""};
+      }
+      if (argv[8] == "netem") {
+        if (!netem) return ProcessResult{2, "", "Error: Specified qdisc kind is unknown.\n"};
+        // tc -j prints netem's delay and jitter in seconds
+        it->second.qdisc_options = {{"limit", 1000},
+                                    {"delay", {{"delay", std::stod(argv[10]) / 1e6}, {"jitter", std::stod(argv[11]) / 1e6}}}};
+        return ProcessResult{0, "", ""};
+      }
       uint64_t bits = std::stoull(argv[10]);
       it->second.qdisc_options = {{"rate", bits / 8}, {"burst", std::stoull(argv[12])}};
+      return ProcessResult{0, "", ""};
+    }
+    if (has(0, "tc") && has(1, "-j") && (has(2, "class") || has(2, "filter")) && has(3, "show") && has(4, "dev")) {
+      auto it = ifaces.find(argv[5]);
+      if (it == ifaces.end()) return NoDevice(argv[5]);
+      if (argv[2] == "filter") return ProcessResult{0, it->second.filters.dump(), ""};
+      std::string out;
+      for (const auto& c : it->second.classes) out += c + "\n";
+      return ProcessResult{0, out, ""};
+    }
+    // tc class replace dev IF parent P classid C htb rate Rbit ceil Rbit burst B cburst B
+    if (has(0, "tc") && has(1, "class") && has(2, "replace") && has(3, "dev") && has(9, "htb")) {
+      auto it = ifaces.find(argv[4]);
+      if (it == ifaces.end()) return NoDevice(argv[4]);
+      if (it->second.qdisc_kind != "htb") return ProcessResult{2, "", "Error: Parent Qdisc doesn't exists.\n"};
+      std::string rate = TcRate(std::stoull(argv[11]));
+      it->second.classes.push_back("class htb " + argv[8] + " root prio 0 rate " + rate + " ceil " + rate +
+                                   " burst 1600b cburst 1600b ");
+      return ProcessResult{0, "", ""};
+    }
+    // tc filter add dev IF parent P protocol ip prio 1 u32 match ip dst A[/L] flowid C
+    if (has(0, "tc") && has(1, "filter") && has(2, "add") && has(3, "dev") && has(11, "u32")) {
+      auto it = ifaces.find(argv[4]);
+      if (it == ifaces.end()) return NoDevice(argv[4]);
+      unsigned a = 0, b = 0, c = 0, d = 0, len = 32;
+      std::sscanf(argv[15].c_str(), "%u.%u.%u.%u/%u", &a, &b, &c, &d, &len);
+      uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
+      char value[9], mask_hex[9];
+      std::snprintf(value, sizeof(value), "%08x", ((a << 24) | (b << 16) | (c << 8) | d) & mask);
+      std::snprintf(mask_hex, sizeof(mask_hex), "%08x", mask);
+      it->second.filters.push_back({{"parent", argv[6]}, {"protocol", "ip"}, {"pref", 1}, {"kind", "u32"},
+                                    {"options", {{"flowid", argv[17]},
+                                                 {"match", {{"value", value}, {"mask", mask_hex}, {"off", 16}}}}}});
       return ProcessResult{0, "", ""};
     }
     if (has(0, "tc") && has(1, "qdisc") && has(2, "del") && has(3, "dev")) {
@@ -99,6 +150,16 @@ class FakeNetKernel final : public ProcessRunner {
   }
 
  private:
+  // tc's spelling: the largest power of 1000 that divides the rate exactly.
+  static std::string TcRate(uint64_t bits) {
+    const char* units[] = {"bit", "Kbit", "Mbit", "Gbit", "Tbit"};
+    int i = 0;
+    while (i < 4 && bits >= 1000 && bits % 1000 == 0) {
+      bits /= 1000;
+      ++i;
+    }
+    return std::to_string(bits) + units[i];
+  }
   static ProcessResult NoDevice(const std::string& name) {
     return ProcessResult{1, "", "Cannot find device \"" + name + "\"\n"};
   }

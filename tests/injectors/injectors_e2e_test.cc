@@ -237,5 +237,23 @@ TEST_F(InjectorsE2e, RestoredFromJournalRevertsOnTheRealKernel) {
   EXPECT_EQ(Ruleset(), before);
 }
 
+TEST_F(InjectorsE2e, LinkRatePerPeerBuildsAnHtbTreeTheKernelReportsBack) {
+  // Verify parses the kernel's own `tc class/filter show`; other destinations
+  // go out htb's direct queue, unshaped, so the connect still works.
+  auto f = Make("link_rate", {{"interface", "fab0"}, {"rate", "20mbit"}, {"peers", {kServer, "198.18.201.0/24"}}});
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->Capture().ok());
+  Status applied = f->Apply();
+  ASSERT_TRUE(applied.ok()) << applied.ToString();
+  Status v = f->Verify();
+  EXPECT_TRUE(v.ok()) << v.ToString();
+  EXPECT_TRUE(Connects());
+  ASSERT_TRUE(f->Revert().ok());
+  ASSERT_TRUE(f->Revert().ok());
+  Status r = f->VerifyReverted();
+  EXPECT_TRUE(r.ok()) << r.ToString();
+  EXPECT_FALSE(f->Verify().ok());
+}
+
 }  // namespace
 }  // namespace fdrill

@@ -1,0 +1,323 @@
+// link_delay on the real kernel, in two network namespaces of this test's own
+// (fdq-<pid>a, fdq-<pid>b; never the fabric's fdrill-*/fdm-* nor the other
+// tests' fdi-*/fdt-*) joined by a veth pair fab0 <-> fab0, 198.18.200.1/24
+// and .2/24. A TCP echo server lives in fdq-b; the client socket is made in
+// fdq-a. Commands run inside fdq-a (`ip netns exec`), /proc reads too
+// (/proc/net is per network namespace), and Apply runs on a thread that has
+// entered fdq-a, so the delay line's netlink socket binds its queue there,
+// as it would in an agent running inside an emulated node.
+// Checks: the TCP round trip rises by at least the delay while applied and
+// falls back after Revert; the ruleset reads as before and no queue stays
+// bound. Needs root; the namespaces are deleted in TearDown whatever happened.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <regex>
+#include <thread>
+
+#include "harness/host/real_process_runner.h"
+#include "injectors/injector.h"
+#include "injectors/nfqueue_delay_line.h"
+
+namespace fdrill {
+namespace {
+
+using Millis = std::chrono::duration<double, std::milli>;
+constexpr uint16_t kPort = 5202;
+constexpr char kServer[] = "198.18.200.2";
+
+class NamespaceRunner final : public ProcessRunner {
+ public:
+  explicit NamespaceRunner(std::string ns) : ns_(std::move(ns)) {}
+  Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration timeout) override {
+    std::vector<std::string> wrapped = {"ip", "netns", "exec", ns_};
+    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+    return real_.Run(wrapped, timeout);
+  }
+
+ private:
+  std::string ns_;
+  RealProcessRunner real_;
+};
+
+// Reads files as a process inside the namespace sees them (/proc/net is the
+// reader's network namespace). Read-only: link_delay never writes.
+class NamespaceSysFs final : public SysFs {
+ public:
+  explicit NamespaceSysFs(ProcessRunner* runner) : runner_(runner) {}
+  Result<std::string> Read(const std::string& path) override {
+    auto r = runner_->Run({"cat", path}, std::chrono::seconds(5));
+    if (!r.ok()) return r.status();
+    if (r->exit_code != 0) return NotFound("cannot read " + path + ": " + r->err);
+    return r->out;
+  }
+  Status Write(const std::string& path, const std::string&) override {
+    return FailedPrecondition("NamespaceSysFs is read-only: " + path);
+  }
+  bool Exists(const std::string& path) override {
+    auto r = runner_->Run({"test", "-e", path}, std::chrono::seconds(5));
+    return r.ok() && r->exit_code == 0;
+  }
+
+ private:
+  ProcessRunner* runner_;
+};
+
+// Runs fn on a thread that has entered network namespace `ns`.
+template <typename Fn>
+auto InNamespace(const std::string& ns, Fn fn) -> decltype(fn()) {
+  decltype(fn()) out = Internal("could not enter " + ns);
+  std::thread t([&] {
+    int nsfd = open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
+    if (nsfd < 0) return;
+    if (setns(nsfd, CLONE_NEWNET) == 0) out = fn();
+    close(nsfd);
+  });
+  t.join();
+  return out;
+}
+
+int SocketIn(const std::string& ns) {
+  int fd = -1;
+  (void)InNamespace(ns, [&] {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return Status::Ok();
+  });
+  return fd;
+}
+
+sockaddr_in Addr(const char* ip) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(kPort);
+  inet_pton(AF_INET, ip, &a.sin_addr);
+  return a;
+}
+
+class LinkDelayE2e : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces, iptables, NFQUEUE)";
+    a_ = "fdq-" + std::to_string(getpid()) + "a";
+    b_ = "fdq-" + std::to_string(getpid()) + "b";
+    DeleteNamespaces();  // a crashed earlier run with this pid
+    for (const auto& argv : std::vector<std::vector<std::string>>{
+             {"ip", "netns", "add", a_},
+             {"ip", "netns", "add", b_},
+             {"ip", "-n", a_, "link", "add", "fab0", "type", "veth", "peer", "name", "fab0", "netns", b_},
+             {"ip", "-n", a_, "addr", "add", "198.18.200.1/24", "dev", "fab0"},
+             {"ip", "-n", b_, "addr", "add", "198.18.200.2/24", "dev", "fab0"},
+             {"ip", "-n", a_, "link", "set", "fab0", "up"},
+             {"ip", "-n", b_, "link", "set", "fab0", "up"},
+             {"ip", "-n", a_, "link", "set", "lo", "up"},
+             {"ip", "-n", b_, "link", "set", "lo", "up"}}) {
+      auto r = RunChecked(real_, argv);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+    }
+    runner_ = std::make_unique<NamespaceRunner>(a_);
+    sysfs_ = std::make_unique<NamespaceSysFs>(runner_.get());
+    int listener = SocketIn(b_);
+    ASSERT_GE(listener, 0);
+    int one = 1;
+    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in addr = Addr(kServer);
+    ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+    ASSERT_EQ(listen(listener, 4), 0);
+    server_ = std::thread([this, listener] { Echo(listener); });
+    client_ = SocketIn(a_);
+    ASSERT_GE(client_, 0);
+    setsockopt(client_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ASSERT_EQ(connect(client_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+  }
+
+  void TearDown() override {
+    stop_ = true;
+    if (client_ >= 0) close(client_);
+    if (server_.joinable()) server_.join();
+    DeleteNamespaces();
+  }
+
+  void DeleteNamespaces() {
+    for (const auto& ns : {a_, b_}) {
+      if (!ns.empty()) (void)real_.Run({"ip", "netns", "del", ns}, std::chrono::seconds(10));
+    }
+  }
+
+  // Echoes one connection byte for byte until the test stops.
+  void Echo(int listener) {
+    int conn = -1;
+    while (!stop_) {
+      pollfd p{conn >= 0 ? conn : listener, POLLIN, 0};
+      if (poll(&p, 1, 50) <= 0) continue;
+      if (conn < 0) {
+        conn = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+        int one = 1;
+        if (conn >= 0) setsockopt(conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        continue;
+      }
+      char c;
+      if (read(conn, &c, 1) != 1 || write(conn, &c, 1) != 1) break;
+    }
+    if (conn >= 0) close(conn);
+    close(listener);
+  }
+
+  // One byte there and back over the established connection; -1 on timeout.
+  double RoundTripMs() {
+    auto start = std::chrono::steady_clock::now();
+    char c = 'x';
+    if (write(client_, &c, 1) != 1) return -1;
+    pollfd p{client_, POLLIN, 0};
+    if (poll(&p, 1, 2000) != 1 || read(client_, &c, 1) != 1) return -1;
+    return Millis(std::chrono::steady_clock::now() - start).count();
+  }
+
+  struct Rtts {
+    double min, median, max;
+  };
+  Rtts Measure(int n = 21) {
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) {
+      double ms = RoundTripMs();
+      EXPECT_GE(ms, 0) << "round trip " << i << " timed out";
+      v.push_back(ms);
+    }
+    std::sort(v.begin(), v.end());
+    return {v.front(), v[v.size() / 2], v.back()};
+  }
+  static std::string Show(const Rtts& r) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "min %.3f ms, median %.3f ms, max %.3f ms", r.min, r.median, r.max);
+    return buf;
+  }
+
+  std::string Ruleset() {
+    auto out = RunChecked(*runner_, {"iptables-save"});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    if (!out.ok()) return "";
+    std::string text = std::regex_replace(*out, std::regex("^#.*\n", std::regex::multiline), "");
+    return std::regex_replace(text, std::regex("\\[[0-9]+:[0-9]+\\]"), "[]");
+  }
+  std::string Queues() {
+    auto text = sysfs_->Read("/proc/net/netfilter/nfnetlink_queue");
+    return text.ok() ? *text : "";
+  }
+
+  Host host() { return Host{runner_.get(), sysfs_.get()}; }
+
+  // Capture, Apply (inside fdq-a), Verify, measure; Revert twice,
+  // VerifyReverted, measure; ruleset and queue table as before.
+  void DelaysThenRestores(const Json& params, Duration min_added, Duration max_added) {
+    std::string rules_before = Ruleset();
+    Rtts before = Measure();
+    auto made = MakeFault("link_delay", params, host());
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    auto& f = *made;
+    Status captured = f->Capture();
+    ASSERT_TRUE(captured.ok()) << captured.ToString();
+    EXPECT_EQ(f->Saved()["mode"], "nfqueue") << "this kernel has sch_netem; the e2e is for the delay line";
+    Status applied = InNamespace(a_, [&] { return f->Apply(); });
+    EXPECT_TRUE(applied.ok()) << applied.ToString();
+    Rtts during{};
+    if (applied.ok()) {
+      Status v = f->Verify();
+      EXPECT_TRUE(v.ok()) << v.ToString();
+      std::cout << "  queue table while applied: " << Queues();
+      during = Measure();
+      double lo = Millis(min_added).count(), hi = Millis(max_added).count();
+      EXPECT_GE(during.min - before.median, lo) << Show(during);
+      EXPECT_LE(during.max - before.median, hi) << Show(during);
+    }
+    Status reverted = f->Revert();
+    ASSERT_TRUE(reverted.ok()) << reverted.ToString();
+    ASSERT_TRUE(f->Revert().ok());
+    Status verified = f->VerifyReverted();
+    EXPECT_TRUE(verified.ok()) << verified.ToString();
+    Rtts after = Measure();
+    EXPECT_LT(after.median, before.median + 2.0) << Show(after);
+    EXPECT_EQ(Ruleset(), rules_before);
+    EXPECT_EQ(Queues(), "");
+    std::cout << "  " << params.dump() << "\n  before:  " << Show(before) << "\n  applied: " << Show(during)
+              << "\n  after:   " << Show(after) << "\n";
+  }
+
+  RealProcessRunner real_;
+  std::unique_ptr<NamespaceRunner> runner_;
+  std::unique_ptr<NamespaceSysFs> sysfs_;
+  std::string a_, b_;
+  std::thread server_;
+  std::atomic<bool> stop_{false};
+  int client_ = -1;
+};
+
+TEST_F(LinkDelayE2e, EgressDelayRaisesTheRoundTripByTheDelay) {
+  // A round trip holds each client segment once: +20 ms, plus the line's wakeup.
+  DelaysThenRestores({{"interface", "fab0"}, {"delay", "20ms"}}, std::chrono::milliseconds(20),
+                     std::chrono::milliseconds(30));
+}
+
+TEST_F(LinkDelayE2e, IngressFromThePeerWithJitterStaysInItsWindow) {
+  DelaysThenRestores(
+      {{"interface", "fab0"}, {"delay", "10ms"}, {"jitter", "3ms"}, {"direction", "ingress"}, {"peer", kServer}},
+      std::chrono::milliseconds(7), std::chrono::milliseconds(20));
+}
+
+TEST_F(LinkDelayE2e, ADeadAgentsRuleBypassesAndTheJournalSweepRemovesIt) {
+  std::string rules_before = Ruleset();
+  Json params = {{"interface", "fab0"}, {"delay", "20ms"}};
+  auto first = MakeFault("link_delay", params, host());
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*first)->Capture().ok());
+  Json record = {{"kind", "link_delay"}, {"params", params}, {"saved", (*first)->Saved()}};
+  Status applied = InNamespace(a_, [&] { return (*first)->Apply(); });
+  ASSERT_TRUE(applied.ok()) << applied.ToString();
+  EXPECT_GE(Measure(5).min, 20.0);
+  first->reset();  // the agent died: its socket closed, the rule stayed
+  EXPECT_NE(Ruleset(), rules_before);
+  Rtts orphaned = Measure();
+  EXPECT_LT(orphaned.max, 10.0) << "--queue-bypass should pass packets undelayed: " << Show(orphaned);
+  auto again = RestoreFault(record, host());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE((*again)->Verify().ok());  // no reader: the fault is not in force
+  ASSERT_TRUE((*again)->Revert().ok());
+  Status verified = (*again)->VerifyReverted();
+  EXPECT_TRUE(verified.ok()) << verified.ToString();
+  EXPECT_EQ(Ruleset(), rules_before);
+  std::cout << "  orphaned rule, no reader: " << Show(orphaned) << "\n";
+}
+
+TEST_F(LinkDelayE2e, ABoundQueueIsRefusedByCaptureAndByTheKernel) {
+  Json params = {{"interface", "fab0"}, {"delay", "5ms"}};
+  auto first = MakeFault("link_delay", params, host());
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*first)->Capture().ok());
+  ASSERT_TRUE(InNamespace(a_, [&] { return (*first)->Apply(); }).ok());
+  auto second = MakeFault("link_delay", params, host());
+  ASSERT_TRUE(second.ok());
+  Status s = (*second)->Capture();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  // Past Capture, the kernel itself refuses a second reader on the queue.
+  uint16_t queue = (*first)->Saved()["queue"].get<uint16_t>();
+  auto line = MakeNfqueueDelayLine();
+  Status started = InNamespace(a_, [&] { return line->Start({queue, std::chrono::milliseconds(5), Duration(0)}); });
+  EXPECT_EQ(started.code(), StatusCode::kFailedPrecondition) << started.ToString();
+  line->Stop();
+  ASSERT_TRUE((*first)->Revert().ok());
+  EXPECT_TRUE((*first)->VerifyReverted().ok());
+  EXPECT_EQ(Queues(), "");
+  std::cout << "  second reader: " << started.message() << "\n";
+}
+
+}  // namespace
+}  // namespace fdrill
