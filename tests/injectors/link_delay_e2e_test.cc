@@ -69,6 +69,12 @@ class NamespaceSysFs final : public SysFs {
     auto r = runner_->Run({"test", "-e", path}, std::chrono::seconds(5));
     return r.ok() && r->exit_code == 0;
   }
+  Status MakeDir(const std::string& path) override {
+    return FailedPrecondition("NamespaceSysFs is read-only: " + path);
+  }
+  Status RemoveDir(const std::string& path) override {
+    return FailedPrecondition("NamespaceSysFs is read-only: " + path);
+  }
 
  private:
   ProcessRunner* runner_;
