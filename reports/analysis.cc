@@ -167,6 +167,15 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   }
 
   s.expectations = EvaluateExpectations(run.plan.expectations, s);
+  // A job that failed fails the drill whatever the scenario expected: the
+  // reason is the workload's exit (and the fault before it, job_failed_after_s).
+  for (const Event& e : run.events) {
+    if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) {
+      s.expectations.push_back(
+          {.name = "job_completed", .limit = true, .measured = false, .pass = false});
+      break;
+    }
+  }
   s.verdict = DecideVerdict(harness_errors, s.expectations);
   return s;
 }

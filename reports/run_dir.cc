@@ -247,6 +247,7 @@ Result<Event> ParseEventLine(std::string_view line, std::string_view where) {
     f.String("message", Need::kRequired, &e.message);
   } else if (type == "abort") {
     f.String("reason", Need::kRequired, &e.reason);
+    f.String("cause", Need::kOptional, &e.cause);
   } else if (type == "drill_end") {
     f.String("status", Need::kRequired, &e.status);
     if (f.status().ok() && e.status != "completed" && e.status != "aborted" &&

@@ -59,8 +59,10 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
       ++r.restarts;
       r.iterations_lost += e.iterations_lost.value_or(0);
     } else if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) {
-      r.data_intact = false;
-      // fdrill-collective exits 3 when its data check failed.
+      // fdrill-collective exits 3 when its data check failed; any other
+      // failure (a killed rank) ends the job without saying the data was
+      // wrong: the job_completed expectation fails instead (Analyze).
+      if (*e.exit_code == 3) r.data_intact = false;
       errors->push_back(fmt::format("{}workload exited with code {}{}", Where(e.node), *e.exit_code,
                                     *e.exit_code == 3 ? " (data check failed)" : ""));
     }
@@ -105,14 +107,18 @@ std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected
 std::vector<std::string> HarnessErrors(const RunData& run) {
   std::vector<std::string> out;
   const Event* end = nullptr;
+  bool job_ended = false;
   for (const Event& e : run.events) {
     if (e.type == "error") out.push_back(Where(e.node) + e.message);
-    if (e.type == "abort") out.push_back("aborted: " + e.reason);
+    // The job ending the drill is a result (the job_completed expectation),
+    // not a harness error.
+    if (e.type == "abort" && e.cause != "job") out.push_back("aborted: " + e.reason);
+    if (e.type == "abort" && e.cause == "job") job_ended = true;
     if (e.type == "drill_end") end = &e;
   }
   if (end == nullptr) {
     out.push_back("the drill did not finish: events.jsonl has no drill_end");
-  } else if (end->status != "completed") {
+  } else if (end->status != "completed" && !(end->status == "aborted" && job_ended)) {
     out.push_back("the drill ended with status " + end->status);
   }
   if (run.metrics.empty()) out.push_back("no iteration was recorded in metrics.jsonl");

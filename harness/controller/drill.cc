@@ -67,6 +67,7 @@ class DrillRun {
   std::set<int> ranks_seen_;
   std::optional<int> workload_exit_;
   std::atomic<bool> failed_{false};
+  bool job_ended_ = false;  // the workload exited before the timeline ended (guarded by mu_)
   std::atomic<bool> closing_{false};
   std::string failure_;
   std::map<std::string, std::string> applied_;  // fault id -> node, while in force
@@ -105,10 +106,10 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
 bool DrillRun::SleepUntil(Clock::TimePoint deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   while (clock_.Now() < deadline) {
-    if (Aborted()) return false;
+    if (Aborted() || workload_exit_) return false;  // a workload exit ends the timeline at once
     cv_.wait_until(lock, std::min(deadline, clock_.Now() + std::chrono::milliseconds(50)));
   }
-  return !Aborted();
+  return !Aborted() && !workload_exit_;
 }
 
 Status DrillRun::Connect() {
@@ -230,15 +231,21 @@ Status DrillRun::WalkTimeline() {
   auto steps = BuildTimeline(s_);
   auto t0 = clock_.Now();
   for (const Step& step : steps) {
-    if (!SleepUntil(t0 + step.at)) return Status::Ok();  // aborted; Cleanup reverts
+    const bool on_time = SleepUntil(t0 + step.at);
     {
+      // The job ended before the drill did (a killed rank, a collective
+      // error): a result of the drill, not a failure of the harness. The
+      // timeline stops; Cleanup reverts what is applied.
       std::lock_guard<std::mutex> lock(mu_);
       if (workload_exit_) {
-        rec_->Event("abort", {{"reason", "the workload exited during the drill"}});
-        failed_ = true;
+        rec_->Event("abort", {{"reason", "the workload exited during the drill (code " +
+                                             std::to_string(*workload_exit_) + ")"},
+                              {"cause", "job"}});
+        job_ended_ = true;
         return Status::Ok();
       }
     }
+    if (!on_time) return Status::Ok();  // aborted; Cleanup reverts
     const PhaseSpec& phase = s_.phases[static_cast<size_t>(step.phase)];
     if (step.kind == Step::kPhaseStart || step.kind == Step::kPhaseEnd) {
       rec_->Event(StepKindName(step.kind), {{"phase", phase.name}});
@@ -419,7 +426,7 @@ Status DrillRun::Run() {
     } else {
       (void)WalkTimeline();
       if (failed_) status = "error";
-      else if (opt_.abort && opt_.abort->load()) status = "aborted";
+      else if ((opt_.abort && opt_.abort->load()) || job_ended_) status = "aborted";
     }
   }
   if (opt_.abort && opt_.abort->load()) rec_->Event("abort", {{"reason", "interrupted (SIGINT/SIGTERM)"}});

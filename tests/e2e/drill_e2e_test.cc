@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -121,6 +123,88 @@ TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {
   }
   EXPECT_GT(lines, 400);
   EXPECT_EQ(wrong, 0);
+}
+
+// Processes of fdrill's own: the workload's ranks and fdrill-burn, by
+// executable, anywhere on the machine (every emulated node shares it).
+int OwnProcesses(bool stopped_only) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::error_code ec;
+    fs::path exe = fs::read_symlink(e.path() / "exe", ec);
+    if (ec) continue;
+    std::string name = exe.filename().string();
+    if (name != "fdrill-collective" && name != "fdrill-burn") continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto close = text.rfind(')');
+    const bool stopped = close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'T';
+    if (!stopped_only || stopped) ++n;
+  }
+  return n;
+}
+
+// rank_pause (hung rank, straggler) and cpu_hog: none touches the network,
+// each shows in the job's iteration times, and afterwards every rank runs
+// and no fdrill-burn process or cgroup is left.
+TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
+  std::string before = FabricLinks();
+  fs::path out = work_ / "rps";
+  auto run = Fdrill(
+      {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/rank-pause-straggler.yaml", "--out", out.string()}, 180);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
+  ASSERT_EQ(s["faults"].size(), 3u) << s.dump(2);
+  std::map<std::string, json> by_id;
+  for (const auto& f : s["faults"]) by_id[f["id"]] = f;
+  for (const auto& [id, f] : by_id) {
+    ASSERT_TRUE(f["slowdown"].is_number()) << f.dump();
+    ASSERT_TRUE(f["time_to_recover_s"].is_number()) << f.dump();
+  }
+  // A 3 s stop stalls every rank for about 3 s.
+  EXPECT_GE(by_id["hung-rank"]["slowdown"].get<double>(), 5.0) << by_id["hung-rank"].dump();
+  EXPECT_GE(by_id["hung-rank"]["stall_ms"].get<double>(), 2500.0) << by_id["hung-rank"].dump();
+  EXPECT_GE(by_id["straggler"]["slowdown"].get<double>(), 1.1) << by_id["straggler"].dump();
+  EXPECT_GE(by_id["cpu-hog"]["slowdown"].get<double>(), 1.1) << by_id["cpu-hog"].dump();
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>());
+  EXPECT_EQ(FabricLinks(), before);
+  EXPECT_EQ(OwnProcesses(false), 0) << "a rank or fdrill-burn outlived the drill";
+}
+
+// rank_kill: Open MPI aborts the job a few seconds after a rank dies; the
+// drill stops there, reverts, and fails (exit 1) with the time from the
+// kill to the job's failure — an outcome, not an error of the harness.
+TEST_F(DrillE2E, RankKillEndsTheJobAndTheDrillFailsWithTheTimeToFailure) {
+  fs::path scenario = work_ / "rank-kill.yaml";
+  std::ofstream(scenario) << "name: rank-kill\n"
+                             "fabric: {emulated: {nodes: 4}}\n"
+                             "workload: {op: all_reduce, dtype: float32, size: 1M, ranks_per_node: 1, backend: mpi}\n"
+                             "phases:\n"
+                             "  - {name: baseline, duration: 6s}\n"
+                             "  - name: crash\n"
+                             "    duration: 20s\n"
+                             "    faults:\n"
+                             "      - {id: crash, kind: rank_kill, node: n2, params: {rank: 2}}\n"
+                             "  - {name: after, duration: 5s}\n"
+                             "expect: {no_residue: true}\n";
+  fs::path out = work_ / "rk";
+  auto run = Fdrill({"run", scenario.string(), "--out", out.string()}, 120);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "fail") << s.dump(2);
+  ASSERT_EQ(s["faults"].size(), 1u);
+  const json& f = s["faults"][0];
+  ASSERT_TRUE(f["job_failed_after_s"].is_number()) << f.dump();
+  EXPECT_LT(f["job_failed_after_s"].get<double>(), 15.0) << f.dump();
+  bool job_expectation = false;
+  for (const auto& e : s["expectations"]) {
+    if (e["name"] == "job_completed") job_expectation = !e["pass"].get<bool>();
+  }
+  EXPECT_TRUE(job_expectation) << s["expectations"].dump();
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  EXPECT_EQ(OwnProcesses(false), 0) << "a rank outlived the aborted job";
 }
 
 TEST_F(DrillE2E, MissingInterfaceIsRefusedBeforeAnythingIsTouched) {

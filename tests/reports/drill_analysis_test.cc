@@ -212,6 +212,33 @@ TEST(DrillAnalysis, AWorkloadExitCodeThreeIsADataCheckFailure) {
   EXPECT_EQ(s.verdict, Verdict::kFail);
 }
 
+// A killed rank ends the job: the drill fails (exit 1) with the job's exit
+// and the time from the fault to it, not an error of the harness, and the
+// data is not called wrong.
+TEST(DrillAnalysis, AJobKilledByTheFaultFailsTheDrillWithTheTimeToFailure) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.end_s = 18.0;
+  for (auto& e : run.events) {
+    if (e["type"] == "workload_exit" && e["node"] == "n0") {
+      e["exit_code"] = 137;
+      e["t"] = 18.5;
+    }
+    if (e["type"] == "drill_end") e["status"] = "aborted";
+  }
+  run.AddEvent(18.6, "abort", {{"reason", "the workload exited during the drill (code 137)"}, {"cause", "job"}});
+  Summary s = AnalyzeRun(run);
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+  EXPECT_EQ(ExitCodeForVerdict(s.verdict), 1);
+  ASSERT_NE(Find(s, "job_completed"), nullptr);
+  EXPECT_FALSE(Find(s, "job_completed")->pass);
+  EXPECT_TRUE(s.rollback.data_intact);
+  EXPECT_TRUE(HasError(s, "n0: workload exited with code 137"));
+  EXPECT_FALSE(HasError(s, "aborted:"));
+  ASSERT_EQ(s.faults.size(), 1u);
+  ASSERT_TRUE(s.faults[0].job_failed_after_s.has_value());
+  EXPECT_NEAR(*s.faults[0].job_failed_after_s, 3.5, 1e-9);
+}
+
 TEST(DrillAnalysis, RestartsAndIterationsLostComeFromEvents) {
   SyntheticRun run = SyntheticRun::Standard();
   run.AddEvent(25.0, "workload_restart", {{"node", "n3"}, {"iterations_lost", 12}});
