@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "harness/core/log.h"
 #include "injectors/netdev.h"
@@ -82,10 +83,11 @@ Result<Json> AgentService::Check(const Json& req) {
   return Json::object();
 }
 
-// What the process and host faults could leave behind: stopped workload
-// ranks of this node, fdrill-burn processes, and fdrill-burn cgroups.
+// What faults beyond links and qdiscs could leave behind: fdrill's iptables
+// rules, stopped workload ranks of this node, fdrill-burn processes and
+// cgroups.
 Json AgentService::HostSnapshot() {
-  Json host = {{"stopped_ranks", 0}, {"burners", 0}, {"burn_cgroups", Json::array()}};
+  Json host = {{"stopped_ranks", 0}, {"burners", 0}, {"burn_cgroups", Json::array()}, {"fdrill_rules", Json::array()}};
   if (host_.procs == nullptr) return host;
   const std::string own_ns = host_.procs->OwnNetNs();
   int stopped = 0, burners = 0;
@@ -97,6 +99,18 @@ Json AgentService::HostSnapshot() {
       if (info->exe_name == kBurnExe && info->state != 'Z') ++burners;
     }
   }
+  // fdrill's iptables rules and chains (link_loss, link_partition,
+  // link_delay): every iptables-save line that names an FDRILL- chain.
+  Json rules = Json::array();
+  if (host_.runner != nullptr) {
+    if (auto saved = RunChecked(*host_.runner, {"iptables-save"}); saved.ok()) {
+      std::istringstream lines(*saved);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find("FDRILL-") != std::string::npos) rules.push_back(line);
+      }
+    }
+  }
+  host["fdrill_rules"] = rules;
   host["stopped_ranks"] = stopped;
   host["burners"] = burners;
   if (host_.sysfs != nullptr) {

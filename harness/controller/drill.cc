@@ -354,7 +354,7 @@ void DrillRun::Cleanup() {
     const Json none = Json::object();
     const Json& host_before = n.snapshot.contains("host") ? n.snapshot["host"] : none;
     const Json& host_after = after->contains("host") ? (*after)["host"] : none;
-    for (const char* key : {"stopped_ranks", "burners", "burn_cgroups"}) {
+    for (const char* key : {"stopped_ranks", "burners", "burn_cgroups", "fdrill_rules"}) {
       if (host_before.contains(key) && host_after.contains(key) && host_before[key] != host_after[key]) {
         residue.push_back({{"node", n.node->name}, {"object", std::string("host ") + key},
                            {"before", host_before[key]}, {"after", host_after[key]}});

@@ -173,6 +173,31 @@ TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   EXPECT_EQ(OwnProcesses(false), 0) << "a rank or fdrill-burn outlived the drill";
 }
 
+// link_loss and link_partition through whole drills (scenarios/): each slows
+// the job measurably, the job recovers, and no FDRILL- iptables rule or chain
+// is left (the agents' snapshot lists them; residue compares).
+TEST_F(DrillE2E, LinkLossAndPartitionSlowTheJobAndLeaveNoRule) {
+  for (const char* name : {"link-loss", "partition"}) {
+    SCOPED_TRACE(name);
+    fs::path out = work_ / name;
+    auto run = Fdrill(
+        {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml", "--out", out.string()}, 120);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    json s = ReadJson(out / "summary.json");
+    EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
+    ASSERT_EQ(s["faults"].size(), 1u) << s.dump(2);
+    const json& f = s["faults"][0];
+    ASSERT_TRUE(f["slowdown"].is_number()) << f.dump();
+    EXPECT_GE(f["slowdown"].get<double>(), 1.5) << f.dump();
+    ASSERT_TRUE(f["time_to_recover_s"].is_number()) << f.dump();
+    EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+    for (int i = 0; i < 4; ++i) {
+      std::string rules = Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(i), "iptables-save"});
+      EXPECT_EQ(rules.find("FDRILL-"), std::string::npos) << rules;
+    }
+  }
+}
+
 // rank_kill: Open MPI aborts the job a few seconds after a rank dies; the
 // drill stops there, reverts, and fails (exit 1) with the time from the
 // kill to the job's failure — an outcome, not an error of the harness.
