@@ -30,27 +30,9 @@ struct SignalName {
 constexpr SignalName kSignals[] = {{"KILL", SIGKILL}, {"TERM", SIGTERM}, {"INT", SIGINT},
                                    {"SEGV", SIGSEGV}, {"ABRT", SIGABRT}, {"BUS", SIGBUS}};
 
-class RankKill final : public Fault {
+class RankKill final : public RankFault {
  public:
-  RankKill(Host host, std::optional<int> rank, SignalName sig) : host_(host), rank_(rank), sig_(sig) {}
-
-  Status Check() override { return CheckRankAccess(host_); }
-
-  Status Capture() override {
-    if (Status s = CheckRankAccess(host_); !s.ok()) return s;
-    auto ranks = FindRanks(*host_.procs, rank_);
-    if (!ranks.ok()) return ranks.status().Annotate("rank_kill");
-    ranks_ = *ranks;
-    return Status::Ok();
-  }
-
-  Json Saved() const override { return {{"ranks", RanksToJson(ranks_)}}; }
-  Status Load(const Json& saved) override {
-    auto ranks = RanksFromJson(saved.value("ranks", Json::array()));
-    if (!ranks.ok()) return ranks.status();
-    ranks_ = *ranks;
-    return Status::Ok();
-  }
+  RankKill(Host host, std::optional<int> rank, SignalName sig) : RankFault(host, rank, "rank_kill"), sig_(sig) {}
 
   Status Apply() override {
     for (const RankProc& r : ranks_) {
@@ -85,7 +67,6 @@ class RankKill final : public Fault {
   Status Revert() override { return Status::Ok(); }
   Status VerifyReverted() override { return Status::Ok(); }
 
-  std::string Target() const override { return "ranks"; }
   std::vector<std::string> Mechanism() const override {
     return {"apply: kill -" + std::string(sig_.name) + " " + DescribeRanks(rank_) + " (" + kWorkloadExe +
                 " in this node's network namespace)",
@@ -93,20 +74,15 @@ class RankKill final : public Fault {
   }
 
  private:
-  Host host_;
-  std::optional<int> rank_;
   SignalName sig_;
-  std::vector<RankProc> ranks_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Fault>> MakeRankKill(const Json& params, Host host) {
   ParamReader p(params);
-  std::optional<int> rank;
-  auto r = p.Int("rank", -1, 0, 1 << 30);  // -1 (absent): every rank on the node
-  if (!r.ok()) return r.status();
-  if (*r >= 0) rank = static_cast<int>(*r);
+  auto rank = ReadRankParam(p);
+  if (!rank.ok()) return rank.status();
   auto name = p.String("signal", "KILL");
   if (!name.ok()) return name.status();
   std::string upper = *name;
@@ -120,7 +96,7 @@ Result<std::unique_ptr<Fault>> MakeRankKill(const Json& params, Host host) {
   }
   if (sig == nullptr) return InvalidArgument("params.signal: \"" + *name + "\" is not one of " + known);
   if (auto s = p.Finish(); !s.ok()) return s;
-  return std::unique_ptr<Fault>(std::make_unique<RankKill>(host, rank, *sig));
+  return std::unique_ptr<Fault>(std::make_unique<RankKill>(host, *rank, *sig));
 }
 
 }  // namespace fdrill

@@ -25,28 +25,10 @@ namespace fdrill {
 
 namespace {
 
-class RankPause final : public Fault {
+class RankPause final : public RankFault {
  public:
   RankPause(Host host, std::optional<int> rank, std::optional<Duration> on, std::optional<Duration> period)
-      : host_(host), rank_(rank), on_(on), period_(period) {}
-
-  Status Check() override { return CheckRankAccess(host_); }
-
-  Status Capture() override {
-    if (Status s = CheckRankAccess(host_); !s.ok()) return s;
-    auto ranks = FindRanks(*host_.procs, rank_);
-    if (!ranks.ok()) return ranks.status().Annotate("rank_pause");
-    ranks_ = *ranks;
-    return Status::Ok();
-  }
-
-  Json Saved() const override { return {{"ranks", RanksToJson(ranks_)}}; }
-  Status Load(const Json& saved) override {
-    auto ranks = RanksFromJson(saved.value("ranks", Json::array()));
-    if (!ranks.ok()) return ranks.status();
-    ranks_ = *ranks;
-    return Status::Ok();
-  }
+      : RankFault(host, rank, "rank_pause"), on_(on), period_(period) {}
 
   Status Apply() override { return SetPaused(true); }
 
@@ -92,7 +74,6 @@ class RankPause final : public Fault {
     return Status::Ok();
   }
 
-  std::string Target() const override { return "ranks"; }
   std::vector<std::string> Mechanism() const override {
     std::string what = DescribeRanks(rank_) + " (" + kWorkloadExe + " in this node's network namespace)";
     if (on_ && period_) {
@@ -116,11 +97,8 @@ class RankPause final : public Fault {
     return Status::Ok();
   }
 
-  Host host_;
-  std::optional<int> rank_;
   std::optional<Duration> on_;
   std::optional<Duration> period_;
-  std::vector<RankProc> ranks_;
   bool paused_ = false;
 };
 
@@ -128,10 +106,8 @@ class RankPause final : public Fault {
 
 Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host) {
   ParamReader p(params);
-  std::optional<int> rank;
-  auto r = p.Int("rank", -1, 0, 1 << 30);  // -1 (absent): every rank on the node
-  if (!r.ok()) return r.status();
-  if (*r >= 0) rank = static_cast<int>(*r);
+  auto rank = ReadRankParam(p);
+  if (!rank.ok()) return rank.status();
   std::optional<Duration> on, period;
   auto o = p.Dur("on", Duration::zero());
   if (!o.ok()) return o.status();
@@ -150,7 +126,7 @@ Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host) {
     period = *per;
   }
   if (auto s = p.Finish(); !s.ok()) return s;
-  return std::unique_ptr<Fault>(std::make_unique<RankPause>(host, rank, on, period));
+  return std::unique_ptr<Fault>(std::make_unique<RankPause>(host, *rank, on, period));
 }
 
 Status ProbeRanks(const Json&, Host host) { return CheckRankAccess(host); }

@@ -35,6 +35,27 @@ std::string DescribeRanks(std::optional<int> rank) {
   return rank ? "rank " + std::to_string(*rank) : "every rank on this node";
 }
 
+Result<std::optional<int>> ReadRankParam(ParamReader& p) {
+  auto r = p.Int("rank", -1, 0, 1 << 30);  // -1 (absent): every rank on the node
+  if (!r.ok()) return r.status();
+  return *r >= 0 ? std::optional<int>(static_cast<int>(*r)) : std::nullopt;
+}
+
+Status RankFault::Capture() {
+  if (Status s = CheckRankAccess(host_); !s.ok()) return s;
+  auto ranks = FindRanks(*host_.procs, rank_);
+  if (!ranks.ok()) return ranks.status().Annotate(kind_);
+  ranks_ = *ranks;
+  return Status::Ok();
+}
+
+Status RankFault::Load(const Json& saved) {
+  auto ranks = RanksFromJson(saved.value("ranks", Json::array()));
+  if (!ranks.ok()) return ranks.status();
+  ranks_ = *ranks;
+  return Status::Ok();
+}
+
 Json RanksToJson(const std::vector<RankProc>& ranks) {
   Json out = Json::array();
   for (const auto& r : ranks) out.push_back({{"pid", r.pid}, {"start_ticks", r.start_ticks}, {"rank", r.rank}});

@@ -16,6 +16,8 @@
 #include "harness/host/host.h"
 #include "harness/host/processes.h"
 #include "harness/wire/wire.h"
+#include "injectors/injector.h"
+#include "injectors/params.h"
 
 namespace fdrill {
 
@@ -39,5 +41,28 @@ std::string DescribeRanks(std::optional<int> rank);
 
 Json RanksToJson(const std::vector<RankProc>& ranks);
 Result<std::vector<RankProc>> RanksFromJson(const Json& j);
+
+// params.rank: a rank number, or absent for every rank on the node.
+Result<std::optional<int>> ReadRankParam(ParamReader& p);
+
+// What rank_pause and rank_kill share: the pre-drill Check (the ranks do not
+// exist yet), Capture selecting the ranks, and their (pid, start time) list
+// as the saved state a journal sweep needs.
+class RankFault : public Fault {
+ public:
+  RankFault(Host host, std::optional<int> rank, std::string kind)
+      : host_(host), rank_(rank), kind_(std::move(kind)) {}
+  Status Check() override { return CheckRankAccess(host_); }
+  Status Capture() override;
+  Json Saved() const override { return {{"ranks", RanksToJson(ranks_)}}; }
+  Status Load(const Json& saved) override;
+  std::string Target() const override { return "ranks"; }
+
+ protected:
+  Host host_;
+  std::optional<int> rank_;
+  std::string kind_;
+  std::vector<RankProc> ranks_;
+};
 
 }  // namespace fdrill
