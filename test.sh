@@ -16,3 +16,9 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "test.sh: not root: the e2e tests (emulated fabric) will be skipped; run as root for the full suite" >&2
 fi
 ctest --test-dir build --output-on-failure --timeout 600 "$@"
+
+# libFuzzer targets (wire decoder, scenario loader; clang, ASan + UBSan) for
+# a bounded time each: FDRILL_FUZZ_SECONDS (default 30; 0 skips).
+if [ "${FDRILL_FUZZ_SECONDS:-30}" != "0" ]; then
+  scripts/fuzz.sh "${FDRILL_FUZZ_SECONDS:-30}"
+fi

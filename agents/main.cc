@@ -20,6 +20,7 @@
 #include "agents/server.h"
 #include "harness/core/log.h"
 #include "harness/host/real_process_runner.h"
+#include "harness/host/launch_env.h"
 #include "harness/host/real_processes.h"
 #include "harness/tls/tls_context.h"
 
@@ -93,6 +94,7 @@ int main(int argc, char** argv) {
   config.state_dir = state_dir;
   config.allowlist = {allow.begin(), allow.end()};
   if (const char* t = std::getenv("TMPDIR")) config.tmpdir = t;
+  host.launch_env_dir = LaunchEnvDir(config.tmpdir);
   if (!revert_all) {
     auto mgmt = InterfaceOwningAddress(runner, listen_host);
     if (!mgmt.ok()) {

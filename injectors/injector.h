@@ -99,6 +99,7 @@ Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkDelay(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeNcclEnv(const Json& params, Host host);
 
 // Each injector's capability probe (see CapabilityProbe).
 Status ProbeLinkRate(const Json& params, Host host);

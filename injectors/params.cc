@@ -106,6 +106,13 @@ Result<int64_t> ParamReader::Int(const std::string& key, int64_t def, int64_t mi
   return n;
 }
 
+Result<bool> ParamReader::Bool(const std::string& key, bool def) {
+  const Json* v = Find(key);
+  if (!v) return def;
+  if (!v->is_boolean()) return KeyError(key, "must be true or false");
+  return v->get<bool>();
+}
+
 Status ParamReader::Finish() const {
   if (params_.is_null()) return Status::Ok();
   if (!params_.is_object()) return InvalidArgument("params: must be a mapping of key: value");

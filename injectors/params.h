@@ -23,6 +23,8 @@ class ParamReader {
   Result<uint64_t> Rate(const std::string& key);                      // required, bit/s
   Result<uint64_t> Size(const std::string& key, uint64_t def);
   Result<int64_t> Int(const std::string& key, int64_t def, int64_t min, int64_t max);
+  Result<bool> Bool(const std::string& key, bool def);
+  bool Has(const std::string& key) const { return params_.is_object() && params_.contains(key); }
   // Unknown keys are an error; call after reading every key.
   Status Finish() const;
 

@@ -58,6 +58,9 @@ const std::vector<InjectorInfo>& Injectors() {
        "interface, delay (e.g. 20ms, at most 10s), jitter (default 0, at most delay), direction (egress|ingress, "
        "default egress), peer (optional IPv4); NFQUEUE numbers 64768-65023 are fdrill's",
        &MakeLinkDelay, &ProbeLinkDelay},
+      {"nccl_env", "restrict NCCL for workloads started on the node from now on (P2P, NVLS, IB HCAs, channels)",
+       "p2p_disable (bool), nvls_enable (bool), ib_hca (NCCL_IB_HCA list), max_channels (1-64): at least one",
+       &MakeNcclEnv, nullptr},
   };
   return kInjectors;
 }

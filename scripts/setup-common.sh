@@ -9,6 +9,7 @@ FDRILL_PACKAGES=(
   openmpi-bin libopenmpi-dev
   iproute2 iptables util-linux procps
   libnetfilter-queue-dev
+  clang libclang-rt-14-dev
   chromium
 )
 

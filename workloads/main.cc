@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/host/launch_env.h"
 #include "workloads/backends.h"
 #include "workloads/cli.h"
 #include "workloads/metrics.h"
@@ -149,6 +150,22 @@ int Run(const Config& config, MpiWorld& world) {
   return Benchmark(config, *plan, world, **backend, metrics->get());
 }
 
+// The nccl_env fault's settings for ranks started on this node
+// (harness/host/launch_env.h), exported before anything initialises NCCL.
+// Said once per process on stderr, so the job log shows the restriction.
+Status ExportLaunchEnv() {
+  const std::string dir = LaunchEnvDir(TmpDirFromEnv());
+  auto env = ReadLaunchEnv(dir);
+  if (!env.ok()) return env.status().Annotate("launch environment");
+  std::string said;
+  for (const auto& [name, value] : *env) {
+    setenv(name.c_str(), value.c_str(), 1);
+    said += " " + name + "=" + value;
+  }
+  if (!said.empty()) std::cerr << ("fdrill-collective: launch environment from " + dir + ":" + said + "\n") << std::flush;
+  return Status::Ok();
+}
+
 }  // namespace
 }  // namespace fdrill
 
@@ -163,6 +180,10 @@ int main(int argc, char** argv) {
   if (invocation->print_and_exit) {
     std::cout << invocation->text;
     return kExitOk;
+  }
+  if (Status s = ExportLaunchEnv(); !s.ok()) {
+    PrintError(s);
+    return kExitUsage;
   }
   Result<std::unique_ptr<MpiWorld>> world = MpiWorld::Init(&argc, &argv);
   if (!world.ok()) {

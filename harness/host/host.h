@@ -48,6 +48,8 @@ class SysFs {
   // mkdir / rmdir of one directory (a cgroup): Ok when it already is so.
   virtual Status MakeDir(const std::string& path) = 0;
   virtual Status RemoveDir(const std::string& path) = 0;
+  // unlink of one file: Ok when it is already gone.
+  virtual Status RemoveFile(const std::string& path) = 0;
 };
 
 class ProcessTable;  // processes.h
@@ -58,6 +60,9 @@ struct Host {
   ProcessRunner* runner = nullptr;
   SysFs* sysfs = nullptr;
   ProcessTable* procs = nullptr;
+  // Where nccl_env leaves environment for the next workload launch on this
+  // node (harness/host/launch_env.h); "" where no injector needs it.
+  std::string launch_env_dir;
 };
 
 }  // namespace fdrill

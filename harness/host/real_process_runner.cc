@@ -133,6 +133,11 @@ Status RealSysFs::MakeDir(const std::string& path) {
   return Unavailable("mkdir " + path + ": " + std::strerror(errno));
 }
 
+Status RealSysFs::RemoveFile(const std::string& path) {
+  if (unlink(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
+  return Unavailable("unlink " + path + ": " + std::strerror(errno));
+}
+
 Status RealSysFs::RemoveDir(const std::string& path) {
   if (rmdir(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
   return Unavailable("rmdir " + path + ": " + std::strerror(errno));

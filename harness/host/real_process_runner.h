@@ -19,6 +19,7 @@ class RealSysFs final : public SysFs {
   bool Exists(const std::string& path) override;
   Status MakeDir(const std::string& path) override;
   Status RemoveDir(const std::string& path) override;
+  Status RemoveFile(const std::string& path) override;
 };
 
 }  // namespace fdrill

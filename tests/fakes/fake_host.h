@@ -93,6 +93,12 @@ class FakeSysFs final : public SysFs {
     }
     return Status::Ok();
   }
+  Status RemoveFile(const std::string& path) override {
+    files_removed.push_back(path);
+    files.erase(path);
+    return Status::Ok();
+  }
+  std::vector<std::string> files_removed;
   std::vector<std::string> dirs_made;
   std::vector<std::string> dirs_removed;
 };

@@ -75,6 +75,9 @@ class NamespaceSysFs final : public SysFs {
   Status RemoveDir(const std::string& path) override {
     return FailedPrecondition("NamespaceSysFs is read-only: " + path);
   }
+  Status RemoveFile(const std::string& path) override {
+    return FailedPrecondition("NamespaceSysFs is read-only: " + path);
+  }
 
  private:
   ProcessRunner* runner_;

@@ -342,3 +342,31 @@ TEST_F(WorkloadProcessTest, UnwritableCheckpointDirExitsTwoBeforeAnyStep) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// The nccl_env fault's file reaches every rank started on the node
+// (harness/host/launch_env.h): exported before NCCL could read it, and said
+// in the job's log; a file with a non-NCCL name stops the launch (exit 2).
+TEST_F(WorkloadProcessTest, ExportsTheLaunchEnvironmentOfItsNode) {
+  const std::string launch = dir_ + "/fdrill-launch-env";
+  std::filesystem::create_directories(launch);
+  std::ofstream(launch + "/nccl_env-1.env") << "NCCL_P2P_DISABLE=1\n";
+  std::vector<std::string> argv = {"env", "TMPDIR=" + dir_};
+  for (const auto& a : Mpirun(2)) argv.push_back(a);
+  for (const char* a : {"-b", "4K", "-n", "2"}) argv.push_back(a);
+  Result<ProcessResult> r = RealProcessRunner().Run(argv, std::chrono::seconds(60));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0) << r->err;
+  EXPECT_NE(r->err.find("launch environment from " + launch + ": NCCL_P2P_DISABLE=1"), std::string::npos) << r->err;
+
+  std::ofstream(launch + "/nccl_env-2.env") << "LD_PRELOAD=/x.so\n";
+  Result<ProcessResult> bad = RealProcessRunner().Run(argv, std::chrono::seconds(60));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->exit_code, 2) << bad->err;
+  EXPECT_NE(bad->err.find("nccl_env-2.env:1: expected NCCL_NAME=VALUE"), std::string::npos) << bad->err;
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang, ASan and UBSan into
+# build-fuzz/ and runs each for SECONDS (default 30), seeded with the
+# scenario library and a few valid frames. Exit 0 when nothing was found; a
+# crash leaves its input in build-fuzz/findings/ and exits 1.
+#   scripts/fuzz.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH="${1:-30}"
+if [ ! -f build-fuzz/build.ninja ]; then
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DFDRILL_FUZZ=ON -DFDRILL_BUILD_TESTS=OFF \
+    -DFDRILL_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build build-fuzz -j "$(nproc)" --target wire_frame_fuzz scenario_fuzz >/dev/null
+
+work=$(mktemp -d /tmp/fdrill-fuzz.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/wire" "$work/scenario" "$work/wire-seed" build-fuzz/findings
+frame() { local body="$1"; printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' 0 0 $((${#body} >> 8)) $((${#body} & 255)))%s" "$body"; }
+frame '{"v":1,"type":"hello","id":1}' > "$work/wire-seed/hello"
+{ frame '{"v":1,"type":"lease","id":2,"ttl_ms":5000}'; frame '{"v":1,"type":"reply","id":2,"ok":true}'; } \
+  > "$work/wire-seed/two"
+
+status=0
+run() {
+  local target="$1"; shift
+  echo "fuzz: $target for ${SECONDS_EACH}s" >&2
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "build-fuzz/bin/$target" \
+      -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -artifact_prefix="build-fuzz/findings/$target-" -print_final_stats=1 "$@" 2> "$work/$target.log"; then
+    echo "fuzz: $target FOUND A FAILURE; input in build-fuzz/findings/, log:" >&2
+    tail -40 "$work/$target.log" >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$work/$target.log" | sed "s/^/fuzz: $target /" >&2
+  fi
+}
+run wire_frame_fuzz "$work/wire" "$work/wire-seed"
+run scenario_fuzz "$work/scenario" scenarios
+exit $status
