@@ -1,5 +1,6 @@
 #include "agents/agent_service.h"
 
+#include "agents/counters.h"
 #include "injectors/burn_process.h"
 #include "injectors/ranks.h"
 
@@ -17,6 +18,7 @@ namespace fdrill {
 namespace {
 constexpr char kVersion[] = "0.1.0";
 constexpr auto kTailEvery = std::chrono::milliseconds(100);
+constexpr auto kCountersEvery = std::chrono::seconds(1);
 }  // namespace
 
 AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
@@ -310,6 +312,11 @@ void AgentService::Tick() {
     if (push_) {
       push_(MakePush("workload_exit", {{"node", config_.node}, {"exit_code", *code}, {"log_tail", LogTail()}}));
     }
+  }
+  if (tail_.watching() && now - last_counters_ >= kCountersEvery) {
+    last_counters_ = now;
+    auto counters = SampleCounters(*host_.runner, config_.mgmt_interface);
+    if (counters.ok() && push_) push_(MakePush("counters", {{"node", config_.node}, {"counters", *counters}}));
   }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) {
     last_tail_ = now;

@@ -98,6 +98,7 @@ class AgentService {
   Workload workload_;
   MetricsTail tail_;
   Clock::TimePoint last_tail_{};
+  Clock::TimePoint last_counters_{};
   bool lease_held_ = false;
   Clock::TimePoint lease_deadline_{};
 };

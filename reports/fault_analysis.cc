@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -21,13 +22,16 @@ std::string Describe(const FaultStats& f) {
   return what.empty() ? "fault " + f.id : fmt::format("fault {} ({})", f.id, what);
 }
 
-// The rank whose median time was the largest over `in` (lowest rank on ties).
+// The rank the others waited for: the largest median of time_ms − wait_ms
+// over `in` (lowest rank on ties). A straggler waits least in the line-up
+// before each collective (its peers wait for it); a rank slow inside the
+// collective has the longest time. Records without wait_ms count it as 0.
 void FindCulprit(const std::vector<const Iteration*>& in, FaultStats* f) {
   std::map<int, std::vector<double>> times;
   std::map<int, std::string> nodes;
   for (const Iteration* it : in) {
     for (const RankSample& r : it->ranks) {
-      times[r.rank].push_back(r.time_ms);
+      times[r.rank].push_back(r.time_ms - r.wait_ms);
       nodes[r.rank] = r.node;
     }
   }
@@ -38,6 +42,45 @@ void FindCulprit(const std::vector<const Iteration*>& in, FaultStats* f) {
       worst = m;
       f->culprit_rank = rank;
       f->culprit = nodes[rank];
+    }
+  }
+}
+
+// The link counters that rose most while the fault was on: per node and
+// interface, the sum of the increases of its *_errors, *_dropped and qdisc_*
+// counters between the last sample before the apply and the last sample at
+// or before the revert (or the data's end).
+void FindCulpritLink(const std::vector<Event>& events, FaultStats* f) {
+  const double from = f->applied_at_s, to = f->reverted_at_s.value_or(kInf);
+  std::map<std::pair<std::string, std::string>, double> before, after;  // (node, counter)
+  for (const Event& e : events) {
+    if (e.type != "counters") continue;
+    for (const auto& [name, value] : e.counters) {
+      const bool interesting = name.find("_errors") != std::string::npos ||
+                               name.find("_dropped") != std::string::npos ||
+                               name.find(".qdisc_") != std::string::npos;
+      if (!interesting) continue;
+      if (e.t <= from) before[{e.node, name}] = value;
+      if (e.t <= to) after[{e.node, name}] = value;
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::pair<double, std::string>> by_link;  // (node, if)
+  for (const auto& [key, value] : after) {
+    auto b = before.find(key);
+    if (b == before.end()) continue;
+    const double rise = value - b->second;
+    if (rise <= 0) continue;
+    const std::string& name = key.second;
+    const std::string iface = name.substr(0, name.find('.'));
+    auto& link = by_link[{key.first, iface}];
+    link.first += rise;
+    link.second += (link.second.empty() ? "" : ", ") + name.substr(name.find('.') + 1) + fmt::format(" +{:g}", rise);
+  }
+  double best = 0;
+  for (const auto& [link, total] : by_link) {
+    if (total.first > best) {
+      best = total.first;
+      f->culprit_link = link.first + " " + link.second + " (" + total.second + ")";
     }
   }
 }
@@ -95,9 +138,17 @@ void Measure(const std::vector<Iteration>& series, const Baseline& baseline, int
   const double stall_until = f->reverted_at_s && f->time_to_recover_s
                                  ? *f->reverted_at_s + *f->time_to_recover_s
                                  : bound_s;
+  double lost_s = 0;
+  int ranks = 0;
   for (const Iteration* it : Overlapping(series, applied, stall_until)) {
     f->stall_ms = std::max(f->stall_ms.value_or(0), it->time_ms);
+    ranks = std::max(ranks, static_cast<int>(it->ranks.size()));
+    if (baseline.busbw_median && *baseline.busbw_median > 0) {
+      const double overlap = std::min(it->end_s, stall_until) - std::max(it->start_s, applied);
+      if (overlap > 0) lost_s += overlap * std::max(0.0, 1.0 - it->busbw_gbps / *baseline.busbw_median);
+    }
   }
+  if (baseline.busbw_median && std::isfinite(stall_until)) f->lost_gpu_s = lost_s * ranks;
 }
 
 }  // namespace
@@ -157,6 +208,7 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
       errors->push_back(Describe(faults[i]) + ": never reverted (no fault_reverted event)");
     }
     Measure(series, baseline, recovery_window_iters, NextFaultAfter(faults, i), &faults[i]);
+    FindCulpritLink(events, &faults[i]);
     for (const Event& e : events) {
       if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 && e.t >= faults[i].applied_at_s) {
         faults[i].job_failed_after_s = e.t - faults[i].applied_at_s;

@@ -190,16 +190,17 @@ void WriteFaults(const Summary& s, std::string* out) {
     return;
   }
   Table t({"fault", "kind", "node", "target", "applied (s)", "reverted (s)", "slowdown",
-           "impact (s)", "recover (s)", "stall (ms)", "slowest"},
-          {false, false, false, false, true, true, true, true, true, true, false});
+           "impact (s)", "recover (s)", "stall (ms)", "lost GPU·s", "waited for", "link"},
+          {false, false, false, false, true, true, true, true, true, true, true, false, false});
   for (const FaultStats& f : s.faults) {
     std::string recover = Num(f.time_to_recover_s, 2);
     if (f.reverted_at_s && !f.time_to_recover_s) recover = "never";
     t.Row({Esc(f.id), Esc(f.kind), Esc(f.node), Esc(f.target),
            fmt::format("{:.2f}", f.applied_at_s), Num(f.reverted_at_s, 2),
            f.slowdown ? Num(f.slowdown, 2) + "×" : kNone, Num(f.time_to_impact_s, 2), recover,
-           Num(f.stall_ms, 1),
-           f.culprit ? Esc(fmt::format("{} (rank {})", *f.culprit, *f.culprit_rank)) : kNone});
+           Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
+           f.culprit ? Esc(fmt::format("{} (rank {})", *f.culprit, *f.culprit_rank)) : kNone,
+           f.culprit_link ? Esc(*f.culprit_link) : kNone});
   }
   *out += t.Done();
 }

@@ -53,6 +53,8 @@ Json Fault(const FaultStats& f) {
           {"time_to_recover_s", Number(f.time_to_recover_s)},
           {"stall_ms", Number(f.stall_ms)},
           {"job_failed_after_s", Number(f.job_failed_after_s)},
+          {"lost_gpu_s", Number(f.lost_gpu_s)},
+          {"culprit_link", f.culprit_link ? Json(*f.culprit_link) : Json(nullptr)},
           {"culprit", f.culprit ? Json(*f.culprit) : Json(nullptr)},
           {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)}};
 }

@@ -90,18 +90,19 @@ void WriteFaults(const Summary& s, std::string* out) {
   }
   *out +=
       "| fault | kind | node | target | applied (s) | reverted (s) | slowdown | impact (s) | "
-      "recover (s) | stall (ms) | slowest |\n"
-      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+      "recover (s) | stall (ms) | lost GPU·s | waited for | link |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const FaultStats& f : s.faults) {
     std::string recover = Num(f.time_to_recover_s, 2);
     if (f.reverted_at_s && !f.time_to_recover_s) recover = "never";
     std::string slowest =
         f.culprit ? fmt::format("{} (rank {})", *f.culprit, *f.culprit_rank) : kNone;
     fmt::format_to(std::back_inserter(*out),
-                   "| {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} |\n", Cell(f.id),
+                   "| {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} | {} | {} |\n", Cell(f.id),
                    Cell(f.kind), Cell(f.node), Cell(f.target), f.applied_at_s,
                    Num(f.reverted_at_s, 2), f.slowdown ? Num(f.slowdown, 2) + "×" : kNone,
-                   Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Cell(slowest));
+                   Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
+                   Cell(slowest), f.culprit_link ? Cell(*f.culprit_link) : kNone);
   }
   *out += "\n";
 }

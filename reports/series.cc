@@ -36,7 +36,7 @@ Iteration Fold(int64_t iter, std::span<const MetricRecord* const> records) {
     it.time_ms = std::max(it.time_ms, r->wait_ms + r->time_ms);
     it.end_s = std::max(it.end_s, r->t);
     bytes = std::max(bytes, r->bytes);
-    it.ranks.push_back({r->rank, r->node, r->time_ms});
+    it.ranks.push_back({r->rank, r->node, r->time_ms, r->wait_ms});
   }
   std::sort(it.ranks.begin(), it.ranks.end(),
             [](const RankSample& a, const RankSample& b) { return a.rank < b.rank; });

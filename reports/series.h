@@ -22,6 +22,7 @@ struct RankSample {
   int rank = 0;
   std::string node;
   double time_ms = 0;
+  double wait_ms = 0;
 };
 
 struct Iteration {

@@ -54,6 +54,12 @@ struct FaultStats {
   // Seconds from the apply to the workload's first failing exit at or after
   // it (a killed rank ends an Open MPI job); null when the job did not fail.
   std::optional<double> job_failed_after_s;
+  // GPU-seconds the fault cost: ranks x the seconds of [applied, recovered)
+  // the job did not progress at its baseline rate (README.md).
+  std::optional<double> lost_gpu_s;
+  // The node's interface whose drop/error/qdisc counters rose most while the
+  // fault was on ("n1 fab0 qdisc_overlimits +1234"); null without counters.
+  std::optional<std::string> culprit_link;
   // The node and rank that were slowest while the fault was on.
   std::optional<std::string> culprit;
   std::optional<int> culprit_rank;

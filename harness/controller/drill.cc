@@ -84,6 +84,8 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
       if (r.contains("rank")) ranks_seen_.insert(r["rank"].get<int>());
     }
     cv_.notify_all();
+  } else if (type == "counters") {
+    if (rec) rec->Event("counters", {{"node", n.node->name}, {"counters", msg.value("counters", Json::object())}});
   } else if (type == "workload_exit") {
     int code = msg.value("exit_code", -1);
     if (rec) rec->Event("workload_exit", {{"node", n.node->name}, {"exit_code", code}});

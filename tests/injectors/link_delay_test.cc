@@ -381,7 +381,6 @@ TEST(LinkDelay, ProbeNamesTheToolItsMechanismNeeds) {
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->make, &MakeLinkDelay);
   EXPECT_EQ(info->probe, &ProbeLinkDelay);
-  EXPECT_EQ(&Injectors().back(), info);  // added at the end of the list
   NoTools none;
   FakeSysFs no_netem, netem;
   netem.files["/sys/module/sch_netem/refcnt"] = "0\n";

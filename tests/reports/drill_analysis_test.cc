@@ -73,6 +73,10 @@ TEST(DrillAnalysis, SlowdownImpactStallAndRecoveryOfAThreefoldSlowLink) {
   EXPECT_NEAR(*f.stall_ms, 3 * kBaseMs, 3 * kBaseMs * 0.011);
   EXPECT_EQ(f.culprit, "n2");
   EXPECT_EQ(f.culprit_rank, 2);
+  // 4 ranks x 7 s (15..22) at a third of the baseline rate: 4 x 7 x 2/3.
+  ASSERT_TRUE(f.lost_gpu_s.has_value());
+  EXPECT_NEAR(*f.lost_gpu_s, 4 * 7.0 * 2 / 3, 0.6);
+  EXPECT_FALSE(f.culprit_link.has_value());  // no counters events
 
   const ExpectationResult* ttr = Find(s, "time_to_recover[slow-link]");
   ASSERT_NE(ttr, nullptr);
@@ -82,6 +86,21 @@ TEST(DrillAnalysis, SlowdownImpactStallAndRecoveryOfAThreefoldSlowLink) {
   ASSERT_NE(Find(s, "slowdown[slow-link]"), nullptr);
   EXPECT_TRUE(Find(s, "slowdown[slow-link]")->pass);
   EXPECT_EQ(s.expectations.size(), 4u);
+}
+
+// The link whose drop/error/qdisc counters rose most while the fault was on,
+// not the one moving the most bytes.
+TEST(DrillAnalysis, CulpritLinkIsTheOneWhoseDropCountersRose) {
+  SyntheticRun run = SlowThatRecovers();
+  run.AddEvent(14.0, "counters", {{"node", "n1"}, {"counters", {{"fab0.qdisc_overlimits", 100}, {"fab0.tx_bytes", 1e9}}}});
+  run.AddEvent(14.0, "counters", {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 0}, {"fab0.tx_bytes", 1e9}}}});
+  run.AddEvent(19.0, "counters", {{"node", "n1"}, {"counters", {{"fab0.qdisc_overlimits", 900}, {"fab0.tx_bytes", 9e9}}}});
+  run.AddEvent(19.0, "counters", {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 5}, {"fab0.tx_bytes", 9e10}}}});
+  run.AddEvent(25.0, "counters", {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 5000}}}});  // after the revert
+  Summary s = AnalyzeRun(run);
+  ASSERT_EQ(s.faults.size(), 1u);
+  ASSERT_TRUE(s.faults[0].culprit_link.has_value());
+  EXPECT_EQ(*s.faults[0].culprit_link, "n1 fab0 (qdisc_overlimits +800)");
 }
 
 TEST(DrillAnalysis, PhasesCountTheIterationsThatEndInThem) {
