@@ -26,23 +26,30 @@ std::string Describe(const FaultStats& f) {
 // over `in` (lowest rank on ties). A straggler waits least in the line-up
 // before each collective (its peers wait for it); a rank slow inside the
 // collective has the longest time. Records without wait_ms count it as 0.
+// Also fills the per-rank breakdown (medians of time_ms and wait_ms).
 void FindCulprit(const std::vector<const Iteration*>& in, FaultStats* f) {
-  std::map<int, std::vector<double>> times;
+  std::map<int, std::vector<double>> scores, times, waits;
   std::map<int, std::string> nodes;
   for (const Iteration* it : in) {
     for (const RankSample& r : it->ranks) {
-      times[r.rank].push_back(r.time_ms - r.wait_ms);
+      scores[r.rank].push_back(r.time_ms - r.wait_ms);
+      times[r.rank].push_back(r.time_ms);
+      waits[r.rank].push_back(r.wait_ms);
       nodes[r.rank] = r.node;
     }
   }
   std::optional<double> worst;
-  for (auto& [rank, samples] : times) {
+  for (auto& [rank, samples] : scores) {
     std::optional<double> m = Median(std::move(samples));
     if (m && (!worst || *m > *worst)) {
       worst = m;
       f->culprit_rank = rank;
       f->culprit = nodes[rank];
     }
+    f->ranks.push_back({.rank = rank,
+                        .node = nodes[rank],
+                        .time_ms_p50 = Median(std::move(times[rank])).value_or(0),
+                        .wait_ms_p50 = Median(std::move(waits[rank])).value_or(0)});
   }
 }
 

@@ -41,6 +41,15 @@ Json Phase(const PhaseStats& p) {
           {"busbw_gbps_p50", Number(p.busbw_gbps_p50)}};
 }
 
+Json Ranks(const FaultStats& f) {
+  Json out = Json::array();
+  for (const RankBreakdown& r : f.ranks) {
+    out.push_back({{"rank", r.rank}, {"node", r.node}, {"time_ms_p50", Number(r.time_ms_p50)},
+                   {"wait_ms_p50", Number(r.wait_ms_p50)}});
+  }
+  return out;
+}
+
 Json Fault(const FaultStats& f) {
   return {{"id", f.id},
           {"kind", f.kind},
@@ -55,6 +64,7 @@ Json Fault(const FaultStats& f) {
           {"job_failed_after_s", Number(f.job_failed_after_s)},
           {"lost_gpu_s", Number(f.lost_gpu_s)},
           {"culprit_link", f.culprit_link ? Json(*f.culprit_link) : Json(nullptr)},
+          {"ranks", Ranks(f)},
           {"culprit", f.culprit ? Json(*f.culprit) : Json(nullptr)},
           {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)}};
 }

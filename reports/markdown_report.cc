@@ -104,6 +104,16 @@ void WriteFaults(const Summary& s, std::string* out) {
                    Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
                    Cell(slowest), f.culprit_link ? Cell(*f.culprit_link) : kNone);
   }
+  *out += "\nPer rank while each fault was on (medians: time inside the collective / wait in the line-up "
+          "before it, ms):\n\n";
+  for (const FaultStats& f : s.faults) {
+    std::string ranks;
+    for (const RankBreakdown& r : f.ranks) {
+      ranks += fmt::format("{}rank {} ({}) {:.1f} / {:.1f}", ranks.empty() ? "" : "; ", r.rank, r.node, r.time_ms_p50,
+                           r.wait_ms_p50);
+    }
+    fmt::format_to(std::back_inserter(*out), "- {}: {}\n", Cell(f.id), ranks.empty() ? kNone : ranks);
+  }
   *out += "\n";
 }
 

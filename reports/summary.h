@@ -40,6 +40,14 @@ struct Baseline {
   std::optional<double> band_low;
 };
 
+// One rank while a fault was on: medians over the slowdown's iterations.
+struct RankBreakdown {
+  int rank = 0;
+  std::string node;
+  double time_ms_p50 = 0;  // inside the collective
+  double wait_ms_p50 = 0;  // in the line-up before it (waiting for peers)
+};
+
 struct FaultStats {
   std::string id;
   std::string kind;
@@ -60,6 +68,7 @@ struct FaultStats {
   // The node's interface whose drop/error/qdisc counters rose most while the
   // fault was on ("n1 fab0 qdisc_overlimits +1234"); null without counters.
   std::optional<std::string> culprit_link;
+  std::vector<RankBreakdown> ranks;  // by rank
   // The node and rank that were slowest while the fault was on.
   std::optional<std::string> culprit;
   std::optional<int> culprit_rank;
