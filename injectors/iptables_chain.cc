@@ -22,7 +22,7 @@ Status ExitError(const Argv& argv, const ProcessResult& r) {
 
 std::string FaultChainName(const std::string& tag, const std::string& kind, const Json& params) {
   uint32_t h = 2166136261u;  // FNV-1a; Json dumps object keys sorted, so equal params hash equal
-  for (char c : kind + "\n" + params.dump()) {
+  for (char c : kind + "\n" + params.dump(-1, ' ', false, Json::error_handler_t::replace)) {
     h ^= static_cast<unsigned char>(c);
     h *= 16777619u;
   }

@@ -62,6 +62,32 @@ TEST(ScenarioLoader, UnknownKeyNamesFileLineColumnAndSuggests) {
   EXPECT_EQ(e.rfind("drill.yaml:9:5: unknown key \"duraton\" in phase; did you mean \"duration\"?", 0), 0u) << e;
 }
 
+// Found by fuzz/scenario_fuzz: a mapping or list where a string belongs
+// crashed `fdrill run` with an uncaught yaml-cpp exception. Each is now a
+// refusal naming file, line and column.
+TEST(ScenarioLoader, AMappingOrListWhereAStringBelongsIsRefusedNotACrash) {
+  EXPECT_EQ(ErrorOf(Replace(kGood, "name: t", "name: {nodes: 4}")).rfind("drill.yaml:1:7: name must be a string", 0), 0u);
+  EXPECT_EQ(ErrorOf(Replace(kGood, "  - name: hit", "  - name: [hit]")).rfind("drill.yaml:8:11: phase name must be", 0),
+            0u);
+  EXPECT_EQ(ErrorOf(Replace(kGood, "{size: 1M}", "{size: {a: 1}}")).rfind("drill.yaml:4:18: workload.size must be", 0),
+            0u);
+  std::string key = ErrorOf(Replace(kGood, "expect:", "[x]: 1\nexpect:"));
+  EXPECT_EQ(key.rfind("drill.yaml:", 0), 0u) << key;
+  EXPECT_NE(key.find("must be a plain word"), std::string::npos) << key;
+  std::string id = ErrorOf(Replace(kGood, "      - kind: link_rate", "      - id: {a: b}\n        kind: link_rate"));
+  EXPECT_NE(id.find("fault id must be a string"), std::string::npos) << id;
+  std::string param_key = ErrorOf(Replace(kGood, "{interface: fab0, rate: 100mbit}", "{interface: fab0, rate: 100mbit, [k]: 1}"));
+  EXPECT_EQ(param_key.rfind("drill.yaml:", 0), 0u) << param_key;
+}
+
+// Also from scenario_fuzz: an invalid UTF-8 byte in a param crashed the
+// chain-name hash (nlohmann refuses to dump it). The file is refused first.
+TEST(ScenarioLoader, InvalidUtf8IsRefusedWithItsPlace) {
+  std::string e = ErrorOf(Replace(kGood, "interface: fab0", "interface: fa\xc0\xc0" "b0"));
+  EXPECT_EQ(e, "drill.yaml:13:31: not valid UTF-8 (a scenario is UTF-8 text)");
+  EXPECT_TRUE(ParseScenario(Replace(kGood, "name: t", "name: t\xc3\xa9"), "drill.yaml").ok());  // é is fine
+}
+
 TEST(ScenarioLoader, BadUnitIsCaughtWithAHint) {
   std::string e = ErrorOf(Replace(kGood, "rate: 100mbit", "rate: 100mbps"));
   EXPECT_NE(e.find("drill.yaml:13:"), std::string::npos) << e;
