@@ -15,7 +15,9 @@
 // ignores it.
 #include <signal.h>
 
+#include <chrono>
 #include <optional>
+#include <thread>
 
 #include "injectors/injector.h"
 #include "injectors/params.h"
@@ -38,7 +40,18 @@ class RankPause final : public RankFault {
     return want == paused_ ? Status::Ok() : SetPaused(want);
   }
 
+  // A stop takes effect asynchronously (a rank inside a system call stops
+  // on its way out), so Verify looks again for up to 1 s before it says no.
   Status Verify() override {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (;;) {
+      Status s = Observe();
+      if (s.ok() || std::chrono::steady_clock::now() >= deadline) return s;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  Status Observe() {
     for (const RankProc& r : ranks_) {
       auto info = host_.procs->Inspect(r.pid);
       if (!info.ok() || info->start_ticks != r.start_ticks) {

@@ -145,8 +145,8 @@ int OwnProcesses(bool stopped_only) {
 }
 
 // rank_pause (hung rank, straggler) and cpu_hog: none touches the network,
-// each shows in the job's iteration times, and afterwards every rank runs
-// and no fdrill-burn process or cgroup is left.
+// each shows in the job's iteration times; mem_pressure holds 1 GiB; and
+// afterwards every rank runs and no fdrill-burn process or cgroup is left.
 TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   std::string before = FabricLinks();
   fs::path out = work_ / "rps";
@@ -155,7 +155,7 @@ TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   json s = ReadJson(out / "summary.json");
   EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
-  ASSERT_EQ(s["faults"].size(), 3u) << s.dump(2);
+  ASSERT_EQ(s["faults"].size(), 4u) << s.dump(2);
   std::map<std::string, json> by_id;
   for (const auto& f : s["faults"]) by_id[f["id"]] = f;
   for (const auto& [id, f] : by_id) {
@@ -167,6 +167,9 @@ TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   EXPECT_GE(by_id["hung-rank"]["stall_ms"].get<double>(), 2500.0) << by_id["hung-rank"].dump();
   EXPECT_GE(by_id["straggler"]["slowdown"].get<double>(), 1.1) << by_id["straggler"].dump();
   EXPECT_GE(by_id["cpu-hog"]["slowdown"].get<double>(), 1.1) << by_id["cpu-hog"].dump();
+  // 1 GiB held resident on n0 (Apply returns once it is): applied, verified
+  // and gone afterwards; on a 24 GiB host it need not slow the job.
+  EXPECT_FALSE(by_id["mem-pressure"]["reverted_at_s"].is_null()) << by_id["mem-pressure"].dump();
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
   EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>());
   EXPECT_EQ(FabricLinks(), before);
