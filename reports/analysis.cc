@@ -92,15 +92,16 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
   std::vector<double> busbw = BusbwOf(in);
   b.busbw_median = Median(busbw);
   b.mad = MedianAbsoluteDeviation(busbw);
-  if (b.busbw_median && b.mad) {
-    // A noisy baseline (a shared, oversubscribed machine) must not widen the
-    // band past usefulness: below zero nothing would ever count as impact.
-    const double width = std::min(std::max(options.band_k * kMadToSigma * *b.mad,
-                                           options.band_floor_fraction * *b.busbw_median),
-                                  options.band_cap_fraction * *b.busbw_median);
-    b.band_low = *b.busbw_median - width;
-  }
+  if (b.busbw_median && b.mad) b.band_low = BandLow(*b.busbw_median, *b.mad, options);
   return b;
+}
+
+double BandLow(double median, double mad, const AnalysisOptions& options) {
+  // A noisy baseline (a shared, oversubscribed machine) must not widen the
+  // band past usefulness: below zero nothing would ever count as impact.
+  const double width = std::min(std::max(options.band_k * kMadToSigma * mad, options.band_floor_fraction * median),
+                                options.band_cap_fraction * median);
+  return median - width;
 }
 
 std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
@@ -173,6 +174,13 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
     if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) {
       s.expectations.push_back(
           {.name = "job_completed", .limit = true, .measured = false, .pass = false});
+      break;
+    }
+  }
+  for (const Event& e : run.events) {
+    if (e.type == "abort" && (e.cause == "stop_condition" || e.cause == "gate")) {
+      s.stopped = e.reason;
+      s.expectations.push_back({.name = "timeline_completed", .limit = true, .measured = false, .pass = false});
       break;
     }
   }

@@ -41,6 +41,10 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
                          const std::vector<Iteration>& series,
                          std::optional<double> first_fault_at_s, const AnalysisOptions& options);
 
+// The baseline band's low edge for a busbw median and MAD (the formula in
+// AnalysisOptions). The controller's live monitor uses it too.
+double BandLow(double median, double mad, const AnalysisOptions& options = {});
+
 // One FaultStats per fault_applied event, in timeline order; a fault_reverted
 // pairs with the latest unreverted application of its id. Problems (an apply
 // never confirmed, a fault never reverted) are appended to *errors.

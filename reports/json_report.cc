@@ -106,6 +106,7 @@ std::string RenderSummaryJson(const Summary& s) {
                                  {"measured", Value(e.measured)},
                                  {"pass", e.pass}});
   }
+  j["stopped"] = s.stopped ? Json(*s.stopped) : Json(nullptr);
   j["errors"] = s.errors;
   // Strings came from the run directory: replace, never throw on bad UTF-8.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -55,6 +55,9 @@ void WriteHeadline(const Summary& s, std::string* out) {
       *out += "**error**: the harness could not run the drill as planned; see Errors.\n\n";
       break;
   }
+  if (s.stopped) {
+    fmt::format_to(std::back_inserter(*out), "**Stopped early:** {} — everything was reverted.\n\n", *s.stopped);
+  }
 }
 
 void WriteBaseline(const Summary& s, std::string* out) {

@@ -63,7 +63,19 @@ struct Event {
 };
 
 // plan.json's expectations; std::nullopt = not checked.
+// A limit on one summary metric (plan.json expectations.metrics[]): metric
+// names as the scenario loader accepts them (ExpectableMetrics); `fault`
+// names a fault id or the id it was written with (FaultRefMatches), empty
+// for every fault; a dotted metric is one number for the run.
+struct MetricExpectation {
+  std::string metric;
+  std::string fault;
+  std::optional<double> max;
+  std::optional<double> min;
+};
+
 struct Expectations {
+  std::vector<MetricExpectation> metrics;
   std::optional<double> max_slowdown;
   std::optional<double> max_time_to_recover_s;
   std::optional<bool> no_residue;

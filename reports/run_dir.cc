@@ -198,6 +198,23 @@ Result<Plan> ParsePlan(std::string_view text, std::string_view where) {
       ef.Optional("no_residue", &x.no_residue);
       ef.Optional("data_intact", &x.data_intact);
       if (!ef.status().ok()) return ef.status();
+      if (e->contains("metrics")) {
+        const json& ms = (*e)["metrics"];
+        if (!ms.is_array()) return InvalidArgument(fmt::format("{}: expectations.metrics is not a list", where));
+        for (const json& m : ms) {
+          if (!m.is_object() || !m.contains("metric") || !m["metric"].is_string()) {
+            return InvalidArgument(fmt::format("{}: expectations.metrics holds an entry without a metric name", where));
+          }
+          Fields mf(m, fmt::format("{}: expectations.metrics", where));
+          MetricExpectation me;
+          mf.String("metric", Need::kRequired, &me.metric);
+          mf.String("fault", Need::kOptional, &me.fault);
+          mf.Optional("max", &me.max);
+          mf.Optional("min", &me.min);
+          if (!mf.status().ok()) return mf.status();
+          x.metrics.push_back(std::move(me));
+        }
+      }
     }
   }
   if (!f.status().ok()) return f.status();

@@ -111,6 +111,9 @@ struct Summary {
   Rollback rollback;
   std::vector<CounterDelta> counters;  // empty when no counters were sampled
   std::vector<ExpectationResult> expectations;
+  // Why the drill stopped before its timeline ended (a stop condition, a
+  // gate's timeout); null when it ran to the end.
+  std::optional<std::string> stopped;
   std::vector<std::string> errors;
 };
 

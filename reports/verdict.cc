@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "harness/core/fault_ref.h"
 #include "reports/analysis.h"
 
 namespace fdrill {
@@ -35,6 +36,30 @@ int ExitCodeForVerdict(Verdict verdict) {
 namespace {
 
 std::string Where(const std::string& node) { return node.empty() ? "" : node + ": "; }
+
+// The per-fault metrics an expectation may name (ExpectableMetrics in the
+// scenario loader lists the same names).
+std::optional<double> FaultMetric(const std::string& name, const FaultStats& f) {
+  if (name == "slowdown") return f.slowdown;
+  if (name == "time_to_impact_s") return f.time_to_impact_s;
+  if (name == "time_to_recover_s") return f.time_to_recover_s;
+  if (name == "stall_ms") return f.stall_ms;
+  if (name == "job_failed_after_s") return f.job_failed_after_s;
+  if (name == "lost_gpu_s") return f.lost_gpu_s;
+  return std::nullopt;
+}
+
+std::optional<double> RunMetric(const std::string& name, const Summary& s) {
+  if (name == "baseline.busbw_median") return s.baseline.busbw_median;
+  if (name == "rollback.restarts") return s.rollback.restarts;
+  if (name == "rollback.iterations_lost") return static_cast<double>(s.rollback.iterations_lost);
+  if (name == "rollback.wrong_elements") return static_cast<double>(s.rollback.wrong_elements);
+  if (name == "residue.count") {
+    if (!s.residue_checked) return std::nullopt;
+    return static_cast<double>(s.residue.size());
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -87,6 +112,30 @@ std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected
   };
   per_fault("slowdown", expected.max_slowdown, &FaultStats::slowdown);
   per_fault("time_to_recover", expected.max_time_to_recover_s, &FaultStats::time_to_recover_s);
+  for (const MetricExpectation& m : expected.metrics) {
+    for (auto [bound, is_max] : {std::pair{m.max, true}, std::pair{m.min, false}}) {
+      if (!bound) continue;
+      auto judge = [&](const std::string& name, std::optional<double> measured) {
+        ExpectationResult e{.name = fmt::format("{} {}", is_max ? "max" : "min", name), .limit = *bound};
+        if (measured) e.measured = *measured;
+        e.pass = measured && (is_max ? *measured <= *bound : *measured >= *bound);
+        out.push_back(std::move(e));
+      };
+      if (m.metric.find('.') != std::string::npos) {
+        judge(m.metric, RunMetric(m.metric, summary));
+        continue;
+      }
+      bool any = false;
+      for (const FaultStats& f : summary.faults) {
+        if (!m.fault.empty() && !FaultRefMatches(f.id, m.fault)) continue;
+        any = true;
+        judge(fmt::format("{}[{}]", m.metric, f.id), FaultMetric(m.metric, f));
+      }
+      // A named fault that never ran (the drill stopped before it) has no
+      // measurement: the expectation fails rather than vanishing.
+      if (!any && !m.fault.empty()) judge(fmt::format("{}[{}]", m.metric, m.fault), std::nullopt);
+    }
+  }
 
   if (expected.no_residue.value_or(false)) {
     // Measured: how many objects differ; null when the check did not run.
@@ -112,8 +161,11 @@ std::vector<std::string> HarnessErrors(const RunData& run) {
     if (e.type == "error") out.push_back(Where(e.node) + e.message);
     // The job ending the drill is a result (the job_completed expectation),
     // not a harness error.
-    if (e.type == "abort" && e.cause != "job") out.push_back("aborted: " + e.reason);
-    if (e.type == "abort" && e.cause == "job") job_ended = true;
+    // So is a stop condition or a gate's timeout: the drill stopped itself
+    // as the scenario asked (the timeline_completed expectation fails).
+    const bool result = e.cause == "job" || e.cause == "stop_condition" || e.cause == "gate";
+    if (e.type == "abort" && !result) out.push_back("aborted: " + e.reason);
+    if (e.type == "abort" && result) job_ended = true;
     if (e.type == "drill_end") end = &e;
   }
   if (end == nullptr) {

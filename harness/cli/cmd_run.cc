@@ -10,7 +10,7 @@
 #include "harness/cli/commands.h"
 #include "harness/controller/drill.h"
 #include "harness/controller/panic.h"
-#include "harness/controller/timeline.h"
+#include "harness/controller/engine.h"
 #include "harness/core/units.h"
 #include "harness/host/real_process_runner.h"
 #include "harness/host/real_processes.h"
@@ -64,7 +64,7 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   opt.abort = &g_abort;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
-  std::fprintf(stderr, "fdrill: running %s (%s) on %d nodes -> %s\n", scenario->name.c_str(),
+  std::fprintf(stderr, "fdrill: running %s (at most %s) on %d nodes -> %s\n", scenario->name.c_str(),
                FormatDuration(scenario->TotalDuration()).c_str(), scenario->nodes, opt.out_dir.c_str());
   if (auto st = RunDrill(*scenario, *fabric, opt); !st.ok()) return Fail(st);
   auto summary = WriteReports(opt.out_dir);
@@ -83,40 +83,75 @@ int Validate(const std::vector<std::string>& files) {
       std::fprintf(stderr, "%s\n", s.status().message().c_str());
       rc = 2;
     } else {
-      std::printf("%s: ok (%s, %zu phases, %s)\n", f.c_str(), s->name.c_str(), s->phases.size(),
-                  FormatDuration(s->TotalDuration()).c_str());
+      size_t faults = 0;
+      bool gated = false;
+      for (const auto& p : s->phases) {
+        faults += p.faults.size();
+        gated = gated || p.gate.has_value();
+      }
+      std::printf("%s: ok (%s, %zu phases, %zu faults, %s%s)\n", f.c_str(), s->name.c_str(), s->phases.size(), faults,
+                  gated ? "at most " : "", FormatDuration(s->TotalDuration()).c_str());
     }
   }
   return rc;
 }
 
+// The mechanism line of a fault's apply or revert, as the injector states it.
+std::string HowOf(const FaultSpec& f, bool apply) {
+  auto fault = MakeFault(f.kind, f.params, Host{});
+  if (!fault.ok()) return fault.status().message();
+  std::string how;
+  for (const auto& line : (*fault)->Mechanism()) {
+    const bool is_apply = line.rfind("apply: ", 0) == 0;
+    if (is_apply == apply && (line.rfind("apply: ", 0) == 0 || line.rfind("revert: ", 0) == 0)) {
+      how = line.substr(line.find(": ") + 2);
+    }
+  }
+  return how;
+}
+
 int PrintPlan(const std::string& file) {
   auto s = LoadScenario(file);
   if (!s.ok()) return Fail(s.status());
-  std::printf("drill %s: %d nodes, %s all-reduce %s x %d rank(s)/node (%s), %s in all\n", s->name.c_str(), s->nodes,
-              s->workload.dtype.c_str(), FormatSize(s->workload.size_bytes).c_str(), s->workload.ranks_per_node,
-              s->workload.backend.c_str(), FormatDuration(s->TotalDuration()).c_str());
-  std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted at once\n",
+  const auto names = s->NodeNames();
+  std::printf("drill %s: %d nodes (%s), %s %s %s x %d rank(s)/node (%s), at most %s\n", s->name.c_str(), s->nodes,
+              s->Emulated() ? ("emulated " + names.front() + ".." + names.back()).c_str()
+                            : ("hosts file " + s->hosts_file).c_str(),
+              s->workload.dtype.c_str(), s->workload.op.c_str(), FormatSize(s->workload.size_bytes).c_str(),
+              s->workload.ranks_per_node, s->workload.backend.c_str(), FormatDuration(s->TotalDuration()).c_str());
+  std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
               FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(), s->max_faulted_nodes);
-  for (const Step& step : BuildTimeline(*s)) {
-    const PhaseSpec& phase = s->phases[static_cast<size_t>(step.phase)];
-    double at = ToSeconds(step.at);
-    if (step.kind == Step::kPhaseStart) {
-      std::printf("%8.1fs  phase %s (%s)\n", at, phase.name.c_str(), FormatDuration(phase.duration).c_str());
-    } else if (step.kind == Step::kApply || step.kind == Step::kRevert) {
-      const FaultSpec& f = phase.faults[static_cast<size_t>(step.fault)];
-      auto fault = MakeFault(f.kind, f.params, Host{});
-      std::string how;
-      for (const auto& line : (*fault)->Mechanism()) {
-        bool is_apply = line.rfind("apply: ", 0) == 0;
-        if (is_apply == (step.kind == Step::kApply)) how = line.substr(line.find(": ") + 2);
-      }
-      std::printf("%8.1fs    %-6s %s on %s: %s\n", at, step.kind == Step::kApply ? "apply" : "revert", f.id.c_str(),
-                  f.node.c_str(), how.c_str());
-    }
+  if (s->stop.Any()) {
+    std::string stop;
+    if (s->stop.min_busbw_gbps) stop += " busbw below " + std::to_string(*s->stop.min_busbw_gbps) + " GB/s for " +
+                                        std::to_string(s->stop.for_iterations) + " iterations;";
+    if (s->stop.max_iteration_time) stop += " an iteration (or no iteration) longer than " + FormatDuration(*s->stop.max_iteration_time) + ";";
+    if (s->stop.max_wrong_elements) stop += " more than " + std::to_string(*s->stop.max_wrong_elements) + " wrong elements;";
+    if (s->stop.max_errors) stop += " more than " + std::to_string(*s->stop.max_errors) + " errors;";
+    std::printf("stop (revert everything, verdict fail) on:%s\n", stop.c_str());
   }
-  std::printf("%8.1fs  end: revert_all on every agent, compare with the snapshot, write the report\n",
-              ToSeconds(s->TotalDuration()));
+  std::printf("times assume every until-stable phase turns stable at its minimum duration\n");
+  // Walk the engine itself, as the drill will, with every gate stable.
+  DrillEngine engine(*s);
+  Duration now{};
+  for (int guard = 0; guard < 1000000 && !engine.Finished(); ++guard) {
+    for (const Action& a : engine.Advance(now, EngineInput{now, std::nullopt})) {
+      const double at = ToSeconds(a.at);
+      const PhaseSpec& phase = s->phases[static_cast<size_t>(a.phase)];
+      if (a.kind == Action::kPhaseStart) {
+        std::printf("%8.1fs  phase %s (%s)\n", at, phase.name.c_str(), a.reason.c_str());
+      } else if (a.kind == Action::kApply || a.kind == Action::kRevert) {
+        const FaultSpec& f = phase.faults[static_cast<size_t>(a.fault)];
+        std::printf("%8.1fs    %-6s %s on %s: %s\n", at, a.kind == Action::kApply ? "apply" : "revert", f.id.c_str(),
+                    f.node.c_str(), HowOf(f, a.kind == Action::kApply).c_str());
+      } else if (a.kind == Action::kDone) {
+        std::printf("%8.1fs  end: revert_all on every agent, compare with the snapshot, write the report\n", at);
+      }
+    }
+    auto next = engine.NextDeadline();
+    if (!next) break;
+    now = std::max(now, *next);
+  }
   return 0;
 }
 

@@ -10,7 +10,8 @@
 #include "fabric/mpirun.h"
 #include "harness/controller/agent_link.h"
 #include "harness/controller/recorder.h"
-#include "harness/controller/timeline.h"
+#include "harness/controller/engine.h"
+#include "harness/controller/live_monitor.h"
 #include "harness/core/log.h"
 
 namespace fdrill {
@@ -18,6 +19,28 @@ namespace fdrill {
 namespace {
 
 constexpr auto kCallTimeout = std::chrono::seconds(10);
+
+Json MetricLimitsJson(const std::vector<MetricLimit>& limits) {
+  Json out = Json::array();
+  for (const auto& m : limits) {
+    Json j = {{"metric", m.metric}};
+    if (!m.fault.empty()) j["fault"] = m.fault;
+    if (m.max) j["max"] = *m.max;
+    if (m.min) j["min"] = *m.min;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+Json StopJson(const StopSpec& stop) {
+  Json j = Json::object();
+  if (stop.min_busbw_gbps) j["min_busbw_gbps"] = *stop.min_busbw_gbps;
+  if (stop.min_busbw_gbps) j["for_iterations"] = stop.for_iterations;
+  if (stop.max_iteration_time) j["max_iteration_time_s"] = ToSeconds(*stop.max_iteration_time);
+  if (stop.max_wrong_elements) j["max_wrong_elements"] = *stop.max_wrong_elements;
+  if (stop.max_errors) j["max_errors"] = *stop.max_errors;
+  return j;
+}
 
 struct NodeLink {
   const FabricNode* node = nullptr;
@@ -39,12 +62,14 @@ class DrillRun {
   Status CheckFaults();
   Status StartWorkload();
   Status WalkTimeline();
+  // Carries out one engine action; false when the drill must end (an apply or
+  // revert failed: Cleanup reverts the rest).
+  bool Execute(const Action& a);
+  void FeedMonitor(const NodeLink& n, const Json& records);
   void Cleanup();
   void Shutdown();
   void OnPush(NodeLink& n, const Json& msg);
   bool Aborted() const { return (opt_.abort && opt_.abort->load()) || failed_.load(); }
-  // Sleeps until deadline or an abort; false when aborted.
-  bool SleepUntil(Clock::TimePoint deadline);
   void LeaseLoop();
   std::vector<std::string> Collective() const;
 
@@ -67,11 +92,35 @@ class DrillRun {
   std::set<int> ranks_seen_;
   std::optional<int> workload_exit_;
   std::atomic<bool> failed_{false};
-  bool job_ended_ = false;  // the workload exited before the timeline ended (guarded by mu_)
+  bool job_ended_ = false;  // the workload exited before the timeline ended
+  bool stopped_ = false;    // a stop condition or a gate's timeout ended the timeline
   std::atomic<bool> closing_{false};
   std::string failure_;
   std::map<std::string, std::string> applied_;  // fault id -> node, while in force
+  // The live view the engine's gates and stop conditions read (guarded by
+  // mu_); null until the timeline starts, times relative to t0_wall_ns_.
+  std::unique_ptr<LiveMonitor> monitor_;
+  int64_t t0_wall_ns_ = 0;
+  bool abort_recorded_ = false;
 };
+
+void DrillRun::FeedMonitor(const NodeLink& n, const Json& records) {
+  if (!monitor_) return;
+  for (const auto& r : records) {
+    if (!r.contains("iter") || !r.contains("rank") || !r.contains("wall_ns")) continue;
+    LiveSample x;
+    x.iter = r.value("iter", int64_t{0});
+    x.rank = r.value("rank", 0);
+    x.end = Duration(r.value("wall_ns", int64_t{0}) - n.offset_ns - t0_wall_ns_);
+    x.time_ms = r.value("time_ms", 0.0);
+    x.wait_ms = r.value("wait_ms", 0.0);
+    x.bytes = r.value("bytes", 0.0);
+    const double alg = r.value("algbw_gbps", 0.0);
+    x.bus_factor = alg > 0 ? r.value("busbw_gbps", 0.0) / alg : 1.0;
+    x.wrong = r.value("wrong", int64_t{0});
+    monitor_->Add(x);
+  }
+}
 
 void DrillRun::OnPush(NodeLink& n, const Json& msg) {
   std::string type = msg.value("type", "");
@@ -83,6 +132,7 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
     for (const auto& r : records) {
       if (r.contains("rank")) ranks_seen_.insert(r["rank"].get<int>());
     }
+    FeedMonitor(n, records);
     cv_.notify_all();
   } else if (type == "counters") {
     if (rec) rec->Event("counters", {{"node", n.node->name}, {"counters", msg.value("counters", Json::object())}});
@@ -98,20 +148,13 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
       rec->Event("error", {{"node", n.node->name},
                             {"message", "fault " + msg.value("fault_id", "?") + " outlived its max_duration; the agent reverted it"}});
     }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (monitor_) monitor_->AddError();
   } else if (type == "lease_expired") {
     if (rec) rec->Event("error", {{"node", n.node->name}, {"message", "the agent's lease lapsed; it reverted"}});
     failed_ = true;
     cv_.notify_all();
   }
-}
-
-bool DrillRun::SleepUntil(Clock::TimePoint deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (clock_.Now() < deadline) {
-    if (Aborted() || workload_exit_) return false;  // a workload exit ends the timeline at once
-    cv_.wait_until(lock, std::min(deadline, clock_.Now() + std::chrono::milliseconds(50)));
-  }
-  return !Aborted() && !workload_exit_;
 }
 
 Status DrillRun::Connect() {
@@ -192,10 +235,15 @@ Status DrillRun::CheckFaults() {
 std::vector<std::string> DrillRun::Collective() const {
   auto total = std::chrono::duration_cast<std::chrono::seconds>(s_.TotalDuration() + opt_.start_timeout);
   std::string dir = "{tmpdir}/fdrill-" + run_id_;
-  return {opt_.bin_dir + "/fdrill-collective", "--op", s_.workload.op, "--dtype", s_.workload.dtype,
+  std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-collective", "--op", s_.workload.op, "--dtype", s_.workload.dtype,
           "-b", std::to_string(s_.workload.size_bytes), "-w", std::to_string(s_.workload.warmup),
           "--duration", std::to_string(total.count()) + "s", "--jsonl", dir + "/rank-{rank}.jsonl",
           "--stop-file", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/stop", "--backend", s_.workload.backend};
+  // fdrill-collective refuses --redop for ops that do not reduce.
+  if (s_.workload.op == "all_reduce" || s_.workload.op == "reduce_scatter" || s_.workload.op == "reduce") {
+    argv.insert(argv.end(), {"--redop", s_.workload.redop});
+  }
+  return argv;
 }
 
 Status DrillRun::StartWorkload() {
@@ -229,63 +277,111 @@ Status DrillRun::StartWorkload() {
   return Status::Ok();
 }
 
-Status DrillRun::WalkTimeline() {
-  auto steps = BuildTimeline(s_);
-  auto t0 = clock_.Now();
-  for (const Step& step : steps) {
-    const bool on_time = SleepUntil(t0 + step.at);
+bool DrillRun::Execute(const Action& a) {
+  const PhaseSpec* phase = a.phase >= 0 ? &s_.phases[static_cast<size_t>(a.phase)] : nullptr;
+  switch (a.kind) {
+    case Action::kPhaseStart:
+    case Action::kPhaseEnd:
+      rec_->Event(ActionKindName(a.kind), {{"phase", phase->name}, {"reason", a.reason}});
+      return true;
+    case Action::kDone:
+      return true;
+    case Action::kAbort:
+      return true;  // the caller records it with its cause
+    case Action::kApply:
+    case Action::kRevert:
+      break;
+  }
+  const FaultSpec& f = phase->faults[static_cast<size_t>(a.fault)];
+  NodeLink& n = *std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeLink& x) { return x.node->name == f.node; });
+  std::string target = f.params.value("interface", "");
+  if (a.kind == Action::kApply) {
+    // Journalled before it is applied: fault_apply, then the call.
+    rec_->Event("fault_apply", {{"id", f.id}, {"kind", f.kind}, {"node", f.node}, {"target", target},
+                                {"params", f.params}, {"reason", a.reason}});
     {
-      // The job ended before the drill did (a killed rank, a collective
-      // error): a result of the drill, not a failure of the harness. The
-      // timeline stops; Cleanup reverts what is applied.
       std::lock_guard<std::mutex> lock(mu_);
-      if (workload_exit_) {
-        rec_->Event("abort", {{"reason", "the workload exited during the drill (code " +
-                                             std::to_string(*workload_exit_) + ")"},
-                              {"cause", "job"}});
-        job_ended_ = true;
-        return Status::Ok();
-      }
+      applied_[f.id] = f.node;  // in force as soon as it may be: Cleanup reverts it
     }
-    if (!on_time) return Status::Ok();  // aborted; Cleanup reverts
-    const PhaseSpec& phase = s_.phases[static_cast<size_t>(step.phase)];
-    if (step.kind == Step::kPhaseStart || step.kind == Step::kPhaseEnd) {
-      rec_->Event(StepKindName(step.kind), {{"phase", phase.name}});
-      continue;
+    auto max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(f.max_duration).count();
+    auto r = n.link->Call("apply", {{"fault_id", f.id}, {"kind", f.kind}, {"params", f.params},
+                                    {"max_duration_ms", max_ms}}, kCallTimeout);
+    if (!r.ok()) {
+      rec_->Event("error", {{"node", f.node}, {"message", "apply " + f.id + ": " + r.status().message()}});
+      failed_ = true;
+      return false;
     }
-    const FaultSpec& f = phase.faults[static_cast<size_t>(step.fault)];
-    NodeLink& n = *std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeLink& x) { return x.node->name == f.node; });
-    std::string target = f.params.value("interface", "");
-    if (step.kind == Step::kApply) {
-      rec_->Event("fault_apply", {{"id", f.id}, {"kind", f.kind}, {"node", f.node}, {"target", target}, {"params", f.params}});
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        applied_[f.id] = f.node;  // in force as soon as it may be: Cleanup reverts it
-      }
-      auto max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(f.max_duration).count();
-      auto r = n.link->Call("apply", {{"fault_id", f.id}, {"kind", f.kind}, {"params", f.params},
-                                      {"max_duration_ms", max_ms}}, kCallTimeout);
-      if (!r.ok()) {
-        rec_->Event("error", {{"node", f.node}, {"message", "apply " + f.id + ": " + r.status().message()}});
-        failed_ = true;
-        return Status::Ok();
-      }
-      rec_->Event("fault_applied", {{"id", f.id}, {"kind", f.kind}, {"node", f.node}, {"target", target},
-                                    {"verified", r->value("verified", false)}});
+    rec_->Event("fault_applied", {{"id", f.id}, {"kind", f.kind}, {"node", f.node}, {"target", target},
+                                  {"verified", r->value("verified", false)}});
+    return true;
+  }
+  rec_->Event("fault_revert", {{"id", f.id}, {"node", f.node}, {"reason", a.reason}});
+  auto r = n.link->Call("revert", {{"fault_id", f.id}}, kCallTimeout);
+  if (!r.ok()) {
+    rec_->Event("error", {{"node", f.node}, {"message", "revert " + f.id + ": " + r.status().message()}});
+    failed_ = true;
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    applied_.erase(f.id);
+  }
+  rec_->Event("fault_reverted", {{"id", f.id}, {"node", f.node}, {"verified", r->value("verified", false)}});
+  return true;
+}
+
+Status DrillRun::WalkTimeline() {
+  DrillEngine engine(s_);
+  const auto t0 = clock_.Now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    t0_wall_ns_ = clock_.WallNanos();
+    monitor_ = std::make_unique<LiveMonitor>(s_.nodes * s_.workload.ranks_per_node, s_.stop, s_.recovery_window_iters);
+  }
+  while (!engine.Finished()) {
+    const Duration now = clock_.Now() - t0;
+    EngineInput in;
+    std::optional<std::string> job_end;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      in.stable_since = monitor_->StableSince();
+      in.stop = monitor_->StopReason(now);
+      // The job ended before the drill did (a killed rank, a collective
+      // error): a result of the drill, not a failure of the harness.
+      if (workload_exit_) job_end = "the workload exited during the drill (code " + std::to_string(*workload_exit_) + ")";
+    }
+    std::string cause;
+    std::vector<Action> actions;
+    if (failed_) return Status::Ok();  // a lost agent or lease: Cleanup reverts what it can
+    if (job_end) {
+      actions = engine.Abort(now, *job_end);
+      cause = "job";
+      job_ended_ = true;
+    } else if (opt_.abort && opt_.abort->load()) {
+      actions = engine.Abort(now, "interrupted (SIGINT/SIGTERM)");
+      cause = "interrupted";
     } else {
-      rec_->Event("fault_revert", {{"id", f.id}, {"node", f.node}});
-      auto r = n.link->Call("revert", {{"fault_id", f.id}}, kCallTimeout);
-      if (!r.ok()) {
-        rec_->Event("error", {{"node", f.node}, {"message", "revert " + f.id + ": " + r.status().message()}});
-        failed_ = true;
-        return Status::Ok();
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        applied_.erase(f.id);
-      }
-      rec_->Event("fault_reverted", {{"id", f.id}, {"node", f.node}, {"verified", r->value("verified", false)}});
+      actions = engine.Advance(now, in);
+      cause = in.stop ? "stop_condition" : "gate";
     }
+    for (const Action& a : actions) {
+      if (a.kind == Action::kAbort) {
+        rec_->Event("abort", {{"reason", a.reason}, {"cause", cause}});
+        abort_recorded_ = true;
+        stopped_ = cause == "stop_condition" || cause == "gate";
+        continue;
+      }
+      if (!Execute(a)) return Status::Ok();
+      if (a.kind == Action::kPhaseEnd && a.phase == 0) {
+        std::lock_guard<std::mutex> lock(mu_);
+        monitor_->EndBaseline();
+      }
+    }
+    if (engine.Finished()) break;
+    const Duration next = engine.NextDeadline().value_or(now);
+    const auto wake = t0 + std::min(next, now + std::chrono::milliseconds(50));
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, std::max(wake, clock_.Now()), [this] { return Aborted() || workload_exit_.has_value(); });
   }
   return Status::Ok();
 }
@@ -385,6 +481,11 @@ void DrillRun::Shutdown() {
 }
 
 Status DrillRun::Run() {
+  if (!s_.Emulated()) {
+    return FailedPrecondition(s_.file + ": its fabric is the hosts file " + s_.hosts_file +
+                              "; fdrill run drives the emulated fabric only so far (launch on a real cluster is "
+                              "issue #10). `fdrill validate` and `fdrill plan` check it without touching anything");
+  }
   if (static_cast<int>(fabric_.nodes.size()) < s_.nodes) {
     return FailedPrecondition(s_.file + ": the drill needs " + std::to_string(s_.nodes) +
                               " nodes and the emulated fabric has " + std::to_string(fabric_.nodes.size()) +
@@ -403,7 +504,9 @@ Status DrillRun::Run() {
                {"expectations", {{"max_slowdown", s_.expect.max_slowdown ? Json(*s_.expect.max_slowdown) : Json(nullptr)},
                                  {"max_time_to_recover_s", s_.expect.max_time_to_recover_s ? Json(*s_.expect.max_time_to_recover_s) : Json(nullptr)},
                                  {"no_residue", s_.expect.no_residue},
-                                 {"data_intact", s_.expect.data_intact}}}};
+                                 {"data_intact", s_.expect.data_intact},
+                                 {"metrics", MetricLimitsJson(s_.expect.metrics)}}},
+               {"stop", StopJson(s_.stop)}};
   (void)rec_->WriteFile("plan.json", plan.dump(2) + "\n");
   rec_->Event("drill_start", {{"name", s_.name}});
   for (auto& n : nodes_) {
@@ -428,10 +531,12 @@ Status DrillRun::Run() {
     } else {
       (void)WalkTimeline();
       if (failed_) status = "error";
-      else if ((opt_.abort && opt_.abort->load()) || job_ended_) status = "aborted";
+      else if ((opt_.abort && opt_.abort->load()) || job_ended_ || stopped_) status = "aborted";
     }
   }
-  if (opt_.abort && opt_.abort->load()) rec_->Event("abort", {{"reason", "interrupted (SIGINT/SIGTERM)"}});
+  if (opt_.abort && opt_.abort->load() && !abort_recorded_) {
+    rec_->Event("abort", {{"reason", "interrupted (SIGINT/SIGTERM)"}, {"cause", "interrupted"}});
+  }
   Cleanup();
   rec_->Event("drill_end", {{"status", status}});
   return Status::Ok();

@@ -4,12 +4,17 @@
 #include <algorithm>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "harness/core/fault_ref.h"
+#include "harness/scenario/hostlist.h"
 #include "harness/scenario/scenario.h"
+#include "harness/scenario/selector.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 
@@ -88,41 +93,228 @@ class Loader {
     return n.as<std::string>();
   }
 
+  // A named selection from `targets:` (or a fault's own node:), resolved.
+  struct Target {
+    std::vector<std::string> nodes;
+    Json params = Json::object();  // selector keys that are injector params (interface, port, gpu, ...)
+  };
+  // Where a phase entry lands after repeats: its name, and what to append
+  // to the ids of the faults it holds.
+  struct Copy {
+    std::string name;
+    std::string written;         // the name as written, for default fault ids
+    std::string id_base_prefix;  // "cycle." inside a group
+    std::string id_suffix;       // "#2" for the second copy
+  };
+
+  Status LoadFabric(const YAML::Node& n, Scenario* s) const;
+  Status LoadTargets(const YAML::Node& n, const Scenario& s);
+  Result<Target> LoadSelection(const YAML::Node& n, const Scenario& s, const std::string& what) const;
   Status LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const;
   Status LoadPhases(const YAML::Node& n, Scenario* s) const;
-  Status LoadFault(const YAML::Node& n, const PhaseSpec& phase, size_t index, const Scenario& s,
-                   FaultSpec* f) const;
-  Status LoadExpect(const YAML::Node& n, ExpectSpec* e) const;
+  Status LoadPhaseEntry(const YAML::Node& p, bool in_group, const std::string& prefix, Scenario* s,
+                        std::set<std::string>* names, std::set<std::string>* ids) const;
+  Status LoadPhase(const YAML::Node& p, const Copy& copy, Scenario* s, std::set<std::string>* names,
+                   std::set<std::string>* ids) const;
+  Status LoadFaults(const YAML::Node& n, const PhaseSpec& phase, size_t index, const Copy& copy, const Scenario& s,
+                    std::vector<FaultSpec>* out) const;
+  Status CheckOverlaps(const YAML::Node& at, const PhaseSpec& phase) const;
+  Status LoadExpect(const YAML::Node& n, const Scenario& s, ExpectSpec* e) const;
   Status LoadSafety(const YAML::Node& n, Scenario* s) const;
-  Result<Scenario> Load(const std::string& text) const;
-  Result<Scenario> LoadChecked(const std::string& text) const;
+  Status LoadStop(const YAML::Node& n, StopSpec* stop) const;
+  Result<double> Number(const YAML::Node& n, const std::string& key) const;
+  Result<std::vector<std::string>> StrList(const YAML::Node& n, const std::string& key) const;
+  Result<Scenario> Load(const std::string& text);
+  Result<Scenario> LoadChecked(const std::string& text);
+
+  std::string base_dir_ = ".";
 
  private:
   std::string file_;
+  std::map<std::string, Target> targets_;
 };
 
+// What fdrill-collective accepts (workloads/collective.h ParseOp and
+// friends are the authority; tests/scenario checks these lists against them).
+const std::set<std::string> kOps = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                    "reduce",     "alltoall",   "sendrecv"};
+const std::set<std::string> kReducingOps = {"all_reduce", "reduce_scatter", "reduce"};
+const std::map<std::string, int> kDTypeBytes = {
+    {"float32", 4}, {"float64", 8}, {"int32", 4}, {"float16", 2}, {"bfloat16", 2}};
+const std::set<std::string> kRedOps = {"sum", "prod", "min", "max"};
+
+// Keys a target (or a fault) may use to select nodes; every other key of a
+// target is an injector param.
+const std::set<std::string> kSelectorKeys = {"nodes", "random"};
+
+std::string Join(const std::set<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+Result<double> Loader::Number(const YAML::Node& n, const std::string& key) const {
+  double v = 0;
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v)) {
+    return Error(n, key + " must be a number");
+  }
+  return v;
+}
+
+Result<std::vector<std::string>> Loader::StrList(const YAML::Node& n, const std::string& key) const {
+  std::vector<std::string> out;
+  if (n.IsScalar()) {
+    out.push_back(n.as<std::string>());
+    return out;
+  }
+  if (!n.IsSequence() || n.size() == 0) return Error(n, key + " must be a name, a hostlist like n[1-3], or a list of them");
+  for (const auto& e : n) {
+    auto v = Str(e, key);
+    if (!v.ok()) return v.status();
+    out.push_back(*v);
+  }
+  return out;
+}
+
+Status Loader::LoadFabric(const YAML::Node& n, Scenario* s) const {
+  if (auto st = CheckKeys(n, "fabric", {"emulated", "hosts"}); !st.ok()) return st;
+  if (n["emulated"] && n["hosts"]) return Error(n, "fabric is either emulated: {nodes: N} or hosts: FILE, not both");
+  if (n["hosts"]) {
+    auto path = Str(n["hosts"], "fabric.hosts");
+    if (!path.ok()) return path.status();
+    std::filesystem::path p(*path);
+    if (p.is_relative()) p = std::filesystem::path(base_dir_) / p;
+    // A regular file of sane size only: /dev/zero or a FIFO would never end.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec)) {
+      return Error(n["hosts"], "cannot open the hosts file " + p.string() +
+                                   " (a regular file; a relative path starts at the scenario's directory)");
+    }
+    if (std::filesystem::file_size(p, ec) > (16u << 20)) return Error(n["hosts"], "the hosts file " + p.string() + " is over 16 MiB");
+    std::ifstream in(p);
+    if (!in) return Error(n["hosts"], "cannot open the hosts file " + p.string());
+    std::set<std::string> seen;
+    std::string line;
+    for (int no = 1; std::getline(in, line); ++no) {
+      if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+      const auto b = line.find_first_not_of(" \t\r");
+      if (b == std::string::npos) continue;
+      line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+      auto names = ExpandHostlist(line);
+      // Named from the scenario's place, then the hosts file's line.
+      if (!names.ok()) return Error(n["hosts"], p.string() + ":" + std::to_string(no) + ": " + names.status().message());
+      for (auto& h : *names) {
+        if (!seen.insert(h).second) return Error(n["hosts"], p.string() + ":" + std::to_string(no) + ": host " + h + " is listed twice");
+        s->host_names.push_back(std::move(h));
+      }
+    }
+    if (s->host_names.size() < 2) return Error(n["hosts"], "the hosts file " + p.string() + " names fewer than 2 hosts");
+    s->hosts_file = p.string();
+    s->nodes = static_cast<int>(s->host_names.size());
+    return Status::Ok();
+  }
+  const YAML::Node em = n["emulated"];
+  if (!em) return Error(n, "fabric needs emulated: {nodes: N} or hosts: FILE");
+  if (auto st = CheckKeys(em, "fabric.emulated", {"nodes"}); !st.ok()) return st;
+  if (!em["nodes"]) return Error(em, "fabric.emulated needs nodes");
+  auto nodes = Int(em["nodes"], "fabric.emulated.nodes", 2, 200);
+  if (!nodes.ok()) return nodes.status();
+  s->nodes = static_cast<int>(*nodes);
+  return Status::Ok();
+}
+
+// nodes: hostlist or list, random: {count|percent, seed}; in a target, any
+// other key is an injector param (the fault's kind decides whether it fits).
+Result<Loader::Target> Loader::LoadSelection(const YAML::Node& n, const Scenario& s, const std::string& what) const {
+  Target t;
+  if (!n.IsMap()) return Error(n, what + " must be a mapping like {nodes: n[1-2], random: {count: 1, seed: 7}}");
+  if (!n["nodes"]) return Error(n, what + " needs nodes (a name, a hostlist like n[1-3], or a list)");
+  auto exprs = StrList(n["nodes"], what + ".nodes");
+  if (!exprs.ok()) return exprs.status();
+  auto nodes = SelectNodes(*exprs, s.NodeNames());
+  if (!nodes.ok()) return Error(n["nodes"], what + ".nodes: " + nodes.status().message());
+  t.nodes = *nodes;
+  if (n["random"]) {
+    const YAML::Node r = n["random"];
+    if (auto st = CheckKeys(r, what + ".random", {"count", "percent", "seed"}); !st.ok()) return st;
+    if (!r["seed"]) {
+      return Error(r, what + ".random needs a seed (any integer): the same seed picks the same nodes in plan and run");
+    }
+    if (static_cast<bool>(r["count"]) == static_cast<bool>(r["percent"])) {
+      return Error(r, what + ".random needs exactly one of count and percent");
+    }
+    RandomPick pick;
+    auto seed = Int(r["seed"], what + ".random.seed", 0, INT64_MAX);
+    if (!seed.ok()) return seed.status();
+    pick.seed = static_cast<uint64_t>(*seed);
+    if (r["count"]) {
+      auto c = Int(r["count"], what + ".random.count", 1, 100000);
+      if (!c.ok()) return c.status();
+      pick.count = static_cast<int>(*c);
+    } else {
+      auto p = Number(r["percent"], what + ".random.percent");
+      if (!p.ok()) return p.status();
+      pick.percent = *p;
+    }
+    auto picked = PickRandom(t.nodes, pick);
+    if (!picked.ok()) return Error(r, what + ".random: " + picked.status().message());
+    t.nodes = *picked;
+  }
+  for (const auto& kv : n) {
+    const std::string key = kv.first.as<std::string>();
+    if (!kSelectorKeys.count(key)) t.params[key] = ToJson(kv.second);
+  }
+  return t;
+}
+
+Status Loader::LoadTargets(const YAML::Node& n, const Scenario& s) {
+  if (!n.IsMap()) return Error(n, "targets must be a mapping of names to selections");
+  for (const auto& kv : n) {
+    auto name = Str(kv.first, "target name");
+    if (!name.ok()) return name.status();
+    auto t = LoadSelection(kv.second, s, "target " + *name);
+    if (!t.ok()) return t.status();
+    targets_[*name] = std::move(*t);
+  }
+  return Status::Ok();
+}
+
 Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
-  if (auto s = CheckKeys(n, "workload", {"op", "dtype", "size", "ranks_per_node", "backend", "warmup"}); !s.ok())
+  if (auto s = CheckKeys(n, "workload", {"op", "dtype", "redop", "size", "ranks_per_node", "backend", "warmup"});
+      !s.ok())
     return s;
-  if (n["op"]) {
-    auto op = Str(n["op"], "workload.op");
-    if (!op.ok()) return op.status();
-    if (*op != "all_reduce") return Error(n["op"], "workload.op \"" + *op + "\" is not supported yet; use all_reduce");
-    w->op = *op;
+  auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) -> Status {
+    if (!n[key]) return Status::Ok();
+    auto v = Str(n[key], std::string("workload.") + key);
+    if (!v.ok()) return v.status();
+    if (!allowed.count(*v)) {
+      std::string hint = DidYouMean(*v, allowed);
+      return Error(n[key], std::string("workload.") + key + " \"" + *v + "\" is not one of " + Join(allowed) +
+                               (hint.empty() ? "" : "; " + hint));
+    }
+    *out = *v;
+    return Status::Ok();
+  };
+  std::set<std::string> dtypes;
+  for (const auto& [d, bytes] : kDTypeBytes) dtypes.insert(d);
+  if (auto st = word("op", kOps, &w->op); !st.ok()) return st;
+  if (auto st = word("dtype", dtypes, &w->dtype); !st.ok()) return st;
+  if (auto st = word("redop", kRedOps, &w->redop); !st.ok()) return st;
+  if (n["redop"] && !kReducingOps.count(w->op)) {
+    return Error(n["redop"], "workload.redop: " + w->op + " does not reduce; drop redop");
   }
-  if (n["dtype"]) {
-    auto d = Str(n["dtype"], "workload.dtype");
-    if (!d.ok()) return d.status();
-    if (*d != "float32") return Error(n["dtype"], "workload.dtype \"" + *d + "\" is not supported yet; use float32");
-    w->dtype = *d;
-  }
+  if (auto st = word("backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
   if (n["size"]) {
     auto text = Str(n["size"], "workload.size");
     if (!text.ok()) return text.status();
     auto sz = ParseSizeBytes(*text);
     if (!sz.ok()) return Error(n["size"], "workload.size: " + sz.status().message());
-    if (*sz == 0 || *sz % 4 != 0) return Error(n["size"], "workload.size must be a positive multiple of 4 bytes");
     w->size_bytes = *sz;
+  }
+  const int elem = kDTypeBytes.at(w->dtype);
+  if (w->size_bytes == 0 || w->size_bytes % static_cast<uint64_t>(elem) != 0) {
+    return Error(n["size"] ? n["size"] : n, "workload.size must be a positive multiple of " + std::to_string(elem) +
+                                                " bytes (one " + w->dtype + ")");
   }
   if (n["ranks_per_node"]) {
     auto r = Int(n["ranks_per_node"], "workload.ranks_per_node", 1, 64);
@@ -134,54 +326,275 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
     if (!r.ok()) return r.status();
     w->warmup = static_cast<int>(*r);
   }
-  if (n["backend"]) {
-    auto b = Str(n["backend"], "workload.backend");
-    if (!b.ok()) return b.status();
-    if (*b != "mpi" && *b != "nccl") return Error(n["backend"], "workload.backend must be mpi or nccl");
-    w->backend = *b;
+  return Status::Ok();
+}
+
+// One fault entry: its selection (node: or target:), window (at:, for:) and
+// ramp expand into one FaultSpec per node and ramp step.
+Status Loader::LoadFaults(const YAML::Node& n, const PhaseSpec& phase, size_t index, const Copy& copy,
+                          const Scenario& s, std::vector<FaultSpec>* out) const {
+  if (auto st = CheckKeys(n, "fault", {"id", "kind", "node", "target", "params", "at", "for", "ramp", "max_duration"});
+      !st.ok())
+    return st;
+  const int line = n.Mark().line + 1;
+  if (!n["kind"]) return Error(n, "fault needs a kind (one of the names `fdrill injectors` lists)");
+  auto kind = Str(n["kind"], "kind");
+  if (!kind.ok()) return kind.status();
+  // Which nodes.
+  if (n["node"] && n["target"]) return Error(n["target"], "a fault takes node: or target:, not both");
+  Target target;
+  if (n["target"]) {
+    auto name = Str(n["target"], "target");
+    if (!name.ok()) return name.status();
+    auto it = targets_.find(*name);
+    if (it == targets_.end()) {
+      std::set<std::string> known;
+      for (const auto& [k, v] : targets_) known.insert(k);
+      std::string hint = DidYouMean(*name, known);
+      return Error(n["target"], "target \"" + *name + "\" is not defined in targets:" +
+                                    (hint.empty() ? "" : "; " + hint));
+    }
+    target = it->second;
+  } else if (n["node"]) {
+    auto exprs = StrList(n["node"], "node");
+    if (!exprs.ok()) return exprs.status();
+    auto nodes = SelectNodes(*exprs, s.NodeNames());
+    if (!nodes.ok()) return Error(n["node"], nodes.status().message());
+    target.nodes = *nodes;
+  } else {
+    return Error(n, "fault needs a node (" + s.NodeNames().front() + ".." + s.NodeNames().back() +
+                        ", a hostlist like n[1-2]) or a target");
+  }
+  // Params: the target's selector params plus the fault's own.
+  Json params = target.params;
+  if (n["params"]) {
+    if (!n["params"].IsMap()) return Error(n["params"], "params must be a mapping");
+    const Json own = ToJson(n["params"]);
+    for (const auto& [k, v] : own.items()) {
+      if (params.contains(k)) {
+        return Error(n["params"], "param " + k + " is set by both the target and the fault; keep one");
+      }
+      params[k] = v;
+    }
+  }
+  // Window.
+  Duration at{};
+  if (n["at"]) {
+    auto d = ParseDuration(n["at"].IsScalar() ? n["at"].as<std::string>() : "");
+    if (!d.ok() || d->count() < 0) return Error(n["at"], "at must be a duration like 2s (from the phase's start)");
+    at = *d;
+  }
+  Duration length{};
+  if (n["for"]) {
+    auto d = Dur(n["for"], "for");
+    if (!d.ok()) return d.status();
+    length = *d;
+  } else if (phase.gate) {
+    return Error(n, "a fault in phase " + phase.name + " (which waits until stable) needs for: its length, "
+                    "because the phase's end is not known in advance");
+  }
+  const Duration room = phase.duration;  // a gated phase's minimum
+  if (at >= room || (n["for"] && at + length > room)) {
+    return Error(n["at"] ? n["at"] : n["for"],
+                 "impossible timeline: the fault's window " + FormatDuration(at) + " + " +
+                     (n["for"] ? FormatDuration(length) : std::string("to the end")) + " does not fit in phase " +
+                     phase.name + " (" + FormatDuration(room) + (phase.gate ? " minimum" : "") + ")");
+  }
+  const Duration window = n["for"] ? length : room - at;
+  // Ramp: {param: [v1, v2, ...]} splits the window into equal steps.
+  std::string ramp_key;
+  std::vector<Json> ramp_values;
+  if (n["ramp"]) {
+    const YAML::Node r = n["ramp"];
+    if (!r.IsMap() || r.size() != 1) {
+      return Error(r, "ramp must name one param and its values, like ramp: {rate: [400mbit, 100mbit, 25mbit]}");
+    }
+    ramp_key = r.begin()->first.as<std::string>();
+    const YAML::Node vals = r.begin()->second;
+    if (!vals.IsSequence() || vals.size() < 2) return Error(vals, "ramp " + ramp_key + " needs a list of at least 2 values");
+    if (params.contains(ramp_key)) return Error(r, "ramp param " + ramp_key + " is also set in params; keep one");
+    for (const auto& v : vals) ramp_values.push_back(ToJson(v));
+    if (window / static_cast<int64_t>(ramp_values.size()) < std::chrono::milliseconds(500)) {
+      return Error(r, "impossible timeline: " + std::to_string(ramp_values.size()) + " ramp steps in " +
+                          FormatDuration(window) + " leave less than 500ms each");
+    }
+  }
+  std::string base = copy.id_base_prefix + copy.written + "-" + *kind +
+                     (index ? std::to_string(index) : "");
+  if (n["id"]) {
+    auto id = Str(n["id"], "fault id");
+    if (!id.ok()) return id.status();
+    if (id->empty() || id->find_first_of("@#") != std::string::npos) {
+      return Error(n["id"], "fault id must be non-empty and without @ or # (fdrill appends those for repeats, nodes and ramp steps)");
+    }
+    base = *id;
+  }
+  base += copy.id_suffix;
+  const size_t steps = ramp_values.empty() ? 1 : ramp_values.size();
+  for (const auto& node : target.nodes) {
+    for (size_t k = 0; k < steps; ++k) {
+      FaultSpec f;
+      f.kind = *kind;
+      f.node = node;
+      f.line = line;
+      f.params = params;
+      f.id = base + (target.nodes.size() > 1 || n["target"] ? "@" + node : "");
+      f.at = at;
+      f.length = n["for"] ? length : Duration{};
+      if (!ramp_values.empty()) {
+        f.params[ramp_key] = ramp_values[k];
+        const Duration step = window / static_cast<int64_t>(steps);
+        f.at = at + step * static_cast<int64_t>(k);
+        f.length = k + 1 == steps ? window - step * static_cast<int64_t>(k) : step;
+        const Json& v = ramp_values[k];
+        f.id += "@" + (v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      const Duration on = f.length.count() ? f.length : room - f.at;
+      f.max_duration = on + s.lease_ttl;
+      if (n["max_duration"]) {
+        auto d = Dur(n["max_duration"], "max_duration");
+        if (!d.ok()) return d.status();
+        if (*d < on) {
+          return Error(n["max_duration"], "fault max_duration " + FormatDuration(*d) + " is shorter than its window (" +
+                                              FormatDuration(on) + "); the agent would revert it early");
+        }
+        f.max_duration = *d;
+      }
+      // The injector's own parser validates params; nothing is touched.
+      auto made = MakeFault(f.kind, f.params, Host{});
+      if (!made.ok()) {
+        const YAML::Node& where = n["ramp"] ? n["ramp"] : n["params"] ? n["params"] : n["target"] ? n["target"] : n["kind"];
+        return Error(where, "fault " + f.id + ": " + made.status().message());
+      }
+      out->push_back(std::move(f));
+    }
   }
   return Status::Ok();
 }
 
-Status Loader::LoadFault(const YAML::Node& n, const PhaseSpec& phase, size_t index, const Scenario& s,
-                         FaultSpec* f) const {
-  if (auto st = CheckKeys(n, "fault", {"id", "kind", "node", "params", "max_duration"}); !st.ok()) return st;
-  f->line = n.Mark().line + 1;
-  if (!n["kind"]) return Error(n, "fault needs a kind (one of the names `fdrill injectors` lists)");
-  if (!n["node"]) return Error(n, "fault needs a node (n0..n" + std::to_string(s.nodes - 1) + ")");
-  auto kind = Str(n["kind"], "kind");
-  if (!kind.ok()) return kind.status();
-  f->kind = *kind;
-  auto node = Str(n["node"], "node");
-  if (!node.ok()) return node.status();
-  auto names = s.NodeNames();
-  if (std::find(names.begin(), names.end(), *node) == names.end()) {
-    return Error(n["node"], "node \"" + *node + "\" does not exist; this drill's fabric has n0..n" +
-                                std::to_string(s.nodes - 1));
-  }
-  f->node = *node;
-  f->id = phase.name + "-" + f->kind + (index ? std::to_string(index) : "");
-  if (n["id"]) {
-    auto id = Str(n["id"], "fault id");
-    if (!id.ok()) return id.status();
-    f->id = *id;
-  }
-  f->params = n["params"] ? ToJson(n["params"]) : Json::object();
-  f->max_duration = phase.duration + s.lease_ttl;
-  if (n["max_duration"]) {
-    auto d = Dur(n["max_duration"], "max_duration");
-    if (!d.ok()) return d.status();
-    if (*d < phase.duration) {
-      return Error(n["max_duration"], "fault max_duration " + FormatDuration(*d) + " is shorter than its phase (" +
-                                          FormatDuration(phase.duration) + "); the agent would revert it early");
+// Two faults of one kind on the same node and interface cannot hold it at
+// once (the second would replace the first's qdisc or rule).
+Status Loader::CheckOverlaps(const YAML::Node& at, const PhaseSpec& phase) const {
+  auto end = [&](const FaultSpec& f) { return f.length.count() ? f.at + f.length : phase.duration; };
+  for (size_t i = 0; i < phase.faults.size(); ++i) {
+    for (size_t j = i + 1; j < phase.faults.size(); ++j) {
+      const FaultSpec& a = phase.faults[i];
+      const FaultSpec& b = phase.faults[j];
+      if (a.node != b.node || a.kind != b.kind || a.params.value("interface", "") != b.params.value("interface", "")) continue;
+      if (a.at < end(b) && b.at < end(a)) {
+        return Error(at, "impossible timeline: faults " + a.id + " and " + b.id + " both hold " + a.kind + " on " + a.node +
+                             (a.params.contains("interface") ? " " + a.params.value("interface", "") : "") +
+                             " at once in phase " + phase.name);
+      }
     }
-    f->max_duration = *d;
   }
-  // The injector's own parser validates params; nothing is touched.
-  auto made = MakeFault(f->kind, f->params, Host{});
-  if (!made.ok()) {
-    const YAML::Node& at = n["params"] ? n["params"] : n["kind"];
-    return Error(at, "fault " + f->id + ": " + made.status().message());
+  return Status::Ok();
+}
+
+Status Loader::LoadPhase(const YAML::Node& p, const Copy& copy, Scenario* s, std::set<std::string>* names,
+                         std::set<std::string>* ids) const {
+  PhaseSpec phase;
+  phase.name = copy.name;
+  if (!names->insert(phase.name).second) return Error(p["name"], "phase name \"" + phase.name + "\" is used twice");
+  if (p["until"]) {
+    auto until = Str(p["until"], "until");
+    if (!until.ok()) return until.status();
+    if (*until != "stable") return Error(p["until"], "until must be stable (the job back in the baseline band)");
+    if (!p["timeout"]) return Error(p, "phase " + phase.name + " waits until stable and needs timeout: the longest it may wait");
+    GateSpec gate;
+    auto t = Dur(p["timeout"], "timeout");
+    if (!t.ok()) return t.status();
+    gate.timeout = *t;
+    if (p["on_timeout"]) {
+      auto o = Str(p["on_timeout"], "on_timeout");
+      if (!o.ok()) return o.status();
+      if (*o != "abort" && *o != "continue") return Error(p["on_timeout"], "on_timeout must be abort or continue");
+      gate.abort_on_timeout = *o == "abort";
+    }
+    phase.gate = gate;
+    phase.duration = std::chrono::seconds(1);
+    if (p["duration"]) {
+      auto d = Dur(p["duration"], "duration");
+      if (!d.ok()) return d.status();
+      phase.duration = *d;
+    }
+    if (phase.duration > gate.timeout) {
+      return Error(p["timeout"], "impossible timeline: timeout " + FormatDuration(gate.timeout) +
+                                     " is shorter than the phase's minimum duration " + FormatDuration(phase.duration));
+    }
+  } else {
+    for (const char* key : {"timeout", "on_timeout"}) {
+      if (p[key]) return Error(p[key], std::string(key) + " belongs to a phase with until: stable");
+    }
+    if (!p["duration"]) return Error(p, "phase " + phase.name + " needs a duration (like 15s) or until: stable");
+    auto d = Dur(p["duration"], "duration");
+    if (!d.ok()) return d.status();
+    phase.duration = *d;
+  }
+  if (p["faults"]) {
+    if (!p["faults"].IsSequence()) return Error(p["faults"], "faults must be a list");
+    std::set<std::string> nodes;
+    for (size_t i = 0; i < p["faults"].size(); ++i) {
+      std::vector<FaultSpec> made;
+      if (auto st = LoadFaults(p["faults"][i], phase, i, copy, *s, &made); !st.ok()) return st;
+      for (auto& f : made) {
+        if (!ids->insert(f.id).second) return Error(p["faults"][i], "fault id \"" + f.id + "\" is used twice");
+        nodes.insert(f.node);
+        phase.faults.push_back(std::move(f));
+      }
+    }
+    if (static_cast<int>(nodes.size()) > s->max_faulted_nodes) {
+      return Error(p["faults"], "phase " + phase.name + " faults " + std::to_string(nodes.size()) +
+                                    " nodes; safety.max_faulted_nodes (the blast radius) allows " +
+                                    std::to_string(s->max_faulted_nodes));
+    }
+    if (auto st = CheckOverlaps(p["faults"], phase); !st.ok()) return st;
+  }
+  s->phases.push_back(std::move(phase));
+  return Status::Ok();
+}
+
+// A phase, a repeated phase, or a group of phases repeated together.
+Status Loader::LoadPhaseEntry(const YAML::Node& p, bool in_group, const std::string& prefix, Scenario* s,
+                              std::set<std::string>* names, std::set<std::string>* ids) const {
+  const bool group = p.IsMap() && p["phases"];
+  if (group) {
+    if (auto st = CheckKeys(p, "phase group", {"name", "repeat", "phases"}); !st.ok()) return st;
+    if (in_group) return Error(p["phases"], "a group's phases cannot hold another group");
+  } else if (auto st = CheckKeys(p, "phase", {"name", "duration", "faults", "repeat", "until", "timeout", "on_timeout"});
+             !st.ok()) {
+    return st;
+  }
+  if (!p["name"]) return Error(p, group ? "phase group needs a name" : "phase needs a name");
+  auto name = Str(p["name"], "phase name");
+  if (!name.ok()) return name.status();
+  if (name->empty() || name->find_first_of("#.@") != std::string::npos) {
+    return Error(p["name"], "phase name must be non-empty and without #, . or @ (fdrill uses those for repeats and groups)");
+  }
+  int repeat = 1;
+  if (p["repeat"]) {
+    auto r = Int(p["repeat"], "repeat", 1, 10000);
+    if (!r.ok()) return r.status();
+    repeat = static_cast<int>(*r);
+  }
+  for (int k = 1; k <= repeat; ++k) {
+    const std::string suffix = repeat > 1 ? "#" + std::to_string(k) : "";
+    if (group) {
+      if (!p["phases"].IsSequence() || p["phases"].size() == 0) return Error(p["phases"], "a group's phases must be a non-empty list");
+      for (const auto& child : p["phases"]) {
+        if (auto st = LoadPhaseEntry(child, true, *name + suffix + ".", s, names, ids); !st.ok()) return st;
+      }
+    } else {
+      Copy copy{prefix + *name + suffix, *name, "", suffix};
+      if (!prefix.empty()) {
+        // Inside group "cycle#2.": ids read "cycle.flap-link_flap#2".
+        const std::string group_name = prefix.substr(0, prefix.find_first_of("#."));
+        const size_t hash = prefix.find('#');
+        copy.id_base_prefix = group_name + ".";
+        copy.id_suffix = hash == std::string::npos ? suffix : prefix.substr(hash, prefix.size() - hash - 1) + suffix;
+      }
+      if (auto st = LoadPhase(p, copy, s, names, ids); !st.ok()) return st;
+    }
   }
   return Status::Ok();
 }
@@ -190,47 +603,25 @@ Status Loader::LoadPhases(const YAML::Node& n, Scenario* s) const {
   if (!n.IsSequence() || n.size() == 0) return Error(n, "phases must be a non-empty list");
   std::set<std::string> names, ids;
   for (const auto& p : n) {
-    if (auto st = CheckKeys(p, "phase", {"name", "duration", "faults"}); !st.ok()) return st;
-    PhaseSpec phase;
-    if (!p["name"]) return Error(p, "phase needs a name");
-    auto name = Str(p["name"], "phase name");
-    if (!name.ok()) return name.status();
-    phase.name = *name;
-    if (!names.insert(phase.name).second) return Error(p["name"], "phase name \"" + phase.name + "\" is used twice");
-    if (!p["duration"]) return Error(p, "phase " + phase.name + " needs a duration (like 15s)");
-    auto d = Dur(p["duration"], "duration");
-    if (!d.ok()) return d.status();
-    phase.duration = *d;
-    if (p["faults"]) {
-      if (!p["faults"].IsSequence()) return Error(p["faults"], "faults must be a list");
-      std::set<std::string> nodes;
-      for (size_t i = 0; i < p["faults"].size(); ++i) {
-        FaultSpec f;
-        if (auto st = LoadFault(p["faults"][i], phase, i, *s, &f); !st.ok()) return st;
-        if (!ids.insert(f.id).second) return Error(p["faults"][i], "fault id \"" + f.id + "\" is used twice");
-        nodes.insert(f.node);
-        phase.faults.push_back(std::move(f));
-      }
-      if (static_cast<int>(nodes.size()) > s->max_faulted_nodes) {
-        return Error(p["faults"], "phase " + phase.name + " faults " + std::to_string(nodes.size()) +
-                                      " nodes at once; safety.max_faulted_nodes allows " +
-                                      std::to_string(s->max_faulted_nodes));
-      }
-    }
-    s->phases.push_back(std::move(phase));
+    if (auto st = LoadPhaseEntry(p, false, "", s, &names, &ids); !st.ok()) return st;
   }
   if (!s->phases.front().faults.empty()) {
     return Error(n[0], "the first phase must be fault-free: it is the baseline the report measures against");
   }
+  if (s->phases.front().gate) {
+    return Error(n[0], "the first phase cannot wait until stable: it is the baseline that defines stable");
+  }
   if (!s->phases.back().faults.empty()) {
     return Error(n[n.size() - 1], "the last phase must be fault-free, so recovery can be measured");
   }
+  if (s->phases.size() > 20000) return Error(n, "the repeats expand to more than 20000 phases");
   return Status::Ok();
 }
 
-Status Loader::LoadExpect(const YAML::Node& n, ExpectSpec* e) const {
-  if (auto s = CheckKeys(n, "expect", {"max_slowdown", "max_time_to_recover", "no_residue", "data_intact"}); !s.ok())
-    return s;
+Status Loader::LoadExpect(const YAML::Node& n, const Scenario& s, ExpectSpec* e) const {
+  if (auto st = CheckKeys(n, "expect", {"max_slowdown", "max_time_to_recover", "no_residue", "data_intact", "metrics"});
+      !st.ok())
+    return st;
   if (n["max_slowdown"]) {
     double v = 0;
     if (!YAML::convert<double>::decode(n["max_slowdown"], v) || v < 1) {
@@ -249,11 +640,95 @@ Status Loader::LoadExpect(const YAML::Node& n, ExpectSpec* e) const {
     if (!YAML::convert<bool>::decode(n[key], b)) return Error(n[key], std::string("expect.") + key + " must be true or false");
     *field = b;
   }
+  if (n["metrics"]) {
+    if (!n["metrics"].IsSequence()) return Error(n["metrics"], "expect.metrics must be a list of {metric, max|min, fault}");
+    const auto& known = ExpectableMetrics();
+    const std::set<std::string> names(known.begin(), known.end());
+    for (const auto& m : n["metrics"]) {
+      if (auto st = CheckKeys(m, "expect.metrics entry", {"metric", "fault", "max", "min"}); !st.ok()) return st;
+      MetricLimit limit;
+      if (!m["metric"]) return Error(m, "expect.metrics entry needs metric: (one of " + Join(names) + ")");
+      auto metric = Str(m["metric"], "metric");
+      if (!metric.ok()) return metric.status();
+      if (!names.count(*metric)) {
+        std::string hint = DidYouMean(*metric, names);
+        return Error(m["metric"], "unknown metric \"" + *metric + "\"" + (hint.empty() ? "" : "; " + hint) +
+                                      " (known: " + Join(names) + ")");
+      }
+      limit.metric = *metric;
+      const bool per_fault = metric->find('.') == std::string::npos;
+      if (m["fault"]) {
+        if (!per_fault) return Error(m["fault"], "metric " + *metric + " is one number for the run; drop fault:");
+        auto f = Str(m["fault"], "fault");
+        if (!f.ok()) return f.status();
+        bool found = false;
+        std::set<std::string> all;
+        for (const auto& p : s.phases) {
+          for (const auto& x : p.faults) {
+            all.insert(x.id);
+            found = found || FaultRefMatches(x.id, *f);
+          }
+        }
+        if (!found) {
+          std::string hint = DidYouMean(*f, all);
+          return Error(m["fault"], "no fault has id \"" + *f + "\"" + (hint.empty() ? "" : "; " + hint) +
+                                       " (`fdrill plan` lists the ids)");
+        }
+        limit.fault = *f;
+      }
+      for (auto [key, field] : {std::pair{"max", &limit.max}, std::pair{"min", &limit.min}}) {
+        if (!m[key]) continue;
+        auto v = Number(m[key], std::string("expect.metrics ") + key);
+        if (!v.ok()) return v.status();
+        *field = *v;
+      }
+      if (!limit.max && !limit.min) return Error(m, "expect.metrics entry needs max: or min:");
+      if (limit.max && limit.min && *limit.min > *limit.max) return Error(m, "expect.metrics entry: min is above max");
+      e->metrics.push_back(std::move(limit));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Loader::LoadStop(const YAML::Node& n, StopSpec* stop) const {
+  if (auto st = CheckKeys(n, "safety.stop", {"min_busbw", "for_iterations", "max_iteration_time", "max_wrong_elements",
+                                             "max_errors"});
+      !st.ok())
+    return st;
+  if (n["min_busbw"]) {
+    auto v = Number(n["min_busbw"], "safety.stop.min_busbw");
+    if (!v.ok()) return v.status();
+    if (*v <= 0) return Error(n["min_busbw"], "safety.stop.min_busbw must be above 0 (GB/s, as nccl-tests' busbw)");
+    stop->min_busbw_gbps = *v;
+  }
+  if (n["for_iterations"]) {
+    auto v = Int(n["for_iterations"], "safety.stop.for_iterations", 1, 100000);
+    if (!v.ok()) return v.status();
+    stop->for_iterations = static_cast<int>(*v);
+  }
+  if (n["max_iteration_time"]) {
+    auto d = Dur(n["max_iteration_time"], "safety.stop.max_iteration_time");
+    if (!d.ok()) return d.status();
+    stop->max_iteration_time = *d;
+  }
+  if (n["max_wrong_elements"]) {
+    auto v = Int(n["max_wrong_elements"], "safety.stop.max_wrong_elements", 0, INT64_MAX);
+    if (!v.ok()) return v.status();
+    stop->max_wrong_elements = *v;
+  }
+  if (n["max_errors"]) {
+    auto v = Int(n["max_errors"], "safety.stop.max_errors", 0, 1000000);
+    if (!v.ok()) return v.status();
+    stop->max_errors = static_cast<int>(*v);
+  }
   return Status::Ok();
 }
 
 Status Loader::LoadSafety(const YAML::Node& n, Scenario* s) const {
-  if (auto st = CheckKeys(n, "safety", {"lease_ttl", "lease_renew", "max_faulted_nodes"}); !st.ok()) return st;
+  if (auto st = CheckKeys(n, "safety", {"lease_ttl", "lease_renew", "max_faulted_nodes", "stop"}); !st.ok()) return st;
+  if (n["stop"]) {
+    if (auto st = LoadStop(n["stop"], &s->stop); !st.ok()) return st;
+  }
   if (n["lease_ttl"]) {
     auto d = Dur(n["lease_ttl"], "safety.lease_ttl");
     if (!d.ok()) return d.status();
@@ -275,7 +750,7 @@ Status Loader::LoadSafety(const YAML::Node& n, Scenario* s) const {
   return Status::Ok();
 }
 
-Result<Scenario> Loader::Load(const std::string& text) const {
+Result<Scenario> Loader::Load(const std::string& text) {
   // Every conversion above checks its node first; a yaml-cpp exception that
   // still escapes (a case we missed) is a refusal naming the place, never a
   // crash of `fdrill run` (scenario_fuzz found one: name: {nodes: 4}).
@@ -306,7 +781,7 @@ size_t FirstInvalidUtf8(const std::string& text) {
   return std::string::npos;
 }
 
-Result<Scenario> Loader::LoadChecked(const std::string& text) const {
+Result<Scenario> Loader::LoadChecked(const std::string& text) {
   if (size_t bad = FirstInvalidUtf8(text); bad != std::string::npos) {
     const size_t line_start = text.rfind('\n', bad == 0 ? 0 : bad - 1);
     const size_t line = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(bad), '\n')) + 1;
@@ -326,22 +801,23 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) const {
   s.text = text;
   if (!root.IsMap()) return InvalidArgument(file_ + ": a scenario is a YAML mapping (name, fabric, workload, phases, ...)");
   if (auto st = CheckKeys(root, "the scenario",
-                          {"name", "description", "fabric", "workload", "phases", "safety", "expect", "analysis"});
+                          {"name", "description", "fabric", "targets", "workload", "phases", "safety", "expect", "analysis"});
       !st.ok())
     return st;
   if (!root["name"]) return InvalidArgument(file_ + ": the scenario needs a name");
   auto name = Str(root["name"], "name");
   if (!name.ok()) return name.status();
   s.name = *name;
-  if (!root["fabric"]) return InvalidArgument(file_ + ": the scenario needs fabric: {emulated: {nodes: N}}");
-  if (auto st = CheckKeys(root["fabric"], "fabric", {"emulated"}); !st.ok()) return st;
-  const YAML::Node em = root["fabric"]["emulated"];
-  if (!em) return Error(root["fabric"], "fabric needs emulated: {nodes: N}");
-  if (auto st = CheckKeys(em, "fabric.emulated", {"nodes"}); !st.ok()) return st;
-  if (!em["nodes"]) return Error(em, "fabric.emulated needs nodes");
-  auto nodes = Int(em["nodes"], "fabric.emulated.nodes", 2, 200);
-  if (!nodes.ok()) return nodes.status();
-  s.nodes = static_cast<int>(*nodes);
+  if (root["description"]) {
+    auto d = Str(root["description"], "description");
+    if (!d.ok()) return d.status();
+    s.description = *d;
+  }
+  if (!root["fabric"]) return InvalidArgument(file_ + ": the scenario needs fabric: {emulated: {nodes: N}} or {hosts: FILE}");
+  if (auto st = LoadFabric(root["fabric"], &s); !st.ok()) return st;
+  if (root["targets"]) {
+    if (auto st = LoadTargets(root["targets"], s); !st.ok()) return st;
+  }
   if (root["workload"]) {
     if (auto st = LoadWorkload(root["workload"], &s.workload); !st.ok()) return st;
   }
@@ -351,7 +827,7 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) const {
   if (!root["phases"]) return InvalidArgument(file_ + ": the scenario needs phases");
   if (auto st = LoadPhases(root["phases"], &s); !st.ok()) return st;
   if (root["expect"]) {
-    if (auto st = LoadExpect(root["expect"], &s.expect); !st.ok()) return st;
+    if (auto st = LoadExpect(root["expect"], s, &s.expect); !st.ok()) return st;
   }
   if (root["analysis"]) {
     if (auto st = CheckKeys(root["analysis"], "analysis", {"recovery_window"}); !st.ok()) return st;
@@ -368,18 +844,30 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) const {
 
 Duration Scenario::TotalDuration() const {
   Duration total{};
-  for (const auto& p : phases) total += p.duration;
+  for (const auto& p : phases) total += p.MaxDuration();
   return total;
 }
 
 std::vector<std::string> Scenario::NodeNames() const {
+  if (!hosts_file.empty()) return host_names;
   std::vector<std::string> out;
   for (int i = 0; i < nodes; ++i) out.push_back("n" + std::to_string(i));
   return out;
 }
 
-Result<Scenario> ParseScenario(const std::string& text, const std::string& file_name) {
-  return Loader(file_name).Load(text);
+const std::vector<std::string>& ExpectableMetrics() {
+  // Per fault (no dot) and per run (dotted, as in summary.json).
+  static const std::vector<std::string> kNames = {
+      "slowdown",           "time_to_impact_s",   "time_to_recover_s",        "stall_ms",
+      "job_failed_after_s", "lost_gpu_s",         "baseline.busbw_median",    "rollback.restarts",
+      "rollback.iterations_lost", "rollback.wrong_elements", "residue.count"};
+  return kNames;
+}
+
+Result<Scenario> ParseScenario(const std::string& text, const std::string& file_name, const std::string& base_dir) {
+  Loader loader(file_name);
+  loader.base_dir_ = base_dir;
+  return loader.Load(text);
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {
@@ -387,7 +875,8 @@ Result<Scenario> LoadScenario(const std::string& path) {
   if (!in) return NotFound(path + ": cannot open the scenario file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return ParseScenario(ss.str(), path);
+  const auto dir = std::filesystem::path(path).parent_path();
+  return ParseScenario(ss.str(), path, dir.empty() ? "." : dir.string());
 }
 
 }  // namespace fdrill

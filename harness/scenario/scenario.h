@@ -1,6 +1,7 @@
 // A drill scenario as loaded and validated: everything `fdrill run` needs,
-// with every unit parsed and every fault's params checked by its injector's
-// parser. Loading touches nothing on any machine.
+// with every unit parsed, every selector resolved to nodes, every repeat and
+// ramp expanded, and every fault's params checked by its injector's parser.
+// Loading touches nothing on any machine. Schema: scenarios/README.md.
 #pragma once
 
 #include <optional>
@@ -16,27 +17,62 @@ namespace fdrill {
 struct FaultSpec {
   std::string id;      // unique in the scenario; "<phase>-<kind>" when not given
   std::string kind;    // injector name
-  std::string node;    // "n1"
+  std::string node;    // "n1"; a selector naming several nodes becomes one fault each
   Json params;         // validated by the injector's parser
   int line = 0;        // 1-based line in the scenario file, for messages
+  // Window inside its phase: applied `at` after the phase starts, reverted
+  // `length` later; length 0 means "at the phase's end" (fixed phases only).
+  Duration at{};
+  Duration length{};
   // The agent reverts the fault by itself once it has been on this long,
-  // whatever the controller does. Default: its phase plus the lease TTL.
+  // whatever the controller does. Default: its window plus the lease TTL.
   Duration max_duration{};
 };
 
+// "Wait until stable": the phase ends once the job has been back in the
+// baseline band for the scenario's recovery window (at least `duration`
+// after it began), or at `timeout`.
+struct GateSpec {
+  Duration timeout{};
+  bool abort_on_timeout = true;  // false: go on with the next phase
+};
+
 struct PhaseSpec {
-  std::string name;
-  Duration duration{};
-  std::vector<FaultSpec> faults;  // applied at phase start, reverted at its end
+  std::string name;             // unique; a repeat's copies are "name#k"
+  Duration duration{};          // a gated phase's minimum
+  std::optional<GateSpec> gate;
+  std::vector<FaultSpec> faults;
+  Duration MaxDuration() const { return gate ? std::max(duration, gate->timeout) : duration; }
 };
 
 struct WorkloadSpec {
   std::string op = "all_reduce";
   std::string dtype = "float32";
+  std::string redop = "sum";
   uint64_t size_bytes = 4u << 20;
   int ranks_per_node = 1;
   std::string backend = "mpi";
   int warmup = 5;
+};
+
+// Stop conditions on the live metrics: any one met aborts the drill, which
+// still reverts everything. Unset ones are not checked.
+struct StopSpec {
+  std::optional<double> min_busbw_gbps;  // below this for `for_iterations` in a row
+  std::optional<Duration> max_iteration_time;  // one iteration (or no iteration) this long
+  std::optional<int64_t> max_wrong_elements;   // data-check failures summed over the run
+  std::optional<int> max_errors;               // error events (agent, apply, revert)
+  int for_iterations = 3;
+  bool Any() const { return min_busbw_gbps || max_iteration_time || max_wrong_elements || max_errors; }
+};
+
+// A limit on one summary metric: per fault (fault empty: every fault) or
+// for the run. See kMetricNames in loader.cc for what can be named.
+struct MetricLimit {
+  std::string metric;  // "slowdown", "stall_ms", "rollback.iterations_lost", ...
+  std::string fault;   // a fault id, or "" for every fault (per-fault metrics)
+  std::optional<double> max;
+  std::optional<double> min;
 };
 
 struct ExpectSpec {
@@ -44,27 +80,39 @@ struct ExpectSpec {
   std::optional<double> max_time_to_recover_s;
   bool no_residue = true;
   bool data_intact = true;
+  std::vector<MetricLimit> metrics;
 };
 
 struct Scenario {
   std::string file;
   std::string text;  // the file as read, written to the run directory as run
   std::string name;
-  int nodes = 0;     // emulated fabric size the drill needs
+  std::string description;
+  int nodes = 0;                        // fabric size the drill needs
+  std::string hosts_file;               // set when the inventory is a hosts file
+  std::vector<std::string> host_names;  // the hosts file's names, in order
   WorkloadSpec workload;
-  std::vector<PhaseSpec> phases;
+  std::vector<PhaseSpec> phases;        // repeats expanded, in order
   Duration lease_ttl = std::chrono::seconds(5);
   Duration lease_renew = std::chrono::seconds(1);
-  int max_faulted_nodes = 1;  // blast radius: nodes with a fault in force at once
+  int max_faulted_nodes = 1;  // blast radius: nodes with a fault in one phase
+  StopSpec stop;
   int recovery_window_iters = 5;
   ExpectSpec expect;
 
+  // Sum of the phases' longest durations (a gate's timeout).
   Duration TotalDuration() const;
-  std::vector<std::string> NodeNames() const;  // n0..n{nodes-1}
+  std::vector<std::string> NodeNames() const;  // n0..n{nodes-1}, or the hosts file's
+  bool Emulated() const { return hosts_file.empty(); }
 };
 
 // Reads and validates FILE. Errors read "FILE:LINE:COL: what; hint".
 Result<Scenario> LoadScenario(const std::string& path);
-Result<Scenario> ParseScenario(const std::string& text, const std::string& file_name);
+// `base_dir` resolves a relative hosts file (LoadScenario: the file's directory).
+Result<Scenario> ParseScenario(const std::string& text, const std::string& file_name,
+                               const std::string& base_dir = ".");
+
+// The per-fault and run metrics an expectation may name.
+const std::vector<std::string>& ExpectableMetrics();
 
 }  // namespace fdrill

@@ -262,6 +262,96 @@ TEST_F(DrillE2E, AnAgentThatDoesNotAnswerIsNamedAndNothingIsApplied) {
   EXPECT_EQ(FabricLinks(), before);
 }
 
+// The library's emulated drills (scenarios/*.yaml, not *.hw.yaml) that the
+// tests above do not run: each passes, recovers and leaves nothing behind.
+TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
+  const std::string before = FabricLinks();
+  for (const char* name : {"link-degrade-ramp", "ib-port-flap", "ib-width-downgrade", "nvlink-throttle", "gpu-straggler",
+                           "firmware-regression", "burn-in-soak.short"}) {
+    SCOPED_TRACE(name);
+    fs::path out = work_ / name;
+    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml", "--out", out.string()}, 400);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    json s = ReadJson(out / "summary.json");
+    EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
+    EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+    EXPECT_TRUE(s["stopped"].is_null()) << s["stopped"];
+    EXPECT_EQ(FabricLinks(), before);
+    // Every gate ended because the job was stable, not at its timeout.
+    std::ifstream events(out / "events.jsonl");
+    for (std::string line; std::getline(events, line);) {
+      json e = json::parse(line);
+      if (e["type"] == "phase_end" && e["reason"].get<std::string>().find("timeout") != std::string::npos) {
+        ADD_FAILURE() << "gate timed out: " << line;
+      }
+    }
+    if (std::string(name) == "link-degrade-ramp") {
+      // One fault per step, each measured; the 25 Mbit/s step hurts most.
+      ASSERT_EQ(s["faults"].size(), 3u) << s["faults"].dump(2);
+      EXPECT_EQ(s["faults"][0]["id"], "degrade@n1@400mbit");
+      EXPECT_EQ(s["faults"][2]["id"], "degrade@n1@25mbit");
+      EXPECT_GT(s["faults"][2]["slowdown"].get<double>(), s["faults"][0]["slowdown"].get<double>()) << s["faults"].dump(2);
+    }
+    if (std::string(name) == "gpu-straggler") {
+      // The seeded pick is the node fdrill names as the culprit.
+      ASSERT_EQ(s["faults"].size(), 1u);
+      EXPECT_EQ(s["faults"][0]["culprit"], s["faults"][0]["node"]) << s["faults"][0].dump(2);
+    }
+    if (std::string(name) == "burn-in-soak.short") {
+      EXPECT_EQ(s["faults"].size(), 4u);  // 2 cycles x (flap, cap)
+    }
+  }
+}
+
+// A stop condition met mid-fault ends the drill at once: every fault is
+// reverted, the residue is empty, and the verdict is fail with the reason.
+TEST_F(DrillE2E, AStopConditionAbortsRevertsEverythingAndFails) {
+  const std::string before = FabricLinks();
+  fs::path scenario = work_ / "stop.yaml";
+  std::ofstream(scenario) << R"(# a link down longer than the stop condition allows an iteration to take
+name: stop
+fabric: {emulated: {nodes: 4}}
+workload: {size: 1M}
+phases:
+  - {name: baseline, duration: 5s}
+  - name: outage
+    duration: 20s
+    faults:
+      - {id: outage, kind: link_down, node: n2, params: {interface: fab0}}
+  - {name: recovery, duration: 5s}
+safety:
+  stop: {max_iteration_time: 2s}
+)";
+  fs::path out = work_ / "stop";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto run = Fdrill({"run", scenario.string(), "--out", out.string()}, 120);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_LT(took, 25.0);  // the timeline is 30 s; the stop comes ~2 s into the outage
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "fail");
+  ASSERT_TRUE(s["stopped"].is_string()) << s.dump(2);
+  EXPECT_NE(s["stopped"].get<std::string>().find("stop condition max_iteration_time"), std::string::npos) << s["stopped"];
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  EXPECT_EQ(FabricLinks(), before);
+  // The revert is journalled before the abort, with the stop as its reason.
+  std::ifstream events(out / "events.jsonl");
+  bool reverted = false, aborted = false;
+  for (std::string line; std::getline(events, line);) {
+    json e = json::parse(line);
+    if (e["type"] == "fault_revert" && e["id"] == "outage") {
+      EXPECT_FALSE(aborted);
+      EXPECT_NE(e.value("reason", "").find("stop condition"), std::string::npos) << line;
+      reverted = true;
+    }
+    if (e["type"] == "abort") {
+      EXPECT_EQ(e["cause"], "stop_condition");
+      aborted = true;
+    }
+  }
+  EXPECT_TRUE(reverted && aborted);
+}
+
 TEST(DrillBadInput, MissingScenarioFileAndUnknownKeyExit2) {
   auto missing = Fdrill({"run", "/nonexistent/drill.yaml"});
   EXPECT_EQ(missing.exit_code, 2);

@@ -316,3 +316,64 @@ TEST(DrillAnalysis, UnconfirmedAndUnrevertedFaultsAreReported) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// A stop condition (or a gate's timeout) is the drill stopping itself as the
+// scenario asked: verdict fail with the reason, not a harness error.
+TEST(DrillAnalysis, AStopConditionFailsTheDrillWithItsReason) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.DropEvents("drill_end");
+  run.AddEvent(17.0, "abort", {{"reason", "stop condition min_busbw: busbw below 5 GB/s for 3 iterations in a row"},
+                               {"cause", "stop_condition"}});
+  run.AddEvent(30.1, "drill_end", {{"status", "aborted"}});
+  run.slow.push_back({.from_s = 15.0, .to_s = 17.0, .factor = 3.0, .culprit_node = "n2"});
+  Summary s = AnalyzeRun(run);
+  EXPECT_EQ(s.verdict, Verdict::kFail) << (s.errors.empty() ? "" : s.errors[0]);
+  EXPECT_FALSE(HasError(s, "aborted:"));
+  ASSERT_TRUE(s.stopped.has_value());
+  EXPECT_EQ(*s.stopped, "stop condition min_busbw: busbw below 5 GB/s for 3 iterations in a row");
+  ASSERT_NE(Find(s, "timeline_completed"), nullptr);
+  EXPECT_FALSE(Find(s, "timeline_completed")->pass);
+}
+
+TEST(DrillAnalysis, MetricExpectationsPerFaultAndPerRun) {
+  SyntheticRun run = SlowThatRecovers();
+  run.plan["expectations"]["metrics"] = {
+      {{"metric", "stall_ms"}, {"fault", "slow-link"}, {"max", 100}},                  // 180 ms: fails
+      {{"metric", "lost_gpu_s"}, {"max", 100}},                                        // every fault: passes
+      {{"metric", "slowdown"}, {"fault", "slow-link"}, {"min", 2}, {"max", 4}},        // 3x: both pass
+      {{"metric", "baseline.busbw_median"}, {"min", 9.5}},                             // 10 GB/s: passes
+      {{"metric", "residue.count"}, {"max", 0}},                                       // passes
+      {{"metric", "time_to_recover_s"}, {"fault", "never-ran"}, {"max", 1}}};          // no measurement: fails
+  Summary s = AnalyzeRun(run);
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+  ASSERT_NE(Find(s, "max stall_ms[slow-link]"), nullptr);
+  EXPECT_FALSE(Find(s, "max stall_ms[slow-link]")->pass);
+  EXPECT_NEAR(std::get<double>(Find(s, "max stall_ms[slow-link]")->measured), 180, 2);
+  EXPECT_TRUE(Find(s, "max lost_gpu_s[slow-link]")->pass);
+  EXPECT_TRUE(Find(s, "min slowdown[slow-link]")->pass);
+  EXPECT_TRUE(Find(s, "max slowdown[slow-link]")->pass);
+  EXPECT_TRUE(Find(s, "min baseline.busbw_median")->pass);
+  EXPECT_TRUE(Find(s, "max residue.count")->pass);
+  ASSERT_NE(Find(s, "max time_to_recover_s[never-ran]"), nullptr);
+  EXPECT_FALSE(Find(s, "max time_to_recover_s[never-ran]")->pass);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(Find(s, "max time_to_recover_s[never-ran]")->measured));
+}
+
+// An expectation may name a fault by the id it was written with: "flap"
+// covers "flap@n1" and "flap#2".
+TEST(DrillAnalysis, MetricExpectationsMatchExpandedIds) {
+  SyntheticRun run = SlowThatRecovers();
+  for (auto& e : run.events) {
+    if (e.contains("id") && e["id"] == "slow-link") e["id"] = "slow-link#2@n2";
+  }
+  run.plan["expectations"]["metrics"] = {{{"metric", "slowdown"}, {"fault", "slow-link"}, {"max", 10}}};
+  Summary s = AnalyzeRun(run);
+  ASSERT_NE(Find(s, "max slowdown[slow-link#2@n2]"), nullptr);
+  EXPECT_TRUE(Find(s, "max slowdown[slow-link#2@n2]")->pass);
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -101,7 +101,7 @@ TEST(ScenarioLoader, BadUnitIsCaughtWithAHint) {
 TEST(ScenarioLoader, MissingTargetNodeAndUnknownKind) {
   std::string e = ErrorOf(Replace(kGood, "node: n1", "node: n7"));
   EXPECT_NE(e.find("drill.yaml:12:"), std::string::npos) << e;
-  EXPECT_NE(e.find("n0..n3"), std::string::npos) << e;
+  EXPECT_NE(e.find("node \"n7\" does not exist; this drill's fabric has n0, n1, n2, n3"), std::string::npos) << e;
   std::string k = ErrorOf(Replace(kGood, "kind: link_rate", "kind: link_rat"));
   EXPECT_NE(k.find("did you mean \"link_rate\""), std::string::npos) << k;
 }
@@ -112,7 +112,7 @@ TEST(ScenarioLoader, TimelineAndSafetyRules) {
   std::string two = ErrorOf(Replace(kGood, "        params: {interface: fab0, rate: 100mbit}",
                                     "        params: {interface: fab0, rate: 100mbit}\n"
                                     "      - kind: link_flap\n        node: n2\n        params: {interface: fab0, down: 1s}"));
-  EXPECT_NE(two.find("max_faulted_nodes allows 1"), std::string::npos) << two;
+  EXPECT_NE(two.find("max_faulted_nodes (the blast radius) allows 1"), std::string::npos) << two;
   std::string lease = ErrorOf(std::string(kGood) + "safety: {lease_ttl: 1s, lease_renew: 1s}\n");
   EXPECT_NE(lease.find("lease_renew"), std::string::npos) << lease;
   std::string yaml = ErrorOf("name: [unclosed\n");

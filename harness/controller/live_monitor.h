@@ -1,0 +1,86 @@
+// LiveMonitor: the controller's view of the job while the drill runs, built
+// from the metrics records the agents push. Pure: times are given by the
+// caller (durations since the timeline started), nothing is read or slept.
+//
+// An iteration is complete once every rank's record for it has arrived; its
+// time is the largest wait_ms + time_ms over the ranks and its busbw is
+// bytes x bus factor / that time — the definitions reports/README.md gives,
+// so the live view and the report agree. The baseline band is frozen when
+// the caller says the baseline phase ended (reports' BandLow formula).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "harness/core/units.h"
+#include "harness/scenario/scenario.h"
+
+namespace fdrill {
+
+struct LiveSample {  // one rank's record for one iteration
+  int64_t iter = 0;
+  int rank = 0;
+  Duration end{};         // when it ended, on the timeline
+  double time_ms = 0;
+  double wait_ms = 0;
+  double bytes = 0;
+  double bus_factor = 1;  // busbw / algbw as the record states it
+  int64_t wrong = 0;
+};
+
+struct LiveIteration {
+  int64_t iter = 0;
+  Duration start{};
+  Duration end{};
+  double time_ms = 0;
+  double busbw_gbps = 0;
+};
+
+class LiveMonitor {
+ public:
+  LiveMonitor(int ranks, const StopSpec& stop, int recovery_window);
+
+  void Add(const LiveSample& s);
+  void AddError() { ++errors_; }
+  // Freezes the baseline band from the iterations complete so far.
+  void EndBaseline();
+
+  // The start of the oldest of the last recovery_window complete iterations
+  // when every one of them is in the baseline band; nullopt otherwise (or
+  // before the band exists).
+  std::optional<Duration> StableSince() const;
+  // The first stop condition met at `now`, as a sentence; nullopt if none.
+  std::optional<std::string> StopReason(Duration now) const;
+
+  std::optional<double> band_low() const { return band_low_; }
+  int64_t complete() const { return complete_count_; }
+
+ private:
+  struct Pending {
+    int seen = 0;
+    LiveIteration it;
+    double bytes = 0;
+    double bus_factor = 1;
+  };
+  void Complete(Pending& p);
+
+  int ranks_;
+  StopSpec stop_;
+  int window_;
+  std::map<int64_t, Pending> pending_;   // iterations still missing ranks
+  std::deque<LiveIteration> recent_;     // the last max(window, for_iterations) complete ones
+  std::vector<double> baseline_busbw_;   // until EndBaseline
+  bool baseline_done_ = false;
+  std::optional<double> band_low_;
+  int64_t complete_count_ = 0;
+  int64_t last_complete_iter_ = -1;
+  Duration last_end_{};
+  double max_time_ms_ = 0;
+  int64_t max_time_iter_ = -1;
+  int64_t wrong_ = 0;
+  int errors_ = 0;
+};
+
+}  // namespace fdrill

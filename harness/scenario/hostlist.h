@@ -1,0 +1,25 @@
+// Hostlist expressions as Slurm writes them (scontrol show hostnames):
+//   gpu[01-04]            gpu01 gpu02 gpu03 gpu04   (width of the low bound kept)
+//   gpu[01-03,07]         gpu01 gpu02 gpu03 gpu07
+//   rack[1-2]-gpu[1-2]    rack1-gpu1 rack1-gpu2 rack2-gpu1 rack2-gpu2
+//   n0,n2,gpu[1-2]        commas outside brackets separate expressions
+// Pure; no I/O. Order is the expression's order; duplicates are an error
+// (a host named twice in one selection is almost always a typo).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/core/result.h"
+
+namespace fdrill {
+
+// At most this many hosts from one expression: a larger one is a typo
+// (gpu[1-1000000]) long before it is a cluster.
+inline constexpr size_t kMaxHostlistHosts = 100000;
+
+// Expands EXPR. Errors say what is wrong and at which character (1-based):
+// "gpu[3-1]: range 3-1 runs backwards (character 5)".
+Result<std::vector<std::string>> ExpandHostlist(const std::string& expr);
+
+}  // namespace fdrill

@@ -1,0 +1,70 @@
+// Every scenario in scenarios/ loads (as `fdrill validate` would), opens with
+// a comment saying what it proves, and is listed in scenarios/README.md.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness/scenario/scenario.h"
+
+namespace fdrill {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> LibraryFiles() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(fs::path(FDRILL_SOURCE_DIR) / "scenarios")) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ScenarioLibrary, EveryFileValidatesAndSaysWhatItProves) {
+  const auto files = LibraryFiles();
+  ASSERT_GE(files.size(), 12u);
+  const std::string readme = Read(fs::path(FDRILL_SOURCE_DIR) / "scenarios" / "README.md");
+  for (const auto& f : files) {
+    auto s = LoadScenario(f.string());
+    EXPECT_TRUE(s.ok()) << f << ": " << s.status().ToString();
+    const std::string text = Read(f);
+    EXPECT_EQ(text.rfind("# ", 0), 0u) << f << " must open with a comment saying what it proves";
+    EXPECT_NE(readme.find("(" + f.filename().string() + ")"), std::string::npos) << f << " is not in scenarios/README.md";
+  }
+}
+
+TEST(ScenarioLibrary, TheIssuesDrillsExist) {
+  for (const char* name : {"quickstart", "link-degrade-ramp", "link-loss", "partition", "ib-port-flap",
+                           "ib-width-downgrade", "nvlink-throttle", "gpu-straggler", "rank-pause-straggler",
+                           "burn-in-soak", "firmware-regression"}) {
+    EXPECT_TRUE(fs::exists(fs::path(FDRILL_SOURCE_DIR) / "scenarios" / (std::string(name) + ".yaml"))) << name;
+  }
+}
+
+// A real-hardware variant sits beside its emulated drill and targets a hosts
+// file, never the emulated fabric.
+TEST(ScenarioLibrary, HardwareVariantsUseAHostsInventory) {
+  int variants = 0;
+  for (const auto& f : LibraryFiles()) {
+    if (f.string().find(".hw.yaml") == std::string::npos) continue;
+    ++variants;
+    auto s = LoadScenario(f.string());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_FALSE(s->Emulated()) << f;
+    const std::string emulated = f.string().substr(0, f.string().size() - std::string(".hw.yaml").size()) + ".yaml";
+    EXPECT_TRUE(fs::exists(emulated)) << f << " has no emulated drill beside it";
+  }
+  EXPECT_GE(variants, 4);
+}
+
+}  // namespace
+}  // namespace fdrill
