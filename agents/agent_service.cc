@@ -4,6 +4,7 @@
 #include "injectors/burn_process.h"
 #include "injectors/ranks.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -260,6 +261,18 @@ Result<Json> AgentService::WorkloadStart(const Json& req) {
 // --stop-file: every rank ends after the same iteration) and returns at once;
 // the exit arrives as a workload_exit push. Without one, ends the process
 // group now.
+int AgentService::KillRanks() {
+  if (host_.procs == nullptr) return 0;
+  auto ranks = FindRanks(*host_.procs, std::nullopt);
+  if (!ranks.ok()) return 0;  // none left
+  int killed = 0;
+  for (const RankProc& r : *ranks) {
+    if (SignalIfSame(*host_.procs, r.pid, r.start_ticks, SIGKILL).ok()) ++killed;
+  }
+  spdlog::warn("killed {} workload rank(s) left by a stopped job", killed);
+  return killed;
+}
+
 Result<Json> AgentService::WorkloadStop(const Json& req) {
   std::string stop_file = req.value("stop_file", "");
   if (!stop_file.empty()) {
@@ -267,8 +280,14 @@ Result<Json> AgentService::WorkloadStop(const Json& req) {
     if (!touch) return FailedPrecondition("cannot create stop file " + stop_file);
     return Json{{"requested", true}, {"running", workload_.running()}};
   }
-  auto code = workload_.Stop(std::chrono::seconds(5));
-  return Json{{"exit_code", code ? Json(*code) : Json(nullptr)}, {"log_tail", LogTail()}};
+  // kill: a hung job (issue #8's restart policy): no grace for the launcher,
+  // and every fdrill-collective rank in this node's namespace is killed too —
+  // a stopped (SIGSTOP) rank ignores the launcher's SIGTERM.
+  const bool kill = req.value("kill", false);
+  auto code = workload_.Stop(kill ? Duration{} : Duration(std::chrono::seconds(5)));
+  Json out = {{"exit_code", code ? Json(*code) : Json(nullptr)}, {"log_tail", LogTail()}};
+  if (kill) out["ranks_killed"] = KillRanks();
+  return out;
 }
 
 std::string AgentService::LogTail() const {

@@ -83,6 +83,8 @@ class AgentService {
   Result<Json> WorkloadStart(const Json& req);
   Result<Json> WorkloadStop(const Json& req);
   std::string LogTail() const;
+  // SIGKILLs every fdrill-collective rank in this node's namespace; how many.
+  int KillRanks();
 
   Result<std::unique_ptr<Fault>> Prepare(const Json& spec);
   Status RevertOne(const std::string& id, Active& active);

@@ -158,6 +158,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
   s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors);
   s.rollback = AnalyzeRollback(run, &s.errors);
+  s.rollback.failures = AnalyzeFailures(run.events, series, s.baseline, window);
   s.counters = CounterDeltas(run.events, s.phases);
 
   if (const std::vector<ResidueItem>* items = LastResidue(run.events)) {
@@ -170,19 +171,25 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   s.expectations = EvaluateExpectations(run.plan.expectations, s);
   // A job that failed fails the drill whatever the scenario expected: the
   // reason is the workload's exit (and the fault before it, job_failed_after_s).
+  // A restart policy may bring it back: what counts is how the last launch
+  // ended (a failure followed by a workload_restart was recovered from).
+  bool unrecovered = false;
   for (const Event& e : run.events) {
-    if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) {
-      s.expectations.push_back(
-          {.name = "job_completed", .limit = true, .measured = false, .pass = false});
-      break;
-    }
+    if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) unrecovered = true;
+    if (e.type == "workload_restart") unrecovered = false;
+  }
+  if (unrecovered) {
+    s.expectations.push_back({.name = "job_completed", .limit = true, .measured = false, .pass = false});
   }
   for (const Event& e : run.events) {
-    if (e.type == "abort" && (e.cause == "stop_condition" || e.cause == "gate")) {
-      s.stopped = e.reason;
+    if (e.type != "abort") continue;
+    // The job's end (a crash, restarts exhausted), a stop condition or a
+    // gate's timeout: an outcome, with its reason in `stopped`.
+    if (e.cause == "job" || e.cause == "stop_condition" || e.cause == "gate") s.stopped = e.reason;
+    if (e.cause == "stop_condition" || e.cause == "gate") {
       s.expectations.push_back({.name = "timeline_completed", .limit = true, .measured = false, .pass = false});
-      break;
     }
+    break;
   }
   s.verdict = DecideVerdict(harness_errors, s.expectations);
   return s;

@@ -70,6 +70,14 @@ std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
 // are appended to *errors.
 Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors);
 
+// One RestartStats per workload_failed event, in order: the fault applied
+// last before it (time_to_detect_s from that apply), the workload_restart
+// after it (time_to_restart_s, resumed_step, iterations_lost) and the time
+// from that restart to the first `window_iters` iterations of the new
+// attempt back in the band (back_in_band_s). Definitions: README.md.
+std::vector<RestartStats> AnalyzeFailures(const std::vector<Event>& events, const std::vector<Iteration>& series,
+                                          const Baseline& baseline, int window_iters);
+
 // Every expectation plan.json sets, each with its limit and measurement.
 std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected,
                                                     const Summary& summary);

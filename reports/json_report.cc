@@ -90,10 +90,28 @@ std::string RenderSummaryJson(const Summary& s) {
     j["residue"].push_back(
         {{"node", r.node}, {"object", r.object}, {"before", r.before}, {"after", r.after}});
   }
+  auto opt_int = [](const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); };
+  auto opt_str = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };
+  Json failures = Json::array();
+  for (const RestartStats& r : s.rollback.failures) {
+    failures.push_back({{"failed_at_s", Number(r.failed_at_s)},
+                        {"cause", r.cause},
+                        {"reason", r.reason},
+                        {"fault", opt_str(r.fault)},
+                        {"time_to_detect_s", Number(r.time_to_detect_s)},
+                        {"time_to_restart_s", Number(r.time_to_restart_s)},
+                        {"resumed_step", opt_int(r.resumed_step)},
+                        {"iterations_lost", opt_int(r.iterations_lost)},
+                        {"back_in_band_s", Number(r.back_in_band_s)}});
+  }
   j["rollback"] = {{"restarts", s.rollback.restarts},
                    {"iterations_lost", s.rollback.iterations_lost},
                    {"data_intact", s.rollback.data_intact},
-                   {"wrong_elements", s.rollback.wrong_elements}};
+                   {"wrong_elements", s.rollback.wrong_elements},
+                   {"failures", failures},
+                   {"digest_steps", opt_int(s.rollback.digest_steps)},
+                   {"digest", opt_str(s.rollback.digest)},
+                   {"expected_digest", opt_str(s.rollback.expected_digest)}};
   j["counters"] = Json::array();
   for (const CounterDelta& c : s.counters) {
     j["counters"].push_back(

@@ -127,6 +127,22 @@ void WriteRollback(const Summary& s, std::string* out) {
       "## Rollback\n\n- restarts: {}\n- iterations lost: {}\n- data intact: {}\n\n", r.restarts,
       r.iterations_lost,
       r.data_intact ? std::string("yes") : fmt::format("no ({} wrong elements)", r.wrong_elements));
+  if (r.digest_steps) {
+    fmt::format_to(std::back_inserter(*out), "Final digest after {} steps: {} — fault-free reference: {} ({}).\n\n",
+                   *r.digest_steps, r.digest.value_or("none printed"), r.expected_digest.value_or("not computed"),
+                   r.digest && r.expected_digest && *r.digest == *r.expected_digest ? "equal" : "NOT equal");
+  }
+  if (r.failures.empty()) return;
+  *out +=
+      "| failed at (s) | cause | after fault | detect (s) | restart (s) | resumed at step | steps redone | back in band (s) |\n"
+      "|---:|---|---|---:|---:|---:|---:|---:|\n";
+  for (const RestartStats& f : r.failures) {
+    fmt::format_to(std::back_inserter(*out), "| {:.2f} | {} | {} | {} | {} | {} | {} | {} |\n", f.failed_at_s,
+                   Cell(f.cause + ": " + f.reason), Cell(f.fault.value_or("-")), Num(f.time_to_detect_s, 3),
+                   Num(f.time_to_restart_s, 3), f.resumed_step ? std::to_string(*f.resumed_step) : "-",
+                   f.iterations_lost ? std::to_string(*f.iterations_lost) : "-", Num(f.back_in_band_s, 3));
+  }
+  *out += "\n";
 }
 
 // Only when counters were sampled; zero deltas are summed up, not listed.

@@ -127,7 +127,8 @@ bool ToDouble(const Scalar& v, double* out) {
 // The keys ParseMetricLine reads, as bits: each may appear once.
 constexpr uint32_t kRank = 1 << 0, kNranks = 1 << 1, kHost = 1 << 2, kNode = 1 << 3, kIter = 1 << 4,
                    kOp = 1 << 5, kBytes = 1 << 6, kTimeMs = 1 << 7, kAlgbw = 1 << 8,
-                   kBusbw = 1 << 9, kWrong = 1 << 10, kT = 1 << 11, kWaitMs = 1 << 12;
+                   kBusbw = 1 << 9, kWrong = 1 << 10, kT = 1 << 11, kWaitMs = 1 << 12,
+                   kAttempt = 1 << 13;
 
 uint32_t KeyOf(std::string_view k) {
   switch (k.size()) {
@@ -146,7 +147,7 @@ uint32_t KeyOf(std::string_view k) {
     case 6:
       return k == "nranks" ? kNranks : 0;
     case 7:
-      return k == "time_ms" ? kTimeMs : k == "wait_ms" ? kWaitMs : 0;
+      return k == "time_ms" ? kTimeMs : k == "wait_ms" ? kWaitMs : k == "attempt" ? kAttempt : 0;
     case 10:
       return k == "algbw_gbps" ? kAlgbw : k == "busbw_gbps" ? kBusbw : 0;
     default:
@@ -187,6 +188,10 @@ bool ParseMetricLineFast(std::string_view line, MetricRecord* out) {
           break;
         case kIter:
           ok = ToInt64(v, &m.iter);
+          break;
+        case kAttempt:
+          ok = ToInt64(v, &i) && i >= 0;
+          m.attempt = static_cast<int>(i);
           break;
         case kBytes:
           ok = ToInt64(v, &m.bytes);

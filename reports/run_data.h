@@ -18,6 +18,9 @@ struct MetricRecord {
   int nranks = 0;    // 0 when the record does not say
   std::string node;  // controller-side node name; the rank's host when absent
   int64_t iter = 0;
+  // Which launch of the workload wrote it: 0, then 1, 2, ... after each
+  // restart (a resumed --train run repeats the steps since its checkpoint).
+  int attempt = 0;
   std::string op;  // "all_reduce", ...; empty when absent
   int64_t bytes = 0;
   double time_ms = 0;     // the collective alone
@@ -56,6 +59,11 @@ struct Event {
   std::optional<bool> verified;  // fault_applied, fault_reverted
   std::optional<int> exit_code;  // workload_exit
   std::optional<int64_t> iterations_lost;  // workload_restart, when it says
+  std::optional<int64_t> resumed_step;     // workload_restart
+  std::optional<int64_t> attempt;          // workload_start: 1, 2, ... for a relaunch
+  std::optional<int64_t> steps;            // digest_check: steps the digest covers
+  std::string digest;                      // digest_check: the job's; empty if it printed none
+  std::string expected;                    // digest_check: fdrill-train-ref's
   std::vector<ResidueItem> items;          // residue
   // counters: one sample of a node's cumulative counters (link_downed,
   // symbol_error, NVLink CRC/replay, netdev drops, ...), name -> value.

@@ -239,11 +239,22 @@ Result<Event> ParseEventLine(std::string_view line, std::string_view where) {
     f.String("kind", Need::kOptional, &e.kind);
     e.target = f.Text("target");
     f.Optional("verified", &e.verified);
+  } else if (type == "workload_start") {
+    f.Optional("attempt", &e.attempt);
   } else if (type == "workload_exit") {
     f.Optional("exit_code", &e.exit_code);
     if (!e.exit_code) f.Fail("exit_code", "is missing");
   } else if (type == "workload_restart") {
     f.Optional("iterations_lost", &e.iterations_lost);
+    f.Optional("resumed_step", &e.resumed_step);
+  } else if (type == "workload_failed") {
+    f.String("reason", Need::kRequired, &e.reason);
+    f.String("cause", Need::kOptional, &e.cause);
+    f.Optional("exit_code", &e.exit_code);
+  } else if (type == "digest_check") {
+    f.Optional("steps", &e.steps);
+    f.String("digest", Need::kOptional, &e.digest);
+    f.String("expected", Need::kOptional, &e.expected);
   } else if (type == "residue") {
     if (Status s = ReadResidueItems(f, where, &e.items); !s.ok()) return s;
   } else if (type == "counters") {
@@ -286,6 +297,7 @@ Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view whe
   f.String("host", Need::kOptional, &m.node);  // "node", when present, wins
   f.String("node", Need::kOptional, &m.node);
   f.Integer("iter", Need::kRequired, &m.iter);
+  f.Integer("attempt", Need::kOptional, &m.attempt);
   f.String("op", Need::kOptional, &m.op);
   f.Integer("bytes", Need::kRequired, &m.bytes);
   f.Number("time_ms", Need::kRequired, &m.time_ms);

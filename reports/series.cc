@@ -54,8 +54,9 @@ std::vector<Iteration> BuildIterations(const std::vector<MetricRecord>& metrics)
   std::vector<const MetricRecord*> order;
   order.reserve(metrics.size());
   for (const MetricRecord& r : metrics) order.push_back(&r);
+  // A restarted job repeats steps: (attempt, iter) names an iteration.
   const auto by_iter = [](const MetricRecord* a, const MetricRecord* b) {
-    return a->iter < b->iter;
+    return a->attempt != b->attempt ? a->attempt < b->attempt : a->iter < b->iter;
   };
   if (!std::is_sorted(order.begin(), order.end(), by_iter)) {
     std::stable_sort(order.begin(), order.end(), by_iter);
@@ -63,8 +64,9 @@ std::vector<Iteration> BuildIterations(const std::vector<MetricRecord>& metrics)
   std::vector<Iteration> series;
   for (size_t i = 0; i < order.size();) {
     size_t j = i + 1;
-    while (j < order.size() && order[j]->iter == order[i]->iter) ++j;
+    while (j < order.size() && order[j]->iter == order[i]->iter && order[j]->attempt == order[i]->attempt) ++j;
     series.push_back(Fold(order[i]->iter, std::span(order.data() + i, j - i)));
+    series.back().attempt = order[i]->attempt;
     i = j;
   }
   return series;

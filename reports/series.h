@@ -27,6 +27,7 @@ struct RankSample {
 
 struct Iteration {
   int64_t iter = 0;
+  int attempt = 0;                // the workload launch (MetricRecord::attempt)
   double start_s = 0;             // end_s - time_ms / 1000
   double end_s = 0;               // latest t over the ranks
   double time_ms = 0;             // slowest rank's time

@@ -83,11 +83,31 @@ struct CounterDelta {
   double delta = 0;
 };
 
+// One failure of the job and what followed (workload_failed, then the
+// workload_restart of the relaunch, if any).
+struct RestartStats {
+  double failed_at_s = 0;
+  std::string cause;                      // exit | hang
+  std::string reason;
+  std::optional<std::string> fault;       // the fault applied last before the failure
+  std::optional<double> time_to_detect_s; // that fault's apply -> the failure seen
+  std::optional<double> time_to_restart_s;  // the failure seen -> the relaunched job's first record
+  std::optional<int64_t> resumed_step;
+  std::optional<int64_t> iterations_lost;   // steps redone
+  std::optional<double> back_in_band_s;     // first record -> back in the baseline band
+};
+
 struct Rollback {
   int restarts = 0;
   int64_t iterations_lost = 0;
   bool data_intact = true;
   int64_t wrong_elements = 0;  // summed over every record
+  std::vector<RestartStats> failures;
+  // --train: the job's final digest and the fault-free one (fdrill-train-ref)
+  // for the same number of steps; nullopt when not checked.
+  std::optional<int64_t> digest_steps;
+  std::optional<std::string> digest;
+  std::optional<std::string> expected_digest;
 };
 
 // A limit or a measurement: nothing (null), a flag or a number.

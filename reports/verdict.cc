@@ -80,16 +80,37 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
         r.wrong_elements, wrong_records, first_wrong->rank, first_wrong->node, first_wrong->iter));
   }
   for (const Event& e : run.events) {
+    if (e.type == "digest_check") {
+      // The job's final state against the fault-free reference for as many
+      // steps (fdrill-train-ref): unequal means work was lost or corrupted
+      // across a restart even if every iteration's check passed.
+      r.digest_steps = e.steps;
+      if (!e.digest.empty()) r.digest = e.digest;
+      if (!e.expected.empty()) r.expected_digest = e.expected;
+      if (r.digest && r.expected_digest && *r.digest != *r.expected_digest) {
+        r.data_intact = false;
+        errors->push_back(fmt::format("final digest {} after {} steps differs from the fault-free {}", *r.digest,
+                                      e.steps.value_or(0), *r.expected_digest));
+      }
+    }
+    // A relaunch counts as a restart whether or not it got going (one that
+    // failed to start fails again: rollback.failures lists both).
+    if (e.type == "workload_start" && e.attempt.value_or(0) > 0) ++r.restarts;
     if (e.type == "workload_restart") {
-      ++r.restarts;
       r.iterations_lost += e.iterations_lost.value_or(0);
     } else if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) {
       // fdrill-collective exits 3 when its data check failed; any other
       // failure (a killed rank) ends the job without saying the data was
-      // wrong: the job_completed expectation fails instead (Analyze).
+      // wrong: the job_completed expectation fails instead (Analyze). A
+      // failure the restart policy recovered from (a workload_restart
+      // follows) is in rollback.failures, not an error.
       if (*e.exit_code == 3) r.data_intact = false;
-      errors->push_back(fmt::format("{}workload exited with code {}{}", Where(e.node), *e.exit_code,
-                                    *e.exit_code == 3 ? " (data check failed)" : ""));
+      const bool restarted = std::any_of(&e + 1, run.events.data() + run.events.size(),
+                                         [](const Event& x) { return x.type == "workload_restart"; });
+      if (*e.exit_code == 3 || !restarted) {
+        errors->push_back(fmt::format("{}workload exited with code {}{}", Where(e.node), *e.exit_code,
+                                      *e.exit_code == 3 ? " (data check failed)" : ""));
+      }
     }
   }
   return r;

@@ -106,12 +106,12 @@ int Train(const Config& config, const SizeStep& size, TrainStart& start, MpiWorl
                 << " of 0.." << config.train->steps - 1
                 << (start.restarted ? " (resumed at step " + std::to_string(outcome->first_step) + ")" : "") << "\n";
     }
-    if (outcome->stopped) {
-      std::cout << "# stopped after step " << outcome->first_step + outcome->steps_run - 1 << "\n";
-    } else {
-      std::cout << "digest: " << DigestHex(outcome->digest) << "\n";
-      std::cout << "steps_redone: " << outcome->steps_redone << "\n";
-    }
+    // The digest is of the state after steps_done steps, stopped or not:
+    // fdrill-train-ref recomputes it for that many steps without a network.
+    if (outcome->stopped) std::cout << "# stopped after step " << outcome->first_step + outcome->steps_run - 1 << "\n";
+    std::cout << "digest: " << DigestHex(outcome->digest) << "\n";
+    std::cout << "steps_done: " << outcome->first_step + outcome->steps_run << "\n";
+    std::cout << "steps_redone: " << outcome->steps_redone << "\n";
     std::cout << std::flush;
   }
   return outcome->wrong > 0 ? kExitDataCheck : kExitOk;

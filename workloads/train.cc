@@ -16,9 +16,6 @@ namespace fdrill {
 
 namespace {
 
-constexpr double kDecay = 0.9;
-constexpr double kRate = 1.0 / 64;
-
 int64_t ClockNanos(clockid_t clock) {
   timespec ts{};
   clock_gettime(clock, &ts);
@@ -63,7 +60,7 @@ Result<TrainStart> StartTraining(const Config& config, const SizeStep& size, Wor
   if (!config.train) return Internal("StartTraining without --train");
   const uint64_t count = size.layout.count;
   TrainStart start;
-  start.state.assign(count, 1.0);
+  start.state.assign(count, kTrainInitialState);
   Status local = world.rank() == 0 ? LoadOnRankZero(config, count, world.size(), start) : Status::Ok();
   if (Status s = AgreeAllOk(world, local); !s.ok()) return s;
   int64_t header[2] = {start.step, start.restarted ? 1 : 0};
@@ -124,7 +121,7 @@ Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, Tra
       err << ("fdrill-collective: " + DescribeFailure(rank, step, check) + "\n") << std::flush;
       wrong += check.wrong;
     }
-    for (size_t j = 0; j < start.state.size(); ++j) start.state[j] = start.state[j] * kDecay + sum[j] * kRate;
+    for (size_t j = 0; j < start.state.size(); ++j) start.state[j] = TrainUpdate(start.state[j], sum[j]);
 
     if (rank == 0) {
       if ((step + 1) % train.checkpoint_every == 0) {

@@ -31,6 +31,13 @@
 
 namespace fdrill {
 
+// One step of the state update: state * 0.9 + sum / 64, where sum is the
+// all-reduce (sum) of every rank's gradient. train_reference.h recomputes
+// the same without a network.
+inline double TrainUpdate(double state, double sum) { return state * 0.9 + sum * (1.0 / 64); }
+// Every element of the state before step 0.
+inline constexpr double kTrainInitialState = 1.0;
+
 // Where a run starts, the same on every rank after StartTraining.
 struct TrainStart {
   int64_t step = 0;        // the first step to run: the checkpoint's, or 0

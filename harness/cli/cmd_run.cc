@@ -119,6 +119,14 @@ int PrintPlan(const std::string& file) {
                             : ("hosts file " + s->hosts_file).c_str(),
               s->workload.dtype.c_str(), s->workload.op.c_str(), FormatSize(s->workload.size_bytes).c_str(),
               s->workload.ranks_per_node, s->workload.backend.c_str(), FormatDuration(s->TotalDuration()).c_str());
+  if (s->workload.Train()) {
+    const auto& r = s->workload.restart;
+    std::printf("workload: training loop, %lld steps, a checkpoint every %lld; restarts: %d (backoff %s, doubling)%s\n",
+                static_cast<long long>(s->workload.steps), static_cast<long long>(s->workload.checkpoint_every),
+                r.max_restarts, FormatDuration(r.backoff).c_str(),
+                r.hang_timeout ? ("; a job with no iteration for " + FormatDuration(*r.hang_timeout) + " counts as failed").c_str()
+                               : "");
+  }
   std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
               FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(), s->max_faulted_nodes);
   if (s->stop.Any()) {

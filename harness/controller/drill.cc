@@ -13,6 +13,9 @@
 #include "harness/controller/engine.h"
 #include "harness/controller/live_monitor.h"
 #include "harness/core/log.h"
+#include "harness/host/real_process_runner.h"
+
+#include <fmt/format.h>
 
 namespace fdrill {
 
@@ -65,6 +68,15 @@ class DrillRun {
   // Carries out one engine action; false when the drill must end (an apply or
   // revert failed: Cleanup reverts the rest).
   bool Execute(const Action& a);
+  // The job failed (code) or hung: schedule a relaunch if the policy allows,
+  // else the reason the drill ends with.
+  std::optional<std::string> OnJobFailure(Duration now, int code, bool hang);
+  void Relaunch(Duration now);
+  // The agents kill what is left of a failed job (its launcher and every
+  // rank on their node); the launcher's exit code, or -1.
+  int StopRemains();
+  // --train: the job's final digest against fdrill-train-ref's.
+  void CheckDigest();
   void FeedMonitor(const NodeLink& n, const Json& records);
   void Cleanup();
   void Shutdown();
@@ -102,7 +114,21 @@ class DrillRun {
   std::unique_ptr<LiveMonitor> monitor_;
   int64_t t0_wall_ns_ = 0;
   bool abort_recorded_ = false;
+  // Restart policy (workload.restart), guarded by mu_ where the io thread
+  // reads it: which launch of the workload runs, how many relaunches so far,
+  // whether the latest one has reported, and what the failed one had done.
+  int attempt_ = 0;
+  int restarts_ = 0;
+  bool awaiting_first_ = false;
+  int64_t lost_from_ = -1;  // the last step the failed attempt completed
+  std::optional<Duration> relaunch_at_;
+  std::vector<std::string> launch_argv_;
+  std::string last_log_tail_;
 };
+
+// A relaunched job gets this long on top of hang_timeout to start (mpirun,
+// wire-up, reading the checkpoint) before its silence counts as a hang.
+constexpr auto kLaunchGrace = std::chrono::seconds(10);
 
 void DrillRun::FeedMonitor(const NodeLink& n, const Json& records) {
   if (!monitor_) return;
@@ -127,10 +153,20 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
   RunRecorder* rec = live_rec_.load();
   if (type == "metrics") {
     const Json& records = msg["records"];
-    if (rec) rec->Metrics(n.node->name, records, n.offset_ns);
     std::lock_guard<std::mutex> lock(mu_);
+    if (rec) rec->Metrics(n.node->name, records, n.offset_ns, attempt_);
     for (const auto& r : records) {
       if (r.contains("rank")) ranks_seen_.insert(r["rank"].get<int>());
+    }
+    if (awaiting_first_ && rec && !records.empty()) {
+      // The relaunched job's first record: it is running again, from here.
+      int64_t resumed = INT64_MAX;
+      for (const auto& r : records) resumed = std::min(resumed, r.value("iter", INT64_MAX));
+      awaiting_first_ = false;
+      rec->Event("workload_restart", {{"restart", restarts_},
+                                      {"attempt", attempt_},
+                                      {"resumed_step", resumed},
+                                      {"iterations_lost", std::max<int64_t>(0, lost_from_ + 1 - resumed)}});
     }
     FeedMonitor(n, records);
     cv_.notify_all();
@@ -142,6 +178,7 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
     if (rec) (void)rec->WriteFile("workload.log", msg.value("log_tail", ""));
     std::lock_guard<std::mutex> lock(mu_);
     workload_exit_ = code;
+    last_log_tail_ = msg.value("log_tail", "");
     cv_.notify_all();
   } else if (type == "fault_expired") {
     if (rec) {
@@ -196,14 +233,22 @@ Status DrillRun::Connect() {
 
 void DrillRun::LeaseLoop() {
   int64_t ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count();
+  std::vector<Clock::TimePoint> last_ok(nodes_.size(), clock_.Now());
   while (!closing_) {
     auto next = clock_.Now() + s_.lease_renew;
-    for (auto& n : nodes_) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      NodeLink& n = nodes_[i];
       if (closing_) return;
       auto r = n.link->Call("lease", {{"ttl_ms", ttl_ms}}, s_.lease_renew);
-      if (!r.ok() && !closing_) {
-        // The agent reverts everything once its lease lapses: the drill can
-        // no longer say what the fabric did, so it ends here.
+      if (r.ok()) {
+        last_ok[i] = clock_.Now();
+        continue;
+      }
+      // One late answer (an agent busy stopping a job) is not a lost lease:
+      // the lease still holds until lease_ttl after the last renewal. Once
+      // it may lapse before the next try, the agent reverts everything by
+      // itself and the drill can no longer say what the fabric did: it ends.
+      if (!closing_ && clock_.Now() + s_.lease_renew >= last_ok[i] + s_.lease_ttl) {
         if (auto* rec = live_rec_.load()) {
           rec->Event("error", {{"node", n.node->name}, {"message", "lease renewal failed: " + r.status().message()}});
         }
@@ -235,6 +280,15 @@ Status DrillRun::CheckFaults() {
 std::vector<std::string> DrillRun::Collective() const {
   auto total = std::chrono::duration_cast<std::chrono::seconds>(s_.TotalDuration() + opt_.start_timeout);
   std::string dir = "{tmpdir}/fdrill-" + run_id_;
+  if (s_.workload.Train()) {
+    // Rank 0 (on n0, first in the hostfile) reads and writes the checkpoint;
+    // a relaunch runs the same command and resumes from it.
+    return {opt_.bin_dir + "/fdrill-collective", "--train", "--steps", std::to_string(s_.workload.steps),
+            "--checkpoint-every", std::to_string(s_.workload.checkpoint_every),
+            "--checkpoint-dir", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/checkpoint",
+            "-b", std::to_string(s_.workload.size_bytes), "--jsonl", dir + "/rank-{rank}.jsonl",
+            "--stop-file", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/stop", "--backend", s_.workload.backend};
+  }
   std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-collective", "--op", s_.workload.op, "--dtype", s_.workload.dtype,
           "-b", std::to_string(s_.workload.size_bytes), "-w", std::to_string(s_.workload.warmup),
           "--duration", std::to_string(total.count()) + "s", "--jsonl", dir + "/rank-{rank}.jsonl",
@@ -256,6 +310,7 @@ Status DrillRun::StartWorkload() {
   std::string hostfile = rec_->dir() + "/hostfile";
   if (auto st = rec_->WriteFile("hostfile", MpirunHostfile(used, s_.workload.ranks_per_node)); !st.ok()) return st;
   auto argv = MpirunArgv(used, s_.workload.ranks_per_node, opt_.bin_dir + "/fdrill", Collective(), hostfile);
+  launch_argv_ = argv;
   rec_->Event("workload_start", {{"node", nodes_[0].node->name}, {"argv", argv}});
   auto r = nodes_[0].link->Call("workload_start", {{"argv", argv}, {"metrics_dir", nodes_[0].tmpdir + "/fdrill-" + run_id_}}, kCallTimeout);
   if (!r.ok()) return r.status();
@@ -330,6 +385,95 @@ bool DrillRun::Execute(const Action& a) {
   return true;
 }
 
+std::optional<std::string> DrillRun::OnJobFailure(Duration now, int code, bool hang) {
+  const RestartSpec& policy = s_.workload.restart;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (restarts_ < policy.max_restarts) {
+    // backoff, 2 x backoff, 4 x backoff, ...
+    const Duration wait = policy.backoff * (int64_t{1} << std::min(restarts_, 20));
+    ++restarts_;
+    relaunch_at_ = now + wait;
+    workload_exit_.reset();
+    lost_from_ = monitor_->last_complete_iter();
+    rec_->Event("workload_relaunch_scheduled", {{"restart", restarts_}, {"in_s", ToSeconds(wait)},
+                                                {"last_step", lost_from_}});
+    return std::nullopt;
+  }
+  const std::string what = hang ? "hung" : "exited with code " + std::to_string(code);
+  if (policy.max_restarts == 0) return "the workload " + what + " during the drill";
+  return "the job failed " + std::to_string(restarts_ + 1) + " times (last: it " + what + "); restarts exhausted (max_restarts " +
+         std::to_string(policy.max_restarts) + ")";
+}
+
+int DrillRun::StopRemains() {
+  int code = -1;
+  for (auto& n : nodes_) {
+    auto r = n.link->Call("workload_stop", {{"kill", true}}, std::chrono::seconds(15));
+    if (!r.ok()) {
+      rec_->Event("error", {{"node", n.node->name}, {"message", "stopping the failed job: " + r.status().message()}});
+      continue;
+    }
+    if ((*r)["exit_code"].is_number()) {
+      code = (*r)["exit_code"].get<int>();
+      rec_->Event("workload_exit", {{"node", n.node->name}, {"exit_code", code}, {"forced", true}});
+    }
+    if (r->value("ranks_killed", 0) > 0) {
+      rec_->Event("ranks_killed", {{"node", n.node->name}, {"count", r->value("ranks_killed", 0)}});
+    }
+  }
+  return code;
+}
+
+void DrillRun::Relaunch(Duration now) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    relaunch_at_.reset();
+    ++attempt_;
+    awaiting_first_ = true;
+    monitor_->NewAttempt(now);
+  }
+  rec_->Event("workload_start", {{"node", nodes_[0].node->name}, {"argv", launch_argv_}, {"attempt", attempt_}});
+  auto r = nodes_[0].link->Call("workload_start", {{"argv", launch_argv_}}, kCallTimeout);
+  if (!r.ok()) {
+    rec_->Event("error", {{"node", nodes_[0].node->name}, {"message", "relaunch: " + r.status().message()}});
+    failed_ = true;
+  }
+}
+
+void DrillRun::CheckDigest() {
+  std::string tail;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tail = last_log_tail_;
+  }
+  // "digest: <hex>" and "steps_done: N", as fdrill-collective --train prints them.
+  auto value_of = [&](const std::string& key) -> std::string {
+    const size_t at = tail.rfind("\n" + key + ": ");
+    if (at == std::string::npos) return "";
+    const size_t from = at + key.size() + 3;
+    return tail.substr(from, tail.find('\n', from) - from);
+  };
+  const std::string digest = value_of("digest");
+  const std::string steps = value_of("steps_done");
+  if (digest.empty() || steps.empty()) {
+    rec_->Event("digest_check", {{"digest", nullptr}, {"reason", "the job printed no final digest (it did not end cleanly)"}});
+    return;
+  }
+  RealProcessRunner runner;
+  const std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-train-ref", "--nranks",
+                                         std::to_string(s_.nodes * s_.workload.ranks_per_node), "--steps", steps, "-b",
+                                         std::to_string(s_.workload.size_bytes)};
+  auto r = runner.Run(argv, std::chrono::seconds(300));
+  std::string expected;
+  if (r.ok() && r->exit_code == 0 && r->out.rfind("digest: ", 0) == 0) expected = r->out.substr(8, 16);
+  if (expected.empty()) {
+    rec_->Event("error", {{"message", "fdrill-train-ref failed: " + (r.ok() ? r->err : r.status().message())}});
+    return;
+  }
+  rec_->Event("digest_check", {{"steps", std::stoll(steps)}, {"digest", digest}, {"expected", expected},
+                               {"intact", digest == expected}});
+}
+
 Status DrillRun::WalkTimeline() {
   DrillEngine engine(s_);
   const auto t0 = clock_.Now();
@@ -342,17 +486,53 @@ Status DrillRun::WalkTimeline() {
     const Duration now = clock_.Now() - t0;
     EngineInput in;
     std::optional<std::string> job_end;
+    std::optional<int> exit_code;
+    std::optional<std::string> hang;
     {
       std::lock_guard<std::mutex> lock(mu_);
       in.stable_since = monitor_->StableSince();
       in.stop = monitor_->StopReason(now);
-      // The job ended before the drill did (a killed rank, a collective
-      // error): a result of the drill, not a failure of the harness.
-      if (workload_exit_) job_end = "the workload exited during the drill (code " + std::to_string(*workload_exit_) + ")";
+      exit_code = workload_exit_;
+      const auto& policy = s_.workload.restart;
+      if (!exit_code && !relaunch_at_ && policy.hang_timeout) {
+        const Duration limit = *policy.hang_timeout + (monitor_->AttemptReported() ? Duration{} : Duration(kLaunchGrace));
+        if (monitor_->QuietFor(now) > limit) {
+          hang = fmt::format("no iteration completed for {:.1f} s (hang_timeout {})", ToSeconds(monitor_->QuietFor(now)),
+                             FormatDuration(*policy.hang_timeout));
+        }
+      }
     }
+    if (failed_) return Status::Ok();  // a lost agent or lease: Cleanup reverts what it can
+    if (hang) {
+      // A hung job is a failed one: stop what is left of it (the launcher,
+      // and through it every rank), then the policy decides.
+      rec_->Event("workload_failed", {{"cause", "hang"}, {"reason", *hang}});
+      const int code = StopRemains();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        workload_exit_ = code;  // it has exited (a relaunch clears this)
+      }
+      job_end = OnJobFailure(now, code, true);
+    } else if (exit_code) {
+      if (s_.workload.Train() && *exit_code == 0) {
+        job_end = "the job finished its " + std::to_string(s_.workload.steps) + " steps";
+      } else {
+        // The job ended before the drill did (a killed rank, a collective
+        // error): a result of the drill, not a failure of the harness.
+        rec_->Event("workload_failed", {{"cause", "exit"}, {"exit_code", *exit_code},
+                                        {"reason", "the workload exited with code " + std::to_string(*exit_code)}});
+        (void)StopRemains();
+        job_end = OnJobFailure(now, *exit_code, false);
+      }
+    }
+    bool relaunch = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      relaunch = relaunch_at_ && now >= *relaunch_at_;
+    }
+    if (relaunch && !job_end) Relaunch(now);
     std::string cause;
     std::vector<Action> actions;
-    if (failed_) return Status::Ok();  // a lost agent or lease: Cleanup reverts what it can
     if (job_end) {
       actions = engine.Abort(now, *job_end);
       cause = "job";
@@ -382,6 +562,7 @@ Status DrillRun::WalkTimeline() {
     const auto wake = t0 + std::min(next, now + std::chrono::milliseconds(50));
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_until(lock, std::max(wake, clock_.Now()), [this] { return Aborted() || workload_exit_.has_value(); });
+    (void)lock;
   }
   return Status::Ok();
 }
@@ -410,12 +591,13 @@ void DrillRun::Cleanup() {
   }
   if (!exited) {
     auto r = nodes_[0].link->Call("workload_stop", {}, std::chrono::seconds(15));
-    if (r.ok()) {
+    if (r.ok() && (*r)["exit_code"].is_number()) {
       rec_->Event("workload_exit", {{"node", nodes_[0].node->name}, {"exit_code", (*r)["exit_code"]}, {"forced", true}});
       (void)rec_->WriteFile("workload.log", r->value("log_tail", ""));
     }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the agents' last metrics tail
+  if (s_.workload.Train()) CheckDigest();
   // Whatever happened, every agent reverts everything it holds.
   Json residue = Json::array();
   for (auto& n : nodes_) {

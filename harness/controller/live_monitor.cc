@@ -38,6 +38,7 @@ void LiveMonitor::Complete(Pending& p) {
   it.start = it.end - std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(it.time_ms));
   it.busbw_gbps = it.time_ms > 0 ? p.bytes * p.bus_factor / (it.time_ms * 1e6) : 0;
   ++complete_count_;
+  ++attempt_complete_;
   last_complete_iter_ = std::max(last_complete_iter_, it.iter);
   last_end_ = std::max(last_end_, it.end);
   if (it.time_ms > max_time_ms_) {
@@ -48,6 +49,13 @@ void LiveMonitor::Complete(Pending& p) {
   recent_.push_back(it);
   const size_t keep = static_cast<size_t>(std::max(window_, stop_.for_iterations));
   while (recent_.size() > keep) recent_.pop_front();
+}
+
+void LiveMonitor::NewAttempt(Duration now) {
+  pending_.clear();
+  last_complete_iter_ = -1;
+  attempt_complete_ = 0;
+  last_end_ = now;
 }
 
 void LiveMonitor::EndBaseline() {

@@ -54,6 +54,17 @@ class LiveMonitor {
   // The first stop condition met at `now`, as a sentence; nullopt if none.
   std::optional<std::string> StopReason(Duration now) const;
 
+  // A relaunched workload (after a failure) starts numbering its steps again
+  // from its checkpoint: forget half-seen iterations, keep the band, and
+  // count quiet time from `now`.
+  void NewAttempt(Duration now);
+  // Since the last complete iteration (or the attempt's start).
+  Duration QuietFor(Duration now) const { return now - last_end_; }
+  // Whether this attempt has completed an iteration yet.
+  bool AttemptReported() const { return attempt_complete_ > 0; }
+  // The highest iteration (--train: step) this attempt completed; -1: none.
+  int64_t last_complete_iter() const { return last_complete_iter_; }
+
   std::optional<double> band_low() const { return band_low_; }
   int64_t complete() const { return complete_count_; }
 
@@ -75,6 +86,7 @@ class LiveMonitor {
   bool baseline_done_ = false;
   std::optional<double> band_low_;
   int64_t complete_count_ = 0;
+  int64_t attempt_complete_ = 0;
   int64_t last_complete_iter_ = -1;
   Duration last_end_{};
   double max_time_ms_ = 0;

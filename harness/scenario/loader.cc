@@ -111,6 +111,7 @@ class Loader {
   Status LoadTargets(const YAML::Node& n, const Scenario& s);
   Result<Target> LoadSelection(const YAML::Node& n, const Scenario& s, const std::string& what) const;
   Status LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const;
+  Status LoadTrain(const YAML::Node& n, WorkloadSpec* w) const;
   Status LoadPhases(const YAML::Node& n, Scenario* s) const;
   Status LoadPhaseEntry(const YAML::Node& p, bool in_group, const std::string& prefix, Scenario* s,
                         std::set<std::string>* names, std::set<std::string>* ids) const;
@@ -279,10 +280,60 @@ Status Loader::LoadTargets(const YAML::Node& n, const Scenario& s) {
   return Status::Ok();
 }
 
+// mode, steps, checkpoint_every and the restart policy.
+Status Loader::LoadTrain(const YAML::Node& n, WorkloadSpec* w) const {
+  if (n["mode"]) {
+    auto m = Str(n["mode"], "workload.mode");
+    if (!m.ok()) return m.status();
+    if (*m != "sweep" && *m != "train") return Error(n["mode"], "workload.mode must be sweep (the default) or train");
+    w->mode = *m;
+  }
+  if (!w->Train()) {
+    for (const char* key : {"steps", "checkpoint_every", "restart"}) {
+      if (n[key]) {
+        return Error(n[key], std::string("workload.") + key +
+                                 " needs mode: train (a restart resumes from the checkpoint the training loop writes)");
+      }
+    }
+    return Status::Ok();
+  }
+  if (!n["steps"] || !n["checkpoint_every"]) {
+    return Error(n, "mode: train needs steps: N and checkpoint_every: K (like steps: 2000, checkpoint_every: 50)");
+  }
+  auto steps = Int(n["steps"], "workload.steps", 1, int64_t{1} << 40);
+  if (!steps.ok()) return steps.status();
+  w->steps = *steps;
+  auto every = Int(n["checkpoint_every"], "workload.checkpoint_every", 1, w->steps);
+  if (!every.ok()) return every.status();
+  w->checkpoint_every = *every;
+  if (n["restart"]) {
+    const YAML::Node r = n["restart"];
+    if (auto st = CheckKeys(r, "workload.restart", {"max_restarts", "backoff", "hang_timeout"}); !st.ok()) return st;
+    if (r["max_restarts"]) {
+      auto m = Int(r["max_restarts"], "workload.restart.max_restarts", 0, 100);
+      if (!m.ok()) return m.status();
+      w->restart.max_restarts = static_cast<int>(*m);
+    }
+    if (r["backoff"]) {
+      auto d = Dur(r["backoff"], "workload.restart.backoff");
+      if (!d.ok()) return d.status();
+      w->restart.backoff = *d;
+    }
+    if (r["hang_timeout"]) {
+      auto d = Dur(r["hang_timeout"], "workload.restart.hang_timeout");
+      if (!d.ok()) return d.status();
+      w->restart.hang_timeout = *d;
+    }
+  }
+  return Status::Ok();
+}
+
 Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
-  if (auto s = CheckKeys(n, "workload", {"op", "dtype", "redop", "size", "ranks_per_node", "backend", "warmup"});
+  if (auto s = CheckKeys(n, "workload", {"mode", "op", "dtype", "redop", "size", "ranks_per_node", "backend", "warmup",
+                                         "steps", "checkpoint_every", "restart"});
       !s.ok())
     return s;
+  if (auto st = LoadTrain(n, w); !st.ok()) return st;
   auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) -> Status {
     if (!n[key]) return Status::Ok();
     auto v = Str(n[key], std::string("workload.") + key);
@@ -297,6 +348,13 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
   };
   std::set<std::string> dtypes;
   for (const auto& [d, bytes] : kDTypeBytes) dtypes.insert(d);
+  if (w->Train()) {
+    // fdrill-collective --train all-reduces (sum) a float64 state.
+    for (const char* key : {"op", "dtype", "redop", "warmup"}) {
+      if (n[key]) return Error(n[key], std::string("workload.") + key + " is fixed in mode: train (all_reduce, float64, sum, no warm-up); drop it");
+    }
+    w->dtype = "float64";
+  }
   if (auto st = word("op", kOps, &w->op); !st.ok()) return st;
   if (auto st = word("dtype", dtypes, &w->dtype); !st.ok()) return st;
   if (auto st = word("redop", kRedOps, &w->redop); !st.ok()) return st;
@@ -379,7 +437,23 @@ Status Loader::LoadFaults(const YAML::Node& n, const PhaseSpec& phase, size_t in
   }
   // Window.
   Duration at{};
-  if (n["at"]) {
+  if (n["at"] && n["at"].IsMap()) {
+    // at: {between: [2s, 6s], seed: 3}: a seeded random time in [2s, 6s),
+    // fixed when the scenario loads (fdrill plan shows it).
+    const YAML::Node r = n["at"];
+    if (auto st = CheckKeys(r, "at", {"between", "seed"}); !st.ok()) return st;
+    if (!r["between"] || !r["between"].IsSequence() || r["between"].size() != 2 || !r["seed"]) {
+      return Error(r, "at: {between: [FROM, TO], seed: N} picks a time in [FROM, TO) with the seed");
+    }
+    auto lo = ParseDuration(r["between"][0].IsScalar() ? r["between"][0].as<std::string>() : "");
+    auto hi = ParseDuration(r["between"][1].IsScalar() ? r["between"][1].as<std::string>() : "");
+    if (!lo.ok() || !hi.ok() || lo->count() < 0 || *hi <= *lo) {
+      return Error(r["between"], "at.between must be two durations, the first smaller, like [0s, 5s]");
+    }
+    auto seed = Int(r["seed"], "at.seed", 0, INT64_MAX);
+    if (!seed.ok()) return seed.status();
+    at = PickTime(*lo, *hi, static_cast<uint64_t>(*seed));
+  } else if (n["at"]) {
     auto d = ParseDuration(n["at"].IsScalar() ? n["at"].as<std::string>() : "");
     if (!d.ok() || d->count() < 0) return Error(n["at"], "at must be a duration like 2s (from the phase's start)");
     at = *d;

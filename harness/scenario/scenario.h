@@ -45,7 +45,23 @@ struct PhaseSpec {
   Duration MaxDuration() const { return gate ? std::max(duration, gate->timeout) : duration; }
 };
 
+// What happens when the job fails mid-drill (torchrun's --max-restarts):
+// the agents stop what is left of it and the controller relaunches it from
+// its latest checkpoint, waiting backoff, 2 x backoff, 4 x ... between
+// tries. A job with no rank completing an iteration for hang_timeout counts
+// as failed too. max_restarts 0: a failure ends the drill.
+struct RestartSpec {
+  int max_restarts = 0;
+  Duration backoff = std::chrono::seconds(1);
+  std::optional<Duration> hang_timeout;
+};
+
 struct WorkloadSpec {
+  std::string mode = "sweep";     // sweep | train (fdrill-collective --train)
+  int64_t steps = 0;              // train: steps 0..steps-1
+  int64_t checkpoint_every = 0;   // train: a checkpoint after every K-th step
+  RestartSpec restart;
+  bool Train() const { return mode == "train"; }
   std::string op = "all_reduce";
   std::string dtype = "float32";
   std::string redop = "sum";

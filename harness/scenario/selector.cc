@@ -54,6 +54,13 @@ Result<std::vector<std::string>> SelectNodes(const std::vector<std::string>& exp
   return out;
 }
 
+Duration PickTime(Duration lo, Duration hi, uint64_t seed) {
+  const auto span_ms = std::chrono::duration_cast<std::chrono::milliseconds>(hi - lo).count();
+  if (span_ms <= 0) return lo;
+  uint64_t state = seed;
+  return lo + std::chrono::milliseconds(static_cast<int64_t>(SplitMix64(&state) % static_cast<uint64_t>(span_ms)));
+}
+
 Result<std::vector<std::string>> PickRandom(const std::vector<std::string>& nodes, const RandomPick& pick) {
   size_t want = 0;
   if (pick.count) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/core/result.h"
+#include "harness/core/units.h"
 
 namespace fdrill {
 
@@ -25,6 +26,9 @@ struct RandomPick {
 // lists what exists.
 Result<std::vector<std::string>> SelectNodes(const std::vector<std::string>& exprs,
                                              const std::vector<std::string>& inventory);
+
+// A time in [lo, hi), whole milliseconds, from the seed (same generator).
+Duration PickTime(Duration lo, Duration hi, uint64_t seed);
 
 // A random subset of NODES as PICK says, in inventory (input) order.
 Result<std::vector<std::string>> PickRandom(const std::vector<std::string>& nodes, const RandomPick& pick);

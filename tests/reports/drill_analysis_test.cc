@@ -266,11 +266,73 @@ TEST(DrillAnalysis, AJobKilledByTheFaultFailsTheDrillWithTheTimeToFailure) {
 
 TEST(DrillAnalysis, RestartsAndIterationsLostComeFromEvents) {
   SyntheticRun run = SyntheticRun::Standard();
+  run.AddEvent(24.0, "workload_start", {{"node", "n0"}, {"attempt", 1}});
   run.AddEvent(25.0, "workload_restart", {{"node", "n3"}, {"iterations_lost", 12}});
   Summary s = AnalyzeRun(run);
   EXPECT_EQ(s.rollback.restarts, 1);
   EXPECT_EQ(s.rollback.iterations_lost, 12);
-  EXPECT_EQ(SyntheticRun::Standard().events.size(), run.events.size() - 1);
+  EXPECT_EQ(SyntheticRun::Standard().events.size(), run.events.size() - 2);
+}
+
+// A rank killed at 16 s: the job exits at 19.5 (detected 3.5 s after the
+// kill), is relaunched and reports again at 21 (1.5 s later), resuming at
+// step 200 having done 212: what the failure cost, and the job completed.
+TEST(DrillAnalysis, AFailureTheRestartPolicyRecoveredFromIsMeasuredNotAnError) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.AddEvent(16.0, "fault_applied", {{"id", "kill"}, {"kind", "rank_kill"}, {"node", "n2"}, {"verified", true}});
+  run.AddEvent(17.0, "fault_reverted", {{"id", "kill"}, {"node", "n2"}, {"verified", true}});
+  run.AddEvent(19.5, "workload_exit", {{"node", "n0"}, {"exit_code", 137}});
+  run.AddEvent(19.5, "workload_failed", {{"cause", "exit"}, {"exit_code", 137}, {"reason", "the workload exited with code 137"}});
+  run.AddEvent(20.5, "workload_start", {{"node", "n0"}, {"attempt", 1}});
+  run.AddEvent(21.0, "workload_restart", {{"restart", 1}, {"attempt", 1}, {"resumed_step", 200}, {"iterations_lost", 12}});
+  run.AddEvent(30.0, "digest_check", {{"steps", 500}, {"digest", "00000000000000aa"}, {"expected", "00000000000000aa"}});
+  Summary s = AnalyzeRun(run);
+  EXPECT_EQ(s.verdict, Verdict::kPass) << (s.errors.empty() ? "" : s.errors[0]);
+  EXPECT_EQ(Find(s, "job_completed"), nullptr);
+  EXPECT_FALSE(HasError(s, "exited with code 137"));
+  ASSERT_EQ(s.rollback.failures.size(), 1u);
+  const RestartStats& f = s.rollback.failures[0];
+  EXPECT_EQ(f.cause, "exit");
+  EXPECT_EQ(f.fault, "kill");
+  EXPECT_NEAR(*f.time_to_detect_s, 3.5, 1e-9);
+  EXPECT_NEAR(*f.time_to_restart_s, 1.5, 1e-9);
+  EXPECT_EQ(f.resumed_step, 200);
+  EXPECT_EQ(f.iterations_lost, 12);
+  ASSERT_TRUE(f.back_in_band_s.has_value());  // the synthetic job runs at full speed from 21 s
+  EXPECT_LT(*f.back_in_band_s, 1.0);
+  EXPECT_TRUE(s.rollback.data_intact);
+  EXPECT_EQ(s.rollback.digest_steps, 500);
+}
+
+TEST(DrillAnalysis, ADigestThatDiffersFromTheReferenceBreaksDataIntegrity) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.AddEvent(30.0, "digest_check", {{"steps", 500}, {"digest", "00000000000000aa"}, {"expected", "00000000000000ab"}});
+  Summary s = AnalyzeRun(run);
+  EXPECT_FALSE(s.rollback.data_intact);
+  EXPECT_TRUE(HasError(s, "final digest 00000000000000aa after 500 steps differs from the fault-free 00000000000000ab"));
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+}
+
+// Restarts exhausted: the last launch failed, the drill ended on it.
+TEST(DrillAnalysis, ExhaustedRestartsFailTheJobWithTheReason) {
+  SyntheticRun run = SyntheticRun::Standard();
+  for (auto& e : run.events) {
+    if (e["type"] == "drill_end") e["status"] = "aborted";
+  }
+  run.AddEvent(19.5, "workload_failed", {{"cause", "exit"}, {"reason", "the workload exited with code 137"}});
+  run.AddEvent(20.5, "workload_start", {{"node", "n0"}, {"attempt", 1}});
+  run.AddEvent(21.0, "workload_restart", {{"restart", 1}, {"resumed_step", 200}, {"iterations_lost", 3}});
+  run.AddEvent(25.0, "workload_exit", {{"node", "n0"}, {"exit_code", 137}});
+  run.AddEvent(25.0, "workload_failed", {{"cause", "exit"}, {"reason", "the workload exited with code 137"}});
+  const std::string why = "the job failed 2 times (last: it exited with code 137); restarts exhausted (max_restarts 1)";
+  run.AddEvent(25.1, "abort", {{"reason", why}, {"cause", "job"}});
+  Summary s = AnalyzeRun(run);
+  EXPECT_EQ(s.verdict, Verdict::kFail);
+  ASSERT_NE(Find(s, "job_completed"), nullptr);
+  EXPECT_EQ(s.stopped, why);
+  EXPECT_EQ(s.rollback.restarts, 1);
+  ASSERT_EQ(s.rollback.failures.size(), 2u);
+  EXPECT_FALSE(s.rollback.failures[1].time_to_restart_s.has_value());
 }
 
 TEST(DrillAnalysis, HarnessFailuresGiveTheVerdictError) {

@@ -45,7 +45,8 @@ TEST(ScenarioLibrary, EveryFileValidatesAndSaysWhatItProves) {
 TEST(ScenarioLibrary, TheIssuesDrillsExist) {
   for (const char* name : {"quickstart", "link-degrade-ramp", "link-loss", "partition", "ib-port-flap",
                            "ib-width-downgrade", "nvlink-throttle", "gpu-straggler", "rank-pause-straggler",
-                           "burn-in-soak", "firmware-regression"}) {
+                           "burn-in-soak", "firmware-regression", "rank-crash-rollback", "partition-rollback",
+                           "crash-loop"}) {
     EXPECT_TRUE(fs::exists(fs::path(FDRILL_SOURCE_DIR) / "scenarios" / (std::string(name) + ".yaml"))) << name;
   }
 }

@@ -266,3 +266,42 @@ TEST(ScenarioSchema, WorkloadWordsAreTheCollectivesOwn) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+TEST(ScenarioSchema, TrainModeAndRestartPolicy) {
+  auto s = Load(Replace(kBase, "fabric:", "workload:\n  mode: train\n  steps: 5000\n  checkpoint_every: 20\n  size: 256K\n"
+                                          "  restart: {max_restarts: 2, backoff: 500ms, hang_timeout: 5s}\nfabric:"));
+  EXPECT_TRUE(s.workload.Train());
+  EXPECT_EQ(s.workload.steps, 5000);
+  EXPECT_EQ(s.workload.checkpoint_every, 20);
+  EXPECT_EQ(s.workload.dtype, "float64");
+  EXPECT_EQ(s.workload.restart.max_restarts, 2);
+  EXPECT_EQ(s.workload.restart.backoff, std::chrono::milliseconds(500));
+  EXPECT_EQ(s.workload.restart.hang_timeout, std::chrono::seconds(5));
+  std::string sweep = ErrorOf(Replace(kBase, "fabric:", "workload: {restart: {max_restarts: 1}}\nfabric:"));
+  EXPECT_NE(sweep.find("drill.yaml:2:21: workload.restart needs mode: train"), std::string::npos) << sweep;
+  std::string steps = ErrorOf(Replace(kBase, "fabric:", "workload: {mode: train}\nfabric:"));
+  EXPECT_NE(steps.find("mode: train needs steps: N and checkpoint_every: K"), std::string::npos) << steps;
+  std::string op = ErrorOf(Replace(kBase, "fabric:", "workload: {mode: train, steps: 10, checkpoint_every: 5, op: all_gather}\nfabric:"));
+  EXPECT_NE(op.find("workload.op is fixed in mode: train"), std::string::npos) << op;
+  std::string every = ErrorOf(Replace(kBase, "fabric:", "workload: {mode: train, steps: 10, checkpoint_every: 50}\nfabric:"));
+  EXPECT_NE(every.find("workload.checkpoint_every must be between 1 and 10"), std::string::npos) << every;
+  std::string key = ErrorOf(Replace(kBase, "fabric:", "workload: {mode: train, steps: 10, checkpoint_every: 5, restart: {max_restart: 1}}\nfabric:"));
+  EXPECT_NE(key.find("did you mean \"max_restarts\""), std::string::npos) << key;
+}
+
+TEST(ScenarioSchema, SeededRandomStartTime) {
+  const std::string text = Replace(kBase, "        node: n1\n", "        node: n1\n        at: {between: [1s, 5s], seed: 9}\n        for: 2s\n");
+  auto s = Load(text);
+  const Duration at = s.phases[1].faults[0].at;
+  EXPECT_GE(at, std::chrono::seconds(1));
+  EXPECT_LT(at, std::chrono::seconds(5));
+  EXPECT_EQ(Load(text).phases[1].faults[0].at, at);  // the seed fixes it
+  std::string bad = ErrorOf(Replace(text, "[1s, 5s]", "[5s, 1s]"));
+  EXPECT_NE(bad.find("at.between must be two durations, the first smaller"), std::string::npos) << bad;
+}
+
+}  // namespace
+}  // namespace fdrill

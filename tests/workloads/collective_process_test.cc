@@ -279,6 +279,36 @@ TEST_F(WorkloadProcessTest, BadInputExitsTwoWithTheFlagNamed) {
   }
 }
 
+// The digest fdrill-collective --train prints equals fdrill-train-ref's for
+// the steps it reports done — also when a stop file ends it early, which is
+// how a drill ends a training job.
+TEST_F(WorkloadProcessTest, TrainDigestEqualsTheReferenceForTheStepsDone) {
+  RealProcessRunner runner;
+  auto value = [](const std::string& out, const std::string& key) {
+    size_t at = out.find(key + ": ");
+    return at == std::string::npos ? std::string("<none>") : out.substr(at + key.size() + 2, out.find('\n', at) - at - key.size() - 2);
+  };
+  const std::string dir = dir_ + "/ref";
+  ProcessResult full = RunTwoRanks({"--train", "--steps", "30", "--checkpoint-every", "10", "--checkpoint-dir", dir, "-b", "8K"});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_EQ(value(full.out, "steps_done"), "30");
+  auto ref = runner.Run({FDRILL_TRAIN_REF_BIN, "--nranks", "2", "--steps", "30", "-b", "8K"}, std::chrono::seconds(30));
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(ref->out, "digest: " + value(full.out, "digest") + "\n");
+  // Stopped before its last step: the digest is of the steps it did.
+  const std::string stop = dir_ + "/stop-now";
+  std::ofstream(stop) << "";
+  ProcessResult stopped = RunTwoRanks({"--train", "--steps", "100000", "--checkpoint-every", "10", "--checkpoint-dir",
+                                       dir_ + "/ref2", "-b", "8K", "--stop-file", stop});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  const std::string done = value(stopped.out, "steps_done");
+  ASSERT_NE(done, "<none>") << stopped.out;
+  EXPECT_LT(std::stoll(done), 100000);
+  auto ref2 = runner.Run({FDRILL_TRAIN_REF_BIN, "--nranks", "2", "--steps", done, "-b", "8K"}, std::chrono::seconds(30));
+  ASSERT_TRUE(ref2.ok());
+  EXPECT_EQ(ref2->out, "digest: " + value(stopped.out, "digest") + "\n");
+}
+
 // --train killed at step 25 (rank 1 SIGKILLs itself), run again: it resumes
 // at the checkpoint of step 20, redoes 20..24, and ends with the digest of
 // a run that was never interrupted.
