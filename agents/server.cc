@@ -207,9 +207,9 @@ uint16_t AgentServer::port() const {
   return ec ? 0 : ep.port();
 }
 
-void AgentServer::Start() {
+void AgentServer::Start(bool own_ticker) {
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
-  asio::co_spawn(io_, TickLoop(), asio::detached);
+  if (own_ticker) asio::co_spawn(io_, TickLoop(), asio::detached);
 }
 
 void AgentServer::StopAccepting() {

@@ -1,7 +1,8 @@
 // AgentServer: the agent's network face. One io_context, one thread: an
 // acceptor coroutine, per connection a session (a reader and a writer
 // coroutine with one write queue), and a ticker that calls
-// AgentService::Tick every 20 ms.
+// AgentService::Tick every 20 ms (unless Start(false): then the owner ticks
+// the service, as the fake fleet does for all its agents at once).
 //
 // With an SSL context (the agent's --tls-*), every connection must complete
 // a TLS 1.3 handshake presenting a client certificate the CA signed, within
@@ -39,7 +40,7 @@ class AgentServer {
   Status Listen(const std::string& host, uint16_t port);
   uint16_t port() const;
   void set_handshake_timeout(std::chrono::milliseconds t) { handshake_timeout_ = t; }
-  void Start();
+  void Start(bool own_ticker = true);
   void StopAccepting();
 
  private:
