@@ -32,7 +32,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   std::deque<std::string> queue;  // io thread only
   std::mutex mu;                  // guards the fields below
   uint64_t next_id = 1;
-  std::map<uint64_t, std::promise<Result<Json>>> pending;
+  std::map<uint64_t, OnReply> pending;
   bool dropped = false;
   OnPush on_push;
   OnDrop on_drop;
@@ -44,14 +44,14 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   }
 
   void Drop(const std::string& why) {
-    std::map<uint64_t, std::promise<Result<Json>>> failed;
+    std::map<uint64_t, OnReply> failed;
     {
       std::lock_guard<std::mutex> lock(mu);
       if (dropped) return;
       dropped = true;
       failed.swap(pending);
     }
-    for (auto& [id, p] : failed) p.set_value(Unavailable(label + ": connection lost: " + why));
+    for (auto& [id, reply] : failed) reply(Unavailable(label + ": connection lost: " + why));
     boost::system::error_code ec;
     socket().close(ec);
     wake.cancel();
@@ -84,15 +84,15 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
           const Json& m = **msg;
           uint64_t id = m.value("id", uint64_t{0});
           if (m.value("type", "") == "reply" && id != 0) {
-            std::promise<Result<Json>> p;
+            OnReply reply;
             {
               std::lock_guard<std::mutex> lock(mu);
               auto it = pending.find(id);
               if (it == pending.end()) continue;  // the caller gave up waiting
-              p = std::move(it->second);
+              reply = std::move(it->second);
               pending.erase(it);
             }
-            p.set_value(ReplyToResult(m));
+            reply(ReplyToResult(m));
           } else if (auto f = Get(on_push)) {
             f(m);
           }
@@ -221,13 +221,30 @@ Status AgentLink::Connect(Duration timeout) {
 }
 
 Result<Json> AgentLink::Call(const std::string& type, Json body, Duration timeout) {
-  std::future<Result<Json>> fut;
+  auto done = std::make_shared<std::promise<Result<Json>>>();
+  auto fut = done->get_future();
+  uint64_t id = CallAsync(type, std::move(body), [done](Result<Json> r) { done->set_value(std::move(r)); });
+  if (fut.wait_for(timeout) != std::future_status::ready) {
+    Forget(id);
+    // The reply may have landed between the wait and Forget.
+    if (fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return fut.get();
+    return DeadlineExceeded("agent " + node_ + ": no reply to " + type + " within " + FormatDuration(timeout));
+  }
+  return fut.get();
+}
+
+uint64_t AgentLink::CallAsync(const std::string& type, Json body, OnReply on_reply) {
   uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    if (impl_->dropped) return Unavailable("agent " + node_ + ": connection lost");
-    id = impl_->next_id++;
-    fut = impl_->pending[id].get_future();
+    if (!impl_->dropped) {
+      id = impl_->next_id++;
+      impl_->pending[id] = std::move(on_reply);
+    }
+  }
+  if (id == 0) {
+    on_reply(Unavailable("agent " + node_ + ": connection lost"));
+    return 0;
   }
   std::string frame = EncodeFrame(MakeRequest(type, id, std::move(body)));
   auto impl = impl_;
@@ -235,14 +252,12 @@ Result<Json> AgentLink::Call(const std::string& type, Json body, Duration timeou
     impl->queue.push_back(std::move(frame));
     impl->wake.cancel_one();
   });
-  if (fut.wait_for(timeout) != std::future_status::ready) {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->pending.erase(id);
-    return DeadlineExceeded("agent " + node_ + ": no reply to " + type + " within " + FormatDuration(timeout));
-  }
-  auto r = fut.get();
-  if (!r.ok()) return r.status();
-  return r;
+  return id;
+}
+
+void AgentLink::Forget(uint64_t id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->pending.erase(id);
 }
 
 void AgentLink::Close() {
