@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Injection latency and idle footprint of one real fdrill-agent (issue 9),
+# on a node of its own: a network namespace fdp-<pid> with a management veth
+# (mgmt0, 198.18.200.2/30, peer fdpm<pid> 198.18.200.1 in this namespace) and
+# a fabric veth pair fab0/fab1 inside it (198.18.200.5/30). Real tc and ip
+# through the real agent code path, mutual TLS. Everything is removed on exit,
+# also on failure. Needs root; does not touch the emulated fabric (fdrill-*).
+#
+#   sudo bench/agent_bench.sh [BUILD_DIR] [COUNT] [FOOTPRINT_SECONDS]
+#   (defaults: build, 200, 60)
+set -euo pipefail
+build=${1:-build}
+count=${2:-200}
+seconds=${3:-60}
+bin=$(cd "$build/bin" && pwd)
+ns=fdp-$$
+host_if=fdpm$$
+node=fdpn$$
+tmp=$(mktemp -d /tmp/fdp-agent-bench.XXXXXX)
+agent_pid=
+
+cleanup() {
+  if [[ -n $agent_pid ]]; then
+    kill "$agent_pid" 2>/dev/null || true
+    wait "$agent_pid" 2>/dev/null || true
+  fi
+  ip netns del "$ns" 2>/dev/null || true
+  ip link del "$host_if" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ip netns add "$ns"
+ip link add "$host_if" type veth peer name mgmt0 netns "$ns"
+ip addr add 198.18.200.1/30 dev "$host_if"
+ip link set "$host_if" up
+ip -n "$ns" link set lo up
+ip -n "$ns" addr add 198.18.200.2/30 dev mgmt0
+ip -n "$ns" link set mgmt0 up
+ip -n "$ns" link add fab0 type veth peer name fab1
+ip -n "$ns" addr add 198.18.200.5/30 dev fab0
+ip -n "$ns" link set fab0 up
+ip -n "$ns" link set fab1 up
+
+"$bin/agent_bench" pki "$tmp/pki" "$node" >/dev/null
+ip netns exec "$ns" "$bin/fdrill-agent" --node "$node" --listen 198.18.200.2:7300 --state-dir "$tmp/state" \
+  --allow fab0 --tls-ca "$tmp/pki/ca.pem" --tls-cert "$tmp/pki/$node.pem" --tls-key "$tmp/pki/$node.key" \
+  --log-level warn 2>"$tmp/agent.log" &
+agent_pid=$!
+for _ in $(seq 50); do
+  ip netns exec "$ns" ss -ltn 2>/dev/null | grep -q 198.18.200.2:7300 && break
+  sleep 0.1
+done
+
+target=(--agent 198.18.200.2:7300 --node "$node" --pki "$tmp/pki")
+echo "## injection latency: $count applies each, controller -> agent over mutual TLS, real tc/ip on a veth"
+echo
+"$bin/agent_bench" inject "${target[@]}" --count "$count"
+echo
+echo "## agent footprint: idle, lease renewed every second, counters pushed at 1 Hz, $seconds s"
+echo
+"$bin/agent_bench" footprint "${target[@]}" --pid "$agent_pid" --seconds "$seconds"
+if [[ -s $tmp/agent.log ]]; then
+  echo
+  echo "agent log:"
+  cat "$tmp/agent.log"
+fi
