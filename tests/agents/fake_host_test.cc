@@ -96,6 +96,15 @@ TEST_F(FakeHostServiceTest, TheLeaseStillRevertsWhenItLapses) {
   EXPECT_EQ(pushed.back()["type"], "lease_expired");
 }
 
+TEST_F(FakeHostServiceTest, TicksFastOnlyWhileAFaultIsInForce) {
+  EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
+  ASSERT_TRUE(Call("apply", {{"fault_id", "flap"}, {"kind", "link_flap"},
+                             {"params", {{"interface", "fab0"}, {"down", "50ms"}, {"count", 3}}}})["ok"].get<bool>());
+  EXPECT_EQ(service_->TickInterval(), AgentService::kBusyTick);
+  ASSERT_TRUE(Call("revert", {{"fault_id", "flap"}})["ok"].get<bool>());
+  EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
+}
+
 TEST_F(FakeHostServiceTest, TheManagementInterfaceIsStillRefused) {
   Json r = Call("apply", {{"fault_id", "cut"}, {"kind", "link_down"}, {"params", {{"interface", "mgmt0"}}}});
   EXPECT_FALSE(r["ok"].get<bool>());
@@ -110,7 +119,7 @@ TEST_F(FakeHostServiceTest, ProcessFaultsFindNothingToTouch) {
 
 TEST(FakeHostKernelTest, CountersSampleAnswersZeros) {
   FakeHostKernel kernel;
-  auto c = SampleCounters(kernel, "mgmt0");
+  auto c = SampleCounters(kernel, nullptr, "mgmt0");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ((*c)["fab0.rx_bytes"], 0);
   EXPECT_EQ((*c)["fab0.qdisc_drops"], 0);
