@@ -8,6 +8,11 @@
 #
 #   sudo bench/agent_bench.sh [BUILD_DIR] [COUNT] [FOOTPRINT_SECONDS]
 #   (defaults: build, 200, 60)
+# The agent's state dir (its journal, fsynced before every apply) is made
+# under $FDP_STATE_ROOT, default /tmp: a disk here. FDP_STATE_ROOT=/dev/shm
+# shows what the fsync costs on this box's disk. FDP_AGENT_NICE=-10 runs the
+# agent (and the tc/ip it starts) at that nice value: on a box whose CPUs are
+# busy, apply latency is mostly waiting for a CPU for each tc.
 set -euo pipefail
 build=${1:-build}
 count=${2:-200}
@@ -16,7 +21,7 @@ bin=$(cd "$build/bin" && pwd)
 ns=fdp-$$
 host_if=fdpm$$
 node=fdpn$$
-tmp=$(mktemp -d /tmp/fdp-agent-bench.XXXXXX)
+tmp=$(mktemp -d "${FDP_STATE_ROOT:-/tmp}/fdp-agent-bench.XXXXXX")
 agent_pid=
 
 cleanup() {
@@ -43,7 +48,7 @@ ip -n "$ns" link set fab0 up
 ip -n "$ns" link set fab1 up
 
 "$bin/agent_bench" pki "$tmp/pki" "$node" >/dev/null
-ip netns exec "$ns" "$bin/fdrill-agent" --node "$node" --listen 198.18.200.2:7300 --state-dir "$tmp/state" \
+nice -n "${FDP_AGENT_NICE:-0}" ip netns exec "$ns" "$bin/fdrill-agent" --node "$node" --listen 198.18.200.2:7300 --state-dir "$tmp/state" \
   --allow fab0 --tls-ca "$tmp/pki/ca.pem" --tls-cert "$tmp/pki/$node.pem" --tls-key "$tmp/pki/$node.key" \
   --log-level warn 2>"$tmp/agent.log" &
 agent_pid=$!

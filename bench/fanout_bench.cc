@@ -17,8 +17,9 @@
 //   controller CPU: this process's CPU time / wall time while fanning out
 //     back to back (cores), and while only renewing leases (idle);
 //   the fleet's own CPU over the fan-outs: on a real cluster that work is
-//     spread over N machines; here one core does it all, so a fan-out can
-//     never be faster than the fleet's CPU time per round (printed).
+//     spread over N machines; here one or two processes on a 2-core box do
+//     it all, so a fan-out can never be faster than the fleet's CPU time per
+//     round (printed).
 // State (journals, certificates) lives under --dir, default /dev/shm: on a
 // real cluster each agent fsyncs its own disk; 10,000 fsyncs on one shared
 // disk would measure that disk, not the controller.
@@ -83,8 +84,10 @@ FanOut Fan(std::vector<std::unique_ptr<AgentLink>>& links, const std::string& ty
   }
   std::unique_lock<std::mutex> lock(mu);
   if (!cv.wait_for(lock, std::chrono::seconds(120), [&] { return left == 0; })) {
-    out.failed += static_cast<int>(left);
-    out.first_error = "no reply within 120 s from " + std::to_string(left) + " agents";
+    // Late replies would land in this frame once it is gone: stop here (the
+    // fleet gets SIGTERM through PR_SET_PDEATHSIG).
+    std::fprintf(stderr, "%s: no reply within 120 s from %zu of %zu agents\n", type.c_str(), left, links.size());
+    std::_Exit(2);
   }
   out.total_ms = Ms(SteadyClock::now() - t0);
   return out;
