@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   server.Start();
   spdlog::info("node {} serving on {} ({}; management interface {}, state {}){}", config.node, listen,
                insecure ? "PLAINTEXT, --insecure" : "mutual TLS, CA " + tls.ca_file,
-               config.mgmt_interface.empty() ? "-" : config.mgmt_interface, state_dir,
+               config.mgmt_interface.empty() ? "-" : config.mgmt_interface, config.state_dir,
                fake_host ? "; FAKE HOST: faults are recorded, not applied" : "");
   io.run();
   return 0;
