@@ -25,6 +25,11 @@ tmp=$(mktemp -d "${FDP_STATE_ROOT:-/tmp}/fdp-agent-bench.XXXXXX")
 agent_pid=
 
 cleanup() {
+  local rc=$?
+  if [[ $rc -ne 0 && -s $tmp/agent.log ]]; then
+    echo "agent_bench.sh failed ($rc); the agent's log:" >&2
+    cat "$tmp/agent.log" >&2
+  fi
   if [[ -n $agent_pid ]]; then
     kill "$agent_pid" 2>/dev/null || true
     wait "$agent_pid" 2>/dev/null || true
