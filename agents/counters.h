@@ -5,8 +5,13 @@
 // drops and overlimits (what tbf/htb shaping shows). Names are
 // "<interface>.<counter>", values cumulative; reports take per-phase deltas
 // and name the link whose drops/errors rose most during a fault.
-// Read through `ip -s -j link` and `tc -s -j qdisc` (netlink, so they see the
-// agent's own network namespace, which /sys/class/net may not).
+// Interface counters come from /proc/net/dev when `sysfs` can read it (it is
+// /proc/self/net/dev: the agent's own network namespace, which /sys/class/net
+// may not be; and no process to start — `ip` every second was a third of an
+// idle agent's CPU, docs/performance.md), else from `ip -s -j link`. Both
+// read the kernel's 64-bit link stats; /proc/net/dev's rx drop also counts
+// rx_missed_errors (NIC ring overflows), which `ip` lists apart. Qdisc
+// counters come from `tc -s -j qdisc` (netlink).
 #pragma once
 
 #include <string>
@@ -16,6 +21,10 @@
 
 namespace fdrill {
 
-Result<Json> SampleCounters(ProcessRunner& runner, const std::string& mgmt_interface);
+Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::string& mgmt_interface);
+
+// Parses /proc/net/dev text into `out` ("<if>.rx_bytes", ...); false when
+// it is not in that format.
+bool ParseProcNetDev(const std::string& text, const std::string& mgmt_interface, Json& out);
 
 }  // namespace fdrill

@@ -5,6 +5,9 @@
 //   fdrill-agent --node n1 --listen 198.19.0.2:7100 --state-dir /var/lib/fdrill
 //       --tls-ca /etc/fdrill/pki/ca.pem --tls-cert /etc/fdrill/pki/n1.pem --tls-key /etc/fdrill/pki/n1.key
 //   fdrill-agent --state-dir DIR --revert-all     (undo everything, exit)
+//   fdrill-agent --fake-host ...                  (no-op host: faults recorded, not applied)
+//   fdrill-agent --fake-host --fake-agents 1000 --fake-ca DIR --listen 127.1.0.1:7100 --state-dir DIR
+//       (1000 fake agents f0..f999 on 127.1.0.1.., one process; agents/fake_fleet.h)
 //
 // Serving needs either the three --tls-* files (mutual TLS: only clients
 // whose cert the CA signed get in) or an explicit --insecure (plaintext);
@@ -16,6 +19,8 @@
 #include <filesystem>
 
 #include "agents/agent_service.h"
+#include "agents/fake_fleet.h"
+#include "agents/fake_host.h"
 #include "agents/mgmt_interface.h"
 #include "agents/server.h"
 #include "harness/core/log.h"
@@ -29,7 +34,9 @@ int main(int argc, char** argv) {
   CLI::App app{"fdrill-agent: applies and reverts faults on this node for the fdrill controller"};
   std::string node, listen = "0.0.0.0:7100", state_dir = "/var/lib/fdrill", log_level = "info";
   std::vector<std::string> allow;
-  bool revert_all = false, insecure = false;
+  bool revert_all = false, insecure = false, fake_host = false;
+  int fake_agents = 0, fake_first_index = 0;
+  std::string fake_ca;
   TlsConfig tls;
   app.add_option("--node", node, "this node's name in drills (default: hostname)");
   app.add_option("--listen", listen, "management address:port to serve on")->capture_default_str();
@@ -41,10 +48,44 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", tls.cert_file, "this agent's certificate (PEM)");
   app.add_option("--tls-key", tls.key_file, "this agent's private key (PEM)");
   app.add_flag("--insecure", insecure, "serve plaintext TCP with no client authentication (tests, trusted labs)");
+  app.add_flag("--fake-host", fake_host, "no-op host backend: real wire, TLS, journal and lease; faults are recorded, "
+               "never applied (benchmarks, trying drills without root)");
+  app.add_option("--fake-agents", fake_agents, "with --fake-host: serve this many fake agents from one process, "
+                 "nodes f0.. on consecutive 127.x.y.z addresses from --listen's, each its own listener and lease");
+  app.add_option("--fake-first-index", fake_first_index, "with --fake-agents: this process serves agents "
+                 "I.. (node fI on --listen's address + I): one fleet split over processes, each within its fd limit");
+  app.add_option("--fake-ca", fake_ca, "with --fake-agents: directory with ca.pem and ca.key (`fdrill certs init`); "
+                 "each fake agent gets a certificate for its node name");
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
   app.set_version_flag("--version", "fdrill-agent 0.1.0");
   CLI11_PARSE(app, argc, argv);
   InitLogging("fdrill-agent", log_level);
+  if (fake_host && revert_all) {
+    // A fake host reverts nothing real: it must never consume a real journal.
+    spdlog::error("--fake-host and --revert-all exclude each other");
+    return 2;
+  }
+  if (fake_agents > 0) {
+    if (!fake_host) {
+      spdlog::error("--fake-agents needs --fake-host (and serves; --revert-all does not apply)");
+      return 2;
+    }
+    if (insecure == !fake_ca.empty()) {
+      spdlog::error("--fake-agents: give --fake-ca DIR (mutual TLS, a certificate per agent) or --insecure");
+      return 2;
+    }
+    auto colon = listen.rfind(':');
+    FakeFleetConfig fleet;
+    fleet.agents = fake_agents;
+    fleet.first_index = fake_first_index;
+    fleet.first_address = listen.substr(0, colon);
+    fleet.port = static_cast<uint16_t>(std::atoi(listen.c_str() + colon + 1));
+    fleet.state_dir = state_dir;
+    fleet.ca_dir = fake_ca;
+    fleet.allowlist = {allow.begin(), allow.end()};
+    if (!node.empty()) fleet.node_prefix = node;
+    return RunFakeFleet(fleet);
+  }
   if (!revert_all) {
     bool any_tls = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty();
     bool all_tls = !tls.ca_file.empty() && !tls.cert_file.empty() && !tls.key_file.empty();
@@ -61,7 +102,7 @@ int main(int argc, char** argv) {
   }
 
   std::error_code ec;
-  std::filesystem::create_directories(state_dir, ec);
+  std::filesystem::create_directories(fake_host ? state_dir + "/fake-host" : state_dir, ec);
   if (ec) {
     spdlog::error("--state-dir {}: {}", state_dir, ec.message());
     return 2;
@@ -71,6 +112,8 @@ int main(int argc, char** argv) {
   RealProcessTable procs;
   RealClock clock;
   Host host{&runner, &sysfs, &procs};
+  FakeHost fake;
+  if (fake_host) host = fake.host();
 
   auto colon = listen.rfind(':');
   if (colon == std::string::npos) {
@@ -91,11 +134,14 @@ int main(int argc, char** argv) {
     gethostname(h, sizeof(h) - 1);
     config.node = h;
   }
-  config.state_dir = state_dir;
+  // A fake agent keeps its journal apart, so it never sweeps a real one.
+  config.state_dir = fake_host ? state_dir + "/fake-host" : state_dir;
   config.allowlist = {allow.begin(), allow.end()};
   if (const char* t = std::getenv("TMPDIR")) config.tmpdir = t;
   host.launch_env_dir = LaunchEnvDir(config.tmpdir);
-  if (!revert_all) {
+  if (fake_host) {
+    config.mgmt_interface = "mgmt0";  // the fake machine's (agents/fake_host.h)
+  } else if (!revert_all) {
     auto mgmt = InterfaceOwningAddress(runner, listen_host);
     if (!mgmt.ok()) {
       spdlog::error("--listen {}: {}", listen, mgmt.status().message());
@@ -139,9 +185,10 @@ int main(int argc, char** argv) {
     io.stop();
   });
   server.Start();
-  spdlog::info("node {} serving on {} ({}; management interface {}, state {})", config.node, listen,
+  spdlog::info("node {} serving on {} ({}; management interface {}, state {}){}", config.node, listen,
                insecure ? "PLAINTEXT, --insecure" : "mutual TLS, CA " + tls.ca_file,
-               config.mgmt_interface.empty() ? "-" : config.mgmt_interface, state_dir);
+               config.mgmt_interface.empty() ? "-" : config.mgmt_interface, config.state_dir,
+               fake_host ? "; FAKE HOST: faults are recorded, not applied" : "");
   io.run();
   return 0;
 }

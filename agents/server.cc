@@ -134,6 +134,7 @@ class StreamSession final : public AgentSession, public std::enable_shared_from_
           }
           if (!msg->has_value()) break;
           Send(server_.service_.Handle(**msg, peer_, subject_));
+          server_.TickSoon();
         }
       }
     } catch (const std::exception&) {
@@ -184,7 +185,7 @@ class StreamSession final : public AgentSession, public std::enable_shared_from_
 };
 
 AgentServer::AgentServer(asio::io_context& io, AgentService& service, ssl::context* tls)
-    : io_(io), service_(service), tls_(tls), acceptor_(io) {
+    : io_(io), service_(service), tls_(tls), acceptor_(io), tick_timer_(io) {
   service_.set_push([this](Json msg) { Broadcast(msg); });
 }
 
@@ -207,9 +208,9 @@ uint16_t AgentServer::port() const {
   return ec ? 0 : ep.port();
 }
 
-void AgentServer::Start() {
+void AgentServer::Start(bool own_ticker) {
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
-  asio::co_spawn(io_, TickLoop(), asio::detached);
+  if (own_ticker) asio::co_spawn(io_, TickLoop(), asio::detached);
 }
 
 void AgentServer::StopAccepting() {
@@ -240,15 +241,28 @@ asio::awaitable<void> AgentServer::AcceptLoop() {
 }
 
 asio::awaitable<void> AgentServer::TickLoop() {
-  asio::steady_timer timer(io_);
-  auto next = std::chrono::steady_clock::now();
+  ticking_ = true;
+  next_tick_ = std::chrono::steady_clock::now();
   while (acceptor_.is_open()) {
-    next += std::chrono::milliseconds(20);
-    timer.expires_at(next);
-    boost::system::error_code ec;
-    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    next_tick_ += service_.TickInterval();
+    tick_timer_.expires_at(next_tick_);
+    for (;;) {
+      boost::system::error_code ec;
+      co_await tick_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      // Aborted: TickSoon moved the expiry earlier; wait for the new one.
+      if (!ec || !acceptor_.is_open() || tick_timer_.expiry() <= std::chrono::steady_clock::now()) break;
+    }
     service_.Tick();
   }
+  ticking_ = false;
+}
+
+void AgentServer::TickSoon() {
+  if (!ticking_) return;
+  auto soon = std::chrono::steady_clock::now() + service_.TickInterval();
+  if (soon >= next_tick_) return;
+  next_tick_ = soon;
+  tick_timer_.expires_at(next_tick_);  // cancels the pending wait
 }
 
 void AgentServer::Broadcast(const Json& msg) {

@@ -1,7 +1,10 @@
 // AgentServer: the agent's network face. One io_context, one thread: an
 // acceptor coroutine, per connection a session (a reader and a writer
 // coroutine with one write queue), and a ticker that calls
-// AgentService::Tick every 20 ms.
+// AgentService::Tick every TickInterval() — 20 ms while a fault is in force,
+// 100 ms when idle; a request that makes the service busy brings the next
+// tick forward (unless Start(false): then the owner ticks the service, as the
+// fake fleet does for all its agents at once).
 //
 // With an SSL context (the agent's --tls-*), every connection must complete
 // a TLS 1.3 handshake presenting a client certificate the CA signed, within
@@ -39,7 +42,7 @@ class AgentServer {
   Status Listen(const std::string& host, uint16_t port);
   uint16_t port() const;
   void set_handshake_timeout(std::chrono::milliseconds t) { handshake_timeout_ = t; }
-  void Start();
+  void Start(bool own_ticker = true);
   void StopAccepting();
 
  private:
@@ -47,6 +50,8 @@ class AgentServer {
   friend class StreamSession;
   boost::asio::awaitable<void> AcceptLoop();
   boost::asio::awaitable<void> TickLoop();
+  // After a request: the next tick no later than TickInterval() from now.
+  void TickSoon();
   void Broadcast(const Json& msg);
 
   boost::asio::io_context& io_;
@@ -54,6 +59,9 @@ class AgentServer {
   boost::asio::ssl::context* tls_;
   std::chrono::milliseconds handshake_timeout_{5000};
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer tick_timer_;
+  std::chrono::steady_clock::time_point next_tick_{};
+  bool ticking_ = false;
   std::set<std::shared_ptr<AgentSession>> sessions_;
 };
 

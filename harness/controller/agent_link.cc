@@ -15,7 +15,7 @@ using asio::ip::tcp;
 using TlsStream = ssl::stream<tcp::socket>;
 
 struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
-  Impl(asio::io_context& io, std::unique_ptr<ssl::context> ctx) : io(io), ctx(std::move(ctx)), plain(io), wake(io) {
+  Impl(asio::io_context& io, std::shared_ptr<ssl::context> ctx) : io(io), ctx(std::move(ctx)), plain(io), wake(io) {
     wake.expires_at(std::chrono::steady_clock::time_point::max());
     if (this->ctx) tls = std::make_unique<TlsStream>(io, *this->ctx);
   }
@@ -24,7 +24,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   tcp::socket& socket() { return tls ? tls->next_layer() : plain; }
 
   asio::io_context& io;
-  std::unique_ptr<ssl::context> ctx;  // null: plaintext
+  std::shared_ptr<ssl::context> ctx;  // null: plaintext; shared by every link with the same TlsConfig
   std::unique_ptr<TlsStream> tls;     // over its own socket when ctx is set
   tcp::socket plain;                  // used when ctx is null
   asio::steady_timer wake;
@@ -32,7 +32,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   std::deque<std::string> queue;  // io thread only
   std::mutex mu;                  // guards the fields below
   uint64_t next_id = 1;
-  std::map<uint64_t, std::promise<Result<Json>>> pending;
+  std::map<uint64_t, OnReply> pending;
   bool dropped = false;
   OnPush on_push;
   OnDrop on_drop;
@@ -44,14 +44,14 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   }
 
   void Drop(const std::string& why) {
-    std::map<uint64_t, std::promise<Result<Json>>> failed;
+    std::map<uint64_t, OnReply> failed;
     {
       std::lock_guard<std::mutex> lock(mu);
       if (dropped) return;
       dropped = true;
       failed.swap(pending);
     }
-    for (auto& [id, p] : failed) p.set_value(Unavailable(label + ": connection lost: " + why));
+    for (auto& [id, reply] : failed) reply(Unavailable(label + ": connection lost: " + why));
     boost::system::error_code ec;
     socket().close(ec);
     wake.cancel();
@@ -71,7 +71,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   asio::awaitable<void> ReaderOn(Stream& stream) {
     auto self = shared_from_this();
     FrameDecoder decoder;
-    char buf[65536];
+    char buf[16384];  // a TLS record's most; lives in each link's coroutine frame
     std::string why = "closed by the agent";
     try {
       for (;;) {
@@ -84,15 +84,15 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
           const Json& m = **msg;
           uint64_t id = m.value("id", uint64_t{0});
           if (m.value("type", "") == "reply" && id != 0) {
-            std::promise<Result<Json>> p;
+            OnReply reply;
             {
               std::lock_guard<std::mutex> lock(mu);
               auto it = pending.find(id);
               if (it == pending.end()) continue;  // the caller gave up waiting
-              p = std::move(it->second);
+              reply = std::move(it->second);
               pending.erase(it);
             }
-            p.set_value(ReplyToResult(m));
+            reply(ReplyToResult(m));
           } else if (auto f = Get(on_push)) {
             f(m);
           }
@@ -126,14 +126,26 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
 
 namespace {
 
-std::unique_ptr<ssl::context> ClientContext(const TlsConfig* tls, Status* status) {
+// One client context per TlsConfig for the whole process, shared by every
+// link that dials with it: a context holds the parsed CA, certificate and key,
+// and building one per link cost a read and parse of three PEM files per agent
+// and ~40 KiB each (10,000 agents: docs/performance.md). Kept while a link
+// uses it; the files are read again once every link with it is gone.
+std::shared_ptr<ssl::context> ClientContext(const TlsConfig* tls, Status* status) {
   if (tls == nullptr) return nullptr;
-  auto ctx = MakeClientContext(*tls);
-  if (!ctx.ok()) {
-    *status = ctx.status();
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<ssl::context>> cache;
+  std::string key = tls->ca_file + '\n' + tls->cert_file + '\n' + tls->key_file;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto ctx = cache[key].lock()) return ctx;
+  auto made = MakeClientContext(*tls);
+  if (!made.ok()) {
+    *status = made.status();
     return nullptr;
   }
-  return std::move(ctx).value();
+  std::shared_ptr<ssl::context> ctx = std::move(made).value();
+  cache[key] = ctx;
+  return ctx;
 }
 
 }  // namespace
@@ -221,13 +233,30 @@ Status AgentLink::Connect(Duration timeout) {
 }
 
 Result<Json> AgentLink::Call(const std::string& type, Json body, Duration timeout) {
-  std::future<Result<Json>> fut;
+  auto done = std::make_shared<std::promise<Result<Json>>>();
+  auto fut = done->get_future();
+  uint64_t id = CallAsync(type, std::move(body), [done](Result<Json> r) { done->set_value(std::move(r)); });
+  if (fut.wait_for(timeout) != std::future_status::ready) {
+    Forget(id);
+    // The reply may have landed between the wait and Forget.
+    if (fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return fut.get();
+    return DeadlineExceeded("agent " + node_ + ": no reply to " + type + " within " + FormatDuration(timeout));
+  }
+  return fut.get();
+}
+
+uint64_t AgentLink::CallAsync(const std::string& type, Json body, OnReply on_reply) {
   uint64_t id = 0;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    if (impl_->dropped) return Unavailable("agent " + node_ + ": connection lost");
-    id = impl_->next_id++;
-    fut = impl_->pending[id].get_future();
+    if (!impl_->dropped) {
+      id = impl_->next_id++;
+      impl_->pending[id] = std::move(on_reply);
+    }
+  }
+  if (id == 0) {
+    on_reply(Unavailable("agent " + node_ + ": connection lost"));
+    return 0;
   }
   std::string frame = EncodeFrame(MakeRequest(type, id, std::move(body)));
   auto impl = impl_;
@@ -235,14 +264,12 @@ Result<Json> AgentLink::Call(const std::string& type, Json body, Duration timeou
     impl->queue.push_back(std::move(frame));
     impl->wake.cancel_one();
   });
-  if (fut.wait_for(timeout) != std::future_status::ready) {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->pending.erase(id);
-    return DeadlineExceeded("agent " + node_ + ": no reply to " + type + " within " + FormatDuration(timeout));
-  }
-  auto r = fut.get();
-  if (!r.ok()) return r.status();
-  return r;
+  return id;
+}
+
+void AgentLink::Forget(uint64_t id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->pending.erase(id);
 }
 
 void AgentLink::Close() {

@@ -33,6 +33,7 @@ class AgentLink {
  public:
   using OnPush = std::function<void(const Json&)>;
   using OnDrop = std::function<void(const std::string& why)>;
+  using OnReply = std::function<void(Result<Json>)>;
 
   // tls: nullptr for plaintext; read during construction only. A TLS config
   // whose files cannot be loaded makes Connect fail, naming the file.
@@ -51,6 +52,12 @@ class AgentLink {
   // Sends {type, body} and waits for the reply; a reply with ok:false comes
   // back as its Status.
   Result<Json> Call(const std::string& type, Json body, Duration timeout);
+  // Sends {type, body} and returns at once: on_reply runs once, on the io
+  // thread, with the reply (as Call returns it) or the link's drop. No
+  // deadline of its own: a caller that stops waiting calls Forget(id). The
+  // fan-out primitive: one thread can have a request in flight to every agent.
+  uint64_t CallAsync(const std::string& type, Json body, OnReply on_reply);
+  void Forget(uint64_t id);
   void Close();
 
  private:

@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <fstream>
 #include <future>
 #include <thread>
@@ -421,6 +424,50 @@ TEST_F(AgentLinkTlsTest, MissingControllerKeyIsNamed) {
   Status st = link->Connect(kWait);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find((pki_ / "nobody.pem").string()), std::string::npos) << st.message();
+}
+
+// The fan-out primitive (issue 9): one thread keeps many requests in flight
+// over two links that share one TLS context; every reply lands once.
+TEST_F(AgentLinkTlsTest, CallAsyncKeepsManyRequestsInFlight) {
+  StartServer();
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
+  auto a = Link("n1", &tls);
+  auto b = Link("n1", &tls);
+  ASSERT_TRUE(a->Connect(kWait).ok());
+  ASSERT_TRUE(b->Connect(kWait).ok());
+  constexpr int kEach = 50;
+  std::mutex mu;
+  std::condition_variable cv;
+  int ok = 0, done = 0;
+  for (int i = 0; i < kEach; ++i) {
+    for (auto* link : {a.get(), b.get()}) {
+      link->CallAsync("hello", {}, [&](Result<Json> r) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (r.ok() && (*r)["node"] == "n1") ++ok;
+        ++done;
+        cv.notify_one();
+      });
+    }
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return done == 2 * kEach; })) << done;
+  EXPECT_EQ(ok, 2 * kEach);
+}
+
+TEST_F(AgentLinkTlsTest, CallAsyncOnADroppedLinkRepliesUnavailableAtOnce) {
+  StartServer();
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
+  auto link = Link("n1", &tls);
+  ASSERT_TRUE(link->Connect(kWait).ok());
+  link->Close();
+  // Close is posted to the io thread; a Call after it has run fails fast.
+  for (int i = 0; i < 100 && link->Call("hello", {}, kWait).ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::optional<Status> got;
+  link->CallAsync("hello", {}, [&](Result<Json> r) { got = r.status(); });
+  ASSERT_TRUE(got.has_value());  // called before CallAsync returned
+  EXPECT_EQ(got->code(), StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -1,0 +1,191 @@
+#include "agents/fake_fleet.h"
+
+#include <sys/resource.h>
+
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "agents/agent_service.h"
+#include "agents/fake_host.h"
+#include "agents/server.h"
+#include "harness/core/log.h"
+#include "harness/tls/certs.h"
+#include "harness/tls/tls_context.h"
+
+namespace fdrill {
+
+namespace asio = boost::asio;
+
+std::string FakeAgentAddress(const std::string& first, int i) {
+  boost::system::error_code ec;
+  auto a = asio::ip::make_address_v4(first, ec);
+  if (ec || i < 0) return "";
+  uint32_t base = a.to_uint();
+  uint32_t host = base & 0xff;
+  if (host == 0 || host == 255) return "";
+  uint64_t total = (host - 1) + static_cast<uint64_t>(i);
+  uint64_t addr = (base & 0xffffff00u) + (total / 254) * 256 + (total % 254) + 1;
+  if ((addr >> 24) != 127) return "";
+  return asio::ip::address_v4(static_cast<uint32_t>(addr)).to_string();
+}
+
+namespace {
+
+struct Member {
+  std::string node, address;
+  FakeHost fake;
+  std::unique_ptr<AgentService> service;
+  std::unique_ptr<SslContext> ssl;
+  std::unique_ptr<AgentServer> server;
+};
+
+Result<std::string> Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Status WriteFile(const std::string& path, const std::string& text, std::filesystem::perms mode) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !(out << text)) return FailedPrecondition("cannot write " + path);
+  out.close();
+  std::error_code ec;
+  std::filesystem::permissions(path, mode, ec);
+  return Status::Ok();
+}
+
+// A listener, an audit log stream and a session per agent: 3 fds each.
+constexpr rlim_t kFdsPerAgent = 3, kFdSlack = 256;
+
+// Raises RLIMIT_NOFILE to what `agents` need; the limit it got.
+rlim_t RaiseFdLimit(int agents) {
+  rlim_t want = static_cast<rlim_t>(agents) * kFdsPerAgent + kFdSlack;
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (lim.rlim_max < want) {
+    rlimit raised{want, want};
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) return want;  // CAP_SYS_RESOURCE may raise the hard limit
+  }
+  lim.rlim_cur = std::min(want, lim.rlim_max);
+  setrlimit(RLIMIT_NOFILE, &lim);
+  return lim.rlim_cur;
+}
+
+Status Build(const FakeFleetConfig& c, const Clock& clock, asio::io_context& io, Member& m, const PemPair* ca) {
+  std::string dir = c.state_dir + "/" + m.node;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return FailedPrecondition("cannot create " + dir + ": " + ec.message());
+  AgentConfig config;
+  config.node = m.node;
+  config.state_dir = dir;
+  config.mgmt_interface = "mgmt0";  // the fake machine's; lo is refused anyway
+  config.allowlist = c.allowlist;
+  config.tmpdir = dir;
+  m.service = std::make_unique<AgentService>(config, m.fake.host(), clock);
+  if (auto swept = m.service->SweepJournal(); !swept.ok()) return swept.status().Annotate(m.node);
+  if (ca != nullptr) {
+    auto leaf = MakeLeaf(*ca, m.node);
+    if (!leaf.ok()) return leaf.status().Annotate(m.node);
+    std::filesystem::create_directories(dir + "/tls", ec);
+    TlsConfig tls{c.ca_dir + "/ca.pem", dir + "/tls/" + m.node + ".pem", dir + "/tls/" + m.node + ".key"};
+    if (auto s = WriteFile(tls.cert_file, leaf->cert, std::filesystem::perms(0644)); !s.ok()) return s;
+    if (auto s = WriteFile(tls.key_file, leaf->key, std::filesystem::perms(0600)); !s.ok()) return s;
+    auto ctx = MakeServerContext(tls);
+    if (!ctx.ok()) return ctx.status().Annotate(m.node);
+    m.ssl = std::move(ctx).value();
+  }
+  m.server = std::make_unique<AgentServer>(io, *m.service, m.ssl.get());
+  return m.server->Listen(m.address, c.port);
+}
+
+}  // namespace
+
+int RunFakeFleet(const FakeFleetConfig& c) {
+  if (c.agents < 1) {
+    spdlog::error("--fake-agents must be at least 1");
+    return 2;
+  }
+  if (c.first_index < 0 || FakeAgentAddress(c.first_address, c.first_index + c.agents - 1).empty()) {
+    spdlog::error("--listen {}: {} fake agents need consecutive 127.x.y.z addresses from there (not .0 or .255)",
+                  c.first_address, c.agents);
+    return 2;
+  }
+  std::unique_ptr<PemPair> ca;
+  if (!c.ca_dir.empty()) {
+    auto cert = Slurp(c.ca_dir + "/ca.pem");
+    auto key = Slurp(c.ca_dir + "/ca.key");
+    if (!cert.ok() || !key.ok()) {
+      spdlog::error("--fake-ca {}: {}", c.ca_dir, (cert.ok() ? key.status() : cert.status()).message());
+      return 2;
+    }
+    ca = std::make_unique<PemPair>(PemPair{*cert, *key});
+  }
+  rlim_t fds = RaiseFdLimit(c.agents);
+  if (fds < static_cast<rlim_t>(c.agents) * kFdsPerAgent + kFdSlack) {
+    spdlog::error("{} fake agents need ~{} file descriptors and RLIMIT_NOFILE allows {}: serve at most {} per "
+                  "process (--fake-agents) and start more processes with --fake-first-index",
+                  c.agents, c.agents * kFdsPerAgent + kFdSlack, fds, (fds - kFdSlack) / kFdsPerAgent);
+    return 2;
+  }
+  RealClock clock;
+  asio::io_context io(1);
+  std::vector<std::unique_ptr<Member>> members;
+  members.reserve(static_cast<size_t>(c.agents));
+  for (int i = 0; i < c.agents; ++i) {
+    auto m = std::make_unique<Member>();
+    m->node = FakeAgentNode(c.node_prefix, c.first_index + i);
+    m->address = FakeAgentAddress(c.first_address, c.first_index + i);
+    if (auto s = Build(c, clock, io, *m, ca.get()); !s.ok()) {
+      spdlog::error("fake agent {} of {}: {}", i, c.agents, s.ToString());
+      return 2;
+    }
+    members.push_back(std::move(m));
+  }
+  for (auto& m : members) m->server->Start(/*own_ticker=*/false);
+
+  // One ticker for the fleet: a timer per agent would be 500,000 wake-ups a
+  // second at 10,000 agents; AgentService::Tick is cheap when idle.
+  bool stopping = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        asio::steady_timer timer(io);
+        auto next = std::chrono::steady_clock::now();
+        while (!stopping) {
+          next += std::chrono::milliseconds(20);
+          timer.expires_at(next);
+          boost::system::error_code ec;
+          co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+          for (auto& m : members) m->service->Tick();
+        }
+      },
+      asio::detached);
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code&, int sig) {
+    spdlog::info("signal {}: reverting every fake agent and exiting", sig);
+    stopping = true;
+    for (auto& m : members) {
+      m->service->RevertEverything("agent shutting down");
+      m->server->StopAccepting();
+    }
+    io.stop();
+  });
+  spdlog::info("{} fake agents {}..{} on {}..{} port {} ({})", c.agents, members.front()->node, members.back()->node,
+               members.front()->address, members.back()->address, c.port, ca ? "mutual TLS" : "PLAINTEXT");
+  std::printf("fdrill-agent: %d fake agents ready\n", c.agents);
+  std::fflush(stdout);
+  io.run();
+  return 0;
+}
+
+}  // namespace fdrill

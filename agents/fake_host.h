@@ -1,0 +1,95 @@
+// The agent's no-op host backend (`fdrill-agent --fake-host`): everything
+// above the Host seam is the real agent — wire, TLS, journal (fsynced), audit
+// log, lease, max-duration, counters push — but the machine below it is a
+// model. Faults are recorded, never applied: nothing on this machine changes.
+// It exists to load the controller with many agents on one box (bench/
+// fanout_bench: 10,000 agents on 127.x.y.z) and to try drills without root.
+//
+// FakeHostKernel plays `ip` and `tc` for three interfaces, lo, mgmt0 and
+// fab0: it keeps each one's admin state and root qdisc, answers the JSON
+// queries the network injectors make (so Verify sees the fault "active" and
+// then reverted), and answers the counters sample with zeros. iptables-save
+// prints nothing of ours. Any other command succeeds with empty output and
+// is only recorded. Faults on processes find none (an empty process table
+// that refuses to spawn), so cpu_hog and mem_pressure fail to apply.
+//
+// Single-threaded, like the AgentService that owns it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/host/host.h"
+#include "harness/host/processes.h"
+
+namespace fdrill {
+
+class FakeHostKernel final : public ProcessRunner {
+ public:
+  struct Iface {
+    bool up = true;
+    std::string qdisc_kind = "noqueue";
+    std::string qdisc_handle = "0:";
+    uint64_t rate_bytes = 0;  // tbf rate, bytes/s
+    uint64_t burst = 0;
+  };
+
+  FakeHostKernel();
+
+  Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration timeout) override;
+
+  // Commands that would have changed the machine (not the queries), in
+  // order; the newest kMaxRecorded are kept, mutations() counts them all.
+  const std::deque<std::vector<std::string>>& recorded() const { return recorded_; }
+  uint64_t mutations() const { return mutations_; }
+  const std::map<std::string, Iface>& ifaces() const { return ifaces_; }
+
+  static constexpr size_t kMaxRecorded = 64;  // bounded: 10,000 of these live in one process
+
+ private:
+  void Record(const std::vector<std::string>& argv);
+  std::map<std::string, Iface> ifaces_;
+  std::deque<std::vector<std::string>> recorded_;
+  uint64_t mutations_ = 0;
+};
+
+// No processes: rank faults find nothing to signal, helpers cannot start.
+class FakeHostProcesses final : public ProcessTable {
+ public:
+  Result<std::vector<int>> Pids() override { return std::vector<int>{}; }
+  Result<ProcInfo> Inspect(int pid) override { return NotFound("fake host: no process " + std::to_string(pid)); }
+  int OwnPid() override { return 1; }
+  std::string OwnNetNs() override { return "net:[0]"; }
+  Status Signal(int pid, int) override { return NotFound("fake host: no process " + std::to_string(pid)); }
+  Result<int> Spawn(const std::vector<std::string>& argv) override {
+    return FailedPrecondition("fake host: does not start processes (" + JoinArgv(argv) + ")");
+  }
+  void Reap(int) override {}
+};
+
+// Nothing to read or write: the cgroup and NVML faults fail to capture.
+class FakeHostSysFs final : public SysFs {
+ public:
+  Result<std::string> Read(const std::string& path) override { return NotFound("fake host: no " + path); }
+  Status Write(const std::string& path, const std::string&) override {
+    return FailedPrecondition("fake host: cannot write " + path);
+  }
+  bool Exists(const std::string&) override { return false; }
+  Status MakeDir(const std::string& path) override { return FailedPrecondition("fake host: cannot mkdir " + path); }
+  Status RemoveDir(const std::string&) override { return Status::Ok(); }
+  Status RemoveFile(const std::string&) override { return Status::Ok(); }
+};
+
+// One agent's fake machine; Host borrows from it, so it must outlive the
+// AgentService built on host().
+struct FakeHost {
+  FakeHostKernel kernel;
+  FakeHostSysFs sysfs;
+  FakeHostProcesses procs;
+  Host host() { return Host{&kernel, &sysfs, &procs, ""}; }
+};
+
+}  // namespace fdrill

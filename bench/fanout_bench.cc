@@ -1,0 +1,276 @@
+// fanout_bench: the controller against N agents (issue 9, "controller scale").
+//
+//   build/bin/fanout_bench --agent-bin build/bin/fdrill-agent --agents 100,1000,3000,10000
+//
+// For each N it starts `fdrill-agent --fake-host --fake-agents K` processes
+// (N fake agents on 127.1.0.1.. in all, K = 5,000 a process at most: the fd
+// limit; each agent its own listener, TLS certificate, journal and lease;
+// agents/fake_fleet.h), then, as the controller does, dials every
+// agent over mutual TLS (AgentLink), takes a lease on each and renews it
+// every second on a thread of its own, and runs `rounds` fan-outs: apply a
+// link_rate fault on every agent at once (AgentLink::CallAsync, one request
+// in flight per agent), wait for every reply, then revert it everywhere.
+//
+// Printed per N, all from this one run:
+//   apply / revert fan-out: time from the first request sent to the last
+//     reply, p50 and p99 over rounds; per-agent reply time p99 (pooled);
+//   controller CPU: this process's CPU time / wall time while fanning out
+//     back to back (cores), and while only renewing leases (idle);
+//   the fleet's own CPU over the fan-outs: on a real cluster that work is
+//     spread over N machines; here one or two processes on a 2-core box do
+//     it all, so a fan-out can never be faster than the fleet's CPU time per
+//     round (printed).
+// State (journals, certificates) lives under --dir, default /dev/shm: on a
+// real cluster each agent fsyncs its own disk; 10,000 fsyncs on one shared
+// disk would measure that disk, not the controller.
+#include <CLI/CLI.hpp>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "agents/fake_fleet.h"
+#include "bench/bench_util.h"
+#include "harness/controller/agent_link.h"
+#include "harness/core/log.h"
+#include "harness/tls/certs.h"
+
+namespace fdrill::bench {
+namespace {
+
+struct Options {
+  std::string agent_bin = "build/bin/fdrill-agent";
+  std::string dir = "/dev/shm/fdp-fanout";
+  std::string first = "127.1.0.1";
+  int port = 7310;
+  int rounds = 30;
+  int idle_s = 3;
+  int per_process = 5000;  // agents per fake-fleet process (its fd limit: ~3 fds per agent)
+};
+
+// Sends `type` to every link at once; returns each agent's reply time (ms
+// from the first send) and the number of failures.
+struct FanOut {
+  std::vector<double> reply_ms;
+  double total_ms = 0;
+  int failed = 0;
+  std::string first_error;
+};
+
+FanOut Fan(std::vector<std::unique_ptr<AgentLink>>& links, const std::string& type,
+           const std::function<Json(size_t)>& body, const std::function<bool(const Json&)>& good) {
+  FanOut out;
+  out.reply_ms.assign(links.size(), 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t left = links.size();
+  auto t0 = SteadyClock::now();
+  for (size_t i = 0; i < links.size(); ++i) {
+    links[i]->CallAsync(type, body(i), [&, i](Result<Json> r) {
+      double ms = Ms(SteadyClock::now() - t0);
+      std::lock_guard<std::mutex> lock(mu);
+      out.reply_ms[i] = ms;
+      if (!r.ok() || !good(*r)) {
+        if (out.failed++ == 0) out.first_error = r.ok() ? r->dump() : r.status().ToString();
+      }
+      if (--left == 0) cv.notify_one();
+    });
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  if (!cv.wait_for(lock, std::chrono::seconds(120), [&] { return left == 0; })) {
+    // Late replies would land in this frame once it is gone: stop here (the
+    // fleet gets SIGTERM through PR_SET_PDEATHSIG).
+    std::fprintf(stderr, "%s: no reply within 120 s from %zu of %zu agents\n", type.c_str(), left, links.size());
+    std::_Exit(2);
+  }
+  out.total_ms = Ms(SteadyClock::now() - t0);
+  return out;
+}
+
+int RunOne(const Options& o, int n) {
+  std::string dir = o.dir + "/" + std::to_string(n);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir + "/pki", ec);
+  if (auto s = InitCa(dir + "/pki"); !s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
+  if (auto s = IssueCert(dir + "/pki", "controller", dir + "/pki"); !s.ok()) {
+    return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
+  }
+  auto listen = o.first + ":" + std::to_string(o.port);
+  auto t_start = SteadyClock::now();
+  std::vector<std::unique_ptr<Child>> fleets;
+  for (int first = 0; first < n; first += o.per_process) {
+    int count = std::min(o.per_process, n - first);
+    fleets.push_back(std::make_unique<Child>(std::vector<std::string>{
+        o.agent_bin, "--fake-host", "--fake-agents", std::to_string(count), "--fake-first-index", std::to_string(first),
+        "--fake-ca", dir + "/pki", "--listen", listen, "--state-dir", dir + "/state", "--log-level", "warn"}));
+  }
+  for (auto& fleet : fleets) {
+    if (!fleet->WaitFor("fake agents ready", std::chrono::seconds(600))) {
+      std::fprintf(stderr, "N=%d: the fake fleet did not start (see its stderr)\n", n);
+      return 2;
+    }
+  }
+  double fleet_start_s = Ms(SteadyClock::now() - t_start) / 1000;
+
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  std::thread io_thread([&] { io.run(); });
+  TlsConfig tls = TlsConfig::InDir(dir + "/pki", "controller");
+  std::vector<std::unique_ptr<AgentLink>> links;
+  for (int i = 0; i < n; ++i) {
+    links.push_back(std::make_unique<AgentLink>(io, FakeAgentNode("f", i), FakeAgentAddress(o.first, i),
+                                                static_cast<uint16_t>(o.port), &tls));
+  }
+  // Dial in parallel, as `fdrill run` would want to at this scale.
+  auto t_conn = SteadyClock::now();
+  std::atomic<int> next{0}, conn_failed{0};
+  std::vector<std::thread> dialers;
+  for (int t = 0; t < 8; ++t) {
+    dialers.emplace_back([&] {
+      for (int i; (i = next++) < n;) {
+        if (!links[i]->Connect(std::chrono::seconds(30)).ok()) ++conn_failed;
+      }
+    });
+  }
+  for (auto& t : dialers) t.join();
+  double connect_s = Ms(SteadyClock::now() - t_conn) / 1000;
+  if (conn_failed > 0) {
+    std::fprintf(stderr, "N=%d: %d agents did not connect\n", n, conn_failed.load());
+    return 2;
+  }
+  auto ok = [](const Json&) { return true; };
+  auto lease = [](size_t) { return Json{{"ttl_ms", 5000}}; };
+  if (auto f = Fan(links, "lease", lease, ok); f.failed) {
+    std::fprintf(stderr, "N=%d: lease: %s\n", n, f.first_error.c_str());
+    return 2;
+  }
+  // Renew every second, as the drill's lease loop does.
+  std::atomic<bool> stop{false};
+  std::atomic<int> lease_failures{0};
+  std::vector<double> lease_ms;
+  std::thread renewer([&] {
+    auto next_at = SteadyClock::now();
+    while (!stop) {
+      next_at += std::chrono::seconds(1);
+      std::this_thread::sleep_until(next_at);
+      if (stop) break;
+      auto f = Fan(links, "lease", lease, ok);
+      lease_failures += f.failed;
+      lease_ms.push_back(f.total_ms);
+    }
+  });
+
+  // Idle: leases only.
+  double c0 = SelfCpuSeconds();
+  auto w0 = SteadyClock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(o.idle_s));
+  double idle_cores = (SelfCpuSeconds() - c0) / (Ms(SteadyClock::now() - w0) / 1000);
+
+  std::vector<double> apply_total, revert_total, apply_reply, revert_reply;
+  int failures = 0;
+  std::string first_error;
+  auto fleet_cpu = [&] {
+    double s = 0;
+    for (auto& f : fleets) s += ReadProcCpu(f->pid()).self_s;
+    return s;
+  };
+  auto fleet_rss_kib = [&] {
+    long kib = 0;
+    for (auto& f : fleets) kib += ProcStatusKib(f->pid(), "VmRSS");
+    return kib;
+  };
+  double f0 = fleet_cpu();
+  c0 = SelfCpuSeconds();
+  w0 = SteadyClock::now();
+  for (int r = 0; r < o.rounds; ++r) {
+    std::string id = "fanout-" + std::to_string(r);
+    auto a = Fan(
+        links, "apply",
+        [&](size_t) {
+          return Json{{"fault_id", id}, {"kind", "link_rate"}, {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
+        },
+        [](const Json& j) { return j.value("verified", false); });
+    auto v = Fan(links, "revert", [&](size_t) { return Json{{"fault_id", id}}; },
+                 [](const Json& j) { return j.value("was_applied", false); });
+    apply_total.push_back(a.total_ms);
+    revert_total.push_back(v.total_ms);
+    apply_reply.insert(apply_reply.end(), a.reply_ms.begin(), a.reply_ms.end());
+    revert_reply.insert(revert_reply.end(), v.reply_ms.begin(), v.reply_ms.end());
+    failures += a.failed + v.failed;
+    if (first_error.empty()) first_error = !a.first_error.empty() ? a.first_error : v.first_error;
+  }
+  double wall_s = Ms(SteadyClock::now() - w0) / 1000;
+  double busy_cores = (SelfCpuSeconds() - c0) / wall_s;
+  double ctl_cpu_ms_per_round = (SelfCpuSeconds() - c0) * 1000 / o.rounds;
+  double fleet_ms_per_round = (fleet_cpu() - f0) * 1000 / o.rounds;
+  long ctl_rss = ProcStatusKib(getpid(), "VmRSS"), fleet_rss = fleet_rss_kib();
+
+  stop = true;
+  renewer.join();
+  Fan(links, "lease", [](size_t) { return Json{{"ttl_ms", 0}}; }, ok);
+  for (auto& l : links) l->Close();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  work.reset();
+  io.stop();
+  io_thread.join();
+  links.clear();
+  int status = 0;
+  for (auto& f : fleets) status |= f->Stop();
+
+  std::printf(
+      "| %6d | %5.1f s | %5.1f s | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %5.2f | %5.1f | %5.3f | %8.1f | "
+      "%6.0f | %6.0f | %4d |\n",
+      n, fleet_start_s, connect_s, Percentile(apply_total, 50), Percentile(apply_total, 99),
+      Percentile(apply_reply, 99), Percentile(revert_total, 50), Percentile(revert_total, 99),
+      Percentile(lease_ms, 99), busy_cores, ctl_cpu_ms_per_round, idle_cores, fleet_ms_per_round, ctl_rss / 1024.0,
+      fleet_rss / 1024.0, failures + lease_failures.load());
+  std::fflush(stdout);
+  if (failures + lease_failures > 0) std::fprintf(stderr, "N=%d: first failure: %s\n", n, first_error.c_str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::fprintf(stderr, "N=%d: fleet exit status %d\n", n, status);
+  std::filesystem::remove_all(dir, ec);
+  return failures + lease_failures > 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace fdrill::bench
+
+int main(int argc, char** argv) {
+  using namespace fdrill::bench;
+  Options o;
+  std::string agents = "100,1000,3000,10000";
+  CLI::App app{"fanout_bench: controller fan-out apply/revert and CPU against N fake agents"};
+  app.add_option("--agent-bin", o.agent_bin, "fdrill-agent to run as the fake fleet")->capture_default_str();
+  app.add_option("--agents", agents, "comma-separated N")->capture_default_str();
+  app.add_option("--rounds", o.rounds, "apply+revert fan-outs per N")->capture_default_str();
+  app.add_option("--idle-seconds", o.idle_s, "lease-only seconds measured per N")->capture_default_str();
+  app.add_option("--per-process", o.per_process, "fake agents per fleet process")->capture_default_str();
+  app.add_option("--dir", o.dir, "state and certificates (tmpfs: see the header)")->capture_default_str();
+  app.add_option("--first-address", o.first, "first fake agent's address")->capture_default_str();
+  app.add_option("--port", o.port, "fake agents' port")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  fdrill::InitLogging("fanout_bench", "warn");
+  rlimit lim{65536, 65536};
+  if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    getrlimit(RLIMIT_NOFILE, &lim);
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  std::printf("rounds per N: %d (apply then revert of link_rate on every agent); times in ms; CPU in cores\n\n",
+              o.rounds);
+  std::printf(
+      "| N | fleet start | connect all | apply p50 | apply p99 | per-agent apply p99 | revert p50 | revert p99 | "
+      "lease renew p99 | ctl cores fanning out | ctl CPU ms/round | ctl cores idle (leases) | fleet CPU ms/round | "
+      "ctl RSS MiB | fleet RSS MiB | failures |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  int rc = 0;
+  std::stringstream list(agents);
+  for (std::string item; std::getline(list, item, ',');) rc |= RunOne(o, std::stoi(item));
+  return rc;
+}

@@ -1,0 +1,220 @@
+// The no-op host backend (agents/fake_host.h) and the fake fleet
+// (agents/fake_fleet.h): faults are recorded and verified against the model,
+// never applied; the journal, lease and max-duration still do their work.
+#include "agents/fake_host.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+#include <filesystem>
+#include <thread>
+
+#include "agents/agent_service.h"
+#include "agents/counters.h"
+#include "agents/fake_fleet.h"
+#include "agents/journal.h"
+#include "tests/fakes/fake_clock.h"
+
+namespace fdrill {
+namespace {
+
+std::filesystem::path TestDir() {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("fdrill-fake-host-test-" + std::to_string(getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+class FakeHostServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TestDir();
+    AgentConfig c;
+    c.node = "f1";
+    c.state_dir = dir_.string();
+    c.mgmt_interface = "mgmt0";
+    service_ = std::make_unique<AgentService>(c, fake_.host(), clock_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Json Call(const std::string& type, Json body = Json::object()) {
+    return service_->Handle(MakeRequest(type, ++id_, std::move(body)), "test");
+  }
+  const FakeHostKernel::Iface& Fab0() const { return fake_.kernel.ifaces().at("fab0"); }
+
+  std::filesystem::path dir_;
+  FakeHost fake_;
+  FakeClock clock_;
+  std::unique_ptr<AgentService> service_;
+  uint64_t id_ = 0;
+};
+
+TEST_F(FakeHostServiceTest, LinkRateIsRecordedVerifiedAndReverted) {
+  Json r = Call("apply", {{"fault_id", "slow"}, {"kind", "link_rate"},
+                          {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}});
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
+  EXPECT_EQ(Fab0().qdisc_kind, "tbf");
+  EXPECT_EQ(Fab0().rate_bytes * 8, 100'000'000u);
+  ASSERT_FALSE(fake_.kernel.recorded().empty());
+  EXPECT_EQ(fake_.kernel.recorded().back()[0], "tc");
+  EXPECT_EQ(Journal((dir_ / "journal.jsonl").string()).Pending()->size(), 1u);
+
+  r = Call("revert", {{"fault_id", "slow"}});
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_TRUE(r["was_applied"].get<bool>());
+  EXPECT_EQ(Fab0().qdisc_kind, "noqueue");
+  EXPECT_TRUE(Journal((dir_ / "journal.jsonl").string()).Pending()->empty());
+}
+
+TEST_F(FakeHostServiceTest, LinkFlapTakesTheModelLinkDownAndUp) {
+  Json r = Call("apply", {{"fault_id", "flap"}, {"kind", "link_flap"},
+                          {"params", {{"interface", "fab0"}, {"down", "10s"}}}});
+  ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
+  EXPECT_FALSE(Fab0().up);
+  ASSERT_TRUE(Call("revert", {{"fault_id", "flap"}})["ok"].get<bool>());
+  EXPECT_TRUE(Fab0().up);
+}
+
+TEST_F(FakeHostServiceTest, TheLeaseStillRevertsWhenItLapses) {
+  ASSERT_TRUE(Call("lease", {{"ttl_ms", 1000}})["ok"].get<bool>());
+  ASSERT_TRUE(Call("apply", {{"fault_id", "slow"}, {"kind", "link_rate"},
+                             {"params", {{"interface", "fab0"}, {"rate", "1gbit"}}}})["ok"].get<bool>());
+  std::vector<Json> pushed;
+  service_->set_push([&](Json m) { pushed.push_back(m); });
+  clock_.Advance(std::chrono::milliseconds(1100));
+  service_->Tick();
+  EXPECT_EQ(service_->active_faults(), 0u);
+  EXPECT_EQ(Fab0().qdisc_kind, "noqueue");
+  ASSERT_FALSE(pushed.empty());
+  EXPECT_EQ(pushed.back()["type"], "lease_expired");
+}
+
+TEST_F(FakeHostServiceTest, TicksFastOnlyWhileAFaultIsInForce) {
+  EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
+  ASSERT_TRUE(Call("apply", {{"fault_id", "flap"}, {"kind", "link_flap"},
+                             {"params", {{"interface", "fab0"}, {"down", "50ms"}, {"count", 3}}}})["ok"].get<bool>());
+  EXPECT_EQ(service_->TickInterval(), AgentService::kBusyTick);
+  ASSERT_TRUE(Call("revert", {{"fault_id", "flap"}})["ok"].get<bool>());
+  EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
+}
+
+TEST_F(FakeHostServiceTest, TheManagementInterfaceIsStillRefused) {
+  Json r = Call("apply", {{"fault_id", "cut"}, {"kind", "link_down"}, {"params", {{"interface", "mgmt0"}}}});
+  EXPECT_FALSE(r["ok"].get<bool>());
+  EXPECT_EQ(fake_.kernel.mutations(), 0u);
+}
+
+TEST_F(FakeHostServiceTest, ProcessFaultsFindNothingToTouch) {
+  Json r = Call("apply", {{"fault_id", "hog"}, {"kind", "cpu_hog"}, {"params", {{"threads", 1}}}});
+  EXPECT_FALSE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(service_->active_faults(), 0u);
+}
+
+TEST(FakeHostKernelTest, CountersSampleAnswersZeros) {
+  FakeHostKernel kernel;
+  auto c = SampleCounters(kernel, nullptr, "mgmt0");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)["fab0.rx_bytes"], 0);
+  EXPECT_EQ((*c)["fab0.qdisc_drops"], 0);
+  EXPECT_FALSE(c->contains("mgmt0.rx_bytes"));
+  EXPECT_EQ(kernel.mutations(), 0u);  // queries are not recorded as faults
+}
+
+TEST(FakeHostKernelTest, KeepsABoundedRecordButCountsEveryMutation) {
+  FakeHostKernel kernel;
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(kernel.Run({"ip", "link", "set", "dev", "fab0", "up"}, {}).ok());
+  EXPECT_EQ(kernel.mutations(), 100u);
+  EXPECT_EQ(kernel.recorded().size(), FakeHostKernel::kMaxRecorded);
+}
+
+TEST(FakeAgentAddressTest, SkipsNetworkAndBroadcastHostParts) {
+  EXPECT_EQ(FakeAgentAddress("127.1.0.1", 0), "127.1.0.1");
+  EXPECT_EQ(FakeAgentAddress("127.1.0.1", 253), "127.1.0.254");
+  EXPECT_EQ(FakeAgentAddress("127.1.0.1", 254), "127.1.1.1");
+  EXPECT_EQ(FakeAgentAddress("127.1.0.1", 9999), "127.1.39.94");
+  EXPECT_EQ(FakeAgentAddress("127.255.255.254", 1), "");  // would leave 127/8
+  EXPECT_EQ(FakeAgentAddress("127.1.0.0", 0), "");
+  EXPECT_EQ(FakeAgentAddress("not an address", 0), "");
+}
+
+// A blocking plaintext client speaking the wire protocol.
+class WireClient {
+ public:
+  WireClient(const std::string& host, uint16_t port) : socket_(io_) {
+    for (int i = 0; i < 100; ++i) {  // the fleet is starting in the child
+      boost::system::error_code ec;
+      socket_.connect({boost::asio::ip::make_address(host), port}, ec);
+      if (!ec) return;
+      socket_.close();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  Json Call(const std::string& type, Json body = Json::object()) {
+    uint64_t id = ++id_;
+    boost::asio::write(socket_, boost::asio::buffer(EncodeFrame(MakeRequest(type, id, std::move(body)))));
+    for (;;) {
+      auto m = decoder_.Next();
+      if (!m.ok()) return Json{{"ok", false}, {"error", m.status().ToString()}};
+      if (m->has_value()) {
+        if ((**m).value("id", uint64_t{0}) == id) return **m;
+        continue;  // a push
+      }
+      char buf[4096];
+      boost::system::error_code ec;
+      size_t n = socket_.read_some(boost::asio::buffer(buf), ec);
+      if (ec) return Json{{"ok", false}, {"error", ec.message()}};
+      decoder_.Feed(std::string_view(buf, n));
+    }
+  }
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::socket socket_;
+  FrameDecoder decoder_;
+  uint64_t id_ = 0;
+};
+
+// Three agents in one process: each answers on its own address as its own
+// node, and each lease is its own (one lapsing reverts only that agent).
+TEST(FakeFleetTest, EachAgentHasItsOwnAddressNodeAndLease) {
+  auto dir = TestDir();
+  FakeFleetConfig c;
+  c.agents = 3;
+  c.first_address = "127.77.0.1";
+  c.port = static_cast<uint16_t>(20000 + getpid() % 20000);
+  c.state_dir = dir.string();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(RunFakeFleet(c));
+
+  WireClient a0(FakeAgentAddress(c.first_address, 0), c.port);
+  WireClient a2(FakeAgentAddress(c.first_address, 2), c.port);
+  EXPECT_EQ(a0.Call("hello")["node"], "f0");
+  EXPECT_EQ(a2.Call("hello")["node"], "f2");
+  Json rate = {{"kind", "link_rate"}, {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
+  Json apply = rate;
+  apply["fault_id"] = "x";
+  EXPECT_TRUE(a0.Call("apply", apply)["verified"].get<bool>());
+  ASSERT_TRUE(a2.Call("lease", {{"ttl_ms", 200}})["ok"].get<bool>());
+  EXPECT_TRUE(a2.Call("apply", apply)["verified"].get<bool>());
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // a2's lease lapses; a0 holds none
+  EXPECT_EQ(a2.Call("hello")["active_faults"], 0);
+  EXPECT_EQ(a0.Call("hello")["active_faults"], 1);
+
+  kill(child, SIGTERM);  // reverts every agent's faults, then exits 0
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(Journal((dir / "f0" / "journal.jsonl").string()).Pending()->empty());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fdrill

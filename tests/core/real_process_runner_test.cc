@@ -1,0 +1,43 @@
+// RealProcessRunner against real programs: output, exit codes, a missing
+// program, the timeout. (It spawns with posix_spawnp since issue 9.)
+#include "harness/host/real_process_runner.h"
+
+#include <gtest/gtest.h>
+
+namespace fdrill {
+namespace {
+
+TEST(RealProcessRunnerTest, CapturesStdoutStderrAndTheExitCode) {
+  RealProcessRunner runner;
+  auto r = runner.Run({"sh", "-c", "printf out; printf err >&2; exit 3"}, std::chrono::seconds(10));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->out, "out");
+  EXPECT_EQ(r->err, "err");
+  EXPECT_EQ(r->exit_code, 3);
+}
+
+TEST(RealProcessRunnerTest, StdinIsDevNull) {
+  RealProcessRunner runner;
+  auto r = runner.Run({"cat"}, std::chrono::seconds(10));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->out, "");
+  EXPECT_EQ(r->exit_code, 0);
+}
+
+TEST(RealProcessRunnerTest, AMissingProgramIsNotFoundNamingIt) {
+  RealProcessRunner runner;
+  auto r = runner.Run({"fdrill-no-such-program"}, std::chrono::seconds(10));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r.status().message(), "cannot run fdrill-no-such-program: No such file or directory");
+}
+
+TEST(RealProcessRunnerTest, AProgramPastItsTimeoutIsKilled) {
+  RealProcessRunner runner;
+  auto r = runner.Run({"sleep", "10"}, std::chrono::milliseconds(200));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+}
+
+}  // namespace
+}  // namespace fdrill
