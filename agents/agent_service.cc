@@ -18,7 +18,9 @@ namespace fdrill {
 
 namespace {
 constexpr char kVersion[] = "0.1.0";
-constexpr auto kTailEvery = std::chrono::milliseconds(100);
+// Every busy tick: the controller's live view (gates, stop conditions, the
+// impact_seen detection) lags the ranks by at most this plus a round trip.
+constexpr auto kTailEvery = std::chrono::milliseconds(20);
 constexpr auto kCountersEvery = std::chrono::seconds(1);
 }  // namespace
 

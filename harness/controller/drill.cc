@@ -124,6 +124,9 @@ class DrillRun {
   std::optional<Duration> relaunch_at_;
   std::vector<std::string> launch_argv_;
   std::string last_log_tail_;
+  // Faults applied whose impact the live view has not shown yet: id -> when
+  // it was applied (timeline time). The controller thread only.
+  std::map<std::string, Duration> awaiting_impact_;
 };
 
 // A relaunched job gets this long on top of hang_timeout to start (mpirun,
@@ -368,6 +371,7 @@ bool DrillRun::Execute(const Action& a) {
     }
     rec_->Event("fault_applied", {{"id", f.id}, {"kind", f.kind}, {"node", f.node}, {"target", target},
                                   {"verified", r->value("verified", false)}});
+    awaiting_impact_[f.id] = a.at;
     return true;
   }
   rec_->Event("fault_revert", {{"id", f.id}, {"node", f.node}, {"reason", a.reason}});
@@ -557,9 +561,24 @@ Status DrillRun::WalkTimeline() {
         monitor_->EndBaseline();
       }
     }
+    // Impact seen live: the first complete iteration below the band that
+    // ended after a fault's apply (docs/performance.md: detection latency).
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const std::optional<Duration> below = monitor_->last_below_band_end();
+      const Duration at = clock_.Now() - t0;
+      for (auto it = awaiting_impact_.begin(); it != awaiting_impact_.end();) {
+        if ((below && *below > it->second) || monitor_->SlowInProgress(at, it->second)) {
+          rec_->Event("impact_seen", {{"id", it->first}, {"after_s", ToSeconds(at - it->second)}});
+          it = awaiting_impact_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
     if (engine.Finished()) break;
     const Duration next = engine.NextDeadline().value_or(now);
-    const auto wake = t0 + std::min(next, now + std::chrono::milliseconds(50));
+    const auto wake = t0 + std::min(next, now + std::chrono::milliseconds(20));
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_until(lock, std::max(wake, clock_.Now()), [this] { return Aborted() || workload_exit_.has_value(); });
     (void)lock;

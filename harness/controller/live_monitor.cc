@@ -37,6 +37,7 @@ void LiveMonitor::Complete(Pending& p) {
   LiveIteration it = p.it;
   it.start = it.end - std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(it.time_ms));
   it.busbw_gbps = it.time_ms > 0 ? p.bytes * p.bus_factor / (it.time_ms * 1e6) : 0;
+  last_bytes_x_factor_ = p.bytes * p.bus_factor;
   ++complete_count_;
   ++attempt_complete_;
   last_complete_iter_ = std::max(last_complete_iter_, it.iter);
@@ -46,9 +47,17 @@ void LiveMonitor::Complete(Pending& p) {
     max_time_iter_ = it.iter;
   }
   if (!baseline_done_) baseline_busbw_.push_back(it.busbw_gbps);
+  if (band_low_ && it.busbw_gbps < *band_low_) last_below_end_ = std::max(last_below_end_.value_or(it.end), it.end);
   recent_.push_back(it);
   const size_t keep = static_cast<size_t>(std::max(window_, stop_.for_iterations));
   while (recent_.size() > keep) recent_.pop_front();
+}
+
+bool LiveMonitor::SlowInProgress(Duration now, Duration since) const {
+  if (!band_low_ || *band_low_ <= 0 || last_bytes_x_factor_ <= 0) return false;
+  const auto ceiling = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double, std::milli>(last_bytes_x_factor_ / (*band_low_ * 1e6)));
+  return now - std::max(last_end_, since) > ceiling + kPushSlack;
 }
 
 void LiveMonitor::NewAttempt(Duration now) {

@@ -65,6 +65,18 @@ class LiveMonitor {
   // The highest iteration (--train: step) this attempt completed; -1: none.
   int64_t last_complete_iter() const { return last_complete_iter_; }
 
+  // The end of the latest complete iteration below the baseline band (the
+  // live "impact" signal); nullopt before the band or when none was.
+  std::optional<Duration> last_below_band_end() const { return last_below_end_; }
+  // Whether an iteration is running below the band right now: since `since`
+  // (or the last complete iteration, if later) longer has passed than an
+  // iteration at the band's low edge takes, plus kPushSlack for records
+  // still on their way. Impact seen before the slow iteration ends.
+  bool SlowInProgress(Duration now, Duration since) const;
+  // The agents push records every 20 ms (agents/agent_service.cc
+  // kTailEvery): three pushes of slack before silence counts as slowness.
+  static constexpr Duration kPushSlack = std::chrono::milliseconds(60);
+
   std::optional<double> band_low() const { return band_low_; }
   int64_t complete() const { return complete_count_; }
 
@@ -87,6 +99,8 @@ class LiveMonitor {
   std::optional<double> band_low_;
   int64_t complete_count_ = 0;
   int64_t attempt_complete_ = 0;
+  std::optional<Duration> last_below_end_;
+  double last_bytes_x_factor_ = 0;  // of the latest complete iteration
   int64_t last_complete_iter_ = -1;
   Duration last_end_{};
   double max_time_ms_ = 0;

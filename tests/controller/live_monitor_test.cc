@@ -51,6 +51,33 @@ TEST(LiveMonitor, StableOnlyWhenTheLastWindowIsInTheBand) {
   EXPECT_EQ(*m.StableSince(), milliseconds(309));         // the window's first start: 310 - 1 ms
 }
 
+TEST(LiveMonitor, TheLatestIterationBelowTheBandIsTheLiveImpactSignal) {
+  LiveMonitor m(2, {}, 3);
+  for (int i = 0; i < 20; ++i) Iter(&m, i, 10 * i, 0.5);
+  EXPECT_FALSE(m.last_below_band_end().has_value());
+  m.EndBaseline();
+  Iter(&m, 20, 300, 0.5);
+  EXPECT_FALSE(m.last_below_band_end().has_value());  // in the band
+  Iter(&m, 21, 320, 9.5);                              // 0.1 GB/s
+  ASSERT_TRUE(m.last_below_band_end().has_value());
+  EXPECT_EQ(*m.last_below_band_end(), milliseconds(320));
+  Iter(&m, 22, 330, 0.5);
+  EXPECT_EQ(*m.last_below_band_end(), milliseconds(320));  // stays: the latest below
+}
+
+TEST(LiveMonitor, ASlowIterationShowsBeforeItEnds) {
+  LiveMonitor m(2, {}, 3);
+  for (int i = 0; i < 20; ++i) Iter(&m, i, 10 * i, 0.5);  // 1 ms at 1 GB/s; ends at 190 ms
+  EXPECT_FALSE(m.SlowInProgress(milliseconds(5000), milliseconds(190)));  // no band yet
+  m.EndBaseline();  // band low 0.9 GB/s: an in-band iteration takes at most 1.11 ms
+  // A fault at 200 ms: nothing completes after it.
+  EXPECT_FALSE(m.SlowInProgress(milliseconds(200) + LiveMonitor::kPushSlack, milliseconds(200)));
+  EXPECT_TRUE(m.SlowInProgress(milliseconds(202) + LiveMonitor::kPushSlack, milliseconds(200)));
+  // An iteration completes at 250: silence counts from there.
+  Iter(&m, 20, 250, 0.5);
+  EXPECT_FALSE(m.SlowInProgress(milliseconds(251) + LiveMonitor::kPushSlack, milliseconds(200)));
+}
+
 TEST(LiveMonitor, StopConditions) {
   StopSpec stop;
   stop.min_busbw_gbps = 0.5;
