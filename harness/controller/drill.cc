@@ -393,8 +393,10 @@ std::optional<std::string> DrillRun::OnJobFailure(Duration now, int code, bool h
   const RestartSpec& policy = s_.workload.restart;
   std::lock_guard<std::mutex> lock(mu_);
   if (restarts_ < policy.max_restarts) {
-    // backoff, 2 x backoff, 4 x backoff, ...
-    const Duration wait = policy.backoff * (int64_t{1} << std::min(restarts_, 20));
+    // backoff, 2 x backoff, 4 x backoff, ... up to 5 minutes (or backoff, if longer).
+    const Duration cap = std::max<Duration>(policy.backoff, std::chrono::minutes(5));
+    Duration wait = policy.backoff;
+    for (int k = 0; k < restarts_ && wait < cap; ++k) wait = std::min<Duration>(wait * 2, cap);
     ++restarts_;
     relaunch_at_ = now + wait;
     workload_exit_.reset();

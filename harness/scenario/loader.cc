@@ -67,8 +67,14 @@ class Loader {
     auto d = ParseDuration(n.as<std::string>());
     if (!d.ok()) return Error(n, key + ": " + d.status().message());
     if (d->count() <= 0) return Error(n, key + " must be greater than zero");
+    if (*d > kMaxDuration) return Error(n, key + " must be at most 7 days (168h)");
     return *d;
   }
+
+  // Any one duration, and a whole drill with its repeats: sums stay far
+  // from overflow (scenario_fuzz feeds 10000 repeats of 168h).
+  static constexpr Duration kMaxDuration = std::chrono::hours(168);
+  static constexpr Duration kMaxDrill = std::chrono::hours(24 * 30);
 
   // YAML scalars to JSON: integers and booleans keep their type, the rest
   // (durations, rates, names) are strings for the injector's parser.
@@ -129,6 +135,7 @@ class Loader {
   Result<Scenario> LoadChecked(const std::string& text);
 
   std::string base_dir_ = ".";
+  mutable Duration total_{};  // the phases loaded so far, at their longest
 
  private:
   std::string file_;
@@ -447,7 +454,7 @@ Status Loader::LoadFaults(const YAML::Node& n, const PhaseSpec& phase, size_t in
     }
     auto lo = ParseDuration(r["between"][0].IsScalar() ? r["between"][0].as<std::string>() : "");
     auto hi = ParseDuration(r["between"][1].IsScalar() ? r["between"][1].as<std::string>() : "");
-    if (!lo.ok() || !hi.ok() || lo->count() < 0 || *hi <= *lo) {
+    if (!lo.ok() || !hi.ok() || lo->count() < 0 || *hi <= *lo || *hi > kMaxDuration) {
       return Error(r["between"], "at.between must be two durations, the first smaller, like [0s, 5s]");
     }
     auto seed = Int(r["seed"], "at.seed", 0, INT64_MAX);
@@ -455,7 +462,9 @@ Status Loader::LoadFaults(const YAML::Node& n, const PhaseSpec& phase, size_t in
     at = PickTime(*lo, *hi, static_cast<uint64_t>(*seed));
   } else if (n["at"]) {
     auto d = ParseDuration(n["at"].IsScalar() ? n["at"].as<std::string>() : "");
-    if (!d.ok() || d->count() < 0) return Error(n["at"], "at must be a duration like 2s (from the phase's start)");
+    if (!d.ok() || d->count() < 0 || *d > kMaxDuration) {
+      return Error(n["at"], "at must be a duration like 2s (from the phase's start), at most 168h");
+    }
     at = *d;
   }
   Duration length{};
@@ -623,6 +632,10 @@ Status Loader::LoadPhase(const YAML::Node& p, const Copy& copy, Scenario* s, std
                                     std::to_string(s->max_faulted_nodes));
     }
     if (auto st = CheckOverlaps(p["faults"], phase); !st.ok()) return st;
+  }
+  total_ += phase.MaxDuration();
+  if (total_ > kMaxDrill) {
+    return Error(p, "the drill would last more than 30 days (repeats included); split it");
   }
   s->phases.push_back(std::move(phase));
   return Status::Ok();

@@ -292,6 +292,17 @@ TEST(ScenarioSchema, TrainModeAndRestartPolicy) {
   EXPECT_NE(key.find("did you mean \"max_restarts\""), std::string::npos) << key;
 }
 
+// scenario_fuzz territory: sums of durations must never overflow.
+TEST(ScenarioSchema, DurationsAndDrillLengthAreBounded) {
+  std::string one = ErrorOf(Replace(kBase, "duration: 12s", "duration: 200h"));
+  EXPECT_EQ(one, "drill.yaml:8:15: duration must be at most 7 days (168h)");
+  std::string total = ErrorOf(Replace(Replace(kBase, "duration: 12s", "duration: 100h"), "  - name: hit\n",
+                                      "  - name: hit\n    repeat: 10000\n"));
+  EXPECT_NE(total.find("the drill would last more than 30 days (repeats included)"), std::string::npos) << total;
+  std::string at = ErrorOf(Replace(kBase, "        node: n1\n", "        node: n1\n        at: 1e30s\n"));
+  EXPECT_NE(at.find("at most 168h"), std::string::npos) << at;
+}
+
 TEST(ScenarioSchema, SeededRandomStartTime) {
   const std::string text = Replace(kBase, "        node: n1\n", "        node: n1\n        at: {between: [1s, 5s], seed: 9}\n        for: 2s\n");
   auto s = Load(text);
