@@ -171,12 +171,12 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   s.expectations = EvaluateExpectations(run.plan.expectations, s);
   // A job that failed fails the drill whatever the scenario expected: the
   // reason is the workload's exit (and the fault before it, job_failed_after_s).
-  // A restart policy may bring it back: what counts is how the last launch
-  // ended (a failure followed by a workload_restart was recovered from).
+  // A restart policy may bring it back: a failing exit followed by a
+  // workload_restart was recovered from (RecoveredByRestart).
   bool unrecovered = false;
-  for (const Event& e : run.events) {
-    if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) unrecovered = true;
-    if (e.type == "workload_restart") unrecovered = false;
+  for (size_t i = 0; i < run.events.size(); ++i) {
+    const Event& e = run.events[i];
+    unrecovered |= e.type == "workload_exit" && e.exit_code.value_or(0) != 0 && !RecoveredByRestart(run.events, i);
   }
   if (unrecovered) {
     s.expectations.push_back({.name = "job_completed", .limit = true, .measured = false, .pass = false});

@@ -66,6 +66,10 @@ std::optional<double> TimeToRecover(const std::vector<Iteration>& series, double
 std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
                                         const std::vector<PhaseStats>& phases);
 
+// Whether events[i], a failing workload_exit, was recovered from: a
+// workload_restart (the restart policy's relaunch reporting) follows it.
+bool RecoveredByRestart(const std::vector<Event>& events, size_t i);
+
 // restarts, iterations lost, data integrity; reasons for a broken data check
 // are appended to *errors.
 Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors);

@@ -37,8 +37,8 @@ namespace {
 
 std::string Where(const std::string& node) { return node.empty() ? "" : node + ": "; }
 
-// The per-fault metrics an expectation may name (ExpectableMetrics in the
-// scenario loader lists the same names).
+// The per-fault metrics an expectation may name (harness/core/
+// expectable_metrics.h lists them all).
 std::optional<double> FaultMetric(const std::string& name, const FaultStats& f) {
   if (name == "slowdown") return f.slowdown;
   if (name == "time_to_impact_s") return f.time_to_impact_s;
@@ -62,6 +62,11 @@ std::optional<double> RunMetric(const std::string& name, const Summary& s) {
 }
 
 }  // namespace
+
+bool RecoveredByRestart(const std::vector<Event>& events, size_t i) {
+  return std::any_of(events.begin() + static_cast<std::ptrdiff_t>(i) + 1, events.end(),
+                     [](const Event& x) { return x.type == "workload_restart"; });
+}
 
 Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
   Rollback r;
@@ -105,9 +110,7 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
       // failure the restart policy recovered from (a workload_restart
       // follows) is in rollback.failures, not an error.
       if (*e.exit_code == 3) r.data_intact = false;
-      const bool restarted = std::any_of(&e + 1, run.events.data() + run.events.size(),
-                                         [](const Event& x) { return x.type == "workload_restart"; });
-      if (*e.exit_code == 3 || !restarted) {
+      if (*e.exit_code == 3 || !RecoveredByRestart(run.events, static_cast<size_t>(&e - run.events.data()))) {
         errors->push_back(fmt::format("{}workload exited with code {}{}", Where(e.node), *e.exit_code,
                                       *e.exit_code == 3 ? " (data check failed)" : ""));
       }

@@ -37,8 +37,10 @@ Json MetricLimitsJson(const std::vector<MetricLimit>& limits) {
 
 Json StopJson(const StopSpec& stop) {
   Json j = Json::object();
-  if (stop.min_busbw_gbps) j["min_busbw_gbps"] = *stop.min_busbw_gbps;
-  if (stop.min_busbw_gbps) j["for_iterations"] = stop.for_iterations;
+  if (stop.min_busbw_gbps) {
+    j["min_busbw_gbps"] = *stop.min_busbw_gbps;
+    j["for_iterations"] = stop.for_iterations;
+  }
   if (stop.max_iteration_time) j["max_iteration_time_s"] = ToSeconds(*stop.max_iteration_time);
   if (stop.max_wrong_elements) j["max_wrong_elements"] = *stop.max_wrong_elements;
   if (stop.max_errors) j["max_errors"] = *stop.max_errors;
@@ -281,25 +283,22 @@ Status DrillRun::CheckFaults() {
 }
 
 std::vector<std::string> DrillRun::Collective() const {
-  auto total = std::chrono::duration_cast<std::chrono::seconds>(s_.TotalDuration() + opt_.start_timeout);
-  std::string dir = "{tmpdir}/fdrill-" + run_id_;
+  const std::string node0_dir = nodes_[0].tmpdir + "/fdrill-" + run_id_;
+  std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-collective"};
   if (s_.workload.Train()) {
     // Rank 0 (on n0, first in the hostfile) reads and writes the checkpoint;
     // a relaunch runs the same command and resumes from it.
-    return {opt_.bin_dir + "/fdrill-collective", "--train", "--steps", std::to_string(s_.workload.steps),
-            "--checkpoint-every", std::to_string(s_.workload.checkpoint_every),
-            "--checkpoint-dir", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/checkpoint",
-            "-b", std::to_string(s_.workload.size_bytes), "--jsonl", dir + "/rank-{rank}.jsonl",
-            "--stop-file", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/stop", "--backend", s_.workload.backend};
+    argv.insert(argv.end(), {"--train", "--steps", std::to_string(s_.workload.steps), "--checkpoint-every",
+                             std::to_string(s_.workload.checkpoint_every), "--checkpoint-dir", node0_dir + "/checkpoint"});
+  } else {
+    auto total = std::chrono::duration_cast<std::chrono::seconds>(s_.TotalDuration() + opt_.start_timeout);
+    argv.insert(argv.end(), {"--op", s_.workload.op, "--dtype", s_.workload.dtype, "-w", std::to_string(s_.workload.warmup),
+                             "--duration", std::to_string(total.count()) + "s"});
+    if (s_.workload.Reduces()) argv.insert(argv.end(), {"--redop", s_.workload.redop});
   }
-  std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-collective", "--op", s_.workload.op, "--dtype", s_.workload.dtype,
-          "-b", std::to_string(s_.workload.size_bytes), "-w", std::to_string(s_.workload.warmup),
-          "--duration", std::to_string(total.count()) + "s", "--jsonl", dir + "/rank-{rank}.jsonl",
-          "--stop-file", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/stop", "--backend", s_.workload.backend};
-  // fdrill-collective refuses --redop for ops that do not reduce.
-  if (s_.workload.op == "all_reduce" || s_.workload.op == "reduce_scatter" || s_.workload.op == "reduce") {
-    argv.insert(argv.end(), {"--redop", s_.workload.redop});
-  }
+  argv.insert(argv.end(), {"-b", std::to_string(s_.workload.size_bytes), "--jsonl",
+                           "{tmpdir}/fdrill-" + run_id_ + "/rank-{rank}.jsonl", "--stop-file", node0_dir + "/stop",
+                           "--backend", s_.workload.backend});
   return argv;
 }
 
@@ -583,7 +582,6 @@ Status DrillRun::WalkTimeline() {
     const auto wake = t0 + std::min(next, now + std::chrono::milliseconds(20));
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_until(lock, std::max(wake, clock_.Now()), [this] { return Aborted() || workload_exit_.has_value(); });
-    (void)lock;
   }
   return Status::Ok();
 }

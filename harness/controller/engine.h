@@ -53,7 +53,6 @@ class DrillEngine {
   std::optional<Duration> NextDeadline() const;
   bool Finished() const { return finished_; }
   int phase() const { return phase_; }
-  bool InBaseline() const { return phase_ == 0 && !finished_; }
 
  private:
   struct FaultState {

@@ -100,7 +100,7 @@ std::optional<std::string> LiveMonitor::StopReason(Duration now) const {
       return fmt::format("stop condition max_iteration_time: iteration {} took {:.0f} ms (limit {})", max_time_iter_,
                          max_time_ms_, FormatDuration(*stop_.max_iteration_time));
     }
-    const Duration quiet = now - last_end_;
+    const Duration quiet = QuietFor(now);
     if (quiet > *stop_.max_iteration_time) {
       return fmt::format("stop condition max_iteration_time: no iteration completed for {:.1f} s (limit {})",
                          ToSeconds(quiet), FormatDuration(*stop_.max_iteration_time));

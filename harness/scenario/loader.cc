@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/core/expectable_metrics.h"
 #include "harness/core/fault_ref.h"
 #include "harness/scenario/hostlist.h"
 #include "harness/scenario/scenario.h"
@@ -21,6 +22,12 @@
 namespace fdrill {
 
 namespace {
+
+std::string Join(const std::set<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
 
 class Loader {
  public:
@@ -40,10 +47,8 @@ class Loader {
       std::string key = kv.first.as<std::string>();
       if (allowed.count(key)) continue;
       std::string hint = DidYouMean(key, allowed);
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
       return Error(kv.first, "unknown key \"" + key + "\" in " + section + (hint.empty() ? "" : "; " + hint) +
-                                 " (allowed: " + list + ")");
+                                 " (allowed: " + Join(allowed) + ")");
     }
     return Status::Ok();
   }
@@ -68,6 +73,15 @@ class Loader {
     if (!d.ok()) return Error(n, key + ": " + d.status().message());
     if (d->count() <= 0) return Error(n, key + " must be greater than zero");
     if (*d > kMaxDuration) return Error(n, key + " must be at most 7 days (168h)");
+    return *d;
+  }
+
+  // A time from a phase's start (`at`): zero allowed, at most kMaxDuration;
+  // nullopt when NODE is not one.
+  std::optional<Duration> Offset(const YAML::Node& n) const {
+    if (!n.IsScalar()) return std::nullopt;
+    auto d = ParseDuration(n.as<std::string>());
+    if (!d.ok() || d->count() < 0 || *d > kMaxDuration) return std::nullopt;
     return *d;
   }
 
@@ -146,7 +160,6 @@ class Loader {
 // friends are the authority; tests/scenario checks these lists against them).
 const std::set<std::string> kOps = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
                                     "reduce",     "alltoall",   "sendrecv"};
-const std::set<std::string> kReducingOps = {"all_reduce", "reduce_scatter", "reduce"};
 const std::map<std::string, int> kDTypeBytes = {
     {"float32", 4}, {"float64", 8}, {"int32", 4}, {"float16", 2}, {"bfloat16", 2}};
 const std::set<std::string> kRedOps = {"sum", "prod", "min", "max"};
@@ -154,12 +167,6 @@ const std::set<std::string> kRedOps = {"sum", "prod", "min", "max"};
 // Keys a target (or a fault) may use to select nodes; every other key of a
 // target is an injector param.
 const std::set<std::string> kSelectorKeys = {"nodes", "random"};
-
-std::string Join(const std::set<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
 
 Result<double> Loader::Number(const YAML::Node& n, const std::string& key) const {
   double v = 0;
@@ -365,7 +372,7 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
   if (auto st = word("op", kOps, &w->op); !st.ok()) return st;
   if (auto st = word("dtype", dtypes, &w->dtype); !st.ok()) return st;
   if (auto st = word("redop", kRedOps, &w->redop); !st.ok()) return st;
-  if (n["redop"] && !kReducingOps.count(w->op)) {
+  if (n["redop"] && !w->Reduces()) {
     return Error(n["redop"], "workload.redop: " + w->op + " does not reduce; drop redop");
   }
   if (auto st = word("backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
@@ -452,19 +459,17 @@ Status Loader::LoadFaults(const YAML::Node& n, const PhaseSpec& phase, size_t in
     if (!r["between"] || !r["between"].IsSequence() || r["between"].size() != 2 || !r["seed"]) {
       return Error(r, "at: {between: [FROM, TO], seed: N} picks a time in [FROM, TO) with the seed");
     }
-    auto lo = ParseDuration(r["between"][0].IsScalar() ? r["between"][0].as<std::string>() : "");
-    auto hi = ParseDuration(r["between"][1].IsScalar() ? r["between"][1].as<std::string>() : "");
-    if (!lo.ok() || !hi.ok() || lo->count() < 0 || *hi <= *lo || *hi > kMaxDuration) {
+    const auto lo = Offset(r["between"][0]);
+    const auto hi = Offset(r["between"][1]);
+    if (!lo || !hi || *hi <= *lo) {
       return Error(r["between"], "at.between must be two durations, the first smaller, like [0s, 5s]");
     }
     auto seed = Int(r["seed"], "at.seed", 0, INT64_MAX);
     if (!seed.ok()) return seed.status();
     at = PickTime(*lo, *hi, static_cast<uint64_t>(*seed));
   } else if (n["at"]) {
-    auto d = ParseDuration(n["at"].IsScalar() ? n["at"].as<std::string>() : "");
-    if (!d.ok() || d->count() < 0 || *d > kMaxDuration) {
-      return Error(n["at"], "at must be a duration like 2s (from the phase's start), at most 168h");
-    }
+    const auto d = Offset(n["at"]);
+    if (!d) return Error(n["at"], "at must be a duration like 2s (from the phase's start), at most 168h");
     at = *d;
   }
   Duration length{};
@@ -637,6 +642,9 @@ Status Loader::LoadPhase(const YAML::Node& p, const Copy& copy, Scenario* s, std
   if (total_ > kMaxDrill) {
     return Error(p, "the drill would last more than 30 days (repeats included); split it");
   }
+  // Checked as they are made: a group repeated 10000 times must not build
+  // millions of phases first.
+  if (s->phases.size() >= 20000) return Error(p, "the repeats expand to more than 20000 phases");
   s->phases.push_back(std::move(phase));
   return Status::Ok();
 }
@@ -701,7 +709,6 @@ Status Loader::LoadPhases(const YAML::Node& n, Scenario* s) const {
   if (!s->phases.back().faults.empty()) {
     return Error(n[n.size() - 1], "the last phase must be fault-free, so recovery can be measured");
   }
-  if (s->phases.size() > 20000) return Error(n, "the repeats expand to more than 20000 phases");
   return Status::Ok();
 }
 
@@ -943,11 +950,7 @@ std::vector<std::string> Scenario::NodeNames() const {
 }
 
 const std::vector<std::string>& ExpectableMetrics() {
-  // Per fault (no dot) and per run (dotted, as in summary.json).
-  static const std::vector<std::string> kNames = {
-      "slowdown",           "time_to_impact_s",   "time_to_recover_s",        "stall_ms",
-      "job_failed_after_s", "lost_gpu_s",         "baseline.busbw_median",    "rollback.restarts",
-      "rollback.iterations_lost", "rollback.wrong_elements", "residue.count"};
+  static const std::vector<std::string> kNames(kExpectableMetrics.begin(), kExpectableMetrics.end());
   return kNames;
 }
 

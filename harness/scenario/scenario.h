@@ -62,6 +62,9 @@ struct WorkloadSpec {
   int64_t checkpoint_every = 0;   // train: a checkpoint after every K-th step
   RestartSpec restart;
   bool Train() const { return mode == "train"; }
+  // Whether op takes a reduction (redop): fdrill-collective refuses --redop
+  // for the others.
+  bool Reduces() const { return op == "all_reduce" || op == "reduce_scatter" || op == "reduce"; }
   std::string op = "all_reduce";
   std::string dtype = "float32";
   std::string redop = "sum";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "harness/core/expectable_metrics.h"
 #include "reports/analysis.h"
 #include "reports/run_dir.h"
 #include "tests/reports/synthetic_run.h"
@@ -422,6 +423,27 @@ TEST(DrillAnalysis, MetricExpectationsPerFaultAndPerRun) {
   ASSERT_NE(Find(s, "max time_to_recover_s[never-ran]"), nullptr);
   EXPECT_FALSE(Find(s, "max time_to_recover_s[never-ran]")->pass);
   EXPECT_TRUE(std::holds_alternative<std::monostate>(Find(s, "max time_to_recover_s[never-ran]")->measured));
+}
+
+// Every name the scenario loader accepts is one the reports measure: on a
+// run where each can exist, an expectation on it has a measurement.
+TEST(DrillAnalysis, EveryExpectableMetricIsMeasured) {
+  SyntheticRun slow = SlowThatRecovers();
+  SyntheticRun killed = SyntheticRun::Standard();
+  for (auto& e : killed.events) {
+    if (e["type"] == "workload_exit" && e["node"] == "n0") e["exit_code"] = 137;
+  }
+  for (std::string_view name : kExpectableMetrics) {
+    bool measured = false;
+    for (SyntheticRun* run : {&slow, &killed}) {
+      run->plan["expectations"]["metrics"] = {{{"metric", std::string(name)}, {"max", 1e18}}};
+      const Summary s = AnalyzeRun(*run);
+      for (const ExpectationResult& e : s.expectations) {
+        if (e.name.find(name) != std::string::npos && !std::holds_alternative<std::monostate>(e.measured)) measured = true;
+      }
+    }
+    EXPECT_TRUE(measured) << name;
+  }
 }
 
 // An expectation may name a fault by the id it was written with: "flap"

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/scenario/scenario.h"
+#include "tests/scenario/scenario_text.h"
 
 namespace fdrill {
 namespace {
@@ -24,17 +25,8 @@ expect:
   max_time_to_recover: 3s
 )";
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return text.replace(at, from.size(), to);
-}
-
-std::string ErrorOf(const std::string& text) {
-  auto s = ParseScenario(text, "drill.yaml");
-  EXPECT_FALSE(s.ok()) << "expected an error";
-  return s.ok() ? "" : s.status().message();
-}
+using scenario_test::ErrorOf;
+using scenario_test::Replace;
 
 TEST(ScenarioLoader, LoadsTheQuickstart) {
   auto s = LoadScenario(std::string(FDRILL_SOURCE_DIR) + "/scenarios/quickstart.yaml");

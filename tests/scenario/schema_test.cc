@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "harness/scenario/scenario.h"
+#include "tests/scenario/scenario_text.h"
 #include "workloads/collective.h"
 
 namespace fdrill {
@@ -29,11 +30,8 @@ phases:
     duration: 5s
 )";
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return at == std::string::npos ? text : text.replace(at, from.size(), to);
-}
+using scenario_test::ErrorOf;
+using scenario_test::Replace;
 
 Scenario Load(const std::string& text) {
   auto s = ParseScenario(text, "drill.yaml");
@@ -41,11 +39,6 @@ Scenario Load(const std::string& text) {
   return s.ok() ? *s : Scenario{};
 }
 
-std::string ErrorOf(const std::string& text) {
-  auto s = ParseScenario(text, "drill.yaml");
-  EXPECT_FALSE(s.ok()) << "expected an error";
-  return s.ok() ? "" : s.status().message();
-}
 
 std::vector<std::string> Ids(const PhaseSpec& p) {
   std::vector<std::string> out;
