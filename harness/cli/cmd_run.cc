@@ -7,8 +7,11 @@
 #include <filesystem>
 
 #include "fabric/fabric_state.h"
+#include "harness/cli/agent_flags.h"
 #include "harness/cli/commands.h"
+#include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill.h"
+#include "harness/controller/progress.h"
 #include "harness/controller/panic.h"
 #include "harness/controller/engine.h"
 #include "harness/core/units.h"
@@ -45,10 +48,11 @@ int Fail(const Status& s) {
 }
 
 int Run(const std::string& file, const std::string& out, const std::string& fabric_dir, const std::string& tls_dir,
-        bool insecure) {
+        bool insecure, bool quiet) {
   auto scenario = LoadScenario(file);
   if (!scenario.ok()) return Fail(scenario.status());
-  auto fabric = LoadFabricState(fabric_dir);
+  // A real cluster (hosts file, Slurm allocation) has no emulated fabric state.
+  Result<FabricState> fabric = scenario->Emulated() ? LoadFabricState(fabric_dir) : Result<FabricState>(FabricState{});
   if (!fabric.ok()) {
     if (fabric.status().code() == StatusCode::kNotFound) {
       return Fail(NotFound("no emulated fabric is up (" + fabric_dir + "/fabric.json); run `fdrill fabric up --nodes " +
@@ -62,10 +66,13 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   opt.tls_dir = tls_dir;
   opt.insecure = insecure;
   opt.abort = &g_abort;
+  ProgressLine progress(stderr, isatty(STDERR_FILENO) != 0);
+  if (!quiet) opt.progress = &progress;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
-  std::fprintf(stderr, "fdrill: running %s (at most %s) on %d nodes -> %s\n", scenario->name.c_str(),
-               FormatDuration(scenario->TotalDuration()).c_str(), scenario->nodes, opt.out_dir.c_str());
+  std::fprintf(stderr, "fdrill: running %s (at most %s) on %d nodes (%s) -> %s\n", scenario->name.c_str(),
+               FormatDuration(scenario->TotalDuration()).c_str(), scenario->nodes, scenario->FabricName().c_str(),
+               opt.out_dir.c_str());
   if (auto st = RunDrill(*scenario, *fabric, opt); !st.ok()) return Fail(st);
   auto summary = WriteReports(opt.out_dir);
   if (!summary.ok()) return Fail(summary.status().Annotate("report"));
@@ -113,10 +120,8 @@ std::string HowOf(const FaultSpec& f, bool apply) {
 int PrintPlan(const std::string& file) {
   auto s = LoadScenario(file);
   if (!s.ok()) return Fail(s.status());
-  const auto names = s->NodeNames();
   std::printf("drill %s: %d nodes (%s), %s %s %s x %d rank(s)/node (%s), at most %s\n", s->name.c_str(), s->nodes,
-              s->Emulated() ? ("emulated " + names.front() + ".." + names.back()).c_str()
-                            : ("hosts file " + s->hosts_file).c_str(),
+              s->FabricName().c_str(),
               s->workload.dtype.c_str(), s->workload.op.c_str(), FormatSize(s->workload.size_bytes).c_str(),
               s->workload.ranks_per_node, s->workload.backend.c_str(), FormatDuration(s->TotalDuration()).c_str());
   if (s->workload.Train()) {
@@ -126,6 +131,18 @@ int PrintPlan(const std::string& file) {
                 r.max_restarts, FormatDuration(r.backoff).c_str(),
                 r.hang_timeout ? ("; a job with no iteration for " + FormatDuration(*r.hang_timeout) + " counts as failed").c_str()
                                : "");
+  }
+  if (!s->Emulated()) {
+    // The job starts on this host, as the user running fdrill run.
+    std::vector<std::string> program = s->workload.command;
+    if (program.empty()) program = {BinDir() + "/fdrill-collective", "..."};
+    std::printf("launch (on this host): %s\n", JoinArgv(ClusterLaunchArgv(*s, program, "<run dir>/hostfile")).c_str());
+    std::printf("agents: fdrill-agent on every node at port %d (mutual TLS, --tls-dir or /etc/fdrill/pki)\n", s->agent_port);
+    if (s->workload.External()) {
+      std::printf("metrics: %s\n", s->workload.output == "nccl-tests"
+                                        ? "nccl-tests result rows from the job's output, one per iteration"
+                                        : "none (output: none): the drill measures exit and time only");
+    }
   }
   std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
               FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(), s->max_faulted_nodes);
@@ -163,11 +180,12 @@ int PrintPlan(const std::string& file) {
   return 0;
 }
 
-int Panic(const std::string& fabric_dir, const std::string& tls_dir, bool insecure) {
-  auto fabric = LoadFabricState(fabric_dir);
-  if (!fabric.ok()) return Fail(fabric.status());
+int Panic(const AgentFlags& flags) {
+  auto resolved = flags.Resolve();
+  if (!resolved.ok()) return Fail(resolved.status());
   int rc = 0;
-  for (const auto& o : PanicAll(*fabric, tls_dir, insecure, std::chrono::seconds(5))) {
+  const TlsConfig* tls = resolved->tls ? &*resolved->tls : nullptr;
+  for (const auto& o : PanicAll(resolved->agents, tls, std::chrono::seconds(5))) {
     if (o.status.ok()) {
       std::printf("%-6s reverted everything, workload stopped, lease released\n", o.node.c_str());
     } else {
@@ -181,24 +199,24 @@ int Panic(const std::string& fabric_dir, const std::string& tls_dir, bool insecu
 }  // namespace
 
 void AddRunCommands(CLI::App& app, int* exit_code) {
-  auto* run = app.add_subcommand("run", "run a drill on the emulated fabric and write a run directory");
+  auto* run = app.add_subcommand("run", "run a drill (emulated fabric, hosts file or Slurm allocation) and write a run directory");
   static std::string file, out, fabric_dir = kDefaultFabricDir;
   run->add_option("scenario", file, "scenario YAML file")->required();
   run->add_option("--out", out, "run directory (default runs/<UTC time>-<name>)");
   run->add_option("--fabric-dir", fabric_dir, "emulated fabric state directory")->capture_default_str();
   static std::string tls_dir;
   static bool insecure = false;
-  run->add_option("--tls-dir", tls_dir, "ca.pem and controller.pem/.key (default: the emulated fabric's own pki)");
+  run->add_option("--tls-dir", tls_dir, "ca.pem and controller.pem/.key (default: the emulated fabric's own pki; "
+                  "on a real cluster /etc/fdrill/pki)");
   run->add_flag("--insecure", insecure, "talk plaintext to agents started with --insecure");
-  run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir, tls_dir, insecure); });
+  static bool quiet = false;
+  run->add_flag("--quiet", quiet, "no live progress line (phase, elapsed, busbw vs baseline, faults in force)");
+  run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir, tls_dir, insecure, quiet); });
 
   auto* panic = app.add_subcommand("panic", "every agent reverts everything now and stops its workload (idempotent)");
-  static std::string panic_fabric_dir = kDefaultFabricDir, panic_tls_dir;
-  static bool panic_insecure = false;
-  panic->add_option("--fabric-dir", panic_fabric_dir, "emulated fabric state directory")->capture_default_str();
-  panic->add_option("--tls-dir", panic_tls_dir, "ca.pem and controller.pem/.key (default: the fabric's pki)");
-  panic->add_flag("--insecure", panic_insecure, "talk plaintext to agents started with --insecure");
-  panic->callback([exit_code] { *exit_code = Panic(panic_fabric_dir, panic_tls_dir, panic_insecure); });
+  static AgentFlags panic_flags;
+  panic_flags.Add(panic);
+  panic->callback([exit_code] { *exit_code = Panic(panic_flags); });
 
   auto* validate = app.add_subcommand("validate", "check scenario files; touches nothing");
   static std::vector<std::string> files;

@@ -14,5 +14,6 @@ void AddReportCommands(CLI::App& app, int* exit_code);  // report
 void AddInjectorCommands(CLI::App& app, int* exit_code);// injectors
 void AddCertsCommands(CLI::App& app, int* exit_code);   // certs init|issue
 void AddCompareCommands(CLI::App& app, int* exit_code); // compare A B
+void AddInventoryCommands(CLI::App& app, int* exit_code); // inventory
 
 }  // namespace fdrill

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   fdrill::AddInjectorCommands(app, &exit_code);
   fdrill::AddCertsCommands(app, &exit_code);
   fdrill::AddCompareCommands(app, &exit_code);
+  fdrill::AddInventoryCommands(app, &exit_code);
   app.parse_complete_callback([&] { fdrill::InitLogging("fdrill", log_level); });
   try {
     app.parse(argc, argv);

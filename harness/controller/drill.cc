@@ -3,6 +3,7 @@
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
 #include <condition_variable>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -14,6 +15,10 @@
 #include "harness/controller/live_monitor.h"
 #include "harness/core/log.h"
 #include "harness/host/real_process_runner.h"
+#include "harness/tls/certs.h"
+#include "harness/controller/cluster_launch.h"
+#include "harness/controller/local_job.h"
+#include "workloads/nccl_tests_output.h"
 
 #include <fmt/format.h>
 
@@ -48,7 +53,9 @@ Json StopJson(const StopSpec& stop) {
 }
 
 struct NodeLink {
-  const FabricNode* node = nullptr;
+  std::string name;      // the node's name in the drill (n0, gpu01)
+  std::string address;   // where its agent listens
+  uint16_t port = 0;
   std::unique_ptr<AgentLink> link;
   int64_t offset_ns = 0;   // agent wall clock minus controller wall clock
   std::string tmpdir;
@@ -86,6 +93,17 @@ class DrillRun {
   bool Aborted() const { return (opt_.abort && opt_.abort->load()) || failed_.load(); }
   void LeaseLoop();
   std::vector<std::string> Collective() const;
+  // Where node n's ranks write their JSONL and its agent reads it: under the
+  // node's TMPDIR on the emulated fabric, /tmp on a real one (the ranks run
+  // as the operator, the agent as root: /tmp is what both have).
+  std::string RunDir(const NodeLink& n) const;
+  // How many ranks report iterations: every rank (fdrill-collective), one
+  // (nccl-tests prints one table), none (a command with output none).
+  int ReportingRanks() const;
+  // A real cluster's job runs on this host (LocalJob): its output lines and exit.
+  void OnJobLine(const std::string& line);
+  void OnJobExit(int code, const std::string& tail);
+  Status Launch(const std::vector<std::string>& argv);
 
   const Scenario& s_;
   const FabricState& fabric_;
@@ -129,6 +147,12 @@ class DrillRun {
   // Faults applied whose impact the live view has not shown yet: id -> when
   // it was applied (timeline time). The controller thread only.
   std::map<std::string, Duration> awaiting_impact_;
+  // Real clusters: the launcher on this host, and its output parser.
+  std::unique_ptr<LocalJob> job_;
+  NcclTestsParser nccl_parser_;
+  int64_t external_iter_ = 0;
+  std::string current_phase_;  // for the progress line
+  void ShowProgress(Duration now);
 };
 
 // A relaunched job gets this long on top of hang_timeout to start (mpirun,
@@ -159,7 +183,7 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
   if (type == "metrics") {
     const Json& records = msg["records"];
     std::lock_guard<std::mutex> lock(mu_);
-    if (rec) rec->Metrics(n.node->name, records, n.offset_ns, attempt_);
+    if (rec) rec->Metrics(n.name, records, n.offset_ns, attempt_);
     for (const auto& r : records) {
       if (r.contains("rank")) ranks_seen_.insert(r["rank"].get<int>());
     }
@@ -176,10 +200,10 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
     FeedMonitor(n, records);
     cv_.notify_all();
   } else if (type == "counters") {
-    if (rec) rec->Event("counters", {{"node", n.node->name}, {"counters", msg.value("counters", Json::object())}});
+    if (rec) rec->Event("counters", {{"node", n.name}, {"counters", msg.value("counters", Json::object())}});
   } else if (type == "workload_exit") {
     int code = msg.value("exit_code", -1);
-    if (rec) rec->Event("workload_exit", {{"node", n.node->name}, {"exit_code", code}});
+    if (rec) rec->Event("workload_exit", {{"node", n.name}, {"exit_code", code}});
     if (rec) (void)rec->WriteFile("workload.log", msg.value("log_tail", ""));
     std::lock_guard<std::mutex> lock(mu_);
     workload_exit_ = code;
@@ -187,20 +211,22 @@ void DrillRun::OnPush(NodeLink& n, const Json& msg) {
     cv_.notify_all();
   } else if (type == "fault_expired") {
     if (rec) {
-      rec->Event("error", {{"node", n.node->name},
+      rec->Event("error", {{"node", n.name},
                             {"message", "fault " + msg.value("fault_id", "?") + " outlived its max_duration; the agent reverted it"}});
     }
     std::lock_guard<std::mutex> lock(mu_);
     if (monitor_) monitor_->AddError();
   } else if (type == "lease_expired") {
-    if (rec) rec->Event("error", {{"node", n.node->name}, {"message", "the agent's lease lapsed; it reverted"}});
+    if (rec) rec->Event("error", {{"node", n.name}, {"message", "the agent's lease lapsed; it reverted"}});
     failed_ = true;
     cv_.notify_all();
   }
 }
 
 Status DrillRun::Connect() {
-  auto tls = ControllerTls(opt_.tls_dir, opt_.insecure, fabric_.pki_dir);  // the fabric's pki (TLS)
+  // The emulated fabric's own pki, or (a real cluster) --tls-dir / /etc/fdrill/pki.
+  auto tls = ControllerTls(opt_.tls_dir.empty() && !s_.Emulated() && !opt_.insecure ? kDefaultPkiDir : opt_.tls_dir, opt_.insecure,
+                           fabric_.pki_dir);
   if (!tls.ok()) return tls.status();
   work_ = std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
       io_.get_executor());
@@ -208,13 +234,24 @@ Status DrillRun::Connect() {
   nodes_.resize(static_cast<size_t>(s_.nodes));
   for (int i = 0; i < s_.nodes; ++i) {
     NodeLink& n = nodes_[static_cast<size_t>(i)];
-    n.node = &fabric_.nodes[static_cast<size_t>(i)];
-    n.link = std::make_unique<AgentLink>(io_, n.node->name, n.node->MgmtIp(), static_cast<uint16_t>(n.node->agent_port),
-                                         tls->has_value() ? &**tls : nullptr);
+    if (s_.Emulated()) {
+      const FabricNode& fn = fabric_.nodes[static_cast<size_t>(i)];
+      n.name = fn.name;
+      n.address = fn.MgmtIp();
+      n.port = static_cast<uint16_t>(fn.agent_port);
+      n.tmpdir = fn.tmpdir;
+    } else {
+      // A real node: its agent on the host's own name (DNS or /etc/hosts), at fabric.agent_port.
+      n.name = s_.host_names[static_cast<size_t>(i)];
+      n.address = n.name;
+      n.port = static_cast<uint16_t>(s_.agent_port);
+      n.tmpdir = "/tmp";
+    }
+    n.link = std::make_unique<AgentLink>(io_, n.name, n.address, n.port, tls->has_value() ? &**tls : nullptr);
     n.link->set_on_push([this, &n](const Json& m) { OnPush(n, m); });
     n.link->set_on_drop([this, &n](const std::string& why) {
       if (closing_) return;
-      if (auto* rec = live_rec_.load()) rec->Event("error", {{"node", n.node->name}, {"message", "lost the agent: " + why}});
+      if (auto* rec = live_rec_.load()) rec->Event("error", {{"node", n.name}, {"message", "lost the agent: " + why}});
       failed_ = true;
       cv_.notify_all();
     });
@@ -223,12 +260,12 @@ Status DrillRun::Connect() {
     auto hello = n.link->Call("hello", {}, kCallTimeout);
     int64_t after = clock_.WallNanos();
     if (!hello.ok()) return hello.status();
-    if ((*hello)["node"] != n.node->name) {
+    if ((*hello)["node"] != n.name) {
       return FailedPrecondition("agent at " + n.link->address() + " says it is " +
-                                (*hello)["node"].get<std::string>() + ", expected " + n.node->name);
+                                (*hello)["node"].get<std::string>() + ", expected " + n.name);
     }
     n.offset_ns = (*hello)["wall_ns"].get<int64_t>() - (before + after) / 2;
-    n.tmpdir = hello->value("tmpdir", n.node->tmpdir);
+    n.tmpdir = hello->value("tmpdir", n.tmpdir);
     auto lease = n.link->Call("lease", {{"ttl_ms", std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()}}, kCallTimeout);
     if (!lease.ok()) return lease.status();
   }
@@ -255,7 +292,7 @@ void DrillRun::LeaseLoop() {
       // itself and the drill can no longer say what the fabric did: it ends.
       if (!closing_ && clock_.Now() + s_.lease_renew >= last_ok[i] + s_.lease_ttl) {
         if (auto* rec = live_rec_.load()) {
-          rec->Event("error", {{"node", n.node->name}, {"message", "lease renewal failed: " + r.status().message()}});
+          rec->Event("error", {{"node", n.name}, {"message", "lease renewal failed: " + r.status().message()}});
         }
         failed_ = true;
         cv_.notify_all();
@@ -274,7 +311,7 @@ Status DrillRun::CheckFaults() {
     }
   }
   for (auto& n : nodes_) {
-    auto it = per_node.find(n.node->name);
+    auto it = per_node.find(n.name);
     if (it == per_node.end()) continue;
     auto r = n.link->Call("check", {{"faults", it->second}}, kCallTimeout);
     if (!r.ok()) return r.status().Annotate(s_.file);
@@ -282,8 +319,19 @@ Status DrillRun::CheckFaults() {
   return Status::Ok();
 }
 
+std::string DrillRun::RunDir(const NodeLink& n) const {
+  return (s_.Emulated() ? n.tmpdir : std::string("/tmp")) + "/fdrill-" + run_id_;
+}
+
+int DrillRun::ReportingRanks() const {
+  if (s_.workload.output == "nccl-tests") return 1;
+  if (s_.workload.output == "none") return 0;
+  return s_.nodes * s_.workload.ranks_per_node;
+}
+
 std::vector<std::string> DrillRun::Collective() const {
-  const std::string node0_dir = nodes_[0].tmpdir + "/fdrill-" + run_id_;
+  if (s_.workload.External()) return s_.workload.command;
+  const std::string node0_dir = RunDir(nodes_[0]);
   std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-collective"};
   if (s_.workload.Train()) {
     // Rank 0 (on n0, first in the hostfile) reads and writes the checkpoint;
@@ -297,26 +345,75 @@ std::vector<std::string> DrillRun::Collective() const {
     if (s_.workload.Reduces()) argv.insert(argv.end(), {"--redop", s_.workload.redop});
   }
   argv.insert(argv.end(), {"-b", std::to_string(s_.workload.size_bytes), "--jsonl",
-                           "{tmpdir}/fdrill-" + run_id_ + "/rank-{rank}.jsonl", "--stop-file", node0_dir + "/stop",
+                           (s_.Emulated() ? "{tmpdir}" : "/tmp") + ("/fdrill-" + run_id_ + "/rank-{rank}.jsonl"),
+                           "--stop-file", node0_dir + "/stop",
                            "--backend", s_.workload.backend});
   return argv;
 }
 
+void DrillRun::OnJobLine(const std::string& line) {
+  if (s_.workload.output != "nccl-tests") return;
+  const auto rows = nccl_parser_.Feed(line + "\n");
+  if (rows.empty()) return;
+  RunRecorder* rec = live_rec_.load();
+  Json records = Json::array();
+  const int64_t now = clock_.WallNanos();
+  std::lock_guard<std::mutex> lock(mu_);
+  // One record per row: nccl-tests' time is the mean over its -n iterations;
+  // out-of-place unless it printed in-place only.
+  for (const auto& row : rows) records.push_back(ToMetricsRecord(row, external_iter_++, now, !row.has_oop));
+  if (rec) rec->Metrics(nodes_[0].name, records, 0, attempt_);
+  ranks_seen_.insert(0);
+  FeedMonitor(NodeLink{}, records);
+  cv_.notify_all();
+}
+
+void DrillRun::OnJobExit(int code, const std::string& tail) {
+  if (RunRecorder* rec = live_rec_.load()) {
+    rec->Event("workload_exit", {{"node", "controller"}, {"exit_code", code}});
+    (void)rec->WriteFile("workload.log", tail);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  workload_exit_ = code;
+  last_log_tail_ = tail;
+  cv_.notify_all();
+}
+
+Status DrillRun::Launch(const std::vector<std::string>& argv) {
+  if (s_.Emulated()) {
+    auto r = nodes_[0].link->Call("workload_start", {{"argv", argv}, {"metrics_dir", RunDir(nodes_[0])}}, kCallTimeout);
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  if (!job_) {
+    job_ = std::make_unique<LocalJob>([this](const std::string& line) { OnJobLine(line); },
+                                      [this](int code, const std::string& tail) { OnJobExit(code, tail); });
+  }
+  return job_->Start(argv);
+}
+
 Status DrillRun::StartWorkload() {
+  // Every agent watches its node's run directory: the ranks' JSONL (if
+  // any), and it samples the node's counters while it watches.
   for (auto& n : nodes_) {
-    auto r = n.link->Call("workload_start", {{"metrics_dir", n.tmpdir + "/fdrill-" + run_id_}}, kCallTimeout);
+    auto r = n.link->Call("workload_start", {{"metrics_dir", RunDir(n)}}, kCallTimeout);
     if (!r.ok()) return r.status();
   }
-  FabricState used = fabric_;
-  used.nodes.resize(static_cast<size_t>(s_.nodes));
-  std::string hostfile = rec_->dir() + "/hostfile";
-  if (auto st = rec_->WriteFile("hostfile", MpirunHostfile(used, s_.workload.ranks_per_node)); !st.ok()) return st;
-  auto argv = MpirunArgv(used, s_.workload.ranks_per_node, opt_.bin_dir + "/fdrill", Collective(), hostfile);
+  std::vector<std::string> argv;
+  if (s_.workload.External()) nccl_parser_ = NcclTestsParser(s_.workload.command.front());
+  if (s_.Emulated()) {
+    FabricState used = fabric_;
+    used.nodes.resize(static_cast<size_t>(s_.nodes));
+    std::string hostfile = rec_->dir() + "/hostfile";
+    if (auto st = rec_->WriteFile("hostfile", MpirunHostfile(used, s_.workload.ranks_per_node)); !st.ok()) return st;
+    argv = MpirunArgv(used, s_.workload.ranks_per_node, opt_.bin_dir + "/fdrill", Collective(), hostfile);
+  } else {
+    if (auto st = rec_->WriteFile("hostfile", ClusterHostfile(s_)); !st.ok()) return st;
+    argv = ClusterLaunchArgv(s_, Collective(), std::filesystem::absolute(rec_->dir() + "/hostfile").string());
+  }
   launch_argv_ = argv;
-  rec_->Event("workload_start", {{"node", nodes_[0].node->name}, {"argv", argv}});
-  auto r = nodes_[0].link->Call("workload_start", {{"argv", argv}, {"metrics_dir", nodes_[0].tmpdir + "/fdrill-" + run_id_}}, kCallTimeout);
-  if (!r.ok()) return r.status();
-  size_t want = static_cast<size_t>(s_.nodes * s_.workload.ranks_per_node);
+  rec_->Event("workload_start", {{"node", s_.Emulated() ? nodes_[0].name : std::string("controller")}, {"argv", argv}});
+  if (auto st = Launch(argv); !st.ok()) return st;
+  size_t want = static_cast<size_t>(ReportingRanks());
   auto deadline = clock_.Now() + opt_.start_timeout;
   std::unique_lock<std::mutex> lock(mu_);
   while (ranks_seen_.size() < want) {
@@ -338,6 +435,8 @@ bool DrillRun::Execute(const Action& a) {
   const PhaseSpec* phase = a.phase >= 0 ? &s_.phases[static_cast<size_t>(a.phase)] : nullptr;
   switch (a.kind) {
     case Action::kPhaseStart:
+      current_phase_ = phase->name;
+      [[fallthrough]];
     case Action::kPhaseEnd:
       rec_->Event(ActionKindName(a.kind), {{"phase", phase->name}, {"reason", a.reason}});
       return true;
@@ -350,7 +449,7 @@ bool DrillRun::Execute(const Action& a) {
       break;
   }
   const FaultSpec& f = phase->faults[static_cast<size_t>(a.fault)];
-  NodeLink& n = *std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeLink& x) { return x.node->name == f.node; });
+  NodeLink& n = *std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeLink& x) { return x.name == f.node; });
   std::string target = f.params.value("interface", "");
   if (a.kind == Action::kApply) {
     // Journalled before it is applied: fault_apply, then the call.
@@ -412,18 +511,23 @@ std::optional<std::string> DrillRun::OnJobFailure(Duration now, int code, bool h
 
 int DrillRun::StopRemains() {
   int code = -1;
+  if (job_ && job_->running()) {
+    // The launcher on this host first: mpirun/srun take their ranks down.
+    code = job_->Stop(std::chrono::seconds(5));
+    rec_->Event("workload_exit", {{"node", "controller"}, {"exit_code", code}, {"forced", true}});
+  }
   for (auto& n : nodes_) {
     auto r = n.link->Call("workload_stop", {{"kill", true}}, std::chrono::seconds(15));
     if (!r.ok()) {
-      rec_->Event("error", {{"node", n.node->name}, {"message", "stopping the failed job: " + r.status().message()}});
+      rec_->Event("error", {{"node", n.name}, {"message", "stopping the failed job: " + r.status().message()}});
       continue;
     }
     if ((*r)["exit_code"].is_number()) {
       code = (*r)["exit_code"].get<int>();
-      rec_->Event("workload_exit", {{"node", n.node->name}, {"exit_code", code}, {"forced", true}});
+      rec_->Event("workload_exit", {{"node", n.name}, {"exit_code", code}, {"forced", true}});
     }
     if (r->value("ranks_killed", 0) > 0) {
-      rec_->Event("ranks_killed", {{"node", n.node->name}, {"count", r->value("ranks_killed", 0)}});
+      rec_->Event("ranks_killed", {{"node", n.name}, {"count", r->value("ranks_killed", 0)}});
     }
   }
   return code;
@@ -437,10 +541,10 @@ void DrillRun::Relaunch(Duration now) {
     awaiting_first_ = true;
     monitor_->NewAttempt(now);
   }
-  rec_->Event("workload_start", {{"node", nodes_[0].node->name}, {"argv", launch_argv_}, {"attempt", attempt_}});
-  auto r = nodes_[0].link->Call("workload_start", {{"argv", launch_argv_}}, kCallTimeout);
-  if (!r.ok()) {
-    rec_->Event("error", {{"node", nodes_[0].node->name}, {"message", "relaunch: " + r.status().message()}});
+  rec_->Event("workload_start", {{"node", s_.Emulated() ? nodes_[0].name : std::string("controller")},
+                                  {"argv", launch_argv_}, {"attempt", attempt_}});
+  if (auto st = Launch(launch_argv_); !st.ok()) {
+    rec_->Event("error", {{"node", nodes_[0].name}, {"message", "relaunch: " + st.message()}});
     failed_ = true;
   }
 }
@@ -479,13 +583,29 @@ void DrillRun::CheckDigest() {
                                {"intact", digest == expected}});
 }
 
+void DrillRun::ShowProgress(Duration now) {
+  if (opt_.progress == nullptr) return;
+  ProgressView v;
+  v.phase = current_phase_;
+  v.elapsed = now;
+  v.total = s_.TotalDuration();
+  for (const auto& p : s_.phases) v.total_is_max = v.total_is_max || p.gate.has_value();
+  std::lock_guard<std::mutex> lock(mu_);
+  v.busbw_gbps = monitor_->RecentBusbw();
+  v.baseline_gbps = monitor_->baseline_median();
+  for (const auto& [id, node] : applied_) v.faults.push_back(id.find('@') == std::string::npos ? id + "@" + node : id);
+  v.attempt = restarts_;
+  v.restarts_allowed = s_.workload.restart.max_restarts;
+  opt_.progress->Update(v, clock_.Now());
+}
+
 Status DrillRun::WalkTimeline() {
   DrillEngine engine(s_);
   const auto t0 = clock_.Now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     t0_wall_ns_ = clock_.WallNanos();
-    monitor_ = std::make_unique<LiveMonitor>(s_.nodes * s_.workload.ranks_per_node, s_.stop, s_.recovery_window_iters);
+    monitor_ = std::make_unique<LiveMonitor>(std::max(1, ReportingRanks()), s_.stop, s_.recovery_window_iters);
   }
   while (!engine.Finished()) {
     const Duration now = clock_.Now() - t0;
@@ -577,6 +697,7 @@ Status DrillRun::WalkTimeline() {
         }
       }
     }
+    ShowProgress(clock_.Now() - t0);
     if (engine.Finished()) break;
     const Duration next = engine.NextDeadline().value_or(now);
     const auto wake = t0 + std::min(next, now + std::chrono::milliseconds(20));
@@ -590,7 +711,7 @@ Status DrillRun::WalkTimeline() {
 void DrillRun::Cleanup() {
   for (const auto& [id, node] : std::map<std::string, std::string>(applied_)) {
     for (auto& n : nodes_) {
-      if (n.node->name != node) continue;
+      if (n.name != node) continue;
       rec_->Event("fault_revert", {{"id", id}, {"node", node}, {"reason", "drill ending"}});
       auto r = n.link->Call("revert", {{"fault_id", id}}, kCallTimeout);
       if (r.ok()) rec_->Event("fault_reverted", {{"id", id}, {"node", node}, {"verified", r->value("verified", false)}});
@@ -602,16 +723,25 @@ void DrillRun::Cleanup() {
     std::lock_guard<std::mutex> lock(mu_);
     exited = workload_exit_.has_value();
   }
-  if (!exited) {
-    auto r = nodes_[0].link->Call("workload_stop", {{"stop_file", nodes_[0].tmpdir + "/fdrill-" + run_id_ + "/stop"}}, kCallTimeout);
+  if (!exited && !s_.workload.External()) {
+    // fdrill-collective stops by itself at the stop file (rank 0 reads it on node 0).
+    auto r = nodes_[0].link->Call("workload_stop", {{"stop_file", RunDir(nodes_[0]) + "/stop"}}, kCallTimeout);
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_for(lock, std::chrono::seconds(20), [this] { return workload_exit_.has_value(); });
     exited = workload_exit_.has_value();
   }
+  if (!exited && job_) {
+    // A real cluster's launcher: SIGTERM to its group (mpirun/srun end
+    // their ranks), SIGKILL after 10 s; then every agent kills what is left.
+    const int code = job_->Stop(std::chrono::seconds(10));
+    rec_->Event("workload_exit", {{"node", "controller"}, {"exit_code", code}, {"forced", true}});
+    exited = true;
+    (void)StopRemains();
+  }
   if (!exited) {
     auto r = nodes_[0].link->Call("workload_stop", {}, std::chrono::seconds(15));
     if (r.ok() && (*r)["exit_code"].is_number()) {
-      rec_->Event("workload_exit", {{"node", nodes_[0].node->name}, {"exit_code", (*r)["exit_code"]}, {"forced", true}});
+      rec_->Event("workload_exit", {{"node", nodes_[0].name}, {"exit_code", (*r)["exit_code"]}, {"forced", true}});
       (void)rec_->WriteFile("workload.log", r->value("log_tail", ""));
     }
   }
@@ -621,10 +751,10 @@ void DrillRun::Cleanup() {
   Json residue = Json::array();
   for (auto& n : nodes_) {
     auto r = n.link->Call("revert_all", {}, kCallTimeout);
-    if (!r.ok()) rec_->Event("error", {{"node", n.node->name}, {"message", "revert_all: " + r.status().message()}});
+    if (!r.ok()) rec_->Event("error", {{"node", n.name}, {"message", "revert_all: " + r.status().message()}});
     auto after = n.link->Call("snapshot", {}, kCallTimeout);
     if (!after.ok()) {
-      residue.push_back({{"node", n.node->name}, {"object", "snapshot"}, {"before", "taken"},
+      residue.push_back({{"node", n.name}, {"object", "snapshot"}, {"before", "taken"},
                          {"after", after.status().message()}});
       continue;
     }
@@ -634,19 +764,19 @@ void DrillRun::Cleanup() {
       std::string name = l["name"];
       auto it = before.find(name);
       if (it == before.end()) {
-        residue.push_back({{"node", n.node->name}, {"object", name}, {"before", nullptr}, {"after", l}});
+        residue.push_back({{"node", n.name}, {"object", name}, {"before", nullptr}, {"after", l}});
         continue;
       }
       for (const char* key : {"admin_up", "qdisc", "qdisc_handle"}) {
         if (it->second[key] != l[key]) {
-          residue.push_back({{"node", n.node->name}, {"object", name + " " + key}, {"before", it->second[key]},
+          residue.push_back({{"node", n.name}, {"object", name + " " + key}, {"before", it->second[key]},
                              {"after", l[key]}});
         }
       }
       before.erase(it);
     }
     for (const auto& [name, l] : before) {
-      residue.push_back({{"node", n.node->name}, {"object", name}, {"before", l}, {"after", nullptr}});
+      residue.push_back({{"node", n.name}, {"object", name}, {"before", l}, {"after", nullptr}});
     }
     // Process and host faults: stopped ranks, fdrill-burn processes and
     // cgroups (agents that predate the "host" snapshot send none).
@@ -655,7 +785,7 @@ void DrillRun::Cleanup() {
     const Json& host_after = after->contains("host") ? (*after)["host"] : none;
     for (const char* key : {"stopped_ranks", "burners", "burn_cgroups", "fdrill_rules"}) {
       if (host_before.contains(key) && host_after.contains(key) && host_before[key] != host_after[key]) {
-        residue.push_back({{"node", n.node->name}, {"object", std::string("host ") + key},
+        residue.push_back({{"node", n.name}, {"object", std::string("host ") + key},
                            {"before", host_before[key]}, {"after", host_after[key]}});
       }
     }
@@ -682,12 +812,7 @@ void DrillRun::Shutdown() {
 }
 
 Status DrillRun::Run() {
-  if (!s_.Emulated()) {
-    return FailedPrecondition(s_.file + ": its fabric is the hosts file " + s_.hosts_file +
-                              "; fdrill run drives the emulated fabric only so far (launch on a real cluster is "
-                              "issue #10). `fdrill validate` and `fdrill plan` check it without touching anything");
-  }
-  if (static_cast<int>(fabric_.nodes.size()) < s_.nodes) {
+  if (s_.Emulated() && static_cast<int>(fabric_.nodes.size()) < s_.nodes) {
     return FailedPrecondition(s_.file + ": the drill needs " + std::to_string(s_.nodes) +
                               " nodes and the emulated fabric has " + std::to_string(fabric_.nodes.size()) +
                               "; run `fdrill fabric down && fdrill fabric up --nodes " + std::to_string(s_.nodes) + "`");
@@ -700,7 +825,8 @@ Status DrillRun::Run() {
   live_rec_ = rec_.get();
   run_id_ = std::to_string(clock_.WallNanos() / 1000000);
   (void)rec_->WriteFile("scenario.yaml", s_.text);
-  Json plan = {{"name", s_.name}, {"nodes", s_.NodeNames()}, {"ranks", s_.nodes * s_.workload.ranks_per_node},
+  Json plan = {{"name", s_.name}, {"nodes", s_.NodeNames()}, {"ranks", std::max(1, ReportingRanks())},
+               {"fabric", s_.FabricName()},
                {"recovery_window_iters", s_.recovery_window_iters},
                {"expectations", {{"max_slowdown", s_.expect.max_slowdown ? Json(*s_.expect.max_slowdown) : Json(nullptr)},
                                  {"max_time_to_recover_s", s_.expect.max_time_to_recover_s ? Json(*s_.expect.max_time_to_recover_s) : Json(nullptr)},
@@ -711,19 +837,19 @@ Status DrillRun::Run() {
   (void)rec_->WriteFile("plan.json", plan.dump(2) + "\n");
   rec_->Event("drill_start", {{"name", s_.name}});
   for (auto& n : nodes_) {
-    rec_->Event("agent_connected", {{"node", n.node->name}, {"address", n.link->address()},
+    rec_->Event("agent_connected", {{"node", n.name}, {"address", n.link->address()},
                                     {"clock_offset_ms", static_cast<double>(n.offset_ns) / 1e6}});
   }
   std::string status = "completed";
   for (auto& n : nodes_) {
     auto snap = n.link->Call("snapshot", {}, kCallTimeout);
     if (!snap.ok()) {
-      rec_->Event("error", {{"node", n.node->name}, {"message", "snapshot: " + snap.status().message()}});
+      rec_->Event("error", {{"node", n.name}, {"message", "snapshot: " + snap.status().message()}});
       status = "error";
       break;
     }
     n.snapshot = *snap;
-    rec_->Event("snapshot", {{"node", n.node->name}, {"state", *snap}});
+    rec_->Event("snapshot", {{"node", n.name}, {"state", *snap}});
   }
   if (status == "completed") {
     if (auto st = StartWorkload(); !st.ok()) {
@@ -738,6 +864,7 @@ Status DrillRun::Run() {
   if (opt_.abort && opt_.abort->load() && !abort_recorded_) {
     rec_->Event("abort", {{"reason", "interrupted (SIGINT/SIGTERM)"}, {"cause", "interrupted"}});
   }
+  if (opt_.progress != nullptr) opt_.progress->Finish();
   Cleanup();
   rec_->Event("drill_end", {{"status", status}});
   return Status::Ok();

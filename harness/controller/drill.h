@@ -1,5 +1,7 @@
-// Drill: runs one validated scenario on the emulated fabric's agents and
-// writes the run directory. The order is the safety contract:
+// Drill: runs one validated scenario on the agents of the emulated fabric or
+// of a real cluster (a hosts file or Slurm allocation) and writes the run
+// directory. On a real cluster the job's launcher runs on this host
+// (harness/controller/cluster_launch.h). The order is the safety contract:
 //   1. connect to every agent and take its lease; `check` every fault (the
 //      agent parses params, finds the interface, applies its guards) —
 //      any failure here ends the drill with nothing applied anywhere;
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "fabric/fabric_state.h"
+#include "harness/controller/progress.h"
 #include "harness/core/result.h"
 #include "harness/scenario/scenario.h"
 
@@ -29,6 +32,7 @@ struct DrillOptions {
   Duration connect_timeout = std::chrono::seconds(5);
   Duration start_timeout = std::chrono::seconds(60);  // workload until every rank reports
   const std::atomic<bool>* abort = nullptr;           // set by SIGINT/SIGTERM
+  ProgressLine* progress = nullptr;                   // the live line (harness/controller/progress.h), or none
 };
 
 // Errors before step 2 mean nothing was touched and no run directory was

@@ -73,6 +73,7 @@ void LiveMonitor::EndBaseline() {
   auto median = Median(baseline_busbw_);
   auto mad = MedianAbsoluteDeviation(baseline_busbw_);
   if (median && mad) band_low_ = BandLow(*median, *mad);
+  baseline_median_ = median;
   baseline_busbw_.clear();
 }
 
@@ -119,6 +120,12 @@ std::optional<std::string> LiveMonitor::StopReason(Duration now) const {
     }
   }
   return std::nullopt;
+}
+
+std::optional<double> LiveMonitor::RecentBusbw() const {
+  std::vector<double> v;
+  for (const auto& it : recent_) v.push_back(it.busbw_gbps);
+  return Median(v);
 }
 
 }  // namespace fdrill

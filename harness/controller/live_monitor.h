@@ -78,6 +78,11 @@ class LiveMonitor {
   static constexpr Duration kPushSlack = std::chrono::milliseconds(60);
 
   std::optional<double> band_low() const { return band_low_; }
+  // The baseline's median busbw (GB/s) once EndBaseline ran.
+  std::optional<double> baseline_median() const { return baseline_median_; }
+  // The median busbw of the last few complete iterations (what a progress
+  // line shows: one slow iteration does not make it jump); nullopt before any.
+  std::optional<double> RecentBusbw() const;
   int64_t complete() const { return complete_count_; }
 
  private:
@@ -97,6 +102,7 @@ class LiveMonitor {
   std::vector<double> baseline_busbw_;   // until EndBaseline
   bool baseline_done_ = false;
   std::optional<double> band_low_;
+  std::optional<double> baseline_median_;
   int64_t complete_count_ = 0;
   int64_t attempt_complete_ = 0;
   std::optional<Duration> last_below_end_;

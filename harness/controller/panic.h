@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric/fabric_state.h"
+#include "harness/controller/agent_set.h"
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 
@@ -19,7 +19,7 @@ struct PanicOutcome {
   Status status;  // ok: everything reverted, workload stopped
 };
 
-std::vector<PanicOutcome> PanicAll(const FabricState& fabric, const std::string& tls_dir, bool insecure,
-                                   Duration timeout);
+// tls: nullptr for agents started with --insecure.
+std::vector<PanicOutcome> PanicAll(const std::vector<AgentAddress>& agents, const TlsConfig* tls, Duration timeout);
 
 }  // namespace fdrill

@@ -1,5 +1,7 @@
 #include "harness/scenario/hostlist.h"
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 namespace fdrill {
@@ -108,6 +110,33 @@ Result<std::vector<std::string>> ExpandHostlist(const std::string& expr) {
     if (!seen.insert(n).second) return InvalidArgument(expr + ": names " + n + " twice");
   }
   return out;
+}
+
+Result<std::vector<std::string>> ReadHostsFile(const std::string& path) {
+  // A regular file of sane size only: /dev/zero or a FIFO would never end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("cannot open the hosts file " + path + " (not a regular file)");
+  if (std::filesystem::file_size(path, ec) > (16u << 20)) return InvalidArgument("the hosts file " + path + " is over 16 MiB");
+  std::ifstream in(path);
+  if (!in) return NotFound("cannot open the hosts file " + path);
+  std::vector<std::string> hosts;
+  std::set<std::string> seen;
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    const auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+    const std::string where = path + ":" + std::to_string(no) + ": ";
+    auto names = ExpandHostlist(line);
+    if (!names.ok()) return InvalidArgument(where + names.status().message());
+    for (auto& h : *names) {
+      if (!seen.insert(h).second) return InvalidArgument(where + "host " + h + " is listed twice");
+      hosts.push_back(std::move(h));
+    }
+  }
+  if (hosts.empty()) return InvalidArgument("the hosts file " + path + " names no host");
+  return hosts;
 }
 
 }  // namespace fdrill

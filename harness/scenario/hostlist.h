@@ -22,4 +22,10 @@ inline constexpr size_t kMaxHostlistHosts = 100000;
 // "gpu[3-1]: range 3-1 runs backwards (character 5)".
 Result<std::vector<std::string>> ExpandHostlist(const std::string& expr);
 
+// A hosts file: one hostlist expression per line (several per line,
+// comma-separated, also do), '#' starts a comment, blank lines are skipped.
+// A regular file of at most 16 MiB. Errors read "FILE:LINE: what" (a host
+// listed twice is one); an empty file is an error.
+Result<std::vector<std::string>> ReadHostsFile(const std::string& path);
+
 }  // namespace fdrill

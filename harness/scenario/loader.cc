@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -64,6 +65,12 @@ class Loader {
     if (v < min || v > max) {
       return Error(n, key + " must be between " + std::to_string(min) + " and " + std::to_string(max));
     }
+    return v;
+  }
+
+  Result<bool> Bool(const YAML::Node& n, const std::string& key) const {
+    bool v = false;
+    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) return Error(n, key + " must be true or false");
     return v;
   }
 
@@ -128,6 +135,11 @@ class Loader {
   };
 
   Status LoadFabric(const YAML::Node& n, Scenario* s) const;
+  Status LoadHostsFile(const YAML::Node& at, Scenario* s) const;
+  Status LoadSlurm(const YAML::Node& at, Scenario* s) const;
+  Status AddHosts(const YAML::Node& at, const std::string& expr, const std::string& where, std::set<std::string>* seen,
+                  Scenario* s) const;
+  Status LoadExternal(const YAML::Node& n, const Scenario& s, WorkloadSpec* w) const;
   Status LoadTargets(const YAML::Node& n, const Scenario& s);
   Result<Target> LoadSelection(const YAML::Node& n, const Scenario& s, const std::string& what) const;
   Status LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const;
@@ -191,45 +203,75 @@ Result<std::vector<std::string>> Loader::StrList(const YAML::Node& n, const std:
   return out;
 }
 
+// A hosts/slurm fabric's names: duplicates are an error, fewer than 2 too.
+// `where` prefixes an error ("FILE:LINE" or "SLURM_JOB_NODELIST").
+Status Loader::AddHosts(const YAML::Node& at, const std::string& expr, const std::string& where,
+                        std::set<std::string>* seen, Scenario* s) const {
+  auto names = ExpandHostlist(expr);
+  // Named from the scenario's place, then the list's own.
+  if (!names.ok()) return Error(at, where + ": " + names.status().message());
+  for (auto& h : *names) {
+    if (!seen->insert(h).second) return Error(at, where + ": host " + h + " is listed twice");
+    s->host_names.push_back(std::move(h));
+  }
+  return Status::Ok();
+}
+
+Status Loader::LoadHostsFile(const YAML::Node& at, Scenario* s) const {
+  auto path = Str(at, "fabric.hosts");
+  if (!path.ok()) return path.status();
+  std::filesystem::path p(*path);
+  if (p.is_relative()) p = std::filesystem::path(base_dir_) / p;
+  auto hosts = ReadHostsFile(p.string());
+  // Named from the scenario's place, then the hosts file's own ("FILE:LINE: ...").
+  if (!hosts.ok()) {
+    return Error(at, hosts.status().message() +
+                         (hosts.status().code() == StatusCode::kNotFound ? " (a relative path starts at the scenario's directory)" : ""));
+  }
+  if (hosts->size() < 2) return Error(at, "the hosts file " + p.string() + " names fewer than 2 hosts");
+  s->host_names = std::move(*hosts);
+  s->hosts_file = p.string();
+  return Status::Ok();
+}
+
+// fabric: {slurm: true}: the allocation this runs in. The loader reads
+// SLURM_JOB_NODELIST (set by salloc/sbatch for the job's nodes) so validate
+// and plan show the very nodes run will touch.
+Status Loader::LoadSlurm(const YAML::Node& at, Scenario* s) const {
+  auto on = Bool(at, "fabric.slurm");
+  if (!on.ok()) return on.status();
+  if (!*on) return Error(at, "fabric.slurm: false is no fabric; use slurm: true, hosts: FILE or emulated: {nodes: N}");
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (list == nullptr || *list == '\0') {
+    return Error(at, "fabric.slurm: SLURM_JOB_NODELIST is not set: run inside an allocation (salloc -N 4, or an "
+                     "sbatch script), or set it to check the drill outside one (SLURM_JOB_NODELIST='gpu[01-04]' "
+                     "fdrill validate FILE)");
+  }
+  std::set<std::string> seen;
+  if (auto st = AddHosts(at, list, "SLURM_JOB_NODELIST=" + std::string(list), &seen, s); !st.ok()) return st;
+  if (s->host_names.size() < 2) return Error(at, "the Slurm allocation " + std::string(list) + " has fewer than 2 nodes");
+  s->slurm = true;
+  s->slurm_nodelist = list;
+  return Status::Ok();
+}
+
 Status Loader::LoadFabric(const YAML::Node& n, Scenario* s) const {
-  if (auto st = CheckKeys(n, "fabric", {"emulated", "hosts"}); !st.ok()) return st;
-  if (n["emulated"] && n["hosts"]) return Error(n, "fabric is either emulated: {nodes: N} or hosts: FILE, not both");
-  if (n["hosts"]) {
-    auto path = Str(n["hosts"], "fabric.hosts");
-    if (!path.ok()) return path.status();
-    std::filesystem::path p(*path);
-    if (p.is_relative()) p = std::filesystem::path(base_dir_) / p;
-    // A regular file of sane size only: /dev/zero or a FIFO would never end.
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(p, ec)) {
-      return Error(n["hosts"], "cannot open the hosts file " + p.string() +
-                                   " (a regular file; a relative path starts at the scenario's directory)");
-    }
-    if (std::filesystem::file_size(p, ec) > (16u << 20)) return Error(n["hosts"], "the hosts file " + p.string() + " is over 16 MiB");
-    std::ifstream in(p);
-    if (!in) return Error(n["hosts"], "cannot open the hosts file " + p.string());
-    std::set<std::string> seen;
-    std::string line;
-    for (int no = 1; std::getline(in, line); ++no) {
-      if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-      const auto b = line.find_first_not_of(" \t\r");
-      if (b == std::string::npos) continue;
-      line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
-      auto names = ExpandHostlist(line);
-      // Named from the scenario's place, then the hosts file's line.
-      if (!names.ok()) return Error(n["hosts"], p.string() + ":" + std::to_string(no) + ": " + names.status().message());
-      for (auto& h : *names) {
-        if (!seen.insert(h).second) return Error(n["hosts"], p.string() + ":" + std::to_string(no) + ": host " + h + " is listed twice");
-        s->host_names.push_back(std::move(h));
-      }
-    }
-    if (s->host_names.size() < 2) return Error(n["hosts"], "the hosts file " + p.string() + " names fewer than 2 hosts");
-    s->hosts_file = p.string();
+  if (auto st = CheckKeys(n, "fabric", {"emulated", "hosts", "slurm", "agent_port"}); !st.ok()) return st;
+  const int kinds = (n["emulated"] ? 1 : 0) + (n["hosts"] ? 1 : 0) + (n["slurm"] ? 1 : 0);
+  if (kinds > 1) return Error(n, "fabric is one of emulated: {nodes: N}, hosts: FILE or slurm: true");
+  if (n["hosts"] || n["slurm"]) {
+    if (auto st = n["hosts"] ? LoadHostsFile(n["hosts"], s) : LoadSlurm(n["slurm"], s); !st.ok()) return st;
     s->nodes = static_cast<int>(s->host_names.size());
+    if (n["agent_port"]) {
+      auto port = Int(n["agent_port"], "fabric.agent_port", 1, 65535);
+      if (!port.ok()) return port.status();
+      s->agent_port = static_cast<int>(*port);
+    }
     return Status::Ok();
   }
+  if (n["agent_port"]) return Error(n["agent_port"], "fabric.agent_port is for hosts and slurm fabrics; the emulated fabric places its agents");
   const YAML::Node em = n["emulated"];
-  if (!em) return Error(n, "fabric needs emulated: {nodes: N} or hosts: FILE");
+  if (!em) return Error(n, "fabric needs emulated: {nodes: N}, hosts: FILE or slurm: true");
   if (auto st = CheckKeys(em, "fabric.emulated", {"nodes"}); !st.ok()) return st;
   if (!em["nodes"]) return Error(em, "fabric.emulated needs nodes");
   auto nodes = Int(em["nodes"], "fabric.emulated.nodes", 2, 200);
@@ -344,7 +386,8 @@ Status Loader::LoadTrain(const YAML::Node& n, WorkloadSpec* w) const {
 
 Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
   if (auto s = CheckKeys(n, "workload", {"mode", "op", "dtype", "redop", "size", "ranks_per_node", "backend", "warmup",
-                                         "steps", "checkpoint_every", "restart"});
+                                         "steps", "checkpoint_every", "restart", "command", "output", "launcher",
+                                         "launcher_args", "rsh_agent"});
       !s.ok())
     return s;
   if (auto st = LoadTrain(n, w); !st.ok()) return st;
@@ -397,6 +440,72 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
     auto r = Int(n["warmup"], "workload.warmup", 0, 1000);
     if (!r.ok()) return r.status();
     w->warmup = static_cast<int>(*r);
+  }
+  return Status::Ok();
+}
+
+// command, output, launcher, launcher_args, rsh_agent: how a real cluster's
+// job starts (scenario.h WorkloadSpec). The emulated fabric runs
+// fdrill-collective through its own mpirun line, so none of these apply.
+Status Loader::LoadExternal(const YAML::Node& n, const Scenario& s, WorkloadSpec* w) const {
+  const char* keys[] = {"command", "output", "launcher", "launcher_args", "rsh_agent"};
+  if (s.Emulated()) {
+    for (const char* key : keys) {
+      if (n[key]) {
+        return Error(n[key], std::string("workload.") + key + " is for a real cluster (fabric: {hosts: FILE} or "
+                                 "{slurm: true}); the emulated fabric runs fdrill-collective with its own mpirun line");
+      }
+    }
+    return Status::Ok();
+  }
+  auto list = [&](const char* key, std::vector<std::string>* out) -> Status {
+    if (!n[key]) return Status::Ok();
+    if (!n[key].IsSequence() || n[key].size() == 0) {
+      return Error(n[key], std::string("workload.") + key + " must be a list of words, like [all_reduce_perf, -b, 1G, -e, 1G, -N, 0]");
+    }
+    for (const auto& e : n[key]) {
+      auto v = Str(e, std::string("workload.") + key);
+      if (!v.ok()) return v.status();
+      out->push_back(*v);
+    }
+    return Status::Ok();
+  };
+  if (auto st = list("command", &w->command); !st.ok()) return st;
+  if (auto st = list("launcher_args", &w->launcher_args); !st.ok()) return st;
+  auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) -> Status {
+    if (!n[key]) return Status::Ok();
+    auto v = Str(n[key], std::string("workload.") + key);
+    if (!v.ok()) return v.status();
+    if (!allowed.count(*v)) {
+      std::string hint = DidYouMean(*v, allowed);
+      return Error(n[key], std::string("workload.") + key + " \"" + *v + "\" is not one of " + Join(allowed) +
+                               (hint.empty() ? "" : "; " + hint));
+    }
+    *out = *v;
+    return Status::Ok();
+  };
+  if (auto st = word("launcher", {"mpirun", "srun", "none"}, &w->launcher); !st.ok()) return st;
+  if (w->External()) {
+    // nccl-tests binaries are all <collective>_perf; anything else reports no iterations unless told.
+    const std::string base = std::filesystem::path(w->command.front()).filename().string();
+    w->output = base.size() > 5 && base.compare(base.size() - 5, 5, "_perf") == 0 ? "nccl-tests" : "none";
+    if (auto st = word("output", {"nccl-tests", "none"}, &w->output); !st.ok()) return st;
+    if (w->Train()) return Error(n["mode"], "workload.mode: train runs fdrill-collective (its digest is checked); drop command or mode");
+  } else if (n["output"]) {
+    return Error(n["output"], "workload.output describes a command's output; without command the workload is fdrill-collective");
+  }
+  if (w->launcher == "srun" && !s.slurm) {
+    return Error(n["launcher"], "workload.launcher srun runs a job step inside the allocation: use fabric: {slurm: true}, or launcher: mpirun");
+  }
+  if (n["rsh_agent"]) {
+    if (w->launcher != "mpirun") return Error(n["rsh_agent"], "workload.rsh_agent is mpirun's (plm_rsh_agent); launcher is " + w->launcher);
+    auto v = Str(n["rsh_agent"], "workload.rsh_agent");
+    if (!v.ok()) return v.status();
+    if (v->empty()) return Error(n["rsh_agent"], "workload.rsh_agent must name a command, like ssh or rsh");
+    w->rsh_agent = *v;
+  }
+  if (w->launcher == "none" && !w->External()) {
+    return Error(n["launcher"], "workload.launcher none runs a command that starts itself; it needs workload.command");
   }
   return Status::Ok();
 }
@@ -907,13 +1016,14 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
     if (!d.ok()) return d.status();
     s.description = *d;
   }
-  if (!root["fabric"]) return InvalidArgument(file_ + ": the scenario needs fabric: {emulated: {nodes: N}} or {hosts: FILE}");
+  if (!root["fabric"]) return InvalidArgument(file_ + ": the scenario needs fabric: {emulated: {nodes: N}}, {hosts: FILE} or {slurm: true}");
   if (auto st = LoadFabric(root["fabric"], &s); !st.ok()) return st;
   if (root["targets"]) {
     if (auto st = LoadTargets(root["targets"], s); !st.ok()) return st;
   }
   if (root["workload"]) {
     if (auto st = LoadWorkload(root["workload"], &s.workload); !st.ok()) return st;
+    if (auto st = LoadExternal(root["workload"], s, &s.workload); !st.ok()) return st;
   }
   if (root["safety"]) {
     if (auto st = LoadSafety(root["safety"], &s); !st.ok()) return st;
@@ -943,10 +1053,16 @@ Duration Scenario::TotalDuration() const {
 }
 
 std::vector<std::string> Scenario::NodeNames() const {
-  if (!hosts_file.empty()) return host_names;
+  if (!Emulated()) return host_names;
   std::vector<std::string> out;
   for (int i = 0; i < nodes; ++i) out.push_back("n" + std::to_string(i));
   return out;
+}
+
+std::string Scenario::FabricName() const {
+  if (slurm) return "Slurm allocation " + slurm_nodelist;
+  if (!hosts_file.empty()) return "hosts file " + hosts_file;
+  return "emulated n0..n" + std::to_string(nodes - 1);
 }
 
 const std::vector<std::string>& ExpectableMetrics() {

@@ -72,6 +72,20 @@ struct WorkloadSpec {
   int ranks_per_node = 1;
   std::string backend = "mpi";
   int warmup = 5;
+  // Real clusters (a hosts or slurm fabric) only. `command`: run this
+  // instead of fdrill-collective (nccl-tests' all_reduce_perf, a training
+  // script); `output` says how its stdout becomes metrics: "fdrill" (rank
+  // JSONL files, fdrill-collective), "nccl-tests" (the result table, parsed
+  // live), "none" (no iterations: the drill reports exit and time only).
+  // `launcher` starts it from the controller's host: mpirun (rsh_agent
+  // ssh|rsh|any command), srun (inside the allocation), or none (the
+  // command launches itself). launcher_args go before the program.
+  std::vector<std::string> command;
+  std::string output = "fdrill";
+  std::string launcher = "mpirun";
+  std::vector<std::string> launcher_args;
+  std::string rsh_agent = "ssh";
+  bool External() const { return !command.empty(); }
 };
 
 // Stop conditions on the live metrics: any one met aborts the drill, which
@@ -109,7 +123,10 @@ struct Scenario {
   std::string description;
   int nodes = 0;                        // fabric size the drill needs
   std::string hosts_file;               // set when the inventory is a hosts file
-  std::vector<std::string> host_names;  // the hosts file's names, in order
+  bool slurm = false;                   // the inventory is SLURM_JOB_NODELIST
+  std::string slurm_nodelist;           // ... as it read at load time
+  std::vector<std::string> host_names;  // the hosts file's (or allocation's) names, in order
+  int agent_port = 7100;                // hosts/slurm: where every node's fdrill-agent listens
   WorkloadSpec workload;
   std::vector<PhaseSpec> phases;        // repeats expanded, in order
   Duration lease_ttl = std::chrono::seconds(5);
@@ -122,7 +139,9 @@ struct Scenario {
   // Sum of the phases' longest durations (a gate's timeout).
   Duration TotalDuration() const;
   std::vector<std::string> NodeNames() const;  // n0..n{nodes-1}, or the hosts file's
-  bool Emulated() const { return hosts_file.empty(); }
+  bool Emulated() const { return hosts_file.empty() && !slurm; }
+  // "emulated n0..n3", "hosts file F", "Slurm allocation gpu[01-04]".
+  std::string FabricName() const;
 };
 
 // Reads and validates FILE. Errors read "FILE:LINE:COL: what; hint".

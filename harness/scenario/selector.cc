@@ -35,7 +35,8 @@ Result<std::vector<std::string>> SelectNodes(const std::vector<std::string>& exp
   for (size_t i = 0; i < inventory.size(); ++i) position[inventory[i]] = i;
   std::vector<size_t> chosen;
   for (const auto& expr : exprs) {
-    auto names = ExpandHostlist(expr);
+    // "all": every node of the fabric (a drill that runs on any allocation).
+    auto names = expr == "all" && !position.count("all") ? Result<std::vector<std::string>>(inventory) : ExpandHostlist(expr);
     if (!names.ok()) return names.status();
     for (const auto& n : *names) {
       auto it = position.find(n);

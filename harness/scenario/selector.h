@@ -23,7 +23,7 @@ struct RandomPick {
 };
 
 // The nodes EXPRS name, in inventory order; an unknown name is an error that
-// lists what exists.
+// lists what exists. "all" names every node (unless a node is called "all").
 Result<std::vector<std::string>> SelectNodes(const std::vector<std::string>& exprs,
                                              const std::vector<std::string>& inventory);
 

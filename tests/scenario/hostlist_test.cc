@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "harness/scenario/selector.h"
 
 namespace fdrill {
@@ -77,6 +79,76 @@ TEST(Selector, RandomPickIsSeededAndStable) {
   EXPECT_EQ(tiny->size(), 1u);  // rounded up, at least one
   EXPECT_FALSE(PickRandom(inv, {.count = 17, .percent = std::nullopt, .seed = 1}).ok());
   EXPECT_FALSE(PickRandom(inv, {.count = std::nullopt, .percent = 101, .seed = 1}).ok());
+}
+
+}  // namespace
+}  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// SLURM_JOB_NODELIST as slurmctld writes it (scontrol show hostnames is the
+// reference expansion): several bracket groups, zero padding that grows,
+// suffixes after the bracket, dots and dashes in names.
+TEST(Hostlist, SlurmJobNodelistForms) {
+  EXPECT_EQ(Expand("gpu[01-02,05-06]"), (Names{"gpu01", "gpu02", "gpu05", "gpu06"}));
+  EXPECT_EQ(Expand("nid[00098-00101]"), (Names{"nid00098", "nid00099", "nid00100", "nid00101"}));
+  EXPECT_EQ(Expand("c[9-11]"), (Names{"c9", "c10", "c11"}));
+  EXPECT_EQ(Expand("gpu-a[1-2],gpu-b[3]"), (Names{"gpu-a1", "gpu-a2", "gpu-b3"}));
+  EXPECT_EQ(Expand("node[1-2]-ib"), (Names{"node1-ib", "node2-ib"}));
+  EXPECT_EQ(Expand("login1,node[1-2]"), (Names{"login1", "node1", "node2"}));
+  EXPECT_EQ(Expand("10.0.0.[1-3]"), (Names{"10.0.0.1", "10.0.0.2", "10.0.0.3"}));
+  EXPECT_EQ(Expand("r[1-2]n[01-02]"), (Names{"r1n01", "r1n02", "r2n01", "r2n02"}));
+  EXPECT_EQ(Expand("gpu[7]"), (Names{"gpu7"}));
+  EXPECT_EQ(ErrorOf("gpu[]"), "gpu[]: \"\" is not a number or a range like 01-16 (character 5)");
+  EXPECT_NE(ErrorOf("gpu[1-2],gpu2").find("gpu2"), std::string::npos);  // listed twice
+}
+
+TEST(Hostlist, SelectAllNamesEveryNode) {
+  auto all = SelectNodes({"all"}, {"gpu01", "gpu02", "gpu03"});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(*all, (Names{"gpu01", "gpu02", "gpu03"}));
+  // A node really called "all" is still selectable by its name alone.
+  auto named = SelectNodes({"all"}, {"all", "gpu02"});
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(*named, (Names{"all"}));
+}
+
+class HostsFileTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& text) {
+    const std::string path = ::testing::TempDir() + "/hosts-" + std::to_string(++n_);
+    std::ofstream(path) << text;
+    return path;
+  }
+  int n_ = 0;
+};
+
+TEST_F(HostsFileTest, ReadsLinesCommentsAndSeveralExpressionsPerLine) {
+  auto path = Write("# rack 1\ngpu[01-02]  # two nodes\n\n  gpu05,gpu07\r\n");
+  auto hosts = ReadHostsFile(path);
+  ASSERT_TRUE(hosts.ok()) << hosts.status().ToString();
+  EXPECT_EQ(*hosts, (Names{"gpu01", "gpu02", "gpu05", "gpu07"}));
+}
+
+TEST_F(HostsFileTest, ErrorsNameFileAndLine) {
+  auto twice = Write("gpu[01-02]\ngpu02\n");
+  auto r = ReadHostsFile(twice);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), twice + ":2: host gpu02 is listed twice");
+  auto bad = Write("gpu01\n\ngpu[3-1]\n");
+  r = ReadHostsFile(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), bad + ":3: gpu[3-1]: range 3-1 runs backwards (character 5)");
+  auto empty = Write("# nothing\n");
+  r = ReadHostsFile(empty);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "the hosts file " + empty + " names no host");
+  r = ReadHostsFile("/nonexistent/hosts");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  r = ReadHostsFile("/dev/zero");
+  ASSERT_FALSE(r.ok());
 }
 
 }  // namespace

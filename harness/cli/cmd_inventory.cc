@@ -1,0 +1,56 @@
+// fdrill inventory: what every agent found on its node — GPUs and NVLinks
+// (NVML), HCAs and ports (/sys/class/infiniband), netdevs, NUMA — as a
+// table, or as JSON ({"nodes": [<agent inventory>, ...]}, docs/formats.md)
+// with --json. Reads only; an agent that does not answer is listed with its
+// error and makes the exit code 2.
+#include <cstdio>
+
+#include "harness/cli/agent_flags.h"
+#include "harness/cli/commands.h"
+#include "harness/cli/inventory_table.h"
+
+namespace fdrill {
+
+namespace {
+
+int Inventory(const AgentFlags& flags, bool json) {
+  auto resolved = flags.Resolve();
+  if (!resolved.ok()) {
+    std::fprintf(stderr, "fdrill: %s\n", resolved.status().message().c_str());
+    return 2;
+  }
+  const TlsConfig* tls = resolved->tls ? &*resolved->tls : nullptr;
+  auto results = ForEachAgent(resolved->agents, tls, std::chrono::seconds(5),
+                              [](AgentLink& link) { return link.Call("inventory", Json::object(), std::chrono::seconds(20)); });
+  Json cluster = {{"nodes", Json::array()}};
+  int rc = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].ok()) {
+      Json node = *results[i];
+      node["node"] = resolved->agents[i].node;
+      cluster["nodes"].push_back(std::move(node));
+    } else {
+      cluster["nodes"].push_back({{"node", resolved->agents[i].node}, {"error", results[i].status().message()}});
+      rc = 2;
+    }
+  }
+  if (json) {
+    std::printf("%s\n", cluster.dump(2).c_str());
+  } else {
+    std::fputs(FormatInventoryTable(cluster).c_str(), stdout);
+  }
+  return rc;
+}
+
+}  // namespace
+
+void AddInventoryCommands(CLI::App& app, int* exit_code) {
+  auto* inv = app.add_subcommand("inventory", "list every node's GPUs, NVLinks, HCAs/ports, netdevs and NUMA, as the agents find them");
+  static AgentFlags flags;
+  static bool json = false;
+  flags.Add(inv);
+  inv->add_flag("--json", json, "print JSON instead of the table");
+  inv->callback([exit_code] { *exit_code = Inventory(flags, json); });
+}
+
+}  // namespace fdrill

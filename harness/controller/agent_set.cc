@@ -1,0 +1,80 @@
+#include "harness/controller/agent_set.h"
+
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "harness/scenario/hostlist.h"
+
+namespace fdrill {
+
+std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric) {
+  std::vector<AgentAddress> out;
+  for (const auto& n : fabric.nodes) out.push_back({n.name, n.MgmtIp(), static_cast<uint16_t>(n.agent_port)});
+  return out;
+}
+
+std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, uint16_t port) {
+  std::vector<AgentAddress> out;
+  for (const auto& h : hosts) out.push_back({h, h, port});
+  return out;
+}
+
+Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm, uint16_t port,
+                                                const std::string& fabric_dir) {
+  if (!hosts_file.empty() && slurm) return InvalidArgument("--hosts and --slurm exclude each other: give one");
+  if (!hosts_file.empty()) {
+    auto hosts = ReadHostsFile(hosts_file);
+    if (!hosts.ok()) return hosts.status().Annotate("--hosts");
+    return AgentsOfHosts(*hosts, port);
+  }
+  if (slurm) {
+    const char* list = std::getenv("SLURM_JOB_NODELIST");
+    if (list == nullptr || *list == '\0') {
+      return FailedPrecondition("--slurm: SLURM_JOB_NODELIST is not set; run inside an allocation (salloc, sbatch) or give --hosts FILE");
+    }
+    auto hosts = ExpandHostlist(list);
+    if (!hosts.ok()) return hosts.status().Annotate("--slurm: SLURM_JOB_NODELIST");
+    return AgentsOfHosts(*hosts, port);
+  }
+  auto fabric = LoadFabricState(fabric_dir);
+  if (!fabric.ok()) {
+    if (fabric.status().code() == StatusCode::kNotFound) {
+      return NotFound("no emulated fabric is up (" + fabric_dir + "/fabric.json) and neither --hosts FILE nor --slurm was given");
+    }
+    return fabric.status();
+  }
+  return AgentsOfFabric(*fabric);
+}
+
+std::vector<Result<Json>> ForEachAgent(const std::vector<AgentAddress>& agents, const TlsConfig* tls, Duration timeout,
+                                       const std::function<Result<Json>(AgentLink&)>& job) {
+  std::vector<Result<Json>> out(agents.size(), Result<Json>(Internal("not run")));
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  std::thread io_thread([&] { io.run(); });
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < agents.size(); i = next++) {
+      const AgentAddress& a = agents[i];
+      AgentLink link(io, a.node, a.host, a.port, tls);
+      if (auto st = link.Connect(timeout); !st.ok()) {
+        out[i] = st;
+        continue;
+      }
+      out[i] = job(link);
+      link.Close();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t w = 0; w < std::min<size_t>(kParallel, agents.size()); ++w) workers.emplace_back(worker);
+  for (auto& t : workers) t.join();
+  work.reset();
+  io.stop();
+  io_thread.join();
+  return out;
+}
+
+}  // namespace fdrill

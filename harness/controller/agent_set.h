@@ -1,0 +1,43 @@
+// AgentSet: the agents a command talks to outside a drill (`fdrill
+// inventory`, `fdrill panic`): the emulated fabric's, a hosts file's, or a
+// Slurm allocation's, each a node name and where its agent listens.
+// ForEachAgent connects to every agent and runs one job per link, up to
+// kParallel at a time, so a thousand-node cluster answers in a few rounds of
+// the slowest agent rather than a thousand; one agent that does not answer
+// is its own error, the rest still run.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fabric/fabric_state.h"
+#include "harness/controller/agent_link.h"
+#include "harness/core/result.h"
+#include "harness/core/units.h"
+#include "harness/tls/tls_config.h"
+
+namespace fdrill {
+
+struct AgentAddress {
+  std::string node;  // the name the agent answers to (and its certificate names)
+  std::string host;  // where to dial it
+  uint16_t port = 7100;
+};
+
+std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric);
+// Real nodes: dialled by their own names, at `port`.
+std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, uint16_t port);
+
+// The agents of --hosts FILE, or --slurm (SLURM_JOB_NODELIST), or else the
+// emulated fabric at fabric_dir. Errors name the flag and what would be right.
+Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm, uint16_t port,
+                                                const std::string& fabric_dir);
+
+inline constexpr int kParallel = 64;
+
+// job runs on a worker thread with a connected link; results in input order.
+std::vector<Result<Json>> ForEachAgent(const std::vector<AgentAddress>& agents, const TlsConfig* tls, Duration timeout,
+                                       const std::function<Result<Json>(AgentLink&)>& job);
+
+}  // namespace fdrill

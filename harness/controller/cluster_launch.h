@@ -1,0 +1,36 @@
+// The command line that starts a real cluster's job from the controller's
+// host (LocalJob runs it). One rank set per node of the drill, first node
+// first, workload.ranks_per_node on each.
+//
+//   mpirun (Open MPI 4.1/5): mpirun --hostfile <run>/hostfile -np N*R
+//       --map-by ppr:R:node --mca plm_rsh_agent <rsh_agent> <launcher_args>
+//       <program>. The hostfile holds "host slots=R" per node (a hostfile, not
+//       -H: a thousand nodes do not fit a command line comfortably).
+//       rsh_agent is ssh by default; "rsh" or any command works the same way
+//       (Open MPI calls `<agent> <host> <orted words>`).
+//   srun (inside the allocation, SLURM_JOB_ID in the environment):
+//       srun --nodes=N --ntasks-per-node=R --nodelist=<SLURM_JOB_NODELIST> --kill-on-bad-exit=1
+//       --unbuffered <launcher_args> <program>. --kill-on-bad-exit ends the
+//       step when a rank dies (as mpirun does), --unbuffered passes output
+//       through line by line.
+//   none: <program> as written (it starts itself: a site's own wrapper).
+// program is fdrill-collective's command line, or workload.command; with
+// output nccl-tests it runs under `stdbuf -oL` so every result row reaches
+// the controller as it is printed (a rank's stdout into a pipe is otherwise
+// block-buffered by stdio).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/scenario/scenario.h"
+
+namespace fdrill {
+
+// "gpu01 slots=8\ngpu02 slots=8\n..." in the drill's node order.
+std::string ClusterHostfile(const Scenario& s);
+
+std::vector<std::string> ClusterLaunchArgv(const Scenario& s, const std::vector<std::string>& program,
+                                           const std::string& hostfile_path);
+
+}  // namespace fdrill

@@ -1,0 +1,154 @@
+#include "harness/controller/local_job.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace fdrill {
+
+namespace {
+constexpr size_t kTailBytes = 64 * 1024;
+constexpr size_t kMaxLine = 1 << 20;  // a longer "line" is cut (a binary blob on stdout)
+}  // namespace
+
+LocalJob::~LocalJob() {
+  Stop(std::chrono::seconds(5));
+  if (reader_.joinable()) reader_.join();
+}
+
+Status LocalJob::Start(const std::vector<std::string>& argv) {
+  if (argv.empty()) return InvalidArgument("the launcher command is empty");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pid_ != 0) return FailedPrecondition("a job started by this drill still runs (pid " + std::to_string(pid_) + ")");
+  if (reader_.joinable()) reader_.join();  // the previous job's reader has finished (pid_ is 0)
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: Stop signals the job, never us
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return FailedPrecondition("cannot start " + argv[0] + ": " + std::strerror(rc) +
+                              (rc == ENOENT ? " (not found in PATH)" : ""));
+  }
+  pid_ = pid;
+  leader_reaped_ = false;
+  last_code_.reset();
+  reader_ = std::thread([this, fd = fds[0], pid] { ReadLoop(fd, pid); });
+  return Status::Ok();
+}
+
+void LocalJob::ReadLoop(int fd, pid_t pid) {
+  std::string tail, line;
+  char buf[16384];
+  std::optional<int> status;  // the leader's, once reaped
+  int quiet_polls = 0;
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, 200);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      // No output: reap the leader if it has ended. A daemonised grandchild
+      // may hold the pipe forever, so after the leader's end we read on for
+      // 2 s of silence at most.
+      int st = 0;
+      if (!status && waitpid(pid, &st, WNOHANG) == pid) {
+        status = st;
+        std::lock_guard<std::mutex> lock(mu_);
+        leader_reaped_ = true;
+      }
+      if (status && ++quiet_polls >= 10) break;
+      continue;
+    }
+    quiet_polls = 0;
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    tail.append(buf, static_cast<size_t>(n));
+    if (tail.size() > 2 * kTailBytes) tail.erase(0, tail.size() - kTailBytes);
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] != '\n') {
+        if (line.size() < kMaxLine) line.push_back(buf[i]);
+        continue;
+      }
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      on_line_(line);
+      line.clear();
+    }
+  }
+  close(fd);
+  if (!line.empty()) on_line_(line);
+  if (tail.size() > kTailBytes) tail.erase(0, tail.size() - kTailBytes);
+  // The leader is reaped here and only here (Stop signals its group only
+  // while pid_ is set, i.e. before this).
+  int st = status.value_or(0);
+  if (!status) {
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pid_ = 0;
+    last_code_ = code;
+  }
+  cv_.notify_all();
+  on_exit_(code, tail);
+}
+
+int LocalJob::Stop(Duration grace) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (pid_ == 0) return last_code_.value_or(-1);
+  // pid_ is set until the reader reaps... but the reader may have reaped the
+  // leader (WNOHANG) and still be draining: then the group id could be
+  // reused, so the group is only signalled while the leader is unreaped.
+  if (!leader_reaped_) kill(-pid_, SIGTERM);
+  if (!cv_.wait_for(lock, grace, [this] { return pid_ == 0; })) {
+    if (pid_ != 0 && !leader_reaped_) kill(-pid_, SIGKILL);
+    cv_.wait_for(lock, std::chrono::seconds(10), [this] { return pid_ == 0; });
+  }
+  return last_code_.value_or(-1);
+}
+
+bool LocalJob::running() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pid_ != 0;
+}
+
+pid_t LocalJob::pid() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pid_;
+}
+
+}  // namespace fdrill

@@ -1,0 +1,116 @@
+// LocalJob runs a real process group here (sh, sleep): its lines, its exit
+// code, and Stop's TERM-then-KILL on the whole group.
+#include "harness/controller/local_job.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace fdrill {
+namespace {
+
+struct Seen {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  std::optional<int> code;
+  std::string tail;
+  std::condition_variable cv;
+  LocalJob::LineFn Line() {
+    return [this](const std::string& l) {
+      std::lock_guard<std::mutex> lock(mu);
+      lines.push_back(l);
+    };
+  }
+  LocalJob::ExitFn Exit() {
+    return [this](int c, const std::string& t) {
+      std::lock_guard<std::mutex> lock(mu);
+      code = c;
+      tail = t;
+      cv.notify_all();
+    };
+  }
+  bool WaitExit(std::chrono::seconds s = std::chrono::seconds(20)) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, s, [this] { return code.has_value(); });
+  }
+};
+
+TEST(LocalJob, LinesStderrAndExitCode) {
+  Seen seen;
+  LocalJob job(seen.Line(), seen.Exit());
+  ASSERT_TRUE(job.Start({"sh", "-c", "printf 'a\\r\\nb\\n'; echo err >&2; printf tail; exit 3"}).ok());
+  ASSERT_TRUE(seen.WaitExit());
+  EXPECT_EQ(*seen.code, 3);
+  EXPECT_EQ(seen.lines, (std::vector<std::string>{"a", "b", "err", "tail"}));
+  EXPECT_EQ(seen.tail, "a\r\nb\nerr\ntail");
+  EXPECT_FALSE(job.running());
+  EXPECT_EQ(job.Stop(std::chrono::seconds(1)), 3);  // nothing runs: the last code
+}
+
+TEST(LocalJob, StopEndsTheWholeGroupTermThenKill) {
+  Seen seen;
+  LocalJob job(seen.Line(), seen.Exit());
+  // The leader ignores TERM and has a child that also ignores it: only the
+  // KILL after the grace ends them; the child must not outlive the stop.
+  ASSERT_TRUE(job.Start({"sh", "-c", "trap '' TERM; sh -c \"trap '' TERM; echo child \\$\\$; sleep 300\" & wait"}).ok());
+  pid_t child = 0;
+  for (int i = 0; i < 200 && child == 0; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(seen.mu);
+      for (const auto& l : seen.lines) {
+        if (l.rfind("child ", 0) == 0) child = std::stoi(l.substr(6));
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GT(child, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(job.Stop(std::chrono::milliseconds(300)), 128 + SIGKILL);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_FALSE(job.running());
+  // The child was in the group: gone (or a zombie of init, not running).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(kill(child, 0) != 0 || std::ifstream("/proc/" + std::to_string(child) + "/stat").peek() == EOF ||
+              [&] {
+                std::string stat;
+                std::getline(std::ifstream("/proc/" + std::to_string(child) + "/stat"), stat);
+                return stat.find(") Z") != std::string::npos;
+              }());
+}
+
+TEST(LocalJob, TermIsEnoughForAWellBehavedLauncher) {
+  Seen seen;
+  LocalJob job(seen.Line(), seen.Exit());
+  ASSERT_TRUE(job.Start({"sleep", "300"}).ok());
+  EXPECT_EQ(job.Stop(std::chrono::seconds(10)), 128 + SIGTERM);
+  ASSERT_TRUE(seen.WaitExit());
+  EXPECT_EQ(*seen.code, 128 + SIGTERM);
+}
+
+TEST(LocalJob, ALauncherThatIsNotThereIsAClearError) {
+  Seen seen;
+  LocalJob job(seen.Line(), seen.Exit());
+  auto st = job.Start({"fdrill-no-such-launcher", "-np", "2"});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "cannot start fdrill-no-such-launcher: No such file or directory (not found in PATH)");
+  EXPECT_FALSE(job.running());
+}
+
+TEST(LocalJob, StartsAgainAfterAnExit) {
+  Seen seen;
+  LocalJob job(seen.Line(), seen.Exit());
+  ASSERT_TRUE(job.Start({"sh", "-c", "echo one"}).ok());
+  ASSERT_TRUE(seen.WaitExit());
+  seen.code.reset();
+  ASSERT_TRUE(job.Start({"sh", "-c", "echo two; exit 1"}).ok());
+  ASSERT_TRUE(seen.WaitExit());
+  EXPECT_EQ(*seen.code, 1);
+  EXPECT_EQ(seen.lines, (std::vector<std::string>{"one", "two"}));
+}
+
+}  // namespace
+}  // namespace fdrill
