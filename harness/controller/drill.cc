@@ -92,6 +92,10 @@ class DrillRun {
   void OnPush(NodeLink& n, const Json& msg);
   bool Aborted() const { return (opt_.abort && opt_.abort->load()) || failed_.load(); }
   void LeaseLoop();
+  // `type` to every agent in parallel; one result per node, in order.
+  std::vector<Result<Json>> CallEach(const std::string& type, const Json& body, Duration timeout);
+  // ... with a body per node.
+  std::vector<Result<Json>> CallEachWith(const std::string& type, const std::vector<Json>& bodies, Duration timeout);
   std::vector<std::string> Collective() const;
   // Where node n's ranks write their JSONL and its agent reads it: under the
   // node's TMPDIR on the emulated fabric, /tmp on a real one (the ranks run
@@ -273,16 +277,55 @@ Status DrillRun::Connect() {
   return Status::Ok();
 }
 
+std::vector<Result<Json>> DrillRun::CallEach(const std::string& type, const Json& body, Duration timeout) {
+  return CallEachWith(type, std::vector<Json>(nodes_.size(), body), timeout);
+}
+
+std::vector<Result<Json>> DrillRun::CallEachWith(const std::string& type, const std::vector<Json>& bodies, Duration timeout) {
+  // Every agent at once (AgentLink::CallAsync), then wait for the answers
+  // until the deadline: a round costs the slowest agent, not their sum.
+  struct Round {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::optional<Result<Json>>> replies;
+    size_t pending = 0;
+  };
+  auto round = std::make_shared<Round>();
+  round->replies.resize(nodes_.size());
+  round->pending = nodes_.size();
+  std::vector<uint64_t> ids(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    ids[i] = nodes_[i].link->CallAsync(type, bodies[i], [round, i](Result<Json> r) {
+      std::lock_guard<std::mutex> lock(round->mu);
+      if (round->replies[i]) return;
+      round->replies[i] = std::move(r);
+      --round->pending;
+      round->cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(round->mu);
+  round->cv.wait_for(lock, timeout, [&] { return round->pending == 0; });
+  std::vector<Result<Json>> out;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (round->replies[i]) {
+      out.push_back(std::move(*round->replies[i]));
+    } else {
+      nodes_[i].link->Forget(ids[i]);
+      out.push_back(DeadlineExceeded(type + " to " + nodes_[i].name + ": no answer within " + FormatDuration(timeout)));
+    }
+  }
+  return out;
+}
+
 void DrillRun::LeaseLoop() {
   int64_t ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count();
   std::vector<Clock::TimePoint> last_ok(nodes_.size(), clock_.Now());
   while (!closing_) {
     auto next = clock_.Now() + s_.lease_renew;
+    const auto replies = CallEach("lease", {{"ttl_ms", ttl_ms}}, s_.lease_renew);
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      NodeLink& n = nodes_[i];
       if (closing_) return;
-      auto r = n.link->Call("lease", {{"ttl_ms", ttl_ms}}, s_.lease_renew);
-      if (r.ok()) {
+      if (replies[i].ok()) {
         last_ok[i] = clock_.Now();
         continue;
       }
@@ -292,7 +335,7 @@ void DrillRun::LeaseLoop() {
       // itself and the drill can no longer say what the fabric did: it ends.
       if (!closing_ && clock_.Now() + s_.lease_renew >= last_ok[i] + s_.lease_ttl) {
         if (auto* rec = live_rec_.load()) {
-          rec->Event("error", {{"node", n.name}, {"message", "lease renewal failed: " + r.status().message()}});
+          rec->Event("error", {{"node", nodes_[i].name}, {"message", "lease renewal failed: " + replies[i].status().message()}});
         }
         failed_ = true;
         cv_.notify_all();
@@ -394,9 +437,13 @@ Status DrillRun::Launch(const std::vector<std::string>& argv) {
 Status DrillRun::StartWorkload() {
   // Every agent watches its node's run directory: the ranks' JSONL (if
   // any), and it samples the node's counters while it watches.
-  for (auto& n : nodes_) {
-    auto r = n.link->Call("workload_start", {{"metrics_dir", RunDir(n)}}, kCallTimeout);
-    if (!r.ok()) return r.status();
+  {
+    std::vector<Json> bodies;
+    for (const auto& n : nodes_) bodies.push_back({{"metrics_dir", RunDir(n)}});
+    const auto watching = CallEachWith("workload_start", bodies, kCallTimeout);
+    for (const auto& r : watching) {
+      if (!r.ok()) return r.status();
+    }
   }
   std::vector<std::string> argv;
   if (s_.workload.External()) nccl_parser_ = NcclTestsParser(s_.workload.command.front());
@@ -749,10 +796,13 @@ void DrillRun::Cleanup() {
   if (s_.workload.Train()) CheckDigest();
   // Whatever happened, every agent reverts everything it holds.
   Json residue = Json::array();
-  for (auto& n : nodes_) {
-    auto r = n.link->Call("revert_all", {}, kCallTimeout);
+  const auto reverted = CallEach("revert_all", {}, kCallTimeout);
+  const auto snapshots = CallEach("snapshot", {}, kCallTimeout);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeLink& n = nodes_[i];
+    const auto& r = reverted[i];
     if (!r.ok()) rec_->Event("error", {{"node", n.name}, {"message", "revert_all: " + r.status().message()}});
-    auto after = n.link->Call("snapshot", {}, kCallTimeout);
+    const auto& after = snapshots[i];
     if (!after.ok()) {
       residue.push_back({{"node", n.name}, {"object", "snapshot"}, {"before", "taken"},
                          {"after", after.status().message()}});
@@ -797,11 +847,11 @@ void DrillRun::Shutdown() {
   closing_ = true;
   cv_.notify_all();
   if (lease_thread_.joinable()) lease_thread_.join();
+  bool all_linked = !nodes_.empty();
+  for (auto& n : nodes_) all_linked = all_linked && n.link != nullptr;
+  if (all_linked) (void)CallEach("lease", {{"ttl_ms", 0}}, std::chrono::seconds(2));  // released
   for (auto& n : nodes_) {
-    if (n.link) {
-      (void)n.link->Call("lease", {{"ttl_ms", 0}}, std::chrono::seconds(2));
-      n.link->Close();
-    }
+    if (n.link) n.link->Close();
   }
   work_.reset();
   if (io_thread_.joinable()) {
@@ -841,15 +891,16 @@ Status DrillRun::Run() {
                                     {"clock_offset_ms", static_cast<double>(n.offset_ns) / 1e6}});
   }
   std::string status = "completed";
-  for (auto& n : nodes_) {
-    auto snap = n.link->Call("snapshot", {}, kCallTimeout);
-    if (!snap.ok()) {
-      rec_->Event("error", {{"node", n.name}, {"message", "snapshot: " + snap.status().message()}});
+  const auto snaps = CallEach("snapshot", {}, kCallTimeout);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeLink& n = nodes_[i];
+    if (!snaps[i].ok()) {
+      rec_->Event("error", {{"node", n.name}, {"message", "snapshot: " + snaps[i].status().message()}});
       status = "error";
       break;
     }
-    n.snapshot = *snap;
-    rec_->Event("snapshot", {{"node", n.name}, {"state", *snap}});
+    n.snapshot = *snaps[i];
+    rec_->Event("snapshot", {{"node", n.name}, {"state", n.snapshot}});
   }
   if (status == "completed") {
     if (auto st = StartWorkload(); !st.ok()) {

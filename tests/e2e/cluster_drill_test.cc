@@ -1,0 +1,168 @@
+// A real-cluster drill end to end without a cluster: four fdrill-agent
+// processes with --fake-host on 127.1.0.1-4 (the real agent, wire, journal
+// and lease; faults recorded, not applied), a hosts file naming them, and as
+// the workload a script that prints nccl-tests' result table (launcher:
+// none, output: nccl-tests). It proves the path a cluster takes: hosts-file
+// inventory, agents dialled by name at fabric.agent_port, the launcher run
+// on the controller's host, its output parsed live into metrics.jsonl and
+// the progress line, faults applied and reverted on the named node, the job
+// stopped at the end and nothing of it left running. No root needed.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "harness/host/real_process_runner.h"
+
+extern char** environ;
+
+namespace fdrill {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// Rows every 50 ms; between 3.3 s and 5.7 s after it starts, each row takes
+// ten times as long (a slowdown the report must see inside the fault's
+// 3 s - 6 s window, whose timeline starts at the first row).
+constexpr char kFakePerf[] = R"(#!/bin/sh
+echo "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0"
+echo "#"
+echo "# Using devices"
+echo "#  Rank  0 Group  0 Pid  4242 on  fakenode device  0 [0x07] NVIDIA H100 80GB HBM3"
+echo "#"
+echo "#                                                              out-of-place                       in-place          "
+echo "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
+echo "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       "
+start=$(date +%s%N)
+while :; do
+  t=$(( ($(date +%s%N) - start) / 1000000 ))
+  if [ $t -ge 3300 ] && [ $t -lt 5700 ]; then
+    echo "     1048576        262144     float     sum      -1    521.0    2.01    3.77      0    519.0    2.02    3.78      0"
+  else
+    echo "     1048576        262144     float     sum      -1    52.10   20.13   37.74      0    51.90   20.20   37.88      0"
+  fi
+  sleep 0.05
+done
+)";
+
+class ClusterDrill : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    work_ = fs::temp_directory_path() / ("fdrill-cluster-" + std::to_string(getpid()));
+    fs::remove_all(work_);
+    fs::create_directories(work_);
+    port_ = 20000 + getpid() % 20000;
+    for (int i = 1; i <= 4; ++i) {
+      const std::string node = "127.1.0." + std::to_string(i);
+      std::vector<std::string> argv = {FDRILL_AGENT_BIN, "--fake-host", "--insecure", "--node", node,
+                                       "--listen", node + ":" + std::to_string(port_), "--state-dir",
+                                       (work_ / ("agent" + std::to_string(i))).string(), "--log-level", "warn"};
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      pid_t pid = 0;
+      ASSERT_EQ(posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ), 0);
+      agents_.push_back(pid);
+    }
+    std::ofstream(work_ / "hosts") << "# four fake agents on loopback\n127.1.0.[1-4]\n";
+    std::ofstream(work_ / "fake_perf.sh") << kFakePerf;
+    std::ofstream(work_ / "drill.yaml") << "name: cluster-nccl-tests\n"
+                                        << "fabric: {hosts: hosts, agent_port: " << port_ << "}\n"
+                                        << "workload: {command: [sh, " << (work_ / "fake_perf.sh").string()
+                                        << "], output: nccl-tests, launcher: none}\n"
+                                        << R"(phases:
+  - {name: baseline, duration: 3s}
+  - name: hit
+    duration: 3s
+    faults:
+      - {id: cap, kind: link_rate, node: 127.1.0.2, params: {interface: fab0, rate: 100mbit}}
+  - {name: recovery, duration: 3s}
+expect:
+  max_slowdown: 2
+)";
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the agents start listening
+  }
+  void TearDown() override {
+    // Only the agents this test started, by pid.
+    for (pid_t pid : agents_) {
+      kill(pid, SIGTERM);
+      int st = 0;
+      waitpid(pid, &st, 0);
+    }
+    RealProcessRunner runner;
+    auto left = runner.Run({"pgrep", "-f", (work_ / "fake_perf.sh").string()}, std::chrono::seconds(5));
+    EXPECT_TRUE(left.ok() && left->out.empty()) << "the workload outlived the drill: " << (left.ok() ? left->out : "");
+    fs::remove_all(work_);
+  }
+  fs::path work_;
+  int port_ = 0;
+  std::vector<pid_t> agents_;
+};
+
+TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost) {
+  RealProcessRunner runner;
+  const fs::path out = work_ / "run";
+  auto run = runner.Run({FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out", out.string()},
+                        std::chrono::seconds(120));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  // The fault made the job 10x slower: the expectation (max 2x) fails.
+  EXPECT_EQ(run->exit_code, 1) << run->out << run->err;
+  // Not a terminal: plain progress lines, one naming the fault in force.
+  EXPECT_NE(run->err.find("fdrill: ["), std::string::npos) << run->err;
+  EXPECT_NE(run->err.find("faults: cap@127.1.0.2"), std::string::npos) << run->err;
+  EXPECT_NE(run->err.find("hosts file "), std::string::npos) << run->err;
+
+  std::ifstream sin(out / "summary.json");
+  json s = json::parse(sin);
+  ASSERT_EQ(s["faults"].size(), 1u) << s.dump(2);
+  const json& f = s["faults"][0];
+  EXPECT_EQ(f["node"], "127.1.0.2");
+  EXPECT_GT(f["slowdown"].get<double>(), 5.0) << f.dump(2);
+  EXPECT_NEAR(s["baseline"]["busbw_median"].get<double>(), 37.74, 0.01) << s["baseline"].dump(2);
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump(2);
+
+  // Every row became a metrics record marked as nccl-tests'.
+  std::ifstream min(out / "metrics.jsonl");
+  std::string line;
+  int records = 0;
+  while (std::getline(min, line)) {
+    json r = json::parse(line);
+    EXPECT_EQ(r["source"], "nccl-tests");
+    ++records;
+  }
+  EXPECT_GT(records, 60);  // ~20 rows/s for ~9 s
+
+  // The events: the launch on this host, apply/revert on the named agent, a forced stop.
+  std::ifstream ein(out / "events.jsonl");
+  std::string events((std::istreambuf_iterator<char>(ein)), std::istreambuf_iterator<char>());
+  EXPECT_NE(events.find("\"type\":\"workload_start\""), std::string::npos);
+  EXPECT_NE(events.find("\"node\":\"controller\""), std::string::npos);
+  EXPECT_NE(events.find("\"fault_reverted\""), std::string::npos);
+  EXPECT_NE(events.find("\"forced\":true"), std::string::npos);
+  std::ifstream hin(out / "hostfile");
+  std::string hostfile((std::istreambuf_iterator<char>(hin)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(hostfile, "127.1.0.1 slots=1\n127.1.0.2 slots=1\n127.1.0.3 slots=1\n127.1.0.4 slots=1\n");
+}
+
+TEST_F(ClusterDrill, AnAgentThatIsNotThereStopsTheDrillBeforeAnythingIsTouched) {
+  std::ofstream(work_ / "hosts") << "127.1.0.[1-4]\n127.1.0.9\n";
+  RealProcessRunner runner;
+  auto run = runner.Run({FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out",
+                         (work_ / "run").string()},
+                        std::chrono::seconds(60));
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 2) << run->err;
+  EXPECT_NE(run->err.find("127.1.0.9"), std::string::npos) << run->err;
+  EXPECT_FALSE(fs::exists(work_ / "run" / "events.jsonl"));
+}
+
+}  // namespace
+}  // namespace fdrill
