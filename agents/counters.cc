@@ -1,5 +1,6 @@
 #include "agents/counters.h"
 
+#include <iterator>
 #include <sstream>
 
 #include "agents/sysfs_text.h"
