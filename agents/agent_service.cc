@@ -1,6 +1,7 @@
 #include "agents/agent_service.h"
 
 #include "agents/counters.h"
+#include "agents/inventory.h"
 #include "injectors/burn_process.h"
 #include "injectors/ranks.h"
 
@@ -21,7 +22,6 @@ constexpr char kVersion[] = "0.1.0";
 // Every busy tick: the controller's live view (gates, stop conditions, the
 // impact_seen detection) lags the ranks by at most this plus a round trip.
 constexpr auto kTailEvery = std::chrono::milliseconds(20);
-constexpr auto kCountersEvery = std::chrono::seconds(1);
 }  // namespace
 
 AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
@@ -46,6 +46,7 @@ Json AgentService::Handle(const Json& req, const std::string& peer, const std::s
   else if (type == "lease") r = Lease(req);
   else if (type == "workload_start") r = WorkloadStart(req);
   else if (type == "workload_stop") r = WorkloadStop(req);
+  else if (type == "inventory") r = Inventory();
   if (type != "lease") {
     std::string result = r.ok() ? "ok" : r.status().ToString();
     audit_.Record(clock_.WallNanos(), peer, subject, req, result);
@@ -292,6 +293,28 @@ Result<Json> AgentService::WorkloadStop(const Json& req) {
   return out;
 }
 
+Result<Json> AgentService::Inventory() {
+  Nvml* nvml = config_.use_nvml ? &NvmlAt(NvmlLibraryPath()) : nullptr;
+  if (host_.sysfs == nullptr) return FailedPrecondition("inventory: this agent has no sysfs access");
+  auto inv = DiscoverInventory(*host_.sysfs, nvml);
+  if (!inv.ok()) return inv.status();
+  (*inv)["node"] = config_.node;
+  return inv;
+}
+
+Nvml* AgentService::TelemetryNvml() {
+  if (!telemetry_nvml_tried_ && config_.use_nvml) {
+    telemetry_nvml_tried_ = true;
+    Nvml& nvml = NvmlAt(NvmlLibraryPath());
+    if (auto s = nvml.Load(); s.ok()) {
+      telemetry_nvml_ = &nvml;
+    } else {
+      spdlog::info("no NVLink counters in telemetry: {}", s.message());
+    }
+  }
+  return telemetry_nvml_;
+}
+
 std::string AgentService::LogTail() const {
   std::ifstream in(config_.state_dir + "/workload.log", std::ios::binary | std::ios::ate);
   if (!in) return "";
@@ -334,11 +357,13 @@ void AgentService::Tick() {
       push_(MakePush("workload_exit", {{"node", config_.node}, {"exit_code", *code}, {"log_tail", LogTail()}}));
     }
   }
-  if (tail_.watching() && now - last_counters_ >= kCountersEvery) {
-    // On a 1 s grid, not 1 s after whenever the tick landed: with a 100 ms
-    // idle tick the latter drifts to one push every 1.1 s.
-    last_counters_ = now - last_counters_ < 2 * kCountersEvery ? last_counters_ + kCountersEvery : now;
-    auto counters = SampleCounters(*host_.runner, host_.sysfs, config_.mgmt_interface);
+  const Duration every = config_.telemetry_interval;
+  if (tail_.watching() && now - last_counters_ >= every) {
+    // On a grid of the interval, not one interval after whenever the tick
+    // landed: with a 100 ms idle tick the latter drifts (1 s -> 1.1 s).
+    last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every : now;
+    auto counters = SampleTelemetry(*host_.runner, host_.sysfs, {config_.mgmt_interface, "/sys/class/infiniband",
+                                                                  TelemetryNvml()});
     if (counters.ok() && push_) push_(MakePush("counters", {{"node", config_.node}, {"counters", *counters}}));
   }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) {

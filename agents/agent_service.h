@@ -5,7 +5,8 @@
 // lease_expired) go through the push callback. Single-threaded.
 //
 // Requests (see docs/protocol.md): hello, check, snapshot, apply, revert,
-// revert_all, lease, workload_start, workload_stop.
+// revert_all, lease, workload_start, workload_stop, inventory (reads only:
+// agents/inventory.h plus "node").
 //
 // Safety contract:
 //  - apply journals (fsync) the fault's saved state before touching anything;
@@ -32,6 +33,7 @@
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
 #include "injectors/injector.h"
+#include "injectors/nvml.h"
 
 namespace fdrill {
 
@@ -41,6 +43,12 @@ struct AgentConfig {
   std::string mgmt_interface;       // never faulted
   std::set<std::string> allowlist;  // interfaces faults may touch; empty = any but mgmt/lo
   std::string tmpdir = "/tmp";      // where local ranks write metrics
+  // How often a `counters` sample (agents/counters.h) is pushed while a
+  // workload runs; fdrill-agent --telemetry-interval, 100 ms .. 1 h.
+  Duration telemetry_interval = std::chrono::seconds(1);
+  // false: never dlopen NVML (the fake host: its inventory says "not used",
+  // its samples carry no NVLink counters).
+  bool use_nvml = true;
 };
 
 class AgentService {
@@ -89,6 +97,10 @@ class AgentService {
   Result<Json> Lease(const Json& req);
   Result<Json> WorkloadStart(const Json& req);
   Result<Json> WorkloadStop(const Json& req);
+  Result<Json> Inventory();
+  // NvmlAt(NvmlLibraryPath()) once it has loaded; null without NVML (tried
+  // once, so an agent on a GPU-less node does not dlopen every second).
+  Nvml* TelemetryNvml();
   std::string LogTail() const;
   // SIGKILLs every fdrill-collective rank in this node's namespace; how many.
   int KillRanks();
@@ -108,6 +120,8 @@ class AgentService {
   MetricsTail tail_;
   Clock::TimePoint last_tail_{};
   Clock::TimePoint last_counters_{};
+  Nvml* telemetry_nvml_ = nullptr;
+  bool telemetry_nvml_tried_ = false;
   bool lease_held_ = false;
   Clock::TimePoint lease_deadline_{};
 };

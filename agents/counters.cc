@@ -1,10 +1,34 @@
 #include "agents/counters.h"
 
+#include <iterator>
 #include <sstream>
+
+#include "agents/sysfs_text.h"
 
 namespace fdrill {
 
 namespace {
+
+// PortCounters attributes the kernel exposes for every port (IB and RoCE).
+constexpr const char* kIbCounters[] = {
+    "port_xmit_data",  "port_rcv_data",       "port_xmit_packets", "port_rcv_packets",   "symbol_error",
+    "link_error_recovery", "link_downed",     "port_rcv_errors",   "port_xmit_discards", "port_xmit_wait",
+};
+// Counted in 4-octet units (PortXmitData / PortRcvData).
+bool InFourOctets(const std::string& name) { return name == "port_xmit_data" || name == "port_rcv_data"; }
+
+struct NvLinkField {
+  unsigned id;
+  const char* name;
+  unsigned long long scale;  // to the unit the key promises
+};
+constexpr NvLinkField kNvLinkFields[] = {
+    {NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, "tx_bytes", 1024},  // NVML counts KiB
+    {NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, "rx_bytes", 1024},
+    {NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY, "dl_replay", 1},
+    {NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY, "dl_recovery", 1},
+    {NVML_FI_DEV_NVLINK_ERROR_DL_CRC, "dl_crc", 1},
+};
 
 bool Skipped(const std::string& name, const std::string& mgmt) { return name.empty() || name == "lo" || name == mgmt; }
 
@@ -79,6 +103,69 @@ Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::stri
     }
   }
   return WithQdiscs(runner, mgmt_interface, out);
+}
+
+void SampleIbCounters(SysFs& sysfs, const std::string& root, Json& out) {
+  auto devices = ListOrNone(sysfs, root);
+  if (!devices.ok()) return;
+  for (const auto& dev : *devices) {
+    auto ports = ListOrNone(sysfs, root + "/" + dev + "/ports");
+    if (!ports.ok()) continue;
+    for (const auto& [n, entry] : NumberedEntries(*ports)) {
+      const std::string dir = root + "/" + dev + "/ports/" + entry;
+      const std::string key = "ib/" + dev + "/" + std::to_string(n) + ".";
+      for (const char* name : kIbCounters) {
+        auto v = ReadSysInt(sysfs, dir + "/counters/" + name);
+        if (v && *v >= 0) out[key + name] = static_cast<uint64_t>(*v) * (InFourOctets(name) ? 4 : 1);
+      }
+      auto hw = ListOrNone(sysfs, dir + "/hw_counters");
+      if (!hw.ok()) continue;
+      for (const auto& name : *hw) {
+        if (name == "lifespan" || out.contains(key + name)) continue;
+        auto v = ReadSysInt(sysfs, dir + "/hw_counters/" + name);
+        if (v && *v >= 0) out[key + name] = static_cast<uint64_t>(*v);
+      }
+    }
+  }
+}
+
+void SampleNvLinkCounters(Nvml& nvml, Json& out) {
+  auto gpus = nvml.DeviceCount();
+  if (!gpus.ok()) return;
+  std::vector<Nvml::FieldRequest> asked;
+  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    for (const auto& f : kNvLinkFields) asked.push_back({f.id, link});
+  }
+  for (unsigned gpu = 0; gpu < *gpus; ++gpu) {
+    auto values = nvml.FieldValues(gpu, asked);
+    if (!values.ok() || values->size() != asked.size()) continue;
+    for (size_t i = 0; i < asked.size(); ++i) {
+      if (!(*values)[i].status.ok()) continue;
+      const NvLinkField& f = kNvLinkFields[i % std::size(kNvLinkFields)];
+      out["gpu" + std::to_string(gpu) + "/nvlink" + std::to_string(asked[i].scope) + "." + f.name] =
+          (*values)[i].value * f.scale;
+    }
+  }
+}
+
+Result<Json> SampleTelemetry(ProcessRunner& runner, SysFs* sysfs, const TelemetrySources& sources) {
+  auto netdevs = SampleCounters(runner, sysfs, sources.mgmt_interface);
+  Json out = netdevs.ok() ? std::move(*netdevs) : Json::object();
+  if (sysfs != nullptr) SampleIbCounters(*sysfs, sources.infiniband, out);
+  if (sources.nvml != nullptr) SampleNvLinkCounters(*sources.nvml, out);
+  if (!netdevs.ok() && out.empty()) return netdevs.status();
+  return out;
+}
+
+Result<Duration> ParseTelemetryInterval(std::string_view text) {
+  auto d = ParseDuration(text);
+  if (!d.ok()) return d.status().Annotate("--telemetry-interval");
+  if (*d < kMinTelemetryInterval || *d > kMaxTelemetryInterval) {
+    return InvalidArgument("--telemetry-interval " + std::string(text) + ": must be from " +
+                           FormatDuration(kMinTelemetryInterval) + " to " + FormatDuration(kMaxTelemetryInterval) +
+                           " (faster floods the controller with samples; slower misses whole fault windows)");
+  }
+  return *d;
 }
 
 }  // namespace fdrill

@@ -1,5 +1,10 @@
-// The node's fabric counters, sampled once a second while a workload runs
-// and pushed to the controller as `counters` events (docs/formats.md): per
+// The node's fabric counters, sampled every telemetry interval (AgentConfig::
+// telemetry_interval, 1 s by default) while a workload runs and pushed to the
+// controller as `counters` events (docs/formats.md). SampleTelemetry merges
+// three sources into one flat {name: number} object, every value cumulative
+// (reports take per-phase deltas):
+//
+// 1. Netdevs (SampleCounters below), "<if>.<counter>". Per
 // interface (every one but lo and the management interface) the kernel's
 // stats64 — rx/tx bytes, packets, errors, dropped — and its root qdisc's
 // drops and overlimits (what tbf/htb shaping shows). Names are
@@ -12,15 +17,63 @@
 // read the kernel's 64-bit link stats; /proc/net/dev's rx drop also counts
 // rx_missed_errors (NIC ring overflows), which `ip` lists apart. Qdisc
 // counters come from `tc -s -j qdisc` (netlink).
+//
+// 2. InfiniBand / RoCE ports (SampleIbCounters), "ib/<dev>/<port>.<counter>",
+//    from IB/DEV/ports/N/counters/ (Documentation/ABI/stable/sysfs-class-
+//    infiniband): port_xmit_data, port_rcv_data, port_xmit_packets,
+//    port_rcv_packets, symbol_error, link_error_recovery, link_downed,
+//    port_rcv_errors, port_xmit_discards, port_xmit_wait. The two *_data
+//    counters count units of 4 octets (the PMA's PortXmitData/PortRcvData,
+//    "divided by 4"); the key keeps the kernel's name but the value is in
+//    bytes (x4). port_xmit_wait is in ticks of the PMA's sample clock, left
+//    as is. Also every file of ports/N/hw_counters/ (the driver's own:
+//    mlx5's out_of_buffer, np_cnp_sent, rp_cnp_handled, ...) under its own
+//    name, except `lifespan` (the driver's refresh period in ms, a setting).
+//    A missing counter file is left out.
+//
+// 3. NVLink (SampleNvLinkCounters), "gpu<i>/nvlink<l>.<counter>", through
+//    NVML field values, one nvmlDeviceGetFieldValues call per GPU asking
+//    every link number NVML can name (scopeId = link): tx_bytes / rx_bytes
+//    (NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX, payload, counted in KiB by
+//    NVML, x1024 here), dl_replay, dl_recovery, dl_crc
+//    (NVML_FI_DEV_NVLINK_ERROR_DL_*). Links and fields NVML answers with an
+//    error (no such link; Blackwell dropped the DL error fields) are left
+//    out.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
+#include "injectors/nvml.h"
 
 namespace fdrill {
 
+struct TelemetrySources {
+  std::string mgmt_interface;                    // never sampled
+  std::string infiniband = "/sys/class/infiniband";
+  Nvml* nvml = nullptr;                          // null: no NVLink counters
+};
+
+// One sample of everything above. Fails only when no source answered at
+// all (the netdev sample failed and there is no IB or NVLink counter).
+Result<Json> SampleTelemetry(ProcessRunner& runner, SysFs* sysfs, const TelemetrySources& sources);
+
+// Adds "ib/<dev>/<port>.<counter>" for every port under `root` to `out`.
+void SampleIbCounters(SysFs& sysfs, const std::string& root, Json& out);
+
+// Adds "gpu<i>/nvlink<l>.<counter>" to `out`; nothing when NVML cannot count GPUs.
+void SampleNvLinkCounters(Nvml& nvml, Json& out);
+
+// --telemetry-interval: a duration (harness/core/units.h: "250ms", "1s",
+// "10s") from 100 ms to 1 h. Faster floods the controller (every agent
+// pushes a sample); slower than an hour sees no fault window at all.
+constexpr Duration kMinTelemetryInterval = std::chrono::milliseconds(100);
+constexpr Duration kMaxTelemetryInterval = std::chrono::hours(1);
+Result<Duration> ParseTelemetryInterval(std::string_view text);
+
+// The netdev part alone.
 Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::string& mgmt_interface);
 
 // Parses /proc/net/dev text into `out` ("<if>.rx_bytes", ...); false when

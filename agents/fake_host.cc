@@ -1,5 +1,7 @@
 #include "agents/fake_host.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 namespace fdrill {
@@ -96,6 +98,102 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
     return Ok();
   }
   return Ok();  // anything else: recorded, not run
+}
+
+namespace {
+
+// The fake machine's sysfs files (FakeHostSysFs); built once, shared by every
+// fake agent of a fleet. Directories are implied by the paths under them.
+const std::map<std::string, std::string>& FakeSysfsTree() {
+  static const auto* tree = [] {
+    auto* t = new std::map<std::string, std::string>();  // never freed: lives as long as the fleet
+    auto& f = *t;
+    const std::string hca = "/sys/class/infiniband/mlx5_0";
+    f[hca + "/node_guid"] = "0c42:a103:00fa:b000\n";
+    f[hca + "/fw_ver"] = "28.39.1002\n";
+    f[hca + "/device/numa_node"] = "0\n";
+    f[hca + "/device/net/fab0/dev_port"] = "0\n";
+    const std::string port = hca + "/ports/1";
+    f[port + "/state"] = "4: ACTIVE\n";
+    f[port + "/phys_state"] = "5: LinkUp\n";
+    f[port + "/link_layer"] = "Ethernet\n";
+    f[port + "/rate"] = "100 Gb/sec (4X EDR)\n";
+    f[port + "/lid"] = "0x0\n";
+    for (const char* c : {"port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets", "symbol_error",
+                          "link_error_recovery", "link_downed", "port_rcv_errors", "port_xmit_discards",
+                          "port_xmit_wait"}) {
+      f[port + "/counters/" + c] = "0\n";
+    }
+    struct Netdev {
+      const char* name;
+      const char* speed;
+      const char* mtu;
+      const char* mac;
+    };
+    for (const Netdev& n : {Netdev{"mgmt0", "10000", "1500", "02:fd:00:00:00:01"},
+                            Netdev{"fab0", "100000", "9000", "02:fd:00:00:01:01"}}) {
+      const std::string dir = std::string("/sys/class/net/") + n.name;
+      f[dir + "/speed"] = std::string(n.speed) + "\n";
+      f[dir + "/mtu"] = std::string(n.mtu) + "\n";
+      f[dir + "/address"] = std::string(n.mac) + "\n";
+      f[dir + "/device/numa_node"] = "0\n";
+    }
+    f["/sys/class/net/fab0/device/infiniband/mlx5_0/node_guid"] = f[hca + "/node_guid"];
+    f["/sys/class/net/lo/mtu"] = "65536\n";
+    f["/sys/devices/system/node/node0/cpulist"] = "0-7\n";
+    return t;
+  }();
+  return *tree;
+}
+
+// "/sys/class/net/IF/operstate" -> IF; "" for any other path.
+std::string OperstateOf(const std::string& path) {
+  const std::string prefix = "/sys/class/net/", suffix = "/operstate";
+  if (path.rfind(prefix, 0) != 0 || path.size() <= prefix.size() + suffix.size()) return "";
+  if (path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) return "";
+  std::string name = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+  return name.find('/') == std::string::npos ? name : "";
+}
+
+}  // namespace
+
+Result<std::string> FakeHostSysFs::Read(const std::string& path) {
+  if (std::string name = OperstateOf(path); !name.empty()) {
+    auto it = kernel_.ifaces().find(name);
+    if (it != kernel_.ifaces().end()) {
+      if (name == "lo") return std::string("unknown\n");  // as the kernel says for lo
+      return std::string(it->second.up ? "up\n" : "down\n");
+    }
+  }
+  const auto& tree = FakeSysfsTree();
+  auto it = tree.find(path);
+  if (it == tree.end()) return NotFound("fake host: no " + path);
+  return it->second;
+}
+
+bool FakeHostSysFs::Exists(const std::string& path) {
+  const auto& tree = FakeSysfsTree();
+  if (tree.count(path)) return true;
+  auto it = tree.lower_bound(path + "/");
+  return it != tree.end() && it->first.rfind(path + "/", 0) == 0;
+}
+
+Result<std::vector<std::string>> FakeHostSysFs::List(const std::string& dir) {
+  const std::string prefix = dir + "/";
+  std::vector<std::string> names;
+  const auto& tree = FakeSysfsTree();
+  for (auto it = tree.lower_bound(prefix); it != tree.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    std::string name = it->first.substr(prefix.size());
+    name = name.substr(0, name.find('/'));
+    if (names.empty() || names.back() != name) names.push_back(name);
+  }
+  if (dir == "/sys/class/net") {  // every interface of the kernel model, even one without files
+    for (const auto& [name, _] : kernel_.ifaces()) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+  if (names.empty()) return NotFound("fake host: no " + dir);
+  return names;
 }
 
 }  // namespace fdrill

@@ -8,7 +8,8 @@
 // FakeHostKernel plays `ip` and `tc` for three interfaces, lo, mgmt0 and
 // fab0: it keeps each one's admin state and root qdisc, answers the JSON
 // queries the network injectors make (so Verify sees the fault "active" and
-// then reverted), and answers the counters sample with zeros. iptables-save
+// then reverted), and answers the counters sample with zeros. FakeHostSysFs
+// (below) answers the inventory. iptables-save
 // prints nothing of ours. Any other command succeeds with empty output and
 // is only recorded. Faults on processes find none (an empty process table
 // that refuses to spawn), so cpu_hog and mem_pressure fail to apply.
@@ -70,24 +71,35 @@ class FakeHostProcesses final : public ProcessTable {
   void Reap(int) override {}
 };
 
-// Nothing to read or write: the cgroup and NVML faults fail to capture.
+// A read-only model of the sysfs an inventory reads (agents/inventory.h):
+// one RoCE HCA mlx5_0 (port 1 ACTIVE, 100 Gb/sec, Ethernet, PCI function of
+// fab0, NUMA node 0, its port counters all zero), the netdevs mgmt0
+// (10 Gb/s) and fab0 (100 Gb/s), one NUMA node with CPUs 0-7. A netdev's
+// operstate follows the kernel model (a link_down fault shows). Nothing can
+// be written: the cgroup faults fail to capture; the IB port faults find the
+// port but nothing changes it, so they never verify. No NVML at all.
 class FakeHostSysFs final : public SysFs {
  public:
-  Result<std::string> Read(const std::string& path) override { return NotFound("fake host: no " + path); }
+  explicit FakeHostSysFs(const FakeHostKernel& kernel) : kernel_(kernel) {}
+  Result<std::string> Read(const std::string& path) override;
   Status Write(const std::string& path, const std::string&) override {
     return FailedPrecondition("fake host: cannot write " + path);
   }
-  bool Exists(const std::string&) override { return false; }
+  bool Exists(const std::string& path) override;
   Status MakeDir(const std::string& path) override { return FailedPrecondition("fake host: cannot mkdir " + path); }
   Status RemoveDir(const std::string&) override { return Status::Ok(); }
   Status RemoveFile(const std::string&) override { return Status::Ok(); }
+  Result<std::vector<std::string>> List(const std::string& dir) override;
+
+ private:
+  const FakeHostKernel& kernel_;
 };
 
 // One agent's fake machine; Host borrows from it, so it must outlive the
 // AgentService built on host().
 struct FakeHost {
   FakeHostKernel kernel;
-  FakeHostSysFs sysfs;
+  FakeHostSysFs sysfs{kernel};
   FakeHostProcesses procs;
   Host host() { return Host{&kernel, &sysfs, &procs, ""}; }
 };

@@ -19,6 +19,7 @@
 #include <filesystem>
 
 #include "agents/agent_service.h"
+#include "agents/counters.h"
 #include "agents/fake_fleet.h"
 #include "agents/fake_host.h"
 #include "agents/mgmt_interface.h"
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> allow;
   bool revert_all = false, insecure = false, fake_host = false;
   int fake_agents = 0, fake_first_index = 0;
-  std::string fake_ca;
+  std::string fake_ca, telemetry_interval = "1s";
   TlsConfig tls;
   app.add_option("--node", node, "this node's name in drills (default: hostname)");
   app.add_option("--listen", listen, "management address:port to serve on")->capture_default_str();
@@ -56,10 +57,17 @@ int main(int argc, char** argv) {
                  "I.. (node fI on --listen's address + I): one fleet split over processes, each within its fd limit");
   app.add_option("--fake-ca", fake_ca, "with --fake-agents: directory with ca.pem and ca.key (`fdrill certs init`); "
                  "each fake agent gets a certificate for its node name");
+  app.add_option("--telemetry-interval", telemetry_interval, "how often counters (netdev, IB port, NVLink) are "
+                 "sampled and pushed while a workload runs: 100ms .. 1h")->capture_default_str();
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
   app.set_version_flag("--version", "fdrill-agent 0.1.0");
   CLI11_PARSE(app, argc, argv);
   InitLogging("fdrill-agent", log_level);
+  auto telemetry_every = ParseTelemetryInterval(telemetry_interval);
+  if (!telemetry_every.ok()) {
+    spdlog::error("{}", telemetry_every.status().message());
+    return 2;
+  }
   if (fake_host && revert_all) {
     // A fake host reverts nothing real: it must never consume a real journal.
     spdlog::error("--fake-host and --revert-all exclude each other");
@@ -137,6 +145,8 @@ int main(int argc, char** argv) {
   // A fake agent keeps its journal apart, so it never sweeps a real one.
   config.state_dir = fake_host ? state_dir + "/fake-host" : state_dir;
   config.allowlist = {allow.begin(), allow.end()};
+  config.telemetry_interval = *telemetry_every;
+  config.use_nvml = !fake_host;
   if (const char* t = std::getenv("TMPDIR")) config.tmpdir = t;
   host.launch_env_dir = LaunchEnvDir(config.tmpdir);
   if (fake_host) {

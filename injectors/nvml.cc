@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 namespace fdrill {
@@ -21,6 +22,21 @@ template <typename Fn>
 void Resolve(void* handle, const char* name, Fn& fn, std::map<std::string, bool>& found) {
   fn = reinterpret_cast<Fn>(dlsym(handle, name));
   found[name] = fn != nullptr;
+}
+
+// NVML fills fixed buffers with NUL-terminated text; never read past one.
+std::string CString(const char* buf, size_t size) { return std::string(buf, strnlen(buf, size)); }
+
+unsigned long long FieldAsUint64(const nvmlFieldValue_t& v) {
+  switch (v.valueType) {
+    case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal > 0 ? static_cast<unsigned long long>(v.value.dVal) : 0;
+    case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG: return v.value.ulVal;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return v.value.sllVal > 0 ? static_cast<unsigned long long>(v.value.sllVal) : 0;
+    case NVML_VALUE_TYPE_SIGNED_INT: return v.value.siVal > 0 ? static_cast<unsigned long long>(v.value.siVal) : 0;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.value.usVal;
+    default: return v.value.ullVal;  // UNSIGNED_LONG_LONG, the throughput counters' type
+  }
 }
 
 Status Missing(const std::string& library, const char* symbol) {
@@ -54,6 +70,11 @@ struct Nvml::Api {
   nvmlDeviceSetPowerManagementLimit_fn set_power = nullptr;
   nvmlDeviceGetNvLinkState_fn link_state = nullptr;
   nvmlDeviceGetNvLinkErrorCounter_fn link_errors = nullptr;
+  nvmlDeviceGetNvLinkRemotePciInfo_v2_fn link_remote_pci = nullptr;
+  nvmlDeviceGetName_fn name = nullptr;
+  nvmlDeviceGetUUID_fn uuid = nullptr;
+  nvmlDeviceGetPciInfo_v3_fn pci = nullptr;
+  nvmlDeviceGetFieldValues_fn field_values = nullptr;
 };
 
 Status Nvml::Load() {
@@ -96,6 +117,11 @@ Status Nvml::LoadLocked() {
     Resolve(h, "nvmlDeviceSetPowerManagementLimit", api->set_power, f);
     Resolve(h, "nvmlDeviceGetNvLinkState", api->link_state, f);
     Resolve(h, "nvmlDeviceGetNvLinkErrorCounter", api->link_errors, f);
+    Resolve(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api->link_remote_pci, f);
+    Resolve(h, "nvmlDeviceGetName", api->name, f);
+    Resolve(h, "nvmlDeviceGetUUID", api->uuid, f);
+    Resolve(h, "nvmlDeviceGetPciInfo_v3", api->pci, f);
+    Resolve(h, "nvmlDeviceGetFieldValues", api->field_values, f);
     handle_ = h;  // never dlclose'd: the driver library stays for the process
     api_ = std::move(api);
   }
@@ -299,6 +325,68 @@ Result<unsigned long long> Nvml::NvLinkErrorCounter(unsigned gpu, unsigned link,
     return s;
   }
   return n;
+}
+
+Result<std::string> Nvml::NvLinkRemotePciBusId(unsigned gpu, unsigned link) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto dev = Ready(&Api::link_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2", static_cast<int>(gpu));
+  if (!dev.ok()) return dev.status();
+  nvmlPciInfo_t pci = {};
+  auto s = Check(api_->link_remote_pci(*dev, link, &pci), "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  if (!s.ok()) return s;
+  return CString(pci.busId, sizeof(pci.busId));
+}
+
+Result<std::string> Nvml::DeviceName(unsigned gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto dev = Ready(&Api::name, "nvmlDeviceGetName", static_cast<int>(gpu));
+  if (!dev.ok()) return dev.status();
+  char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+  if (auto s = Check(api_->name(*dev, buf, sizeof(buf)), "nvmlDeviceGetName"); !s.ok()) return s;
+  return CString(buf, sizeof(buf));
+}
+
+Result<std::string> Nvml::DeviceUuid(unsigned gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto dev = Ready(&Api::uuid, "nvmlDeviceGetUUID", static_cast<int>(gpu));
+  if (!dev.ok()) return dev.status();
+  char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
+  if (auto s = Check(api_->uuid(*dev, buf, sizeof(buf)), "nvmlDeviceGetUUID"); !s.ok()) return s;
+  return CString(buf, sizeof(buf));
+}
+
+Result<std::string> Nvml::PciBusId(unsigned gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto dev = Ready(&Api::pci, "nvmlDeviceGetPciInfo_v3", static_cast<int>(gpu));
+  if (!dev.ok()) return dev.status();
+  nvmlPciInfo_t pci = {};
+  if (auto s = Check(api_->pci(*dev, &pci), "nvmlDeviceGetPciInfo_v3"); !s.ok()) return s;
+  return CString(pci.busId, sizeof(pci.busId));
+}
+
+Result<std::vector<Nvml::FieldValue>> Nvml::FieldValues(unsigned gpu, const std::vector<FieldRequest>& fields) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto dev = Ready(&Api::field_values, "nvmlDeviceGetFieldValues", static_cast<int>(gpu));
+  if (!dev.ok()) return dev.status();
+  std::vector<nvmlFieldValue_t> values(fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) {
+    values[i] = {};
+    values[i].fieldId = fields[i].field;
+    values[i].scopeId = fields[i].scope;
+  }
+  if (values.empty()) return std::vector<FieldValue>{};
+  auto s = Check(api_->field_values(*dev, static_cast<int>(values.size()), values.data()), "nvmlDeviceGetFieldValues");
+  if (!s.ok()) return s;
+  std::vector<FieldValue> out;
+  out.reserve(values.size());
+  for (const auto& v : values) {
+    FieldValue f;
+    f.status = Check(v.nvmlReturn, "nvmlDeviceGetFieldValues")
+                   .Annotate("field " + std::to_string(v.fieldId) + " scope " + std::to_string(v.scopeId));
+    if (f.status.ok()) f.value = FieldAsUint64(v);
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 Nvml& NvmlAt(const std::string& library) {

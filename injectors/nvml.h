@@ -83,6 +83,28 @@ class Nvml {
   // INVALID_ARGUMENT; callers see those as Unsupported / InvalidArgument.
   Result<bool> NvLinkActive(unsigned gpu, unsigned link);
   Result<unsigned long long> NvLinkErrorCounter(unsigned gpu, unsigned link, nvmlNvLinkErrorCounter_t counter);
+  // The PCI address of what NVLink `link` of `gpu` reaches (a peer GPU, or an
+  // NVSwitch), "00000000:18:00.0" as NVML prints it.
+  Result<std::string> NvLinkRemotePciBusId(unsigned gpu, unsigned link);
+
+  // Inventory: "NVIDIA H100 80GB HBM3", "GPU-5f3c...", "00000000:18:00.0".
+  Result<std::string> DeviceName(unsigned gpu);
+  Result<std::string> DeviceUuid(unsigned gpu);
+  Result<std::string> PciBusId(unsigned gpu);
+
+  // nvmlDeviceGetFieldValues: one call for many (field, scope) pairs. The
+  // call failing is an error; a field it cannot read is a per-entry status
+  // (Unsupported for a link or counter the GPU lacks). Values of any NVML
+  // type come back as unsigned 64-bit (a double is truncated; negative: 0).
+  struct FieldRequest {
+    unsigned field = 0;
+    unsigned scope = 0;  // the NVLink for per-link fields
+  };
+  struct FieldValue {
+    Status status;
+    unsigned long long value = 0;
+  };
+  Result<std::vector<FieldValue>> FieldValues(unsigned gpu, const std::vector<FieldRequest>& fields);
 
  private:
   struct Api;

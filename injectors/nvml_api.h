@@ -28,6 +28,7 @@ enum {
   NVML_ERROR_NOT_SUPPORTED = 3,
   NVML_ERROR_NO_PERMISSION = 4,
   NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
   NVML_ERROR_FUNCTION_NOT_FOUND = 13,
   NVML_ERROR_GPU_IS_LOST = 15,
   NVML_ERROR_IN_USE = 19,
@@ -94,6 +95,67 @@ typedef struct {
 #define nvmlNvlinkGetBwMode_v1 0x0100000CU
 #define nvmlNvlinkSetBwMode_v1 0x0100000CU
 
+/* Inventory: names, UUIDs and PCI addresses (buffer sizes from nvml.h; the
+ * _V2 sizes are the ones its documentation guarantees to be enough). */
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+/* The layout nvmlDeviceGetPciInfo_v3 and nvmlDeviceGetNvLinkRemotePciInfo_v2
+ * fill (busIdLegacy first; the older layout with busId first and four
+ * reserved words belongs to the _v1/_v2 symbols, which fdrill never calls). */
+typedef struct nvmlPciInfo_st {
+  char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE]; /* "00000000:18:00.0" */
+} nvmlPciInfo_t;
+
+/* Field values (nvmlDeviceGetFieldValues): the caller sets fieldId and
+ * scopeId (the NVLink for per-link fields) of each entry; NVML fills the
+ * rest, with a return code per entry. */
+typedef int nvmlValueType_t;
+enum {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6
+};
+typedef union nvmlValue_st {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+typedef struct nvmlFieldValue_st {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;   /* CPU time of the value, microseconds since 1970 */
+  long long latencyUsec;
+  nvmlValueType_t valueType;
+  nvmlReturn_t nvmlReturn; /* check before reading value */
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+/* NVLink throughput, cumulative, in KiB; scopeId = link (UINT_MAX: all links). */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138 /* payload */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_RAW_TX 140  /* payload + protocol overhead */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_RAW_RX 141
+/* NVLink DL error counters, cumulative; scopeId = link. NVML's release
+ * notes say these three are not supported on Blackwell. */
+#define NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY 161
+#define NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY 162
+#define NVML_FI_DEV_NVLINK_ERROR_DL_CRC 163
+
 /* Function types, one per symbol. */
 typedef nvmlReturn_t (*nvmlInit_v2_fn)(void);
 typedef const char* (*nvmlErrorString_fn)(nvmlReturn_t result);
@@ -121,6 +183,12 @@ typedef nvmlReturn_t (*nvmlDeviceGetNvLinkState_fn)(nvmlDevice_t device, unsigne
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter_fn)(nvmlDevice_t device, unsigned int link,
                                                            nvmlNvLinkErrorCounter_t counter,
                                                            unsigned long long* counterValue);
+typedef nvmlReturn_t (*nvmlDeviceGetName_fn)(nvmlDevice_t device, char* name, unsigned int length);
+typedef nvmlReturn_t (*nvmlDeviceGetUUID_fn)(nvmlDevice_t device, char* uuid, unsigned int length);
+typedef nvmlReturn_t (*nvmlDeviceGetPciInfo_v3_fn)(nvmlDevice_t device, nvmlPciInfo_t* pci);
+typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_v2_fn)(nvmlDevice_t device, unsigned int link,
+                                                               nvmlPciInfo_t* pci);
+typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -50,6 +50,10 @@ class SysFs {
   virtual Status RemoveDir(const std::string& path) = 0;
   // unlink of one file: Ok when it is already gone.
   virtual Status RemoveFile(const std::string& path) = 0;
+  // The entry names of directory `dir` (files, directories and links; no
+  // "." or ".."), sorted bytewise. NotFound when `dir` does not exist, so a
+  // caller can tell "no such tree" (no HCA driver loaded) from a failure.
+  virtual Result<std::vector<std::string>> List(const std::string& dir) = 0;
 };
 
 class ProcessTable;  // processes.h

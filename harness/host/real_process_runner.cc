@@ -1,5 +1,6 @@
 #include "harness/host/real_process_runner.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -12,7 +13,9 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <algorithm>
 
 namespace fdrill {
 
@@ -144,6 +147,24 @@ Status RealSysFs::RemoveFile(const std::string& path) {
 Status RealSysFs::RemoveDir(const std::string& path) {
   if (rmdir(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
   return Unavailable("rmdir " + path + ": " + std::strerror(errno));
+}
+
+Result<std::vector<std::string>> RealSysFs::List(const std::string& dir) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(opendir(dir.c_str()), closedir);
+  if (!d) {
+    std::string why = std::strerror(errno);
+    if (errno == ENOENT || errno == ENOTDIR) return NotFound("cannot list " + dir + ": " + why);
+    return Unavailable("cannot list " + dir + ": " + why);
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* e = readdir(d.get())) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  if (errno != 0) return Unavailable("cannot list " + dir + ": " + std::strerror(errno));
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace fdrill

@@ -20,6 +20,8 @@ class RealSysFs final : public SysFs {
   Status MakeDir(const std::string& path) override;
   Status RemoveDir(const std::string& path) override;
   Status RemoveFile(const std::string& path) override;
+  // readdir; a symlinked directory (every /sys/class/* entry) is followed.
+  Result<std::vector<std::string>> List(const std::string& dir) override;
 };
 
 }  // namespace fdrill

@@ -1,7 +1,8 @@
 // Recording fakes of the host seam. FakeProcessRunner records every argv it
 // is asked to run and answers from a script of canned results matched by
 // argv prefix (first match wins; unmatched commands succeed with empty
-// output). FakeSysFs is an in-memory file tree.
+// output). FakeSysFs is an in-memory file tree: a map from path to content,
+// directories implied by the paths under them (or made with MakeDir).
 #pragma once
 
 #include <map>
@@ -97,6 +98,19 @@ class FakeSysFs final : public SysFs {
     files_removed.push_back(path);
     files.erase(path);
     return Status::Ok();
+  }
+  // The immediate children of `dir` in the file map (a file "dir/a/b" makes
+  // "a" an entry), sorted; NotFound when nothing lies under `dir`.
+  Result<std::vector<std::string>> List(const std::string& dir) override {
+    std::string prefix = dir + "/";
+    std::vector<std::string> names;
+    for (auto it = files.lower_bound(prefix); it != files.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+      std::string name = it->first.substr(prefix.size());
+      name = name.substr(0, name.find('/'));
+      if (!name.empty() && (names.empty() || names.back() != name)) names.push_back(name);
+    }
+    if (names.empty() && !files.count(prefix)) return NotFound("cannot list " + dir + ": No such file or directory");
+    return names;
   }
   std::vector<std::string> files_removed;
   std::vector<std::string> dirs_made;

@@ -17,9 +17,14 @@
 //   gpuI.power_mw/power_min_mw/power_max_mw
 //   gpuI.linkL.state 0|1             link L exists; gpuI.linkL.errC counters
 //                                    (absent counter: NOT_SUPPORTED)
+//   gpuI.name / .uuid / .pci_bus_id  inventory strings (absent: NOT_SUPPORTED)
+//   gpuI.linkL.remote_pci BUSID      what link L reaches
+//   gpuI.linkL.fieldF N              field value F (138 DATA_TX KiB, ...) of
+//                                    link L (absent: that entry NOT_SUPPORTED)
 //   fail.SYMBOL CODE                 SYMBOL returns CODE and changes nothing
 // Every call is appended to $FAKE_NVML_LOG as "symbol arg..." per line.
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -267,6 +272,89 @@ nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned int link
   if (g < 0 || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
   if (!s.count(key)) return NVML_ERROR_NOT_SUPPORTED;
   *value = Num(s, key);
+  return NVML_SUCCESS;
+}
+
+// Copies `text` into NVML's fixed buffer as the driver does: INSUFFICIENT_SIZE
+// when it and its NUL do not fit.
+static nvmlReturn_t CopyOut(const std::string& text, char* buf, unsigned int length) {
+  if (text.size() + 1 > length) return NVML_ERROR_INSUFFICIENT_SIZE;
+  text.copy(buf, text.size());
+  buf[text.size()] = '\0';
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t StringOf(const char* symbol, nvmlDevice_t dev, const std::string& what, char* buf,
+                             unsigned int length) {
+  State s = Load();
+  long g = Gpu(s, dev);
+  if (auto r = Enter(s, symbol, std::to_string(g))) return r;
+  if (g < 0 || buf == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  auto it = s.find(Key(g, what));
+  if (it == s.end()) return NVML_ERROR_NOT_SUPPORTED;
+  return CopyOut(it->second, buf, length);
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t dev, char* name, unsigned int length) {
+  return StringOf("nvmlDeviceGetName", dev, "name", name, length);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char* uuid, unsigned int length) {
+  return StringOf("nvmlDeviceGetUUID", dev, "uuid", uuid, length);
+}
+
+// Fills busId (and busIdLegacy, domain, bus, device) from "DDDDDDDD:BB:DD.F".
+static void FillPci(const std::string& bus_id, nvmlPciInfo_t* pci) {
+  *pci = {};
+  CopyOut(bus_id.substr(0, sizeof(pci->busId) - 1), pci->busId, sizeof(pci->busId));
+  std::string legacy = bus_id.size() > 8 ? bus_id.substr(4) : bus_id;  // 4-digit domain
+  CopyOut(legacy.substr(0, sizeof(pci->busIdLegacy) - 1), pci->busIdLegacy, sizeof(pci->busIdLegacy));
+  unsigned domain = 0, bus = 0, device = 0;
+  if (std::sscanf(bus_id.c_str(), "%x:%x:%x", &domain, &bus, &device) == 3) {
+    pci->domain = domain;
+    pci->bus = bus;
+    pci->device = device;
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t* pci) {
+  State s = Load();
+  long g = Gpu(s, dev);
+  if (auto r = Enter(s, "nvmlDeviceGetPciInfo_v3", std::to_string(g))) return r;
+  if (g < 0 || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  auto it = s.find(Key(g, "pci_bus_id"));
+  if (it == s.end()) return NVML_ERROR_NOT_SUPPORTED;
+  FillPci(it->second, pci);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t dev, unsigned int link, nvmlPciInfo_t* pci) {
+  State s = Load();
+  long g = Gpu(s, dev);
+  if (auto r = Enter(s, "nvmlDeviceGetNvLinkRemotePciInfo_v2", std::to_string(g) + " " + std::to_string(link))) {
+    return r;
+  }
+  if (g < 0 || link >= NVML_NVLINK_MAX_LINKS || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  auto it = s.find(Key(g, "link" + std::to_string(link) + ".remote_pci"));
+  if (it == s.end()) return NVML_ERROR_NOT_SUPPORTED;
+  FillPci(it->second, pci);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t* values) {
+  State s = Load();
+  long g = Gpu(s, dev);
+  if (auto r = Enter(s, "nvmlDeviceGetFieldValues", std::to_string(g) + " " + std::to_string(count))) return r;
+  if (g < 0 || count < 0 || (count > 0 && values == nullptr)) return NVML_ERROR_INVALID_ARGUMENT;
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t& v = values[i];
+    auto it = s.find(Key(g, "link" + std::to_string(v.scopeId) + ".field" + std::to_string(v.fieldId)));
+    v.timestamp = 0;
+    v.latencyUsec = 0;
+    v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+    v.nvmlReturn = it == s.end() ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+    v.value.ullVal = it == s.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 0);
+  }
   return NVML_SUCCESS;
 }
 

@@ -52,6 +52,31 @@ class FakeNvml {
     Write(s);
   }
 
+  // GPU `gpu`'s inventory strings (nvmlDeviceGetName / GetUUID / GetPciInfo_v3).
+  void Describe(int gpu, const std::string& name, const std::string& uuid, const std::string& pci_bus_id) {
+    std::string g = "gpu" + std::to_string(gpu) + ".";
+    Set(g + "name", name);
+    Set(g + "uuid", uuid);
+    Set(g + "pci_bus_id", pci_bus_id);
+  }
+  // NVLink `link` of GPU `gpu` exists, active or not; `remote_pci` is what it
+  // reaches ("": NVML does not say).
+  void NvLink(int gpu, int link, bool up, const std::string& remote_pci = "") {
+    std::string l = "gpu" + std::to_string(gpu) + ".link" + std::to_string(link) + ".";
+    Set(l + "state", up ? "1" : "0");
+    if (!remote_pci.empty()) Set(l + "remote_pci", remote_pci);
+  }
+  // Field value `field` (NVML_FI_DEV_*) of that link, read by nvmlDeviceGetFieldValues.
+  void NvLinkField(int gpu, int link, unsigned field, unsigned long long value) {
+    Set("gpu" + std::to_string(gpu) + ".link" + std::to_string(link) + ".field" + std::to_string(field),
+        std::to_string(value));
+  }
+  // NVLink error counter `counter` (NVML_NVLINK_ERROR_*) of that link.
+  void NvLinkError(int gpu, int link, int counter, unsigned long long value) {
+    Set("gpu" + std::to_string(gpu) + ".link" + std::to_string(link) + ".err" + std::to_string(counter),
+        std::to_string(value));
+  }
+
   void Set(const std::string& key, const std::string& value) {
     auto s = Read();
     s[key] = value;

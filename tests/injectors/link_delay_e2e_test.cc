@@ -78,6 +78,9 @@ class NamespaceSysFs final : public SysFs {
   Status RemoveFile(const std::string& path) override {
     return FailedPrecondition("NamespaceSysFs is read-only: " + path);
   }
+  Result<std::vector<std::string>> List(const std::string& dir) override {
+    return Unsupported("NamespaceSysFs does not list directories: " + dir);
+  }
 
  private:
   ProcessRunner* runner_;

@@ -1,0 +1,166 @@
+#include "agents/inventory.h"
+
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "agents/sysfs_text.h"
+#include "injectors/ib_port.h"
+
+namespace fdrill {
+
+namespace {
+
+// "4: ACTIVE" -> "ACTIVE", "5: LinkUp" -> "LinkUp" (drivers/infiniband/core/sysfs.c
+// prints "%d: %s").
+std::string AfterColon(const std::string& text) {
+  auto colon = text.find(':');
+  return colon == std::string::npos ? text : TrimSpace(text.substr(colon + 1));
+}
+
+void SetIf(Json& obj, const char* key, const std::optional<std::string>& v) {
+  if (v) obj[key] = *v;
+}
+void SetIf(Json& obj, const char* key, const std::optional<int64_t>& v) {
+  if (v) obj[key] = *v;
+}
+
+Json Port(SysFs& sysfs, const std::string& dir, int64_t port, const std::vector<std::string>& netdevs) {
+  Json p = {{"port", port}};
+  if (auto s = ReadSysText(sysfs, dir + "/state")) p["state"] = AfterColon(*s);
+  if (auto s = ReadSysText(sysfs, dir + "/phys_state")) p["phys_state"] = AfterColon(*s);
+  SetIf(p, "link_layer", ReadSysText(sysfs, dir + "/link_layer"));
+  if (auto rate = ReadSysText(sysfs, dir + "/rate")) {
+    p["rate"] = *rate;
+    if (auto parsed = ParseIbRate(*rate); parsed.ok()) {
+      double g = parsed->gbps;
+      if (g == std::floor(g)) {
+        p["rate_gbps"] = static_cast<int64_t>(g);
+      } else {
+        p["rate_gbps"] = g;  // "2.5 Gb/sec (1X SDR)"
+      }
+    }
+  }
+  SetIf(p, "lid", ReadSysInt(sysfs, dir + "/lid", 16));
+  p["netdevs"] = netdevs;
+  return p;
+}
+
+// One HCA; records which netdev belongs to it in `owner`.
+Result<Json> Hca(SysFs& sysfs, const std::string& root, const std::string& name,
+                 std::map<std::string, std::string>& owner) {
+  const std::string dir = root + "/" + name;
+  Json hca = {{"name", name}};
+  SetIf(hca, "node_guid", ReadSysText(sysfs, dir + "/node_guid"));
+  SetIf(hca, "fw_ver", ReadSysText(sysfs, dir + "/fw_ver"));
+  SetIf(hca, "numa_node", ReadSysInt(sysfs, dir + "/device/numa_node"));
+
+  std::map<int64_t, std::vector<std::string>> netdevs_of_port;
+  auto nets = ListOrNone(sysfs, dir + "/device/net");
+  if (!nets.ok()) return nets.status();
+  for (const auto& ifname : *nets) {
+    int64_t dev_port = ReadSysInt(sysfs, dir + "/device/net/" + ifname + "/dev_port").value_or(0);
+    netdevs_of_port[dev_port + 1].push_back(ifname);
+    owner[ifname] = name;
+  }
+
+  auto ports = ListOrNone(sysfs, dir + "/ports");
+  if (!ports.ok()) return ports.status();
+  hca["ports"] = Json::array();
+  for (const auto& [n, entry] : NumberedEntries(*ports)) {
+    hca["ports"].push_back(Port(sysfs, dir + "/ports/" + entry, n, netdevs_of_port[n]));
+  }
+  return hca;
+}
+
+Result<Json> Netdev(SysFs& sysfs, const std::string& root, const std::string& name,
+                    const std::map<std::string, std::string>& owner) {
+  const std::string dir = root + "/" + name;
+  Json nd = {{"name", name}};
+  SetIf(nd, "operstate", ReadSysText(sysfs, dir + "/operstate"));
+  if (auto speed = ReadSysInt(sysfs, dir + "/speed"); speed && *speed >= 0) nd["speed_mbps"] = *speed;
+  SetIf(nd, "mtu", ReadSysInt(sysfs, dir + "/mtu"));
+  SetIf(nd, "mac", ReadSysText(sysfs, dir + "/address"));
+  SetIf(nd, "numa_node", ReadSysInt(sysfs, dir + "/device/numa_node"));
+  if (auto it = owner.find(name); it != owner.end()) {
+    nd["ib_device"] = it->second;
+  } else {
+    auto ib = ListOrNone(sysfs, dir + "/device/infiniband");
+    if (!ib.ok()) return ib.status();
+    if (!ib->empty()) nd["ib_device"] = ib->front();
+  }
+  return nd;
+}
+
+Json GpuLinks(Nvml& nvml, unsigned gpu) {
+  Json links = Json::array();
+  for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+    auto active = nvml.NvLinkActive(gpu, link);
+    if (!active.ok()) continue;  // the GPU has no such link (NOT_SUPPORTED / INVALID_ARGUMENT)
+    Json l = {{"link", link}, {"state", *active ? "up" : "down"}};
+    if (auto remote = nvml.NvLinkRemotePciBusId(gpu, link); remote.ok()) l["remote_pci_bus_id"] = *remote;
+    links.push_back(std::move(l));
+  }
+  return links;
+}
+
+}  // namespace
+
+Json DiscoverGpus(Nvml* nvml) {
+  Json out = {{"gpus", Json::array()}};
+  if (nvml == nullptr) {
+    out["nvml"] = "not used on this host (no NVML library given)";
+    return out;
+  }
+  auto count = nvml->DeviceCount();  // loads the library first
+  if (!count.ok()) {
+    out["nvml"] = count.status().message();
+    return out;
+  }
+  for (unsigned i = 0; i < *count; ++i) {
+    Json g = {{"index", i}};
+    if (auto v = nvml->DeviceName(i); v.ok()) g["name"] = *v;
+    if (auto v = nvml->DeviceUuid(i); v.ok()) g["uuid"] = *v;
+    if (auto v = nvml->PciBusId(i); v.ok()) g["pci_bus_id"] = *v;
+    g["nvlinks"] = GpuLinks(*nvml, i);
+    out["gpus"].push_back(std::move(g));
+  }
+  out["nvml"] = "ok";
+  return out;
+}
+
+Result<Json> DiscoverInventory(SysFs& sysfs, Nvml* nvml, const InventoryPaths& paths) {
+  Json inv = DiscoverGpus(nvml);
+
+  std::map<std::string, std::string> owner;  // netdev -> HCA
+  inv["hcas"] = Json::array();
+  auto hcas = ListOrNone(sysfs, paths.infiniband);
+  if (!hcas.ok()) return hcas.status().Annotate("inventory");
+  for (const auto& name : *hcas) {
+    auto hca = Hca(sysfs, paths.infiniband, name, owner);
+    if (!hca.ok()) return hca.status().Annotate("inventory: HCA " + name);
+    inv["hcas"].push_back(std::move(*hca));
+  }
+
+  inv["netdevs"] = Json::array();
+  auto netdevs = ListOrNone(sysfs, paths.net);
+  if (!netdevs.ok()) return netdevs.status().Annotate("inventory");
+  for (const auto& name : *netdevs) {
+    if (name == "lo") continue;
+    auto nd = Netdev(sysfs, paths.net, name, owner);
+    if (!nd.ok()) return nd.status().Annotate("inventory: netdev " + name);
+    inv["netdevs"].push_back(std::move(*nd));
+  }
+
+  inv["numa"] = Json::array();
+  auto nodes = ListOrNone(sysfs, paths.numa);
+  if (!nodes.ok()) return nodes.status().Annotate("inventory");
+  for (const auto& [n, entry] : NumberedEntries(*nodes, "node")) {
+    Json node = {{"node", n}};
+    SetIf(node, "cpus", ReadSysText(sysfs, paths.numa + "/" + entry + "/cpulist"));
+    inv["numa"].push_back(std::move(node));
+  }
+  return inv;
+}
+
+}  // namespace fdrill

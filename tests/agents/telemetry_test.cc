@@ -1,0 +1,180 @@
+// SampleTelemetry: IB port counters from sysfs (the *_data ones in bytes),
+// NVLink counters from NVML field values, merged with the netdev sample; the
+// agent's telemetry interval.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "agents/agent_service.h"
+#include "agents/counters.h"
+#include "agents/fake_host.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_host.h"
+#include "tests/fakes/fake_nvml.h"
+
+namespace fdrill {
+namespace {
+
+constexpr char kPort[] = "/sys/class/infiniband/mlx5_0/ports/1";
+
+FakeSysFs IbPort() {
+  FakeSysFs fs;
+  auto& f = fs.files;
+  const std::string c = std::string(kPort) + "/counters/";
+  f[c + "port_xmit_data"] = "1000\n";  // 4-octet units
+  f[c + "port_rcv_data"] = "2500\n";
+  f[c + "port_xmit_packets"] = "30\n";
+  f[c + "port_rcv_packets"] = "40\n";
+  f[c + "symbol_error"] = "3\n";
+  f[c + "link_downed"] = "1\n";
+  f[c + "port_xmit_wait"] = "77\n";
+  // no link_error_recovery file: left out
+  const std::string hw = std::string(kPort) + "/hw_counters/";
+  f[hw + "out_of_buffer"] = "9\n";
+  f[hw + "np_cnp_sent"] = "12\n";
+  f[hw + "lifespan"] = "10\n";  // a setting (ms), not a counter
+  f["/sys/class/infiniband/mlx5_1/ports/2/counters/port_rcv_errors"] = "5\n";
+  return fs;
+}
+
+TEST(TelemetryTest, IbPortCountersWithDataInBytes) {
+  FakeSysFs fs = IbPort();
+  Json out = Json::object();
+  SampleIbCounters(fs, "/sys/class/infiniband", out);
+  EXPECT_EQ(out["ib/mlx5_0/1.port_xmit_data"], 4000);  // x4: the PMA counts 4-octet words
+  EXPECT_EQ(out["ib/mlx5_0/1.port_rcv_data"], 10000);
+  EXPECT_EQ(out["ib/mlx5_0/1.port_xmit_packets"], 30);  // packets are packets
+  EXPECT_EQ(out["ib/mlx5_0/1.port_rcv_packets"], 40);
+  EXPECT_EQ(out["ib/mlx5_0/1.symbol_error"], 3);
+  EXPECT_EQ(out["ib/mlx5_0/1.link_downed"], 1);
+  EXPECT_EQ(out["ib/mlx5_0/1.port_xmit_wait"], 77);
+  EXPECT_FALSE(out.contains("ib/mlx5_0/1.link_error_recovery"));
+  EXPECT_EQ(out["ib/mlx5_0/1.out_of_buffer"], 9);
+  EXPECT_EQ(out["ib/mlx5_0/1.np_cnp_sent"], 12);
+  EXPECT_FALSE(out.contains("ib/mlx5_0/1.lifespan"));
+  EXPECT_EQ(out["ib/mlx5_1/2.port_rcv_errors"], 5);
+}
+
+TEST(TelemetryTest, NoInfinibandTreeNoIbCounters) {
+  FakeSysFs fs;
+  Json out = Json::object();
+  SampleIbCounters(fs, "/sys/class/infiniband", out);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(TelemetryTest, NvLinkCountersFromFieldValues) {
+  FakeNvml fake;
+  fake.Node(2);
+  fake.NvLinkField(0, 0, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, 3);  // KiB
+  fake.NvLinkField(0, 0, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, 5);
+  fake.NvLinkField(0, 0, NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY, 2);
+  fake.NvLinkField(0, 0, NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY, 1);
+  fake.NvLinkField(0, 0, NVML_FI_DEV_NVLINK_ERROR_DL_CRC, 4);
+  fake.NvLinkField(0, 17, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, 1);
+  fake.NvLinkField(1, 3, NVML_FI_DEV_NVLINK_ERROR_DL_CRC, 8);
+  fake.ClearCalls();
+  Json out = Json::object();
+  SampleNvLinkCounters(NvmlAt(NvmlLibraryPath()), out);
+  EXPECT_EQ(out["gpu0/nvlink0.tx_bytes"], 3 * 1024);
+  EXPECT_EQ(out["gpu0/nvlink0.rx_bytes"], 5 * 1024);
+  EXPECT_EQ(out["gpu0/nvlink0.dl_replay"], 2);
+  EXPECT_EQ(out["gpu0/nvlink0.dl_recovery"], 1);
+  EXPECT_EQ(out["gpu0/nvlink0.dl_crc"], 4);
+  EXPECT_EQ(out["gpu0/nvlink17.tx_bytes"], 1024);
+  EXPECT_FALSE(out.contains("gpu0/nvlink17.rx_bytes"));  // NOT_SUPPORTED: left out
+  EXPECT_EQ(out["gpu1/nvlink3.dl_crc"], 8);
+  EXPECT_EQ(out.size(), 8u);
+  int field_calls = 0;
+  for (const auto& c : fake.Calls()) field_calls += c.rfind("nvmlDeviceGetFieldValues", 0) == 0;
+  EXPECT_EQ(field_calls, 2);  // one batched call per GPU
+}
+
+TEST(TelemetryTest, OneSampleMergesNetdevIbAndNvLink) {
+  FakeNvml fake;
+  fake.Node(1);
+  fake.NvLinkField(0, 1, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, 7);
+  FakeSysFs fs = IbPort();
+  fs.files["/proc/net/dev"] =
+      "Inter-|   Receive                                                |  Transmit\n"
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+      "carrier compressed\n"
+      "  fab0: 100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n";
+  FakeProcessRunner runner;
+  runner.OnOutput({"tc"}, "[]");
+  auto s = SampleTelemetry(runner, &fs, {"mgmt0", "/sys/class/infiniband", &NvmlAt(NvmlLibraryPath())});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ((*s)["fab0.rx_bytes"], 100);
+  EXPECT_EQ((*s)["ib/mlx5_0/1.port_rcv_data"], 10000);
+  EXPECT_EQ((*s)["gpu0/nvlink1.rx_bytes"], 7 * 1024);
+}
+
+TEST(TelemetryTest, IbCountersStillCountWhenTheNetdevSampleFails) {
+  FakeSysFs fs = IbPort();
+  FakeProcessRunner runner;
+  runner.OnFail({"ip"}, "ip: not found", 127);
+  auto s = SampleTelemetry(runner, &fs, {"mgmt0", "/sys/class/infiniband", nullptr});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ((*s)["ib/mlx5_0/1.port_xmit_data"], 4000);
+
+  FakeSysFs empty;
+  EXPECT_FALSE(SampleTelemetry(runner, &empty, {"mgmt0", "/sys/class/infiniband", nullptr}).ok());
+}
+
+TEST(TelemetryTest, IntervalParsesDurationsInItsRange) {
+  EXPECT_EQ(*ParseTelemetryInterval("250ms"), std::chrono::milliseconds(250));
+  EXPECT_EQ(*ParseTelemetryInterval("1s"), std::chrono::seconds(1));
+  EXPECT_EQ(*ParseTelemetryInterval("10s"), std::chrono::seconds(10));
+  EXPECT_EQ(*ParseTelemetryInterval("100ms"), std::chrono::milliseconds(100));
+  EXPECT_EQ(*ParseTelemetryInterval("1h"), std::chrono::hours(1));
+  auto fast = ParseTelemetryInterval("50ms");
+  ASSERT_FALSE(fast.ok());
+  EXPECT_NE(fast.status().message().find("from 100ms to 1h"), std::string::npos) << fast.status().message();
+  EXPECT_FALSE(ParseTelemetryInterval("2h").ok());
+  EXPECT_FALSE(ParseTelemetryInterval("10").ok());  // a bare number has no unit
+  EXPECT_FALSE(ParseTelemetryInterval("fast").ok());
+}
+
+// The agent pushes one `counters` event per interval while it watches a
+// workload's metrics, on the interval's grid.
+int CountersPushedIn(Duration interval, Duration watched) {
+  auto dir = std::filesystem::temp_directory_path() / ("fdrill-telemetry-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  FakeHost fake;
+  FakeClock clock;
+  AgentConfig c;
+  c.node = "f1";
+  c.state_dir = dir.string();
+  c.mgmt_interface = "mgmt0";
+  c.use_nvml = false;
+  c.telemetry_interval = interval;
+  AgentService service(c, fake.host(), clock);
+  int pushed = 0;
+  Json last;
+  service.set_push([&](Json m) {
+    if (m["type"] == "counters") {
+      ++pushed;
+      last = m;
+    }
+  });
+  Json r = service.Handle(MakeRequest("workload_start", 1, {{"metrics_dir", (dir / "metrics").string()}}), "t");
+  EXPECT_TRUE(r["ok"].get<bool>()) << r.dump();
+  for (Duration t{}; t <= watched; t += std::chrono::milliseconds(50)) {
+    service.Tick();
+    clock.Advance(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(last["counters"].contains("fab0.rx_bytes")) << last.dump();
+  EXPECT_TRUE(last["counters"].contains("ib/mlx5_0/1.port_xmit_data")) << last.dump();  // the fake host's HCA
+  std::filesystem::remove_all(dir);
+  return pushed;
+}
+
+TEST(TelemetryTest, AgentPushesAtItsTelemetryInterval) {
+  EXPECT_EQ(CountersPushedIn(std::chrono::milliseconds(250), std::chrono::seconds(1)), 5);  // 0, .25, .5, .75, 1
+  EXPECT_EQ(CountersPushedIn(std::chrono::seconds(1), std::chrono::seconds(1)), 2);         // 0, 1
+  EXPECT_EQ(AgentConfig{}.telemetry_interval, std::chrono::seconds(1));
+}
+
+}  // namespace
+}  // namespace fdrill
