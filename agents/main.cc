@@ -6,6 +6,7 @@
 //       --tls-ca /etc/fdrill/pki/ca.pem --tls-cert /etc/fdrill/pki/n1.pem --tls-key /etc/fdrill/pki/n1.key
 //   fdrill-agent --state-dir DIR --revert-all     (undo everything, exit)
 //   fdrill-agent --fake-host ...                  (no-op host: faults recorded, not applied)
+//   fdrill-agent ... --metrics-listen 0.0.0.0:9477   (also serve Prometheus /metrics)
 //   fdrill-agent --fake-host --fake-agents 1000 --fake-ca DIR --listen 127.1.0.1:7100 --state-dir DIR
 //       (1000 fake agents f0..f999 on 127.1.0.1.., one process; agents/fake_fleet.h)
 //
@@ -21,6 +22,7 @@
 #include "agents/agent_service.h"
 #include "agents/fake_fleet.h"
 #include "agents/fake_host.h"
+#include "agents/metrics_endpoint.h"
 #include "agents/mgmt_interface.h"
 #include "agents/server.h"
 #include "harness/core/log.h"
@@ -29,6 +31,13 @@
 #include "harness/host/real_processes.h"
 #include "harness/tls/tls_context.h"
 
+namespace {
+constexpr char kVersion[] = "0.1.0";
+// How often --metrics-listen samples the counters: the rate of the agent's
+// `counters` events (agents/agent_service.cc, once a second).
+constexpr std::chrono::seconds kMetricsSampleEvery{1};
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace fdrill;
   CLI::App app{"fdrill-agent: applies and reverts faults on this node for the fdrill controller"};
@@ -36,7 +45,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> allow;
   bool revert_all = false, insecure = false, fake_host = false;
   int fake_agents = 0, fake_first_index = 0;
-  std::string fake_ca;
+  std::string fake_ca, metrics_listen;
   TlsConfig tls;
   app.add_option("--node", node, "this node's name in drills (default: hostname)");
   app.add_option("--listen", listen, "management address:port to serve on")->capture_default_str();
@@ -56,8 +65,10 @@ int main(int argc, char** argv) {
                  "I.. (node fI on --listen's address + I): one fleet split over processes, each within its fd limit");
   app.add_option("--fake-ca", fake_ca, "with --fake-agents: directory with ca.pem and ca.key (`fdrill certs init`); "
                  "each fake agent gets a certificate for its node name");
+  app.add_option("--metrics-listen", metrics_listen, "also serve Prometheus text format on http://ADDR:PORT/metrics "
+                 "(plaintext, read-only; off unless given; 9477 is the suggested port)");
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
-  app.set_version_flag("--version", "fdrill-agent 0.1.0");
+  app.set_version_flag("--version", std::string("fdrill-agent ") + kVersion);
   CLI11_PARSE(app, argc, argv);
   InitLogging("fdrill-agent", log_level);
   if (fake_host && revert_all) {
@@ -177,11 +188,28 @@ int main(int argc, char** argv) {
     spdlog::error("{}", s.message());
     return 2;
   }
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (!metrics_listen.empty()) {
+    auto addr = ParseListenAddress(metrics_listen, "--metrics-listen");
+    if (!addr.ok()) {
+      spdlog::error("{}", addr.status().message());
+      return 2;
+    }
+    metrics = std::make_unique<MetricsEndpoint>(io, service, host, clock, config.node, kVersion,
+                                                config.mgmt_interface, kMetricsSampleEvery);
+    if (auto s = metrics->Listen(addr->first, addr->second); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return 2;
+    }
+    metrics->Start();
+    spdlog::info("Prometheus metrics on http://{}/metrics", metrics_listen);
+  }
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int sig) {
     spdlog::info("signal {}: reverting and exiting", sig);
     service.RevertEverything("agent shutting down");
     server.StopAccepting();
+    if (metrics) metrics->Stop();
     io.stop();
   });
   server.Start();
