@@ -79,6 +79,15 @@ class AgentService {
   void RevertEverything(const std::string& why);
 
   size_t active_faults() const { return faults_.size(); }
+  // For the metrics endpoint (agents/metrics_endpoint.h): live faults per
+  // kind, whether a controller's lease is held, whether a workload runs.
+  std::map<std::string, int> active_fault_kinds() const {
+    std::map<std::string, int> kinds;
+    for (const auto& [id, active] : faults_) ++kinds[active.kind];
+    return kinds;
+  }
+  bool lease_held() const { return lease_held_; }
+  bool workload_running() const { return workload_.running(); }
 
  private:
   struct Active {

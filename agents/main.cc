@@ -6,6 +6,7 @@
 //       --tls-ca /etc/fdrill/pki/ca.pem --tls-cert /etc/fdrill/pki/n1.pem --tls-key /etc/fdrill/pki/n1.key
 //   fdrill-agent --state-dir DIR --revert-all     (undo everything, exit)
 //   fdrill-agent --fake-host ...                  (no-op host: faults recorded, not applied)
+//   fdrill-agent ... --metrics-listen 0.0.0.0:9477   (also serve Prometheus /metrics)
 //   fdrill-agent --fake-host --fake-agents 1000 --fake-ca DIR --listen 127.1.0.1:7100 --state-dir DIR
 //       (1000 fake agents f0..f999 on 127.1.0.1.., one process; agents/fake_fleet.h)
 //
@@ -22,6 +23,7 @@
 #include "agents/counters.h"
 #include "agents/fake_fleet.h"
 #include "agents/fake_host.h"
+#include "agents/metrics_endpoint.h"
 #include "agents/mgmt_interface.h"
 #include "agents/server.h"
 #include "harness/core/log.h"
@@ -29,6 +31,11 @@
 #include "harness/host/launch_env.h"
 #include "harness/host/real_processes.h"
 #include "harness/tls/tls_context.h"
+#include "injectors/nvml.h"
+
+namespace {
+constexpr char kVersion[] = "0.1.0";
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace fdrill;
@@ -37,7 +44,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> allow;
   bool revert_all = false, insecure = false, fake_host = false;
   int fake_agents = 0, fake_first_index = 0;
-  std::string fake_ca, telemetry_interval = "1s";
+  std::string fake_ca, telemetry_interval = "1s", metrics_listen;
   TlsConfig tls;
   app.add_option("--node", node, "this node's name in drills (default: hostname)");
   app.add_option("--listen", listen, "management address:port to serve on")->capture_default_str();
@@ -59,8 +66,10 @@ int main(int argc, char** argv) {
                  "each fake agent gets a certificate for its node name");
   app.add_option("--telemetry-interval", telemetry_interval, "how often counters (netdev, IB port, NVLink) are "
                  "sampled and pushed while a workload runs: 100ms .. 1h")->capture_default_str();
+  app.add_option("--metrics-listen", metrics_listen, "also serve Prometheus text format on http://ADDR:PORT/metrics "
+                 "(plaintext, read-only; off unless given; 9477 is the suggested port)");
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
-  app.set_version_flag("--version", "fdrill-agent 0.1.0");
+  app.set_version_flag("--version", std::string("fdrill-agent ") + kVersion);
   CLI11_PARSE(app, argc, argv);
   InitLogging("fdrill-agent", log_level);
   auto telemetry_every = ParseTelemetryInterval(telemetry_interval);
@@ -187,11 +196,34 @@ int main(int argc, char** argv) {
     spdlog::error("{}", s.message());
     return 2;
   }
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (!metrics_listen.empty()) {
+    auto addr = ParseListenAddress(metrics_listen, "--metrics-listen");
+    if (!addr.ok()) {
+      spdlog::error("{}", addr.status().message());
+      return 2;
+    }
+    TelemetrySources sources;
+    sources.mgmt_interface = config.mgmt_interface;
+    if (config.use_nvml) {
+      Nvml& nvml = NvmlAt(NvmlLibraryPath());
+      if (nvml.Load().ok()) sources.nvml = &nvml;  // else no NVLink counters (the agent logs why once)
+    }
+    metrics = std::make_unique<MetricsEndpoint>(io, service, host, clock, config.node, kVersion, sources,
+                                                config.telemetry_interval);
+    if (auto s = metrics->Listen(addr->first, addr->second); !s.ok()) {
+      spdlog::error("{}", s.message());
+      return 2;
+    }
+    metrics->Start();
+    spdlog::info("Prometheus metrics on http://{}/metrics", metrics_listen);
+  }
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int sig) {
     spdlog::info("signal {}: reverting and exiting", sig);
     service.RevertEverything("agent shutting down");
     server.StopAccepting();
+    if (metrics) metrics->Stop();
     io.stop();
   });
   server.Start();
