@@ -24,6 +24,7 @@
 #include "agents/mgmt_interface.h"
 #include "agents/server.h"
 #include "harness/core/log.h"
+#include "harness/core/version.h"
 #include "harness/host/real_process_runner.h"
 #include "harness/host/launch_env.h"
 #include "harness/host/real_processes.h"
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
   app.add_option("--fake-ca", fake_ca, "with --fake-agents: directory with ca.pem and ca.key (`fdrill certs init`); "
                  "each fake agent gets a certificate for its node name");
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
-  app.set_version_flag("--version", "fdrill-agent 0.1.0");
+  app.set_version_flag("--version", std::string("fdrill-agent ") + kFdrillVersion);
   CLI11_PARSE(app, argc, argv);
   InitLogging("fdrill-agent", log_level);
   if (fake_host && revert_all) {
