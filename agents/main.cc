@@ -4,6 +4,7 @@
 //
 //   fdrill-agent --node n1 --listen 198.19.0.2:7100 --state-dir /var/lib/fdrill
 //       --tls-ca /etc/fdrill/pki/ca.pem --tls-cert /etc/fdrill/pki/n1.pem --tls-key /etc/fdrill/pki/n1.key
+//   fdrill-agent --config /etc/fdrill/agent.conf  (the same, from a file: below)
 //   fdrill-agent --state-dir DIR --revert-all     (undo everything, exit)
 //   fdrill-agent --fake-host ...                  (no-op host: faults recorded, not applied)
 //   fdrill-agent --fake-host --fake-agents 1000 --fake-ca DIR --listen 127.1.0.1:7100 --state-dir DIR
@@ -12,9 +13,16 @@
 // Serving needs either the three --tls-* files (mutual TLS: only clients
 // whose cert the CA signed get in) or an explicit --insecure (plaintext);
 // there is no default, so an agent never ends up open by omission.
+//
+// --config FILE: TOML-style `key = value` lines whose keys are the long flag
+// names (`state-dir = "/var/lib/fdrill"`, `allow = ["eth1", "ranks"]`); the
+// command line wins over the file. An unknown key, a missing or unreadable
+// file, or a bad value is an error naming the file (packaging/agent.conf is
+// the commented template the package installs as /etc/fdrill/agent.conf).
 #include <CLI/CLI.hpp>
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -44,7 +52,8 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", state_dir, "journal and logs")->capture_default_str();
   app.add_option("--allow", allow, "targets faults may touch: interfaces, and `ranks`, `cpu`, `memory` for the process and host faults "
                   "(default: any but the management interface)");
-  app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit");
+  app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit")
+      ->configurable(false);  // a one-shot, never a daemon's setting
   app.add_option("--tls-ca", tls.ca_file, "CA certificate (PEM) that signed the controller's certificate");
   app.add_option("--tls-cert", tls.cert_file, "this agent's certificate (PEM)");
   app.add_option("--tls-key", tls.key_file, "this agent's private key (PEM)");
@@ -59,7 +68,25 @@ int main(int argc, char** argv) {
                  "each fake agent gets a certificate for its node name");
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
   app.set_version_flag("--version", std::string("fdrill-agent ") + kFdrillVersion);
-  CLI11_PARSE(app, argc, argv);
+  auto* config_file = app.set_config("--config", "", "settings file: `long-flag-name = value` lines (TOML); "
+                                     "flags given here win");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11's messages do not say where a setting came from: name the file.
+    std::string file = config_file->count() > 0 ? config_file->as<std::string>() : "";
+    bool in_file = dynamic_cast<const CLI::ConfigError*>(&e) != nullptr || dynamic_cast<const CLI::FileError*>(&e) != nullptr;
+    if (in_file) {
+      std::fprintf(stderr, "fdrill-agent: --config %s: %s\n", file.c_str(), e.what());
+    } else if (!file.empty()) {
+      std::fprintf(stderr, "fdrill-agent: %s (flags and --config %s)\n", e.what(), file.c_str());
+    } else {
+      std::fprintf(stderr, "fdrill-agent: %s\n", e.what());
+    }
+    return 2;
+  }
   InitLogging("fdrill-agent", log_level);
   if (fake_host && revert_all) {
     // A fake host reverts nothing real: it must never consume a real journal.
