@@ -30,6 +30,11 @@ expect_error() {
 "$agent" --config "$shipped" --help >"$work/help" 2>"$work/err" || fail "--help with $shipped: $(cat "$work/err")"
 grep -qF -- '--config' "$work/help" || fail "--help does not list --config"
 
+# Its commented examples, uncommented, parse too (an operator's first edit).
+sed -E 's/^# (listen|node|allow) = /\1 = /' "$shipped" >"$work/edited.conf"
+[ "$(grep -cE '^(listen|node|allow) = ' "$work/edited.conf")" = 3 ] || fail "$shipped lacks the listen, node, allow examples"
+"$agent" --config "$work/edited.conf" --help >/dev/null 2>"$work/err" || fail "the examples in $shipped: $(cat "$work/err")"
+
 # The shipped file with only its state-dir moved: its settings are applied.
 sed "s|^state-dir = .*|state-dir = \"$work/from-file\"|" "$shipped" >"$work/agent.conf"
 grep -q "^state-dir = \"$work/from-file\"" "$work/agent.conf" || fail "$shipped has no uncommented state-dir line"
