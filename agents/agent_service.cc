@@ -1,3 +1,4 @@
+#include "harness/core/version.h"
 #include "agents/agent_service.h"
 
 #include "agents/counters.h"
@@ -18,7 +19,6 @@
 namespace fdrill {
 
 namespace {
-constexpr char kVersion[] = "0.1.0";
 // Every busy tick: the controller's live view (gates, stop conditions, the
 // impact_seen detection) lags the ranks by at most this plus a round trip.
 constexpr auto kTailEvery = std::chrono::milliseconds(20);
@@ -60,7 +60,7 @@ Result<Json> AgentService::Hello() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   return Json{{"node", config_.node},          {"hostname", host},
-              {"version", kVersion},           {"wall_ns", clock_.WallNanos()},
+              {"version", kFdrillVersion},           {"wall_ns", clock_.WallNanos()},
               {"mgmt_interface", config_.mgmt_interface}, {"active_faults", faults_.size()},
               {"tmpdir", config_.tmpdir}};
 }

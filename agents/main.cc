@@ -4,6 +4,7 @@
 //
 //   fdrill-agent --node n1 --listen 198.19.0.2:7100 --state-dir /var/lib/fdrill
 //       --tls-ca /etc/fdrill/pki/ca.pem --tls-cert /etc/fdrill/pki/n1.pem --tls-key /etc/fdrill/pki/n1.key
+//   fdrill-agent --config /etc/fdrill/agent.conf  (the same, from a file: below)
 //   fdrill-agent --state-dir DIR --revert-all     (undo everything, exit)
 //   fdrill-agent --fake-host ...                  (no-op host: faults recorded, not applied)
 //   fdrill-agent ... --metrics-listen 0.0.0.0:9477   (also serve Prometheus /metrics)
@@ -13,9 +14,16 @@
 // Serving needs either the three --tls-* files (mutual TLS: only clients
 // whose cert the CA signed get in) or an explicit --insecure (plaintext);
 // there is no default, so an agent never ends up open by omission.
+//
+// --config FILE: TOML-style `key = value` lines whose keys are the long flag
+// names (`state-dir = "/var/lib/fdrill"`, `allow = ["eth1", "ranks"]`); the
+// command line wins over the file. An unknown key, a missing or unreadable
+// file, or a bad value is an error naming the file (packaging/agent.conf is
+// the commented template the package installs as /etc/fdrill/agent.conf).
 #include <CLI/CLI.hpp>
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -27,15 +35,13 @@
 #include "agents/mgmt_interface.h"
 #include "agents/server.h"
 #include "harness/core/log.h"
+#include "harness/core/version.h"
 #include "harness/host/real_process_runner.h"
 #include "harness/host/launch_env.h"
 #include "harness/host/real_processes.h"
 #include "harness/tls/tls_context.h"
 #include "injectors/nvml.h"
 
-namespace {
-constexpr char kVersion[] = "0.1.0";
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace fdrill;
@@ -51,7 +57,8 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", state_dir, "journal and logs")->capture_default_str();
   app.add_option("--allow", allow, "targets faults may touch: interfaces, and `ranks`, `cpu`, `memory` for the process and host faults "
                   "(default: any but the management interface)");
-  app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit");
+  app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit")
+      ->configurable(false);  // a one-shot, never a daemon's setting
   app.add_option("--tls-ca", tls.ca_file, "CA certificate (PEM) that signed the controller's certificate");
   app.add_option("--tls-cert", tls.cert_file, "this agent's certificate (PEM)");
   app.add_option("--tls-key", tls.key_file, "this agent's private key (PEM)");
@@ -69,8 +76,26 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", metrics_listen, "also serve Prometheus text format on http://ADDR:PORT/metrics "
                  "(plaintext, read-only; off unless given; 9477 is the suggested port)");
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
-  app.set_version_flag("--version", std::string("fdrill-agent ") + kVersion);
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", std::string("fdrill-agent ") + kFdrillVersion);
+  auto* config_file = app.set_config("--config", "", "settings file: `long-flag-name = value` lines (TOML); "
+                                     "flags given here win");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // CLI11's messages do not say where a setting came from: name the file.
+    std::string file = config_file->count() > 0 ? config_file->as<std::string>() : "";
+    bool in_file = dynamic_cast<const CLI::ConfigError*>(&e) != nullptr || dynamic_cast<const CLI::FileError*>(&e) != nullptr;
+    if (in_file) {
+      std::fprintf(stderr, "fdrill-agent: --config %s: %s\n", file.c_str(), e.what());
+    } else if (!file.empty()) {
+      std::fprintf(stderr, "fdrill-agent: %s (flags and --config %s)\n", e.what(), file.c_str());
+    } else {
+      std::fprintf(stderr, "fdrill-agent: %s\n", e.what());
+    }
+    return 2;
+  }
   InitLogging("fdrill-agent", log_level);
   auto telemetry_every = ParseTelemetryInterval(telemetry_interval);
   if (!telemetry_every.ok()) {
@@ -209,7 +234,7 @@ int main(int argc, char** argv) {
       Nvml& nvml = NvmlAt(NvmlLibraryPath());
       if (nvml.Load().ok()) sources.nvml = &nvml;  // else no NVLink counters (the agent logs why once)
     }
-    metrics = std::make_unique<MetricsEndpoint>(io, service, host, clock, config.node, kVersion, sources,
+    metrics = std::make_unique<MetricsEndpoint>(io, service, host, clock, config.node, kFdrillVersion, sources,
                                                 config.telemetry_interval);
     if (auto s = metrics->Listen(addr->first, addr->second); !s.ok()) {
       spdlog::error("{}", s.message());

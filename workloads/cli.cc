@@ -3,12 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/core/units.h"
+#include "harness/core/version.h"
 #include "workloads/backends.h"
 #include "workloads/sweep.h"
-
-#ifndef FDRILL_VERSION
-#error "FDRILL_VERSION is set by workloads/CMakeLists.txt"
-#endif
 
 namespace fdrill {
 
@@ -215,7 +212,7 @@ Result<Config> Validate(const RawFlags& f, const Given& given) {
 }  // namespace
 
 std::string VersionString() {
-  return std::string("fdrill-collective ") + FDRILL_VERSION + " (backends: " + BuiltBackendNames() + ")";
+  return std::string("fdrill-collective ") + kFdrillVersion + " (backends: " + BuiltBackendNames() + ")";
 }
 
 Result<Invocation> ParseCommandLine(const std::vector<std::string>& args) {

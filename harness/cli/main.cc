@@ -7,11 +7,12 @@
 
 #include "harness/cli/commands.h"
 #include "harness/core/log.h"
+#include "harness/core/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fdrill: fault-injection drills for GPU-cluster interconnects"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "fdrill 0.1.0");
+  app.set_version_flag("--version", std::string("fdrill ") + fdrill::kFdrillVersion);
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
   int exit_code = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "harness/core/version.h"
 #include "workloads/backends.h"
 
 namespace fdrill {
@@ -204,7 +205,8 @@ TEST(WorkloadCli, VersionAndHelpPrintWithoutRunning) {
   Result<Invocation> version = Parse({"--version"});
   ASSERT_TRUE(version.ok());
   EXPECT_TRUE(version->print_and_exit);
-  EXPECT_EQ(version->text, "fdrill-collective 0.1.0 (backends: " + BuiltBackendNames() + ")\n");
+  EXPECT_EQ(version->text,
+            std::string("fdrill-collective ") + kFdrillVersion + " (backends: " + BuiltBackendNames() + ")\n");
   Result<Invocation> help = Parse({"--help"});
   ASSERT_TRUE(help.ok());
   EXPECT_TRUE(help->print_and_exit);
