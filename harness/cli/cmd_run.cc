@@ -129,6 +129,8 @@ int PrintPlan(const std::string& file) {
   }
   std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
               FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(), s->max_faulted_nodes);
+  std::printf("blast radius: %s\n",
+              BlastRadiusSummary(s->phases, s->topology ? &*s->topology : nullptr, s->blast_radius).c_str());
   if (s->stop.Any()) {
     std::string stop;
     if (s->stop.min_busbw_gbps) stop += " busbw below " + std::to_string(*s->stop.min_busbw_gbps) + " GB/s for " +
