@@ -78,6 +78,17 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
 int Validate(const std::vector<std::string>& files) {
   int rc = 0;
   for (const auto& f : files) {
+    if (IsTopologyFile(f)) {  // scenarios/topology*.yaml sit beside the drills
+      auto t = LoadTopology(f);
+      if (!t.ok()) {
+        std::fprintf(stderr, "%s\n", t.status().message().c_str());
+        rc = 2;
+      } else {
+        std::printf("%s: ok (topology: %zu rails, %zu leaves, %zu NVLink domains)\n", f.c_str(), t->rails.size(),
+                    t->leaves.size(), t->nvlink_domains.size());
+      }
+      continue;
+    }
     auto s = LoadScenario(f);
     if (!s.ok()) {
       std::fprintf(stderr, "%s\n", s.status().message().c_str());

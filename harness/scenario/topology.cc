@@ -271,6 +271,13 @@ std::optional<std::string> Topology::NvlinkDomainOf(const std::string& node) con
   return std::nullopt;
 }
 
+bool IsTopologyFile(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const std::string ext = ".yaml";
+  return name.rfind("topology", 0) == 0 && name.size() > ext.size() &&
+         name.compare(name.size() - ext.size(), ext.size(), ext) == 0;
+}
+
 Result<Topology> ParseTopology(const std::string& text, const std::string& file_name) {
   return TopologyParser(file_name).Parse(text);
 }

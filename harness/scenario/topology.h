@@ -56,6 +56,12 @@ struct Topology {
   std::optional<std::string> NvlinkDomainOf(const std::string& node) const;
 };
 
+// Whether PATH names a topology file rather than a drill: its file name
+// starts with "topology" and ends in .yaml (topology.yaml,
+// topology.example.yaml, topology.rack2.yaml). `fdrill validate` and the
+// scenario library test tell the two apart by this alone.
+bool IsTopologyFile(const std::string& path);
+
 // Reads and validates PATH (a regular file of at most 16 MiB).
 Result<Topology> LoadTopology(const std::string& path);
 // FILE_NAME is only for messages.
