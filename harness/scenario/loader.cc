@@ -882,7 +882,9 @@ Status Loader::LoadBlastRadius(const YAML::Node& n, Scenario* s) const {
                                " counts in fabric terms and needs topology: FILE (rails, leaves, NVLink domains; "
                                "see scenarios/topology.example.yaml)");
     }
-    auto v = Int(n[key], std::string("safety.blast_radius.") + key, 1, 100000);
+    // 0 is a limit too: max_nvlink_domains 0 keeps a drill off NVLink.
+    const bool nodes = std::string(key) == "max_nodes";
+    auto v = Int(n[key], std::string("safety.blast_radius.") + key, nodes ? 1 : 0, 100000);
     if (!v.ok()) return v.status();
     *field = static_cast<int>(*v);
   }

@@ -194,17 +194,23 @@ TEST_F(BlastRadiusTest, GatesKeepWindowsFixedAndLaterTimesLowerBounds) {
 
 TEST_F(BlastRadiusTest, FabricLimitsNeedATopology) {
   EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_nodes: 2, max_leaves: 1}", "")),
-            "drill.yaml:17:31: safety.blast_radius.max_leaves counts in fabric terms and needs topology: FILE (rails, "
+            "drill.yaml:16:44: safety.blast_radius.max_leaves counts in fabric terms and needs topology: FILE (rails, "
             "leaves, NVLink domains; see scenarios/topology.example.yaml)");
   auto s = Load(Drill(kTwoNodesRail0, "{max_nodes: 2}", ""));
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(BlastRadiusSummary(s->phases, nullptr, s->blast_radius),
             "largest at once: 2 nodes (rails, leaves and NVLink domains need topology:); limits: max_nodes 2");
   EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_rail: 1}")),
-            "drill.yaml:18:18: unknown key \"max_rail\" in safety.blast_radius; did you mean \"max_rails\"? (allowed: "
+            "drill.yaml:17:18: unknown key \"max_rail\" in safety.blast_radius; did you mean \"max_rails\"? (allowed: "
             "max_leaves, max_nodes, max_nvlink_domains, max_rails, max_rails_per_node)");
-  EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_rails: 0}")),
-            "drill.yaml:18:30: safety.blast_radius.max_rails must be between 1 and 100000");
+  EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_nodes: 0}")),
+            "drill.yaml:17:29: safety.blast_radius.max_nodes must be between 1 and 100000");
+  // 0 keeps a drill off NVLink (or off the rails) altogether.
+  EXPECT_TRUE(Load(Drill(kTwoNodesRail0, "{max_nvlink_domains: 0}")).ok());
+  EXPECT_EQ(ErrorOf(Drill("      - {id: nvl, kind: nvlink_bw_mode, node: n0, at: 1s, params: {mode: min}}\n",
+                          "{max_nvlink_domains: 0}")),
+            "drill.yaml:11:9: blast_radius.max_nvlink_domains 0: at t=6s (phase hit +1s) fault nvl is in force in "
+            "NVLink domains nvl-a (1 NVLink domain)");
   const std::string missing = ErrorOf(Drill(kTwoNodesRail0, "{}", "topology: nowhere.yaml\n"));
   EXPECT_EQ(missing.rfind("drill.yaml:4:11: topology: ", 0), 0u) << missing;
   EXPECT_NE(missing.find("nowhere.yaml: cannot open the topology file"), std::string::npos) << missing;
