@@ -38,6 +38,7 @@ struct BlastRadiusSpec {
   std::optional<int> max_rails;
   std::optional<int> max_leaves;
   std::optional<int> max_nvlink_domains;
+  bool Any() const { return max_nodes || max_rails_per_node || max_rails || max_leaves || max_nvlink_domains; }
 };
 
 // What one fault touches. Rails are named as the topology names them; an

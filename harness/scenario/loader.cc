@@ -894,13 +894,16 @@ Status Loader::LoadBlastRadius(const YAML::Node& n, Scenario* s) const {
 // Every set of PHASE's faults in force at once within safety.blast_radius;
 // the error names the fault whose apply crosses a limit, at its place.
 Status Loader::CheckBlastRadius(const PhaseSpec& phase, const Scenario& s) const {
-  Duration start{};  // the phase's earliest start: every earlier gate stable at its minimum
-  bool gated = false;
-  for (const auto& p : s.phases) {
-    start += p.duration;
-    gated = gated || p.gate.has_value();
-  }
+  if (!s.blast_radius.Any()) return Status::Ok();
+  // Called for a message only: the phase's earliest start, every earlier
+  // gate stable at its minimum.
   auto when = [&](Duration offset) {
+    Duration start{};
+    bool gated = false;
+    for (const auto& p : s.phases) {
+      start += p.duration;
+      gated = gated || p.gate.has_value();
+    }
     return "t" + std::string(gated ? ">=" : "=") + FormatDuration(start + offset) + " (phase " + phase.name + " +" +
            FormatDuration(offset) + ")";
   };

@@ -86,6 +86,16 @@ class TopologyParser {
     return out;
   }
 
+  // The entry NAME of list N (N itself when it is one name), for messages.
+  static YAML::Node Entry(const YAML::Node& n, const std::string& name) {
+    if (n.IsSequence()) {
+      for (const auto& e : n) {
+        if (e.IsScalar() && e.as<std::string>() == name) return e;
+      }
+    }
+    return n;
+  }
+
   Status ParseRails(const YAML::Node& n, Topology* t);
   Status ParseLeaves(const YAML::Node& n, Topology* t);
   Status ParseDomains(const YAML::Node& n, Topology* t);
@@ -130,7 +140,7 @@ Status TopologyParser::ParseRails(const YAML::Node& n, Topology* t) {
         for (const auto& name : *mine) {
           for (const auto* theirs : {&other.devices, &other.interfaces}) {
             if (std::find(theirs->begin(), theirs->end(), name) == theirs->end()) continue;
-            return Error(r[mine == &rail.devices ? "devices" : "interfaces"],
+            return Error(Entry(r[mine == &rail.devices ? "devices" : "interfaces"], name),
                          name + " is on rails " + other.name + " and " + rail.name +
                              " (an HCA or netdev is on one rail; give the rails disjoint nodes: if they differ by node)");
           }
@@ -163,7 +173,7 @@ Status TopologyParser::ParseLeaves(const YAML::Node& n, Topology* t) {
       for (const auto& r : *rails) {
         if (rail_names.count(r)) continue;
         const std::string hint = DidYouMean(r, rail_names);
-        return Error(l["rails"], what + ".rails: no rail \"" + r + "\" in rails:" + (hint.empty() ? "" : "; " + hint));
+        return Error(Entry(l["rails"], r), what + ".rails: no rail \"" + r + "\" in rails:" + (hint.empty() ? "" : "; " + hint));
       }
       leaf.rails = *rails;
     }

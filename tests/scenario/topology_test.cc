@@ -86,14 +86,14 @@ TEST(Topology, UnknownKeysAreRefusedWithAHint) {
 
 TEST(Topology, ADeviceOrNetdevIsOnOneRail) {
   EXPECT_EQ(ErrorOf(Replace(kTopology, "devices: mlx5_1", "devices: [mlx5_1, mlx5_0]")),
-            "topo.yaml:3:20: mlx5_0 is on rails rail0 and rail1 (an HCA or netdev is on one rail; give the rails "
+            "topo.yaml:3:29: mlx5_0 is on rails rail0 and rail1 (an HCA or netdev is on one rail; give the rails "
             "disjoint nodes: if they differ by node)");
   EXPECT_EQ(ErrorOf(Replace(kTopology, "interfaces: [ib1]", "interfaces: [ib1, eth2]")),
-            "topo.yaml:3:40: eth2 is on rails rail0 and rail1 (an HCA or netdev is on one rail; give the rails "
+            "topo.yaml:3:46: eth2 is on rails rail0 and rail1 (an HCA or netdev is on one rail; give the rails "
             "disjoint nodes: if they differ by node)");
   // Overlapping node sets are still one node with the HCA on two rails.
   EXPECT_NE(ErrorOf("rails:\n  a: {devices: [mlx5_0], nodes: \"gpu[1-2]\"}\n  b: {devices: [mlx5_0], nodes: gpu2}\n")
-                .find("topo.yaml:3:16: mlx5_0 is on rails a and b"),
+                .find("topo.yaml:3:17: mlx5_0 is on rails a and b"),
             std::string::npos);
 }
 
@@ -118,7 +118,7 @@ TEST(Topology, ANodeIsInOneNvlinkDomain) {
 
 TEST(Topology, ALeafNamesKnownRails) {
   EXPECT_EQ(ErrorOf(Replace(kTopology, "rails: [rail1]", "rails: [rail2]")),
-            "topo.yaml:6:42: leaves.leaf02.rails: no rail \"rail2\" in rails:; did you mean \"rail0\"?");
+            "topo.yaml:6:43: leaves.leaf02.rails: no rail \"rail2\" in rails:; did you mean \"rail0\"?");
 }
 
 TEST(Topology, HostlistErrorsPointAtTheirPlace) {
