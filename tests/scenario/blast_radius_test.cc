@@ -133,6 +133,22 @@ TEST_F(BlastRadiusTest, SequentialWindowsAreNotInForceTogether) {
             std::string::npos);
 }
 
+// at: {between, seed} is fixed when the file loads: the check sees the
+// time `fdrill plan` shows.
+TEST_F(BlastRadiusTest, RandomStartTimesAreCheckedAtTheirPick) {
+  const std::string faults =
+      "      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n"
+      "      - {id: b, kind: link_down, node: n1, at: {between: [1s, 5s], seed: 3}, for: 1s, params: {interface: fab1}}\n";
+  auto free = Load(Drill(faults, "{max_nodes: 4}"));
+  ASSERT_TRUE(free.ok()) << free.status().ToString();
+  const Duration picked = free->phases[1].faults[1].at;
+  ASSERT_GE(picked, std::chrono::seconds(1));
+  EXPECT_EQ(ErrorOf(Drill(faults, "{max_rails_per_node: 1}")),
+            "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=" +
+                FormatDuration(std::chrono::seconds(5) + picked) + " (phase hit +" + FormatDuration(picked) +
+                ") faults a and b are in force on n1 on rails rail0 and rail1 (2 rails)");
+}
+
 TEST_F(BlastRadiusTest, RepeatsAreSeparatePhasesAndNamedInTheMessage) {
   std::string text = Drill("      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n"
                            "      - {id: b, kind: link_down, node: n2, at: 3s, params: {interface: fab1}}\n",
