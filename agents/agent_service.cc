@@ -1,4 +1,3 @@
-#include "harness/core/version.h"
 #include "agents/agent_service.h"
 
 #include "agents/counters.h"
@@ -14,6 +13,7 @@
 #include <sstream>
 
 #include "harness/core/log.h"
+#include "harness/core/version.h"
 #include "injectors/netdev.h"
 
 namespace fdrill {

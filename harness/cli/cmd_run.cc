@@ -85,6 +85,17 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
 int Validate(const std::vector<std::string>& files) {
   int rc = 0;
   for (const auto& f : files) {
+    if (IsTopologyFile(f)) {  // scenarios/topology*.yaml sit beside the drills
+      auto t = LoadTopology(f);
+      if (!t.ok()) {
+        std::fprintf(stderr, "%s\n", t.status().message().c_str());
+        rc = 2;
+      } else {
+        std::printf("%s: ok (topology: %zu rails, %zu leaves, %zu NVLink domains)\n", f.c_str(), t->rails.size(),
+                    t->leaves.size(), t->nvlink_domains.size());
+      }
+      continue;
+    }
     auto s = LoadScenario(f);
     if (!s.ok()) {
       std::fprintf(stderr, "%s\n", s.status().message().c_str());
@@ -146,6 +157,8 @@ int PrintPlan(const std::string& file) {
   }
   std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
               FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(), s->max_faulted_nodes);
+  std::printf("blast radius: %s\n",
+              BlastRadiusSummary(s->phases, s->topology ? &*s->topology : nullptr, s->blast_radius).c_str());
   if (s->stop.Any()) {
     std::string stop;
     if (s->stop.min_busbw_gbps) stop += " busbw below " + std::to_string(*s->stop.min_busbw_gbps) + " GB/s for " +

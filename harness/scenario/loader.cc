@@ -1,4 +1,4 @@
-// The only file that includes yaml-cpp. Every mapping is checked against the
+// With topology.cc, the only files that include yaml-cpp. Every mapping is checked against the
 // keys it may hold, so a typo is an error with file:line:col and a hint, never
 // a silently ignored setting.
 #include <algorithm>
@@ -155,6 +155,9 @@ class Loader {
   Status LoadExpect(const YAML::Node& n, const Scenario& s, ExpectSpec* e) const;
   Status LoadSafety(const YAML::Node& n, Scenario* s) const;
   Status LoadStop(const YAML::Node& n, StopSpec* stop) const;
+  Status LoadTopologyKey(const YAML::Node& n, Scenario* s) const;
+  Status LoadBlastRadius(const YAML::Node& n, Scenario* s) const;
+  Status CheckBlastRadius(const PhaseSpec& phase, const Scenario& s) const;
   Result<double> Number(const YAML::Node& n, const std::string& key) const;
   Result<std::vector<std::string>> StrList(const YAML::Node& n, const std::string& key) const;
   Result<Scenario> Load(const std::string& text);
@@ -634,6 +637,7 @@ Status Loader::LoadFaults(const YAML::Node& n, const PhaseSpec& phase, size_t in
       f.kind = *kind;
       f.node = node;
       f.line = line;
+      f.column = n.Mark().column + 1;
       f.params = params;
       f.id = base + (target.nodes.size() > 1 || n["target"] ? "@" + node : "");
       f.at = at;
@@ -746,6 +750,7 @@ Status Loader::LoadPhase(const YAML::Node& p, const Copy& copy, Scenario* s, std
                                     std::to_string(s->max_faulted_nodes));
     }
     if (auto st = CheckOverlaps(p["faults"], phase); !st.ok()) return st;
+    if (auto st = CheckBlastRadius(phase, *s); !st.ok()) return st;
   }
   total_ += phase.MaxDuration();
   if (total_ > kMaxDrill) {
@@ -928,9 +933,13 @@ Status Loader::LoadStop(const YAML::Node& n, StopSpec* stop) const {
 }
 
 Status Loader::LoadSafety(const YAML::Node& n, Scenario* s) const {
-  if (auto st = CheckKeys(n, "safety", {"lease_ttl", "lease_renew", "max_faulted_nodes", "stop"}); !st.ok()) return st;
+  if (auto st = CheckKeys(n, "safety", {"lease_ttl", "lease_renew", "max_faulted_nodes", "stop", "blast_radius"}); !st.ok())
+    return st;
   if (n["stop"]) {
     if (auto st = LoadStop(n["stop"], &s->stop); !st.ok()) return st;
+  }
+  if (n["blast_radius"]) {
+    if (auto st = LoadBlastRadius(n["blast_radius"], s); !st.ok()) return st;
   }
   if (n["lease_ttl"]) {
     auto d = Dur(n["lease_ttl"], "safety.lease_ttl");
@@ -951,6 +960,68 @@ Status Loader::LoadSafety(const YAML::Node& n, Scenario* s) const {
     s->max_faulted_nodes = static_cast<int>(*v);
   }
   return Status::Ok();
+}
+
+// topology: FILE, relative to the scenario's directory like fabric.hosts.
+Status Loader::LoadTopologyKey(const YAML::Node& n, Scenario* s) const {
+  auto path = Str(n, "topology");
+  if (!path.ok()) return path.status();
+  std::filesystem::path p(*path);
+  if (p.is_relative()) p = std::filesystem::path(base_dir_) / p;
+  auto topology = LoadTopology(p.string());
+  // Named from the scenario's place, then the topology file's.
+  if (!topology.ok()) return Error(n, "topology: " + topology.status().message());
+  s->topology = std::move(*topology);
+  return Status::Ok();
+}
+
+// safety.blast_radius: limits on what the faults in force at once reach.
+Status Loader::LoadBlastRadius(const YAML::Node& n, Scenario* s) const {
+  BlastRadiusSpec& b = s->blast_radius;
+  const std::pair<const char*, std::optional<int>*> keys[] = {
+      {"max_nodes", &b.max_nodes}, {"max_rails_per_node", &b.max_rails_per_node}, {"max_rails", &b.max_rails},
+      {"max_leaves", &b.max_leaves}, {"max_nvlink_domains", &b.max_nvlink_domains}};
+  std::set<std::string> allowed;
+  for (const auto& [key, field] : keys) allowed.insert(key);
+  if (auto st = CheckKeys(n, "safety.blast_radius", allowed); !st.ok()) return st;
+  for (const auto& [key, field] : keys) {
+    if (!n[key]) continue;
+    if (std::string(key) != "max_nodes" && !s->topology) {
+      return Error(n[key], std::string("safety.blast_radius.") + key +
+                               " counts in fabric terms and needs topology: FILE (rails, leaves, NVLink domains; "
+                               "see scenarios/topology.example.yaml)");
+    }
+    // 0 is a limit too: max_nvlink_domains 0 keeps a drill off NVLink.
+    const bool nodes = std::string(key) == "max_nodes";
+    auto v = Int(n[key], std::string("safety.blast_radius.") + key, nodes ? 1 : 0, 100000);
+    if (!v.ok()) return v.status();
+    *field = static_cast<int>(*v);
+  }
+  return Status::Ok();
+}
+
+// Every set of PHASE's faults in force at once within safety.blast_radius;
+// the error names the fault whose apply crosses a limit, at its place.
+Status Loader::CheckBlastRadius(const PhaseSpec& phase, const Scenario& s) const {
+  if (!s.blast_radius.Any()) return Status::Ok();
+  // Called for a message only: the phase's earliest start, every earlier
+  // gate stable at its minimum.
+  auto when = [&](Duration offset) {
+    Duration start{};
+    bool gated = false;
+    for (const auto& p : s.phases) {
+      start += p.duration;
+      gated = gated || p.gate.has_value();
+    }
+    return "t" + std::string(gated ? ">=" : "=") + FormatDuration(start + offset) + " (phase " + phase.name + " +" +
+           FormatDuration(offset) + ")";
+  };
+  const Topology* topology = s.topology ? &*s.topology : nullptr;
+  const auto walk = WalkBlastRadius(phase, s.blast_radius, topology, when);
+  if (!walk.violation) return Status::Ok();
+  const FaultSpec& f = phase.faults[walk.violation->culprit];
+  return InvalidArgument(file_ + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ": " +
+                         walk.violation->message);
 }
 
 Result<Scenario> Loader::Load(const std::string& text) {
@@ -1004,7 +1075,8 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
   s.text = text;
   if (!root.IsMap()) return InvalidArgument(file_ + ": a scenario is a YAML mapping (name, fabric, workload, phases, ...)");
   if (auto st = CheckKeys(root, "the scenario",
-                          {"name", "description", "fabric", "targets", "workload", "phases", "safety", "expect", "analysis"});
+                          {"name", "description", "fabric", "topology", "targets", "workload", "phases", "safety", "expect",
+                           "analysis"});
       !st.ok())
     return st;
   if (!root["name"]) return InvalidArgument(file_ + ": the scenario needs a name");
@@ -1018,6 +1090,9 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
   }
   if (!root["fabric"]) return InvalidArgument(file_ + ": the scenario needs fabric: {emulated: {nodes: N}}, {hosts: FILE} or {slurm: true}");
   if (auto st = LoadFabric(root["fabric"], &s); !st.ok()) return st;
+  if (root["topology"]) {
+    if (auto st = LoadTopologyKey(root["topology"], &s); !st.ok()) return st;
+  }
   if (root["targets"]) {
     if (auto st = LoadTargets(root["targets"], s); !st.ok()) return st;
   }

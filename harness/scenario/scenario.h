@@ -10,6 +10,8 @@
 
 #include "harness/core/result.h"
 #include "harness/core/units.h"
+#include "harness/scenario/blast_radius.h"
+#include "harness/scenario/topology.h"
 #include "harness/wire/wire.h"
 
 namespace fdrill {
@@ -20,6 +22,7 @@ struct FaultSpec {
   std::string node;    // "n1"; a selector naming several nodes becomes one fault each
   Json params;         // validated by the injector's parser
   int line = 0;        // 1-based line in the scenario file, for messages
+  int column = 0;      // 1-based column of the fault's entry
   // Window inside its phase: applied `at` after the phase starts, reverted
   // `length` later; length 0 means "at the phase's end" (fixed phases only).
   Duration at{};
@@ -132,6 +135,10 @@ struct Scenario {
   Duration lease_ttl = std::chrono::seconds(5);
   Duration lease_renew = std::chrono::seconds(1);
   int max_faulted_nodes = 1;  // blast radius: nodes with a fault in one phase
+  // topology: FILE (relative to the scenario) and safety.blast_radius: the
+  // limits on faults in force at once, checked when the scenario loads.
+  std::optional<Topology> topology;
+  BlastRadiusSpec blast_radius;
   StopSpec stop;
   int recovery_window_iters = 5;
   ExpectSpec expect;

@@ -1,5 +1,7 @@
 // Every scenario in scenarios/ loads (as `fdrill validate` would), opens with
 // a comment saying what it proves, and is listed in scenarios/README.md.
+// topology*.yaml there are topology files, not drills (IsTopologyFile): they
+// load as topologies and are held to the same comment and README rules.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +9,7 @@
 #include <sstream>
 
 #include "harness/scenario/scenario.h"
+#include "harness/scenario/topology.h"
 
 namespace fdrill {
 namespace {
@@ -33,13 +36,21 @@ TEST(ScenarioLibrary, EveryFileValidatesAndSaysWhatItProves) {
   const auto files = LibraryFiles();
   ASSERT_GE(files.size(), 12u);
   const std::string readme = Read(fs::path(FDRILL_SOURCE_DIR) / "scenarios" / "README.md");
+  int topologies = 0;
   for (const auto& f : files) {
-    auto s = LoadScenario(f.string());
-    EXPECT_TRUE(s.ok()) << f << ": " << s.status().ToString();
+    if (IsTopologyFile(f.string())) {
+      ++topologies;
+      auto t = LoadTopology(f.string());
+      EXPECT_TRUE(t.ok()) << f << ": " << t.status().ToString();
+    } else {
+      auto s = LoadScenario(f.string());
+      EXPECT_TRUE(s.ok()) << f << ": " << s.status().ToString();
+    }
     const std::string text = Read(f);
     EXPECT_EQ(text.rfind("# ", 0), 0u) << f << " must open with a comment saying what it proves";
     EXPECT_NE(readme.find("(" + f.filename().string() + ")"), std::string::npos) << f << " is not in scenarios/README.md";
   }
+  EXPECT_GE(topologies, 1) << "scenarios/topology.example.yaml is the schema's example";
 }
 
 TEST(ScenarioLibrary, TheIssuesDrillsExist) {
