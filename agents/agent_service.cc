@@ -362,8 +362,10 @@ void AgentService::Tick() {
     // On a grid of the interval, not one interval after whenever the tick
     // landed: with a 100 ms idle tick the latter drifts (1 s -> 1.1 s).
     last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every : now;
-    auto counters = SampleTelemetry(*host_.runner, host_.sysfs, {config_.mgmt_interface, "/sys/class/infiniband",
-                                                                  TelemetryNvml()});
+    TelemetrySources sources;
+    sources.mgmt_interface = config_.mgmt_interface;
+    sources.nvml = TelemetryNvml();
+    auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
     if (counters.ok() && push_) push_(MakePush("counters", {{"node", config_.node}, {"counters", *counters}}));
   }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) {

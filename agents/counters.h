@@ -70,7 +70,7 @@ void SampleNvLinkCounters(Nvml& nvml, Json& out);
 // "10s") from 100 ms to 1 h. Faster floods the controller (every agent
 // pushes a sample); slower than an hour sees no fault window at all.
 constexpr Duration kMinTelemetryInterval = std::chrono::milliseconds(100);
-constexpr Duration kMaxTelemetryInterval = std::chrono::hours(1);
+constexpr Duration kMaxTelemetryInterval = std::chrono::hours(1);  // the error message names both
 Result<Duration> ParseTelemetryInterval(std::string_view text);
 
 // The netdev part alone.

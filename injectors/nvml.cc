@@ -32,7 +32,8 @@ unsigned long long FieldAsUint64(const nvmlFieldValue_t& v) {
     case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal > 0 ? static_cast<unsigned long long>(v.value.dVal) : 0;
     case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
     case NVML_VALUE_TYPE_UNSIGNED_LONG: return v.value.ulVal;
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return v.value.sllVal > 0 ? static_cast<unsigned long long>(v.value.sllVal) : 0;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+      return v.value.sllVal > 0 ? static_cast<unsigned long long>(v.value.sllVal) : 0;
     case NVML_VALUE_TYPE_SIGNED_INT: return v.value.siVal > 0 ? static_cast<unsigned long long>(v.value.siVal) : 0;
     case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.value.usVal;
     default: return v.value.ullVal;  // UNSIGNED_LONG_LONG, the throughput counters' type

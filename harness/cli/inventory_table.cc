@@ -139,7 +139,9 @@ std::string FormatInventoryTable(const Json& cluster) {
       continue;
     }
     nodes.push_back({name, Gpus(node), NvLinks(node), HcaPorts(node), Netdevs(node)});
-    if (node.contains("nvml") && node.value("nvml", "") != "ok") notes.push_back(name + ": NVML: " + Text(node, "nvml"));
+    if (node.contains("nvml") && node.value("nvml", "") != "ok") {
+      notes.push_back(name + ": NVML: " + Text(node, "nvml"));
+    }
     for (const auto& h : List(node, "hcas")) {
       for (const auto& p : List(h, "ports")) {
         std::vector<std::string> netdevs;
