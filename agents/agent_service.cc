@@ -249,8 +249,14 @@ Result<Json> AgentService::WorkloadStart(const Json& req) {
   std::string metrics_dir = req.value("metrics_dir", "");
   if (!metrics_dir.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(metrics_dir, ec);
+    const bool created = std::filesystem::create_directories(metrics_dir, ec);
     if (ec) return FailedPrecondition("cannot create " + metrics_dir + ": " + ec.message());
+    // On a real cluster the ranks run as the operator and write here; the
+    // agent (root) made the run's directory, so it opens it as /tmp is:
+    // anyone may create files, only their owner may remove them.
+    if (created) {
+      std::filesystem::permissions(metrics_dir, std::filesystem::perms::all | std::filesystem::perms::sticky_bit, ec);
+    }
     tail_.Watch(metrics_dir);
   }
   if (argv.empty()) return Json{{"started", false}, {"watching", metrics_dir}};

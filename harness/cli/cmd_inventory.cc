@@ -27,6 +27,7 @@ int Inventory(const AgentFlags& flags, bool json) {
   for (size_t i = 0; i < results.size(); ++i) {
     if (results[i].ok()) {
       Json node = *results[i];
+      for (const char* wire : {"id", "ok", "type"}) node.erase(wire);  // the reply's envelope
       node["node"] = resolved->agents[i].node;
       cluster["nodes"].push_back(std::move(node));
     } else {

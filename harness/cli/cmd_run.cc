@@ -131,10 +131,16 @@ std::string HowOf(const FaultSpec& f, bool apply) {
 int PrintPlan(const std::string& file) {
   auto s = LoadScenario(file);
   if (!s.ok()) return Fail(s.status());
-  std::printf("drill %s: %d nodes (%s), %s %s %s x %d rank(s)/node (%s), at most %s\n", s->name.c_str(), s->nodes,
-              s->FabricName().c_str(),
-              s->workload.dtype.c_str(), s->workload.op.c_str(), FormatSize(s->workload.size_bytes).c_str(),
-              s->workload.ranks_per_node, s->workload.backend.c_str(), FormatDuration(s->TotalDuration()).c_str());
+  if (s->workload.External()) {
+    std::printf("drill %s: %d nodes (%s), the command %s x %d rank(s)/node, at most %s\n", s->name.c_str(), s->nodes,
+                s->FabricName().c_str(), JoinArgv(s->workload.command).c_str(), s->workload.ranks_per_node,
+                FormatDuration(s->TotalDuration()).c_str());
+  } else {
+    std::printf("drill %s: %d nodes (%s), %s %s %s x %d rank(s)/node (%s), at most %s\n", s->name.c_str(), s->nodes,
+                s->FabricName().c_str(),
+                s->workload.dtype.c_str(), s->workload.op.c_str(), FormatSize(s->workload.size_bytes).c_str(),
+                s->workload.ranks_per_node, s->workload.backend.c_str(), FormatDuration(s->TotalDuration()).c_str());
+  }
   if (s->workload.Train()) {
     const auto& r = s->workload.restart;
     std::printf("workload: training loop, %lld steps, a checkpoint every %lld; restarts: %d (backoff %s, doubling)%s\n",
