@@ -424,7 +424,9 @@ void DrillRun::OnJobExit(int code, const std::string& tail) {
 
 Status DrillRun::Launch(const std::vector<std::string>& argv) {
   if (s_.Emulated()) {
-    auto r = nodes_[0].link->Call("workload_start", {{"argv", argv}, {"metrics_dir", RunDir(nodes_[0])}}, kCallTimeout);
+    // n0's agent already watches its run directory (StartWorkload); asking
+    // again would make it read the ranks' files from their start.
+    auto r = nodes_[0].link->Call("workload_start", {{"argv", argv}}, kCallTimeout);
     return r.ok() ? Status::Ok() : r.status();
   }
   if (!job_) {
