@@ -78,5 +78,20 @@ TEST(ScenarioLibrary, HardwareVariantsUseAHostsInventory) {
   EXPECT_GE(variants, 4);
 }
 
+// A drill that only a real cluster can run (*.cluster.yaml: an external
+// workload like nccl-tests, which the emulated fabric does not run) has no
+// emulated twin, and must not claim the emulated fabric.
+TEST(ScenarioLibrary, ClusterOnlyDrillsUseARealInventory) {
+  int drills = 0;
+  for (const auto& f : LibraryFiles()) {
+    if (f.string().find(".cluster.yaml") == std::string::npos) continue;
+    ++drills;
+    auto s = LoadScenario(f.string());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    EXPECT_FALSE(s->Emulated()) << f;
+  }
+  EXPECT_GE(drills, 1);
+}
+
 }  // namespace
 }  // namespace fdrill
