@@ -877,6 +877,19 @@ Status DrillRun::Run() {
   live_rec_ = rec_.get();
   run_id_ = std::to_string(clock_.WallNanos() / 1000000);
   (void)rec_->WriteFile("scenario.yaml", s_.text);
+  {
+    // What the drill ran on, as each agent found it (fdrill inventory's
+    // JSON); an agent that cannot say is recorded, not fatal.
+    Json inventory = {{"nodes", Json::array()}};
+    const auto found = CallEach("inventory", Json::object(), std::chrono::seconds(20));
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      Json node = found[i].ok() ? *found[i] : Json{{"error", found[i].status().message()}};
+      for (const char* wire : {"id", "ok", "type"}) node.erase(wire);
+      node["node"] = nodes_[i].name;
+      inventory["nodes"].push_back(std::move(node));
+    }
+    (void)rec_->WriteFile("inventory.json", inventory.dump(2) + "\n");
+  }
   Json plan = {{"name", s_.name}, {"nodes", s_.NodeNames()}, {"ranks", std::max(1, ReportingRanks())},
                {"fabric", s_.FabricName()},
                {"recovery_window_iters", s_.recovery_window_iters},

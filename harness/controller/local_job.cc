@@ -3,14 +3,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
-
-extern char** environ;
 
 namespace fdrill {
 
@@ -31,37 +31,63 @@ Status LocalJob::Start(const std::vector<std::string>& argv) {
   if (reader_.joinable()) reader_.join();  // the previous job's reader has finished (pid_ is 0)
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: Stop signals the job, never us
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // The program's path, found here: between fork and exec the child may
+  // only make async-signal-safe calls (this process has threads).
+  std::string path = argv[0];
+  if (path.find('/') == std::string::npos) {
+    path.clear();
+    const char* env_path = std::getenv("PATH");
+    std::string dirs = env_path != nullptr ? env_path : "/usr/local/bin:/usr/bin:/bin";
+    for (size_t from = 0; from <= dirs.size();) {
+      size_t colon = dirs.find(':', from);
+      if (colon == std::string::npos) colon = dirs.size();
+      std::string candidate = (colon > from ? dirs.substr(from, colon - from) : std::string(".")) + "/" + argv[0];
+      if (access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        break;
+      }
+      from = colon + 1;
+    }
+    if (path.empty()) {
+      close(fds[0]);
+      close(fds[1]);
+      return FailedPrecondition("cannot start " + argv[0] + ": No such file or directory (not found in PATH)");
+    }
+  }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(fds[1]);
-  if (rc != 0) {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    const int err = errno;
     close(fds[0]);
-    return FailedPrecondition("cannot start " + argv[0] + ": " + std::strerror(rc) +
-                              (rc == ENOENT ? " (not found in PATH)" : ""));
+    close(fds[1]);
+    return Internal(std::string("fork: ") + std::strerror(err));
   }
+  if (pid == 0) {
+    // The child. Its own process group (Stop signals the job, never us);
+    // SIGTERM when the thread that started it ends — a controller killed
+    // with SIGKILL takes its launcher (and through it the ranks) along
+    // instead of leaving a job running on the cluster.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(127);  // the controller died before prctl
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGINT, SIGTERM, SIGPIPE}) signal(sig, SIG_DFL);
+    const int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    execv(path.c_str(), args.data());
+    const char msg[] = "fdrill: exec of the launcher failed\n";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here: no race with a Stop before the child ran
+  close(fds[1]);
   pid_ = pid;
   leader_reaped_ = false;
   last_code_.reset();

@@ -4,8 +4,12 @@
 // allocation or ssh keys, never to the root agents.
 //
 // Contract:
-//  - Start spawns argv (PATH lookup) in a new process group with stdin from
-//    /dev/null and stdout+stderr on one pipe. A reader thread hands every
+//  - Start runs argv (PATH lookup) in a new process group with stdin from
+//    /dev/null and stdout+stderr on one pipe, and with PR_SET_PDEATHSIG
+//    SIGTERM: if the controller dies (even by SIGKILL) the launcher gets
+//    SIGTERM and takes its ranks down, so no job outlives its drill. Linux
+//    ties that signal to the thread that called Start: call it from the
+//    drill's own thread, which lives as long as the drill. A reader thread hands every
 //    complete line to on_line (CR stripped) and keeps the last 64 KiB as the
 //    log tail; at end of output it reaps the process and calls on_exit(code,
 //    tail) once: code is the exit status, or 128+signal.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -110,6 +112,46 @@ TEST(LocalJob, StartsAgainAfterAnExit) {
   ASSERT_TRUE(seen.WaitExit());
   EXPECT_EQ(*seen.code, 1);
   EXPECT_EQ(seen.lines, (std::vector<std::string>{"one", "two"}));
+}
+
+bool Gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  std::string stat;
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), stat);
+  return stat.find(") Z") != std::string::npos;  // a zombie waiting for init
+}
+
+// A controller killed with SIGKILL takes its launcher along (SIGTERM by
+// PR_SET_PDEATHSIG): a process stands in for the controller here.
+TEST(LocalJob, TheLauncherDiesWithTheController) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t controller = fork();
+  ASSERT_GE(controller, 0);
+  if (controller == 0) {
+    close(fds[0]);
+    LocalJob job([](const std::string&) {}, [](int, const std::string&) {});
+    if (!job.Start({"sleep", "300"}).ok()) _exit(1);
+    const pid_t pid = job.pid();
+    (void)!write(fds[1], &pid, sizeof(pid));
+    for (;;) pause();
+  }
+  close(fds[1]);
+  pid_t launcher = 0;
+  ASSERT_EQ(read(fds[0], &launcher, sizeof(launcher)), static_cast<ssize_t>(sizeof(launcher)));
+  close(fds[0]);
+  ASSERT_GT(launcher, 0);
+  EXPECT_FALSE(Gone(launcher));
+  kill(controller, SIGKILL);
+  int st = 0;
+  waitpid(controller, &st, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = Gone(launcher);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "the launcher " << launcher << " outlived its controller";
+  if (!gone) kill(launcher, SIGKILL);  // ours: never leave it behind
 }
 
 }  // namespace

@@ -147,6 +147,12 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
   EXPECT_NE(events.find("\"node\":\"controller\""), std::string::npos);
   EXPECT_NE(events.find("\"fault_reverted\""), std::string::npos);
   EXPECT_NE(events.find("\"forced\":true"), std::string::npos);
+  // What it ran on: every agent's inventory.
+  std::ifstream iin(out / "inventory.json");
+  json inv = json::parse(iin);
+  ASSERT_EQ(inv["nodes"].size(), 4u);
+  EXPECT_EQ(inv["nodes"][1]["node"], "127.1.0.2");
+  EXPECT_EQ(inv["nodes"][1]["hcas"][0]["name"], "mlx5_0") << inv["nodes"][1].dump(2);
   std::ifstream hin(out / "hostfile");
   std::string hostfile((std::istreambuf_iterator<char>(hin)), std::istreambuf_iterator<char>());
   EXPECT_EQ(hostfile, "127.1.0.1 slots=1\n127.1.0.2 slots=1\n127.1.0.3 slots=1\n127.1.0.4 slots=1\n");
