@@ -111,7 +111,17 @@ int IbSpeedRank(const std::string& speed) {
 Result<IbPortStatus> ReadIbPortStatus(SysFs* sysfs, const IbPort& port) {
   if (!sysfs) return Internal("no sysfs access given to the IB injector");
   if (!sysfs->Exists(port.Dir())) {
-    return NotFound("no InfiniBand port " + port.Name() + " here (" + port.Dir() + " does not exist)");
+    // Name what the node has (as `fdrill inventory` lists it), so a typo
+    // in a scenario's device/port reads as one.
+    std::string have;
+    if (auto devs = sysfs->List(port.root); devs.ok()) {
+      for (const auto& dev : *devs) {
+        auto ports = sysfs->List(port.root + "/" + dev + "/ports");
+        for (const auto& p : ports.ok() ? *ports : std::vector<std::string>{}) have += (have.empty() ? "" : ", ") + dev + "/" + p;
+      }
+    }
+    return NotFound("no InfiniBand port " + port.Name() + " here (" + port.Dir() + " does not exist; this node has " +
+                    (have.empty() ? std::string("no HCA ports") : have) + ")");
   }
   IbPortStatus s;
   for (auto [file, text] : {std::pair{"state", &s.state_text}, {"phys_state", &s.phys_text}, {"rate", &s.rate}}) {

@@ -54,18 +54,23 @@ void FindCulprit(const std::vector<const Iteration*>& in, FaultStats* f) {
 }
 
 // The link counters that rose most while the fault was on: per node and
-// interface, the sum of the increases of its *_errors, *_dropped and qdisc_*
-// counters between the last sample before the apply and the last sample at
-// or before the revert (or the data's end).
+// link (a netdev, an IB port "ib/<dev>/<port>", an NVLink "gpu<i>/nvlink<l>"),
+// the sum of the increases of its error and drop counters — *_errors,
+// *_dropped, qdisc_*, and IB's symbol_error, link_downed,
+// link_error_recovery, *_discards, NVLink's dl_* (replay, recovery, CRC) —
+// between the last sample before the apply and the last sample at or before
+// the revert (or the data's end).
 void FindCulpritLink(const std::vector<Event>& events, FaultStats* f) {
   const double from = f->applied_at_s, to = f->reverted_at_s.value_or(kInf);
   std::map<std::pair<std::string, std::string>, double> before, after;  // (node, counter)
   for (const Event& e : events) {
     if (e.type != "counters") continue;
     for (const auto& [name, value] : e.counters) {
-      const bool interesting = name.find("_errors") != std::string::npos ||
-                               name.find("_dropped") != std::string::npos ||
-                               name.find(".qdisc_") != std::string::npos;
+      bool interesting = false;
+      for (const char* part : {"_errors", "_dropped", ".qdisc_", ".symbol_error", ".link_downed", ".link_error_recovery",
+                               "_discards", ".dl_"}) {
+        interesting = interesting || name.find(part) != std::string::npos;
+      }
       if (!interesting) continue;
       if (e.t <= from) before[{e.node, name}] = value;
       if (e.t <= to) after[{e.node, name}] = value;

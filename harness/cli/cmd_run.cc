@@ -48,7 +48,11 @@ int Fail(const Status& s) {
 }
 
 int Run(const std::string& file, const std::string& out, const std::string& fabric_dir, const std::string& tls_dir,
-        bool insecure, bool quiet) {
+        bool insecure, bool quiet, const std::string& start_timeout) {
+  auto started = ParseDuration(start_timeout);
+  if (!started.ok() || started->count() <= 0 || *started > std::chrono::hours(1)) {
+    return Fail(InvalidArgument("--start-timeout " + start_timeout + ": a duration from 1s to 1h, like 60s or 5m"));
+  }
   auto scenario = LoadScenario(file);
   if (!scenario.ok()) return Fail(scenario.status());
   // A real cluster (hosts file, Slurm allocation) has no emulated fabric state.
@@ -65,6 +69,7 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   opt.bin_dir = BinDir();
   opt.tls_dir = tls_dir;
   opt.insecure = insecure;
+  opt.start_timeout = *started;
   opt.abort = &g_abort;
   ProgressLine progress(stderr, isatty(STDERR_FILENO) != 0);
   if (!quiet) opt.progress = &progress;
@@ -230,7 +235,10 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   run->add_flag("--insecure", insecure, "talk plaintext to agents started with --insecure");
   static bool quiet = false;
   run->add_flag("--quiet", quiet, "no live progress line (phase, elapsed, busbw vs baseline, faults in force)");
-  run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir, tls_dir, insecure, quiet); });
+  static std::string start_timeout = "60s";
+  run->add_option("--start-timeout", start_timeout, "how long the job may take until every rank reports (NCCL init on "
+                  "a large cluster takes a while)")->capture_default_str();
+  run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir, tls_dir, insecure, quiet, start_timeout); });
 
   auto* panic = app.add_subcommand("panic", "every agent reverts everything now and stops its workload (idempotent)");
   static AgentFlags panic_flags;

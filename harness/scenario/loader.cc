@@ -15,6 +15,7 @@
 #include "harness/core/expectable_metrics.h"
 #include "harness/core/fault_ref.h"
 #include "harness/scenario/hostlist.h"
+#include "harness/scenario/yaml_errors.h"
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/selector.h"
 #include "injectors/injector.h"
@@ -24,34 +25,14 @@ namespace fdrill {
 
 namespace {
 
-std::string Join(const std::set<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
 class Loader {
  public:
   explicit Loader(std::string file) : file_(std::move(file)) {}
 
-  Status Error(const YAML::Node& at, const std::string& what) const {
-    auto m = at.Mark();
-    std::string where = file_;
-    if (m.line >= 0) where += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-    return InvalidArgument(where + ": " + what);
-  }
+  Status Error(const YAML::Node& at, const std::string& what) const { return YamlError(file_, at, what); }
 
   Status CheckKeys(const YAML::Node& map, const std::string& section, const std::set<std::string>& allowed) const {
-    if (!map.IsMap()) return Error(map, section + " must be a mapping");
-    for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) return Error(kv.first, "a key in " + section + " must be a plain word, not a mapping or list");
-      std::string key = kv.first.as<std::string>();
-      if (allowed.count(key)) continue;
-      std::string hint = DidYouMean(key, allowed);
-      return Error(kv.first, "unknown key \"" + key + "\" in " + section + (hint.empty() ? "" : "; " + hint) +
-                                 " (allowed: " + Join(allowed) + ")");
-    }
-    return Status::Ok();
+    return CheckYamlKeys(file_, map, section, allowed);
   }
 
   Result<std::string> Str(const YAML::Node& n, const std::string& key) const {
@@ -140,6 +121,8 @@ class Loader {
   Status AddHosts(const YAML::Node& at, const std::string& expr, const std::string& where, std::set<std::string>* seen,
                   Scenario* s) const;
   Status LoadExternal(const YAML::Node& n, const Scenario& s, WorkloadSpec* w) const;
+  // workload.KEY, when given, one of `allowed` (else "did you mean").
+  Status Word(const YAML::Node& n, const char* key, const std::set<std::string>& allowed, std::string* out) const;
   Status LoadTargets(const YAML::Node& n, const Scenario& s);
   Result<Target> LoadSelection(const YAML::Node& n, const Scenario& s, const std::string& what) const;
   Status LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const;
@@ -394,17 +377,8 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
       !s.ok())
     return s;
   if (auto st = LoadTrain(n, w); !st.ok()) return st;
-  auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) -> Status {
-    if (!n[key]) return Status::Ok();
-    auto v = Str(n[key], std::string("workload.") + key);
-    if (!v.ok()) return v.status();
-    if (!allowed.count(*v)) {
-      std::string hint = DidYouMean(*v, allowed);
-      return Error(n[key], std::string("workload.") + key + " \"" + *v + "\" is not one of " + Join(allowed) +
-                               (hint.empty() ? "" : "; " + hint));
-    }
-    *out = *v;
-    return Status::Ok();
+  auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) {
+    return Word(n, key, allowed, out);
   };
   std::set<std::string> dtypes;
   for (const auto& [d, bytes] : kDTypeBytes) dtypes.insert(d);
@@ -447,6 +421,19 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
   return Status::Ok();
 }
 
+Status Loader::Word(const YAML::Node& n, const char* key, const std::set<std::string>& allowed, std::string* out) const {
+  if (!n[key]) return Status::Ok();
+  auto v = Str(n[key], std::string("workload.") + key);
+  if (!v.ok()) return v.status();
+  if (!allowed.count(*v)) {
+    std::string hint = DidYouMean(*v, allowed);
+    return Error(n[key], std::string("workload.") + key + " \"" + *v + "\" is not one of " + JoinWords(allowed) +
+                             (hint.empty() ? "" : "; " + hint));
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
 // command, output, launcher, launcher_args, rsh_agent: how a real cluster's
 // job starts (scenario.h WorkloadSpec). The emulated fabric runs
 // fdrill-collective through its own mpirun line, so none of these apply.
@@ -475,17 +462,8 @@ Status Loader::LoadExternal(const YAML::Node& n, const Scenario& s, WorkloadSpec
   };
   if (auto st = list("command", &w->command); !st.ok()) return st;
   if (auto st = list("launcher_args", &w->launcher_args); !st.ok()) return st;
-  auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) -> Status {
-    if (!n[key]) return Status::Ok();
-    auto v = Str(n[key], std::string("workload.") + key);
-    if (!v.ok()) return v.status();
-    if (!allowed.count(*v)) {
-      std::string hint = DidYouMean(*v, allowed);
-      return Error(n[key], std::string("workload.") + key + " \"" + *v + "\" is not one of " + Join(allowed) +
-                               (hint.empty() ? "" : "; " + hint));
-    }
-    *out = *v;
-    return Status::Ok();
+  auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) {
+    return Word(n, key, allowed, out);
   };
   if (auto st = word("launcher", {"mpirun", "srun", "none"}, &w->launcher); !st.ok()) return st;
   if (w->External()) {
@@ -855,13 +833,13 @@ Status Loader::LoadExpect(const YAML::Node& n, const Scenario& s, ExpectSpec* e)
     for (const auto& m : n["metrics"]) {
       if (auto st = CheckKeys(m, "expect.metrics entry", {"metric", "fault", "max", "min"}); !st.ok()) return st;
       MetricLimit limit;
-      if (!m["metric"]) return Error(m, "expect.metrics entry needs metric: (one of " + Join(names) + ")");
+      if (!m["metric"]) return Error(m, "expect.metrics entry needs metric: (one of " + JoinWords(names) + ")");
       auto metric = Str(m["metric"], "metric");
       if (!metric.ok()) return metric.status();
       if (!names.count(*metric)) {
         std::string hint = DidYouMean(*metric, names);
         return Error(m["metric"], "unknown metric \"" + *metric + "\"" + (hint.empty() ? "" : "; " + hint) +
-                                      " (known: " + Join(names) + ")");
+                                      " (known: " + JoinWords(names) + ")");
       }
       limit.metric = *metric;
       const bool per_fault = metric->find('.') == std::string::npos;
@@ -1114,6 +1092,23 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
       auto w = Int(root["analysis"]["recovery_window"], "analysis.recovery_window", 1, 1000);
       if (!w.ok()) return w.status();
       s.recovery_window_iters = static_cast<int>(*w);
+    }
+  }
+  if (s.workload.output == "none") {
+    // A command whose output is not read reports no iterations: anything
+    // that waits for or measures them could never be met.
+    const YAML::Node w = root["workload"];
+    const YAML::Node at = w["output"] ? w["output"] : w["command"];
+    std::string needs;
+    for (const auto& p : s.phases) {
+      if (p.gate && needs.empty()) needs = "phase " + p.name + "'s until: stable";
+    }
+    if (needs.empty() && (s.stop.min_busbw_gbps || s.stop.max_iteration_time)) needs = "safety.stop's busbw and iteration-time conditions";
+    if (needs.empty() && s.workload.restart.hang_timeout) needs = "workload.restart.hang_timeout";
+    if (needs.empty() && (s.expect.max_slowdown || s.expect.max_time_to_recover_s)) needs = "expect's max_slowdown and max_time_to_recover";
+    if (!needs.empty()) {
+      return Error(at, "workload.output none: the drill sees no iterations of this command, so " + needs +
+                           " can never be measured; use output: nccl-tests (a *_perf binary) or drop it");
     }
   }
   return s;

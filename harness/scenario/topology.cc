@@ -12,17 +12,12 @@
 #include <sstream>
 
 #include "harness/scenario/hostlist.h"
+#include "harness/scenario/yaml_errors.h"
 #include "injectors/params.h"
 
 namespace fdrill {
 
 namespace {
-
-std::string Join(const std::set<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
 
 class TopologyParser {
  public:
@@ -31,24 +26,10 @@ class TopologyParser {
   Result<Topology> Parse(const std::string& text);
 
  private:
-  Status Error(const YAML::Node& at, const std::string& what) const {
-    const auto m = at.Mark();
-    std::string where = file_;
-    if (m.line >= 0) where += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-    return InvalidArgument(where + ": " + what);
-  }
+  Status Error(const YAML::Node& at, const std::string& what) const { return YamlError(file_, at, what); }
 
   Status CheckKeys(const YAML::Node& map, const std::string& section, const std::set<std::string>& allowed) const {
-    if (!map.IsMap()) return Error(map, section + " must be a mapping");
-    for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) return Error(kv.first, "a key in " + section + " must be a plain word");
-      const std::string key = kv.first.as<std::string>();
-      if (allowed.count(key)) continue;
-      const std::string hint = DidYouMean(key, allowed);
-      return Error(kv.first, "unknown key \"" + key + "\" in " + section + (hint.empty() ? "" : "; " + hint) +
-                                 " (allowed: " + Join(allowed) + ")");
-    }
-    return Status::Ok();
+    return CheckYamlKeys(file_, map, section, allowed);
   }
 
   // A name, or a non-empty list of names.

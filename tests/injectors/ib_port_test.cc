@@ -108,6 +108,9 @@ TEST(IbPortSysfs, ReadsStateRateAndLid) {
   auto missing = ReadIbPortStatus(&fabric.sysfs, port);
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("mlx5_7/1"), std::string::npos);
+  // ... and says what the node has, as `fdrill inventory` names it.
+  EXPECT_NE(missing.status().message().find("does not exist; this node has mlx5_0/1)"), std::string::npos)
+      << missing.status().message();
 }
 
 TEST(IbPortSysfs, ParsesKernelRateStrings) {

@@ -110,6 +110,20 @@ TEST(DrillAnalysis, CulpritLinkIsTheOneWhoseDropCountersRose) {
   EXPECT_EQ(*s.faults[0].culprit_link, "n1 fab0 (qdisc_overlimits +800)");
 }
 
+// An IB port that went down during the fault (link_downed, symbol errors)
+// is named by its device and port; bytes moved do not count.
+TEST(DrillAnalysis, CulpritLinkCanBeAnIbPort) {
+  SyntheticRun run = SlowThatRecovers();
+  run.AddEvent(14.0, "counters", {{"node", "n1"}, {"counters", {{"ib/mlx5_0/1.link_downed", 3}, {"ib/mlx5_0/1.symbol_error", 10},
+                                                                {"ib/mlx5_0/1.port_xmit_data", 1e9}, {"fab0.qdisc_drops", 0}}}});
+  run.AddEvent(19.0, "counters", {{"node", "n1"}, {"counters", {{"ib/mlx5_0/1.link_downed", 5}, {"ib/mlx5_0/1.symbol_error", 14},
+                                                                {"ib/mlx5_0/1.port_xmit_data", 9e9}, {"fab0.qdisc_drops", 1}}}});
+  Summary s = AnalyzeRun(run);
+  ASSERT_EQ(s.faults.size(), 1u);
+  ASSERT_TRUE(s.faults[0].culprit_link.has_value());
+  EXPECT_EQ(*s.faults[0].culprit_link, "n1 ib/mlx5_0/1 (link_downed +2, symbol_error +4)");
+}
+
 TEST(DrillAnalysis, PhasesCountTheIterationsThatEndInThem) {
   Summary s = AnalyzeRun(SlowThatRecovers());
   ASSERT_EQ(s.phases.size(), 3u);

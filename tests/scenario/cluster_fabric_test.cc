@@ -127,6 +127,17 @@ TEST_F(SlurmEnv, RefusesLaunchesThatCannotWork) {
             "drill.yaml:4:18: workload.mode: train runs fdrill-collective (its digest is checked); drop command or mode");
 }
 
+TEST_F(SlurmEnv, OutputNoneMeasuresNoIterations) {
+  const std::string none = Replace(kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
+                                   "workload: {command: [python3, train.py]}");
+  Load(none);  // exit and time only: fine
+  EXPECT_EQ(ErrorOf(Replace(none, "  - name: recovery\n    duration: 5s", "  - name: recovery\n    until: stable\n    duration: 5s\n    timeout: 60s")),
+            "drill.yaml:4:21: workload.output none: the drill sees no iterations of this command, so phase recovery's "
+            "until: stable can never be measured; use output: nccl-tests (a *_perf binary) or drop it");
+  EXPECT_NE(ErrorOf(none + "expect: {max_slowdown: 2}\n").find("so expect's max_slowdown and max_time_to_recover can never"),
+            std::string::npos);
+}
+
 TEST(ClusterFabric, ExternalWorkloadsAreForRealClusters) {
   constexpr char kEmulated[] = R"(name: s
 fabric: {emulated: {nodes: 2}}

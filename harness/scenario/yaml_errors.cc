@@ -1,0 +1,36 @@
+#include "harness/scenario/yaml_errors.h"
+
+#include "injectors/params.h"
+
+namespace fdrill {
+
+std::string JoinWords(const std::set<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+Status YamlError(const std::string& file, const YAML::Node& at, const std::string& what) {
+  const auto m = at.Mark();
+  std::string where = file;
+  if (m.line >= 0) where += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+  return InvalidArgument(where + ": " + what);
+}
+
+Status CheckYamlKeys(const std::string& file, const YAML::Node& map, const std::string& section,
+                     const std::set<std::string>& allowed) {
+  if (!map.IsMap()) return YamlError(file, map, section + " must be a mapping");
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) {
+      return YamlError(file, kv.first, "a key in " + section + " must be a plain word, not a mapping or list");
+    }
+    const std::string key = kv.first.as<std::string>();
+    if (allowed.count(key)) continue;
+    const std::string hint = DidYouMean(key, allowed);
+    return YamlError(file, kv.first, "unknown key \"" + key + "\" in " + section + (hint.empty() ? "" : "; " + hint) +
+                                         " (allowed: " + JoinWords(allowed) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace fdrill
