@@ -57,8 +57,10 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 std::string OpFromBinary(std::string_view binary) {
   binary = Trim(binary);
   if (auto slash = binary.rfind('/'); slash != std::string_view::npos) binary.remove_prefix(slash + 1);
-  if (auto perf = binary.find("_perf"); perf != std::string_view::npos) binary = binary.substr(0, perf);
-  return std::string(binary);
+  // all_reduce_perf, alltoall_perf_mpi, ...: the op; anything else (a
+  // wrapper script) names none, and the output's own header may.
+  auto perf = binary.find("_perf");
+  return perf == std::string_view::npos ? std::string() : std::string(binary.substr(0, perf));
 }
 
 // Drops what a launcher puts before each line: Open MPI's --tag-output

@@ -15,5 +15,6 @@ void AddInjectorCommands(CLI::App& app, int* exit_code);// injectors
 void AddCertsCommands(CLI::App& app, int* exit_code);   // certs init|issue
 void AddCompareCommands(CLI::App& app, int* exit_code); // compare A B
 void AddInventoryCommands(CLI::App& app, int* exit_code); // inventory
+void AddNcclTestsCommands(CLI::App& app, int* exit_code); // nccl-tests FILE
 
 }  // namespace fdrill

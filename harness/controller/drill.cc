@@ -396,9 +396,17 @@ std::vector<std::string> DrillRun::Collective() const {
 
 void DrillRun::OnJobLine(const std::string& line) {
   if (s_.workload.output != "nccl-tests") return;
+  const size_t failures_before = nccl_parser_.failures.size();
   const auto rows = nccl_parser_.Feed(line + "\n");
-  if (rows.empty()) return;
   RunRecorder* rec = live_rec_.load();
+  // nccl-tests' own failure reports ("Test NCCL failure common.cu:..."):
+  // errors of the run, which stop conditions (max_errors) count.
+  for (size_t i = failures_before; i < nccl_parser_.failures.size(); ++i) {
+    if (rec) rec->Event("error", {{"node", "controller"}, {"message", "nccl-tests: " + nccl_parser_.failures[i]}});
+    std::lock_guard<std::mutex> lock(mu_);
+    if (monitor_) monitor_->AddError();
+  }
+  if (rows.empty()) return;
   Json records = Json::array();
   const int64_t now = clock_.WallNanos();
   std::lock_guard<std::mutex> lock(mu_);
