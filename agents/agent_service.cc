@@ -47,6 +47,7 @@ Json AgentService::Handle(const Json& req, const std::string& peer, const std::s
   else if (type == "workload_start") r = WorkloadStart(req);
   else if (type == "workload_stop") r = WorkloadStop(req);
   else if (type == "inventory") r = Inventory();
+  else if (type == "run_dir_remove") r = RunDirRemove(req);
   if (type != "lease") {
     std::string result = r.ok() ? "ok" : r.status().ToString();
     audit_.Record(clock_.WallNanos(), peer, subject, req, result);
@@ -297,6 +298,23 @@ Result<Json> AgentService::WorkloadStop(const Json& req) {
   Json out = {{"exit_code", code ? Json(*code) : Json(nullptr)}, {"log_tail", LogTail()}};
   if (kill) out["ranks_killed"] = KillRanks();
   return out;
+}
+
+Result<Json> AgentService::RunDirRemove(const Json& req) {
+  const std::string dir = req.value("dir", "");
+  if (dir.empty() || dir != tail_.dir()) {
+    return FailedPrecondition("run_dir_remove " + dir + ": not the run directory this agent watches (" +
+                              (tail_.dir().empty() ? std::string("none") : tail_.dir()) + ")");
+  }
+  if (std::filesystem::path(dir).filename().string().rfind("fdrill-", 0) != 0) {
+    return FailedPrecondition("run_dir_remove " + dir + ": not a run directory (fdrill-*)");
+  }
+  if (workload_.running()) return FailedPrecondition("run_dir_remove " + dir + ": the workload still runs");
+  tail_.Stop();
+  std::error_code ec;
+  const auto removed = std::filesystem::remove_all(dir, ec);
+  if (ec) return FailedPrecondition("run_dir_remove " + dir + ": " + ec.message());
+  return Json{{"removed", removed}};
 }
 
 Result<Json> AgentService::Inventory() {

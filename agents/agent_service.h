@@ -107,6 +107,10 @@ class AgentService {
   Result<Json> WorkloadStart(const Json& req);
   Result<Json> WorkloadStop(const Json& req);
   Result<Json> Inventory();
+  // run_dir_remove {dir}: the run directory this agent watches (and only
+  // that one, named fdrill-*, with no workload running) is deleted, ranks'
+  // files included: a real cluster's /tmp does not fill up drill by drill.
+  Result<Json> RunDirRemove(const Json& req);
   // NvmlAt(NvmlLibraryPath()) once it has loaded; null without NVML (tried
   // once, so an agent on a GPU-less node does not dlopen every second).
   Nvml* TelemetryNvml();

@@ -20,6 +20,7 @@ class MetricsTail {
   }
   void Stop() { dir_.clear(); }
   bool watching() const { return !dir_.empty(); }
+  const std::string& dir() const { return dir_; }
   // New records since the last call, up to max_records.
   std::vector<Json> Poll(size_t max_records = 5000);
 

@@ -851,6 +851,16 @@ void DrillRun::Cleanup() {
     }
   }
   rec_->Event("residue", {{"items", residue}});
+  if (!s_.Emulated()) {
+    // The ranks' files are in the run directory now; each node's copy goes
+    // (the emulated fabric's go with `fdrill fabric down`).
+    std::vector<Json> bodies;
+    for (const auto& n : nodes_) bodies.push_back({{"dir", RunDir(n)}});
+    const auto removed = CallEachWith("run_dir_remove", bodies, kCallTimeout);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (!removed[i].ok()) rec_->Event("run_dir_kept", {{"node", nodes_[i].name}, {"reason", removed[i].status().message()}});
+    }
+  }
 }
 
 void DrillRun::Shutdown() {

@@ -202,3 +202,35 @@ TEST_F(AgentServiceTest, SnapshotReportsLinksAndQdiscs) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// A real cluster's run directory: created open to the ranks (they run as
+// the operator), removed at the end — only the one the agent watches.
+TEST_F(AgentServiceTest, RunDirectoryIsOpenToRanksAndRemovedOnlyWhenItIsTheWatchedOne) {
+  const auto run = dir_ / "fdrill-12345";
+  Json started = Call("workload_start", {{"metrics_dir", run.string()}});
+  ASSERT_TRUE(started["ok"].get<bool>()) << started.dump();
+  const auto perms = std::filesystem::status(run).permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::others_write, std::filesystem::perms::others_write);
+  EXPECT_EQ(perms & std::filesystem::perms::sticky_bit, std::filesystem::perms::sticky_bit);
+  std::ofstream(run / "rank-0.jsonl") << "{}\n";
+
+  Json other = Call("run_dir_remove", {{"dir", dir_.string()}});
+  EXPECT_FALSE(other["ok"].get<bool>());
+  EXPECT_NE(other["error"].get<std::string>().find("not the run directory this agent watches (" + run.string() + ")"),
+            std::string::npos) << other.dump();
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "journal.jsonl") || std::filesystem::exists(dir_));
+
+  Json removed = Call("run_dir_remove", {{"dir", run.string()}});
+  ASSERT_TRUE(removed["ok"].get<bool>()) << removed.dump();
+  EXPECT_EQ(removed["removed"], 2);  // the directory and the rank's file
+  EXPECT_FALSE(std::filesystem::exists(run));
+  // Watched no longer: a second request is refused, nothing else touched.
+  EXPECT_FALSE(Call("run_dir_remove", {{"dir", run.string()}})["ok"].get<bool>());
+  EXPECT_TRUE(std::filesystem::exists(dir_));
+}
+
+}  // namespace
+}  // namespace fdrill

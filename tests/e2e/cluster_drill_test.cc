@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -107,7 +108,19 @@ expect:
   std::vector<pid_t> agents_;
 };
 
+// The run directories (/tmp/fdrill-<run>) on this machine, which the fake
+// agents share.
+std::set<std::string> RunDirs() {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator("/tmp")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("fdrill-", 0) == 0 && name.size() > 7 && std::isdigit(static_cast<unsigned char>(name[7]))) out.insert(name);
+  }
+  return out;
+}
+
 TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost) {
+  const auto dirs_before = RunDirs();
   RealProcessRunner runner;
   const fs::path out = work_ / "run";
   auto run = runner.Run({FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out", out.string()},
@@ -156,6 +169,9 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
   std::ifstream hin(out / "hostfile");
   std::string hostfile((std::istreambuf_iterator<char>(hin)), std::istreambuf_iterator<char>());
   EXPECT_EQ(hostfile, "127.1.0.1 slots=1\n127.1.0.2 slots=1\n127.1.0.3 slots=1\n127.1.0.4 slots=1\n");
+  // The agents made the run's /tmp/fdrill-<run> and removed it at the end.
+  EXPECT_EQ(RunDirs(), dirs_before);
+  EXPECT_EQ(events.find("run_dir_kept"), std::string::npos);
 }
 
 TEST_F(ClusterDrill, AnAgentThatIsNotThereStopsTheDrillBeforeAnythingIsTouched) {
