@@ -1041,13 +1041,9 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
     return InvalidArgument(file_ + ":" + std::to_string(line) + ":" + std::to_string(column) +
                            ": not valid UTF-8 (a scenario is UTF-8 text)");
   }
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return InvalidArgument(file_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                           ": not valid YAML: " + e.msg);
-  }
+  auto parsed = LoadYaml(file_, text);
+  if (!parsed.ok()) return parsed.status();
+  const YAML::Node root = *parsed;
   Scenario s;
   s.file = file_;
   s.text = text;

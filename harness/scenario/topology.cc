@@ -198,13 +198,9 @@ Status TopologyParser::ParseDomains(const YAML::Node& n, Topology* t) {
 }
 
 Result<Topology> TopologyParser::Parse(const std::string& text) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return InvalidArgument(file_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                           ": not valid YAML: " + e.msg);
-  }
+  auto parsed = LoadYaml(file_, text);
+  if (!parsed.ok()) return parsed.status();
+  const YAML::Node root = *parsed;
   if (!root.IsMap()) return InvalidArgument(file_ + ": a topology is a YAML mapping (rails, leaves, nvlink_domains)");
   Topology t;
   t.file = file_;

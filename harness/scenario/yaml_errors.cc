@@ -10,6 +10,15 @@ std::string JoinWords(const std::set<std::string>& words) {
   return out;
 }
 
+Result<YAML::Node> LoadYaml(const std::string& file, const std::string& text) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                           ": not valid YAML: " + e.msg);
+  }
+}
+
 Status YamlError(const std::string& file, const YAML::Node& at, const std::string& what) {
   const auto m = at.Mark();
   std::string where = file;

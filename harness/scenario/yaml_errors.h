@@ -8,12 +8,15 @@
 #include <set>
 #include <string>
 
-#include "harness/core/status.h"
+#include "harness/core/result.h"
 
 namespace fdrill {
 
 // "a, b, c" in set order.
 std::string JoinWords(const std::set<std::string>& words);
+
+// TEXT parsed as YAML; a syntax error reads "FILE:LINE:COL: not valid YAML: ...".
+Result<YAML::Node> LoadYaml(const std::string& file, const std::string& text);
 
 // `what` at AT's place in FILE (the file name alone when the node has none).
 Status YamlError(const std::string& file, const YAML::Node& at, const std::string& what);
