@@ -1,5 +1,7 @@
 #include "agents/metrics_http.h"
 
+#include "agents/listen.h"
+
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <charconv>
@@ -17,16 +19,7 @@ MetricsHttpServer::MetricsHttpServer(asio::io_context& io, Render render)
     : io_(io), render_(std::move(render)), acceptor_(io) {}
 
 Status MetricsHttpServer::Listen(const std::string& host, uint16_t port) {
-  boost::system::error_code ec;
-  auto addr = asio::ip::make_address(host, ec);
-  if (ec) return InvalidArgument("--metrics-listen: bad address \"" + host + "\"");
-  tcp::endpoint ep(addr, port);
-  acceptor_.open(ep.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(ep, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Unavailable("--metrics-listen: cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
-  return Status::Ok();
+  return ListenTcp(acceptor_, host, port, "--metrics-listen", "--metrics-listen: ");
 }
 
 uint16_t MetricsHttpServer::port() const {

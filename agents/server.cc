@@ -1,5 +1,7 @@
 #include "agents/server.h"
 
+#include "agents/listen.h"
+
 #include <deque>
 #include <type_traits>
 
@@ -190,16 +192,7 @@ AgentServer::AgentServer(asio::io_context& io, AgentService& service, ssl::conte
 }
 
 Status AgentServer::Listen(const std::string& host, uint16_t port) {
-  boost::system::error_code ec;
-  auto addr = asio::ip::make_address(host, ec);
-  if (ec) return InvalidArgument("--listen: bad address \"" + host + "\"");
-  tcp::endpoint ep(addr, port);
-  acceptor_.open(ep.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(ep, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return Unavailable("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
-  return Status::Ok();
+  return ListenTcp(acceptor_, host, port, "--listen", "");
 }
 
 uint16_t AgentServer::port() const {

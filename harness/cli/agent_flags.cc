@@ -15,14 +15,10 @@ void AgentFlags::Add(CLI::App* cmd) {
 }
 
 Result<AgentFlags::Resolved> AgentFlags::Resolve() const {
-  auto agents = ResolveAgents(hosts_file, slurm, static_cast<uint16_t>(port), fabric_dir);
+  std::string pki;  // the emulated fabric's, when that is where the agents are
+  auto agents = ResolveAgents(hosts_file, slurm, static_cast<uint16_t>(port), fabric_dir, &pki);
   if (!agents.ok()) return agents.status();
   const bool real = !hosts_file.empty() || slurm;
-  std::string pki;
-  if (!real) {
-    auto fabric = LoadFabricState(fabric_dir);
-    if (fabric.ok()) pki = fabric->pki_dir;
-  }
   auto tls = ControllerTls(tls_dir.empty() && real && !insecure ? std::string(kDefaultPkiDir) : tls_dir, insecure, pki);
   if (!tls.ok()) return tls.status();
   return Resolved{std::move(*agents), *tls};

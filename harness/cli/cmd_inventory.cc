@@ -22,19 +22,13 @@ int Inventory(const AgentFlags& flags, bool json) {
   const TlsConfig* tls = resolved->tls ? &*resolved->tls : nullptr;
   auto results = ForEachAgent(resolved->agents, tls, std::chrono::seconds(5),
                               [](AgentLink& link) { return link.Call("inventory", Json::object(), std::chrono::seconds(20)); });
-  Json cluster = {{"nodes", Json::array()}};
+  std::vector<std::string> names;
   int rc = 0;
   for (size_t i = 0; i < results.size(); ++i) {
-    if (results[i].ok()) {
-      Json node = *results[i];
-      for (const char* wire : {"id", "ok", "type"}) node.erase(wire);  // the reply's envelope
-      node["node"] = resolved->agents[i].node;
-      cluster["nodes"].push_back(std::move(node));
-    } else {
-      cluster["nodes"].push_back({{"node", resolved->agents[i].node}, {"error", results[i].status().message()}});
-      rc = 2;
-    }
+    names.push_back(resolved->agents[i].node);
+    if (!results[i].ok()) rc = 2;
   }
+  const Json cluster = ClusterInventory(names, results);
   if (json) {
     std::printf("%s\n", cluster.dump(2).c_str());
   } else {

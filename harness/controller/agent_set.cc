@@ -3,7 +3,6 @@
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
 #include <atomic>
-#include <cstdlib>
 #include <thread>
 
 #include "harness/scenario/hostlist.h"
@@ -23,7 +22,7 @@ std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, u
 }
 
 Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm, uint16_t port,
-                                                const std::string& fabric_dir) {
+                                                const std::string& fabric_dir, std::string* fabric_pki) {
   if (!hosts_file.empty() && slurm) return InvalidArgument("--hosts and --slurm exclude each other: give one");
   if (!hosts_file.empty()) {
     auto hosts = ReadHostsFile(hosts_file);
@@ -31,12 +30,12 @@ Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, b
     return AgentsOfHosts(*hosts, port);
   }
   if (slurm) {
-    const char* list = std::getenv("SLURM_JOB_NODELIST");
-    if (list == nullptr || *list == '\0') {
+    std::string list;
+    auto hosts = SlurmJobNodes(&list);
+    if (!hosts.ok() && hosts.status().code() == StatusCode::kNotFound) {
       return FailedPrecondition("--slurm: SLURM_JOB_NODELIST is not set; run inside an allocation (salloc, sbatch) or give --hosts FILE");
     }
-    auto hosts = ExpandHostlist(list);
-    if (!hosts.ok()) return hosts.status().Annotate("--slurm: SLURM_JOB_NODELIST");
+    if (!hosts.ok()) return hosts.status().Annotate("--slurm");
     return AgentsOfHosts(*hosts, port);
   }
   auto fabric = LoadFabricState(fabric_dir);
@@ -46,7 +45,19 @@ Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, b
     }
     return fabric.status();
   }
+  *fabric_pki = fabric->pki_dir;
   return AgentsOfFabric(*fabric);
+}
+
+Json ClusterInventory(const std::vector<std::string>& nodes, const std::vector<Result<Json>>& replies) {
+  Json cluster = {{"nodes", Json::array()}};
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Json node = replies[i].ok() ? *replies[i] : Json{{"error", replies[i].status().message()}};
+    for (const char* wire : {"id", "ok", "type"}) node.erase(wire);  // the reply's envelope
+    node["node"] = nodes[i];
+    cluster["nodes"].push_back(std::move(node));
+  }
+  return cluster;
 }
 
 std::vector<Result<Json>> ForEachAgent(const std::vector<AgentAddress>& agents, const TlsConfig* tls, Duration timeout,

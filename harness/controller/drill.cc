@@ -10,6 +10,7 @@
 
 #include "fabric/mpirun.h"
 #include "harness/controller/agent_link.h"
+#include "harness/controller/agent_set.h"
 #include "harness/controller/recorder.h"
 #include "harness/controller/engine.h"
 #include "harness/controller/live_monitor.h"
@@ -156,6 +157,10 @@ class DrillRun {
   NcclTestsParser nccl_parser_;
   int64_t external_iter_ = 0;
   std::string current_phase_;  // for the progress line
+  // The drill's length (at most, when gated): fixed, so not re-summed over
+  // every phase at each 20 ms turn of the timeline loop.
+  const Duration total_ = s_.TotalDuration();
+  const bool gated_ = std::any_of(s_.phases.begin(), s_.phases.end(), [](const PhaseSpec& p) { return p.gate.has_value(); });
   void ShowProgress(Duration now);
 };
 
@@ -645,8 +650,8 @@ void DrillRun::ShowProgress(Duration now) {
   ProgressView v;
   v.phase = current_phase_;
   v.elapsed = now;
-  v.total = s_.TotalDuration();
-  for (const auto& p : s_.phases) v.total_is_max = v.total_is_max || p.gate.has_value();
+  v.total = total_;
+  v.total_is_max = gated_;
   std::lock_guard<std::mutex> lock(mu_);
   v.busbw_gbps = monitor_->RecentBusbw();
   v.baseline_gbps = monitor_->baseline_median();
@@ -898,14 +903,9 @@ Status DrillRun::Run() {
   {
     // What the drill ran on, as each agent found it (fdrill inventory's
     // JSON); an agent that cannot say is recorded, not fatal.
-    Json inventory = {{"nodes", Json::array()}};
-    const auto found = CallEach("inventory", Json::object(), std::chrono::seconds(20));
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      Json node = found[i].ok() ? *found[i] : Json{{"error", found[i].status().message()}};
-      for (const char* wire : {"id", "ok", "type"}) node.erase(wire);
-      node["node"] = nodes_[i].name;
-      inventory["nodes"].push_back(std::move(node));
-    }
+    std::vector<std::string> names;
+    for (const auto& n : nodes_) names.push_back(n.name);
+    const Json inventory = ClusterInventory(names, CallEach("inventory", Json::object(), std::chrono::seconds(20)));
     (void)rec_->WriteFile("inventory.json", inventory.dump(2) + "\n");
   }
   Json plan = {{"name", s_.name}, {"nodes", s_.NodeNames()}, {"ranks", std::max(1, ReportingRanks())},

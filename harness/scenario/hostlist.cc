@@ -1,5 +1,6 @@
 #include "harness/scenario/hostlist.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -136,6 +137,15 @@ Result<std::vector<std::string>> ReadHostsFile(const std::string& path) {
     }
   }
   if (hosts.empty()) return InvalidArgument("the hosts file " + path + " names no host");
+  return hosts;
+}
+
+Result<std::vector<std::string>> SlurmJobNodes(std::string* expr) {
+  const char* list = std::getenv("SLURM_JOB_NODELIST");
+  if (list == nullptr || *list == '\0') return NotFound("SLURM_JOB_NODELIST is not set");
+  *expr = list;
+  auto hosts = ExpandHostlist(*expr);
+  if (!hosts.ok()) return InvalidArgument("SLURM_JOB_NODELIST=" + *expr + ": " + hosts.status().message());
   return hosts;
 }
 

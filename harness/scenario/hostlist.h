@@ -28,4 +28,10 @@ Result<std::vector<std::string>> ExpandHostlist(const std::string& expr);
 // listed twice is one); an empty file is an error.
 Result<std::vector<std::string>> ReadHostsFile(const std::string& path);
 
+// The nodes of the Slurm allocation this process runs in: SLURM_JOB_NODELIST
+// (salloc/sbatch set it), expanded. *expr gets the variable's text. NotFound
+// when it is unset or empty; a bad expression reads
+// "SLURM_JOB_NODELIST=EXPR: <ExpandHostlist's error>".
+Result<std::vector<std::string>> SlurmJobNodes(std::string* expr);
+
 }  // namespace fdrill

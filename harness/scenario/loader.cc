@@ -118,8 +118,6 @@ class Loader {
   Status LoadFabric(const YAML::Node& n, Scenario* s) const;
   Status LoadHostsFile(const YAML::Node& at, Scenario* s) const;
   Status LoadSlurm(const YAML::Node& at, Scenario* s) const;
-  Status AddHosts(const YAML::Node& at, const std::string& expr, const std::string& where, std::set<std::string>* seen,
-                  Scenario* s) const;
   Status LoadExternal(const YAML::Node& n, const Scenario& s, WorkloadSpec* w) const;
   // workload.KEY, when given, one of `allowed` (else "did you mean").
   Status Word(const YAML::Node& n, const char* key, const std::set<std::string>& allowed, std::string* out) const;
@@ -189,20 +187,6 @@ Result<std::vector<std::string>> Loader::StrList(const YAML::Node& n, const std:
   return out;
 }
 
-// A hosts/slurm fabric's names: duplicates are an error, fewer than 2 too.
-// `where` prefixes an error ("FILE:LINE" or "SLURM_JOB_NODELIST").
-Status Loader::AddHosts(const YAML::Node& at, const std::string& expr, const std::string& where,
-                        std::set<std::string>* seen, Scenario* s) const {
-  auto names = ExpandHostlist(expr);
-  // Named from the scenario's place, then the list's own.
-  if (!names.ok()) return Error(at, where + ": " + names.status().message());
-  for (auto& h : *names) {
-    if (!seen->insert(h).second) return Error(at, where + ": host " + h + " is listed twice");
-    s->host_names.push_back(std::move(h));
-  }
-  return Status::Ok();
-}
-
 Status Loader::LoadHostsFile(const YAML::Node& at, Scenario* s) const {
   auto path = Str(at, "fabric.hosts");
   if (!path.ok()) return path.status();
@@ -227,15 +211,16 @@ Status Loader::LoadSlurm(const YAML::Node& at, Scenario* s) const {
   auto on = Bool(at, "fabric.slurm");
   if (!on.ok()) return on.status();
   if (!*on) return Error(at, "fabric.slurm: false is no fabric; use slurm: true, hosts: FILE or emulated: {nodes: N}");
-  const char* list = std::getenv("SLURM_JOB_NODELIST");
-  if (list == nullptr || *list == '\0') {
+  std::string list;
+  auto hosts = SlurmJobNodes(&list);
+  if (!hosts.ok() && hosts.status().code() == StatusCode::kNotFound) {
     return Error(at, "fabric.slurm: SLURM_JOB_NODELIST is not set: run inside an allocation (salloc -N 4, or an "
                      "sbatch script), or set it to check the drill outside one (SLURM_JOB_NODELIST='gpu[01-04]' "
                      "fdrill validate FILE)");
   }
-  std::set<std::string> seen;
-  if (auto st = AddHosts(at, list, "SLURM_JOB_NODELIST=" + std::string(list), &seen, s); !st.ok()) return st;
-  if (s->host_names.size() < 2) return Error(at, "the Slurm allocation " + std::string(list) + " has fewer than 2 nodes");
+  if (!hosts.ok()) return Error(at, hosts.status().message());
+  if (hosts->size() < 2) return Error(at, "the Slurm allocation " + list + " has fewer than 2 nodes");
+  s->host_names = std::move(*hosts);
   s->slurm = true;
   s->slurm_nodelist = list;
   return Status::Ok();
@@ -377,9 +362,6 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
       !s.ok())
     return s;
   if (auto st = LoadTrain(n, w); !st.ok()) return st;
-  auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) {
-    return Word(n, key, allowed, out);
-  };
   std::set<std::string> dtypes;
   for (const auto& [d, bytes] : kDTypeBytes) dtypes.insert(d);
   if (w->Train()) {
@@ -389,13 +371,13 @@ Status Loader::LoadWorkload(const YAML::Node& n, WorkloadSpec* w) const {
     }
     w->dtype = "float64";
   }
-  if (auto st = word("op", kOps, &w->op); !st.ok()) return st;
-  if (auto st = word("dtype", dtypes, &w->dtype); !st.ok()) return st;
-  if (auto st = word("redop", kRedOps, &w->redop); !st.ok()) return st;
+  if (auto st = Word(n, "op", kOps, &w->op); !st.ok()) return st;
+  if (auto st = Word(n, "dtype", dtypes, &w->dtype); !st.ok()) return st;
+  if (auto st = Word(n, "redop", kRedOps, &w->redop); !st.ok()) return st;
   if (n["redop"] && !w->Reduces()) {
     return Error(n["redop"], "workload.redop: " + w->op + " does not reduce; drop redop");
   }
-  if (auto st = word("backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
+  if (auto st = Word(n, "backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
   if (n["size"]) {
     auto text = Str(n["size"], "workload.size");
     if (!text.ok()) return text.status();
@@ -462,15 +444,12 @@ Status Loader::LoadExternal(const YAML::Node& n, const Scenario& s, WorkloadSpec
   };
   if (auto st = list("command", &w->command); !st.ok()) return st;
   if (auto st = list("launcher_args", &w->launcher_args); !st.ok()) return st;
-  auto word = [&](const char* key, const std::set<std::string>& allowed, std::string* out) {
-    return Word(n, key, allowed, out);
-  };
-  if (auto st = word("launcher", {"mpirun", "srun", "none"}, &w->launcher); !st.ok()) return st;
+  if (auto st = Word(n, "launcher", {"mpirun", "srun", "none"}, &w->launcher); !st.ok()) return st;
   if (w->External()) {
     // nccl-tests binaries are all <collective>_perf; anything else reports no iterations unless told.
     const std::string base = std::filesystem::path(w->command.front()).filename().string();
     w->output = base.size() > 5 && base.compare(base.size() - 5, 5, "_perf") == 0 ? "nccl-tests" : "none";
-    if (auto st = word("output", {"nccl-tests", "none"}, &w->output); !st.ok()) return st;
+    if (auto st = Word(n, "output", {"nccl-tests", "none"}, &w->output); !st.ok()) return st;
     if (w->Train()) return Error(n["mode"], "workload.mode: train runs fdrill-collective (its digest is checked); drop command or mode");
   } else if (n["output"]) {
     return Error(n["output"], "workload.output describes a command's output; without command the workload is fdrill-collective");

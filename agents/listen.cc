@@ -1,0 +1,20 @@
+#include "agents/listen.h"
+
+namespace fdrill {
+
+Status ListenTcp(boost::asio::ip::tcp::acceptor& acceptor, const std::string& host, uint16_t port,
+                 const std::string& flag, const std::string& prefix) {
+  using tcp = boost::asio::ip::tcp;
+  boost::system::error_code ec;
+  auto addr = boost::asio::ip::make_address(host, ec);
+  if (ec) return InvalidArgument(flag + ": bad address \"" + host + "\"");
+  tcp::endpoint ep(addr, port);
+  acceptor.open(ep.protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(ep, ec);
+  if (!ec) acceptor.listen(boost::asio::socket_base::max_listen_connections, ec);
+  if (ec) return Unavailable(prefix + "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace fdrill
