@@ -284,7 +284,7 @@ Status ProbeIbPort(const Json& params, Host host) {
   }
   auto r = host.runner->Run({"ibportstate", "-V"}, std::chrono::seconds(5));
   if (!r.ok()) {
-    if (r.status().code() == StatusCode::kNotFound) {
+    if (IsProgramMissing(r.status())) {
       return Unsupported("ib_port needs ibportstate (infiniband-diags): " + r.status().message());
     }
     return r.status().Annotate("ib_port");

@@ -177,8 +177,9 @@ Status IptablesChain::Revert() {
   }
   auto r = runner_->Run({"nft", "delete", "table", "ip", spec_.table}, kTimeout);
   if (!r.ok()) {
-    // No nft binary: an empty, accepting table is harmless; VerifyReverted allows it.
-    return r.status().code() == StatusCode::kNotFound ? Status::Ok() : r.status().Annotate(who_);
+    // No nft binary (nftables is optional on a node): an empty, accepting
+    // table is harmless; VerifyReverted allows it.
+    return IsProgramMissing(r.status()) ? Status::Ok() : r.status().Annotate(who_);
   }
   if (r->exit_code != 0) return ExitError({"nft", "delete", "table", "ip", spec_.table}, *r).Annotate(who_);
   return Status::Ok();
@@ -226,7 +227,7 @@ std::vector<std::string> IptablesChain::Mechanism() const {
 Status ProbeIptables(ProcessRunner& runner, const std::string& who) {
   auto r = runner.Run({"iptables", "-V"}, kTimeout);
   if (!r.ok()) {
-    if (r.status().code() == StatusCode::kNotFound) {
+    if (IsProgramMissing(r.status())) {
       return Unsupported(who + " needs iptables (the statistic and comment matches): " + r.status().message());
     }
     return r.status().Annotate(who);

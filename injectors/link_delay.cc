@@ -336,7 +336,7 @@ Status ProbeLinkDelay(const Json& params, Host host) {
   bool peer = params.is_object() && params.contains("peer");
   if (NetemAvailable(host.sysfs) && !ingress && !peer) {
     auto r = host.runner->Run({"tc", "-V"}, std::chrono::seconds(5));
-    if (!r.ok() && r.status().code() == StatusCode::kNotFound) {
+    if (!r.ok() && IsProgramMissing(r.status())) {
       return Unsupported("link_delay needs tc (iproute2) for netem: " + r.status().message());
     }
     if (!r.ok()) return r.status().Annotate("link_delay");

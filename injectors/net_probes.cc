@@ -12,7 +12,7 @@ namespace {
 Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv, const std::string& who) {
   auto r = runner.Run(argv, std::chrono::seconds(5));
   if (!r.ok()) {
-    if (r.status().code() == StatusCode::kNotFound) {
+    if (IsProgramMissing(r.status())) {
       return Unsupported(who + " needs " + argv[0] + " (iproute2): " + r.status().message());
     }
     return r.status().Annotate(who);

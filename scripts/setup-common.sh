@@ -1,13 +1,16 @@
 # Shared by demo.sh and test.sh: install Debian packages (quiet when already
 # there), configure and build into build/ (binaries in build/bin/).
 
+# Every program the code runs has a row in harness/host/programs.cc naming
+# its package; tests/core/programs_test.cc fails when one of those packages
+# is neither here nor in Debian's base (Essential / Priority: required).
 FDRILL_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libboost-system-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  openmpi-bin libopenmpi-dev
-  iproute2 iptables util-linux procps
+  openmpi-bin libopenmpi-dev openssh-client slurm-client
+  iproute2 iptables nftables util-linux procps infiniband-diags
   libnetfilter-queue-dev
   clang libclang-rt-14-dev
   chromium

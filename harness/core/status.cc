@@ -14,6 +14,7 @@ constexpr CodeName kCodeNames[] = {
     {StatusCode::kUnavailable, "unavailable"},
     {StatusCode::kFailedPrecondition, "failed_precondition"},
     {StatusCode::kUnsupported, "unsupported"},
+    {StatusCode::kNotInstalled, "not_installed"},
     {StatusCode::kDeadlineExceeded, "deadline_exceeded"},
     {StatusCode::kInternal, "internal"},
 };

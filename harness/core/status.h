@@ -17,6 +17,7 @@ enum class StatusCode {
   kUnavailable,       // an agent or a mechanism that cannot be reached now
   kFailedPrecondition,// the machine is not in a state we can act on
   kUnsupported,       // the mechanism does not exist on this node
+  kNotInstalled,      // a program the mechanism runs is not installed (host/programs.h)
   kDeadlineExceeded,
   kInternal,
 };
@@ -50,6 +51,7 @@ inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
 inline Status Unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
+inline Status NotInstalled(std::string m) { return {StatusCode::kNotInstalled, std::move(m)}; }
 inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 

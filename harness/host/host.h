@@ -13,6 +13,7 @@
 
 #include "harness/core/result.h"
 #include "harness/core/units.h"
+#include "harness/host/programs.h"
 
 namespace fdrill {
 
@@ -27,7 +28,10 @@ class ProcessRunner {
   virtual ~ProcessRunner() = default;
   // Runs argv[0] (looked up in PATH) with argv. Fails only when the process
   // could not be started or ran past `timeout` (then it is killed); a
-  // non-zero exit is a result, not an error.
+  // non-zero exit is a result, not an error. A program that is not installed
+  // fails with ProgramMissing (code kNotInstalled, host/programs.h) in every
+  // implementation, wrappers and fakes included: callers test
+  // IsProgramMissing() and never parse a message or an exit code.
   virtual Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration timeout) = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "harness/host/real_process_runner.h"
 
+#include "harness/host/programs.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -68,7 +70,8 @@ Result<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& arg
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
-    return NotFound("cannot run " + argv[0] + ": " + strerror(rc));
+    if (rc == ENOENT || rc == ENOTDIR) return ProgramMissing(argv[0], strerror(rc));
+    return Unavailable("cannot run " + argv[0] + ": " + strerror(rc));
   }
   close(out_pipe[1]);
   close(err_pipe[1]);

@@ -24,12 +24,19 @@ TEST(RealProcessRunnerTest, StdinIsDevNull) {
   EXPECT_EQ(r->exit_code, 0);
 }
 
-TEST(RealProcessRunnerTest, AMissingProgramIsNotFoundNamingIt) {
+TEST(RealProcessRunnerTest, AMissingProgramIsProgramMissingNamingIt) {
   RealProcessRunner runner;
   auto r = runner.Run({"fdrill-no-such-program"}, std::chrono::seconds(10));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(r.status().message(), "cannot run fdrill-no-such-program: No such file or directory");
+  EXPECT_TRUE(IsProgramMissing(r.status()));
+  EXPECT_EQ(r.status().message(), "fdrill-no-such-program is not installed: No such file or directory");
+}
+
+TEST(RealProcessRunnerTest, AMissingPathIsProgramMissingToo) {
+  RealProcessRunner runner;
+  auto r = runner.Run({"/nonexistent/fdrill-agent"}, std::chrono::seconds(10));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(IsProgramMissing(r.status())) << r.status().ToString();
 }
 
 TEST(RealProcessRunnerTest, AProgramPastItsTimeoutIsKilled) {

@@ -34,7 +34,7 @@ TEST(RealProcessRunner, CapturesOutputExitCodeAndTimeout) {
   auto slow = runner.Run({"sleep", "5"}, std::chrono::milliseconds(100));
   EXPECT_EQ(slow.status().code(), StatusCode::kDeadlineExceeded);
   auto missing = runner.Run({"/nonexistent/fdrill-tool"}, std::chrono::seconds(1));
-  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotInstalled);
   auto checked = RunChecked(runner, {"sh", "-c", "echo boom >&2; exit 1"});
   ASSERT_FALSE(checked.ok());
   EXPECT_NE(checked.status().message().find("boom"), std::string::npos);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/fakes/known_program.h"
 #include "harness/host/host.h"
 
 namespace fdrill {
@@ -34,6 +35,7 @@ class FakeProcessRunner final : public ProcessRunner {
 
   Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration) override {
     calls_.push_back(argv);
+    ExpectKnownProgram(argv);
     for (auto& rule : rules_) {
       if (rule.times == 0 || rule.prefix.size() > argv.size()) continue;
       if (!std::equal(rule.prefix.begin(), rule.prefix.end(), argv.begin())) continue;

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/fakes/known_program.h"
 #include "harness/host/host.h"
 #include "tests/fakes/fake_host.h"
 
@@ -86,6 +87,7 @@ class FakeIbFabric final : public ProcessRunner {
 
   Result<ProcessResult> Run(const Argv& argv, Duration) override {
     calls.push_back(argv);
+    ExpectKnownProgram(argv);
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
       if (argv.size() >= it->prefix.size() && std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
         ProcessResult r{it->code, "", it->err};
@@ -94,7 +96,7 @@ class FakeIbFabric final : public ProcessRunner {
       }
     }
     if (argv.empty() || argv[0] != "ibportstate") return ProcessResult{127, "", "FakeIbFabric: unexpected command\n"};
-    if (!have_ibportstate) return NotFound("cannot run ibportstate: No such file or directory");
+    if (!have_ibportstate) return ProgramMissing("ibportstate");
     if (argv.size() == 2 && argv[1] == "-V") return ProcessResult{0, "", "ibportstate BUILD VERSION: 50.0\n"};
     if (argv.size() < 7 || argv[1] != "-C" || argv[3] != "-P") return Err("usage: -C DEV -P PORT LID PORT [op]");
     auto it = ports_.find({argv[2], std::stoi(argv[4])});

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/fakes/known_program.h"
 #include "harness/host/host.h"
 
 namespace fdrill {
@@ -73,6 +74,7 @@ class FakeIptables final : public ProcessRunner {
   }
 
   Result<ProcessResult> Run(const Argv& argv, Duration timeout) override {
+    ExpectKnownProgram(argv);
     calls.push_back(argv);
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
       if (argv.size() >= it->prefix.size() && std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
@@ -83,7 +85,7 @@ class FakeIptables final : public ProcessRunner {
     }
     if (argv[0] == "iptables-save") return Ok(Save());
     if (argv[0] == "nft") {
-      if (!have_nft) return NotFound("cannot run nft: No such file or directory");
+      if (!have_nft) return ProgramMissing("nft");
       if (argv.size() == 5 && argv[1] == "delete" && argv[2] == "table" && argv[3] == "ip") {
         if (!tables.erase(argv[4])) return Fail(1, "Error: Could not process rule: No such file or directory\n");
         return Ok("");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/fakes/known_program.h"
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
 
@@ -49,6 +50,7 @@ class FakeNetKernel final : public ProcessRunner {
 
   Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration) override {
     calls.push_back(argv);
+    ExpectKnownProgram(argv);
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
       if (argv.size() >= it->first.size() && std::equal(it->first.begin(), it->first.end(), argv.begin())) {
         std::string err = it->second;

@@ -26,124 +26,32 @@
 #include <regex>
 #include <thread>
 
-#include "harness/host/real_process_runner.h"
 #include "injectors/injector.h"
 #include "injectors/nfqueue_delay_line.h"
+#include "tests/support/netns_pair.h"
 
 namespace fdrill {
 namespace {
 
 using Millis = std::chrono::duration<double, std::milli>;
 constexpr uint16_t kPort = 5202;
-constexpr char kServer[] = "198.18.200.2";
-
-class NamespaceRunner final : public ProcessRunner {
- public:
-  explicit NamespaceRunner(std::string ns) : ns_(std::move(ns)) {}
-  Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration timeout) override {
-    std::vector<std::string> wrapped = {"ip", "netns", "exec", ns_};
-    wrapped.insert(wrapped.end(), argv.begin(), argv.end());
-    return real_.Run(wrapped, timeout);
-  }
-
- private:
-  std::string ns_;
-  RealProcessRunner real_;
-};
-
-// Reads files as a process inside the namespace sees them (/proc/net is the
-// reader's network namespace). Read-only: link_delay never writes.
-class NamespaceSysFs final : public SysFs {
- public:
-  explicit NamespaceSysFs(ProcessRunner* runner) : runner_(runner) {}
-  Result<std::string> Read(const std::string& path) override {
-    auto r = runner_->Run({"cat", path}, std::chrono::seconds(5));
-    if (!r.ok()) return r.status();
-    if (r->exit_code != 0) return NotFound("cannot read " + path + ": " + r->err);
-    return r->out;
-  }
-  Status Write(const std::string& path, const std::string&) override {
-    return FailedPrecondition("NamespaceSysFs is read-only: " + path);
-  }
-  bool Exists(const std::string& path) override {
-    auto r = runner_->Run({"test", "-e", path}, std::chrono::seconds(5));
-    return r.ok() && r->exit_code == 0;
-  }
-  Status MakeDir(const std::string& path) override {
-    return FailedPrecondition("NamespaceSysFs is read-only: " + path);
-  }
-  Status RemoveDir(const std::string& path) override {
-    return FailedPrecondition("NamespaceSysFs is read-only: " + path);
-  }
-  Status RemoveFile(const std::string& path) override {
-    return FailedPrecondition("NamespaceSysFs is read-only: " + path);
-  }
-  Result<std::vector<std::string>> List(const std::string& dir) override {
-    return Unsupported("NamespaceSysFs does not list directories: " + dir);
-  }
-
- private:
-  ProcessRunner* runner_;
-};
-
-// Runs fn on a thread that has entered network namespace `ns`.
-template <typename Fn>
-auto InNamespace(const std::string& ns, Fn fn) -> decltype(fn()) {
-  decltype(fn()) out = Internal("could not enter " + ns);
-  std::thread t([&] {
-    int nsfd = open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
-    if (nsfd < 0) return;
-    if (setns(nsfd, CLONE_NEWNET) == 0) out = fn();
-    close(nsfd);
-  });
-  t.join();
-  return out;
-}
-
-int SocketIn(const std::string& ns) {
-  int fd = -1;
-  (void)InNamespace(ns, [&] {
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    return Status::Ok();
-  });
-  return fd;
-}
-
-sockaddr_in Addr(const char* ip) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(kPort);
-  inet_pton(AF_INET, ip, &a.sin_addr);
-  return a;
-}
+constexpr const char* kServer = NetnsPair::kAddressB;
 
 class LinkDelayE2e : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces, iptables, NFQUEUE)";
-    a_ = "fdq-" + std::to_string(getpid()) + "a";
-    b_ = "fdq-" + std::to_string(getpid()) + "b";
-    DeleteNamespaces();  // a crashed earlier run with this pid
-    for (const auto& argv : std::vector<std::vector<std::string>>{
-             {"ip", "netns", "add", a_},
-             {"ip", "netns", "add", b_},
-             {"ip", "-n", a_, "link", "add", "fab0", "type", "veth", "peer", "name", "fab0", "netns", b_},
-             {"ip", "-n", a_, "addr", "add", "198.18.200.1/24", "dev", "fab0"},
-             {"ip", "-n", b_, "addr", "add", "198.18.200.2/24", "dev", "fab0"},
-             {"ip", "-n", a_, "link", "set", "fab0", "up"},
-             {"ip", "-n", b_, "link", "set", "fab0", "up"},
-             {"ip", "-n", a_, "link", "set", "lo", "up"},
-             {"ip", "-n", b_, "link", "set", "lo", "up"}}) {
-      auto r = RunChecked(real_, argv);
-      ASSERT_TRUE(r.ok()) << r.status().ToString();
-    }
+    Status made = pair_.Create("fdq");
+    ASSERT_TRUE(made.ok()) << made.ToString();
+    a_ = pair_.a();
+    b_ = pair_.b();
     runner_ = std::make_unique<NamespaceRunner>(a_);
     sysfs_ = std::make_unique<NamespaceSysFs>(runner_.get());
     int listener = SocketIn(b_);
     ASSERT_GE(listener, 0);
     int one = 1;
     setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in addr = Addr(kServer);
+    sockaddr_in addr = Ipv4Address(kServer, kPort);
     ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
     ASSERT_EQ(listen(listener, 4), 0);
     server_ = std::thread([this, listener] { Echo(listener); });
@@ -157,13 +65,7 @@ class LinkDelayE2e : public ::testing::Test {
     stop_ = true;
     if (client_ >= 0) close(client_);
     if (server_.joinable()) server_.join();
-    DeleteNamespaces();
-  }
-
-  void DeleteNamespaces() {
-    for (const auto& ns : {a_, b_}) {
-      if (!ns.empty()) (void)real_.Run({"ip", "netns", "del", ns}, std::chrono::seconds(10));
-    }
+    pair_.Delete();
   }
 
   // Echoes one connection byte for byte until the test stops.
@@ -214,13 +116,7 @@ class LinkDelayE2e : public ::testing::Test {
     return buf;
   }
 
-  std::string Ruleset() {
-    auto out = RunChecked(*runner_, {"iptables-save"});
-    EXPECT_TRUE(out.ok()) << out.status().ToString();
-    if (!out.ok()) return "";
-    std::string text = std::regex_replace(*out, std::regex("^#.*\n", std::regex::multiline), "");
-    return std::regex_replace(text, std::regex("\\[[0-9]+:[0-9]+\\]"), "[]");
-  }
+  std::string Ruleset() { return RulesetWithoutCounters(*runner_); }
   std::string Queues() {
     auto text = sysfs_->Read("/proc/net/netfilter/nfnetlink_queue");
     return text.ok() ? *text : "";
@@ -258,13 +154,13 @@ class LinkDelayE2e : public ::testing::Test {
     EXPECT_TRUE(verified.ok()) << verified.ToString();
     Rtts after = Measure();
     EXPECT_LT(after.median, before.median + 2.0) << Show(after);
-    EXPECT_EQ(Ruleset(), rules_before);
+    ExpectRulesetRestored(*runner_, rules_before, Ruleset());
     EXPECT_EQ(Queues(), "");
     std::cout << "  " << params.dump() << "\n  before:  " << Show(before) << "\n  applied: " << Show(during)
               << "\n  after:   " << Show(after) << "\n";
   }
 
-  RealProcessRunner real_;
+  NetnsPair pair_;
   std::unique_ptr<NamespaceRunner> runner_;
   std::unique_ptr<NamespaceSysFs> sysfs_;
   std::string a_, b_;
@@ -305,7 +201,7 @@ TEST_F(LinkDelayE2e, ADeadAgentsRuleBypassesAndTheJournalSweepRemovesIt) {
   ASSERT_TRUE((*again)->Revert().ok());
   Status verified = (*again)->VerifyReverted();
   EXPECT_TRUE(verified.ok()) << verified.ToString();
-  EXPECT_EQ(Ruleset(), rules_before);
+  ExpectRulesetRestored(*runner_, rules_before, Ruleset());
   std::cout << "  orphaned rule, no reader: " << Show(orphaned) << "\n";
 }
 

@@ -14,7 +14,7 @@ namespace {
 class NoTools final : public ProcessRunner {
  public:
   Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration) override {
-    return NotFound("cannot run " + argv[0] + ": No such file or directory");
+    return ProgramMissing(argv[0]);
   }
 };
 

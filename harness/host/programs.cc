@@ -1,0 +1,114 @@
+#include "harness/host/programs.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace fdrill {
+
+namespace {
+
+using enum ProgramNeed;
+
+// One row per program. A package marked Essential or Priority: required in
+// Debian is on every Debian 12 system (debootstrap's minbase has them), so
+// the set-up need not list it; tests/core/programs_test.cc checks which.
+constexpr ExternalProgram kPrograms[] = {
+    // The agent's injectors and telemetry, and the emulated fabric.
+    {"ip", "iproute2", kSetUp, "link faults, fabric up/down, the management interface, counters"},
+    {"tc", "iproute2", kSetUp, "link_rate, link_delay (netem), qdisc snapshots"},
+    {"iptables", "iptables", kSetUp, "link_loss, link_partition, link_delay's NFQUEUE rules"},
+    {"iptables-save", "iptables", kSetUp, "netfilter snapshots and the residue check"},
+    {"nft", "nftables", kSetUp,
+     "deletes the table iptables-nft created for a fault once it is empty again",
+     "revert leaves that table empty with ACCEPT base chains (no rule, no effect); "
+     "InjectorsE2e.WithoutNft*, LinkLossTest.RevertWithoutNft*"},
+    {"ibportstate", "infiniband-diags", kSetUp, "ib_port faults (nodes with an HCA)"},
+    {"kill", "procps", kSetUp, "`fdrill fabric up/down`: ends the agents it started, by pid"},
+    {"umount", "mount", kSetUp, "`fdrill fabric down`: a node's UTS namespace file"},
+    {"unshare", "util-linux", kSetUp, "`fdrill fabric up`: a node's own hostname"},
+    {"hostname", "hostname", kSetUp, "`fdrill fabric up`: a node's own hostname"},
+    {"install", "coreutils", kSetUp, "`fdrill fabric up`: the fabric's state directory"},
+    {"mkdir", "coreutils", kSetUp, "`fdrill fabric up`: a node's state directory"},
+    {"touch", "coreutils", kSetUp, "`fdrill fabric up`: the file a node's UTS namespace is bound to"},
+    {"rm", "coreutils", kSetUp, "`fdrill fabric down`: the fabric's state directory"},
+    // The workload's launchers.
+    {"mpirun", "openmpi-bin", kSetUp, "the workload launcher (emulated fabric and `launcher: mpirun`)"},
+    {"srun", "slurm-client", kSetUp, "`launcher: srun` inside a Slurm allocation"},
+    {"ssh", "openssh-client", kSetUp, "mpirun's default plm_rsh_agent on real clusters"},
+    // This project's own programs, run by path.
+    {"fdrill-agent", "", kBuilt, "`fdrill fabric up` starts one per node"},
+    {"fdrill-collective", "", kBuilt, "the workload every rank runs"},
+    {"fdrill-train-ref", "", kBuilt, "the rollback drill's fault-free digest"},
+    {"fdrill-burn", "", kBuilt, "cpu_hog and mem_pressure"},
+    // The set-up, the tests and the scripts.
+    {"apt-get", "apt", kSetUp, "scripts/setup-common.sh installs the packages"},
+    {"dpkg-query", "dpkg", kSetUp, "scripts/setup-common.sh, tests/core/programs_test.cc"},
+    {"dpkg", "dpkg", kSetUp, "tests/packaging/deb_test.sh installs and purges the .deb"},
+    {"dpkg-deb", "dpkg", kSetUp, "tests/packaging/deb_test.sh reads the .deb"},
+    {"cmake", "cmake", kSetUp, "the build"},
+    {"ctest", "cmake", kSetUp, "./test.sh runs the tests"},
+    {"cpack", "cmake", kSetUp, "the .deb (tests/packaging/deb_test.sh)"},
+    {"ninja", "ninja-build", kSetUp, "the build"},
+    {"clang", "clang", kSetUp, "scripts/fuzz.sh builds the libFuzzer targets"},
+    {"chromium", "chromium", kSetUp, "tests/reports/report_browser_test.cc renders report.html"},
+    {"cat", "coreutils", kSetUp, "tests: reads /proc inside a test's network namespace"},
+    {"test", "coreutils", kSetUp, "tests: checks a path inside a test's network namespace"},
+    {"systemd-analyze", "systemd", kOptional, "tests/packaging/deb_test.sh verifies the systemd unit",
+     "deb_test.sh prints that the unit was not verified and checks the rest"},
+    {"promtool", "prometheus", kOptional, "tests/agents/prometheus_test.cc lints /metrics",
+     "the test's own strict exposition checker still runs and it says promtool was absent"},
+    {"debootstrap", "debootstrap", kScript, "scripts/fresh-machine-check.sh builds a Debian 12 root", "",
+     "scripts/fresh-machine-check.sh"},
+};
+
+std::string_view BaseName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::span<const ExternalProgram> ExternalPrograms() { return kPrograms; }
+
+const ExternalProgram* FindExternalProgram(std::string_view name) {
+  std::string_view base = BaseName(name);
+  for (const auto& p : kPrograms) {
+    if (p.name == base) return &p;
+  }
+  return nullptr;
+}
+
+Status ProgramMissing(std::string_view program, std::string_view why) {
+  std::string message = std::string(program) + " is not installed";
+  const ExternalProgram* row = FindExternalProgram(program);
+  if (row != nullptr && !row->package.empty()) {
+    message += " (Debian package " + std::string(row->package) + ")";
+  } else if (row != nullptr) {
+    message += " (it is built with fdrill: build/bin, or the fdrill package)";
+  }
+  if (!why.empty()) message += ": " + std::string(why);
+  return NotInstalled(std::move(message));
+}
+
+Result<std::string> FindInPath(std::string_view program) {
+  if (program.empty()) return InvalidArgument("empty program name");
+  if (program.find('/') != std::string_view::npos) {
+    std::string path(program);
+    if (access(path.c_str(), X_OK) == 0) return path;
+    return ProgramMissing(program);
+  }
+  const char* env = std::getenv("PATH");
+  std::string_view dirs = env != nullptr ? env : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    size_t colon = dirs.find(':');
+    std::string_view dir = dirs.substr(0, colon);
+    std::string path = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + std::string(program);
+    if (access(path.c_str(), X_OK) == 0) return path;
+    if (colon == std::string_view::npos) break;
+    dirs.remove_prefix(colon + 1);
+  }
+  return ProgramMissing(program);
+}
+
+}  // namespace fdrill
