@@ -1,3 +1,4 @@
+#include "reports/cell_text.h"
 #include "reports/html_report.h"
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace fdrill {
 
 namespace {
 
-constexpr char kNone[] = "—";
+constexpr const char* kNone = kNoValue;
 
 // Colour-blind-safe (Okabe–Ito), then Tableau's; ranks beyond wrap around.
 constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
@@ -40,15 +41,8 @@ svg.chart{display:block;max-width:100%;height:auto;margin:10px 0}
 
 std::string Esc(std::string_view s) { return EscapeXml(s); }
 
-std::string Num(const std::optional<double>& x, int decimals) {
-  return x ? fmt::format("{:.{}f}", *x, decimals) : kNone;
-}
-
-std::string Value(const ExpectValue& v) {
-  if (const bool* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
-  if (const double* d = std::get_if<double>(&v)) return fmt::format("{:.4g}", *d);
-  return kNone;
-}
+std::string Num(const std::optional<double>& x, int decimals) { return CellNumber(x, decimals); }
+std::string Value(const ExpectValue& v) { return CellExpectValue(v); }
 
 // A table: `head` cells, then rows of cells already escaped; cells of
 // columns in `numeric` are right-aligned.

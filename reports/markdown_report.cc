@@ -1,3 +1,4 @@
+#include "reports/cell_text.h"
 #include "reports/markdown_report.h"
 
 #include <fmt/format.h>
@@ -10,17 +11,10 @@ namespace fdrill {
 
 namespace {
 
-constexpr char kNone[] = "—";
+constexpr const char* kNone = kNoValue;
 
-std::string Num(const std::optional<double>& x, int decimals) {
-  return x ? fmt::format("{:.{}f}", *x, decimals) : kNone;
-}
-
-std::string Value(const ExpectValue& v) {
-  if (const bool* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
-  if (const double* d = std::get_if<double>(&v)) return fmt::format("{:.4g}", *d);
-  return kNone;
-}
+std::string Num(const std::optional<double>& x, int decimals) { return CellNumber(x, decimals); }
+std::string Value(const ExpectValue& v) { return CellExpectValue(v); }
 
 // A table cell: pipes escaped, line breaks flattened.
 std::string Cell(std::string text) {
