@@ -3,8 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/fabric/fake_node_system.h"
-#include "tests/fakes/fake_host.h"
+#include "tests/fabric/fabric_up_fixture.h"
 
 namespace fdrill {
 namespace {
@@ -13,20 +12,9 @@ using Argv = std::vector<std::string>;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class FabricUpTest : public ::testing::Test {
+class FabricUpTest : public FabricUpFixture {
  protected:
-  FabricUpTest() : node_(&clock_) {
-    fs_.files["/proc/self/mountinfo"] = "22 1 0:21 / /proc rw - proc proc rw\n";
-    options_.nodes = 2;
-    options_.agent_bin = "/opt/fdrill/bin/fdrill-agent";
-  }
-  FabricHost Host() { return FabricHost{&runner_, &fs_, &node_, &clock_}; }
-
-  FakeProcessRunner runner_;
-  FakeSysFs fs_;
-  SteppingClock clock_;
-  FakeNodeSystem node_;
-  UpOptions options_;
+  FabricUpTest() : FabricUpFixture(2) {}
 };
 
 TEST_F(FabricUpTest, TwoNodesRunExactlyTheseIpCommands) {

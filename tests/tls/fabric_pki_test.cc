@@ -10,8 +10,7 @@
 #include "fabric/fabric_up.h"
 #include "harness/tls/certs.h"
 #include "harness/tls/tls_config.h"
-#include "tests/fabric/fake_node_system.h"
-#include "tests/fakes/fake_host.h"
+#include "tests/fabric/fabric_up_fixture.h"
 
 namespace fdrill {
 namespace {
@@ -19,20 +18,9 @@ namespace {
 using Argv = std::vector<std::string>;
 using ::testing::Contains;
 
-class FabricPkiTest : public ::testing::Test {
+class FabricPkiTest : public FabricUpFixture {
  protected:
-  FabricPkiTest() : node_(&clock_) {
-    fs_.files["/proc/self/mountinfo"] = "22 1 0:21 / /proc rw - proc proc rw\n";
-    options_.nodes = 3;
-    options_.agent_bin = "/opt/fdrill/bin/fdrill-agent";
-  }
-  FabricHost Host() { return FabricHost{&runner_, &fs_, &node_, &clock_}; }
-
-  FakeProcessRunner runner_;
-  FakeSysFs fs_;
-  SteppingClock clock_;
-  FakeNodeSystem node_;
-  UpOptions options_;
+  FabricPkiTest() : FabricUpFixture(3) {}
   const std::string pki_ = "/run/fdrill/fabric/pki";
 };
 
