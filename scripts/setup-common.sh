@@ -13,6 +13,7 @@ FDRILL_PACKAGES=(
   iproute2 iptables nftables util-linux procps infiniband-diags
   libnetfilter-queue-dev
   clang libclang-rt-14-dev
+  jq
   chromium
 )
 
