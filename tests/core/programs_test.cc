@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -67,19 +68,23 @@ class DebianPackages {
     auto r = runner_.Run({"dpkg-query", "-W", "-f=${Essential} ${Priority}", package}, std::chrono::seconds(30));
     return r.ok() && r->exit_code == 0 ? r->out : "";
   }
-  // The packages dpkg says own `path`.
-  std::set<std::string> Owners(const std::string& path) {
-    std::set<std::string> owners;
-    auto r = runner_.Run({"dpkg-query", "-S", path}, std::chrono::seconds(30));
-    if (!r.ok() || r->exit_code != 0) return owners;
+  // Path -> the packages dpkg says own it, for every path of `paths` it
+  // knows (one dpkg-query call: each reads dpkg's whole database).
+  std::map<std::string, std::set<std::string>> Owners(const std::vector<std::string>& paths) {
+    std::map<std::string, std::set<std::string>> owners;
+    std::vector<std::string> argv = {"dpkg-query", "-S"};
+    argv.insert(argv.end(), paths.begin(), paths.end());
+    auto r = runner_.Run(argv, std::chrono::seconds(120));
+    if (!r.ok()) return owners;  // exit 1 only says some path is unknown
     std::istringstream lines(r->out);
     for (std::string line; std::getline(lines, line);) {
       size_t colon = line.find(": ");
       if (colon == std::string::npos) continue;
-      std::istringstream names(line.substr(0, colon));  // "a, b: /path" when several
-      for (std::string n; std::getline(names, n, ',');) {
+      std::set<std::string>& names = owners[line.substr(colon + 2)];
+      std::istringstream list(line.substr(0, colon));  // "a, b: /path" when several
+      for (std::string n; std::getline(list, n, ',');) {
         n.erase(0, n.find_first_not_of(' '));
-        owners.insert(n.substr(0, n.find(':')));  // "pkg:amd64"
+        names.insert(n.substr(0, n.find(':')));  // "pkg:amd64"
       }
     }
     return owners;
@@ -156,21 +161,29 @@ TEST(ExternalPrograms, ScriptPackagesAreInstalledByTheirScript) {
 TEST(ExternalPrograms, EachInstalledProgramComesFromItsPackage) {
   DebianPackages dpkg;
   if (!dpkg.available()) GTEST_SKIP() << "no dpkg-query: not a Debian system";
+  std::map<std::string_view, std::vector<std::string>> where;
+  std::vector<std::string> all;
   for (const auto& row : ExternalPrograms()) {
     if (row.need == ProgramNeed::kBuilt) continue;
-    std::vector<std::string> where = Candidates(std::string(row.name));
-    if (where.empty()) {
+    where[row.name] = Candidates(std::string(row.name));
+    all.insert(all.end(), where[row.name].begin(), where[row.name].end());
+  }
+  auto owners = dpkg.Owners(all);
+  for (const auto& row : ExternalPrograms()) {
+    if (row.need == ProgramNeed::kBuilt) continue;
+    const auto& paths = where[row.name];
+    if (paths.empty()) {
       // The set-up ran (./test.sh installs before it tests): a set-up
       // program that is not there means the table names the wrong package.
-      EXPECT_NE(row.need, ProgramNeed::kSetUp) << row.name << " is not installed, though the set-up installs "
-                                               << row.package;
+      EXPECT_NE(row.need, ProgramNeed::kSetUp)
+          << row.name << " is not installed, though the set-up installs " << row.package;
       continue;
     }
-    std::set<std::string> owners;
-    for (const auto& path : where) owners.merge(dpkg.Owners(path));
-    EXPECT_TRUE(owners.count(std::string(row.package)))
-        << row.name << " at " << where.front() << " belongs to " << testing::PrintToString(owners) << ", not "
-        << row.package;
+    std::set<std::string> found;
+    for (const auto& path : paths) found.insert(owners[path].begin(), owners[path].end());
+    EXPECT_TRUE(found.count(std::string(row.package)))
+        << row.name << " at " << paths.front() << " belongs to " << testing::PrintToString(found)
+        << ", not " << row.package;
   }
 }
 
