@@ -177,9 +177,22 @@ void AgentLink::set_on_drop(OnDrop f) {
 
 Status AgentLink::Connect(Duration timeout) {
   if (!tls_status_.ok()) return tls_status_.Annotate("agent " + node_);
+  // An address, or a name (a real cluster's nodes: DNS or /etc/hosts),
+  // resolved here on the caller's thread; every address it has is tried in
+  // turn within the one deadline below.
   boost::system::error_code ec;
-  auto addr = asio::ip::make_address(host_, ec);
-  if (ec) return InvalidArgument("agent " + node_ + ": bad address " + host_);
+  tcp::resolver::results_type endpoints;
+  if (auto addr = asio::ip::make_address(host_, ec); !ec) {
+    endpoints = tcp::resolver::results_type::create(tcp::endpoint(addr, port_), host_, std::to_string(port_));
+  } else {
+    tcp::resolver resolver(impl_->io);
+    endpoints = resolver.resolve(host_, std::to_string(port_), tcp::resolver::numeric_service, ec);
+    if (ec || endpoints.empty()) {
+      return Unavailable("agent " + node_ + ": cannot resolve " + host_ + ": " +
+                         (ec ? ec.message() : std::string("no address")) +
+                         " (a node's name must resolve on the controller's host: DNS or /etc/hosts)");
+    }
+  }
   struct Outcome {
     boost::system::error_code ec;
     bool handshaking = false;  // the TCP connect succeeded; the TLS handshake failed
@@ -190,14 +203,14 @@ Status AgentLink::Connect(Duration timeout) {
   // One deadline for connect and handshake: on expiry the socket is closed
   // and whichever operation is pending fails with operation_aborted.
   auto timer = std::make_shared<asio::steady_timer>(impl->io, timeout);
-  asio::post(impl->io, [impl, done, timer, node = node_, ep = tcp::endpoint(addr, port_)] {
+  asio::post(impl->io, [impl, done, timer, node = node_, endpoints] {
     timer->async_wait([impl](const boost::system::error_code& e) {
       if (!e) {
         boost::system::error_code ignored;
         impl->socket().close(ignored);
       }
     });
-    impl->socket().async_connect(ep, [impl, done, timer, node](const boost::system::error_code& e) {
+    asio::async_connect(impl->socket(), endpoints, [impl, done, timer, node](const boost::system::error_code& e, const tcp::endpoint&) {
       if (e || !impl->tls) {
         timer->cancel();
         done->set_value(Outcome{e, false});

@@ -387,6 +387,20 @@ TEST_F(AgentLinkTlsTest, LinkWithTheControllerCertTalksToTheAgent) {
   EXPECT_EQ(AuditSubjects(), (std::vector<std::string>{"CN=controller"}));
 }
 
+// A real cluster's hosts file names its nodes: the link resolves the name
+// (here through /etc/hosts: no DNS query leaves the machine).
+TEST_F(AgentLinkTlsTest, ANodeNamedByHostNameIsResolved) {
+  StartServer();
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
+  AgentLink link(link_io_, "n1", "localhost", port_, &tls);
+  Status st = link.Connect(kWait);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto hello = link.Call("hello", {}, kWait);
+  ASSERT_TRUE(hello.ok()) << hello.status().ToString();
+  EXPECT_EQ((*hello)["node"], "n1");
+  link.Close();
+}
+
 TEST_F(AgentLinkTlsTest, AnAgentWhoseCertNamesAnotherNodeIsRefused) {
   StartServer();  // serves as n1
   TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
