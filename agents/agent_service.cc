@@ -318,25 +318,23 @@ Result<Json> AgentService::RunDirRemove(const Json& req) {
 }
 
 Result<Json> AgentService::Inventory() {
-  Nvml* nvml = config_.use_nvml ? &NvmlAt(NvmlLibraryPath()) : nullptr;
   if (host_.sysfs == nullptr) return FailedPrecondition("inventory: this agent has no sysfs access");
-  auto inv = DiscoverInventory(*host_.sysfs, nvml);
+  auto inv = DiscoverInventory(*host_.sysfs, host_.gpus);
   if (!inv.ok()) return inv.status();
   (*inv)["node"] = config_.node;
   return inv;
 }
 
-Nvml* AgentService::TelemetryNvml() {
-  if (!telemetry_nvml_tried_ && config_.use_nvml) {
-    telemetry_nvml_tried_ = true;
-    Nvml& nvml = NvmlAt(NvmlLibraryPath());
-    if (auto s = nvml.Load(); s.ok()) {
-      telemetry_nvml_ = &nvml;
+Gpus* AgentService::TelemetryGpus() {
+  if (!telemetry_gpus_tried_ && host_.gpus != nullptr) {
+    telemetry_gpus_tried_ = true;
+    if (auto s = host_.gpus->Load(); s.ok()) {
+      telemetry_gpus_ = host_.gpus;
     } else {
       spdlog::info("no NVLink counters in telemetry: {}", s.message());
     }
   }
-  return telemetry_nvml_;
+  return telemetry_gpus_;
 }
 
 std::string AgentService::LogTail() const {
@@ -388,7 +386,7 @@ void AgentService::Tick() {
     last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every : now;
     TelemetrySources sources;
     sources.mgmt_interface = config_.mgmt_interface;
-    sources.nvml = TelemetryNvml();
+    sources.gpus = TelemetryGpus();
     auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
     if (counters.ok() && push_) push_(MakePush("counters", {{"node", config_.node}, {"counters", *counters}}));
   }

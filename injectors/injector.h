@@ -31,7 +31,7 @@
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 #include "harness/host/host.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 
 namespace fdrill {
 

@@ -15,7 +15,7 @@
 
 #include "harness/host/host.h"
 #include "harness/host/processes.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 

@@ -2,6 +2,7 @@
 // No self-registering statics: they vanish from static libraries.
 #include <algorithm>
 
+#include "harness/core/did_you_mean.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 
