@@ -58,6 +58,21 @@ class Fault {
 
 using FaultFactory = Result<std::unique_ptr<Fault>> (*)(const Json& params, Host host);
 
+// What one fault of a kind reaches. The blast radius counts by it
+// (harness/scenario/blast_radius.cc), `fdrill injectors` prints it, and the
+// README's fault table states it (a test holds the two together).
+enum class Scope {
+  kInterface,  // a netdev, params.interface: its rail (none given: every netdev of the node)
+  kIbPort,     // an InfiniBand HCA port, params.device: that HCA's rail
+  kGpu,        // GPUs and their NVLinks (params.gpu, or all): the node's NVLink domain
+  kRank,       // workload ranks on the node: the node alone
+  kNode,       // the node's CPUs or memory: the node alone
+  kNccl,       // what NCCL may use in jobs started on the node: the rails params.ib_hca takes
+               // away, and the NVLink domain with p2p_disable or nvls_enable false
+};
+// "interface", "ib_port", "gpu", "rank", "node", "nccl".
+const char* ScopeName(Scope scope);
+
 // Can this node run the fault? Reads only (runs a tool's version query, reads
 // sysfs); Ok, or Unsupported / NotFound saying why not. `params` may be
 // empty or partial (`fdrill injectors` has none): a probe checks what it is
@@ -66,6 +81,7 @@ using CapabilityProbe = Status (*)(const Json& params, Host host);
 
 struct InjectorInfo {
   const char* name;
+  Scope scope;
   const char* help;     // one line for `fdrill injectors`
   const char* params;   // one line: the keys it takes
   FaultFactory make;    // validates params; touches nothing
