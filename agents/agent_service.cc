@@ -150,7 +150,9 @@ Result<Json> AgentService::Snapshot() {
 Result<Json> AgentService::Apply(const Json& req) {
   std::string id = req.value("fault_id", "");
   if (id.empty()) return InvalidArgument("apply needs a fault_id");
-  if (faults_.count(id)) return Json{{"verified", true}, {"already_applied", true}};
+  if (auto it = faults_.find(id); it != faults_.end()) {
+    return Json{{"verified", true}, {"already_applied", true}, {"target", it->second.fault->ResolvedTarget()}};
+  }
   auto fault = Prepare(req);
   if (!fault.ok()) return fault.status();
   Fault& f = **fault;
@@ -164,10 +166,13 @@ Result<Json> AgentService::Apply(const Json& req) {
     return undo.ok() ? s : s.Annotate("apply failed and revert failed too (" + undo.message() + ")");
   }
   Status verified = f.Verify();
+  // What it acts on as resolved here ("rank 2 (pid 1234)"): the controller
+  // reports this, not its own guess from the params.
+  std::string target = f.ResolvedTarget();
   int64_t max_ms = req.value("max_duration_ms", int64_t{0});
   faults_[id] = Active{req.value("kind", ""), std::move(*fault), clock_.Now(), std::chrono::milliseconds(max_ms)};
   return Json{{"verified", verified.ok()}, {"verify", verified.ok() ? "ok" : verified.message()},
-              {"wall_ns", clock_.WallNanos()}};
+              {"wall_ns", clock_.WallNanos()}, {"target", target}};
 }
 
 Status AgentService::RevertOne(const std::string& id, Active& active) {

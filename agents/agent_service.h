@@ -6,7 +6,8 @@
 //
 // Requests (see docs/protocol.md): hello, check, snapshot, apply, revert,
 // revert_all, lease, workload_start, workload_stop, inventory (reads only:
-// agents/inventory.h plus "node").
+// agents/inventory.h plus "node"). An apply's reply carries "target": what
+// the fault acts on as resolved on this node (Fault::ResolvedTarget).
 //
 // Safety contract:
 //  - apply journals (fsync) the fault's saved state before touching anything;

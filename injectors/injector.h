@@ -18,6 +18,8 @@
 //   Revert()   restores the saved state (not a guessed default). Safe after a
 //              failed or partial Apply, safe twice.
 //   VerifyReverted()  observes that the saved state is back.
+//   ResolvedTarget()  what it acts on as resolved on this node, for the
+//              agent's apply reply and the run's summary.json.
 //
 // Injectors know nothing of scenarios, sockets or each other. Errors about
 // params name the key ("params.rate: ...").
@@ -52,6 +54,11 @@ class Fault {
   // What this fault acts on ("fab0"); the agent refuses its management
   // interface and anything outside its allowlist.
   virtual std::string Target() const = 0;
+  // What this fault acts on, resolved on the node and never "": "fab0",
+  // "mlx5_0/1", "gpu0", "nvlink" (every GPU's), "rank 2 (pid 1234)",
+  // "node". After Capture (or Load) it names what was selected there; before,
+  // what the params name. The agent's apply reply carries it as "target".
+  virtual std::string ResolvedTarget() const { return Target(); }
   // The exact mechanism, for `fdrill plan`: argv lines Apply and Revert run.
   virtual std::vector<std::string> Mechanism() const = 0;
 };
