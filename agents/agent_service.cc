@@ -150,7 +150,9 @@ Result<Json> AgentService::Snapshot() {
 Result<Json> AgentService::Apply(const Json& req) {
   std::string id = req.value("fault_id", "");
   if (id.empty()) return InvalidArgument("apply needs a fault_id");
-  if (faults_.count(id)) return Json{{"verified", true}, {"already_applied", true}};
+  if (auto it = faults_.find(id); it != faults_.end()) {
+    return Json{{"verified", true}, {"already_applied", true}, {"target", it->second.fault->ResolvedTarget()}};
+  }
   auto fault = Prepare(req);
   if (!fault.ok()) return fault.status();
   Fault& f = **fault;
@@ -164,10 +166,13 @@ Result<Json> AgentService::Apply(const Json& req) {
     return undo.ok() ? s : s.Annotate("apply failed and revert failed too (" + undo.message() + ")");
   }
   Status verified = f.Verify();
+  // What it acts on as resolved here ("rank 2 (pid 1234)"): the controller
+  // reports this, not its own guess from the params.
+  std::string target = f.ResolvedTarget();
   int64_t max_ms = req.value("max_duration_ms", int64_t{0});
   faults_[id] = Active{req.value("kind", ""), std::move(*fault), clock_.Now(), std::chrono::milliseconds(max_ms)};
   return Json{{"verified", verified.ok()}, {"verify", verified.ok() ? "ok" : verified.message()},
-              {"wall_ns", clock_.WallNanos()}};
+              {"wall_ns", clock_.WallNanos()}, {"target", target}};
 }
 
 Status AgentService::RevertOne(const std::string& id, Active& active) {
@@ -318,25 +323,23 @@ Result<Json> AgentService::RunDirRemove(const Json& req) {
 }
 
 Result<Json> AgentService::Inventory() {
-  Nvml* nvml = config_.use_nvml ? &NvmlAt(NvmlLibraryPath()) : nullptr;
   if (host_.sysfs == nullptr) return FailedPrecondition("inventory: this agent has no sysfs access");
-  auto inv = DiscoverInventory(*host_.sysfs, nvml);
+  auto inv = DiscoverInventory(*host_.sysfs, host_.gpus);
   if (!inv.ok()) return inv.status();
   (*inv)["node"] = config_.node;
   return inv;
 }
 
-Nvml* AgentService::TelemetryNvml() {
-  if (!telemetry_nvml_tried_ && config_.use_nvml) {
-    telemetry_nvml_tried_ = true;
-    Nvml& nvml = NvmlAt(NvmlLibraryPath());
-    if (auto s = nvml.Load(); s.ok()) {
-      telemetry_nvml_ = &nvml;
+Gpus* AgentService::TelemetryGpus() {
+  if (!telemetry_gpus_tried_ && host_.gpus != nullptr) {
+    telemetry_gpus_tried_ = true;
+    if (auto s = host_.gpus->Load(); s.ok()) {
+      telemetry_gpus_ = host_.gpus;
     } else {
       spdlog::info("no NVLink counters in telemetry: {}", s.message());
     }
   }
-  return telemetry_nvml_;
+  return telemetry_gpus_;
 }
 
 std::string AgentService::LogTail() const {
@@ -388,7 +391,7 @@ void AgentService::Tick() {
     last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every : now;
     TelemetrySources sources;
     sources.mgmt_interface = config_.mgmt_interface;
-    sources.nvml = TelemetryNvml();
+    sources.gpus = TelemetryGpus();
     auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
     if (counters.ok() && push_) push_(MakePush("counters", {{"node", config_.node}, {"counters", *counters}}));
   }

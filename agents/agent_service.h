@@ -6,7 +6,8 @@
 //
 // Requests (see docs/protocol.md): hello, check, snapshot, apply, revert,
 // revert_all, lease, workload_start, workload_stop, inventory (reads only:
-// agents/inventory.h plus "node").
+// agents/inventory.h plus "node"). An apply's reply carries "target": what
+// the fault acts on as resolved on this node (Fault::ResolvedTarget).
 //
 // Safety contract:
 //  - apply journals (fsync) the fault's saved state before touching anything;
@@ -33,7 +34,7 @@
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
 #include "injectors/injector.h"
-#include "injectors/nvml.h"
+#include "harness/host/gpus.h"
 
 namespace fdrill {
 
@@ -46,9 +47,6 @@ struct AgentConfig {
   // How often a `counters` sample (agents/counters.h) is pushed while a
   // workload runs; fdrill-agent --telemetry-interval, 100 ms .. 1 h.
   Duration telemetry_interval = std::chrono::seconds(1);
-  // false: never dlopen NVML (the fake host: its inventory says "not used",
-  // its samples carry no NVLink counters).
-  bool use_nvml = true;
 };
 
 class AgentService {
@@ -111,9 +109,10 @@ class AgentService {
   // that one, named fdrill-*, with no workload running) is deleted, ranks'
   // files included: a real cluster's /tmp does not fill up drill by drill.
   Result<Json> RunDirRemove(const Json& req);
-  // NvmlAt(NvmlLibraryPath()) once it has loaded; null without NVML (tried
-  // once, so an agent on a GPU-less node does not dlopen every second).
-  Nvml* TelemetryNvml();
+  // host_.gpus once it has loaded; null without NVML (host_.gpus null, as on
+  // the fake host: inventory says "not used", samples carry no NVLink
+  // counters; or tried once, so a GPU-less node does not dlopen every second).
+  Gpus* TelemetryGpus();
   std::string LogTail() const;
   // SIGKILLs every fdrill-collective rank in this node's namespace; how many.
   int KillRanks();
@@ -133,8 +132,8 @@ class AgentService {
   MetricsTail tail_;
   Clock::TimePoint last_tail_{};
   Clock::TimePoint last_counters_{};
-  Nvml* telemetry_nvml_ = nullptr;
-  bool telemetry_nvml_tried_ = false;
+  Gpus* telemetry_gpus_ = nullptr;
+  bool telemetry_gpus_tried_ = false;
   bool lease_held_ = false;
   Clock::TimePoint lease_deadline_{};
 };

@@ -129,10 +129,10 @@ void SampleIbCounters(SysFs& sysfs, const std::string& root, Json& out) {
   }
 }
 
-void SampleNvLinkCounters(Nvml& nvml, Json& out) {
+void SampleNvLinkCounters(Gpus& nvml, Json& out) {
   auto gpus = nvml.DeviceCount();
   if (!gpus.ok()) return;
-  std::vector<Nvml::FieldRequest> asked;
+  std::vector<Gpus::FieldRequest> asked;
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
     for (const auto& f : kNvLinkFields) asked.push_back({f.id, link});
   }
@@ -152,7 +152,7 @@ Result<Json> SampleTelemetry(ProcessRunner& runner, SysFs* sysfs, const Telemetr
   auto netdevs = SampleCounters(runner, sysfs, sources.mgmt_interface);
   Json out = netdevs.ok() ? std::move(*netdevs) : Json::object();
   if (sysfs != nullptr) SampleIbCounters(*sysfs, sources.infiniband, out);
-  if (sources.nvml != nullptr) SampleNvLinkCounters(*sources.nvml, out);
+  if (sources.gpus != nullptr) SampleNvLinkCounters(*sources.gpus, out);
   if (!netdevs.ok() && out.empty()) return netdevs.status();
   return out;
 }

@@ -46,14 +46,14 @@
 
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
-#include "injectors/nvml.h"
+#include "harness/host/gpus.h"
 
 namespace fdrill {
 
 struct TelemetrySources {
   std::string mgmt_interface;                    // never sampled
   std::string infiniband = "/sys/class/infiniband";
-  Nvml* nvml = nullptr;                          // null: no NVLink counters
+  Gpus* gpus = nullptr;                          // null: no NVLink counters
 };
 
 // One sample of everything above. Fails only when no source answered at
@@ -64,7 +64,7 @@ Result<Json> SampleTelemetry(ProcessRunner& runner, SysFs* sysfs, const Telemetr
 void SampleIbCounters(SysFs& sysfs, const std::string& root, Json& out);
 
 // Adds "gpu<i>/nvlink<l>.<counter>" to `out`; nothing when NVML cannot count GPUs.
-void SampleNvLinkCounters(Nvml& nvml, Json& out);
+void SampleNvLinkCounters(Gpus& gpus, Json& out);
 
 // --telemetry-interval: a duration (harness/core/units.h: "250ms", "1s",
 // "10s") from 100 ms to 1 h. Faster floods the controller (every agent

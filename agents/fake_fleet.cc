@@ -90,7 +90,6 @@ Status Build(const FakeFleetConfig& c, const Clock& clock, asio::io_context& io,
   config.mgmt_interface = "mgmt0";  // the fake machine's; lo is refused anyway
   config.allowlist = c.allowlist;
   config.tmpdir = dir;
-  config.use_nvml = false;  // a fake machine: never the real driver's NVML
   m.service = std::make_unique<AgentService>(config, m.fake.host(), clock);
   if (auto swept = m.service->SweepJournal(); !swept.ok()) return swept.status().Annotate(m.node);
   if (ca != nullptr) {

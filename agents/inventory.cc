@@ -92,7 +92,7 @@ Result<Json> Netdev(SysFs& sysfs, const std::string& root, const std::string& na
   return nd;
 }
 
-Json GpuLinks(Nvml& nvml, unsigned gpu) {
+Json GpuLinks(Gpus& nvml, unsigned gpu) {
   Json links = Json::array();
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
     auto active = nvml.NvLinkActive(gpu, link);
@@ -106,7 +106,7 @@ Json GpuLinks(Nvml& nvml, unsigned gpu) {
 
 }  // namespace
 
-Json DiscoverGpus(Nvml* nvml) {
+Json DiscoverGpus(Gpus* nvml) {
   Json out = {{"gpus", Json::array()}};
   if (nvml == nullptr) {
     out["nvml"] = "not used on this host (no NVML library given)";
@@ -129,7 +129,7 @@ Json DiscoverGpus(Nvml* nvml) {
   return out;
 }
 
-Result<Json> DiscoverInventory(SysFs& sysfs, Nvml* nvml, const InventoryPaths& paths) {
+Result<Json> DiscoverInventory(SysFs& sysfs, Gpus* nvml, const InventoryPaths& paths) {
   Json inv = DiscoverGpus(nvml);
 
   std::map<std::string, std::string> owner;  // netdev -> HCA

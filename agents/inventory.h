@@ -42,7 +42,7 @@
 
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
-#include "injectors/nvml.h"
+#include "harness/host/gpus.h"
 
 namespace fdrill {
 
@@ -52,12 +52,12 @@ struct InventoryPaths {
   std::string numa = "/sys/devices/system/node";
 };
 
-// `nvml` null: no NVML on this host ("nvml": "not used ..."). An NVML that
+// `gpus` null: no NVML on this host ("nvml": "not used ..."). An NVML that
 // does not load reports why in "nvml" and "gpus" is empty; sysfs is still
 // read. Errors only when a root exists but cannot be listed.
-Result<Json> DiscoverInventory(SysFs& sysfs, Nvml* nvml, const InventoryPaths& paths = {});
+Result<Json> DiscoverInventory(SysFs& sysfs, Gpus* gpus, const InventoryPaths& paths = {});
 
 // The GPU half alone: {"gpus": [...], "nvml": "ok" | why}.
-Json DiscoverGpus(Nvml* nvml);
+Json DiscoverGpus(Gpus* gpus);
 
 }  // namespace fdrill

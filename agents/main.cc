@@ -40,7 +40,7 @@
 #include "harness/host/launch_env.h"
 #include "harness/host/real_processes.h"
 #include "harness/tls/tls_context.h"
-#include "injectors/nvml.h"
+#include "harness/host/real_nvml.h"
 
 
 int main(int argc, char** argv) {
@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
   RealProcessTable procs;
   RealClock clock;
   Host host{&runner, &sysfs, &procs};
+  host.gpus = &NvmlAt(NvmlLibraryPath());  // opened on first use; a GPU-less node says why then
   FakeHost fake;
   if (fake_host) host = fake.host();
 
@@ -180,7 +181,6 @@ int main(int argc, char** argv) {
   config.state_dir = fake_host ? state_dir + "/fake-host" : state_dir;
   config.allowlist = {allow.begin(), allow.end()};
   config.telemetry_interval = *telemetry_every;
-  config.use_nvml = !fake_host;
   if (const char* t = std::getenv("TMPDIR")) config.tmpdir = t;
   host.launch_env_dir = LaunchEnvDir(config.tmpdir);
   if (fake_host) {
@@ -230,10 +230,8 @@ int main(int argc, char** argv) {
     }
     TelemetrySources sources;
     sources.mgmt_interface = config.mgmt_interface;
-    if (config.use_nvml) {
-      Nvml& nvml = NvmlAt(NvmlLibraryPath());
-      if (nvml.Load().ok()) sources.nvml = &nvml;  // else no NVLink counters (the agent logs why once)
-    }
+    // Without NVML: no NVLink counters (the agent logs why once).
+    if (host.gpus != nullptr && host.gpus->Load().ok()) sources.gpus = host.gpus;
     metrics = std::make_unique<MetricsEndpoint>(io, service, host, clock, config.node, kFdrillVersion, sources,
                                                 config.telemetry_interval);
     if (auto s = metrics->Listen(addr->first, addr->second); !s.ok()) {

@@ -13,6 +13,7 @@ class CpuHog final : public BurnFault {
  public:
   CpuHog(Host host, int threads) : BurnFault(host), threads_(threads) {}
   std::string Target() const override { return "cpu"; }
+  std::string ResolvedTarget() const override { return "node"; }  // its CPUs, all of them
 
  protected:
   std::vector<std::string> BurnArgs() const override { return {"cpu", std::to_string(threads_)}; }

@@ -37,7 +37,7 @@ constexpr unsigned long long kSlowdownReasons =
 
 class GpuClockLock final : public Fault {
  public:
-  GpuClockLock(Nvml& nvml, unsigned gpu, unsigned min_mhz, unsigned max_mhz)
+  GpuClockLock(Gpus& nvml, unsigned gpu, unsigned min_mhz, unsigned max_mhz)
       : nvml_(nvml), gpu_(gpu), min_mhz_(min_mhz), max_mhz_(max_mhz) {}
 
   Status Capture() override {
@@ -110,7 +110,7 @@ class GpuClockLock final : public Fault {
  private:
   std::string Name() const { return "gpu_clock_lock " + Target(); }
 
-  Nvml& nvml_;
+  Gpus& nvml_;
   unsigned gpu_;
   unsigned min_mhz_;
   unsigned max_mhz_;
@@ -120,7 +120,7 @@ class GpuClockLock final : public Fault {
 
 }  // namespace
 
-Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host) {
+Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host host) {
   ParamReader p(params);
   auto gpu = ReadGpuIndex(p, params);
   if (!gpu.ok()) return gpu.status();
@@ -135,12 +135,13 @@ Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host) {
                            std::to_string(*max_mhz));
   }
   if (auto s = p.Finish(); !s.ok()) return s;
-  return std::unique_ptr<Fault>(std::make_unique<GpuClockLock>(NvmlAt(NvmlLibraryPath()), *gpu, *min_mhz, *max_mhz));
+  return std::unique_ptr<Fault>(std::make_unique<GpuClockLock>(GpusOf(host), *gpu, *min_mhz, *max_mhz));
 }
 
-Status ProbeGpuClockLock(const Json& params, Host) {
-  return ProbeNvml(params, {"nvmlDeviceSetGpuLockedClocks", "nvmlDeviceResetGpuLockedClocks",
-                            "nvmlDeviceGetClockInfo", "nvmlDeviceGetMaxClockInfo"});
+Status ProbeGpuClockLock(const Json& params, Host host) {
+  return ProbeNvml(params, host,
+                   {"nvmlDeviceSetGpuLockedClocks", "nvmlDeviceResetGpuLockedClocks",
+                    "nvmlDeviceGetClockInfo", "nvmlDeviceGetMaxClockInfo"});
 }
 
 }  // namespace fdrill

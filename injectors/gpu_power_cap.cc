@@ -31,7 +31,7 @@ std::string Watts(unsigned mw) {
 
 class GpuPowerCap final : public Fault {
  public:
-  GpuPowerCap(Nvml& nvml, unsigned gpu, unsigned watts) : nvml_(nvml), gpu_(gpu), target_mw_(watts * 1000u) {}
+  GpuPowerCap(Gpus& nvml, unsigned gpu, unsigned watts) : nvml_(nvml), gpu_(gpu), target_mw_(watts * 1000u) {}
 
   Status Capture() override {
     if (auto s = nvml_.CheckGpu(gpu_); !s.ok()) return s.Annotate(Name());
@@ -96,7 +96,7 @@ class GpuPowerCap final : public Fault {
     return Status::Ok();
   }
 
-  Nvml& nvml_;
+  Gpus& nvml_;
   unsigned gpu_;
   unsigned target_mw_;
   bool captured_ = false;
@@ -105,7 +105,7 @@ class GpuPowerCap final : public Fault {
 
 }  // namespace
 
-Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host) {
+Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host host) {
   ParamReader p(params);
   auto gpu = ReadGpuIndex(p, params);
   if (!gpu.ok()) return gpu.status();
@@ -113,12 +113,13 @@ Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host) {
   auto watts = ReadRequiredUint(p, params, "watts", 1, 100000, "the power limit in watts");
   if (!watts.ok()) return watts.status();
   if (auto s = p.Finish(); !s.ok()) return s;
-  return std::unique_ptr<Fault>(std::make_unique<GpuPowerCap>(NvmlAt(NvmlLibraryPath()), *gpu, *watts));
+  return std::unique_ptr<Fault>(std::make_unique<GpuPowerCap>(GpusOf(host), *gpu, *watts));
 }
 
-Status ProbeGpuPowerCap(const Json& params, Host) {
-  return ProbeNvml(params, {"nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPowerManagementLimitConstraints",
-                            "nvmlDeviceSetPowerManagementLimit"});
+Status ProbeGpuPowerCap(const Json& params, Host host) {
+  return ProbeNvml(params, host,
+                   {"nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPowerManagementLimitConstraints",
+                    "nvmlDeviceSetPowerManagementLimit"});
 }
 
 }  // namespace fdrill

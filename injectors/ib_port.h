@@ -25,7 +25,7 @@
 
 #include "harness/core/result.h"
 #include "harness/host/host.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 #include "injectors/params.h"
 
 namespace fdrill {

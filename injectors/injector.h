@@ -18,6 +18,8 @@
 //   Revert()   restores the saved state (not a guessed default). Safe after a
 //              failed or partial Apply, safe twice.
 //   VerifyReverted()  observes that the saved state is back.
+//   ResolvedTarget()  what it acts on as resolved on this node, for the
+//              agent's apply reply and the run's summary.json.
 //
 // Injectors know nothing of scenarios, sockets or each other. Errors about
 // params name the key ("params.rate: ...").
@@ -31,7 +33,7 @@
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 #include "harness/host/host.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 
 namespace fdrill {
 
@@ -52,11 +54,31 @@ class Fault {
   // What this fault acts on ("fab0"); the agent refuses its management
   // interface and anything outside its allowlist.
   virtual std::string Target() const = 0;
+  // What this fault acts on, resolved on the node and never "": "fab0",
+  // "mlx5_0/1", "gpu0", "nvlink" (every GPU's), "rank 2 (pid 1234)",
+  // "node". After Capture (or Load) it names what was selected there; before,
+  // what the params name. The agent's apply reply carries it as "target".
+  virtual std::string ResolvedTarget() const { return Target(); }
   // The exact mechanism, for `fdrill plan`: argv lines Apply and Revert run.
   virtual std::vector<std::string> Mechanism() const = 0;
 };
 
 using FaultFactory = Result<std::unique_ptr<Fault>> (*)(const Json& params, Host host);
+
+// What one fault of a kind reaches. The blast radius counts by it
+// (harness/scenario/blast_radius.cc), `fdrill injectors` prints it, and the
+// README's fault table states it (a test holds the two together).
+enum class Scope {
+  kInterface,  // a netdev, params.interface: its rail (none given: every netdev of the node)
+  kIbPort,     // an InfiniBand HCA port, params.device: that HCA's rail
+  kGpu,        // GPUs and their NVLinks (params.gpu, or all): the node's NVLink domain
+  kRank,       // workload ranks on the node: the node alone
+  kNode,       // the node's CPUs or memory: the node alone
+  kNccl,       // what NCCL may use in jobs started on the node: the rails params.ib_hca takes
+               // away, and the NVLink domain with p2p_disable or nvls_enable false
+};
+// "interface", "ib_port", "gpu", "rank", "node", "nccl".
+const char* ScopeName(Scope scope);
 
 // Can this node run the fault? Reads only (runs a tool's version query, reads
 // sysfs); Ok, or Unsupported / NotFound saying why not. `params` may be
@@ -66,6 +88,7 @@ using CapabilityProbe = Status (*)(const Json& params, Host host);
 
 struct InjectorInfo {
   const char* name;
+  Scope scope;
   const char* help;     // one line for `fdrill injectors`
   const char* params;   // one line: the keys it takes
   FaultFactory make;    // validates params; touches nothing

@@ -26,7 +26,7 @@
 
 #include "harness/core/result.h"
 #include "harness/host/host.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 
 namespace fdrill {
 

@@ -16,6 +16,7 @@ class MemPressure final : public BurnFault {
  public:
   MemPressure(Host host, uint64_t bytes) : BurnFault(host), bytes_(bytes) {}
   std::string Target() const override { return "memory"; }
+  std::string ResolvedTarget() const override { return "node"; }  // its memory
 
  protected:
   std::vector<std::string> BurnArgs() const override { return {"mem", std::to_string(bytes_)}; }

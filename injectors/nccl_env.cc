@@ -66,6 +66,9 @@ class NcclEnv final : public Fault {
   }
 
   std::string Target() const override { return "nccl_env"; }
+  // The node's next workload launches (not the running job: NCCL reads its
+  // environment at init).
+  std::string ResolvedTarget() const override { return "node"; }
   std::vector<std::string> Mechanism() const override {
     std::string vars;
     for (const auto& [name, value] : env_) vars += (vars.empty() ? "" : " ") + name + "=" + value;

@@ -34,7 +34,7 @@
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 #include "harness/host/host.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 #include "injectors/injector.h"
 
 namespace fdrill {

@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 
+#include "harness/core/did_you_mean.h"
 #include "injectors/injector.h"
 #include "injectors/nvml.h"
 #include "injectors/params.h"
@@ -46,7 +47,7 @@ std::string ModeName(unsigned mode) {
 
 class NvlinkBwMode final : public Fault {
  public:
-  NvlinkBwMode(Nvml& nvml, std::optional<unsigned> gpu, unsigned mode) : nvml_(nvml), gpu_(gpu), mode_(mode) {}
+  NvlinkBwMode(Gpus& nvml, std::optional<unsigned> gpu, unsigned mode) : nvml_(nvml), gpu_(gpu), mode_(mode) {}
 
   Status Capture() override {
     if (gpu_) {
@@ -117,27 +118,27 @@ class NvlinkBwMode final : public Fault {
  private:
   std::string Name() const { return "nvlink_bw_mode " + Target(); }
 
-  Result<Nvml::DeviceBwMode> Read() {
+  Result<Gpus::DeviceBwMode> Read() {
     if (gpu_) return nvml_.DeviceNvlinkBwMode(*gpu_);
     auto mode = nvml_.SystemNvlinkBwMode();
     if (!mode.ok()) return mode.status();
-    return Nvml::DeviceBwMode{*mode, false};
+    return Gpus::DeviceBwMode{*mode, false};
   }
-  Status Write(Nvml::DeviceBwMode mode) {
+  Status Write(Gpus::DeviceBwMode mode) {
     if (gpu_) return nvml_.SetDeviceNvlinkBwMode(*gpu_, mode);
     return nvml_.SetSystemNvlinkBwMode(mode.mode);
   }
 
-  Nvml& nvml_;
+  Gpus& nvml_;
   std::optional<unsigned> gpu_;
   unsigned mode_;
   bool captured_ = false;
-  Nvml::DeviceBwMode prior_;
+  Gpus::DeviceBwMode prior_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host) {
+Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host host) {
   ParamReader p(params);
   auto name = p.String("mode");
   if (!name.ok()) return name.status();
@@ -154,17 +155,18 @@ Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host) {
   std::optional<unsigned> gpu;
   if (*g >= 0) gpu = static_cast<unsigned>(*g);
   if (auto s = p.Finish(); !s.ok()) return s;
-  return std::unique_ptr<Fault>(std::make_unique<NvlinkBwMode>(NvmlAt(NvmlLibraryPath()), gpu, mode->second));
+  return std::unique_ptr<Fault>(std::make_unique<NvlinkBwMode>(GpusOf(host), gpu, mode->second));
 }
 
-Status ProbeNvlinkBwMode(const Json& params, Host) {
+Status ProbeNvlinkBwMode(const Json& params, Host host) {
   bool per_gpu = params.is_object() && params.contains("gpu");
-  auto s = per_gpu ? ProbeNvml(params, {"nvmlDeviceGetNvlinkSupportedBwModes", "nvmlDeviceGetNvlinkBwMode",
-                                        "nvmlDeviceSetNvlinkBwMode"})
-                   : ProbeNvml(params, {"nvmlSystemGetNvlinkBwMode", "nvmlSystemSetNvlinkBwMode"});
+  auto s = per_gpu ? ProbeNvml(params, host,
+                               {"nvmlDeviceGetNvlinkSupportedBwModes", "nvmlDeviceGetNvlinkBwMode",
+                                "nvmlDeviceSetNvlinkBwMode"})
+                   : ProbeNvml(params, host, {"nvmlSystemGetNvlinkBwMode", "nvmlSystemSetNvlinkBwMode"});
   if (!s.ok()) return s;
   // A read is harmless and is what tells Hopper+ from older GPUs (NOT_SUPPORTED).
-  Nvml& nvml = NvmlAt(NvmlLibraryPath());
+  Gpus& nvml = GpusOf(host);
   if (per_gpu) return nvml.DeviceNvlinkBwMode(params["gpu"].get<unsigned>()).status();
   return nvml.SystemNvlinkBwMode().status();
 }

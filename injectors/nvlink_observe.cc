@@ -27,7 +27,7 @@ bool Absent(const Status& s) {
 }
 }  // namespace
 
-Result<std::vector<NvLinkSample>> ObserveNvLinks(Nvml& nvml, unsigned gpu) {
+Result<std::vector<NvLinkSample>> ObserveNvLinks(Gpus& nvml, unsigned gpu) {
   if (auto s = nvml.CheckGpu(gpu); !s.ok()) return s;
   std::vector<NvLinkSample> out;
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {

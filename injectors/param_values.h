@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "harness/core/result.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 #include "injectors/params.h"
 
 namespace fdrill {

@@ -8,7 +8,7 @@
 
 #include "harness/core/result.h"
 #include "harness/core/units.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 
 namespace fdrill {
 
@@ -33,8 +33,5 @@ class ParamReader {
   const Json& params_;
   std::set<std::string> seen_;
 };
-
-// "did you mean \"rate\"?" when a close match exists, else "".
-std::string DidYouMean(const std::string& word, const std::set<std::string>& candidates);
 
 }  // namespace fdrill

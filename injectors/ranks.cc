@@ -49,6 +49,17 @@ Status RankFault::Capture() {
   return Status::Ok();
 }
 
+std::string RankFault::ResolvedTarget() const {
+  if (ranks_.empty()) return DescribeRanks(rank_);
+  std::string ranks, pids;
+  for (const RankProc& r : ranks_) {
+    ranks += (ranks.empty() ? "" : ", ") + (r.rank >= 0 ? std::to_string(r.rank) : "?");
+    pids += (pids.empty() ? "" : ", ") + std::to_string(r.pid);
+  }
+  if (ranks_.size() == 1) return "rank " + ranks + " (pid " + pids + ")";
+  return "ranks " + ranks + " (pids " + pids + ")";
+}
+
 Status RankFault::Load(const Json& saved) {
   auto ranks = RanksFromJson(saved.value("ranks", Json::array()));
   if (!ranks.ok()) return ranks.status();

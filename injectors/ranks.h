@@ -15,7 +15,7 @@
 
 #include "harness/host/host.h"
 #include "harness/host/processes.h"
-#include "harness/wire/wire.h"
+#include "harness/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 
@@ -57,6 +57,9 @@ class RankFault : public Fault {
   Json Saved() const override { return {{"ranks", RanksToJson(ranks_)}}; }
   Status Load(const Json& saved) override;
   std::string Target() const override { return "ranks"; }
+  // "rank 2 (pid 1234)", "ranks 0, 1 (pids 11, 12)"; before Capture, the
+  // params' "rank 2" or "every rank on this node".
+  std::string ResolvedTarget() const override;
 
  protected:
   Host host_;

@@ -1,65 +1,119 @@
-// The one list of injectors. Adding a fault kind = one file + one line here.
-// No self-registering statics: they vanish from static libraries.
+// The one list of injectors. Adding a fault kind = one file in injectors/ +
+// one row here (name, scope, help, params, factory, probe) + its tests and
+// its README row (tests/injectors/readme_faults_test.cc holds the README to
+// this table). No self-registering statics: they vanish from static
+// libraries.
 #include <algorithm>
 
+#include "harness/core/did_you_mean.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 
 namespace fdrill {
 
+const char* ScopeName(Scope scope) {
+  switch (scope) {
+    case Scope::kInterface:
+      return "interface";
+    case Scope::kIbPort:
+      return "ib_port";
+    case Scope::kGpu:
+      return "gpu";
+    case Scope::kRank:
+      return "rank";
+    case Scope::kNode:
+      return "node";
+    case Scope::kNccl:
+      return "nccl";
+  }
+  return "node";
+}
+
 const std::vector<InjectorInfo>& Injectors() {
   static const std::vector<InjectorInfo> kInjectors = {
-      {"link_rate", "cap an interface's egress rate (tc tbf root qdisc; with peers, htb + u32 for those only)",
-       "interface, rate (e.g. 100mbit), burst (default max(128K, 10ms of rate)), latency (tbf only, default 50ms), "
-       "peers (optional list of IPv4 addresses or prefixes: cap only traffic to them)",
+      {"link_rate", Scope::kInterface,
+       "cap an interface's egress rate (tc tbf root qdisc; with peers, htb + u32 for those only)",
+       "interface, rate (e.g. 100mbit), burst (default max(128K, 10ms of rate)), latency (tbf "
+       "only, default 50ms), peers (optional list of IPv4 addresses or prefixes: cap only traffic "
+       "to them)",
        &MakeLinkRate, &ProbeLinkRate},
-      {"link_flap", "take an interface down for a while, then up again (ip link)",
-       "interface, down (e.g. 3s), count (default 1), period (default 2 x down)", &MakeLinkFlap, &ProbeLinkFlap},
-      {"link_loss", "drop a random share of an interface's packets (iptables statistic match, own chain)",
-       "interface, percent (0 < p <= 100), direction (egress|ingress, default egress), peer (optional IPv4); "
-       "with TSO/GSO on, egress loss is per 64 KB super-packet: turn tso/gso off and use ingress for per-packet loss",
+      {"link_flap", Scope::kInterface,
+       "take an interface down for a while, then up again (ip link)",
+       "interface, down (e.g. 3s), count (default 1), period (default 2 x down)",
+       &MakeLinkFlap, &ProbeLinkFlap},
+      {"link_loss", Scope::kInterface,
+       "drop a random share of an interface's packets (iptables statistic match, own chain)",
+       "interface, percent (0 < p <= 100), direction (egress|ingress, default egress), peer "
+       "(optional IPv4); with TSO/GSO on, egress loss is per 64 KB super-packet: turn tso/gso off "
+       "and use ingress for per-packet loss",
        &MakeLinkLoss, &ProbeLinkLoss},
-      {"link_down", "take an interface down for the fault's whole window (ip link)", "interface", &MakeLinkDown,
-       &ProbeLinkDown},
-      {"link_partition", "drop all traffic to and from a set of peers (iptables DROP, own chain)",
-       "peers (list of IPv4 addresses or prefixes), interface (optional: only on it)", &MakeLinkPartition,
-       &ProbeLinkPartition},
-      {"ib_port_flap", "disable an InfiniBand HCA port for a while, then enable it (ibportstate)",
-       "device (e.g. mlx5_0), port (default 1), lid (default: sysfs), down (e.g. 3s), count (default 1), "
-       "period (default 2 x down), sysfs_root (default /sys/class/infiniband)",
+      {"link_down", Scope::kInterface,
+       "take an interface down for the fault's whole window (ip link)",
+       "interface",
+       &MakeLinkDown, &ProbeLinkDown},
+      {"link_partition", Scope::kInterface,
+       "drop all traffic to and from a set of peers (iptables DROP, own chain)",
+       "peers (list of IPv4 addresses or prefixes), interface (optional: only on it)",
+       &MakeLinkPartition, &ProbeLinkPartition},
+      {"ib_port_flap", Scope::kIbPort,
+       "disable an InfiniBand HCA port for a while, then enable it (ibportstate)",
+       "device (e.g. mlx5_0), port (default 1), lid (default: sysfs), down (e.g. 3s), count "
+       "(default 1), period (default 2 x down), sysfs_root (default /sys/class/infiniband)",
        &MakeIbPortFlap, &ProbeIbPort},
-      {"ib_port_disable", "disable an InfiniBand HCA port for the fault's whole window (ibportstate)",
-       "device (e.g. mlx5_0), port (default 1), lid (default: sysfs), sysfs_root (default /sys/class/infiniband)",
+      {"ib_port_disable", Scope::kIbPort,
+       "disable an InfiniBand HCA port for the fault's whole window (ibportstate)",
+       "device (e.g. mlx5_0), port (default 1), lid (default: sysfs), sysfs_root (default "
+       "/sys/class/infiniband)",
        &MakeIbPortDisable, &ProbeIbPort},
-      {"ib_port_width", "narrow an InfiniBand port's link width, then retrain (ibportstate width + reset)",
-       "device, port (default 1), lid (default: sysfs), width (1x|2x|4x|8x|12x), sysfs_root", &MakeIbPortWidth,
-       &ProbeIbPort},
-      {"ib_port_speed", "lower an InfiniBand port's lane speed, then retrain (ibportstate speed/espeed + reset)",
-       "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), sysfs_root",
+      {"ib_port_width", Scope::kIbPort,
+       "narrow an InfiniBand port's link width, then retrain (ibportstate width + reset)",
+       "device, port (default 1), lid (default: sysfs), width (1x|2x|4x|8x|12x), sysfs_root",
+       &MakeIbPortWidth, &ProbeIbPort},
+      {"ib_port_speed", Scope::kIbPort,
+       "lower an InfiniBand port's lane speed, then retrain (ibportstate speed/espeed + reset)",
+       "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), "
+       "sysfs_root",
        &MakeIbPortSpeed, &ProbeIbPort},
-      {"rank_pause", "stop workload ranks (SIGSTOP), then resume them (SIGCONT); with on/period a straggler",
-       "rank (default: every rank on the node), on + period (optional: stopped `on` of every `period`)",
+      {"rank_pause", Scope::kRank,
+       "stop workload ranks (SIGSTOP), then resume them (SIGCONT); with on/period a straggler",
+       "rank (default: every rank on the node), on + period (optional: stopped `on` of every "
+       "`period`)",
        &MakeRankPause, &ProbeRanks},
-      {"rank_kill", "kill workload ranks with a signal (a crashed rank; nothing to restore)",
-       "rank (default: every rank on the node), signal (KILL|TERM|INT|SEGV|ABRT|BUS, default KILL)", &MakeRankKill,
-       &ProbeRanks},
-      {"cpu_hog", "spin N threads on the node's CPUs (fdrill-burn, own cgroup, dies with the agent)",
-       "threads (default 1)", &MakeCpuHog, nullptr},
-      {"mem_pressure", "allocate and touch N bytes, held resident (fdrill-burn, own cgroup, dies with the agent)",
-       "size (e.g. 2G)", &MakeMemPressure, &ProbeMemPressure},
-      {"nvlink_bw_mode", "reduce or turn off NVLink bandwidth (NVML bw mode: node-wide, or one GPU on Blackwell+)",
-       "mode (full|off|min|half|3quarter), gpu (optional: that GPU only, per-device API)", &MakeNvlinkBwMode,
-       &ProbeNvlinkBwMode},
-      {"gpu_clock_lock", "lock a GPU's SM clock into a range (NVML locked clocks, as nvidia-smi -lgc)",
-       "gpu (index), min_mhz, max_mhz", &MakeGpuClockLock, &ProbeGpuClockLock},
-      {"gpu_power_cap", "lower a GPU's power management limit (NVML, as nvidia-smi -pl)",
-       "gpu (index), watts (within the GPU's allowed range)", &MakeGpuPowerCap, &ProbeGpuPowerCap},
-      {"link_delay", "delay an interface's packets (tc netem where the kernel has it, else an NFQUEUE delay line in the agent)",
-       "interface, delay (e.g. 20ms, at most 10s), jitter (default 0, at most delay), direction (egress|ingress, "
-       "default egress), peer (optional IPv4); NFQUEUE numbers 64768-65023 are fdrill's",
+      {"rank_kill", Scope::kRank,
+       "kill workload ranks with a signal (a crashed rank; nothing to restore)",
+       "rank (default: every rank on the node), signal (KILL|TERM|INT|SEGV|ABRT|BUS, default KILL)",
+       &MakeRankKill, &ProbeRanks},
+      {"cpu_hog", Scope::kNode,
+       "spin N threads on the node's CPUs (fdrill-burn, own cgroup, dies with the agent)",
+       "threads (default 1)",
+       &MakeCpuHog, nullptr},
+      {"mem_pressure", Scope::kNode,
+       "allocate and touch N bytes, held resident (fdrill-burn, own cgroup, dies with the agent)",
+       "size (e.g. 2G)",
+       &MakeMemPressure, &ProbeMemPressure},
+      {"nvlink_bw_mode", Scope::kGpu,
+       "reduce or turn off NVLink bandwidth (NVML bw mode: node-wide, or one GPU on Blackwell+)",
+       "mode (full|off|min|half|3quarter), gpu (optional: that GPU only, per-device API)",
+       &MakeNvlinkBwMode, &ProbeNvlinkBwMode},
+      {"gpu_clock_lock", Scope::kGpu,
+       "lock a GPU's SM clock into a range (NVML locked clocks, as nvidia-smi -lgc)",
+       "gpu (index), min_mhz, max_mhz",
+       &MakeGpuClockLock, &ProbeGpuClockLock},
+      {"gpu_power_cap", Scope::kGpu,
+       "lower a GPU's power management limit (NVML, as nvidia-smi -pl)",
+       "gpu (index), watts (within the GPU's allowed range)",
+       &MakeGpuPowerCap, &ProbeGpuPowerCap},
+      {"link_delay", Scope::kInterface,
+       "delay an interface's packets (tc netem where the kernel has it, else an NFQUEUE delay "
+       "line in the agent)",
+       "interface, delay (e.g. 20ms, at most 10s), jitter (default 0, at most delay), direction "
+       "(egress|ingress, default egress), peer (optional IPv4); NFQUEUE numbers 64768-65023 are "
+       "fdrill's",
        &MakeLinkDelay, &ProbeLinkDelay},
-      {"nccl_env", "restrict NCCL for workloads started on the node from now on (P2P, NVLS, IB HCAs, channels)",
-       "p2p_disable (bool), nvls_enable (bool), ib_hca (NCCL_IB_HCA list), max_channels (1-64): at least one",
+      {"nccl_env", Scope::kNccl,
+       "restrict NCCL for workloads started on the node from now on (P2P, NVLS, IB HCAs, channels)",
+       "p2p_disable (bool), nvls_enable (bool), ib_hca (NCCL_IB_HCA list), max_channels (1-64): "
+       "at least one",
        &MakeNcclEnv, nullptr},
   };
   return kInjectors;
@@ -67,7 +121,8 @@ const std::vector<InjectorInfo>& Injectors() {
 
 const InjectorInfo* FindInjector(std::string_view name) {
   const auto& all = Injectors();
-  auto it = std::find_if(all.begin(), all.end(), [&](const InjectorInfo& i) { return name == i.name; });
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const InjectorInfo& i) { return name == i.name; });
   return it == all.end() ? nullptr : &*it;
 }
 
@@ -79,8 +134,8 @@ Result<std::unique_ptr<Fault>> MakeFault(std::string_view kind, const Json& para
     std::string hint = DidYouMean(std::string(kind), names);
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    return InvalidArgument("unknown fault kind \"" + std::string(kind) + "\"" + (hint.empty() ? "" : "; " + hint) +
-                           " (known: " + list + ")");
+    return InvalidArgument("unknown fault kind \"" + std::string(kind) + "\"" +
+                           (hint.empty() ? "" : "; " + hint) + " (known: " + list + ")");
   }
   return info->make(params, host);
 }

@@ -15,6 +15,7 @@
 #include "harness/controller/panic.h"
 #include "harness/controller/engine.h"
 #include "harness/core/units.h"
+#include "harness/host/real_nvml.h"
 #include "harness/host/real_process_runner.h"
 #include "harness/host/real_processes.h"
 #include "harness/scenario/scenario.h"
@@ -279,10 +280,12 @@ void AddInjectorCommands(CLI::App& app, int* exit_code) {
     RealProcessRunner runner;
     RealSysFs sysfs;
     RealProcessTable procs;
-    const Host host{&runner, &sysfs, &procs};
+    Host host{&runner, &sysfs, &procs};
+    host.gpus = &NvmlAt(NvmlLibraryPath());
     for (const auto& i : Injectors()) {
       Status can = i.probe != nullptr ? i.probe(Json::object(), host) : Status::Ok();
-      std::printf("%-16s %s\n%-16s   params: %s\n%-16s   this node: %s\n", i.name, i.help, "", i.params, "",
+      std::printf("%-16s %s\n%-16s   scope: %s\n%-16s   params: %s\n%-16s   this node: %s\n", i.name,
+                  i.help, "", ScopeName(i.scope), "", i.params, "",
                   can.ok() ? "can run it" : ("cannot: " + can.message()).c_str());
     }
     *exit_code = 0;

@@ -4,6 +4,7 @@
 //
 // ProcessRunner runs argv directly (never through a shell) with a timeout.
 // SysFs reads and writes small kernel files (/sys, /proc).
+// Gpus is NVML (host/gpus.h; the real one dlopens the driver's library).
 // Both are used from one thread at a time per instance unless noted.
 #pragma once
 
@@ -61,9 +62,11 @@ class SysFs {
 };
 
 class ProcessTable;  // processes.h
+class Gpus;          // gpus.h
 
-// A bundle handed to injectors: everything they may touch. `procs` may be
-// null where no injector needs it (the controller's validation).
+// A bundle handed to injectors and agents: everything they may touch.
+// `procs` may be null where no injector needs it (the controller's
+// validation).
 struct Host {
   ProcessRunner* runner = nullptr;
   SysFs* sysfs = nullptr;
@@ -71,6 +74,9 @@ struct Host {
   // Where nccl_env leaves environment for the next workload launch on this
   // node (harness/host/launch_env.h); "" where no injector needs it.
   std::string launch_env_dir;
+  // NVML; null where the host has none (the controller's validation, a fake
+  // machine): GPU faults then fail when they would touch a GPU.
+  Gpus* gpus = nullptr;
 };
 
 }  // namespace fdrill

@@ -4,25 +4,11 @@
 #include <map>
 
 #include "harness/scenario/scenario.h"
+#include "injectors/injector.h"
 
 namespace fdrill {
 
 namespace {
-
-// What a kind of fault acts on, by its params (injectors/registry.cc).
-enum class Reach { kInterface, kPartition, kDevice, kNvlink, kNode, kNcclEnv };
-
-const std::map<std::string, Reach>& Reaches() {
-  static const std::map<std::string, Reach> kReach = {
-      {"link_rate", Reach::kInterface},   {"link_flap", Reach::kInterface},      {"link_loss", Reach::kInterface},
-      {"link_down", Reach::kInterface},   {"link_delay", Reach::kInterface},     {"link_partition", Reach::kPartition},
-      {"ib_port_flap", Reach::kDevice},   {"ib_port_disable", Reach::kDevice},   {"ib_port_width", Reach::kDevice},
-      {"ib_port_speed", Reach::kDevice},  {"nvlink_bw_mode", Reach::kNvlink},    {"gpu_clock_lock", Reach::kNvlink},
-      {"gpu_power_cap", Reach::kNvlink},  {"rank_pause", Reach::kNode},          {"rank_kill", Reach::kNode},
-      {"cpu_hog", Reach::kNode},          {"mem_pressure", Reach::kNode},        {"nccl_env", Reach::kNcclEnv},
-  };
-  return kReach;
-}
 
 std::string StringParam(const Json& params, const char* key) {
   return params.contains(key) && params[key].is_string() ? params[key].get<std::string>() : "";
@@ -147,38 +133,34 @@ class InForce {
 
 }  // namespace
 
-bool BlastRadiusKnowsKind(const std::string& kind) { return Reaches().count(kind) > 0; }
-
 Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
   Footprint out;
   auto rail_of = [&](const std::string& name) {
     std::optional<std::string> rail = topology ? topology->RailOf(f.node, name) : std::nullopt;
     return rail ? *rail : name;
   };
-  auto it = Reaches().find(f.kind);
-  const Reach reach = it == Reaches().end() ? Reach::kNode : it->second;
-  switch (reach) {
-    case Reach::kInterface:
-      out.rails.insert(rail_of(StringParam(f.params, "interface")));
-      break;
-    case Reach::kPartition:  // without interface: every interface of the node
+  // A kind the registry does not know was refused by validation; count its node.
+  const InjectorInfo* info = FindInjector(f.kind);
+  switch (info ? info->scope : Scope::kNode) {
+    case Scope::kInterface:  // without interface (link_partition): every interface of the node
       if (f.params.contains("interface")) {
         out.rails.insert(rail_of(StringParam(f.params, "interface")));
       } else if (topology) {
         for (const auto& r : topology->RailsOf(f.node)) out.rails.insert(r);
       }
       break;
-    case Reach::kDevice:
+    case Scope::kIbPort:
       out.rails.insert(rail_of(StringParam(f.params, "device")));
       break;
-    case Reach::kNvlink:
+    case Scope::kGpu:
       out.nvlink = f.node;
       break;
-    case Reach::kNcclEnv:
+    case Scope::kNccl:
       if (f.params.contains("ib_hca")) out.rails = RailsTakenByIbHca(StringParam(f.params, "ib_hca"), f.node, topology);
       if (BoolParam(f.params, "p2p_disable", false) || !BoolParam(f.params, "nvls_enable", true)) out.nvlink = f.node;
       break;
-    case Reach::kNode:
+    case Scope::kRank:
+    case Scope::kNode:
       break;
   }
   if (out.nvlink && topology) out.nvlink = topology->NvlinkDomainOf(f.node).value_or(f.node);

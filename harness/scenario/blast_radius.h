@@ -48,16 +48,14 @@ struct Footprint {
   std::set<std::string> leaves;         // the node's leaf on each rail touched
   std::optional<std::string> nvlink;    // the node's NVLink domain; a node in none is its own
 };
-// By the fault's kind (every injector in injectors/registry.cc is mapped):
-// link_* with interface -> that interface's rail (link_partition without
-// one: every rail of the node); ib_port_* -> the device's rail; nvlink_*
-// and gpu_* -> the node's NVLink domain; nccl_env -> the rails its ib_hca
-// takes away, and the NVLink domain with p2p_disable or nvls_enable;
-// rank_*, cpu_hog, mem_pressure -> the node alone. Without a topology every
+// By the scope of the fault's kind in injectors/registry.cc (Scope,
+// injectors/injector.h): interface -> params.interface's rail (none given,
+// as link_partition allows: every rail of the node); ib_port -> params.
+// device's rail; gpu -> the node's NVLink domain; nccl -> the rails its
+// ib_hca takes away, and the NVLink domain with p2p_disable or nvls_enable
+// false; rank and node -> the node alone. Without a topology every
 // interface and HCA is its own rail and every node its own NVLink domain.
 Footprint FootprintOf(const FaultSpec& f, const Topology* topology);
-// Whether KIND is one FootprintOf maps (the test checks every injector is).
-bool BlastRadiusKnowsKind(const std::string& kind);
 
 // The largest reach of faults in force together, each measure on its own.
 struct BlastRadius {

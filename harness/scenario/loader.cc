@@ -19,7 +19,7 @@
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/selector.h"
 #include "injectors/injector.h"
-#include "injectors/params.h"
+#include "harness/core/did_you_mean.h"
 
 namespace fdrill {
 

@@ -13,7 +13,7 @@
 
 #include "harness/scenario/hostlist.h"
 #include "harness/scenario/yaml_errors.h"
-#include "injectors/params.h"
+#include "harness/core/did_you_mean.h"
 
 namespace fdrill {
 

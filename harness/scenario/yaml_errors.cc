@@ -1,6 +1,6 @@
 #include "harness/scenario/yaml_errors.h"
 
-#include "injectors/params.h"
+#include "harness/core/did_you_mean.h"
 
 namespace fdrill {
 

@@ -14,13 +14,10 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
-
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 
 namespace fdrill {
-
-using Json = nlohmann::json;
 
 inline constexpr int kWireVersion = 1;
 inline constexpr uint32_t kMaxFrameBytes = 4u << 20;

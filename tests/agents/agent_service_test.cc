@@ -7,6 +7,7 @@
 
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_net.h"
+#include "tests/fakes/fake_processes.h"
 
 namespace fdrill {
 namespace {
@@ -147,6 +148,32 @@ TEST_F(AgentServiceTest, ARestartedAgentRevertsWhatItsJournalHolds) {
   EXPECT_EQ(*swept, 1);
   EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "noqueue");
   EXPECT_EQ(*service_->SweepJournal(), 0);  // idempotent
+}
+
+// The reply names what the fault acts on as resolved here, so the controller
+// need not guess it from the params (an IB port, a GPU, a rank has no
+// params.interface).
+TEST_F(AgentServiceTest, ApplyReplyCarriesTheResolvedTarget) {
+  Json reply = ApplyRate("cut");
+  ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
+  EXPECT_EQ(reply["target"], "fab0");
+  Json again = ApplyRate("cut");
+  EXPECT_TRUE(again["already_applied"].get<bool>()) << again.dump();
+  EXPECT_EQ(again["target"], "fab0");
+
+  FakeProcessTable procs;
+  procs.AddRank(1234, 2);
+  AgentConfig c;
+  c.node = "n1";
+  c.state_dir = (dir_ / "ranks").string();
+  std::filesystem::create_directories(c.state_dir);
+  AgentService ranks(c, Host{watcher_.get(), nullptr, &procs}, clock_);
+  Json paused = ranks.Handle(MakeRequest("apply", 1, {{"fault_id", "p"}, {"kind", "rank_pause"},
+                                                      {"params", {{"rank", 2}}}}),
+                             "test");
+  ASSERT_TRUE(paused["ok"].get<bool>()) << paused.dump();
+  EXPECT_EQ(paused["target"], "rank 2 (pid 1234)");
+  EXPECT_TRUE(ranks.Handle(MakeRequest("revert", 2, {{"fault_id", "p"}}), "test")["ok"].get<bool>());
 }
 
 TEST_F(AgentServiceTest, AFaultPastItsMaxDurationIsRevertedByTheAgentItself) {

@@ -254,7 +254,6 @@ TEST(InventoryTest, FakeHostAgentAnswersItsModel) {
   c.node = "f7";
   c.state_dir = dir.string();
   c.mgmt_interface = "mgmt0";
-  c.use_nvml = false;
   AgentService service(c, fake.host(), clock);
   Json r = service.Handle(MakeRequest("inventory", 1), "test");
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();

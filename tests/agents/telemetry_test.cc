@@ -147,7 +147,6 @@ int CountersPushedIn(Duration interval, Duration watched) {
   c.node = "f1";
   c.state_dir = dir.string();
   c.mgmt_interface = "mgmt0";
-  c.use_nvml = false;
   c.telemetry_interval = interval;
   AgentService service(c, fake.host(), clock);
   int pushed = 0;

@@ -5,6 +5,8 @@
 // injectors load the fake exactly as they would load the driver's library.
 // Set() rewrites the state file; Get() reads what the fake last wrote;
 // Calls() is the call log, one "symbol arg..." per entry. One per test.
+// FakeNvmlHost() is a Host whose gpus is the real Nvml (the dlopen one) on
+// the fake library: what an agent's Host is on a GPU node.
 #pragma once
 
 #include <stdlib.h>
@@ -15,7 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "harness/host/host.h"
+#include "harness/host/real_nvml.h"
+
 namespace fdrill {
+
+inline Host FakeNvmlHost() {
+  Host host;
+  host.gpus = &NvmlAt(FAKE_NVML_LIBRARY);
+  return host;
+}
 
 class FakeNvml {
  public:

@@ -11,7 +11,7 @@ using Lines = std::vector<std::string>;
 const Json kLock = {{"gpu", 0}, {"min_mhz", 1000}, {"max_mhz", 1200}};
 
 std::unique_ptr<Fault> Make(Json params) {
-  auto f = MakeFault("gpu_clock_lock", params, Host{});
+  auto f = MakeFault("gpu_clock_lock", params, FakeNvmlHost());
   EXPECT_TRUE(f.ok()) << f.status().ToString();
   return f.ok() ? std::move(*f) : nullptr;
 }
@@ -80,13 +80,13 @@ TEST(GpuClockLock, BelowTheWindowCountsOnlyWithAnIdleOrPowerReason) {
 TEST(GpuClockLock, ParamsAndGpuLimitsNameTheKey) {
   FakeNvml nvml;
   nvml.Node(1);
-  auto inverted = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 1500}, {"max_mhz", 1200}}, Host{});
+  auto inverted = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 1500}, {"max_mhz", 1200}}, FakeNvmlHost());
   ASSERT_FALSE(inverted.ok());
   EXPECT_EQ(inverted.status().message().rfind("params.min_mhz:", 0), 0u) << inverted.status().message();
-  auto no_gpu = MakeFault("gpu_clock_lock", {{"min_mhz", 1000}, {"max_mhz", 1200}}, Host{});
+  auto no_gpu = MakeFault("gpu_clock_lock", {{"min_mhz", 1000}, {"max_mhz", 1200}}, FakeNvmlHost());
   ASSERT_FALSE(no_gpu.ok());
   EXPECT_EQ(no_gpu.status().message().rfind("params.gpu: required", 0), 0u) << no_gpu.status().message();
-  auto zero = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 0}, {"max_mhz", 1200}}, Host{});
+  auto zero = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 0}, {"max_mhz", 1200}}, FakeNvmlHost());
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.status().message().rfind("params.min_mhz:", 0), 0u) << zero.status().message();
 
@@ -111,7 +111,7 @@ TEST(GpuClockLock, RestoredFromJournalResets) {
   Json record = {{"kind", "gpu_clock_lock"}, {"params", kLock}, {"saved", first->Saved()}};
   ASSERT_TRUE(first->Apply().ok());
   first.reset();  // the agent died; whether Apply ran is unknown to the journal
-  auto again = RestoreFault(record, Host{});
+  auto again = RestoreFault(record, FakeNvmlHost());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_FALSE((*again)->VerifyReverted().ok());
   ASSERT_TRUE((*again)->Revert().ok());

@@ -9,7 +9,7 @@ namespace {
 using Lines = std::vector<std::string>;
 
 std::unique_ptr<Fault> Make(Json params) {
-  auto f = MakeFault("gpu_power_cap", params, Host{});
+  auto f = MakeFault("gpu_power_cap", params, FakeNvmlHost());
   EXPECT_TRUE(f.ok()) << f.status().ToString();
   return f.ok() ? std::move(*f) : nullptr;
 }
@@ -70,10 +70,10 @@ TEST(GpuPowerCap, WattsOutsideTheGpuRangeNamesParamsWatts) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message().rfind("params.watts: 100 W is outside GPU 0's allowed range 212.500 W to 700 W", 0), 0u)
       << s.message();
-  auto none = MakeFault("gpu_power_cap", {{"gpu", 0}}, Host{});
+  auto none = MakeFault("gpu_power_cap", {{"gpu", 0}}, FakeNvmlHost());
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().message().rfind("params.watts: required", 0), 0u) << none.status().message();
-  auto text = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", "300W"}}, Host{});
+  auto text = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", "300W"}}, FakeNvmlHost());
   ASSERT_FALSE(text.ok());
   EXPECT_EQ(text.status().message().rfind("params.watts:", 0), 0u) << text.status().message();
   EXPECT_TRUE(nvml.Mutations().empty());
@@ -88,7 +88,7 @@ TEST(GpuPowerCap, RestoredFromJournalRevertsWhatALostAgentApplied) {
   Json record = {{"kind", "gpu_power_cap"}, {"params", params}, {"saved", first->Saved()}};
   ASSERT_TRUE(first->Apply().ok());
   first.reset();
-  auto again = RestoreFault(record, Host{});
+  auto again = RestoreFault(record, FakeNvmlHost());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   ASSERT_TRUE((*again)->Revert().ok());
   ASSERT_TRUE((*again)->VerifyReverted().ok());

@@ -9,7 +9,7 @@ namespace {
 using Lines = std::vector<std::string>;
 
 std::unique_ptr<Fault> Make(Json params) {
-  auto f = MakeFault("nvlink_bw_mode", params, Host{});
+  auto f = MakeFault("nvlink_bw_mode", params, FakeNvmlHost());
   EXPECT_TRUE(f.ok()) << f.status().ToString();
   return f.ok() ? std::move(*f) : nullptr;
 }
@@ -115,13 +115,13 @@ TEST(NvlinkBwMode, PerGpuModeTheGpuDoesNotListNamesParamsMode) {
 
 TEST(NvlinkBwMode, ParamsValidateAndNameTheKey) {
   FakeNvml nvml;
-  auto bad = MakeFault("nvlink_bw_mode", {{"mode", "quarter"}}, Host{});
+  auto bad = MakeFault("nvlink_bw_mode", {{"mode", "quarter"}}, FakeNvmlHost());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message().rfind("params.mode:", 0), 0u) << bad.status().message();
-  auto gpu = MakeFault("nvlink_bw_mode", {{"mode", "half"}, {"gpu", -1}}, Host{});
+  auto gpu = MakeFault("nvlink_bw_mode", {{"mode", "half"}, {"gpu", -1}}, FakeNvmlHost());
   ASSERT_FALSE(gpu.ok());
   EXPECT_EQ(gpu.status().message().rfind("params.gpu:", 0), 0u) << gpu.status().message();
-  auto typo = MakeFault("nvlink_bw_mode", {{"mode", "half"}, {"gpus", 0}}, Host{});
+  auto typo = MakeFault("nvlink_bw_mode", {{"mode", "half"}, {"gpus", 0}}, FakeNvmlHost());
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().message().find("did you mean \"gpu\""), std::string::npos) << typo.status().message();
   EXPECT_TRUE(nvml.Calls().empty());  // params are checked without loading NVML
@@ -136,7 +136,7 @@ TEST(NvlinkBwMode, RestoredFromJournalRevertsWhatALostAgentApplied) {
   Json record = {{"kind", "nvlink_bw_mode"}, {"params", params}, {"saved", first->Saved()}};
   ASSERT_TRUE(first->Apply().ok());
   first.reset();
-  auto again = RestoreFault(record, Host{});
+  auto again = RestoreFault(record, FakeNvmlHost());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   ASSERT_TRUE((*again)->Revert().ok());
   ASSERT_TRUE((*again)->VerifyReverted().ok());

@@ -17,24 +17,39 @@ TEST(Nvml, DefaultLibraryIsTheDriverSoname) {
 }
 
 TEST(Nvml, ProbeWithoutTheLibraryIsUnsupported) {
-  setenv("FDRILL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  Host host;
+  host.gpus = &NvmlAt("/nonexistent/libnvidia-ml.so.1");
   for (const char* kind : kNvmlKinds) {
-    Status s = FindInjector(kind)->probe(Json::object(), Host{});
+    Status s = FindInjector(kind)->probe(Json::object(), host);
     EXPECT_EQ(s.code(), StatusCode::kUnsupported) << kind;
     EXPECT_EQ(s.message().rfind("/nonexistent/libnvidia-ml.so.1 not found: ", 0), 0u) << s.message();
   }
   // A fault built there fails the same way at Capture, touching nothing.
-  auto f = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, Host{});
+  auto f = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, host);
   ASSERT_TRUE(f.ok());
   EXPECT_EQ((*f)->Capture().code(), StatusCode::kUnsupported);
-  unsetenv("FDRILL_NVML_LIBRARY");
+}
+
+// A Host without gpus (the controller validating a scenario, a fake machine):
+// faults are built and planned, and fail only when they would touch a GPU.
+TEST(Nvml, AHostWithoutGpusBuildsFaultsThatFailWhenTheyTouchOne) {
+  for (const char* kind : kNvmlKinds) {
+    Status s = FindInjector(kind)->probe(Json::object(), Host{});
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << kind;
+    EXPECT_NE(s.message().find("no NVML on this host"), std::string::npos) << s.message();
+  }
+  auto f = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 900}, {"max_mhz", 900}}, Host{});
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE((*f)->Mechanism().empty());
+  EXPECT_EQ((*f)->Capture().code(), StatusCode::kUnsupported);
+  EXPECT_TRUE((*f)->Revert().ok());  // nothing captured: nothing to restore
 }
 
 TEST(Nvml, ProbeNamesParamsGpuAndTheCountWhenOutOfRange) {
   FakeNvml nvml;
   nvml.Node(2);
   for (const char* kind : kNvmlKinds) {
-    Status s = FindInjector(kind)->probe({{"gpu", 2}}, Host{});
+    Status s = FindInjector(kind)->probe({{"gpu", 2}}, FakeNvmlHost());
     EXPECT_EQ(s.code(), StatusCode::kNotFound) << kind << ": " << s.ToString();
     EXPECT_EQ(s.message().rfind("params.gpu: no GPU 2 on this node; NVML counts 2 GPU(s)", 0), 0u) << s.message();
   }
@@ -44,16 +59,16 @@ TEST(Nvml, ProbeNamesParamsGpuAndTheCountWhenOutOfRange) {
 TEST(Nvml, ProbesPassOnACapableNode) {
   FakeNvml nvml;
   nvml.Node(2);
-  EXPECT_TRUE(FindInjector("gpu_clock_lock")->probe({{"gpu", 1}}, Host{}).ok());
-  EXPECT_TRUE(FindInjector("gpu_power_cap")->probe(Json::object(), Host{}).ok());
-  EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe(Json::object(), Host{}).ok());
+  EXPECT_TRUE(FindInjector("gpu_clock_lock")->probe({{"gpu", 1}}, FakeNvmlHost()).ok());
+  EXPECT_TRUE(FindInjector("gpu_power_cap")->probe(Json::object(), FakeNvmlHost()).ok());
+  EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe(Json::object(), FakeNvmlHost()).ok());
   // Per GPU needs the Blackwell API, which this node's GPU 1 lacks.
-  EXPECT_EQ(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, Host{}).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, FakeNvmlHost()).code(), StatusCode::kUnsupported);
   nvml.Set("gpu1.bw_supported", "0,3");
-  EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, Host{}).ok());
+  EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, FakeNvmlHost()).ok());
   // Pre-Hopper: the system-wide read answers NOT_SUPPORTED.
   nvml.Set("fail.nvmlSystemGetNvlinkBwMode", "3");
-  Status s = FindInjector("nvlink_bw_mode")->probe(Json::object(), Host{});
+  Status s = FindInjector("nvlink_bw_mode")->probe(Json::object(), FakeNvmlHost());
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   EXPECT_NE(s.message().find("nvmlSystemGetNvlinkBwMode: Not Supported"), std::string::npos) << s.message();
   EXPECT_TRUE(nvml.Mutations().empty());
@@ -63,7 +78,7 @@ TEST(Nvml, ErrorsCarryTheCallAndNvmlsText) {
   FakeNvml nvml;
   nvml.Node(1);
   nvml.Set("fail.nvmlDeviceGetPowerManagementLimit", "999");
-  auto f = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, Host{});
+  auto f = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, FakeNvmlHost());
   ASSERT_TRUE(f.ok());
   Status s = (*f)->Capture();
   EXPECT_EQ(s.code(), StatusCode::kInternal);
@@ -79,7 +94,7 @@ TEST(Nvml, RegistryListsTheNvmlKindsWithProbes) {
     EXPECT_NE(info->probe, nullptr) << kind;
     EXPECT_NE(std::string(info->params), "") << kind;
   }
-  auto f = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 900}, {"max_mhz", 900}}, Host{});
+  auto f = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 900}, {"max_mhz", 900}}, FakeNvmlHost());
   ASSERT_TRUE(f.ok());
   EXPECT_EQ((*f)->Mechanism(), (std::vector<std::string>{"apply: nvmlDeviceSetGpuLockedClocks(gpu 0, 900 MHz, 900 MHz)",
                                                         "revert: nvmlDeviceResetGpuLockedClocks(gpu 0)"}));

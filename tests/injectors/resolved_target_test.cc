@@ -1,0 +1,100 @@
+// Fault::ResolvedTarget for every kind of the registry: what the fault acts
+// on, as the agent's apply reply and the run's summary.json name it. Never
+// empty, and specific (an IB port, a GPU, a rank with its pid), not a guess
+// from params.interface.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "injectors/injector.h"
+#include "tests/fakes/fake_ib.h"
+#include "tests/fakes/fake_net.h"
+#include "tests/fakes/fake_nvml.h"
+#include "tests/fakes/fake_processes.h"
+
+namespace fdrill {
+namespace {
+
+std::string ResolvedOf(const std::string& kind, const Json& params, Host host) {
+  auto f = MakeFault(kind, params, host);
+  EXPECT_TRUE(f.ok()) << kind << ": " << f.status().ToString();
+  return f.ok() ? (*f)->ResolvedTarget() : "";
+}
+
+TEST(ResolvedTarget, NetworkKindsNameTheInterfaceOrThePeers) {
+  FakeNetKernel k;
+  const Host host{&k, nullptr};
+  EXPECT_EQ(ResolvedOf("link_rate", {{"interface", "fab0"}, {"rate", "100mbit"}}, host), "fab0");
+  EXPECT_EQ(ResolvedOf("link_flap", {{"interface", "fab1"}, {"down", "1s"}}, host), "fab1");
+  EXPECT_EQ(ResolvedOf("link_loss", {{"interface", "fab0"}, {"percent", 5}}, host), "fab0");
+  EXPECT_EQ(ResolvedOf("link_down", {{"interface", "fab0"}}, host), "fab0");
+  EXPECT_EQ(ResolvedOf("link_delay", {{"interface", "fab0"}, {"delay", "20ms"}}, host), "fab0");
+  EXPECT_EQ(ResolvedOf("link_partition", {{"interface", "fab0"}, {"peers", {"198.18.0.2"}}}, host),
+            "fab0");
+  EXPECT_EQ(ResolvedOf("link_partition", {{"peers", {"198.18.0.2", "198.18.0.4"}}}, host),
+            "peers:198.18.0.2,198.18.0.4");
+}
+
+TEST(ResolvedTarget, IbPortKindsNameTheHcaPort) {
+  FakeIbFabric fabric;
+  EXPECT_EQ(ResolvedOf("ib_port_flap", {{"device", "mlx5_0"}, {"down", "1s"}}, fabric.host()),
+            "mlx5_0/1");
+  EXPECT_EQ(ResolvedOf("ib_port_disable", {{"device", "mlx5_0"}, {"port", 1}}, fabric.host()),
+            "mlx5_0/1");
+  EXPECT_EQ(ResolvedOf("ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}}, fabric.host()),
+            "mlx5_0/1");
+  EXPECT_EQ(ResolvedOf("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "hdr"}}, fabric.host()),
+            "mlx5_0/1");
+}
+
+TEST(ResolvedTarget, GpuKindsNameTheGpuOrEveryNvlink) {
+  const Host host = FakeNvmlHost();
+  EXPECT_EQ(ResolvedOf("gpu_clock_lock", {{"gpu", 1}, {"min_mhz", 900}, {"max_mhz", 900}}, host),
+            "gpu1");
+  EXPECT_EQ(ResolvedOf("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, host), "gpu0");
+  EXPECT_EQ(ResolvedOf("nvlink_bw_mode", {{"mode", "half"}, {"gpu", 3}}, host), "gpu3");
+  EXPECT_EQ(ResolvedOf("nvlink_bw_mode", {{"mode", "off"}}, host), "nvlink");
+}
+
+TEST(ResolvedTarget, RankKindsNameTheRanksCaptureSelected) {
+  FakeProcessTable procs;
+  procs.AddRank(1234, 2);
+  procs.AddRank(1300, 3);
+  const Host host{nullptr, nullptr, &procs};
+  for (const char* kind : {"rank_pause", "rank_kill"}) {
+    auto one = MakeFault(kind, {{"rank", 2}}, host);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_EQ((*one)->ResolvedTarget(), "rank 2");  // before Capture: what the params say
+    ASSERT_TRUE((*one)->Capture().ok());
+    EXPECT_EQ((*one)->ResolvedTarget(), "rank 2 (pid 1234)") << kind;
+    auto all = MakeFault(kind, Json::object(), host);
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ((*all)->ResolvedTarget(), "every rank on this node");
+    ASSERT_TRUE((*all)->Capture().ok());
+    EXPECT_EQ((*all)->ResolvedTarget(), "ranks 2, 3 (pids 1234, 1300)") << kind;
+  }
+}
+
+TEST(ResolvedTarget, NodeKindsNameTheNode) {
+  Host host;
+  host.launch_env_dir = "/nonexistent/fdrill-launch-env";  // nothing is written by MakeFault
+  EXPECT_EQ(ResolvedOf("cpu_hog", {{"threads", 2}}, host), "node");
+  EXPECT_EQ(ResolvedOf("mem_pressure", {{"size", "1G"}}, host), "node");
+  EXPECT_EQ(ResolvedOf("nccl_env", {{"p2p_disable", true}}, host), "node");
+}
+
+// Each kind above is one of the registry's; a new kind must be added here.
+TEST(ResolvedTarget, EveryRegisteredKindIsCovered) {
+  const std::set<std::string> covered = {
+      "link_rate",      "link_flap",     "link_loss",       "link_down",     "link_delay",
+      "link_partition", "ib_port_flap",  "ib_port_disable", "ib_port_width", "ib_port_speed",
+      "gpu_clock_lock", "gpu_power_cap", "nvlink_bw_mode",  "rank_pause",    "rank_kill",
+      "cpu_hog",        "mem_pressure",  "nccl_env"};
+  for (const auto& info : Injectors())
+    EXPECT_TRUE(covered.count(info.name)) << info.name << " has no test here";
+}
+
+}  // namespace
+}  // namespace fdrill
