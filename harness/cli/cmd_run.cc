@@ -72,6 +72,8 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   opt.insecure = insecure;
   opt.start_timeout = *started;
   opt.abort = &g_abort;
+  RealProcessRunner runner;
+  opt.runner = &runner;
   ProgressLine progress(stderr, isatty(STDERR_FILENO) != 0);
   if (!quiet) opt.progress = &progress;
   std::signal(SIGINT, OnSignal);

@@ -12,6 +12,11 @@
 //      snapshot again and record any difference as residue;
 //   6. release the leases; the caller renders the report.
 // An abort (Ctrl-C, lost agent, workload death) jumps to step 5.
+//
+// drill.cc is the orchestrator of those steps; the work is in
+// drill_agents.h (connections, leases), workload_supervisor.h (step 3, the
+// job's failures and restarts, its stop and digest), timeline_walker.h
+// (step 4), residue.h (step 5's diff), and drill_events.h (every event).
 #pragma once
 
 #include <atomic>
@@ -24,6 +29,8 @@
 
 namespace fdrill {
 
+class ProcessRunner;  // harness/host/host.h
+
 struct DrillOptions {
   std::string out_dir;       // the run directory to create
   std::string bin_dir;       // where fdrill-collective and fdrill live
@@ -33,11 +40,15 @@ struct DrillOptions {
   Duration start_timeout = std::chrono::seconds(60);  // workload until every rank reports
   const std::atomic<bool>* abort = nullptr;           // set by SIGINT/SIGTERM
   ProgressLine* progress = nullptr;                   // the live line (harness/controller/progress.h), or none
+  // Runs the drill's own programs on this host (fdrill-train-ref, the
+  // digest check of mode: train). Required; must outlive RunDrill.
+  ProcessRunner* runner = nullptr;
 };
 
 // Errors before step 2 mean nothing was touched and no run directory was
 // written. Afterwards the run directory holds whatever happened; the drill's
 // own outcome is in events.jsonl (drill_end) and the caller's report.
+// InvalidArgument when options.runner is not set.
 Status RunDrill(const Scenario& scenario, const FabricState& fabric, const DrillOptions& options);
 
 }  // namespace fdrill

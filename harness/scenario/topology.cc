@@ -1,4 +1,4 @@
-// Topology files: the second file (with loader.cc) that reads YAML. Every
+// Topology files: YAML read outside the scenario loader (loader.cc, load_*.cc). Every
 // mapping is checked against its keys, as the scenario loader does, and every
 // conflict names both places it comes from.
 #include "harness/scenario/topology.h"

@@ -1,6 +1,7 @@
 // End-to-end: `fdrill fabric up`, `fdrill run`, and what the run directory
 // says, on a real 4-node emulated fabric. Each test brings the fabric up and
 // tears it down in TearDown, also when an assertion fails.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -167,6 +168,10 @@ TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   EXPECT_GE(by_id["hung-rank"]["stall_ms"].get<double>(), 2500.0) << by_id["hung-rank"].dump();
   EXPECT_GE(by_id["straggler"]["slowdown"].get<double>(), 1.1) << by_id["straggler"].dump();
   EXPECT_GE(by_id["cpu-hog"]["slowdown"].get<double>(), 1.1) << by_id["cpu-hog"].dump();
+  // Issue 17: each fault names what the agent resolved it to, not "".
+  EXPECT_THAT(by_id["hung-rank"]["target"].get<std::string>(), ::testing::MatchesRegex("rank [0-9]+ \\(pid [0-9]+\\)"));
+  EXPECT_THAT(by_id["straggler"]["target"].get<std::string>(), ::testing::StartsWith("rank"));
+  EXPECT_EQ(by_id["cpu-hog"]["target"], "node");
   // 1 GiB held resident on n0 (Apply returns once it is): applied, verified
   // and gone afterwards; on a 24 GiB host it need not slow the job.
   EXPECT_FALSE(by_id["mem-pressure"]["reverted_at_s"].is_null()) << by_id["mem-pressure"].dump();

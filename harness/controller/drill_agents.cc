@@ -1,0 +1,163 @@
+#include "harness/controller/drill_agents.h"
+
+#include <algorithm>
+
+#include "harness/controller/drill.h"
+#include "harness/tls/certs.h"
+#include "harness/tls/tls_config.h"
+
+namespace fdrill {
+
+Status DrillAgents::Connect(const DrillOptions& opt, PushFn on_push, LostFn on_lost) {
+  on_lost_ = std::move(on_lost);
+  // The emulated fabric's own pki, or (a real cluster) --tls-dir / /etc/fdrill/pki.
+  auto tls = ControllerTls(
+      opt.tls_dir.empty() && !s_.Emulated() && !opt.insecure ? kDefaultPkiDir : opt.tls_dir,
+      opt.insecure, fabric_.pki_dir);
+  if (!tls.ok()) return tls.status();
+  work_ =
+      std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+          io_.get_executor());
+  io_thread_ = std::thread([this] { io_.run(); });
+  nodes_.resize(static_cast<size_t>(s_.nodes));
+  for (int i = 0; i < s_.nodes; ++i) {
+    NodeLink& n = nodes_[static_cast<size_t>(i)];
+    if (s_.Emulated()) {
+      const FabricNode& fn = fabric_.nodes[static_cast<size_t>(i)];
+      n.name = fn.name;
+      n.address = fn.MgmtIp();
+      n.port = static_cast<uint16_t>(fn.agent_port);
+      n.tmpdir = fn.tmpdir;
+    } else {
+      // A real node: its agent on the host's own name (DNS or /etc/hosts), at fabric.agent_port.
+      n.name = s_.host_names[static_cast<size_t>(i)];
+      n.address = n.name;
+      n.port = static_cast<uint16_t>(s_.agent_port);
+      n.tmpdir = "/tmp";
+    }
+    n.link = std::make_unique<AgentLink>(io_, n.name, n.address, n.port,
+                                         tls->has_value() ? &**tls : nullptr);
+    n.link->set_on_push([on_push, &n](const Json& m) { on_push(n, m); });
+    n.link->set_on_drop([this, &n](const std::string& why) {
+      if (closing_) return;
+      on_lost_(n.name, "lost the agent: " + why);
+    });
+    if (auto st = n.link->Connect(opt.connect_timeout); !st.ok()) return st;
+    int64_t before = clock_.WallNanos();
+    auto hello = n.link->Call("hello", {}, kCallTimeout);
+    int64_t after = clock_.WallNanos();
+    if (!hello.ok()) return hello.status();
+    if ((*hello)["node"] != n.name) {
+      return FailedPrecondition("agent at " + n.link->address() + " says it is " +
+                                (*hello)["node"].get<std::string>() + ", expected " + n.name);
+    }
+    n.offset_ns = (*hello)["wall_ns"].get<int64_t>() - (before + after) / 2;
+    n.tmpdir = hello->value("tmpdir", n.tmpdir);
+    auto lease = n.link->Call(
+        "lease",
+        {{"ttl_ms", std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()}},
+        kCallTimeout);
+    if (!lease.ok()) return lease.status();
+  }
+  lease_thread_ = std::thread([this] { LeaseLoop(); });
+  return Status::Ok();
+}
+
+NodeLink& DrillAgents::node(const std::string& name) {
+  return *std::find_if(nodes_.begin(), nodes_.end(),
+                       [&](const NodeLink& x) { return x.name == name; });
+}
+
+std::vector<Result<Json>> DrillAgents::CallEach(const std::string& type, const Json& body,
+                                                Duration timeout) {
+  return CallEachWith(type, std::vector<Json>(nodes_.size(), body), timeout);
+}
+
+std::vector<Result<Json>> DrillAgents::CallEachWith(const std::string& type,
+                                                    const std::vector<Json>& bodies,
+                                                    Duration timeout) {
+  // Every agent at once (AgentLink::CallAsync), then wait for the answers
+  // until the deadline: a round costs the slowest agent, not their sum.
+  struct Round {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::optional<Result<Json>>> replies;
+    size_t pending = 0;
+  };
+  auto round = std::make_shared<Round>();
+  round->replies.resize(nodes_.size());
+  round->pending = nodes_.size();
+  std::vector<uint64_t> ids(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    ids[i] = nodes_[i].link->CallAsync(type, bodies[i], [round, i](Result<Json> r) {
+      std::lock_guard<std::mutex> lock(round->mu);
+      if (round->replies[i]) return;
+      round->replies[i] = std::move(r);
+      --round->pending;
+      round->cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(round->mu);
+  round->cv.wait_for(lock, timeout, [&] { return round->pending == 0; });
+  std::vector<Result<Json>> out;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (round->replies[i]) {
+      out.push_back(std::move(*round->replies[i]));
+    } else {
+      nodes_[i].link->Forget(ids[i]);
+      out.push_back(DeadlineExceeded(type + " to " + nodes_[i].name + ": no answer within " +
+                                     FormatDuration(timeout)));
+    }
+  }
+  return out;
+}
+
+void DrillAgents::LeaseLoop() {
+  int64_t ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count();
+  std::vector<Clock::TimePoint> last_ok(nodes_.size(), clock_.Now());
+  while (!closing_) {
+    auto next = clock_.Now() + s_.lease_renew;
+    const auto replies = CallEach("lease", {{"ttl_ms", ttl_ms}}, s_.lease_renew);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (closing_) return;
+      if (replies[i].ok()) {
+        last_ok[i] = clock_.Now();
+        continue;
+      }
+      // One late answer (an agent busy stopping a job) is not a lost lease:
+      // the lease still holds until lease_ttl after the last renewal. Once
+      // it may lapse before the next try, the agent reverts everything by
+      // itself and the drill can no longer say what the fabric did: it ends.
+      if (!closing_ && clock_.Now() + s_.lease_renew >= last_ok[i] + s_.lease_ttl) {
+        on_lost_(nodes_[i].name, "lease renewal failed: " + replies[i].status().message());
+      }
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, next, [this] { return closing_.load(); });
+  }
+}
+
+void DrillAgents::Shutdown() {
+  {
+    // Under mu_, so the lease thread cannot miss the wake-up between its
+    // check of closing_ and its wait.
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  if (lease_thread_.joinable()) lease_thread_.join();
+  bool all_linked = !nodes_.empty();
+  for (auto& n : nodes_) all_linked = all_linked && n.link != nullptr;
+  if (all_linked) (void)CallEach("lease", {{"ttl_ms", 0}}, std::chrono::seconds(2));  // released
+  for (auto& n : nodes_) {
+    if (n.link) n.link->Close();
+  }
+  work_.reset();
+  if (io_thread_.joinable()) {
+    io_.stop();
+    io_thread_.join();
+  }
+  nodes_.clear();
+}
+
+}  // namespace fdrill

@@ -1,0 +1,97 @@
+// DrillAgents: a drill's connections to its nodes' agents — one AgentLink per
+// node on one io thread, the lease every agent holds while the drill runs,
+// and calls to every agent at once.
+//
+// Contract:
+//  - Connect dials every node in order, checks that each agent is the node
+//    it should be, measures its clock offset and takes its lease; then a
+//    lease thread renews every lease each lease_renew. A renewal that fails
+//    long enough for the lease to lapse, or a dropped connection, is
+//    reported once to on_lost: the agent reverts everything by itself then,
+//    and the drill can no longer say what the fabric did.
+//  - on_push and on_lost run on the io thread (on_lost also on the lease
+//    thread); nothing is reported once Shutdown has begun.
+//  - Shutdown (also the destructor) stops the lease thread, releases every
+//    lease (ttl 0), closes the links and joins the io thread. Safe after a
+//    failed Connect, and twice.
+#pragma once
+
+// clang-format off
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+// clang-format on
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fabric/fabric_state.h"
+#include "harness/controller/agent_link.h"
+#include "harness/core/clock.h"
+#include "harness/core/result.h"
+#include "harness/scenario/scenario.h"
+
+namespace fdrill {
+
+struct DrillOptions;
+
+// How long one call to one agent may take, unless a call says otherwise.
+inline constexpr auto kCallTimeout = std::chrono::seconds(10);
+
+struct NodeLink {
+  std::string name;     // the node's name in the drill (n0, gpu01)
+  std::string address;  // where its agent listens
+  uint16_t port = 0;
+  std::unique_ptr<AgentLink> link;
+  int64_t offset_ns = 0;  // agent wall clock minus controller wall clock
+  std::string tmpdir;
+};
+
+class DrillAgents {
+ public:
+  using PushFn = std::function<void(const NodeLink& node, const Json& msg)>;
+  using LostFn = std::function<void(const std::string& node, const std::string& message)>;
+
+  DrillAgents(const Scenario& s, const FabricState& fabric, const Clock& clock)
+      : s_(s), fabric_(fabric), clock_(clock) {}
+  ~DrillAgents() { Shutdown(); }
+  DrillAgents(const DrillAgents&) = delete;
+  DrillAgents& operator=(const DrillAgents&) = delete;
+
+  Status Connect(const DrillOptions& opt, PushFn on_push, LostFn on_lost);
+  void Shutdown();
+
+  // In the scenario's node order; stable from Connect to Shutdown.
+  std::vector<NodeLink>& nodes() { return nodes_; }
+  NodeLink& node(const std::string& name);
+
+  // `type` to every agent in parallel; one result per node, in order. An
+  // agent that has not answered by `timeout` is a DeadlineExceeded.
+  std::vector<Result<Json>> CallEach(const std::string& type, const Json& body, Duration timeout);
+  // ... with a body per node.
+  std::vector<Result<Json>> CallEachWith(const std::string& type, const std::vector<Json>& bodies,
+                                         Duration timeout);
+
+ private:
+  void LeaseLoop();
+
+  const Scenario& s_;
+  const FabricState& fabric_;
+  const Clock& clock_;
+  LostFn on_lost_;
+  boost::asio::io_context io_;
+  std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread io_thread_;
+  std::thread lease_thread_;
+  std::vector<NodeLink> nodes_;
+  std::atomic<bool> closing_{false};
+  std::mutex mu_;  // for cv_ only: the lease thread's wait
+  std::condition_variable cv_;
+};
+
+}  // namespace fdrill

@@ -1,0 +1,159 @@
+#include "harness/controller/drill_events.h"
+
+namespace fdrill {
+
+std::string DrillEvents::dir() const {
+  RunRecorder* rec = rec_.load();
+  return rec != nullptr ? rec->dir() : std::string();
+}
+
+void DrillEvents::Event(const std::string& type, Json fields) {
+  if (RunRecorder* rec = rec_.load()) rec->Event(type, std::move(fields));
+}
+
+void DrillEvents::DrillStart(const std::string& name) { Event("drill_start", {{"name", name}}); }
+
+void DrillEvents::AgentConnected(const std::string& node, const std::string& address,
+                                 int64_t offset_ns) {
+  Event("agent_connected", {{"node", node},
+                            {"address", address},
+                            {"clock_offset_ms", static_cast<double>(offset_ns) / 1e6}});
+}
+
+void DrillEvents::Snapshot(const std::string& node, const Json& state) {
+  Event("snapshot", {{"node", node}, {"state", state}});
+}
+
+void DrillEvents::Abort(const std::string& reason, const std::string& cause) {
+  Event("abort", {{"reason", reason}, {"cause", cause}});
+}
+
+void DrillEvents::DrillEnd(const std::string& status) { Event("drill_end", {{"status", status}}); }
+
+void DrillEvents::Error(const std::string& node, const std::string& message) {
+  Event("error", {{"node", node}, {"message", message}});
+}
+
+void DrillEvents::Error(const std::string& message) { Event("error", {{"message", message}}); }
+
+void DrillEvents::Phase(Action::Kind kind, const std::string& phase, const std::string& reason) {
+  Event(ActionKindName(kind), {{"phase", phase}, {"reason", reason}});
+}
+
+void DrillEvents::FaultApply(const FaultSpec& f, const std::string& reason) {
+  Event("fault_apply", {{"id", f.id},
+                        {"kind", f.kind},
+                        {"node", f.node},
+                        {"target", f.params.value("interface", "")},
+                        {"params", f.params},
+                        {"reason", reason}});
+}
+
+void DrillEvents::FaultApplied(const FaultSpec& f, const std::string& target, bool verified) {
+  Event("fault_applied", {{"id", f.id},
+                          {"kind", f.kind},
+                          {"node", f.node},
+                          {"target", target},
+                          {"verified", verified}});
+}
+
+void DrillEvents::FaultRevert(const std::string& id, const std::string& node,
+                              const std::string& reason) {
+  Event("fault_revert", {{"id", id}, {"node", node}, {"reason", reason}});
+}
+
+void DrillEvents::FaultReverted(const std::string& id, const std::string& node, bool verified) {
+  Event("fault_reverted", {{"id", id}, {"node", node}, {"verified", verified}});
+}
+
+void DrillEvents::ImpactSeen(const std::string& id, Duration after) {
+  Event("impact_seen", {{"id", id}, {"after_s", ToSeconds(after)}});
+}
+
+void DrillEvents::WorkloadStart(const std::string& node, const std::vector<std::string>& argv) {
+  Event("workload_start", {{"node", node}, {"argv", argv}});
+}
+
+void DrillEvents::WorkloadRestart(const std::string& node, const std::vector<std::string>& argv,
+                                  int attempt) {
+  Event("workload_start", {{"node", node}, {"argv", argv}, {"attempt", attempt}});
+}
+
+void DrillEvents::WorkloadExited(const std::string& node, int exit_code,
+                                 const std::string& log_tail) {
+  RunRecorder* rec = rec_.load();
+  if (rec == nullptr) return;
+  rec->Event("workload_exit", {{"node", node}, {"exit_code", exit_code}});
+  (void)rec->WriteFile("workload.log", log_tail);
+}
+
+void DrillEvents::WorkloadKilled(const std::string& node, const Json& exit_code) {
+  Event("workload_exit", {{"node", node}, {"exit_code", exit_code}, {"forced", true}});
+}
+
+void DrillEvents::WorkloadLog(const std::string& log_tail) {
+  (void)WriteFile("workload.log", log_tail);
+}
+
+void DrillEvents::WorkloadHung(const std::string& reason) {
+  Event("workload_failed", {{"cause", "hang"}, {"reason", reason}});
+}
+
+void DrillEvents::WorkloadFailed(int exit_code) {
+  Event("workload_failed",
+        {{"cause", "exit"},
+         {"exit_code", exit_code},
+         {"reason", "the workload exited with code " + std::to_string(exit_code)}});
+}
+
+void DrillEvents::RanksKilled(const std::string& node, int count) {
+  Event("ranks_killed", {{"node", node}, {"count", count}});
+}
+
+void DrillEvents::RelaunchScheduled(int restart, Duration in, int64_t last_step) {
+  Event("workload_relaunch_scheduled",
+        {{"restart", restart}, {"in_s", ToSeconds(in)}, {"last_step", last_step}});
+}
+
+void DrillEvents::Resumed(int restart, int attempt, int64_t resumed_step, int64_t iterations_lost) {
+  Event("workload_restart", {{"restart", restart},
+                             {"attempt", attempt},
+                             {"resumed_step", resumed_step},
+                             {"iterations_lost", iterations_lost}});
+}
+
+void DrillEvents::Counters(const std::string& node, const Json& counters) {
+  Event("counters", {{"node", node}, {"counters", counters}});
+}
+
+void DrillEvents::DigestMissing() {
+  Event("digest_check", {{"digest", nullptr},
+                         {"reason", "the job printed no final digest (it did not end cleanly)"}});
+}
+
+void DrillEvents::DigestCheck(int64_t steps, const std::string& digest,
+                              const std::string& expected) {
+  Event("digest_check", {{"steps", steps},
+                         {"digest", digest},
+                         {"expected", expected},
+                         {"intact", digest == expected}});
+}
+
+void DrillEvents::Residue(const Json& items) { Event("residue", {{"items", items}}); }
+
+void DrillEvents::RunDirKept(const std::string& node, const std::string& reason) {
+  Event("run_dir_kept", {{"node", node}, {"reason", reason}});
+}
+
+void DrillEvents::Metrics(const std::string& node, const Json& records, int64_t offset_ns,
+                          int attempt) {
+  if (RunRecorder* rec = rec_.load()) rec->Metrics(node, records, offset_ns, attempt);
+}
+
+Status DrillEvents::WriteFile(const std::string& name, const std::string& content) {
+  RunRecorder* rec = rec_.load();
+  if (rec == nullptr) return FailedPrecondition(name + ": the run directory does not exist yet");
+  return rec->WriteFile(name, content);
+}
+
+}  // namespace fdrill

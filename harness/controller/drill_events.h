@@ -1,0 +1,85 @@
+// DrillEvents: the one place a drill turns what happened into events.jsonl
+// lines (their types and fields: docs/formats.md), plus the run directory's
+// metrics and files as the workload reports them. Components say what
+// happened ("the fault was applied, verified"), never how it is written.
+//
+// Contract: until Attach (while connecting and checking faults, before the
+// run directory exists) every call does nothing; afterwards each call is one
+// line, in call order. Thread-safe as RunRecorder is: the controller, io,
+// lease and launcher-reader threads all call it. The recorder must outlive
+// every thread that can still call (drill.cc destroys it last).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/controller/engine.h"
+#include "harness/controller/recorder.h"
+#include "harness/scenario/scenario.h"
+#include "harness/wire/wire.h"
+
+namespace fdrill {
+
+class DrillEvents {
+ public:
+  void Attach(RunRecorder* rec) { rec_ = rec; }
+  bool attached() const { return rec_.load() != nullptr; }
+  // The run directory; empty before Attach.
+  std::string dir() const;
+
+  // The run.
+  void DrillStart(const std::string& name);
+  void AgentConnected(const std::string& node, const std::string& address, int64_t offset_ns);
+  void Snapshot(const std::string& node, const Json& state);
+  void Abort(const std::string& reason, const std::string& cause);
+  void DrillEnd(const std::string& status);
+  void Error(const std::string& node, const std::string& message);
+  void Error(const std::string& message);  // the drill's own, no node
+
+  // The timeline. A fault's apply is journalled before the call is made.
+  void Phase(Action::Kind kind, const std::string& phase, const std::string& reason);
+  void FaultApply(const FaultSpec& f, const std::string& reason);
+  // `target`: what the agent resolved the fault to act on (its apply reply:
+  // "fab0", "mlx5_0/1", "gpu0", "rank 2 (pid 1234)"); summary.json's target.
+  void FaultApplied(const FaultSpec& f, const std::string& target, bool verified);
+  void FaultRevert(const std::string& id, const std::string& node, const std::string& reason);
+  void FaultReverted(const std::string& id, const std::string& node, bool verified);
+  void ImpactSeen(const std::string& id, Duration after);
+
+  // The workload. `node` is where it was started or seen: n0's agent, or
+  // "controller" for a real cluster's launcher.
+  void WorkloadStart(const std::string& node, const std::vector<std::string>& argv);
+  void WorkloadRestart(const std::string& node, const std::vector<std::string>& argv, int attempt);
+  // It exited by itself: the event, and its output tail as workload.log.
+  void WorkloadExited(const std::string& node, int exit_code, const std::string& log_tail);
+  // It was stopped by force; exit_code as the agent or launcher gave it.
+  void WorkloadKilled(const std::string& node, const Json& exit_code);
+  void WorkloadLog(const std::string& log_tail);
+  void WorkloadHung(const std::string& reason);
+  void WorkloadFailed(int exit_code);
+  void RanksKilled(const std::string& node, int count);
+  void RelaunchScheduled(int restart, Duration in, int64_t last_step);
+  void Resumed(int restart, int attempt, int64_t resumed_step, int64_t iterations_lost);
+  void Counters(const std::string& node, const Json& counters);
+  // --train: the job's final digest against fdrill-train-ref's.
+  void DigestMissing();
+  void DigestCheck(int64_t steps, const std::string& digest, const std::string& expected);
+
+  // The end: what the post-drill snapshot differs in, and run directories
+  // a node kept.
+  void Residue(const Json& items);
+  void RunDirKept(const std::string& node, const std::string& reason);
+
+  // Not events: records to metrics.jsonl and files of the run directory.
+  void Metrics(const std::string& node, const Json& records, int64_t offset_ns, int attempt);
+  Status WriteFile(const std::string& name, const std::string& content);
+
+ private:
+  void Event(const std::string& type, Json fields);
+
+  std::atomic<RunRecorder*> rec_{nullptr};
+};
+
+}  // namespace fdrill

@@ -1,0 +1,56 @@
+#include "harness/controller/residue.h"
+
+#include <map>
+
+namespace fdrill {
+
+Json SnapshotResidue(const std::string& node, Json before_state, const Result<Json>& after) {
+  Json residue = Json::array();
+  if (!after.ok()) {
+    residue.push_back({{"node", node},
+                       {"object", "snapshot"},
+                       {"before", "taken"},
+                       {"after", after.status().message()}});
+    return residue;
+  }
+  std::map<std::string, Json> before;
+  // before_state is a copy: [] on a null one (a snapshot never taken) reads as no links.
+  for (const auto& l : before_state["links"]) before[l["name"].get<std::string>()] = l;
+  for (const auto& l : (*after)["links"]) {
+    std::string name = l["name"];
+    auto it = before.find(name);
+    if (it == before.end()) {
+      residue.push_back({{"node", node}, {"object", name}, {"before", nullptr}, {"after", l}});
+      continue;
+    }
+    for (const char* key : {"admin_up", "qdisc", "qdisc_handle"}) {
+      if (it->second[key] != l[key]) {
+        residue.push_back({{"node", node},
+                           {"object", name + " " + key},
+                           {"before", it->second[key]},
+                           {"after", l[key]}});
+      }
+    }
+    before.erase(it);
+  }
+  for (const auto& [name, l] : before) {
+    residue.push_back({{"node", node}, {"object", name}, {"before", l}, {"after", nullptr}});
+  }
+  // Process and host faults: stopped ranks, fdrill-burn processes and
+  // cgroups (agents that predate the "host" snapshot send none).
+  const Json none = Json::object();
+  const Json& host_before = before_state.contains("host") ? before_state["host"] : none;
+  const Json& host_after = after->contains("host") ? (*after)["host"] : none;
+  for (const char* key : {"stopped_ranks", "burners", "burn_cgroups", "fdrill_rules"}) {
+    if (host_before.contains(key) && host_after.contains(key) &&
+        host_before[key] != host_after[key]) {
+      residue.push_back({{"node", node},
+                         {"object", std::string("host ") + key},
+                         {"before", host_before[key]},
+                         {"after", host_after[key]}});
+    }
+  }
+  return residue;
+}
+
+}  // namespace fdrill

@@ -1,0 +1,79 @@
+// TimelineWalker: step 4 of a drill (drill.h) — walks the scenario's
+// timeline on the controller thread. Each turn (at most 20 ms apart, or at
+// the engine's next deadline) it reads the live monitor and the workload's
+// health, lets the supervisor act on a failed or hung job, asks the pure
+// DrillEngine for what is due, and carries the actions out on the agents:
+// apply and revert each fault, with the events around every call (through
+// DrillEvents). It records when a fault's impact first shows live, and
+// draws the progress line.
+//
+// Contract: Walk returns when the timeline is done, was aborted (Ctrl-C,
+// the job ended, a stop condition, a gate's timeout), or the drill failed
+// (a lost agent, a failed apply or revert: DrillState::failed). Whatever
+// it returns with, the faults still in force are exactly those
+// RevertInForce reverts: a fault counts as in force from just before its
+// apply call until its revert succeeded.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "harness/controller/drill_agents.h"
+#include "harness/controller/drill_events.h"
+#include "harness/controller/drill_state.h"
+#include "harness/controller/engine.h"
+#include "harness/controller/workload_supervisor.h"
+#include "harness/core/clock.h"
+#include "harness/scenario/scenario.h"
+
+namespace fdrill {
+
+struct DrillOptions;
+
+class TimelineWalker {
+ public:
+  TimelineWalker(const Scenario& s, const DrillOptions& opt, const Clock& clock, DrillState& state,
+                 DrillAgents& agents, DrillEvents& events, WorkloadSupervisor& workload);
+
+  void Walk();
+  // Step 5 starts here: every fault still in force, reverted ("drill ending").
+  void RevertInForce();
+
+  bool job_ended() const { return job_ended_; }  // the workload ended the timeline
+  bool stopped() const { return stopped_; }      // a stop condition or a gate's timeout did
+  bool abort_recorded() const { return abort_recorded_; }
+
+ private:
+  // Carries out one engine action; false when the drill must end (an apply or
+  // revert failed: RevertInForce reverts the rest).
+  bool Execute(const Action& a);
+  bool Apply(const Action& a, const FaultSpec& f);
+  bool Revert(const Action& a, const FaultSpec& f);
+  // Impact seen live: the first complete iteration below the band that
+  // ended after a fault's apply (docs/performance.md: detection latency).
+  void RecordImpactsLocked(Duration at);
+  void ShowProgress(Duration now);
+
+  const Scenario& s_;
+  const DrillOptions& opt_;
+  const Clock& clock_;
+  DrillState& state_;
+  DrillAgents& agents_;
+  DrillEvents& events_;
+  WorkloadSupervisor& workload_;
+  // The drill's length (at most, when gated): fixed, so not re-summed over
+  // every phase at each 20 ms turn of the timeline loop.
+  const Duration total_;
+  const bool gated_;
+
+  std::map<std::string, std::string> applied_;  // fault id -> node, while in force (state_.mu)
+  // Faults applied whose impact the live view has not shown yet: id -> when
+  // it was applied (timeline time).
+  std::map<std::string, Duration> awaiting_impact_;
+  std::string current_phase_;  // for the progress line
+  bool job_ended_ = false;
+  bool stopped_ = false;
+  bool abort_recorded_ = false;
+};
+
+}  // namespace fdrill

@@ -1,0 +1,385 @@
+#include "harness/controller/workload_supervisor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include "fabric/mpirun.h"
+#include "harness/controller/cluster_launch.h"
+#include "harness/controller/drill.h"
+#include "harness/host/host.h"
+
+namespace fdrill {
+
+namespace {
+
+// A relaunched job gets this long on top of hang_timeout to start (mpirun,
+// wire-up, reading the checkpoint) before its silence counts as a hang.
+constexpr auto kLaunchGrace = std::chrono::seconds(10);
+
+}  // namespace
+
+std::string WorkloadSupervisor::RunDir(const NodeLink& n) const {
+  return (s_.Emulated() ? n.tmpdir : std::string("/tmp")) + "/fdrill-" + run_id_;
+}
+
+int WorkloadSupervisor::ReportingRanks() const {
+  if (s_.workload.output == "nccl-tests") return 1;
+  if (s_.workload.output == "none") return 0;
+  return s_.nodes * s_.workload.ranks_per_node;
+}
+
+std::string WorkloadSupervisor::StartNode() const {
+  return s_.Emulated() ? agents_.nodes()[0].name : std::string("controller");
+}
+
+std::vector<std::string> WorkloadSupervisor::Collective() const {
+  if (s_.workload.External()) return s_.workload.command;
+  const std::string node0_dir = RunDir(agents_.nodes()[0]);
+  std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-collective"};
+  if (s_.workload.Train()) {
+    // Rank 0 (on n0, first in the hostfile) reads and writes the checkpoint;
+    // a relaunch runs the same command and resumes from it.
+    argv.insert(argv.end(), {"--train", "--steps", std::to_string(s_.workload.steps),
+                             "--checkpoint-every", std::to_string(s_.workload.checkpoint_every),
+                             "--checkpoint-dir", node0_dir + "/checkpoint"});
+  } else {
+    auto total =
+        std::chrono::duration_cast<std::chrono::seconds>(s_.TotalDuration() + opt_.start_timeout);
+    argv.insert(argv.end(), {"--op", s_.workload.op, "--dtype", s_.workload.dtype, "-w",
+                             std::to_string(s_.workload.warmup), "--duration",
+                             std::to_string(total.count()) + "s"});
+    if (s_.workload.Reduces()) argv.insert(argv.end(), {"--redop", s_.workload.redop});
+  }
+  argv.insert(argv.end(), {"-b", std::to_string(s_.workload.size_bytes), "--jsonl",
+                           (s_.Emulated() ? "{tmpdir}" : "/tmp") +
+                               ("/fdrill-" + run_id_ + "/rank-{rank}.jsonl"),
+                           "--stop-file", node0_dir + "/stop", "--backend", s_.workload.backend});
+  return argv;
+}
+
+void WorkloadSupervisor::FeedMonitorLocked(int64_t offset_ns, const Json& records) {
+  if (!state_.monitor) return;
+  for (const auto& r : records) {
+    if (!r.contains("iter") || !r.contains("rank") || !r.contains("wall_ns")) continue;
+    LiveSample x;
+    x.iter = r.value("iter", int64_t{0});
+    x.rank = r.value("rank", 0);
+    x.end = Duration(r.value("wall_ns", int64_t{0}) - offset_ns - state_.t0_wall_ns);
+    x.time_ms = r.value("time_ms", 0.0);
+    x.wait_ms = r.value("wait_ms", 0.0);
+    x.bytes = r.value("bytes", 0.0);
+    const double alg = r.value("algbw_gbps", 0.0);
+    x.bus_factor = alg > 0 ? r.value("busbw_gbps", 0.0) / alg : 1.0;
+    x.wrong = r.value("wrong", int64_t{0});
+    state_.monitor->Add(x);
+  }
+}
+
+void WorkloadSupervisor::OnMetrics(const NodeLink& n, const Json& records) {
+  std::lock_guard<std::mutex> lock(state_.mu);
+  events_.Metrics(n.name, records, n.offset_ns, attempt_);
+  for (const auto& r : records) {
+    if (r.contains("rank")) ranks_seen_.insert(r["rank"].get<int>());
+  }
+  if (awaiting_first_ && events_.attached() && !records.empty()) {
+    // The relaunched job's first record: it is running again, from here.
+    int64_t resumed = INT64_MAX;
+    for (const auto& r : records) resumed = std::min(resumed, r.value("iter", INT64_MAX));
+    awaiting_first_ = false;
+    events_.Resumed(restarts_, attempt_, resumed, std::max<int64_t>(0, lost_from_ + 1 - resumed));
+  }
+  FeedMonitorLocked(n.offset_ns, records);
+  state_.cv.notify_all();
+}
+
+void WorkloadSupervisor::OnExit(const std::string& node, int code, const std::string& log_tail) {
+  events_.WorkloadExited(node, code, log_tail);
+  std::lock_guard<std::mutex> lock(state_.mu);
+  workload_exit_ = code;
+  last_log_tail_ = log_tail;
+  state_.cv.notify_all();
+}
+
+void WorkloadSupervisor::OnJobLine(const std::string& line) {
+  if (s_.workload.output != "nccl-tests") return;
+  const size_t failures_before = nccl_parser_.failures.size();
+  const auto rows = nccl_parser_.Feed(line + "\n");
+  // nccl-tests' own failure reports ("Test NCCL failure common.cu:..."):
+  // errors of the run, which stop conditions (max_errors) count.
+  for (size_t i = failures_before; i < nccl_parser_.failures.size(); ++i) {
+    events_.Error("controller", "nccl-tests: " + nccl_parser_.failures[i]);
+    std::lock_guard<std::mutex> lock(state_.mu);
+    if (state_.monitor) state_.monitor->AddError();
+  }
+  if (rows.empty()) return;
+  Json records = Json::array();
+  const int64_t now = clock_.WallNanos();
+  std::lock_guard<std::mutex> lock(state_.mu);
+  // One record per row: nccl-tests' time is the mean over its -n iterations;
+  // out-of-place unless it printed in-place only.
+  for (const auto& row : rows) {
+    records.push_back(ToMetricsRecord(row, external_iter_++, now, !row.has_oop));
+  }
+  events_.Metrics(agents_.nodes()[0].name, records, 0, attempt_);
+  ranks_seen_.insert(0);
+  FeedMonitorLocked(0, records);
+  state_.cv.notify_all();
+}
+
+Status WorkloadSupervisor::Launch(const std::vector<std::string>& argv) {
+  if (s_.Emulated()) {
+    // n0's agent already watches its run directory (Start); asking again
+    // would make it read the ranks' files from their start.
+    auto r = agents_.nodes()[0].link->Call("workload_start", {{"argv", argv}}, kCallTimeout);
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  if (!job_) {
+    job_ = std::make_unique<LocalJob>(
+        [this](const std::string& line) { OnJobLine(line); },
+        [this](int code, const std::string& tail) { OnExit("controller", code, tail); });
+  }
+  return job_->Start(argv);
+}
+
+Status WorkloadSupervisor::Start() {
+  // Every agent watches its node's run directory: the ranks' JSONL (if
+  // any), and it samples the node's counters while it watches.
+  {
+    std::vector<Json> bodies;
+    for (const auto& n : agents_.nodes()) bodies.push_back({{"metrics_dir", RunDir(n)}});
+    const auto watching = agents_.CallEachWith("workload_start", bodies, kCallTimeout);
+    for (const auto& r : watching) {
+      if (!r.ok()) return r.status();
+    }
+  }
+  std::vector<std::string> argv;
+  if (s_.workload.External()) nccl_parser_ = NcclTestsParser(s_.workload.command.front());
+  const std::string dir = events_.dir();
+  if (s_.Emulated()) {
+    FabricState used = fabric_;
+    used.nodes.resize(static_cast<size_t>(s_.nodes));
+    std::string hostfile = dir + "/hostfile";
+    if (auto st = events_.WriteFile("hostfile", MpirunHostfile(used, s_.workload.ranks_per_node));
+        !st.ok()) {
+      return st;
+    }
+    argv = MpirunArgv(used, s_.workload.ranks_per_node, opt_.bin_dir + "/fdrill", Collective(),
+                      hostfile);
+  } else {
+    if (auto st = events_.WriteFile("hostfile", ClusterHostfile(s_)); !st.ok()) return st;
+    argv =
+        ClusterLaunchArgv(s_, Collective(), std::filesystem::absolute(dir + "/hostfile").string());
+  }
+  launch_argv_ = argv;
+  events_.WorkloadStart(StartNode(), argv);
+  if (auto st = Launch(argv); !st.ok()) return st;
+  size_t want = static_cast<size_t>(ReportingRanks());
+  auto deadline = clock_.Now() + opt_.start_timeout;
+  std::unique_lock<std::mutex> lock(state_.mu);
+  while (ranks_seen_.size() < want) {
+    if (workload_exit_) {
+      return FailedPrecondition("the workload exited with status " +
+                                std::to_string(*workload_exit_) +
+                                " before every rank reported; see " + dir + "/workload.log");
+    }
+    if (state_.Aborted()) return FailedPrecondition("aborted while the workload was starting");
+    if (clock_.Now() > deadline) {
+      return DeadlineExceeded(std::to_string(ranks_seen_.size()) + " of " + std::to_string(want) +
+                              " ranks reported within " + FormatDuration(opt_.start_timeout));
+    }
+    state_.cv.wait_for(lock, std::chrono::milliseconds(100));
+  }
+  return Status::Ok();
+}
+
+WorkloadSupervisor::Health WorkloadSupervisor::HealthLocked(Duration now) const {
+  Health h;
+  h.exit_code = workload_exit_;
+  const auto& policy = s_.workload.restart;
+  if (!h.exit_code && !relaunch_at_ && policy.hang_timeout) {
+    const Duration limit =
+        *policy.hang_timeout +
+        (state_.monitor->AttemptReported() ? Duration{} : Duration(kLaunchGrace));
+    if (state_.monitor->QuietFor(now) > limit) {
+      h.hang = fmt::format("no iteration completed for {:.1f} s (hang_timeout {})",
+                           ToSeconds(state_.monitor->QuietFor(now)),
+                           FormatDuration(*policy.hang_timeout));
+    }
+  }
+  return h;
+}
+
+std::optional<std::string> WorkloadSupervisor::Supervise(Duration now, const Health& health) {
+  std::optional<std::string> job_end;
+  if (health.hang) {
+    // A hung job is a failed one: stop what is left of it (the launcher,
+    // and through it every rank), then the policy decides.
+    events_.WorkloadHung(*health.hang);
+    const int code = StopRemains();
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      workload_exit_ = code;  // it has exited (a relaunch clears this)
+    }
+    job_end = OnJobFailure(now, code, true);
+  } else if (health.exit_code) {
+    if (s_.workload.Train() && *health.exit_code == 0) {
+      job_end = "the job finished its " + std::to_string(s_.workload.steps) + " steps";
+    } else {
+      // The job ended before the drill did (a killed rank, a collective
+      // error): a result of the drill, not a failure of the harness.
+      events_.WorkloadFailed(*health.exit_code);
+      (void)StopRemains();
+      job_end = OnJobFailure(now, *health.exit_code, false);
+    }
+  }
+  bool relaunch = false;
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    relaunch = relaunch_at_ && now >= *relaunch_at_;
+  }
+  if (relaunch && !job_end) Relaunch(now);
+  return job_end;
+}
+
+std::optional<std::string> WorkloadSupervisor::OnJobFailure(Duration now, int code, bool hang) {
+  const RestartSpec& policy = s_.workload.restart;
+  std::lock_guard<std::mutex> lock(state_.mu);
+  if (restarts_ < policy.max_restarts) {
+    // backoff, 2 x backoff, 4 x backoff, ... up to 5 minutes (or backoff, if longer).
+    const Duration cap = std::max<Duration>(policy.backoff, std::chrono::minutes(5));
+    Duration wait = policy.backoff;
+    for (int k = 0; k < restarts_ && wait < cap; ++k) wait = std::min<Duration>(wait * 2, cap);
+    ++restarts_;
+    relaunch_at_ = now + wait;
+    workload_exit_.reset();
+    lost_from_ = state_.monitor->last_complete_iter();
+    events_.RelaunchScheduled(restarts_, wait, lost_from_);
+    return std::nullopt;
+  }
+  const std::string what = hang ? "hung" : "exited with code " + std::to_string(code);
+  if (policy.max_restarts == 0) return "the workload " + what + " during the drill";
+  return "the job failed " + std::to_string(restarts_ + 1) + " times (last: it " + what +
+         "); restarts exhausted (max_restarts " + std::to_string(policy.max_restarts) + ")";
+}
+
+int WorkloadSupervisor::StopRemains() {
+  int code = -1;
+  if (job_ && job_->running()) {
+    // The launcher on this host first: mpirun/srun take their ranks down.
+    code = job_->Stop(std::chrono::seconds(5));
+    events_.WorkloadKilled("controller", code);
+  }
+  for (auto& n : agents_.nodes()) {
+    auto r = n.link->Call("workload_stop", {{"kill", true}}, std::chrono::seconds(15));
+    if (!r.ok()) {
+      events_.Error(n.name, "stopping the failed job: " + r.status().message());
+      continue;
+    }
+    if ((*r)["exit_code"].is_number()) {
+      code = (*r)["exit_code"].get<int>();
+      events_.WorkloadKilled(n.name, code);
+    }
+    if (r->value("ranks_killed", 0) > 0) events_.RanksKilled(n.name, r->value("ranks_killed", 0));
+  }
+  return code;
+}
+
+void WorkloadSupervisor::Relaunch(Duration now) {
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    relaunch_at_.reset();
+    ++attempt_;
+    awaiting_first_ = true;
+    state_.monitor->NewAttempt(now);
+  }
+  events_.WorkloadRestart(StartNode(), launch_argv_, attempt_);
+  if (auto st = Launch(launch_argv_); !st.ok()) {
+    events_.Error(agents_.nodes()[0].name, "relaunch: " + st.message());
+    state_.failed = true;
+  }
+}
+
+void WorkloadSupervisor::Stop() {
+  bool exited = false;
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    exited = workload_exit_.has_value();
+  }
+  NodeLink& n0 = agents_.nodes()[0];
+  if (!exited && !s_.workload.External()) {
+    // fdrill-collective stops by itself at the stop file (rank 0 reads it on node 0).
+    (void)n0.link->Call("workload_stop", {{"stop_file", RunDir(n0) + "/stop"}}, kCallTimeout);
+    std::unique_lock<std::mutex> lock(state_.mu);
+    state_.cv.wait_for(lock, std::chrono::seconds(20),
+                       [this] { return workload_exit_.has_value(); });
+    exited = workload_exit_.has_value();
+  }
+  if (!exited && job_) {
+    // A real cluster's launcher: SIGTERM to its group (mpirun/srun end
+    // their ranks), SIGKILL after 10 s; then every agent kills what is left.
+    const int code = job_->Stop(std::chrono::seconds(10));
+    events_.WorkloadKilled("controller", code);
+    exited = true;
+    (void)StopRemains();
+  }
+  if (!exited) {
+    auto r = n0.link->Call("workload_stop", {}, std::chrono::seconds(15));
+    if (r.ok() && (*r)["exit_code"].is_number()) {
+      events_.WorkloadKilled(n0.name, (*r)["exit_code"]);
+      events_.WorkloadLog(r->value("log_tail", ""));
+    }
+  }
+}
+
+void WorkloadSupervisor::CheckDigest() {
+  std::string tail;
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    tail = last_log_tail_;
+  }
+  // "digest: <hex>" and "steps_done: N", as fdrill-collective --train prints them.
+  auto value_of = [&](const std::string& key) -> std::string {
+    const size_t at = tail.rfind("\n" + key + ": ");
+    if (at == std::string::npos) return "";
+    const size_t from = at + key.size() + 3;
+    return tail.substr(from, tail.find('\n', from) - from);
+  };
+  const std::string digest = value_of("digest");
+  const std::string steps = value_of("steps_done");
+  if (digest.empty() || steps.empty()) {
+    events_.DigestMissing();
+    return;
+  }
+  const std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-train-ref",
+                                         "--nranks",
+                                         std::to_string(s_.nodes * s_.workload.ranks_per_node),
+                                         "--steps",
+                                         steps,
+                                         "-b",
+                                         std::to_string(s_.workload.size_bytes)};
+  auto r = runner_.Run(argv, std::chrono::seconds(300));
+  std::string expected;
+  if (r.ok() && r->exit_code == 0 && r->out.rfind("digest: ", 0) == 0) {
+    expected = r->out.substr(8, 16);
+  }
+  if (expected.empty()) {
+    events_.Error("fdrill-train-ref failed: " + (r.ok() ? r->err : r.status().message()));
+    return;
+  }
+  events_.DigestCheck(std::stoll(steps), digest, expected);
+}
+
+void WorkloadSupervisor::RemoveRunDirs() {
+  std::vector<Json> bodies;
+  for (const auto& n : agents_.nodes()) bodies.push_back({{"dir", RunDir(n)}});
+  const auto removed = agents_.CallEachWith("run_dir_remove", bodies, kCallTimeout);
+  for (size_t i = 0; i < removed.size(); ++i) {
+    if (!removed[i].ok())
+      events_.RunDirKept(agents_.nodes()[i].name, removed[i].status().message());
+  }
+}
+
+}  // namespace fdrill

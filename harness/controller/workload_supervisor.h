@@ -1,0 +1,142 @@
+// WorkloadSupervisor: the drill's workload from launch to its last word —
+// fdrill-collective through n0's agent on the emulated fabric, or a real
+// cluster's launcher on this host (LocalJob); the ranks' metrics as agents
+// push them (or nccl-tests' table as the launcher prints it) into the run
+// directory and the live monitor; a failed or hung job stopped and, within
+// workload.restart, relaunched from its checkpoint; at the end, stopped
+// (cleanly first) and, with mode: train, its final digest checked against
+// fdrill-train-ref's, run through the injected ProcessRunner.
+//
+// Threads: On* run on the io thread (agent pushes) or the launcher's reader
+// thread; they take DrillState::mu. Members named *Locked need mu held. The
+// rest run on the controller thread only. The supervisor must be destroyed
+// before DrillEvents and DrillState (its launcher may report an exit while
+// it stops).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fabric/fabric_state.h"
+#include "harness/controller/drill_agents.h"
+#include "harness/controller/drill_events.h"
+#include "harness/controller/drill_state.h"
+#include "harness/controller/local_job.h"
+#include "harness/core/clock.h"
+#include "harness/scenario/scenario.h"
+#include "workloads/nccl_tests_output.h"
+
+namespace fdrill {
+
+class ProcessRunner;
+struct DrillOptions;
+
+class WorkloadSupervisor {
+ public:
+  // What the job looks like at one turn of the timeline.
+  struct Health {
+    std::optional<int> exit_code;     // it exited (and no relaunch cleared it)
+    std::optional<std::string> hang;  // why it counts as hung (workload.restart.hang_timeout)
+  };
+
+  WorkloadSupervisor(const Scenario& s, const FabricState& fabric, const DrillOptions& opt,
+                     ProcessRunner& runner, const Clock& clock, DrillState& state,
+                     DrillAgents& agents, DrillEvents& events)
+      : s_(s),
+        fabric_(fabric),
+        opt_(opt),
+        runner_(runner),
+        clock_(clock),
+        state_(state),
+        agents_(agents),
+        events_(events) {}
+
+  // Names the ranks' run directory on every node (/tmp/fdrill-<run_id>);
+  // before Start, Stop or RemoveRunDirs.
+  void set_run_id(const std::string& run_id) { run_id_ = run_id; }
+  // How many ranks report iterations: every rank (fdrill-collective), one
+  // (nccl-tests prints one table), none (a command with output none).
+  int ReportingRanks() const;
+
+  // Agent pushes (io thread).
+  void OnMetrics(const NodeLink& n, const Json& records);
+  void OnExit(const std::string& node, int code, const std::string& log_tail);
+
+  // Every agent watches its node's run directory, the job starts, and Start
+  // returns once every reporting rank has reported (or the job exited, the
+  // drill aborted, or opt.start_timeout passed: an error).
+  Status Start();
+
+  // Each turn of the timeline: HealthLocked reads, Supervise acts. A failed
+  // or hung job is stopped; the policy relaunches it later (Supervise
+  // relaunches when due) or Supervise returns why the drill ends.
+  Health HealthLocked(Duration now) const;
+  bool ExitedLocked() const { return workload_exit_.has_value(); }
+  int restarts_locked() const { return restarts_; }
+  std::optional<std::string> Supervise(Duration now, const Health& health);
+
+  // The end: asks the job to stop cleanly, then makes sure (the launcher's
+  // group, then every agent's leftovers).
+  void Stop();
+  // mode: train: the job's final digest against fdrill-train-ref's.
+  void CheckDigest();
+  // A real cluster: each node's run directory goes once its files are in
+  // the run directory (the emulated fabric's go with `fdrill fabric down`).
+  void RemoveRunDirs();
+
+ private:
+  // Where node n's ranks write their JSONL and its agent reads it: under the
+  // node's TMPDIR on the emulated fabric, /tmp on a real one (the ranks run
+  // as the operator, the agent as root: /tmp is what both have).
+  std::string RunDir(const NodeLink& n) const;
+  std::vector<std::string> Collective() const;
+  Status Launch(const std::vector<std::string>& argv);
+  // A real cluster's job runs on this host (LocalJob): its output lines.
+  void OnJobLine(const std::string& line);
+  void FeedMonitorLocked(int64_t offset_ns, const Json& records);
+  // The job failed (code) or hung: schedule a relaunch if the policy allows,
+  // else the reason the drill ends with.
+  std::optional<std::string> OnJobFailure(Duration now, int code, bool hang);
+  void Relaunch(Duration now);
+  // The agents kill what is left of a failed job (its launcher and every
+  // rank on their node); the launcher's exit code, or -1.
+  int StopRemains();
+  std::string StartNode() const;
+
+  const Scenario& s_;
+  const FabricState& fabric_;
+  const DrillOptions& opt_;
+  ProcessRunner& runner_;
+  const Clock& clock_;
+  DrillState& state_;
+  DrillAgents& agents_;
+  DrillEvents& events_;
+  std::string run_id_;
+
+  // Guarded by state_.mu.
+  std::set<int> ranks_seen_;
+  std::optional<int> workload_exit_;
+  std::string last_log_tail_;
+  // Restart policy (workload.restart), guarded by state_.mu where the io
+  // thread reads it: which launch of the workload runs, how many relaunches
+  // so far, whether the latest one has reported, and what the failed one
+  // had done.
+  int attempt_ = 0;
+  int restarts_ = 0;
+  bool awaiting_first_ = false;
+  int64_t lost_from_ = -1;  // the last step the failed attempt completed
+  std::optional<Duration> relaunch_at_;
+  std::vector<std::string> launch_argv_;
+  // Real clusters: the launcher's output parser (reader thread, under mu
+  // for the iteration count).
+  NcclTestsParser nccl_parser_;
+  int64_t external_iter_ = 0;
+  // Declared last: destroyed first, it stops the launcher and joins its
+  // reader, which may still call OnExit.
+  std::unique_ptr<LocalJob> job_;
+};
+
+}  // namespace fdrill

@@ -1,0 +1,234 @@
+#include "harness/scenario/load_faults.h"
+
+#include <set>
+
+#include "harness/scenario/selector.h"
+#include "injectors/injector.h"
+#include "harness/core/did_you_mean.h"
+
+namespace fdrill {
+
+Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t index,
+                         const PhaseCopy& copy, std::vector<FaultSpec>* out) const {
+  if (auto st = y_.CheckKeys(
+          n, "fault",
+          {"id", "kind", "node", "target", "params", "at", "for", "ramp", "max_duration"});
+      !st.ok()) {
+    return st;
+  }
+  if (!n["kind"])
+    return y_.Error(n, "fault needs a kind (one of the names `fdrill injectors` lists)");
+  auto kind = y_.Str(n["kind"], "kind");
+  if (!kind.ok()) return kind.status();
+  auto target = Select(n);
+  if (!target.ok()) return target.status();
+  auto params = Params(n, *target);
+  if (!params.ok()) return params.status();
+  auto window = LoadWindow(n, phase);
+  if (!window.ok()) return window.status();
+  Ramp ramp;
+  if (auto st = LoadRamp(n, *params, *window, &ramp); !st.ok()) return st;
+  auto id = BaseId(n, *kind, index, copy);
+  if (!id.ok()) return id.status();
+  return Expand(n, *kind, *target, *params, *window, ramp, *id, out);
+}
+
+Result<Target> FaultLoader::Select(const YAML::Node& n) const {
+  if (n["node"] && n["target"])
+    return y_.Error(n["target"], "a fault takes node: or target:, not both");
+  Target target;
+  if (n["target"]) {
+    auto name = y_.Str(n["target"], "target");
+    if (!name.ok()) return name.status();
+    auto it = targets_.find(*name);
+    if (it == targets_.end()) {
+      std::set<std::string> known;
+      for (const auto& [k, v] : targets_) known.insert(k);
+      std::string hint = DidYouMean(*name, known);
+      return y_.Error(n["target"], "target \"" + *name + "\" is not defined in targets:" +
+                                       (hint.empty() ? "" : "; " + hint));
+    }
+    target = it->second;
+  } else if (n["node"]) {
+    auto exprs = y_.StrList(n["node"], "node");
+    if (!exprs.ok()) return exprs.status();
+    auto nodes = SelectNodes(*exprs, s_.NodeNames());
+    if (!nodes.ok()) return y_.Error(n["node"], nodes.status().message());
+    target.nodes = *nodes;
+  } else {
+    return y_.Error(n, "fault needs a node (" + s_.NodeNames().front() + ".." +
+                           s_.NodeNames().back() + ", a hostlist like n[1-2]) or a target");
+  }
+  return target;
+}
+
+Result<Json> FaultLoader::Params(const YAML::Node& n, const Target& target) const {
+  Json params = target.params;
+  if (n["params"]) {
+    if (!n["params"].IsMap()) return y_.Error(n["params"], "params must be a mapping");
+    const Json own = y_.ToJson(n["params"]);
+    for (const auto& [k, v] : own.items()) {
+      if (params.contains(k)) {
+        return y_.Error(n["params"],
+                        "param " + k + " is set by both the target and the fault; keep one");
+      }
+      params[k] = v;
+    }
+  }
+  return params;
+}
+
+Result<Duration> FaultLoader::At(const YAML::Node& n) const {
+  if (!n["at"]) return Duration{};
+  if (n["at"].IsMap()) {
+    // at: {between: [2s, 6s], seed: 3}: a seeded random time in [2s, 6s),
+    // fixed when the scenario loads (fdrill plan shows it).
+    const YAML::Node r = n["at"];
+    if (auto st = y_.CheckKeys(r, "at", {"between", "seed"}); !st.ok()) return st;
+    if (!r["between"] || !r["between"].IsSequence() || r["between"].size() != 2 || !r["seed"]) {
+      return y_.Error(
+          r, "at: {between: [FROM, TO], seed: N} picks a time in [FROM, TO) with the seed");
+    }
+    const auto lo = y_.Offset(r["between"][0]);
+    const auto hi = y_.Offset(r["between"][1]);
+    if (!lo || !hi || *hi <= *lo) {
+      return y_.Error(r["between"],
+                      "at.between must be two durations, the first smaller, like [0s, 5s]");
+    }
+    auto seed = y_.Int(r["seed"], "at.seed", 0, INT64_MAX);
+    if (!seed.ok()) return seed.status();
+    return PickTime(*lo, *hi, static_cast<uint64_t>(*seed));
+  }
+  const auto d = y_.Offset(n["at"]);
+  if (!d)
+    return y_.Error(n["at"],
+                    "at must be a duration like 2s (from the phase's start), at most 168h");
+  return *d;
+}
+
+Result<FaultLoader::Window> FaultLoader::LoadWindow(const YAML::Node& n,
+                                                    const PhaseSpec& phase) const {
+  Window w;
+  auto at = At(n);
+  if (!at.ok()) return at.status();
+  w.at = *at;
+  if (n["for"]) {
+    auto d = y_.Dur(n["for"], "for");
+    if (!d.ok()) return d.status();
+    w.length = *d;
+  } else if (phase.gate) {
+    return y_.Error(n, "a fault in phase " + phase.name +
+                           " (which waits until stable) needs for: its length, "
+                           "because the phase's end is not known in advance");
+  }
+  w.room = phase.duration;  // a gated phase's minimum
+  if (w.at >= w.room || (n["for"] && w.at + w.length > w.room)) {
+    return y_.Error(n["at"] ? n["at"] : n["for"],
+                    "impossible timeline: the fault's window " + FormatDuration(w.at) + " + " +
+                        (n["for"] ? FormatDuration(w.length) : std::string("to the end")) +
+                        " does not fit in phase " + phase.name + " (" + FormatDuration(w.room) +
+                        (phase.gate ? " minimum" : "") + ")");
+  }
+  w.span = n["for"] ? w.length : w.room - w.at;
+  return w;
+}
+
+Status FaultLoader::LoadRamp(const YAML::Node& n, const Json& params, const Window& w,
+                             Ramp* ramp) const {
+  if (!n["ramp"]) return Status::Ok();
+  const YAML::Node r = n["ramp"];
+  if (!r.IsMap() || r.size() != 1) {
+    return y_.Error(
+        r,
+        "ramp must name one param and its values, like ramp: {rate: [400mbit, 100mbit, 25mbit]}");
+  }
+  ramp->key = r.begin()->first.as<std::string>();
+  const YAML::Node vals = r.begin()->second;
+  if (!vals.IsSequence() || vals.size() < 2) {
+    return y_.Error(vals, "ramp " + ramp->key + " needs a list of at least 2 values");
+  }
+  if (params.contains(ramp->key)) {
+    return y_.Error(r, "ramp param " + ramp->key + " is also set in params; keep one");
+  }
+  for (const auto& v : vals) ramp->values.push_back(y_.ToJson(v));
+  if (w.span / static_cast<int64_t>(ramp->values.size()) < std::chrono::milliseconds(500)) {
+    return y_.Error(r, "impossible timeline: " + std::to_string(ramp->values.size()) +
+                           " ramp steps in " + FormatDuration(w.span) +
+                           " leave less than 500ms each");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> FaultLoader::BaseId(const YAML::Node& n, const std::string& kind, size_t index,
+                                        const PhaseCopy& copy) const {
+  std::string base =
+      copy.id_base_prefix + copy.written + "-" + kind + (index ? std::to_string(index) : "");
+  if (n["id"]) {
+    auto id = y_.Str(n["id"], "fault id");
+    if (!id.ok()) return id.status();
+    if (id->empty() || id->find_first_of("@#") != std::string::npos) {
+      return y_.Error(n["id"],
+                      "fault id must be non-empty and without @ or # (fdrill appends those for "
+                      "repeats, nodes and ramp steps)");
+    }
+    base = *id;
+  }
+  return base + copy.id_suffix;
+}
+
+Status FaultLoader::Expand(const YAML::Node& n, const std::string& kind, const Target& target,
+                           const Json& params, const Window& w, const Ramp& ramp,
+                           const std::string& id, std::vector<FaultSpec>* out) const {
+  const size_t steps = ramp.values.empty() ? 1 : ramp.values.size();
+  for (const auto& node : target.nodes) {
+    for (size_t k = 0; k < steps; ++k) {
+      FaultSpec f;
+      f.kind = kind;
+      f.node = node;
+      f.line = n.Mark().line + 1;
+      f.column = n.Mark().column + 1;
+      f.params = params;
+      f.id = id + (target.nodes.size() > 1 || n["target"] ? "@" + node : "");
+      f.at = w.at;
+      f.length = n["for"] ? w.length : Duration{};
+      if (!ramp.values.empty()) {
+        f.params[ramp.key] = ramp.values[k];
+        const Duration step = w.span / static_cast<int64_t>(steps);
+        f.at = w.at + step * static_cast<int64_t>(k);
+        f.length = k + 1 == steps ? w.span - step * static_cast<int64_t>(k) : step;
+        const Json& v = ramp.values[k];
+        f.id += "@" + (v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      if (auto st = Check(n, w, &f); !st.ok()) return st;
+      out->push_back(std::move(f));
+    }
+  }
+  return Status::Ok();
+}
+
+Status FaultLoader::Check(const YAML::Node& n, const Window& w, FaultSpec* f) const {
+  const Duration on = f->length.count() ? f->length : w.room - f->at;
+  f->max_duration = on + s_.lease_ttl;
+  if (n["max_duration"]) {
+    auto d = y_.Dur(n["max_duration"], "max_duration");
+    if (!d.ok()) return d.status();
+    if (*d < on) {
+      return y_.Error(n["max_duration"], "fault max_duration " + FormatDuration(*d) +
+                                             " is shorter than its window (" + FormatDuration(on) +
+                                             "); the agent would revert it early");
+    }
+    f->max_duration = *d;
+  }
+  // The injector's own parser validates params; nothing is touched.
+  auto made = MakeFault(f->kind, f->params, Host{});
+  if (!made.ok()) {
+    const YAML::Node& where = n["ramp"]     ? n["ramp"]
+                              : n["params"] ? n["params"]
+                              : n["target"] ? n["target"]
+                                            : n["kind"];
+    return y_.Error(where, "fault " + f->id + ": " + made.status().message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace fdrill

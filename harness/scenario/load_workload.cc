@@ -1,0 +1,227 @@
+// workload: what runs during the drill — fdrill-collective's op, size and
+// ranks, mode: train with its restart policy, or (a real cluster only) a
+// command of its own with its launcher and output format.
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "harness/scenario/load_sections.h"
+#include "harness/scenario/yaml_errors.h"
+#include "harness/core/did_you_mean.h"
+
+namespace fdrill {
+
+namespace {
+
+// What fdrill-collective accepts (workloads/collective.h ParseOp and
+// friends are the authority; tests/scenario checks these lists against them).
+const std::set<std::string> kOps = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                                    "reduce",     "alltoall",   "sendrecv"};
+const std::map<std::string, int> kDTypeBytes = {
+    {"float32", 4}, {"float64", 8}, {"int32", 4}, {"float16", 2}, {"bfloat16", 2}};
+const std::set<std::string> kRedOps = {"sum", "prod", "min", "max"};
+
+// workload.KEY, when given, one of `allowed` (else "did you mean").
+Status Word(const YamlReader& y, const YAML::Node& n, const char* key,
+            const std::set<std::string>& allowed, std::string* out) {
+  if (!n[key]) return Status::Ok();
+  auto v = y.Str(n[key], std::string("workload.") + key);
+  if (!v.ok()) return v.status();
+  if (!allowed.count(*v)) {
+    std::string hint = DidYouMean(*v, allowed);
+    return y.Error(n[key], std::string("workload.") + key + " \"" + *v + "\" is not one of " +
+                               JoinWords(allowed) + (hint.empty() ? "" : "; " + hint));
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
+// mode, steps, checkpoint_every and the restart policy.
+Status LoadTrain(const YamlReader& y, const YAML::Node& n, WorkloadSpec* w) {
+  if (n["mode"]) {
+    auto m = y.Str(n["mode"], "workload.mode");
+    if (!m.ok()) return m.status();
+    if (*m != "sweep" && *m != "train")
+      return y.Error(n["mode"], "workload.mode must be sweep (the default) or train");
+    w->mode = *m;
+  }
+  if (!w->Train()) {
+    for (const char* key : {"steps", "checkpoint_every", "restart"}) {
+      if (n[key]) {
+        return y.Error(n[key], std::string("workload.") + key +
+                                   " needs mode: train (a restart resumes from the checkpoint the "
+                                   "training loop writes)");
+      }
+    }
+    return Status::Ok();
+  }
+  if (!n["steps"] || !n["checkpoint_every"]) {
+    return y.Error(n,
+                   "mode: train needs steps: N and checkpoint_every: K (like steps: 2000, "
+                   "checkpoint_every: 50)");
+  }
+  auto steps = y.Int(n["steps"], "workload.steps", 1, int64_t{1} << 40);
+  if (!steps.ok()) return steps.status();
+  w->steps = *steps;
+  auto every = y.Int(n["checkpoint_every"], "workload.checkpoint_every", 1, w->steps);
+  if (!every.ok()) return every.status();
+  w->checkpoint_every = *every;
+  if (n["restart"]) {
+    const YAML::Node r = n["restart"];
+    if (auto st = y.CheckKeys(r, "workload.restart", {"max_restarts", "backoff", "hang_timeout"});
+        !st.ok())
+      return st;
+    if (r["max_restarts"]) {
+      auto m = y.Int(r["max_restarts"], "workload.restart.max_restarts", 0, 100);
+      if (!m.ok()) return m.status();
+      w->restart.max_restarts = static_cast<int>(*m);
+    }
+    if (r["backoff"]) {
+      auto d = y.Dur(r["backoff"], "workload.restart.backoff");
+      if (!d.ok()) return d.status();
+      w->restart.backoff = *d;
+    }
+    if (r["hang_timeout"]) {
+      auto d = y.Dur(r["hang_timeout"], "workload.restart.hang_timeout");
+      if (!d.ok()) return d.status();
+      w->restart.hang_timeout = *d;
+    }
+  }
+  return Status::Ok();
+}
+
+Status LoadCollective(const YamlReader& y, const YAML::Node& n, WorkloadSpec* w) {
+  if (auto s = y.CheckKeys(n, "workload",
+                           {"mode", "op", "dtype", "redop", "size", "ranks_per_node", "backend",
+                            "warmup", "steps", "checkpoint_every", "restart", "command", "output",
+                            "launcher", "launcher_args", "rsh_agent"});
+      !s.ok())
+    return s;
+  if (auto st = LoadTrain(y, n, w); !st.ok()) return st;
+  std::set<std::string> dtypes;
+  for (const auto& [d, bytes] : kDTypeBytes) dtypes.insert(d);
+  if (w->Train()) {
+    // fdrill-collective --train all-reduces (sum) a float64 state.
+    for (const char* key : {"op", "dtype", "redop", "warmup"}) {
+      if (n[key])
+        return y.Error(
+            n[key], std::string("workload.") + key +
+                        " is fixed in mode: train (all_reduce, float64, sum, no warm-up); drop it");
+    }
+    w->dtype = "float64";
+  }
+  if (auto st = Word(y, n, "op", kOps, &w->op); !st.ok()) return st;
+  if (auto st = Word(y, n, "dtype", dtypes, &w->dtype); !st.ok()) return st;
+  if (auto st = Word(y, n, "redop", kRedOps, &w->redop); !st.ok()) return st;
+  if (n["redop"] && !w->Reduces()) {
+    return y.Error(n["redop"], "workload.redop: " + w->op + " does not reduce; drop redop");
+  }
+  if (auto st = Word(y, n, "backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
+  if (n["size"]) {
+    auto text = y.Str(n["size"], "workload.size");
+    if (!text.ok()) return text.status();
+    auto sz = ParseSizeBytes(*text);
+    if (!sz.ok()) return y.Error(n["size"], "workload.size: " + sz.status().message());
+    w->size_bytes = *sz;
+  }
+  const int elem = kDTypeBytes.at(w->dtype);
+  if (w->size_bytes == 0 || w->size_bytes % static_cast<uint64_t>(elem) != 0) {
+    return y.Error(n["size"] ? n["size"] : n, "workload.size must be a positive multiple of " +
+                                                  std::to_string(elem) + " bytes (one " + w->dtype +
+                                                  ")");
+  }
+  if (n["ranks_per_node"]) {
+    auto r = y.Int(n["ranks_per_node"], "workload.ranks_per_node", 1, 64);
+    if (!r.ok()) return r.status();
+    w->ranks_per_node = static_cast<int>(*r);
+  }
+  if (n["warmup"]) {
+    auto r = y.Int(n["warmup"], "workload.warmup", 0, 1000);
+    if (!r.ok()) return r.status();
+    w->warmup = static_cast<int>(*r);
+  }
+  return Status::Ok();
+}
+
+// command, output, launcher, launcher_args, rsh_agent: how a real cluster's
+// job starts (scenario.h WorkloadSpec). The emulated fabric runs
+// fdrill-collective through its own mpirun line, so none of these apply.
+Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s, WorkloadSpec* w) {
+  const char* keys[] = {"command", "output", "launcher", "launcher_args", "rsh_agent"};
+  if (s.Emulated()) {
+    for (const char* key : keys) {
+      if (n[key]) {
+        return y.Error(n[key], std::string("workload.") + key +
+                                   " is for a real cluster (fabric: {hosts: FILE} or "
+                                   "{slurm: true}); the emulated fabric runs fdrill-collective "
+                                   "with its own mpirun line");
+      }
+    }
+    return Status::Ok();
+  }
+  auto list = [&](const char* key, std::vector<std::string>* out) -> Status {
+    if (!n[key]) return Status::Ok();
+    if (!n[key].IsSequence() || n[key].size() == 0) {
+      return y.Error(n[key],
+                     std::string("workload.") + key +
+                         " must be a list of words, like [all_reduce_perf, -b, 1G, -e, 1G, -N, 0]");
+    }
+    for (const auto& e : n[key]) {
+      auto v = y.Str(e, std::string("workload.") + key);
+      if (!v.ok()) return v.status();
+      out->push_back(*v);
+    }
+    return Status::Ok();
+  };
+  if (auto st = list("command", &w->command); !st.ok()) return st;
+  if (auto st = list("launcher_args", &w->launcher_args); !st.ok()) return st;
+  if (auto st = Word(y, n, "launcher", {"mpirun", "srun", "none"}, &w->launcher); !st.ok())
+    return st;
+  if (w->External()) {
+    // nccl-tests binaries are all <collective>_perf; anything else reports no iterations unless
+    // told.
+    const std::string base = std::filesystem::path(w->command.front()).filename().string();
+    w->output =
+        base.size() > 5 && base.compare(base.size() - 5, 5, "_perf") == 0 ? "nccl-tests" : "none";
+    if (auto st = Word(y, n, "output", {"nccl-tests", "none"}, &w->output); !st.ok()) return st;
+    if (w->Train())
+      return y.Error(n["mode"],
+                     "workload.mode: train runs fdrill-collective (its digest is checked); drop "
+                     "command or mode");
+  } else if (n["output"]) {
+    return y.Error(n["output"],
+                   "workload.output describes a command's output; without command the workload is "
+                   "fdrill-collective");
+  }
+  if (w->launcher == "srun" && !s.slurm) {
+    return y.Error(n["launcher"],
+                   "workload.launcher srun runs a job step inside the allocation: use fabric: "
+                   "{slurm: true}, or launcher: mpirun");
+  }
+  if (n["rsh_agent"]) {
+    if (w->launcher != "mpirun")
+      return y.Error(n["rsh_agent"],
+                     "workload.rsh_agent is mpirun's (plm_rsh_agent); launcher is " + w->launcher);
+    auto v = y.Str(n["rsh_agent"], "workload.rsh_agent");
+    if (!v.ok()) return v.status();
+    if (v->empty())
+      return y.Error(n["rsh_agent"], "workload.rsh_agent must name a command, like ssh or rsh");
+    w->rsh_agent = *v;
+  }
+  if (w->launcher == "none" && !w->External()) {
+    return y.Error(
+        n["launcher"],
+        "workload.launcher none runs a command that starts itself; it needs workload.command");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LoadWorkload(const YamlReader& y, const YAML::Node& n, Scenario* s) {
+  if (auto st = LoadCollective(y, n, &s->workload); !st.ok()) return st;
+  return LoadExternal(y, n, *s, &s->workload);
+}
+
+}  // namespace fdrill
