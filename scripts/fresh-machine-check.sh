@@ -6,7 +6,7 @@
 # then `./test.sh`. Prints pass/fail and the wall time of each step; exit 0
 # only when both passed.
 #
-#   scripts/fresh-machine-check.sh [--keep] [--root DIR] [-- CTEST_ARGS...]
+#   scripts/fresh-machine-check.sh [--keep] [--root DIR] [--lock FILE] [-- CTEST_ARGS...]
 #
 # Needs root (chroot, mounts; the e2e tests build network namespaces inside
 # it) and about 6 GiB in DIR (default /var/tmp/fdrill-fresh-<pid>). Takes
@@ -15,7 +15,11 @@
 # its files and packages, not its kernel. Everything it mounted is unmounted
 # and the root deleted on any exit (--keep keeps the root for a look).
 # CTEST_ARGS after -- go to test.sh (`-- -L unit` for a quicker look); the
-# check then says it ran a subset.
+# check then says it ran a subset. The emulated fabric's management bridge
+# (fdm-br, 198.19.0.254/24) lives in the root network namespace, which the
+# root shares with this machine: --lock FILE takes flock(1) on FILE for the
+# two commands, so other fabric users on this machine (e2e tests run under
+# the same lock) take turns with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -26,14 +30,16 @@ CHECK_PACKAGES=(
 )
 
 keep=0
+lock=""
 root=/var/tmp/fdrill-fresh-$$
 test_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1 ;;
     --root) root="$2"; shift ;;
+    --lock) lock="$2"; shift ;;
     --) shift; test_args=("$@"); break ;;
-    *) echo "fresh-machine-check: unknown argument '$1' (use --keep, --root DIR, -- CTEST_ARGS)" >&2; exit 2 ;;
+    *) echo "fresh-machine-check: unknown argument '$1' (use --keep, --root DIR, --lock FILE, -- CTEST_ARGS)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -104,6 +110,11 @@ mnt() {  # mnt TYPE-OR-BIND SOURCE TARGET
   if [ "$1" = bind ]; then mount --rbind "$2" "$3"; mount --make-rslave "$3"; else mount -t "$1" "$2" "$3"; fi
   mounts+=("$3")
 }
+# The root must be a mount point of its own, as / is on a machine: `ip
+# netns exec` (and `ip -n`) run `mount --make-rslave /` in the namespace they
+# enter, which fails with EINVAL on a plain directory.
+mount --bind "$root" "$root"
+mounts+=("$root")
 mnt proc proc "$root/proc"
 mnt bind /sys "$root/sys"
 mnt bind /dev "$root/dev"
@@ -116,6 +127,12 @@ in_root() {
 }
 
 result() { [ "$1" -eq 0 ] && echo pass || echo "FAIL (exit $1)"; }
+
+if [ -n "$lock" ]; then
+  echo "fresh-machine-check: waiting for $lock" >&2
+  exec 9>"$lock"
+  flock 9
+fi
 
 t1=$(now)
 echo "fresh-machine-check: ./demo.sh" >&2

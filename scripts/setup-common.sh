@@ -5,14 +5,15 @@
 # its package; tests/core/programs_test.cc fails when one of those packages
 # is neither here nor in Debian's base (Essential / Priority: required).
 FDRILL_PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential dpkg-dev cmake ninja-build pkg-config
   libboost-dev libboost-system-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev openssh-client slurm-client
   iproute2 iptables nftables util-linux procps infiniband-diags
   libnetfilter-queue-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
+  file
   jq
   chromium
 )

@@ -49,8 +49,13 @@ constexpr ExternalProgram kPrograms[] = {
     {"cmake", "cmake", kSetUp, "the build"},
     {"ctest", "cmake", kSetUp, "./test.sh runs the tests"},
     {"cpack", "cmake", kSetUp, "the .deb (tests/packaging/deb_test.sh)"},
+    // cpack's DEB generator runs these for CPACK_DEBIAN_PACKAGE_SHLIBDEPS;
+    // without `file` it stops ("file utility is not available").
+    {"file", "file", kSetUp, "cpack -G DEB: which installed files are ELF"},
+    {"dpkg-shlibdeps", "dpkg-dev", kSetUp, "cpack -G DEB: the .deb's library Depends"},
     {"ninja", "ninja-build", kSetUp, "the build"},
     {"clang", "clang", kSetUp, "scripts/fuzz.sh builds the libFuzzer targets"},
+    {"clang-format", "clang-format", kSetUp, "scripts/format.sh; ./test.sh fails on unformatted code"},
     {"chromium", "chromium", kSetUp, "tests/reports/report_browser_test.cc renders report.html"},
     {"cat", "coreutils", kSetUp, "tests: reads /proc inside a test's network namespace"},
     {"test", "coreutils", kSetUp, "tests: checks a path inside a test's network namespace"},
