@@ -33,9 +33,37 @@ AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
 
 AgentService::~AgentService() = default;
 
+namespace {
+// The fault a request names, for the log line; "" when none (or not a string).
+std::string FaultIdForLog(const Json& req) {
+  auto it = req.find("fault_id");
+  return it != req.end() && it->is_string() ? it->get<std::string>() : "";
+}
+}  // namespace
+
 Json AgentService::Handle(const Json& req, const std::string& peer, const std::string& subject) {
   uint64_t id = req.value("id", uint64_t{0});
   std::string type = req.value("type", "");
+  Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
+  // A field of the wrong JSON type ("fault_id": 5) throws from Json::value;
+  // it is the request's fault: an invalid_argument reply, audited, and the
+  // connection stays. Each handler reads its fields before it touches
+  // anything, so a throw never interrupts a change half made.
+  try {
+    r = Dispatch(type, req);
+  } catch (const Json::exception& e) {
+    r = InvalidArgument(type + ": a request field has the wrong type (docs/protocol.md): " + e.what());
+  }
+  if (type != "lease") {
+    std::string result = r.ok() ? "ok" : r.status().ToString();
+    audit_.Record(clock_.WallNanos(), peer, subject, req, result);
+    spdlog::info("request {} {} from {} {}: {}", type, FaultIdForLog(req), peer, subject, result);
+  }
+  if (!r.ok()) return MakeErrorReply(id, r.status().Annotate(config_.node));
+  return MakeReply(id, std::move(*r));
+}
+
+Result<Json> AgentService::Dispatch(const std::string& type, const Json& req) {
   Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
   if (type == "hello") r = Hello();
   else if (type == "check") r = Check(req);
@@ -48,13 +76,7 @@ Json AgentService::Handle(const Json& req, const std::string& peer, const std::s
   else if (type == "workload_stop") r = WorkloadStop(req);
   else if (type == "inventory") r = Inventory();
   else if (type == "run_dir_remove") r = RunDirRemove(req);
-  if (type != "lease") {
-    std::string result = r.ok() ? "ok" : r.status().ToString();
-    audit_.Record(clock_.WallNanos(), peer, subject, req, result);
-    spdlog::info("request {} {} from {} {}: {}", type, req.value("fault_id", ""), peer, subject, result);
-  }
-  if (!r.ok()) return MakeErrorReply(id, r.status().Annotate(config_.node));
-  return MakeReply(id, std::move(*r));
+  return r;
 }
 
 Result<Json> AgentService::Hello() {
@@ -148,8 +170,12 @@ Result<Json> AgentService::Snapshot() {
 }
 
 Result<Json> AgentService::Apply(const Json& req) {
+  // Every field read (and type-checked) before anything is touched.
   std::string id = req.value("fault_id", "");
   if (id.empty()) return InvalidArgument("apply needs a fault_id");
+  const std::string kind = req.value("kind", "");
+  const int64_t max_ms = req.value("max_duration_ms", int64_t{0});
+  if (max_ms < 0) return InvalidArgument("apply " + id + ": max_duration_ms must be >= 0");
   if (auto it = faults_.find(id); it != faults_.end()) {
     return Json{{"verified", true}, {"already_applied", true}, {"target", it->second.fault->ResolvedTarget()}};
   }
@@ -169,8 +195,7 @@ Result<Json> AgentService::Apply(const Json& req) {
   // What it acts on as resolved here ("rank 2 (pid 1234)"): the controller
   // reports this, not its own guess from the params.
   std::string target = f.ResolvedTarget();
-  int64_t max_ms = req.value("max_duration_ms", int64_t{0});
-  faults_[id] = Active{req.value("kind", ""), std::move(*fault), clock_.Now(), std::chrono::milliseconds(max_ms)};
+  faults_[id] = Active{kind, std::move(*fault), clock_.Now(), std::chrono::milliseconds(max_ms)};
   return Json{{"verified", verified.ok()}, {"verify", verified.ok() ? "ok" : verified.message()},
               {"wall_ns", clock_.WallNanos()}, {"target", target}};
 }

@@ -95,6 +95,8 @@ class AgentService {
     Duration max_duration{};  // zero: no limit of its own
   };
 
+  // The handler for `type`; may throw Json::exception (Handle catches it).
+  Result<Json> Dispatch(const std::string& type, const Json& req);
   Result<Json> Hello();
   Result<Json> Check(const Json& req);
   Result<Json> Snapshot();

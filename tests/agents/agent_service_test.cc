@@ -89,6 +89,25 @@ TEST_F(AgentServiceTest, JournalIsWrittenBeforeTheFaultIsApplied) {
   EXPECT_TRUE(Call("revert", {{"fault_id", "slow"}})["ok"].get<bool>());  // twice is harmless
 }
 
+// A field of the wrong JSON type is the request's fault: an error reply
+// naming it, nothing applied or journalled, and the service still serves
+// (it used to throw out of Handle, so the agent dropped the connection; an
+// apply with a bad max_duration_ms left its fault in force but untracked).
+TEST_F(AgentServiceTest, AFieldOfTheWrongTypeIsRefusedBeforeAnythingIsTouched) {
+  Json bad_limit = Call("apply", {{"fault_id", "slow"}, {"kind", "link_rate"}, {"max_duration_ms", "5s"},
+                                  {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}});
+  EXPECT_FALSE(bad_limit["ok"].get<bool>()) << bad_limit.dump();
+  EXPECT_EQ(bad_limit["code"], "invalid_argument");
+  EXPECT_NE(bad_limit["error"].get<std::string>().find("wrong type"), std::string::npos) << bad_limit.dump();
+  Json bad_id = Call("revert", {{"fault_id", 5}});
+  EXPECT_FALSE(bad_id["ok"].get<bool>()) << bad_id.dump();
+  EXPECT_EQ(bad_id["id"], id_);
+  EXPECT_TRUE(kernel_.Mutations().empty());
+  EXPECT_TRUE(Journal((dir_ / "journal.jsonl").string()).Pending()->empty());
+  EXPECT_EQ(service_->active_faults(), 0u);
+  EXPECT_TRUE(ApplyRate("slow")["ok"].get<bool>());  // still serving
+}
+
 TEST_F(AgentServiceTest, RefusesTheManagementInterfaceAndTouchesNothing) {
   Json reply = ApplyRate("cut", "mgmt0");
   EXPECT_FALSE(reply["ok"].get<bool>());
