@@ -14,6 +14,11 @@ check_backends
 # root) and are never skipped there.
 if [ "$(id -u)" -ne 0 ]; then
   echo "test.sh: not root: the e2e tests (emulated fabric) will be skipped; run as root for the full suite" >&2
+elif [ -e /run/fdrill/fabric/fabric.json ]; then
+  # ./demo.sh leaves its fabric up; the e2e tests bring up their own under
+  # the same names and refuse to start over one that is up.
+  echo "test.sh: an emulated fabric is up (./demo.sh leaves its fabric up): taking it down for the e2e tests" >&2
+  build/bin/fdrill fabric down >&2
 fi
 ctest --test-dir build --output-on-failure --timeout 600 "$@"
 
