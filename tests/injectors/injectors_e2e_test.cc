@@ -114,6 +114,29 @@ class InjectorsE2e : public ::testing::Test {
   }
 
   NetnsPair pair_;
+  // A link_partition applied by an agent that then died: a fresh Fault
+  // restored from its journal record reverts it, and the ruleset reads as
+  // before (ExpectRulesetRestored: without nft, bar an empty table).
+  void RevertsFromTheJournal() {
+    std::string before = Ruleset();
+    Json params = {{"peers", {kServer}}};
+    auto first = Make("link_partition", params);
+    ASSERT_NE(first, nullptr);
+    ASSERT_TRUE(first->Capture().ok());
+    Json record = {{"kind", "link_partition"}, {"params", params}, {"saved", first->Saved()}};
+    ASSERT_TRUE(first->Apply().ok());
+    first.reset();  // the agent died
+    EXPECT_FALSE(Connects());
+    auto again = RestoreFault(record, host());
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    Status reverted = (*again)->Revert();
+    ASSERT_TRUE(reverted.ok()) << reverted.ToString();
+    Status verified = (*again)->VerifyReverted();
+    EXPECT_TRUE(verified.ok()) << verified.ToString();
+    EXPECT_TRUE(Connects());
+    ExpectRulesetRestored(*runner_, before, Ruleset());
+  }
+
   RealSysFs sysfs_;
   std::unique_ptr<NamespaceRunner> runner_;
   std::string a_, b_;
@@ -158,23 +181,7 @@ TEST_F(InjectorsE2e, LinkPartitionOnOneInterfaceBlocksThenRestores) {
 
 TEST_F(InjectorsE2e, LinkDownBlocksThenRestores) { BlocksThenRestores("link_down", {{"interface", "fab0"}}); }
 
-TEST_F(InjectorsE2e, RestoredFromJournalRevertsOnTheRealKernel) {
-  std::string before = Ruleset();
-  Json params = {{"peers", {kServer}}};
-  auto first = Make("link_partition", params);
-  ASSERT_NE(first, nullptr);
-  ASSERT_TRUE(first->Capture().ok());
-  Json record = {{"kind", "link_partition"}, {"params", params}, {"saved", first->Saved()}};
-  ASSERT_TRUE(first->Apply().ok());
-  first.reset();  // the agent died
-  EXPECT_FALSE(Connects());
-  auto again = RestoreFault(record, host());
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  ASSERT_TRUE((*again)->Revert().ok());
-  ASSERT_TRUE((*again)->VerifyReverted().ok());
-  EXPECT_TRUE(Connects());
-  ExpectRulesetRestored(*runner_, before, Ruleset());
-}
+TEST_F(InjectorsE2e, RestoredFromJournalRevertsOnTheRealKernel) { RevertsFromTheJournal(); }
 
 // Issue 16: a node without the nftables package (nft hidden, so this runs
 // where nft is installed too). iptables' nf_tables backend made the table for
@@ -200,22 +207,7 @@ TEST_F(InjectorsE2e, WithoutNftLinkLossRevertLeavesOnlyAnEmptyTable) {
 
 TEST_F(InjectorsE2e, WithoutNftLinkPartitionFromTheJournalRevertsCleanly) {
   UseRunner({"nft"});
-  std::string before = Ruleset();
-  Json params = {{"peers", {kServer}}};
-  auto first = Make("link_partition", params);
-  ASSERT_NE(first, nullptr);
-  ASSERT_TRUE(first->Capture().ok());
-  Json record = {{"kind", "link_partition"}, {"params", params}, {"saved", first->Saved()}};
-  ASSERT_TRUE(first->Apply().ok());
-  first.reset();  // the agent died
-  EXPECT_FALSE(Connects());
-  auto again = RestoreFault(record, host());
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  Status reverted = (*again)->Revert();
-  ASSERT_TRUE(reverted.ok()) << reverted.ToString();
-  EXPECT_TRUE((*again)->VerifyReverted().ok());
-  EXPECT_TRUE(Connects());
-  ExpectRulesetRestored(*runner_, before, Ruleset());
+  RevertsFromTheJournal();
 }
 
 TEST_F(InjectorsE2e, LinkRatePerPeerBuildsAnHtbTreeTheKernelReportsBack) {
