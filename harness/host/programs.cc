@@ -22,7 +22,7 @@ constexpr ExternalProgram kPrograms[] = {
     {"nft", "nftables", kSetUp,
      "deletes the table iptables-nft created for a fault once it is empty again",
      "revert leaves that table empty with ACCEPT base chains (no rule, no effect); "
-     "InjectorsE2e.WithoutNft*, LinkLossTest.RevertWithoutNft*"},
+     "InjectorsE2e.WithoutNft*, LinkLoss.LegacyBackendAndMissingNftLeaveTablesAlone"},
     {"ibportstate", "infiniband-diags", kSetUp, "ib_port faults (nodes with an HCA)"},
     {"kill", "procps", kSetUp, "`fdrill fabric up/down`: ends the agents it started, by pid"},
     {"umount", "mount", kSetUp, "`fdrill fabric down`: a node's UTS namespace file"},
@@ -55,7 +55,7 @@ constexpr ExternalProgram kPrograms[] = {
     {"dpkg-shlibdeps", "dpkg-dev", kSetUp, "cpack -G DEB: the .deb's library Depends"},
     {"ninja", "ninja-build", kSetUp, "the build"},
     {"clang", "clang", kSetUp, "scripts/fuzz.sh builds the libFuzzer targets"},
-    {"clang-format", "clang-format", kSetUp, "scripts/format.sh; ./test.sh fails on unformatted code"},
+    {"clang-format", "clang-format", kSetUp, "scripts/format.sh formats the tree (.clang-format)"},
     {"chromium", "chromium", kSetUp, "tests/reports/report_browser_test.cc renders report.html"},
     {"cat", "coreutils", kSetUp, "tests: reads /proc inside a test's network namespace"},
     {"test", "coreutils", kSetUp, "tests: checks a path inside a test's network namespace"},
