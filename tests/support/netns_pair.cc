@@ -42,9 +42,7 @@ bool NamespaceSysFs::Exists(const std::string& path) {
 Status NetnsPair::Create(const std::string& prefix) {
   a_ = prefix + "-" + std::to_string(getpid()) + "a";
   b_ = prefix + "-" + std::to_string(getpid()) + "b";
-  Delete();  // a crashed earlier run with this pid
-  a_ = prefix + "-" + std::to_string(getpid()) + "a";
-  b_ = prefix + "-" + std::to_string(getpid()) + "b";
+  RemoveNamespaces();  // a crashed earlier run with this pid
   const std::vector<std::vector<std::string>> steps = {
       {"ip", "netns", "add", a_},
       {"ip", "netns", "add", b_},
@@ -61,11 +59,16 @@ Status NetnsPair::Create(const std::string& prefix) {
   return Status::Ok();
 }
 
-void NetnsPair::Delete() {
-  for (std::string* ns : {&a_, &b_}) {
+void NetnsPair::RemoveNamespaces() {
+  for (const std::string* ns : {&a_, &b_}) {
     if (!ns->empty()) (void)real_.Run({"ip", "netns", "del", *ns}, std::chrono::seconds(10));
-    ns->clear();
   }
+}
+
+void NetnsPair::Delete() {
+  RemoveNamespaces();
+  a_.clear();
+  b_.clear();
 }
 
 bool EnterNamespace(const std::string& ns) {

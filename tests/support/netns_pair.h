@@ -79,6 +79,8 @@ class NetnsPair {
   static constexpr char kAddressB[] = "198.18.200.2";
 
  private:
+  void RemoveNamespaces();  // ip netns del of a_ and b_, whatever exists
+
   RealProcessRunner real_;
   std::string a_, b_;
 };
