@@ -1,10 +1,5 @@
 #include "agents/agent_service.h"
 
-#include "agents/counters.h"
-#include "agents/inventory.h"
-#include "injectors/burn_process.h"
-#include "injectors/ranks.h"
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,9 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "agents/counters.h"
+#include "agents/inventory.h"
 #include "harness/core/log.h"
 #include "harness/core/version.h"
+#include "injectors/burn_process.h"
 #include "injectors/netdev.h"
+#include "injectors/ranks.h"
 
 namespace fdrill {
 
@@ -52,7 +51,8 @@ Json AgentService::Handle(const Json& req, const std::string& peer, const std::s
   try {
     r = Dispatch(type, req);
   } catch (const Json::exception& e) {
-    r = InvalidArgument(type + ": a request field has the wrong type (docs/protocol.md): " + e.what());
+    r = InvalidArgument(type +
+                        ": a request field has the wrong type (docs/protocol.md): " + e.what());
   }
   if (type != "lease") {
     std::string result = r.ok() ? "ok" : r.status().ToString();
@@ -65,26 +65,40 @@ Json AgentService::Handle(const Json& req, const std::string& peer, const std::s
 
 Result<Json> AgentService::Dispatch(const std::string& type, const Json& req) {
   Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
-  if (type == "hello") r = Hello();
-  else if (type == "check") r = Check(req);
-  else if (type == "snapshot") r = Snapshot();
-  else if (type == "apply") r = Apply(req);
-  else if (type == "revert") r = Revert(req);
-  else if (type == "revert_all") r = RevertAll();
-  else if (type == "lease") r = Lease(req);
-  else if (type == "workload_start") r = WorkloadStart(req);
-  else if (type == "workload_stop") r = WorkloadStop(req);
-  else if (type == "inventory") r = Inventory();
-  else if (type == "run_dir_remove") r = RunDirRemove(req);
+  if (type == "hello")
+    r = Hello();
+  else if (type == "check")
+    r = Check(req);
+  else if (type == "snapshot")
+    r = Snapshot();
+  else if (type == "apply")
+    r = Apply(req);
+  else if (type == "revert")
+    r = Revert(req);
+  else if (type == "revert_all")
+    r = RevertAll();
+  else if (type == "lease")
+    r = Lease(req);
+  else if (type == "workload_start")
+    r = WorkloadStart(req);
+  else if (type == "workload_stop")
+    r = WorkloadStop(req);
+  else if (type == "inventory")
+    r = Inventory();
+  else if (type == "run_dir_remove")
+    r = RunDirRemove(req);
   return r;
 }
 
 Result<Json> AgentService::Hello() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
-  return Json{{"node", config_.node},          {"hostname", host},
-              {"version", kFdrillVersion},           {"wall_ns", clock_.WallNanos()},
-              {"mgmt_interface", config_.mgmt_interface}, {"active_faults", faults_.size()},
+  return Json{{"node", config_.node},
+              {"hostname", host},
+              {"version", kFdrillVersion},
+              {"wall_ns", clock_.WallNanos()},
+              {"mgmt_interface", config_.mgmt_interface},
+              {"active_faults", faults_.size()},
               {"tmpdir", config_.tmpdir}};
 }
 
@@ -94,8 +108,9 @@ Result<std::unique_ptr<Fault>> AgentService::Prepare(const Json& spec) {
   if (!fault.ok()) return fault.status().Annotate(kind.empty() ? "fault" : kind);
   std::string target = (*fault)->Target();
   if (target == "lo" || (!config_.mgmt_interface.empty() && target == config_.mgmt_interface)) {
-    return FailedPrecondition(kind + " " + target + ": refused, " + target +
-                              " is this agent's management interface; faulting it would cut the controller off");
+    return FailedPrecondition(
+        kind + " " + target + ": refused, " + target +
+        " is this agent's management interface; faulting it would cut the controller off");
   }
   if (!config_.allowlist.empty() && !config_.allowlist.count(target)) {
     return FailedPrecondition(kind + " " + target + ": refused, not in this agent's allowlist");
@@ -116,7 +131,10 @@ Result<Json> AgentService::Check(const Json& req) {
 // rules, stopped workload ranks of this node, fdrill-burn processes and
 // cgroups.
 Json AgentService::HostSnapshot() {
-  Json host = {{"stopped_ranks", 0}, {"burners", 0}, {"burn_cgroups", Json::array()}, {"fdrill_rules", Json::array()}};
+  Json host = {{"stopped_ranks", 0},
+               {"burners", 0},
+               {"burn_cgroups", Json::array()},
+               {"fdrill_rules", Json::array()}};
   if (host_.procs == nullptr) return host;
   const std::string own_ns = host_.procs->OwnNetNs();
   int stopped = 0, burners = 0;
@@ -164,7 +182,10 @@ Result<Json> AgentService::Snapshot() {
   for (const auto& l : *links) {
     auto q = ReadRootQdisc(*host_.runner, l.name);
     if (!q.ok()) return q.status();
-    out.push_back({{"name", l.name}, {"admin_up", l.admin_up}, {"qdisc", q->kind}, {"qdisc_handle", q->handle}});
+    out.push_back({{"name", l.name},
+                   {"admin_up", l.admin_up},
+                   {"qdisc", q->kind},
+                   {"qdisc_handle", q->handle}});
   }
   return Json{{"links", out}, {"host", HostSnapshot()}};
 }
@@ -177,27 +198,33 @@ Result<Json> AgentService::Apply(const Json& req) {
   const int64_t max_ms = req.value("max_duration_ms", int64_t{0});
   if (max_ms < 0) return InvalidArgument("apply " + id + ": max_duration_ms must be >= 0");
   if (auto it = faults_.find(id); it != faults_.end()) {
-    return Json{{"verified", true}, {"already_applied", true}, {"target", it->second.fault->ResolvedTarget()}};
+    return Json{{"verified", true},
+                {"already_applied", true},
+                {"target", it->second.fault->ResolvedTarget()}};
   }
   auto fault = Prepare(req);
   if (!fault.ok()) return fault.status();
   Fault& f = **fault;
   if (auto s = f.Capture(); !s.ok()) return s;
-  Json record = {{"kind", req.value("kind", "")}, {"params", req.value("params", Json::object())},
+  Json record = {{"kind", req.value("kind", "")},
+                 {"params", req.value("params", Json::object())},
                  {"saved", f.Saved()}};
   if (auto s = journal_.Record(id, record); !s.ok()) return s.Annotate("journal");
   if (auto s = f.Apply(); !s.ok()) {
     Status undo = f.Revert();
     if (undo.ok()) (void)journal_.Clear(id);
-    return undo.ok() ? s : s.Annotate("apply failed and revert failed too (" + undo.message() + ")");
+    return undo.ok() ? s
+                     : s.Annotate("apply failed and revert failed too (" + undo.message() + ")");
   }
   Status verified = f.Verify();
   // What it acts on as resolved here ("rank 2 (pid 1234)"): the controller
   // reports this, not its own guess from the params.
   std::string target = f.ResolvedTarget();
   faults_[id] = Active{kind, std::move(*fault), clock_.Now(), std::chrono::milliseconds(max_ms)};
-  return Json{{"verified", verified.ok()}, {"verify", verified.ok() ? "ok" : verified.message()},
-              {"wall_ns", clock_.WallNanos()}, {"target", target}};
+  return Json{{"verified", verified.ok()},
+              {"verify", verified.ok() ? "ok" : verified.message()},
+              {"wall_ns", clock_.WallNanos()},
+              {"target", target}};
 }
 
 Status AgentService::RevertOne(const std::string& id, Active& active) {
@@ -286,7 +313,8 @@ Result<Json> AgentService::WorkloadStart(const Json& req) {
     // agent (root) made the run's directory, so it opens it as /tmp is:
     // anyone may create files, only their owner may remove them.
     if (created) {
-      std::filesystem::permissions(metrics_dir, std::filesystem::perms::all | std::filesystem::perms::sticky_bit, ec);
+      std::filesystem::permissions(
+          metrics_dir, std::filesystem::perms::all | std::filesystem::perms::sticky_bit, ec);
     }
     tail_.Watch(metrics_dir);
   }
@@ -333,13 +361,15 @@ Result<Json> AgentService::WorkloadStop(const Json& req) {
 Result<Json> AgentService::RunDirRemove(const Json& req) {
   const std::string dir = req.value("dir", "");
   if (dir.empty() || dir != tail_.dir()) {
-    return FailedPrecondition("run_dir_remove " + dir + ": not the run directory this agent watches (" +
+    return FailedPrecondition("run_dir_remove " + dir +
+                              ": not the run directory this agent watches (" +
                               (tail_.dir().empty() ? std::string("none") : tail_.dir()) + ")");
   }
   if (std::filesystem::path(dir).filename().string().rfind("fdrill-", 0) != 0) {
     return FailedPrecondition("run_dir_remove " + dir + ": not a run directory (fdrill-*)");
   }
-  if (workload_.running()) return FailedPrecondition("run_dir_remove " + dir + ": the workload still runs");
+  if (workload_.running())
+    return FailedPrecondition("run_dir_remove " + dir + ": the workload still runs");
   tail_.Stop();
   std::error_code ec;
   const auto removed = std::filesystem::remove_all(dir, ec);
@@ -348,7 +378,8 @@ Result<Json> AgentService::RunDirRemove(const Json& req) {
 }
 
 Result<Json> AgentService::Inventory() {
-  if (host_.sysfs == nullptr) return FailedPrecondition("inventory: this agent has no sysfs access");
+  if (host_.sysfs == nullptr)
+    return FailedPrecondition("inventory: this agent has no sysfs access");
   auto inv = DiscoverInventory(*host_.sysfs, host_.gpus);
   if (!inv.ok()) return inv.status();
   (*inv)["node"] = config_.node;
@@ -385,9 +416,11 @@ void AgentService::Tick() {
     Duration on = now - active.applied_at;
     if (active.max_duration.count() > 0 && on >= active.max_duration) {
       Status s = RevertOne(id, active);
-      spdlog::warn("fault {} reached its max duration {}: reverted ({})", id, FormatDuration(active.max_duration),
-                   s.ToString());
-      if (push_) push_(MakePush("fault_expired", {{"node", config_.node}, {"fault_id", id}, {"reverted", s.ok()}}));
+      spdlog::warn("fault {} reached its max duration {}: reverted ({})", id,
+                   FormatDuration(active.max_duration), s.ToString());
+      if (push_)
+        push_(MakePush("fault_expired",
+                       {{"node", config_.node}, {"fault_id", id}, {"reverted", s.ok()}}));
       if (s.ok()) {
         it = faults_.erase(it);
         continue;
@@ -404,9 +437,11 @@ void AgentService::Tick() {
   }
   if (auto code = workload_.Poll()) {
     auto last = tail_.Poll(SIZE_MAX);  // the ranks' last lines before the exit
-    if (!last.empty() && push_) push_(MakePush("metrics", {{"node", config_.node}, {"records", last}}));
+    if (!last.empty() && push_)
+      push_(MakePush("metrics", {{"node", config_.node}, {"records", last}}));
     if (push_) {
-      push_(MakePush("workload_exit", {{"node", config_.node}, {"exit_code", *code}, {"log_tail", LogTail()}}));
+      push_(MakePush("workload_exit",
+                     {{"node", config_.node}, {"exit_code", *code}, {"log_tail", LogTail()}}));
     }
   }
   const Duration every = config_.telemetry_interval;
@@ -418,12 +453,14 @@ void AgentService::Tick() {
     sources.mgmt_interface = config_.mgmt_interface;
     sources.gpus = TelemetryGpus();
     auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
-    if (counters.ok() && push_) push_(MakePush("counters", {{"node", config_.node}, {"counters", *counters}}));
+    if (counters.ok() && push_)
+      push_(MakePush("counters", {{"node", config_.node}, {"counters", *counters}}));
   }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) {
     last_tail_ = now;
     auto records = tail_.Poll();
-    if (!records.empty() && push_) push_(MakePush("metrics", {{"node", config_.node}, {"records", records}}));
+    if (!records.empty() && push_)
+      push_(MakePush("metrics", {{"node", config_.node}, {"records", records}}));
   }
 }
 

@@ -31,10 +31,10 @@
 #include "agents/metrics_tail.h"
 #include "agents/workload.h"
 #include "harness/core/clock.h"
+#include "harness/host/gpus.h"
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
 #include "injectors/injector.h"
-#include "harness/host/gpus.h"
 
 namespace fdrill {
 
@@ -68,7 +68,9 @@ class AgentService {
   // wakes 10 times a second instead of 50 (docs/performance.md).
   static constexpr Duration kBusyTick = std::chrono::milliseconds(20);
   static constexpr Duration kIdleTick = std::chrono::milliseconds(100);
-  Duration TickInterval() const { return faults_.empty() && !workload_.running() ? kIdleTick : kBusyTick; }
+  Duration TickInterval() const {
+    return faults_.empty() && !workload_.running() ? kIdleTick : kBusyTick;
+  }
 
   // Reverts every journalled fault (start-up sweep and --revert-all).
   // Returns how many were reverted; idempotent.

@@ -15,8 +15,8 @@ namespace fdrill {
 class AuditLog {
  public:
   explicit AuditLog(const std::string& path) : out_(path, std::ios::app) {}
-  void Record(int64_t wall_ns, const std::string& peer, const std::string& subject, const Json& request,
-              const std::string& result);
+  void Record(int64_t wall_ns, const std::string& peer, const std::string& subject,
+              const Json& request, const std::string& result);
 
  private:
   std::ofstream out_;

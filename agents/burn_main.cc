@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     }
     const long page = sysconf(_SC_PAGESIZE);
     auto* bytes = static_cast<volatile unsigned char*>(p);
-    for (unsigned long long off = 0; off < amount; off += static_cast<unsigned long long>(page)) bytes[off] = 1;
+    for (unsigned long long off = 0; off < amount; off += static_cast<unsigned long long>(page))
+      bytes[off] = 1;
     for (;;) pause();
   }
   std::fprintf(stderr, "fdrill-burn: unknown mode %s (cpu|mem)\n", argv[1]);

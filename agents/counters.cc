@@ -11,11 +11,14 @@ namespace {
 
 // PortCounters attributes the kernel exposes for every port (IB and RoCE).
 constexpr const char* kIbCounters[] = {
-    "port_xmit_data",      "port_rcv_data", "port_xmit_packets", "port_rcv_packets",   "symbol_error",
-    "link_error_recovery", "link_downed",   "port_rcv_errors",   "port_xmit_discards", "port_xmit_wait",
+    "port_xmit_data",     "port_rcv_data",       "port_xmit_packets", "port_rcv_packets",
+    "symbol_error",       "link_error_recovery", "link_downed",       "port_rcv_errors",
+    "port_xmit_discards", "port_xmit_wait",
 };
 // Counted in 4-octet units (PortXmitData / PortRcvData).
-bool InFourOctets(const std::string& name) { return name == "port_xmit_data" || name == "port_rcv_data"; }
+bool InFourOctets(const std::string& name) {
+  return name == "port_xmit_data" || name == "port_rcv_data";
+}
 
 struct NvLinkField {
   unsigned id;
@@ -30,8 +33,9 @@ constexpr NvLinkField kNvLinkFields[] = {
     {NVML_FI_DEV_NVLINK_ERROR_DL_CRC, "dl_crc", 1},
 };
 
-bool Skipped(const std::string& name, const std::string& mgmt) { return name.empty() || name == "lo" || name == mgmt; }
-
+bool Skipped(const std::string& name, const std::string& mgmt) {
+  return name.empty() || name == "lo" || name == mgmt;
+}
 
 // Adds each root qdisc's drops and overlimits ("<if>.qdisc_drops") to out.
 Json WithQdiscs(ProcessRunner& runner, const std::string& mgmt_interface, Json& out) {
@@ -55,7 +59,8 @@ Json WithQdiscs(ProcessRunner& runner, const std::string& mgmt_interface, Json& 
 
 bool ParseProcNetDev(const std::string& text, const std::string& mgmt_interface, Json& out) {
   // Inter-|   Receive                                                |  Transmit
-  //  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+  //  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop
+  //  fifo colls carrier compressed
   //   fab0:  123 4 0 0 0 0 0 0  567 8 0 0 0 0 0 0
   std::istringstream lines(text);
   std::string line;
@@ -81,11 +86,13 @@ bool ParseProcNetDev(const std::string& text, const std::string& mgmt_interface,
   return true;
 }
 
-Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::string& mgmt_interface) {
+Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs,
+                            const std::string& mgmt_interface) {
   Json out = Json::object();
   if (sysfs != nullptr) {
     auto dev = sysfs->Read("/proc/net/dev");
-    if (dev.ok() && ParseProcNetDev(*dev, mgmt_interface, out)) return WithQdiscs(runner, mgmt_interface, out);
+    if (dev.ok() && ParseProcNetDev(*dev, mgmt_interface, out))
+      return WithQdiscs(runner, mgmt_interface, out);
     out = Json::object();
   }
   auto links = RunChecked(runner, {"ip", "-s", "-j", "link", "show"});
@@ -116,7 +123,8 @@ void SampleIbCounters(SysFs& sysfs, const std::string& root, Json& out) {
       const std::string key = "ib/" + dev + "/" + std::to_string(n) + ".";
       for (const char* name : kIbCounters) {
         auto v = ReadSysInt(sysfs, dir + "/counters/" + name);
-        if (v && *v >= 0) out[key + name] = static_cast<uint64_t>(*v) * (InFourOctets(name) ? 4 : 1);
+        if (v && *v >= 0)
+          out[key + name] = static_cast<uint64_t>(*v) * (InFourOctets(name) ? 4 : 1);
       }
       auto hw = ListOrNone(sysfs, dir + "/hw_counters");
       if (!hw.ok()) continue;
@@ -161,9 +169,10 @@ Result<Duration> ParseTelemetryInterval(std::string_view text) {
   auto d = ParseDuration(text);
   if (!d.ok()) return d.status().Annotate("--telemetry-interval");
   if (*d < kMinTelemetryInterval || *d > kMaxTelemetryInterval) {
-    return InvalidArgument("--telemetry-interval " + std::string(text) +
-                           ": must be from 100ms to 1h (faster floods the controller with samples; slower misses "
-                           "whole fault windows)");
+    return InvalidArgument(
+        "--telemetry-interval " + std::string(text) +
+        ": must be from 100ms to 1h (faster floods the controller with samples; slower misses "
+        "whole fault windows)");
   }
   return *d;
 }

@@ -44,16 +44,16 @@
 #include <string>
 #include <string_view>
 
+#include "harness/host/gpus.h"
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
-#include "harness/host/gpus.h"
 
 namespace fdrill {
 
 struct TelemetrySources {
-  std::string mgmt_interface;                    // never sampled
+  std::string mgmt_interface;  // never sampled
   std::string infiniband = "/sys/class/infiniband";
-  Gpus* gpus = nullptr;                          // null: no NVLink counters
+  Gpus* gpus = nullptr;  // null: no NVLink counters
 };
 
 // One sample of everything above. Fails only when no source answered at

@@ -2,14 +2,15 @@
 
 #include <sys/resource.h>
 
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
 #include <vector>
+
+#include <boost/asio.hpp>
 
 #include "agents/agent_service.h"
 #include "agents/fake_host.h"
@@ -72,14 +73,16 @@ rlim_t RaiseFdLimit(int agents) {
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
   if (lim.rlim_max < want) {
     rlimit raised{want, want};
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) return want;  // CAP_SYS_RESOURCE may raise the hard limit
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+      return want;  // CAP_SYS_RESOURCE may raise the hard limit
   }
   lim.rlim_cur = std::min(want, lim.rlim_max);
   setrlimit(RLIMIT_NOFILE, &lim);
   return lim.rlim_cur;
 }
 
-Status Build(const FakeFleetConfig& c, const Clock& clock, asio::io_context& io, Member& m, const PemPair* ca) {
+Status Build(const FakeFleetConfig& c, const Clock& clock, asio::io_context& io, Member& m,
+             const PemPair* ca) {
   std::string dir = c.state_dir + "/" + m.node;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -96,9 +99,12 @@ Status Build(const FakeFleetConfig& c, const Clock& clock, asio::io_context& io,
     auto leaf = MakeLeaf(*ca, m.node);
     if (!leaf.ok()) return leaf.status().Annotate(m.node);
     std::filesystem::create_directories(dir + "/tls", ec);
-    TlsConfig tls{c.ca_dir + "/ca.pem", dir + "/tls/" + m.node + ".pem", dir + "/tls/" + m.node + ".key"};
-    if (auto s = WriteFile(tls.cert_file, leaf->cert, std::filesystem::perms(0644)); !s.ok()) return s;
-    if (auto s = WriteFile(tls.key_file, leaf->key, std::filesystem::perms(0600)); !s.ok()) return s;
+    TlsConfig tls{c.ca_dir + "/ca.pem", dir + "/tls/" + m.node + ".pem",
+                  dir + "/tls/" + m.node + ".key"};
+    if (auto s = WriteFile(tls.cert_file, leaf->cert, std::filesystem::perms(0644)); !s.ok())
+      return s;
+    if (auto s = WriteFile(tls.key_file, leaf->key, std::filesystem::perms(0600)); !s.ok())
+      return s;
     auto ctx = MakeServerContext(tls);
     if (!ctx.ok()) return ctx.status().Annotate(m.node);
     m.ssl = std::move(ctx).value();
@@ -114,9 +120,12 @@ int RunFakeFleet(const FakeFleetConfig& c) {
     spdlog::error("--fake-agents must be at least 1");
     return 2;
   }
-  if (c.first_index < 0 || FakeAgentAddress(c.first_address, c.first_index + c.agents - 1).empty()) {
-    spdlog::error("--listen {}: {} fake agents need consecutive 127.x.y.z addresses from there (not .0 or .255)",
-                  c.first_address, c.agents);
+  if (c.first_index < 0 ||
+      FakeAgentAddress(c.first_address, c.first_index + c.agents - 1).empty()) {
+    spdlog::error(
+        "--listen {}: {} fake agents need consecutive 127.x.y.z addresses from there (not .0 or "
+        ".255)",
+        c.first_address, c.agents);
     return 2;
   }
   std::unique_ptr<PemPair> ca;
@@ -124,16 +133,19 @@ int RunFakeFleet(const FakeFleetConfig& c) {
     auto cert = Slurp(c.ca_dir + "/ca.pem");
     auto key = Slurp(c.ca_dir + "/ca.key");
     if (!cert.ok() || !key.ok()) {
-      spdlog::error("--fake-ca {}: {}", c.ca_dir, (cert.ok() ? key.status() : cert.status()).message());
+      spdlog::error("--fake-ca {}: {}", c.ca_dir,
+                    (cert.ok() ? key.status() : cert.status()).message());
       return 2;
     }
     ca = std::make_unique<PemPair>(PemPair{*cert, *key});
   }
   rlim_t fds = RaiseFdLimit(c.agents);
   if (fds < static_cast<rlim_t>(c.agents) * kFdsPerAgent + kFdSlack) {
-    spdlog::error("{} fake agents need ~{} file descriptors and RLIMIT_NOFILE allows {}: serve at most {} per "
-                  "process (--fake-agents) and start more processes with --fake-first-index",
-                  c.agents, c.agents * kFdsPerAgent + kFdSlack, fds, (fds - kFdSlack) / kFdsPerAgent);
+    spdlog::error(
+        "{} fake agents need ~{} file descriptors and RLIMIT_NOFILE allows {}: serve at most {} "
+        "per "
+        "process (--fake-agents) and start more processes with --fake-first-index",
+        c.agents, c.agents * kFdsPerAgent + kFdSlack, fds, (fds - kFdSlack) / kFdsPerAgent);
     return 2;
   }
   RealClock clock;
@@ -180,8 +192,9 @@ int RunFakeFleet(const FakeFleetConfig& c) {
     }
     io.stop();
   });
-  spdlog::info("{} fake agents {}..{} on {}..{} port {} ({})", c.agents, members.front()->node, members.back()->node,
-               members.front()->address, members.back()->address, c.port, ca ? "mutual TLS" : "PLAINTEXT");
+  spdlog::info("{} fake agents {}..{} on {}..{} port {} ({})", c.agents, members.front()->node,
+               members.back()->node, members.front()->address, members.back()->address, c.port,
+               ca ? "mutual TLS" : "PLAINTEXT");
   std::printf("fdrill-agent: %d fake agents ready\n", c.agents);
   std::fflush(stdout);
   io.run();

@@ -46,7 +46,9 @@ struct FakeFleetConfig {
 // first + i as a 32-bit address, skipping host parts .0 and .255 (first
 // itself must not end in .0 or .255). Empty when it would leave 127/8.
 std::string FakeAgentAddress(const std::string& first, int i);
-inline std::string FakeAgentNode(const std::string& prefix, int i) { return prefix + std::to_string(i); }
+inline std::string FakeAgentNode(const std::string& prefix, int i) {
+  return prefix + std::to_string(i);
+}
 
 // Builds every agent, prints "fdrill-agent: N fake agents ready" on stdout
 // (a line a bench can wait for), serves until SIGINT/SIGTERM, reverts every

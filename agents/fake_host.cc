@@ -11,7 +11,9 @@ namespace {
 using Json = nlohmann::json;
 
 ProcessResult Ok(std::string out = "") { return ProcessResult{0, std::move(out), ""}; }
-ProcessResult NoDevice(const std::string& name) { return ProcessResult{1, "", "Cannot find device \"" + name + "\"\n"}; }
+ProcessResult NoDevice(const std::string& name) {
+  return ProcessResult{1, "", "Cannot find device \"" + name + "\"\n"};
+}
 
 uint64_t Leading(const std::string& s) {
   try {
@@ -47,7 +49,10 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
     for (const auto& [name, i] : ifaces_) {
       Json flags = Json::array({"BROADCAST", "MULTICAST"});
       if (i.up) flags.push_back("UP");
-      Json link = {{"ifindex", index++}, {"ifname", name}, {"flags", flags}, {"operstate", i.up ? "UP" : "DOWN"}};
+      Json link = {{"ifindex", index++},
+                   {"ifname", name},
+                   {"flags", flags},
+                   {"operstate", i.up ? "UP" : "DOWN"}};
       if (has(1, "-s")) {
         Json zero = {{"bytes", 0}, {"packets", 0}, {"errors", 0}, {"dropped", 0}};
         link["stats64"] = {{"rx", zero}, {"tx", zero}};
@@ -62,8 +67,13 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
     bool one = has(4, "dev");
     for (const auto& [name, i] : ifaces_) {
       if (one && argv.size() > 5 && argv[5] != name) continue;
-      Json q = {{"kind", i.qdisc_kind}, {"handle", i.qdisc_handle}, {"root", true}, {"dev", name},
-                {"drops", 0}, {"overlimits", 0}, {"options", Json::object()}};
+      Json q = {{"kind", i.qdisc_kind},
+                {"handle", i.qdisc_handle},
+                {"root", true},
+                {"dev", name},
+                {"drops", 0},
+                {"overlimits", 0},
+                {"options", Json::object()}};
       if (i.qdisc_kind == "tbf") q["options"] = {{"rate", i.rate_bytes}, {"burst", i.burst}};
       out.push_back(std::move(q));
     }
@@ -93,7 +103,8 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
   if (has(0, "tc") && has(1, "qdisc") && has(2, "del") && has(3, "dev") && argv.size() > 4) {
     auto it = ifaces_.find(argv[4]);
     if (it == ifaces_.end()) return NoDevice(argv[4]);
-    if (it->second.qdisc_handle == "0:") return ProcessResult{2, "", "Error: Cannot delete qdisc with handle of zero.\n"};
+    if (it->second.qdisc_handle == "0:")
+      return ProcessResult{2, "", "Error: Cannot delete qdisc with handle of zero.\n"};
     it->second = Iface{it->second.up};
     return Ok();
   }
@@ -119,9 +130,9 @@ const std::map<std::string, std::string>& FakeSysfsTree() {
     f[port + "/link_layer"] = "Ethernet\n";
     f[port + "/rate"] = "100 Gb/sec (4X EDR)\n";
     f[port + "/lid"] = "0x0\n";
-    for (const char* c : {"port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets", "symbol_error",
-                          "link_error_recovery", "link_downed", "port_rcv_errors", "port_xmit_discards",
-                          "port_xmit_wait"}) {
+    for (const char* c : {"port_xmit_data", "port_rcv_data", "port_xmit_packets",
+                          "port_rcv_packets", "symbol_error", "link_error_recovery", "link_downed",
+                          "port_rcv_errors", "port_xmit_discards", "port_xmit_wait"}) {
       f[port + "/counters/" + c] = "0\n";
     }
     struct Netdev {
@@ -182,7 +193,8 @@ Result<std::vector<std::string>> FakeHostSysFs::List(const std::string& dir) {
   const std::string prefix = dir + "/";
   std::vector<std::string> names;
   const auto& tree = FakeSysfsTree();
-  for (auto it = tree.lower_bound(prefix); it != tree.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+  for (auto it = tree.lower_bound(prefix); it != tree.end() && it->first.rfind(prefix, 0) == 0;
+       ++it) {
     std::string name = it->first.substr(prefix.size());
     name = name.substr(0, name.find('/'));
     if (names.empty() || names.back() != name) names.push_back(name);

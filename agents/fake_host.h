@@ -61,10 +61,14 @@ class FakeHostKernel final : public ProcessRunner {
 class FakeHostProcesses final : public ProcessTable {
  public:
   Result<std::vector<int>> Pids() override { return std::vector<int>{}; }
-  Result<ProcInfo> Inspect(int pid) override { return NotFound("fake host: no process " + std::to_string(pid)); }
+  Result<ProcInfo> Inspect(int pid) override {
+    return NotFound("fake host: no process " + std::to_string(pid));
+  }
   int OwnPid() override { return 1; }
   std::string OwnNetNs() override { return "net:[0]"; }
-  Status Signal(int pid, int) override { return NotFound("fake host: no process " + std::to_string(pid)); }
+  Status Signal(int pid, int) override {
+    return NotFound("fake host: no process " + std::to_string(pid));
+  }
   Result<int> Spawn(const std::vector<std::string>& argv) override {
     return FailedPrecondition("fake host: does not start processes (" + JoinArgv(argv) + ")");
   }
@@ -86,7 +90,9 @@ class FakeHostSysFs final : public SysFs {
     return FailedPrecondition("fake host: cannot write " + path);
   }
   bool Exists(const std::string& path) override;
-  Status MakeDir(const std::string& path) override { return FailedPrecondition("fake host: cannot mkdir " + path); }
+  Status MakeDir(const std::string& path) override {
+    return FailedPrecondition("fake host: cannot mkdir " + path);
+  }
   Status RemoveDir(const std::string&) override { return Status::Ok(); }
   Status RemoveFile(const std::string&) override { return Status::Ok(); }
   Result<std::vector<std::string>> List(const std::string& dir) override;

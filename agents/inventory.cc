@@ -25,7 +25,8 @@ void SetIf(Json& obj, const char* key, const std::optional<int64_t>& v) {
   if (v) obj[key] = *v;
 }
 
-Json Port(SysFs& sysfs, const std::string& dir, int64_t port, const std::vector<std::string>& netdevs) {
+Json Port(SysFs& sysfs, const std::string& dir, int64_t port,
+          const std::vector<std::string>& netdevs) {
   Json p = {{"port", port}};
   if (auto s = ReadSysText(sysfs, dir + "/state")) p["state"] = AfterColon(*s);
   if (auto s = ReadSysText(sysfs, dir + "/phys_state")) p["phys_state"] = AfterColon(*s);
@@ -78,7 +79,8 @@ Result<Json> Netdev(SysFs& sysfs, const std::string& root, const std::string& na
   const std::string dir = root + "/" + name;
   Json nd = {{"name", name}};
   SetIf(nd, "operstate", ReadSysText(sysfs, dir + "/operstate"));
-  if (auto speed = ReadSysInt(sysfs, dir + "/speed"); speed && *speed >= 0) nd["speed_mbps"] = *speed;
+  if (auto speed = ReadSysInt(sysfs, dir + "/speed"); speed && *speed >= 0)
+    nd["speed_mbps"] = *speed;
   SetIf(nd, "mtu", ReadSysInt(sysfs, dir + "/mtu"));
   SetIf(nd, "mac", ReadSysText(sysfs, dir + "/address"));
   SetIf(nd, "numa_node", ReadSysInt(sysfs, dir + "/device/numa_node"));
@@ -98,7 +100,8 @@ Json GpuLinks(Gpus& nvml, unsigned gpu) {
     auto active = nvml.NvLinkActive(gpu, link);
     if (!active.ok()) continue;  // the GPU has no such link (NOT_SUPPORTED / INVALID_ARGUMENT)
     Json l = {{"link", link}, {"state", *active ? "up" : "down"}};
-    if (auto remote = nvml.NvLinkRemotePciBusId(gpu, link); remote.ok()) l["remote_pci_bus_id"] = *remote;
+    if (auto remote = nvml.NvLinkRemotePciBusId(gpu, link); remote.ok())
+      l["remote_pci_bus_id"] = *remote;
     links.push_back(std::move(l));
   }
   return links;

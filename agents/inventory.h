@@ -40,9 +40,9 @@
 
 #include <string>
 
+#include "harness/host/gpus.h"
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
-#include "harness/host/gpus.h"
 
 namespace fdrill {
 

@@ -13,7 +13,9 @@ Status ListenTcp(boost::asio::ip::tcp::acceptor& acceptor, const std::string& ho
   if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor.bind(ep, ec);
   if (!ec) acceptor.listen(boost::asio::socket_base::max_listen_connections, ec);
-  if (ec) return Unavailable(prefix + "cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
+  if (ec)
+    return Unavailable(prefix + "cannot listen on " + host + ":" + std::to_string(port) + ": " +
+                       ec.message());
   return Status::Ok();
 }
 

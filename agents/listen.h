@@ -4,9 +4,10 @@
 // the cannot-listen one ("" or "--metrics-listen: ").
 #pragma once
 
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
 #include <string>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <boost/asio.hpp>
 
 #include "harness/core/status.h"
 

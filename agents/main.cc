@@ -3,12 +3,14 @@
 // it reverts every fault and stops its workload before exiting.
 //
 //   fdrill-agent --node n1 --listen 198.19.0.2:7100 --state-dir /var/lib/fdrill
-//       --tls-ca /etc/fdrill/pki/ca.pem --tls-cert /etc/fdrill/pki/n1.pem --tls-key /etc/fdrill/pki/n1.key
+//       --tls-ca /etc/fdrill/pki/ca.pem --tls-cert /etc/fdrill/pki/n1.pem --tls-key
+//       /etc/fdrill/pki/n1.key
 //   fdrill-agent --config /etc/fdrill/agent.conf  (the same, from a file: below)
 //   fdrill-agent --state-dir DIR --revert-all     (undo everything, exit)
 //   fdrill-agent --fake-host ...                  (no-op host: faults recorded, not applied)
 //   fdrill-agent ... --metrics-listen 0.0.0.0:9477   (also serve Prometheus /metrics)
-//   fdrill-agent --fake-host --fake-agents 1000 --fake-ca DIR --listen 127.1.0.1:7100 --state-dir DIR
+//   fdrill-agent --fake-host --fake-agents 1000 --fake-ca DIR --listen 127.1.0.1:7100 --state-dir
+//   DIR
 //       (1000 fake agents f0..f999 on 127.1.0.1.., one process; agents/fake_fleet.h)
 //
 // Serving needs either the three --tls-* files (mutual TLS: only clients
@@ -20,12 +22,13 @@
 // command line wins over the file. An unknown key, a missing or unreadable
 // file, or a bad value is an error naming the file (packaging/agent.conf is
 // the commented template the package installs as /etc/fdrill/agent.conf).
-#include <CLI/CLI.hpp>
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <CLI/CLI.hpp>
+#include <boost/asio.hpp>
 
 #include "agents/agent_service.h"
 #include "agents/counters.h"
@@ -36,12 +39,11 @@
 #include "agents/server.h"
 #include "harness/core/log.h"
 #include "harness/core/version.h"
-#include "harness/host/real_process_runner.h"
 #include "harness/host/launch_env.h"
+#include "harness/host/real_nvml.h"
+#include "harness/host/real_process_runner.h"
 #include "harness/host/real_processes.h"
 #include "harness/tls/tls_context.h"
-#include "harness/host/real_nvml.h"
-
 
 int main(int argc, char** argv) {
   using namespace fdrill;
@@ -55,29 +57,43 @@ int main(int argc, char** argv) {
   app.add_option("--node", node, "this node's name in drills (default: hostname)");
   app.add_option("--listen", listen, "management address:port to serve on")->capture_default_str();
   app.add_option("--state-dir", state_dir, "journal and logs")->capture_default_str();
-  app.add_option("--allow", allow, "targets faults may touch: interfaces, and `ranks`, `cpu`, `memory` for the process and host faults "
-                  "(default: any but the management interface)");
+  app.add_option("--allow", allow,
+                 "targets faults may touch: interfaces, and `ranks`, `cpu`, `memory` for the "
+                 "process and host faults "
+                 "(default: any but the management interface)");
   app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit")
       ->configurable(false);  // a one-shot, never a daemon's setting
-  app.add_option("--tls-ca", tls.ca_file, "CA certificate (PEM) that signed the controller's certificate");
+  app.add_option("--tls-ca", tls.ca_file,
+                 "CA certificate (PEM) that signed the controller's certificate");
   app.add_option("--tls-cert", tls.cert_file, "this agent's certificate (PEM)");
   app.add_option("--tls-key", tls.key_file, "this agent's private key (PEM)");
-  app.add_flag("--insecure", insecure, "serve plaintext TCP with no client authentication (tests, trusted labs)");
-  app.add_flag("--fake-host", fake_host, "no-op host backend: real wire, TLS, journal and lease; faults are recorded, "
+  app.add_flag("--insecure", insecure,
+               "serve plaintext TCP with no client authentication (tests, trusted labs)");
+  app.add_flag("--fake-host", fake_host,
+               "no-op host backend: real wire, TLS, journal and lease; faults are recorded, "
                "never applied (benchmarks, trying drills without root)");
-  app.add_option("--fake-agents", fake_agents, "with --fake-host: serve this many fake agents from one process, "
-                 "nodes f0.. on consecutive 127.x.y.z addresses from --listen's, each its own listener and lease");
-  app.add_option("--fake-first-index", fake_first_index, "with --fake-agents: this process serves agents "
-                 "I.. (node fI on --listen's address + I): one fleet split over processes, each within its fd limit");
-  app.add_option("--fake-ca", fake_ca, "with --fake-agents: directory with ca.pem and ca.key (`fdrill certs init`); "
+  app.add_option("--fake-agents", fake_agents,
+                 "with --fake-host: serve this many fake agents from one process, "
+                 "nodes f0.. on consecutive 127.x.y.z addresses from --listen's, each its own "
+                 "listener and lease");
+  app.add_option("--fake-first-index", fake_first_index,
+                 "with --fake-agents: this process serves agents "
+                 "I.. (node fI on --listen's address + I): one fleet split over processes, each "
+                 "within its fd limit");
+  app.add_option("--fake-ca", fake_ca,
+                 "with --fake-agents: directory with ca.pem and ca.key (`fdrill certs init`); "
                  "each fake agent gets a certificate for its node name");
-  app.add_option("--telemetry-interval", telemetry_interval, "how often counters (netdev, IB port, NVLink) are "
-                 "sampled and pushed while a workload runs: 100ms .. 1h")->capture_default_str();
-  app.add_option("--metrics-listen", metrics_listen, "also serve Prometheus text format on http://ADDR:PORT/metrics "
+  app.add_option("--telemetry-interval", telemetry_interval,
+                 "how often counters (netdev, IB port, NVLink) are "
+                 "sampled and pushed while a workload runs: 100ms .. 1h")
+      ->capture_default_str();
+  app.add_option("--metrics-listen", metrics_listen,
+                 "also serve Prometheus text format on http://ADDR:PORT/metrics "
                  "(plaintext, read-only; off unless given; 9477 is the suggested port)");
   app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
   app.set_version_flag("--version", std::string("fdrill-agent ") + kFdrillVersion);
-  auto* config_file = app.set_config("--config", "", "settings file: `long-flag-name = value` lines (TOML); "
+  auto* config_file = app.set_config("--config", "",
+                                     "settings file: `long-flag-name = value` lines (TOML); "
                                      "flags given here win");
   app.allow_config_extras(CLI::config_extras_mode::error);
   try {
@@ -86,7 +102,8 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // CLI11's messages do not say where a setting came from: name the file.
     std::string file = config_file->count() > 0 ? config_file->as<std::string>() : "";
-    bool in_file = dynamic_cast<const CLI::ConfigError*>(&e) != nullptr || dynamic_cast<const CLI::FileError*>(&e) != nullptr;
+    bool in_file = dynamic_cast<const CLI::ConfigError*>(&e) != nullptr ||
+                   dynamic_cast<const CLI::FileError*>(&e) != nullptr;
     if (in_file) {
       std::fprintf(stderr, "fdrill-agent: --config %s: %s\n", file.c_str(), e.what());
     } else if (!file.empty()) {
@@ -113,7 +130,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (insecure == !fake_ca.empty()) {
-      spdlog::error("--fake-agents: give --fake-ca DIR (mutual TLS, a certificate per agent) or --insecure");
+      spdlog::error(
+          "--fake-agents: give --fake-ca DIR (mutual TLS, a certificate per agent) or --insecure");
       return 2;
     }
     auto colon = listen.rfind(':');
@@ -132,13 +150,15 @@ int main(int argc, char** argv) {
     bool any_tls = !tls.ca_file.empty() || !tls.cert_file.empty() || !tls.key_file.empty();
     bool all_tls = !tls.ca_file.empty() && !tls.cert_file.empty() && !tls.key_file.empty();
     if (insecure && any_tls) {
-      spdlog::error("--insecure and --tls-* exclude each other: give the three --tls-* files or --insecure");
+      spdlog::error(
+          "--insecure and --tls-* exclude each other: give the three --tls-* files or --insecure");
       return 2;
     }
     if (!insecure && !all_tls) {
-      spdlog::error("{}: to serve, give --tls-ca, --tls-cert and --tls-key (mutual TLS; see `fdrill certs`), "
-                    "or --insecure for plaintext",
-                    any_tls ? "incomplete TLS settings" : "no TLS settings");
+      spdlog::error(
+          "{}: to serve, give --tls-ca, --tls-cert and --tls-key (mutual TLS; see `fdrill certs`), "
+          "or --insecure for plaintext",
+          any_tls ? "incomplete TLS settings" : "no TLS settings");
       return 2;
     }
   }
@@ -202,7 +222,8 @@ int main(int argc, char** argv) {
   }
   if (*swept > 0) spdlog::warn("start-up sweep reverted {} fault(s) from the journal", *swept);
   if (revert_all) {
-    std::printf("fdrill-agent: reverted %d fault(s); nothing of fdrill's remains applied\n", *swept);
+    std::printf("fdrill-agent: reverted %d fault(s); nothing of fdrill's remains applied\n",
+                *swept);
     return 0;
   }
 
@@ -232,8 +253,8 @@ int main(int argc, char** argv) {
     sources.mgmt_interface = config.mgmt_interface;
     // Without NVML: no NVLink counters (the agent logs why once).
     if (host.gpus != nullptr && host.gpus->Load().ok()) sources.gpus = host.gpus;
-    metrics = std::make_unique<MetricsEndpoint>(io, service, host, clock, config.node, kFdrillVersion, sources,
-                                                config.telemetry_interval);
+    metrics = std::make_unique<MetricsEndpoint>(io, service, host, clock, config.node,
+                                                kFdrillVersion, sources, config.telemetry_interval);
     if (auto s = metrics->Listen(addr->first, addr->second); !s.ok()) {
       spdlog::error("{}", s.message());
       return 2;
@@ -250,8 +271,8 @@ int main(int argc, char** argv) {
     io.stop();
   });
   server.Start();
-  spdlog::info("node {} serving on {} ({}; management interface {}, state {}){}", config.node, listen,
-               insecure ? "PLAINTEXT, --insecure" : "mutual TLS, CA " + tls.ca_file,
+  spdlog::info("node {} serving on {} ({}; management interface {}, state {}){}", config.node,
+               listen, insecure ? "PLAINTEXT, --insecure" : "mutual TLS, CA " + tls.ca_file,
                config.mgmt_interface.empty() ? "-" : config.mgmt_interface, config.state_dir,
                fake_host ? "; FAKE HOST: faults are recorded, not applied" : "");
   io.run();

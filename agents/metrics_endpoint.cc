@@ -8,9 +8,9 @@ namespace fdrill {
 
 namespace asio = boost::asio;
 
-MetricsEndpoint::MetricsEndpoint(asio::io_context& io, const AgentService& service, Host host, const Clock& clock,
-                                 std::string node, std::string version, TelemetrySources sources,
-                                 Duration sample_every)
+MetricsEndpoint::MetricsEndpoint(asio::io_context& io, const AgentService& service, Host host,
+                                 const Clock& clock, std::string node, std::string version,
+                                 TelemetrySources sources, Duration sample_every)
     : io_(io),
       service_(service),
       host_(host),
@@ -42,7 +42,8 @@ AgentMetricsSnapshot MetricsEndpoint::Snapshot() const {
   s.lease_active = service_.lease_held();
   s.workload_running = service_.workload_running();
   s.counters = counters_;
-  if (sampled_at_) s.sample_age_s = std::chrono::duration<double>(clock_.Now() - *sampled_at_).count();
+  if (sampled_at_)
+    s.sample_age_s = std::chrono::duration<double>(clock_.Now() - *sampled_at_).count();
   return s;
 }
 

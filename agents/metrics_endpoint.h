@@ -21,8 +21,9 @@ namespace fdrill {
 
 class MetricsEndpoint {
  public:
-  MetricsEndpoint(boost::asio::io_context& io, const AgentService& service, Host host, const Clock& clock,
-                  std::string node, std::string version, TelemetrySources sources, Duration sample_every);
+  MetricsEndpoint(boost::asio::io_context& io, const AgentService& service, Host host,
+                  const Clock& clock, std::string node, std::string version,
+                  TelemetrySources sources, Duration sample_every);
   Status Listen(const std::string& host, uint16_t port) { return server_.Listen(host, port); }
   uint16_t port() const { return server_.port(); }
   void Start();

@@ -1,11 +1,11 @@
 #include "agents/metrics_http.h"
 
-#include "agents/listen.h"
+#include <charconv>
 
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <charconv>
 
+#include "agents/listen.h"
 #include "agents/prometheus.h"
 
 namespace fdrill {
@@ -39,7 +39,8 @@ asio::awaitable<void> MetricsHttpServer::AcceptLoop() {
   asio::steady_timer backoff(io_);
   while (acceptor_.is_open()) {
     boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    tcp::socket socket =
+        co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (!acceptor_.is_open()) co_return;
       // Out of file descriptors and the like: do not spin on the loop.
@@ -64,7 +65,8 @@ asio::awaitable<void> MetricsHttpServer::Session(tcp::socket socket) {
     http::request_parser<http::empty_body> parser;
     parser.header_limit(kMaxHeaderBytes);
     stream.expires_after(timeout_);
-    co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    co_await http::async_read(stream, buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
     if (ec) break;  // closed, timed out, too large, or not HTTP
     const auto& req = parser.get();
     http::response<http::string_body> res;
@@ -99,11 +101,14 @@ asio::awaitable<void> MetricsHttpServer::Session(tcp::socket socket) {
   --connections_;
 }
 
-Result<std::pair<std::string, uint16_t>> ParseListenAddress(const std::string& text, const std::string& flag) {
+Result<std::pair<std::string, uint16_t>> ParseListenAddress(const std::string& text,
+                                                            const std::string& flag) {
   const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) return InvalidArgument(flag + " " + text + ": expected ADDRESS:PORT");
+  if (colon == std::string::npos || colon == 0)
+    return InvalidArgument(flag + " " + text + ": expected ADDRESS:PORT");
   std::string host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   unsigned port = 0;
   const char* b = text.data() + colon + 1;
   const char* e = text.data() + text.size();

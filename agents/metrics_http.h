@@ -14,11 +14,12 @@
 // Lifetime: the server outlives io.run(); Stop() closes the listener.
 #pragma once
 
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <boost/asio.hpp>
 
 #include "harness/core/result.h"
 
@@ -52,6 +53,7 @@ class MetricsHttpServer {
 
 // "ADDR:PORT" ("127.0.0.1:9477", "[::1]:9477", "0.0.0.0:9477"); errors name
 // `flag`.
-Result<std::pair<std::string, uint16_t>> ParseListenAddress(const std::string& text, const std::string& flag);
+Result<std::pair<std::string, uint16_t>> ParseListenAddress(const std::string& text,
+                                                            const std::string& flag);
 
 }  // namespace fdrill

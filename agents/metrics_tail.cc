@@ -16,13 +16,15 @@ std::vector<Json> MetricsTail::Poll(size_t max_records) {
     if (!in) continue;
     in.seekg(static_cast<std::streamoff>(st.offset));
     std::string chunk(1 << 16, '\0');
-    while (out.size() < max_records && in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())).gcount() > 0) {
+    while (out.size() < max_records &&
+           in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())).gcount() > 0) {
       size_t got = static_cast<size_t>(in.gcount());
       st.offset += got;
       st.partial.append(chunk.data(), got);
       size_t start = 0, nl;
       while ((nl = st.partial.find('\n', start)) != std::string::npos) {
-        Json j = Json::parse(std::string_view(st.partial).substr(start, nl - start), nullptr, false);
+        Json j =
+            Json::parse(std::string_view(st.partial).substr(start, nl - start), nullptr, false);
         if (!j.is_discarded()) out.push_back(std::move(j));
         start = nl + 1;
       }

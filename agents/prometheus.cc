@@ -1,7 +1,7 @@
 #include "agents/prometheus.h"
 
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <set>
 #include <vector>
 
@@ -41,9 +41,12 @@ class Families {
   static std::string EscapeHelp(std::string_view v) {
     std::string out;
     for (char c : v) {
-      if (c == '\\') out += "\\\\";
-      else if (c == '\n') out += "\\n";
-      else out += c;
+      if (c == '\\')
+        out += "\\\\";
+      else if (c == '\n')
+        out += "\\n";
+      else
+        out += c;
     }
     return out;
   }
@@ -57,17 +60,22 @@ std::string FormatValue(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);  // shortest form that reads back the same
+  auto [end, ec] =
+      std::to_chars(buf, buf + sizeof(buf), v);  // shortest form that reads back the same
   return ec == std::errc() ? std::string(buf, end) : "NaN";
 }
 
 // JSON numbers keep their integer form: a 64-bit byte counter past 2^53
 // would lose its low digits as a double.
 bool JsonValue(const Json& v, std::string& out) {
-  if (v.is_number_unsigned()) out = std::to_string(v.get<uint64_t>());
-  else if (v.is_number_integer()) out = std::to_string(v.get<int64_t>());
-  else if (v.is_number_float()) out = FormatValue(v.get<double>());
-  else return false;
+  if (v.is_number_unsigned())
+    out = std::to_string(v.get<uint64_t>());
+  else if (v.is_number_integer())
+    out = std::to_string(v.get<int64_t>());
+  else if (v.is_number_float())
+    out = FormatValue(v.get<double>());
+  else
+    return false;
   return true;
 }
 
@@ -96,14 +104,16 @@ std::string CounterFamily(const std::string& prefix, std::string_view counter) {
   return name;
 }
 
-void AddCounter(Families& fams, const std::string& node, const std::string& key, const std::string& value) {
+void AddCounter(Families& fams, const std::string& node, const std::string& key,
+                const std::string& value) {
   const size_t dot = key.rfind('.');
   const std::string_view k(key);
   if (dot != std::string::npos && dot > 0 && dot + 1 < key.size()) {
     std::string_view owner = k.substr(0, dot), counter = k.substr(dot + 1);
     if (owner.find('/') == std::string_view::npos) {
       Family& f = fams.Get(CounterFamily("fdrill_netdev_", counter),
-                           "Network interface counter " + std::string(counter) + " (cumulative, kernel stats64 or qdisc).",
+                           "Network interface counter " + std::string(counter) +
+                               " (cumulative, kernel stats64 or qdisc).",
                            "counter");
       Add(f, {{"node", node}, {"interface", std::string(owner)}}, value);
       return;
@@ -114,8 +124,12 @@ void AddCounter(Families& fams, const std::string& node, const std::string& key,
       size_t slash = rest.find('/');
       if (slash != std::string_view::npos && slash > 0 && AllDigits(rest.substr(slash + 1))) {
         Family& f = fams.Get(CounterFamily("fdrill_ib_port_", counter),
-                             "InfiniBand port counter " + std::string(counter) + " (cumulative).", "counter");
-        Add(f, {{"node", node}, {"device", std::string(rest.substr(0, slash))}, {"port", std::string(rest.substr(slash + 1))}},
+                             "InfiniBand port counter " + std::string(counter) + " (cumulative).",
+                             "counter");
+        Add(f,
+            {{"node", node},
+             {"device", std::string(rest.substr(0, slash))},
+             {"port", std::string(rest.substr(slash + 1))}},
             value);
         return;
       }
@@ -125,14 +139,18 @@ void AddCounter(Families& fams, const std::string& node, const std::string& key,
       size_t slash = owner.find('/');
       std::string_view gpu = owner.substr(3, slash - 3), link = owner.substr(slash + 1);
       if (AllDigits(gpu) && link.substr(0, 6) == "nvlink" && AllDigits(link.substr(6))) {
-        Family& f = fams.Get(CounterFamily("fdrill_nvlink_", counter),
-                             "NVLink counter " + std::string(counter) + " (cumulative).", "counter");
-        Add(f, {{"node", node}, {"gpu", std::string(gpu)}, {"link", std::string(link.substr(6))}}, value);
+        Family& f =
+            fams.Get(CounterFamily("fdrill_nvlink_", counter),
+                     "NVLink counter " + std::string(counter) + " (cumulative).", "counter");
+        Add(f, {{"node", node}, {"gpu", std::string(gpu)}, {"link", std::string(link.substr(6))}},
+            value);
         return;
       }
     }
   }
-  Family& f = fams.Get("fdrill_misc_total", "A sampled cumulative counter whose key has no known shape, by its key.", "counter");
+  Family& f =
+      fams.Get("fdrill_misc_total",
+               "A sampled cumulative counter whose key has no known shape, by its key.", "counter");
   Add(f, {{"node", node}, {"name", key}}, value);
 }
 
@@ -142,10 +160,14 @@ std::string EscapeLabelValue(std::string_view v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -153,7 +175,8 @@ std::string EscapeLabelValue(std::string_view v) {
 std::string SanitizeMetricPart(std::string_view v) {
   std::string out;
   for (char c : v) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     out += ok ? c : '_';
   }
   return out.empty() ? "_" : out;
@@ -163,12 +186,14 @@ std::string RenderPrometheus(const AgentMetricsSnapshot& s) {
   Families fams;
   Add(fams.Get("fdrill_agent_info", "The fdrill agent serving these metrics; always 1.", "gauge"),
       {{"node", s.node}, {"version", s.version}}, "1");
-  Family& faults = fams.Get("fdrill_faults_active", "Faults applied and not yet reverted, by kind.", "gauge");
-  for (const auto& [kind, n] : s.faults_active) Add(faults, {{"node", s.node}, {"kind", kind}}, std::to_string(n));
-  Add(fams.Get("fdrill_lease_active", "1 while a controller holds this agent's lease.", "gauge"), {{"node", s.node}},
-      s.lease_active ? "1" : "0");
-  Add(fams.Get("fdrill_workload_running", "1 while the agent's collective workload runs.", "gauge"), {{"node", s.node}},
-      s.workload_running ? "1" : "0");
+  Family& faults =
+      fams.Get("fdrill_faults_active", "Faults applied and not yet reverted, by kind.", "gauge");
+  for (const auto& [kind, n] : s.faults_active)
+    Add(faults, {{"node", s.node}, {"kind", kind}}, std::to_string(n));
+  Add(fams.Get("fdrill_lease_active", "1 while a controller holds this agent's lease.", "gauge"),
+      {{"node", s.node}}, s.lease_active ? "1" : "0");
+  Add(fams.Get("fdrill_workload_running", "1 while the agent's collective workload runs.", "gauge"),
+      {{"node", s.node}}, s.workload_running ? "1" : "0");
   Family& age = fams.Get("fdrill_counters_sample_age_seconds",
                          "Seconds since the counters below were sampled.", "gauge");
   if (s.sample_age_s) Add(age, {{"node", s.node}}, FormatValue(*s.sample_age_s));

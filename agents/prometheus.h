@@ -37,8 +37,8 @@ struct AgentMetricsSnapshot {
   std::map<std::string, int> faults_active;  // kind -> live faults (0s included)
   bool lease_active = false;
   bool workload_running = false;
-  Json counters = Json::object();         // flat {"<key>": number}
-  std::optional<double> sample_age_s;     // since `counters` was sampled
+  Json counters = Json::object();      // flat {"<key>": number}
+  std::optional<double> sample_age_s;  // since `counters` was sampled
 };
 
 // "text/plain; version=0.0.4; charset=utf-8"

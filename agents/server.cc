@@ -1,12 +1,11 @@
 #include "agents/server.h"
 
-#include "agents/listen.h"
-
 #include <deque>
 #include <type_traits>
 
 #include <spdlog/spdlog.h>
 
+#include "agents/listen.h"
 #include "harness/tls/tls_context.h"
 
 namespace fdrill {
@@ -36,18 +35,22 @@ tcp::socket& Lowest(TlsStream& s) { return s.next_layer(); }
 
 // A peer that connected and left without a byte: a readiness probe.
 bool QuietClose(const boost::system::error_code& ec) {
-  return ec == asio::error::eof || ec == ssl::error::stream_truncated || ec == asio::error::connection_reset;
+  return ec == asio::error::eof || ec == ssl::error::stream_truncated ||
+         ec == asio::error::connection_reset;
 }
 
 }  // namespace
 
 template <typename Stream>
-class StreamSession final : public AgentSession, public std::enable_shared_from_this<StreamSession<Stream>> {
+class StreamSession final : public AgentSession,
+                            public std::enable_shared_from_this<StreamSession<Stream>> {
  public:
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
   StreamSession(Stream stream, AgentServer& server)
-      : stream_(std::move(stream)), timer_(stream_.get_executor()), handshake_timer_(stream_.get_executor()),
+      : stream_(std::move(stream)),
+        timer_(stream_.get_executor()),
+        handshake_timer_(stream_.get_executor()),
         server_(server) {
     timer_.expires_at(std::chrono::steady_clock::time_point::max());
     boost::system::error_code ec;
@@ -57,7 +60,8 @@ class StreamSession final : public AgentSession, public std::enable_shared_from_
 
   void Start() {
     auto self = this->shared_from_this();
-    asio::co_spawn(stream_.get_executor(), [self] { return self->Run(); }, asio::detached);
+    asio::co_spawn(
+        stream_.get_executor(), [self] { return self->Run(); }, asio::detached);
   }
 
   void Send(const Json& msg) override {
@@ -83,8 +87,10 @@ class StreamSession final : public AgentSession, public std::enable_shared_from_
     }
     ready_ = true;
     auto self = this->shared_from_this();
-    asio::co_spawn(stream_.get_executor(), [self] { return self->Reader(); }, asio::detached);
-    asio::co_spawn(stream_.get_executor(), [self] { return self->Writer(); }, asio::detached);
+    asio::co_spawn(
+        stream_.get_executor(), [self] { return self->Reader(); }, asio::detached);
+    asio::co_spawn(
+        stream_.get_executor(), [self] { return self->Writer(); }, asio::detached);
   }
 
   // The server side of the TLS handshake, bounded by the server's timeout so
@@ -99,7 +105,8 @@ class StreamSession final : public AgentSession, public std::enable_shared_from_
       Lowest(self->stream_).close(ignored);
     });
     boost::system::error_code ec;
-    co_await stream_.async_handshake(ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, ec));
+    co_await stream_.async_handshake(ssl::stream_base::server,
+                                     asio::redirect_error(asio::use_awaitable, ec));
     handshake_timer_.cancel();
     if (!ec) {
       subject_ = PeerSubject(stream_.native_handle());
@@ -114,7 +121,8 @@ class StreamSession final : public AgentSession, public std::enable_shared_from_
     } else if (QuietClose(ec)) {
       spdlog::debug("peer {}: closed before a TLS handshake (probe)", peer_);
     } else {
-      spdlog::warn("peer {}: TLS handshake refused: {}; closing the connection", peer_, ec.message());
+      spdlog::warn("peer {}: TLS handshake refused: {}; closing the connection", peer_,
+                   ec.message());
     }
     co_return false;
   }
@@ -215,14 +223,16 @@ void AgentServer::StopAccepting() {
 asio::awaitable<void> AgentServer::AcceptLoop() {
   while (acceptor_.is_open()) {
     boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    tcp::socket socket =
+        co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (!acceptor_.is_open()) co_return;
       continue;
     }
     socket.set_option(tcp::no_delay(true), ec);
     if (tls_ != nullptr) {
-      auto session = std::make_shared<StreamSession<TlsStream>>(TlsStream(std::move(socket), *tls_), *this);
+      auto session =
+          std::make_shared<StreamSession<TlsStream>>(TlsStream(std::move(socket), *tls_), *this);
       sessions_.insert(session);
       session->Start();
     } else {
@@ -243,7 +253,8 @@ asio::awaitable<void> AgentServer::TickLoop() {
       boost::system::error_code ec;
       co_await tick_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       // Aborted: TickSoon moved the expiry earlier; wait for the new one.
-      if (!ec || !acceptor_.is_open() || tick_timer_.expiry() <= std::chrono::steady_clock::now()) break;
+      if (!ec || !acceptor_.is_open() || tick_timer_.expiry() <= std::chrono::steady_clock::now())
+        break;
     }
     service_.Tick();
   }

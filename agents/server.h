@@ -18,13 +18,14 @@
 // Pushes from the service go to every session past its handshake.
 #pragma once
 
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
 #include <chrono>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 
 #include "agents/agent_service.h"
 
@@ -37,7 +38,8 @@ class StreamSession;
 class AgentServer {
  public:
   // tls: nullptr for plaintext; else borrowed, outlives the server.
-  AgentServer(boost::asio::io_context& io, AgentService& service, boost::asio::ssl::context* tls = nullptr);
+  AgentServer(boost::asio::io_context& io, AgentService& service,
+              boost::asio::ssl::context* tls = nullptr);
   // Binds host:port (port 0: any); fails with the address in the message.
   Status Listen(const std::string& host, uint16_t port);
   uint16_t port() const;

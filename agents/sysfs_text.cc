@@ -38,7 +38,8 @@ std::optional<int64_t> ReadSysInt(SysFs& sysfs, const std::string& path, int bas
 
 Result<std::vector<std::string>> ListOrNone(SysFs& sysfs, const std::string& dir) {
   auto names = sysfs.List(dir);
-  if (!names.ok() && names.status().code() == StatusCode::kNotFound) return std::vector<std::string>{};
+  if (!names.ok() && names.status().code() == StatusCode::kNotFound)
+    return std::vector<std::string>{};
   return names;
 }
 

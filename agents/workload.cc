@@ -15,9 +15,10 @@ Workload::~Workload() {
   if (running()) Stop(std::chrono::seconds(2));
 }
 
-Status Workload::Start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                       const std::string& log_path) {
-  if (running()) return FailedPrecondition("a workload is already running (pid " + std::to_string(pid_) + ")");
+Status Workload::Start(const std::vector<std::string>& argv,
+                       const std::map<std::string, std::string>& env, const std::string& log_path) {
+  if (running())
+    return FailedPrecondition("a workload is already running (pid " + std::to_string(pid_) + ")");
   if (argv.empty()) return InvalidArgument("workload argv is empty");
   int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0) return FailedPrecondition("cannot open " + log_path + ": " + strerror(errno));

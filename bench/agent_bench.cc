@@ -14,12 +14,13 @@
 //       (workload_start with only a metrics dir: the counters push runs,
 //       no workload), and reads the agent's CPU and RSS from /proc over
 //       `seconds`
-#include <CLI/CLI.hpp>
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
 #include <atomic>
 #include <filesystem>
 #include <thread>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <CLI/CLI.hpp>
+#include <boost/asio.hpp>
 
 #include "bench/bench_util.h"
 #include "harness/controller/agent_link.h"
@@ -39,7 +40,8 @@ class Controller {
   explicit Controller(const Target& t) : tls_(TlsConfig::InDir(t.pki, "controller")) {
     auto colon = t.agent.rfind(':');
     link_ = std::make_unique<AgentLink>(io_, t.node, t.agent.substr(0, colon),
-                                        static_cast<uint16_t>(std::stoi(t.agent.substr(colon + 1))), &tls_);
+                                        static_cast<uint16_t>(std::stoi(t.agent.substr(colon + 1))),
+                                        &tls_);
     link_->set_on_push([this](const Json& m) {
       if (m.value("type", "") == "counters") ++counters_;
     });
@@ -62,7 +64,8 @@ class Controller {
     if (auto r = Call("lease", {{"ttl_ms", 5000}}); !r.ok()) return r.status();
     renewer_ = std::thread([this] {
       while (!stop_) {
-        for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        for (int i = 0; i < 10 && !stop_; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
         if (!stop_) (void)Call("lease", {{"ttl_ms", 5000}});
       }
     });
@@ -75,7 +78,8 @@ class Controller {
 
  private:
   boost::asio::io_context io_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ = boost::asio::make_work_guard(io_);
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
+      boost::asio::make_work_guard(io_);
   TlsConfig tls_;
   std::unique_ptr<AgentLink> link_;
   std::thread io_thread_, renewer_;
@@ -95,7 +99,9 @@ int Pki(const std::string& dir, const std::string& node) {
 int Inject(const Target& t, int count, const std::string& iface) {
   Controller c(t);
   if (auto s = c.Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
-  std::printf("| fault | applies | apply→verified p50 | p99 | max | revert→verified p50 | p99 | unverified |\n");
+  std::printf(
+      "| fault | applies | apply→verified p50 | p99 | max | revert→verified p50 | p99 | unverified "
+      "|\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   struct Kind {
     const char* name;
@@ -110,12 +116,15 @@ int Inject(const Target& t, int count, const std::string& iface) {
     for (int i = 0; i < count; ++i) {
       std::string id = std::string(k.name) + "-" + std::to_string(i);
       auto t0 = SteadyClock::now();
-      auto a = c.Call("apply", {{"fault_id", id}, {"kind", k.name}, {"params", k.params}, {"max_duration_ms", 60000}});
+      auto a = c.Call(
+          "apply",
+          {{"fault_id", id}, {"kind", k.name}, {"params", k.params}, {"max_duration_ms", 60000}});
       auto t1 = SteadyClock::now();
       auto r = c.Call("revert", {{"fault_id", id}});
       auto t2 = SteadyClock::now();
       if (!a.ok() || !r.ok()) {
-        std::fprintf(stderr, "%s: %s\n", id.c_str(), (a.ok() ? r.status() : a.status()).ToString().c_str());
+        std::fprintf(stderr, "%s: %s\n", id.c_str(),
+                     (a.ok() ? r.status() : a.status()).ToString().c_str());
         return 1;
       }
       if (!a->value("verified", false)) ++unverified;
@@ -123,9 +132,9 @@ int Inject(const Target& t, int count, const std::string& iface) {
       revert.push_back(Ms(t2 - t1));
     }
     bad += unverified;
-    std::printf("| %s | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %d |\n", k.name, count,
-                Percentile(apply, 50), Percentile(apply, 99), Percentile(apply, 100), Percentile(revert, 50),
-                Percentile(revert, 99), unverified);
+    std::printf("| %s | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %d |\n", k.name,
+                count, Percentile(apply, 50), Percentile(apply, 99), Percentile(apply, 100),
+                Percentile(revert, 50), Percentile(revert, 99), unverified);
     std::fflush(stdout);
   }
   return bad > 0 ? 1 : 0;
@@ -152,10 +161,13 @@ int Footprint(const Target& t, int pid, int seconds) {
   int pushes = c.counters() - pushes0;
   (void)c.Call("workload_stop", {});
   std::filesystem::remove_all(metrics);
-  std::printf("| seconds | counters pushes/s | RSS max | VmHWM | agent CPU | agent + its tc/ip children CPU |\n");
+  std::printf(
+      "| seconds | counters pushes/s | RSS max | VmHWM | agent CPU | agent + its tc/ip children "
+      "CPU |\n");
   std::printf("|---|---|---|---|---|---|\n");
-  std::printf("| %.0f | %.2f | %.1f MiB | %.1f MiB | %.3f %% | %.3f %% |\n", wall, pushes / wall, rss_max / 1024.0,
-              ProcStatusKib(pid, "VmHWM") / 1024.0, 100 * (b.self_s - a.self_s) / wall,
+  std::printf("| %.0f | %.2f | %.1f MiB | %.1f MiB | %.3f %% | %.3f %% |\n", wall, pushes / wall,
+              rss_max / 1024.0, ProcStatusKib(pid, "VmHWM") / 1024.0,
+              100 * (b.self_s - a.self_s) / wall,
               100 * (b.self_s + b.children_s - a.self_s - a.children_s) / wall);
   return 0;
 }
@@ -168,7 +180,8 @@ int main(int argc, char** argv) {
   CLI::App app{"agent_bench: injection latency and idle footprint of one real fdrill-agent"};
   app.require_subcommand(1);
   std::string dir, node;
-  auto* pki = app.add_subcommand("pki", "make a CA and certificates for NODE and controller in DIR");
+  auto* pki =
+      app.add_subcommand("pki", "make a CA and certificates for NODE and controller in DIR");
   pki->add_option("dir", dir)->required();
   pki->add_option("node", node)->required();
   Target t;

@@ -24,7 +24,9 @@ namespace fdrill::bench {
 
 using SteadyClock = std::chrono::steady_clock;
 
-inline double Ms(SteadyClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+inline double Ms(SteadyClock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
 
 // Nearest-rank percentile (p in 0..100) of values; 0 when empty.
 inline double Percentile(std::vector<double> v, double p) {
@@ -59,7 +61,8 @@ inline ProcCpu ReadProcCpu(int pid) {
   // rest starts at field 3 (state): field n is f[n - 3]
   if (f.size() < 15) return {};
   double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  return {(std::stod(f[11]) + std::stod(f[12])) / tick, (std::stod(f[13]) + std::stod(f[14])) / tick};
+  return {(std::stod(f[11]) + std::stod(f[12])) / tick,
+          (std::stod(f[13]) + std::stod(f[14])) / tick};
 }
 
 // A line of /proc/PID/status in KiB ("VmRSS", "VmHWM"); 0 when missing.

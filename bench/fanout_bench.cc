@@ -23,9 +23,6 @@
 // State (journals, certificates) lives under --dir, default /dev/shm: on a
 // real cluster each agent fsyncs its own disk; 10,000 fsyncs on one shared
 // disk would measure that disk, not the controller.
-#include <CLI/CLI.hpp>
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -34,6 +31,10 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <CLI/CLI.hpp>
+#include <boost/asio.hpp>
 
 #include "agents/fake_fleet.h"
 #include "bench/bench_util.h"
@@ -86,7 +87,8 @@ FanOut Fan(std::vector<std::unique_ptr<AgentLink>>& links, const std::string& ty
   if (!cv.wait_for(lock, std::chrono::seconds(120), [&] { return left == 0; })) {
     // Late replies would land in this frame once it is gone: stop here (the
     // fleet gets SIGTERM through PR_SET_PDEATHSIG).
-    std::fprintf(stderr, "%s: no reply within 120 s from %zu of %zu agents\n", type.c_str(), left, links.size());
+    std::fprintf(stderr, "%s: no reply within 120 s from %zu of %zu agents\n", type.c_str(), left,
+                 links.size());
     std::_Exit(2);
   }
   out.total_ms = Ms(SteadyClock::now() - t0);
@@ -98,7 +100,8 @@ int RunOne(const Options& o, int n) {
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   std::filesystem::create_directories(dir + "/pki", ec);
-  if (auto s = InitCa(dir + "/pki"); !s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
+  if (auto s = InitCa(dir + "/pki"); !s.ok())
+    return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
   if (auto s = IssueCert(dir + "/pki", "controller", dir + "/pki"); !s.ok()) {
     return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
   }
@@ -108,8 +111,9 @@ int RunOne(const Options& o, int n) {
   for (int first = 0; first < n; first += o.per_process) {
     int count = std::min(o.per_process, n - first);
     fleets.push_back(std::make_unique<Child>(std::vector<std::string>{
-        o.agent_bin, "--fake-host", "--fake-agents", std::to_string(count), "--fake-first-index", std::to_string(first),
-        "--fake-ca", dir + "/pki", "--listen", listen, "--state-dir", dir + "/state", "--log-level", "warn"}));
+        o.agent_bin, "--fake-host", "--fake-agents", std::to_string(count), "--fake-first-index",
+        std::to_string(first), "--fake-ca", dir + "/pki", "--listen", listen, "--state-dir",
+        dir + "/state", "--log-level", "warn"}));
   }
   for (auto& fleet : fleets) {
     if (!fleet->WaitFor("fake agents ready", std::chrono::seconds(600))) {
@@ -125,7 +129,8 @@ int RunOne(const Options& o, int n) {
   TlsConfig tls = TlsConfig::InDir(dir + "/pki", "controller");
   std::vector<std::unique_ptr<AgentLink>> links;
   for (int i = 0; i < n; ++i) {
-    links.push_back(std::make_unique<AgentLink>(io, FakeAgentNode("f", i), FakeAgentAddress(o.first, i),
+    links.push_back(std::make_unique<AgentLink>(io, FakeAgentNode("f", i),
+                                                FakeAgentAddress(o.first, i),
                                                 static_cast<uint16_t>(o.port), &tls));
   }
   // Dial in parallel, as `fdrill run` would want to at this scale.
@@ -194,11 +199,17 @@ int RunOne(const Options& o, int n) {
     auto a = Fan(
         links, "apply",
         [&](size_t) {
-          return Json{{"fault_id", id}, {"kind", "link_rate"}, {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
+          return Json{{"fault_id", id},
+                      {"kind", "link_rate"},
+                      {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
         },
         [](const Json& j) { return j.value("verified", false); });
-    auto v = Fan(links, "revert", [&](size_t) { return Json{{"fault_id", id}}; },
-                 [](const Json& j) { return j.value("was_applied", false); });
+    auto v = Fan(
+        links, "revert",
+        [&](size_t) {
+          return Json{{"fault_id", id}};
+        },
+        [](const Json& j) { return j.value("was_applied", false); });
     apply_total.push_back(a.total_ms);
     revert_total.push_back(v.total_ms);
     apply_reply.insert(apply_reply.end(), a.reply_ms.begin(), a.reply_ms.end());
@@ -214,7 +225,12 @@ int RunOne(const Options& o, int n) {
 
   stop = true;
   renewer.join();
-  Fan(links, "lease", [](size_t) { return Json{{"ttl_ms", 0}}; }, ok);
+  Fan(
+      links, "lease",
+      [](size_t) {
+        return Json{{"ttl_ms", 0}};
+      },
+      ok);
   for (auto& l : links) l->Close();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   work.reset();
@@ -225,15 +241,18 @@ int RunOne(const Options& o, int n) {
   for (auto& f : fleets) status |= f->Stop();
 
   std::printf(
-      "| %6d | %5.1f s | %5.1f s | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %5.2f | %5.1f | %5.3f | %8.1f | "
+      "| %6d | %5.1f s | %5.1f s | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %5.2f | %5.1f | "
+      "%5.3f | %8.1f | "
       "%6.0f | %6.0f | %4d |\n",
       n, fleet_start_s, connect_s, Percentile(apply_total, 50), Percentile(apply_total, 99),
       Percentile(apply_reply, 99), Percentile(revert_total, 50), Percentile(revert_total, 99),
-      Percentile(lease_ms, 99), busy_cores, ctl_cpu_ms_per_round, idle_cores, fleet_ms_per_round, ctl_rss / 1024.0,
-      fleet_rss / 1024.0, failures + lease_failures.load());
+      Percentile(lease_ms, 99), busy_cores, ctl_cpu_ms_per_round, idle_cores, fleet_ms_per_round,
+      ctl_rss / 1024.0, fleet_rss / 1024.0, failures + lease_failures.load());
   std::fflush(stdout);
-  if (failures + lease_failures > 0) std::fprintf(stderr, "N=%d: first failure: %s\n", n, first_error.c_str());
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::fprintf(stderr, "N=%d: fleet exit status %d\n", n, status);
+  if (failures + lease_failures > 0)
+    std::fprintf(stderr, "N=%d: first failure: %s\n", n, first_error.c_str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    std::fprintf(stderr, "N=%d: fleet exit status %d\n", n, status);
   std::filesystem::remove_all(dir, ec);
   return failures + lease_failures > 0 ? 1 : 0;
 }
@@ -246,12 +265,16 @@ int main(int argc, char** argv) {
   Options o;
   std::string agents = "100,1000,3000,10000";
   CLI::App app{"fanout_bench: controller fan-out apply/revert and CPU against N fake agents"};
-  app.add_option("--agent-bin", o.agent_bin, "fdrill-agent to run as the fake fleet")->capture_default_str();
+  app.add_option("--agent-bin", o.agent_bin, "fdrill-agent to run as the fake fleet")
+      ->capture_default_str();
   app.add_option("--agents", agents, "comma-separated N")->capture_default_str();
   app.add_option("--rounds", o.rounds, "apply+revert fan-outs per N")->capture_default_str();
-  app.add_option("--idle-seconds", o.idle_s, "lease-only seconds measured per N")->capture_default_str();
-  app.add_option("--per-process", o.per_process, "fake agents per fleet process")->capture_default_str();
-  app.add_option("--dir", o.dir, "state and certificates (tmpfs: see the header)")->capture_default_str();
+  app.add_option("--idle-seconds", o.idle_s, "lease-only seconds measured per N")
+      ->capture_default_str();
+  app.add_option("--per-process", o.per_process, "fake agents per fleet process")
+      ->capture_default_str();
+  app.add_option("--dir", o.dir, "state and certificates (tmpfs: see the header)")
+      ->capture_default_str();
   app.add_option("--first-address", o.first, "first fake agent's address")->capture_default_str();
   app.add_option("--port", o.port, "fake agents' port")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -262,11 +285,15 @@ int main(int argc, char** argv) {
     lim.rlim_cur = lim.rlim_max;
     setrlimit(RLIMIT_NOFILE, &lim);
   }
-  std::printf("rounds per N: %d (apply then revert of link_rate on every agent); times in ms; CPU in cores\n\n",
-              o.rounds);
   std::printf(
-      "| N | fleet start | connect all | apply p50 | apply p99 | per-agent apply p99 | revert p50 | revert p99 | "
-      "lease renew p99 | ctl cores fanning out | ctl CPU ms/round | ctl cores idle (leases) | fleet CPU ms/round | "
+      "rounds per N: %d (apply then revert of link_rate on every agent); times in ms; CPU in "
+      "cores\n\n",
+      o.rounds);
+  std::printf(
+      "| N | fleet start | connect all | apply p50 | apply p99 | per-agent apply p99 | revert p50 "
+      "| revert p99 | "
+      "lease renew p99 | ctl cores fanning out | ctl CPU ms/round | ctl cores idle (leases) | "
+      "fleet CPU ms/round | "
       "ctl RSS MiB | fleet RSS MiB | failures |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   int rc = 0;

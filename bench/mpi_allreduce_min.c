@@ -7,10 +7,11 @@
  * an int64 before each timed collective, as fdrill-collective's stop
  * agreement lines its ranks up, to separate what the line-up changes from
  * what fdrill-collective's fill, check and records cost. */
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <mpi.h>
 
 static int cmp(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
   memset(in, 0, (size_t)max);
   for (long bytes = 8; bytes <= max; bytes *= 4) {
     int count = (int)(bytes / 4);
-    for (int w = 0; w < warmup; ++w) MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (int w = 0; w < warmup; ++w)
+      MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     for (int i = 0; i < iters; ++i) {
 #ifdef WITH_LINEUP
       long long flag = 0, any = 0;

@@ -9,8 +9,6 @@
 // and prints report / baseline. Issue 7's target: the report in <= 5 s.
 //   build/bin/report_bench [--iterations N] [--keep] [benchmark flags]
 // Exits 1 when the report is over the target.
-#include <benchmark/benchmark.h>
-#include <fmt/format.h>
 #include <stdlib.h>
 
 #include <cstdio>
@@ -18,9 +16,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "reports/report.h"
 

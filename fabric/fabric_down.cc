@@ -14,10 +14,12 @@ struct Agent {
 };
 
 // SIGTERM, wait up to `grace`, SIGKILL what is left.
-void StopAgents(const FabricState& state, const DownOptions& options, const FabricHost& host, DownReport& report) {
+void StopAgents(const FabricState& state, const DownOptions& options, const FabricHost& host,
+                DownReport& report) {
   std::vector<Agent> alive;
   for (const auto& n : state.nodes) {
-    if (AgentAlive(*host.fs, state.agent_bin, n.name, n.agent_pid)) alive.push_back({n.name, n.agent_pid});
+    if (AgentAlive(*host.fs, state.agent_bin, n.name, n.agent_pid))
+      alive.push_back({n.name, n.agent_pid});
   }
   if (alive.empty()) return;
   for (const auto& a : alive) {
@@ -26,7 +28,9 @@ void StopAgents(const FabricState& state, const DownOptions& options, const Fabr
   report.agents_stopped = static_cast<int>(alive.size());
   auto deadline = host.clock->Now() + options.term_grace;
   for (;;) {
-    std::erase_if(alive, [&](const Agent& a) { return !AgentAlive(*host.fs, state.agent_bin, a.node, a.pid); });
+    std::erase_if(alive, [&](const Agent& a) {
+      return !AgentAlive(*host.fs, state.agent_bin, a.node, a.pid);
+    });
     if (alive.empty() || host.clock->Now() >= deadline) break;
     host.node->SleepFor(std::chrono::milliseconds(100));
   }
@@ -38,15 +42,16 @@ void StopAgents(const FabricState& state, const DownOptions& options, const Fabr
 
 // A state dir we are willing to `rm -rf`: absolute, at least two levels deep.
 bool SafeToRemove(const std::string& dir) {
-  return dir.size() > 1 && dir[0] == '/' && std::count(dir.begin(), dir.end(), '/') >= 2 && dir.back() != '/' &&
-         dir.find("..") == std::string::npos;
+  return dir.size() > 1 && dir[0] == '/' && std::count(dir.begin(), dir.end(), '/') >= 2 &&
+         dir.back() != '/' && dir.find("..") == std::string::npos;
 }
 
 }  // namespace
 
 Result<DownReport> FabricDown(const DownOptions& options, const FabricHost& host) {
   const FabricLayout& layout = options.layout;
-  if (!SafeToRemove(layout.state_dir)) return InvalidArgument("refusing state dir " + layout.state_dir);
+  if (!SafeToRemove(layout.state_dir))
+    return InvalidArgument("refusing state dir " + layout.state_dir);
   DownReport report;
   std::vector<std::string> failures;
   auto note = [&](const Result<std::string>& r, const std::string& what) {
@@ -74,16 +79,20 @@ Result<DownReport> FabricDown(const DownOptions& options, const FabricHost& host
   // Deleting a namespace destroys its veths asynchronously, so links are
   // not looked for again afterwards.
   std::vector<std::string> links = inv->root_links;
-  std::stable_partition(links.begin(), links.end(), [&](const auto& l) { return l != layout.MgmtBridge(); });
+  std::stable_partition(links.begin(), links.end(),
+                        [&](const auto& l) { return l != layout.MgmtBridge(); });
   for (const auto& link : links) {
     auto r = RunChecked(*host.runner, {"ip", "link", "del", link});
-    bool already_gone = !r.ok() && r.status().message().find("Cannot find device") != std::string::npos;
+    bool already_gone =
+        !r.ok() && r.status().message().find("Cannot find device") != std::string::npos;
     note(already_gone ? Result<std::string>(std::string()) : r, "link " + link);
   }
-  for (const auto& ns : inv->netns) note(RunChecked(*host.runner, {"ip", "netns", "del", ns}), "netns " + ns);
+  for (const auto& ns : inv->netns)
+    note(RunChecked(*host.runner, {"ip", "netns", "del", ns}), "netns " + ns);
   for (const auto& m : inv->mounts) note(RunChecked(*host.runner, {"umount", m}), "mount " + m);
   if (inv->state_dir_exists) {
-    note(RunChecked(*host.runner, {"rm", "-rf", "--one-file-system", layout.state_dir}), "dir " + layout.state_dir);
+    note(RunChecked(*host.runner, {"rm", "-rf", "--one-file-system", layout.state_dir}),
+         "dir " + layout.state_dir);
   }
   if (!failures.empty()) {
     std::string message = "fabric down left things behind:";

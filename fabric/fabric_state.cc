@@ -34,12 +34,15 @@ const FabricNode* FabricState::FindNode(const std::string& host) const {
   return nullptr;
 }
 
-Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes, const std::string& agent_bin) {
+Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes,
+                               const std::string& agent_bin) {
   if (nodes < 1 || nodes > kMaxFabricNodes) {
-    return InvalidArgument("--nodes must be 1.." + std::to_string(kMaxFabricNodes) + ", got " + std::to_string(nodes));
+    return InvalidArgument("--nodes must be 1.." + std::to_string(kMaxFabricNodes) + ", got " +
+                           std::to_string(nodes));
   }
   // Linux interface names are at most 15 bytes: "<root_prefix>n199".
-  if (layout.root_prefix.size() > 7) return InvalidArgument("root link prefix too long: " + layout.root_prefix);
+  if (layout.root_prefix.size() > 7)
+    return InvalidArgument("root link prefix too long: " + layout.root_prefix);
   FabricState state;
   state.state_dir = layout.state_dir;
   state.switch_netns = layout.SwitchNetns();
@@ -87,10 +90,14 @@ std::string FabricStateToJson(const FabricState& state) {
                      {"agent_port", n.agent_port},
                      {"agent_pid", n.agent_pid}});
   }
-  nlohmann::json j = {{"version", state.version},           {"state_dir", state.state_dir},
-                      {"switch_netns", state.switch_netns}, {"switch_bridge", state.switch_bridge},
-                      {"mgmt_bridge", state.mgmt_bridge},   {"controller_addr", state.controller_addr},
-                      {"agent_bin", state.agent_bin},       {"pki_dir", state.pki_dir},
+  nlohmann::json j = {{"version", state.version},
+                      {"state_dir", state.state_dir},
+                      {"switch_netns", state.switch_netns},
+                      {"switch_bridge", state.switch_bridge},
+                      {"mgmt_bridge", state.mgmt_bridge},
+                      {"controller_addr", state.controller_addr},
+                      {"agent_bin", state.agent_bin},
+                      {"pki_dir", state.pki_dir},
                       {"nodes", nodes}};
   return j.dump(2) + "\n";
 }
@@ -100,7 +107,8 @@ Result<FabricState> FabricStateFromJson(const std::string& text) {
     auto j = nlohmann::json::parse(text);
     FabricState s;
     s.version = j.at("version").get<int>();
-    if (s.version != 1) return InvalidArgument("unsupported fabric.json version " + std::to_string(s.version));
+    if (s.version != 1)
+      return InvalidArgument("unsupported fabric.json version " + std::to_string(s.version));
     s.state_dir = j.at("state_dir").get<std::string>();
     s.switch_netns = j.at("switch_netns").get<std::string>();
     s.switch_bridge = j.at("switch_bridge").get<std::string>();

@@ -1,10 +1,10 @@
 #include "fabric/fabric_status.h"
 
-#include <fmt/format.h>
-
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "fabric/inventory.h"
 
@@ -65,15 +65,18 @@ Result<FabricStatus> GetFabricStatus(const std::string& state_dir, const FabricH
 
 std::string RenderStatusTable(const FabricStatus& status) {
   const FabricState& s = status.state;
-  std::string out = fmt::format("fabric: {} nodes, switch netns {}, management bridge {} ({}), agent {}\n",
-                                s.nodes.size(), s.switch_netns, s.mgmt_bridge, s.controller_addr, s.agent_bin);
-  out += fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8} {:<8} {:<8}\n", "NODE", "MGMT", "FABRIC", "AGENT", "fab0", "swp",
-                     "mgmt0");
+  std::string out =
+      fmt::format("fabric: {} nodes, switch netns {}, management bridge {} ({}), agent {}\n",
+                  s.nodes.size(), s.switch_netns, s.mgmt_bridge, s.controller_addr, s.agent_bin);
+  out += fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8} {:<8} {:<8}\n", "NODE", "MGMT", "FABRIC",
+                     "AGENT", "fab0", "swp", "mgmt0");
   for (const auto& n : status.nodes) {
-    std::string agent =
-        n.node.agent_pid > 0 ? fmt::format("{} {}", n.node.agent_pid, n.agent_alive ? "alive" : "dead") : "not started";
-    out += fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8} {:<8} {:<8}\n", n.node.name, n.node.mgmt_addr,
-                       n.node.fabric_addr, agent, n.fabric_link, n.switch_port, n.mgmt_link);
+    std::string agent = n.node.agent_pid > 0 ? fmt::format("{} {}", n.node.agent_pid,
+                                                           n.agent_alive ? "alive" : "dead")
+                                             : "not started";
+    out +=
+        fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8} {:<8} {:<8}\n", n.node.name, n.node.mgmt_addr,
+                    n.node.fabric_addr, agent, n.fabric_link, n.switch_port, n.mgmt_link);
   }
   return out;
 }
@@ -84,8 +87,9 @@ std::string RenderStatusJson(const FabricStatus& status) {
     const NodeStatus& n = status.nodes[i];
     auto& jn = j["nodes"][i];
     jn["agent_alive"] = n.agent_alive;
-    jn["links"] = {
-        {n.node.fabric_if, n.fabric_link}, {n.node.switch_port, n.switch_port}, {n.node.mgmt_if, n.mgmt_link}};
+    jn["links"] = {{n.node.fabric_if, n.fabric_link},
+                   {n.node.switch_port, n.switch_port},
+                   {n.node.mgmt_if, n.mgmt_link}};
   }
   return j.dump(2) + "\n";
 }

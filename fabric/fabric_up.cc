@@ -60,17 +60,18 @@ Status WaitForAgents(const FabricState& state, const UpOptions& options, const F
         continue;
       }
       if (!AgentAlive(*host.fs, state.agent_bin, n.name, n.agent_pid)) {
-        return Unavailable("agent on " + n.name + " (pid " + std::to_string(n.agent_pid) + ") exited; " +
-                           LogTail(*host.fs, n.agent_log));
+        return Unavailable("agent on " + n.name + " (pid " + std::to_string(n.agent_pid) +
+                           ") exited; " + LogTail(*host.fs, n.agent_log));
       }
       ++it;
     }
     if (pending.empty()) return Status::Ok();
     if (host.clock->Now() >= deadline) {
       const FabricNode& n = state.nodes[*pending.begin()];
-      return DeadlineExceeded(std::to_string(pending.size()) + " agent(s) did not accept a connection within " +
-                              FormatDuration(options.ready_timeout) + ", first " + n.name + " on " + n.MgmtIp() + ":" +
-                              std::to_string(n.agent_port) + "; " + LogTail(*host.fs, n.agent_log));
+      return DeadlineExceeded(
+          std::to_string(pending.size()) + " agent(s) did not accept a connection within " +
+          FormatDuration(options.ready_timeout) + ", first " + n.name + " on " + n.MgmtIp() + ":" +
+          std::to_string(n.agent_port) + "; " + LogTail(*host.fs, n.agent_log));
     }
     host.node->SleepFor(std::chrono::milliseconds(100));
   }
@@ -98,7 +99,8 @@ Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollb
   return Status::Ok();
 }
 
-Status Build(FabricState& state, const UpOptions& options, const FabricHost& host, Rollback& rollback) {
+Status Build(FabricState& state, const UpOptions& options, const FabricHost& host,
+             Rollback& rollback) {
   for (const auto& step : BuildSteps(state)) {
     if (Status s = rollback.Run(step); !s.ok()) return s;
   }
@@ -139,7 +141,8 @@ std::vector<FabricStep> BuildSteps(const FabricState& s) {
         {{"mkdir", "-p", n.tmpdir, n.state_dir}, {}},
         {{"ip", "netns", "add", ns}, {"ip", "netns", "del", ns}},
         {{"ip", "-n", ns, "link", "set", "lo", "up"}, {}},
-        {{"ip", "link", "add", n.switch_port, "netns", sw, "type", "veth", "peer", "name", n.fabric_if, "netns", ns},
+        {{"ip", "link", "add", n.switch_port, "netns", sw, "type", "veth", "peer", "name",
+          n.fabric_if, "netns", ns},
          {}},
         {{"ip", "-n", sw, "link", "set", n.switch_port, "master", swbr}, {}},
         {{"ip", "-n", sw, "link", "set", n.switch_port, "up"}, {}},
@@ -162,15 +165,19 @@ std::vector<FabricStep> BuildSteps(const FabricState& s) {
 }
 
 std::vector<std::string> AgentArgv(const FabricState& state, const FabricNode& node) {
-  std::vector<std::string> argv = {state.agent_bin, "--node",      node.name,
-                                   "--listen",      node.MgmtIp() + ":" + std::to_string(node.agent_port),
-                                   "--state-dir",   node.state_dir};
+  std::vector<std::string> argv = {state.agent_bin,
+                                   "--node",
+                                   node.name,
+                                   "--listen",
+                                   node.MgmtIp() + ":" + std::to_string(node.agent_port),
+                                   "--state-dir",
+                                   node.state_dir};
   if (state.pki_dir.empty()) {
     argv.push_back("--insecure");
   } else {
     const std::string& p = state.pki_dir;
-    argv.insert(argv.end(), {"--tls-ca", p + "/ca.pem", "--tls-cert", p + "/" + node.name + ".pem", "--tls-key",
-                             p + "/" + node.name + ".key"});
+    argv.insert(argv.end(), {"--tls-ca", p + "/ca.pem", "--tls-cert", p + "/" + node.name + ".pem",
+                             "--tls-key", p + "/" + node.name + ".key"});
   }
   return argv;
 }
@@ -187,8 +194,9 @@ Status CheckNoFabric(const FabricLayout& layout, const FabricHost& host) {
     return FailedPrecondition("fabric already up with " + std::to_string(nodes) +
                               " nodes; run `fdrill fabric down` first");
   }
-  return FailedPrecondition("leftovers of a fabric exist (" + std::to_string(inv->netns.size()) + " namespaces, " +
-                            std::to_string(inv->root_links.size()) + " links, state dir " + layout.state_dir +
+  return FailedPrecondition("leftovers of a fabric exist (" + std::to_string(inv->netns.size()) +
+                            " namespaces, " + std::to_string(inv->root_links.size()) +
+                            " links, state dir " + layout.state_dir +
                             "); run `fdrill fabric down` first");
 }
 

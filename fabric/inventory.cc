@@ -54,11 +54,13 @@ std::vector<std::string> ParseMountsUnder(const std::string& mountinfo, const st
     for (auto& x : f) fields >> x;
     if (f[4] == dir || f[4].rfind(dir + "/", 0) == 0) mounts.push_back(f[4]);
   }
-  std::stable_sort(mounts.begin(), mounts.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  std::stable_sort(mounts.begin(), mounts.end(),
+                   [](const auto& a, const auto& b) { return a.size() > b.size(); });
   return mounts;
 }
 
-std::vector<std::string> WithPrefix(const std::vector<std::string>& names, const std::string& prefix) {
+std::vector<std::string> WithPrefix(const std::vector<std::string>& names,
+                                    const std::string& prefix) {
   std::vector<std::string> out;
   for (const auto& n : names) {
     if (n.rfind(prefix, 0) == 0) out.push_back(n);
@@ -70,14 +72,16 @@ int FabricInventory::NodeCount(const FabricLayout& layout) const {
   int count = 0;
   for (const auto& ns : netns) {
     std::string rest = ns.substr(layout.netns_prefix.size());
-    if (rest.size() > 1 && rest[0] == 'n' && rest.find_first_not_of("0123456789", 1) == std::string::npos) {
+    if (rest.size() > 1 && rest[0] == 'n' &&
+        rest.find_first_not_of("0123456789", 1) == std::string::npos) {
       ++count;
     }
   }
   return count;
 }
 
-Result<FabricInventory> TakeInventory(const FabricLayout& layout, ProcessRunner& runner, SysFs& fs) {
+Result<FabricInventory> TakeInventory(const FabricLayout& layout, ProcessRunner& runner,
+                                      SysFs& fs) {
   FabricInventory inv;
   auto netns = RunChecked(runner, {"ip", "netns", "list"});
   if (!netns.ok()) return netns.status();

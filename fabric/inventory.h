@@ -17,7 +17,8 @@ std::vector<std::string> ParseLinkNames(const std::string& out);
 // Mount points in /proc/self/mountinfo text at or below dir, deepest first.
 std::vector<std::string> ParseMountsUnder(const std::string& mountinfo, const std::string& dir);
 
-std::vector<std::string> WithPrefix(const std::vector<std::string>& names, const std::string& prefix);
+std::vector<std::string> WithPrefix(const std::vector<std::string>& names,
+                                    const std::string& prefix);
 
 struct FabricInventory {
   std::vector<std::string> netns;       // namespaces named <netns_prefix>*
@@ -26,7 +27,9 @@ struct FabricInventory {
   bool state_dir_exists = false;
   bool state_file_exists = false;
 
-  bool empty() const { return netns.empty() && root_links.empty() && mounts.empty() && !state_dir_exists; }
+  bool empty() const {
+    return netns.empty() && root_links.empty() && mounts.empty() && !state_dir_exists;
+  }
   // Node namespaces (<netns_prefix>n<i>) among `netns`.
   int NodeCount(const FabricLayout& layout) const;
 };

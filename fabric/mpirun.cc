@@ -4,7 +4,8 @@ namespace fdrill {
 
 std::string MpirunHostfile(const FabricState& state, int ranks_per_node) {
   std::string out;
-  for (const auto& n : state.nodes) out += n.FabricIp() + " slots=" + std::to_string(ranks_per_node) + "\n";
+  for (const auto& n : state.nodes)
+    out += n.FabricIp() + " slots=" + std::to_string(ranks_per_node) + "\n";
   return out;
 }
 
@@ -17,8 +18,10 @@ std::string FabricSubnet(const FabricState& state) {
   return ip.substr(0, ip.rfind('.')) + ".0/" + prefix_len;
 }
 
-std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node, const std::string& fdrill_bin,
-                                    const std::vector<std::string>& program_argv, const std::string& hostfile_path) {
+std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node,
+                                    const std::string& fdrill_bin,
+                                    const std::vector<std::string>& program_argv,
+                                    const std::string& hostfile_path) {
   std::string subnet = FabricSubnet(state);
   int ranks = static_cast<int>(state.nodes.size()) * ranks_per_node;
   std::vector<std::string> argv = {

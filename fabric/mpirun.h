@@ -45,7 +45,9 @@ std::string FabricSubnet(const FabricState& state);
 
 // mpirun argv for nodes x ranks_per_node ranks of program_argv, reading the
 // hostfile (MpirunHostfile's contents) at hostfile_path.
-std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node, const std::string& fdrill_bin,
-                                    const std::vector<std::string>& program_argv, const std::string& hostfile_path);
+std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node,
+                                    const std::string& fdrill_bin,
+                                    const std::vector<std::string>& program_argv,
+                                    const std::string& hostfile_path);
 
 }  // namespace fdrill

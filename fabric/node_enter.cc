@@ -14,20 +14,25 @@ namespace {
 
 Status SetNs(const std::string& path, int nstype, const char* what) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return FailedPrecondition(std::string("open ") + what + " namespace " + path + ": " + strerror(errno));
+  if (fd < 0)
+    return FailedPrecondition(std::string("open ") + what + " namespace " + path + ": " +
+                              strerror(errno));
   int rc = setns(fd, nstype);
   int err = errno;
   close(fd);
-  if (rc != 0) return FailedPrecondition(std::string("setns ") + what + " " + path + ": " + strerror(err));
+  if (rc != 0)
+    return FailedPrecondition(std::string("setns ") + what + " " + path + ": " + strerror(err));
   return Status::Ok();
 }
 
 }  // namespace
 
-Status EnterNode(const std::string& netns_path, const std::string& uts_path, const std::string& tmpdir) {
+Status EnterNode(const std::string& netns_path, const std::string& uts_path,
+                 const std::string& tmpdir) {
   if (Status s = SetNs(netns_path, CLONE_NEWNET, "network"); !s.ok()) return s;
   if (Status s = SetNs(uts_path, CLONE_NEWUTS, "UTS"); !s.ok()) return s;
-  if (setenv("TMPDIR", tmpdir.c_str(), 1) != 0) return Internal(std::string("setenv TMPDIR: ") + strerror(errno));
+  if (setenv("TMPDIR", tmpdir.c_str(), 1) != 0)
+    return Internal(std::string("setenv TMPDIR: ") + strerror(errno));
   return Status::Ok();
 }
 

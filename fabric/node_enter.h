@@ -21,7 +21,8 @@ namespace fdrill {
 
 // setns into the node's network and UTS namespaces and set TMPDIR. Needs
 // CAP_SYS_ADMIN. On error the process may have entered only the first.
-Status EnterNode(const std::string& netns_path, const std::string& uts_path, const std::string& tmpdir);
+Status EnterNode(const std::string& netns_path, const std::string& uts_path,
+                 const std::string& tmpdir);
 Status EnterNode(const FabricNode& node);
 
 // EnterNode, then execvp(argv). Returns only on failure.

@@ -32,7 +32,8 @@ namespace {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
-  if (Status s = EnterNode(spec.netns_path, spec.uts_path, spec.tmpdir); !s.ok()) Fail(report, s.message());
+  if (Status s = EnterNode(spec.netns_path, spec.uts_path, spec.tmpdir); !s.ok())
+    Fail(report, s.message());
   int in = open("/dev/null", O_RDONLY);
   int log = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (in < 0 || log < 0) Fail(report, "open " + spec.log_path + ": " + strerror(errno));
@@ -105,7 +106,8 @@ bool RealNodeSystem::TcpConnects(const std::string& ip, int port, Duration timeo
     ok = true;
   } else if (errno == EINPROGRESS) {
     pollfd p{fd, POLLOUT, 0};
-    int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
+    int ms =
+        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
     if (poll(&p, 1, ms) == 1) {
       int err = 0;
       socklen_t len = sizeof(err);

@@ -17,6 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (scenario.status().message().rfind("fuzz.yaml", 0) != 0) std::abort();
     return 0;
   }
-  if (scenario->nodes <= 0 || scenario->phases.empty() || scenario->TotalDuration().count() <= 0) std::abort();
+  if (scenario->nodes <= 0 || scenario->phases.empty() || scenario->TotalDuration().count() <= 0)
+    std::abort();
   return 0;
 }

@@ -51,7 +51,9 @@ Status BurnFault::Capture() {
   return Status::Ok();
 }
 
-Json BurnFault::Saved() const { return {{"cgroup", cgroup_}, {"pid", pid_}, {"start_ticks", start_ticks_}}; }
+Json BurnFault::Saved() const {
+  return {{"cgroup", cgroup_}, {"pid", pid_}, {"start_ticks", start_ticks_}};
+}
 
 Status BurnFault::Load(const Json& saved) {
   cgroup_ = saved.value("cgroup", "");
@@ -75,7 +77,9 @@ Status BurnFault::Apply() {
   if (!pid.ok()) return pid.status().Annotate(Kind());
   pid_ = *pid;
   auto info = host_.procs->Inspect(pid_);
-  if (!info.ok()) return FailedPrecondition(Kind() + ": " + kBurnExe + " (pid " + std::to_string(pid_) + ") exited at once");
+  if (!info.ok())
+    return FailedPrecondition(Kind() + ": " + kBurnExe + " (pid " + std::to_string(pid_) +
+                              ") exited at once");
   start_ticks_ = info->start_ticks;
   if (!cgroup_.empty()) {
     if (Status s = host_.sysfs->Write(cgroup_ + "/cgroup.procs", std::to_string(pid_)); !s.ok()) {
@@ -87,11 +91,13 @@ Status BurnFault::Apply() {
   for (;;) {
     auto now = host_.procs->Inspect(pid_);
     if (!now.ok() || now->start_ticks != start_ticks_) {
-      return FailedPrecondition(Kind() + ": " + kBurnExe + " (pid " + std::to_string(pid_) + ") exited while loading");
+      return FailedPrecondition(Kind() + ": " + kBurnExe + " (pid " + std::to_string(pid_) +
+                                ") exited while loading");
     }
     Status loaded = Loaded(*now);
     if (loaded.ok()) return Status::Ok();
-    if (std::chrono::steady_clock::now() >= deadline) return loaded.Annotate(Kind() + ": not loaded in time");
+    if (std::chrono::steady_clock::now() >= deadline)
+      return loaded.Annotate(Kind() + ": not loaded in time");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -99,7 +105,8 @@ Status BurnFault::Apply() {
 Status BurnFault::Verify() {
   auto info = host_.procs->Inspect(pid_);
   if (!info.ok() || info->start_ticks != start_ticks_ || info->state == 'Z') {
-    return FailedPrecondition(Kind() + ": " + kBurnExe + " (pid " + std::to_string(pid_) + ") is not running");
+    return FailedPrecondition(Kind() + ": " + kBurnExe + " (pid " + std::to_string(pid_) +
+                              ") is not running");
   }
   if (!cgroup_.empty()) {
     auto procs = host_.sysfs->Read(cgroup_ + "/cgroup.procs");
@@ -107,7 +114,8 @@ Status BurnFault::Verify() {
     std::istringstream in(*procs);
     bool found = false;
     for (int p; in >> p;) found = found || p == pid_;
-    if (!found) return FailedPrecondition(Kind() + ": pid " + std::to_string(pid_) + " is not in " + cgroup_);
+    if (!found)
+      return FailedPrecondition(Kind() + ": pid " + std::to_string(pid_) + " is not in " + cgroup_);
   }
   return Loaded(*info);
 }
@@ -116,7 +124,8 @@ Status BurnFault::Revert() {
   if (pid_ > 0) {
     auto info = host_.procs->Inspect(pid_);
     if (info.ok() && info->start_ticks == start_ticks_) {
-      if (Status s = host_.procs->Signal(pid_, SIGKILL); !s.ok() && s.code() != StatusCode::kNotFound) {
+      if (Status s = host_.procs->Signal(pid_, SIGKILL);
+          !s.ok() && s.code() != StatusCode::kNotFound) {
         return s.Annotate(Kind());
       }
       host_.procs->Reap(pid_);
@@ -131,7 +140,8 @@ Status BurnFault::Revert() {
       (void)host_.sysfs->Write(cgroup_ + "/cgroup.kill", "1");
     }
     Status removed = Status::Ok();
-    for (int attempt = 0; attempt < 50; ++attempt) {  // rmdir is EBUSY until the killed tasks are gone
+    for (int attempt = 0; attempt < 50;
+         ++attempt) {  // rmdir is EBUSY until the killed tasks are gone
       removed = host_.sysfs->RemoveDir(cgroup_);
       if (removed.ok()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -152,7 +162,8 @@ std::vector<std::string> BurnFault::Mechanism() const {
   std::vector<std::string> argv = {kBurnExe};
   for (const auto& a : BurnArgs()) argv.push_back(a);
   argv.push_back("<agent pid>");
-  return {"apply: " + JoinArgv(argv) + " (dies with the agent; in its own cgroup v2 group when the node has one)",
+  return {"apply: " + JoinArgv(argv) +
+              " (dies with the agent; in its own cgroup v2 group when the node has one)",
           "revert: kill -KILL <its pid>, cgroup.kill, rmdir the group"};
 }
 

@@ -31,9 +31,9 @@ namespace fdrill {
 namespace {
 
 constexpr unsigned long long kSlowdownReasons =
-    NVML_CLOCKS_EVENT_REASON_GPU_IDLE | NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP | NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN |
-    NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN |
-    NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN;
+    NVML_CLOCKS_EVENT_REASON_GPU_IDLE | NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP |
+    NVML_CLOCKS_EVENT_REASON_HW_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_SW_THERMAL_SLOWDOWN |
+    NVML_CLOCKS_EVENT_REASON_HW_THERMAL_SLOWDOWN | NVML_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN;
 
 class GpuClockLock final : public Fault {
  public:
@@ -46,7 +46,8 @@ class GpuClockLock final : public Fault {
     if (!top.ok()) return top.status().Annotate(Name());
     if (max_mhz_ > *top) {
       return InvalidArgument("params.max_mhz: " + std::to_string(max_mhz_) + " MHz is above GPU " +
-                             std::to_string(gpu_) + "'s maximum SM clock of " + std::to_string(*top) + " MHz");
+                             std::to_string(gpu_) + "'s maximum SM clock of " +
+                             std::to_string(*top) + " MHz");
     }
     max_sm_clock_mhz_ = *top;
     return Status::Ok();
@@ -72,15 +73,16 @@ class GpuClockLock final : public Fault {
     auto sm = nvml_.ClockMhz(gpu_, NVML_CLOCK_SM);
     if (!sm.ok()) return sm.status().Annotate(Name());
     if (*sm > max_mhz_) {
-      return FailedPrecondition(Name() + ": SM clock is " + std::to_string(*sm) + " MHz, above the lock's " +
-                                std::to_string(max_mhz_) + " MHz");
+      return FailedPrecondition(Name() + ": SM clock is " + std::to_string(*sm) +
+                                " MHz, above the lock's " + std::to_string(max_mhz_) + " MHz");
     }
     if (*sm < min_mhz_) {
       auto reasons = nvml_.ClocksEventReasons(gpu_);
       if (!reasons.ok()) return reasons.status().Annotate(Name());
       if ((*reasons & kSlowdownReasons) == 0) {
-        return FailedPrecondition(Name() + ": SM clock is " + std::to_string(*sm) + " MHz, below the lock's " +
-                                  std::to_string(min_mhz_) + " MHz with no idle, power or thermal reason reported");
+        return FailedPrecondition(Name() + ": SM clock is " + std::to_string(*sm) +
+                                  " MHz, below the lock's " + std::to_string(min_mhz_) +
+                                  " MHz with no idle, power or thermal reason reported");
       }
     }
     return Status::Ok();
@@ -102,8 +104,8 @@ class GpuClockLock final : public Fault {
   std::string Target() const override { return "gpu" + std::to_string(gpu_); }
   std::vector<std::string> Mechanism() const override {
     std::string dev = "gpu " + std::to_string(gpu_);
-    return {"apply: nvmlDeviceSetGpuLockedClocks(" + dev + ", " + std::to_string(min_mhz_) + " MHz, " +
-                std::to_string(max_mhz_) + " MHz)",
+    return {"apply: nvmlDeviceSetGpuLockedClocks(" + dev + ", " + std::to_string(min_mhz_) +
+                " MHz, " + std::to_string(max_mhz_) + " MHz)",
             "revert: nvmlDeviceResetGpuLockedClocks(" + dev + ")"};
   }
 
@@ -131,11 +133,12 @@ Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host host) {
   auto max_mhz = ReadRequiredUint(p, params, "max_mhz", 1, 100000, "the highest SM clock in MHz");
   if (!max_mhz.ok()) return max_mhz.status();
   if (*min_mhz > *max_mhz) {
-    return InvalidArgument("params.min_mhz: " + std::to_string(*min_mhz) + " is above params.max_mhz " +
-                           std::to_string(*max_mhz));
+    return InvalidArgument("params.min_mhz: " + std::to_string(*min_mhz) +
+                           " is above params.max_mhz " + std::to_string(*max_mhz));
   }
   if (auto s = p.Finish(); !s.ok()) return s;
-  return std::unique_ptr<Fault>(std::make_unique<GpuClockLock>(GpusOf(host), *gpu, *min_mhz, *max_mhz));
+  return std::unique_ptr<Fault>(
+      std::make_unique<GpuClockLock>(GpusOf(host), *gpu, *min_mhz, *max_mhz));
 }
 
 Status ProbeGpuClockLock(const Json& params, Host host) {

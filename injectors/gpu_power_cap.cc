@@ -31,15 +31,17 @@ std::string Watts(unsigned mw) {
 
 class GpuPowerCap final : public Fault {
  public:
-  GpuPowerCap(Gpus& nvml, unsigned gpu, unsigned watts) : nvml_(nvml), gpu_(gpu), target_mw_(watts * 1000u) {}
+  GpuPowerCap(Gpus& nvml, unsigned gpu, unsigned watts)
+      : nvml_(nvml), gpu_(gpu), target_mw_(watts * 1000u) {}
 
   Status Capture() override {
     if (auto s = nvml_.CheckGpu(gpu_); !s.ok()) return s.Annotate(Name());
     auto range = nvml_.PowerLimitConstraintsMw(gpu_);
     if (!range.ok()) return range.status().Annotate(Name());
     if (target_mw_ < range->min_mw || target_mw_ > range->max_mw) {
-      return InvalidArgument("params.watts: " + Watts(target_mw_) + " is outside GPU " + std::to_string(gpu_) +
-                             "'s allowed range " + Watts(range->min_mw) + " to " + Watts(range->max_mw) +
+      return InvalidArgument("params.watts: " + Watts(target_mw_) + " is outside GPU " +
+                             std::to_string(gpu_) + "'s allowed range " + Watts(range->min_mw) +
+                             " to " + Watts(range->max_mw) +
                              " (nvmlDeviceGetPowerManagementLimitConstraints)");
     }
     auto now = nvml_.PowerLimitMw(gpu_);
@@ -79,7 +81,8 @@ class GpuPowerCap final : public Fault {
   std::string Target() const override { return "gpu" + std::to_string(gpu_); }
   std::vector<std::string> Mechanism() const override {
     std::string dev = "gpu " + std::to_string(gpu_);
-    return {"apply: nvmlDeviceSetPowerManagementLimit(" + dev + ", " + std::to_string(target_mw_) + " mW)",
+    return {"apply: nvmlDeviceSetPowerManagementLimit(" + dev + ", " + std::to_string(target_mw_) +
+                " mW)",
             "revert: nvmlDeviceSetPowerManagementLimit(" + dev + ", the limit read before apply)"};
   }
 
@@ -90,8 +93,8 @@ class GpuPowerCap final : public Fault {
     auto now = nvml_.PowerLimitMw(gpu_);
     if (!now.ok()) return now.status().Annotate(Name());
     if (*now != want_mw) {
-      return FailedPrecondition(Name() + ": NVML reports a power limit of " + Watts(*now) + ", expected " + what +
-                                " " + Watts(want_mw));
+      return FailedPrecondition(Name() + ": NVML reports a power limit of " + Watts(*now) +
+                                ", expected " + what + " " + Watts(want_mw));
     }
     return Status::Ok();
   }
@@ -117,9 +120,10 @@ Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host host) {
 }
 
 Status ProbeGpuPowerCap(const Json& params, Host host) {
-  return ProbeNvml(params, host,
-                   {"nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPowerManagementLimitConstraints",
-                    "nvmlDeviceSetPowerManagementLimit"});
+  return ProbeNvml(
+      params, host,
+      {"nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetPowerManagementLimitConstraints",
+       "nvmlDeviceSetPowerManagementLimit"});
 }
 
 }  // namespace fdrill

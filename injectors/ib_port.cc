@@ -54,7 +54,8 @@ std::optional<int64_t> DecodeMask(std::string value, const std::map<std::string,
   return mask;
 }
 
-const std::map<std::string, int64_t> kWidthBits = {{"1X", 1}, {"4X", 2}, {"8X", 4}, {"12X", 8}, {"2X", 16}};
+const std::map<std::string, int64_t> kWidthBits = {
+    {"1X", 1}, {"4X", 2}, {"8X", 4}, {"12X", 8}, {"2X", 16}};
 const std::map<std::string, int64_t> kSpeedBits = {
     {"2.5 Gbps", 1}, {"5.0 Gbps", 2}, {"10.0 Gbps", 4}, {"Extended speed", 0}};
 const std::map<std::string, int64_t> kExtSpeedBits = {{"0", 0},
@@ -71,7 +72,8 @@ Result<IbPort> ReadIbPortParams(ParamReader& p, const Json& params) {
   IbPort port;
   auto device = p.String("device");
   if (!device.ok()) return device.status();
-  if (device->find('/') != std::string::npos) return InvalidArgument("params.device: an HCA name like mlx5_0");
+  if (device->find('/') != std::string::npos)
+    return InvalidArgument("params.device: an HCA name like mlx5_0");
   port.device = *device;
   auto num = p.Int("port", 1, 1, 254);
   if (!num.ok()) return num.status();
@@ -93,8 +95,10 @@ Result<IbRate> ParseIbRate(const std::string& text) {
   auto open = text.find('(');
   auto x = text.find('X', open == std::string::npos ? 0 : open);
   auto close = text.find(')', x == std::string::npos ? 0 : x);
-  if (end == text.c_str() || open == std::string::npos || x == std::string::npos || close == std::string::npos) {
-    return Internal("cannot read IB rate \"" + Trim(text) + "\" (expected like \"400 Gb/sec (4X NDR)\")");
+  if (end == text.c_str() || open == std::string::npos || x == std::string::npos ||
+      close == std::string::npos) {
+    return Internal("cannot read IB rate \"" + Trim(text) +
+                    "\" (expected like \"400 Gb/sec (4X NDR)\")");
   }
   r.lanes = std::atoi(text.c_str() + open + 1);
   r.speed = Trim(text.substr(x + 1, close - x - 1));
@@ -102,8 +106,9 @@ Result<IbRate> ParseIbRate(const std::string& text) {
 }
 
 int IbSpeedRank(const std::string& speed) {
-  static const std::map<std::string, int> kRank = {{"SDR", 2},  {"DDR", 4},  {"QDR", 6},  {"FDR10", 7}, {"FDR", 8},
-                                                   {"EDR", 10}, {"HDR", 12}, {"NDR", 14}, {"XDR", 16}};
+  static const std::map<std::string, int> kRank = {{"SDR", 2},   {"DDR", 4},  {"QDR", 6},
+                                                   {"FDR10", 7}, {"FDR", 8},  {"EDR", 10},
+                                                   {"HDR", 12},  {"NDR", 14}, {"XDR", 16}};
   auto it = kRank.find(speed);
   return it == kRank.end() ? 0 : it->second;
 }
@@ -117,14 +122,17 @@ Result<IbPortStatus> ReadIbPortStatus(SysFs* sysfs, const IbPort& port) {
     if (auto devs = sysfs->List(port.root); devs.ok()) {
       for (const auto& dev : *devs) {
         auto ports = sysfs->List(port.root + "/" + dev + "/ports");
-        for (const auto& p : ports.ok() ? *ports : std::vector<std::string>{}) have += (have.empty() ? "" : ", ") + dev + "/" + p;
+        for (const auto& p : ports.ok() ? *ports : std::vector<std::string>{})
+          have += (have.empty() ? "" : ", ") + dev + "/" + p;
       }
     }
-    return NotFound("no InfiniBand port " + port.Name() + " here (" + port.Dir() + " does not exist; this node has " +
+    return NotFound("no InfiniBand port " + port.Name() + " here (" + port.Dir() +
+                    " does not exist; this node has " +
                     (have.empty() ? std::string("no HCA ports") : have) + ")");
   }
   IbPortStatus s;
-  for (auto [file, text] : {std::pair{"state", &s.state_text}, {"phys_state", &s.phys_text}, {"rate", &s.rate}}) {
+  for (auto [file, text] :
+       {std::pair{"state", &s.state_text}, {"phys_state", &s.phys_text}, {"rate", &s.rate}}) {
     auto v = sysfs->Read(port.Dir() + "/" + file);
     if (!v.ok()) return v.status();
     *text = Trim(*v);
@@ -132,8 +140,8 @@ Result<IbPortStatus> ReadIbPortStatus(SysFs* sysfs, const IbPort& port) {
   auto state = LeadingNumber(s.state_text);
   auto phys = LeadingNumber(s.phys_text);
   if (!state || !phys) {
-    return Internal("cannot read " + port.Dir() + " state \"" + s.state_text + "\" / phys_state \"" + s.phys_text +
-                    "\" (expected like \"4: ACTIVE\")");
+    return Internal("cannot read " + port.Dir() + " state \"" + s.state_text +
+                    "\" / phys_state \"" + s.phys_text + "\" (expected like \"4: ACTIVE\")");
   }
   s.state = *state;
   s.phys = *phys;
@@ -153,16 +161,22 @@ Result<int64_t> ReadIbLid(SysFs* sysfs, const IbPort& port) {
   std::string text = Trim(*v);
   long long lid = std::strtoll(text.c_str(), &end, 16);  // sysfs prints "0x%x"
   if (end == text.c_str() || *end != '\0' || lid <= 0 || lid >= 0xC000) {
-    return FailedPrecondition(port.Dir() + "/lid reads \"" + text +
-                              "\", not a unicast LID (is a subnet manager running?); give params.lid");
+    return FailedPrecondition(
+        port.Dir() + "/lid reads \"" + text +
+        "\", not a unicast LID (is a subnet manager running?); give params.lid");
   }
   return static_cast<int64_t>(lid);
 }
 
 std::vector<std::string> IbPortStateArgv(const IbPort& port, const std::string& lid,
                                          const std::vector<std::string>& op) {
-  std::vector<std::string> argv = {
-      "ibportstate", "-C", port.device, "-P", std::to_string(port.port), lid, std::to_string(port.port)};
+  std::vector<std::string> argv = {"ibportstate",
+                                   "-C",
+                                   port.device,
+                                   "-P",
+                                   std::to_string(port.port),
+                                   lid,
+                                   std::to_string(port.port)};
   argv.insert(argv.end(), op.begin(), op.end());
   return argv;
 }
@@ -198,7 +212,8 @@ Result<IbPortInfo> ParseIbPortInfo(const std::string& out) {
     info.masks[name] = *mask;
   }
   if (!info.Has("LinkWidthEnabled") || !info.Has("LinkSpeedEnabled") || info.phys_state.empty()) {
-    return Internal("ibportstate printed no PortInfo (LinkWidthEnabled, LinkSpeedEnabled, PhysLinkState)");
+    return Internal(
+        "ibportstate printed no PortInfo (LinkWidthEnabled, LinkSpeedEnabled, PhysLinkState)");
   }
   return info;
 }
@@ -210,7 +225,8 @@ Result<IbPortInfo> QueryIbPort(ProcessRunner& runner, const IbPort& port, int64_
 }
 
 namespace {
-constexpr std::pair<int, int> kLaneBits[] = {{1, 1}, {2, 16}, {4, 2}, {8, 4}, {12, 8}};  // lanes, mask bit
+constexpr std::pair<int, int> kLaneBits[] = {
+    {1, 1}, {2, 16}, {4, 2}, {8, 4}, {12, 8}};  // lanes, mask bit
 }  // namespace
 
 int IbWidthBit(int lanes) {

@@ -18,7 +18,8 @@ Status IbPortToggle::Capture() {
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->phys == kIbPhysDisabled) {
-    return FailedPrecondition(Who() + ": the port is already disabled (phys_state " + status->phys_text +
+    return FailedPrecondition(Who() + ": the port is already disabled (phys_state " +
+                              status->phys_text +
                               "); enabling it afterwards would not restore what was found");
   }
   auto resolved = ResolveIbLid(host_.sysfs, port_);
@@ -36,7 +37,8 @@ void IbPortToggle::Load(const Json& saved) {
 }
 
 Status IbPortToggle::Set(bool enabled) {
-  if (!lid_) return FailedPrecondition(Who() + ": Capture must run before Apply (the LID is not known)");
+  if (!lid_)
+    return FailedPrecondition(Who() + ": Capture must run before Apply (the LID is not known)");
   auto r = RunChecked(*host_.runner, Argv(enabled));
   return r.ok() ? Status::Ok() : r.status().Annotate(Who());
 }
@@ -54,7 +56,8 @@ Status IbPortToggle::Expect(bool disabled) {
 Status IbPortToggle::Revert() {
   if (!lid_) return Status::Ok();  // never captured, so never applied
   auto status = ReadIbPortStatus(host_.sysfs, port_);
-  if (!status.ok()) return status.status().code() == StatusCode::kNotFound ? Status::Ok() : status.status();
+  if (!status.ok())
+    return status.status().code() == StatusCode::kNotFound ? Status::Ok() : status.status();
   if (status->phys != kIbPhysDisabled) return Status::Ok();  // not ours to touch: retraining or up
   return Set(true);
 }
@@ -62,10 +65,11 @@ Status IbPortToggle::Revert() {
 Status IbPortToggle::VerifyReverted() {
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
-  if (status->phys == kIbPhysDisabled) return FailedPrecondition(Who() + ": the port is still disabled");
+  if (status->phys == kIbPhysDisabled)
+    return FailedPrecondition(Who() + ": the port is still disabled");
   if (status->state != prior_state_) {
-    return FailedPrecondition(Who() + ": port state is " + status->state_text + " (phys_state " + status->phys_text +
-                              "), expected " + prior_text_ +
+    return FailedPrecondition(Who() + ": port state is " + status->state_text + " (phys_state " +
+                              status->phys_text + "), expected " + prior_text_ +
                               " as found; after enable the subnet manager must bring it back");
   }
   return Status::Ok();
@@ -93,8 +97,8 @@ Result<FlapSchedule> ReadFlapSchedule(ParamReader& p) {
   auto period = p.Dur("period", *down * 2);
   if (!period.ok()) return period.status();
   if (*count > 1 && *period <= *down) {
-    return InvalidArgument("params.period: must be longer than params.down (" + FormatDuration(*down) +
-                           ") so the port comes up between flaps");
+    return InvalidArgument("params.period: must be longer than params.down (" +
+                           FormatDuration(*down) + ") so the port comes up between flaps");
   }
   s.down = *down;
   s.count = *count;
@@ -105,8 +109,9 @@ Result<FlapSchedule> ReadFlapSchedule(ParamReader& p) {
 // ---- IbLinkDowngrade ----
 
 const std::map<std::string, std::string>& IbEnabledFieldOps() {
-  static const std::map<std::string, std::string> kOps = {
-      {"LinkWidthEnabled", "width"}, {"LinkSpeedEnabled", "speed"}, {"LinkSpeedExtEnabled", "espeed"}};
+  static const std::map<std::string, std::string> kOps = {{"LinkWidthEnabled", "width"},
+                                                          {"LinkSpeedEnabled", "speed"},
+                                                          {"LinkSpeedExtEnabled", "espeed"}};
   return kOps;
 }
 
@@ -144,8 +149,9 @@ Status IbLinkDowngrade::Capture() {
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->state != kIbStateActive || status->phys != kIbPhysLinkUp) {
-    return FailedPrecondition(Who() + ": port is " + status->state_text + " / " + status->phys_text +
-                              "; a downgrade needs an ACTIVE port (its rate is what Revert restores)");
+    return FailedPrecondition(
+        Who() + ": port is " + status->state_text + " / " + status->phys_text +
+        "; a downgrade needs an ACTIVE port (its rate is what Revert restores)");
   }
   auto resolved = ResolveIbLid(host_.sysfs, port_);
   if (!resolved.ok()) return resolved.status().Annotate(Who());
@@ -158,9 +164,11 @@ Status IbLinkDowngrade::Capture() {
   if (!want.ok()) return want.status();
   Masks prior;
   for (const auto& [field, _] : *want) {
-    if (!info->Has(field)) return Unsupported(Who() + ": ibportstate shows no " + field + " for this port");
+    if (!info->Has(field))
+      return Unsupported(Who() + ": ibportstate shows no " + field + " for this port");
     if (info->Get(field) == 0) {
-      return FailedPrecondition(Who() + ": " + field + " reads 0 (\"no state change\"), which cannot be written back");
+      return FailedPrecondition(Who() + ": " + field +
+                                " reads 0 (\"no state change\"), which cannot be written back");
     }
     prior[field] = info->Get(field);
   }
@@ -173,8 +181,11 @@ Status IbLinkDowngrade::Capture() {
 }
 
 Json IbLinkDowngrade::Saved() const {
-  return {
-      {"lid", lid_}, {"prior", prior_}, {"want", want_}, {"prior_rate", prior_rate_}, {"prior_state", prior_state_}};
+  return {{"lid", lid_},
+          {"prior", prior_},
+          {"want", want_},
+          {"prior_rate", prior_rate_},
+          {"prior_state", prior_state_}};
 }
 
 Status IbLinkDowngrade::Load(const Json& saved) {
@@ -184,7 +195,8 @@ Status IbLinkDowngrade::Load(const Json& saved) {
   prior_rate_ = saved.value("prior_rate", std::string());
   prior_state_ = saved.value("prior_state", kIbStateActive);
   for (const auto& [field, _] : prior_) {
-    if (!IbEnabledFieldOps().count(field)) return InvalidArgument(Who() + ": journal names unknown field " + field);
+    if (!IbEnabledFieldOps().count(field))
+      return InvalidArgument(Who() + ": journal names unknown field " + field);
   }
   return Status::Ok();
 }
@@ -199,12 +211,14 @@ Status IbLinkDowngrade::Verify() {
   auto info = QueryIbPort(*host_.runner, port_, lid_);
   if (!info.ok()) return info.status().Annotate(Who());
   if (!Matches(*info, want_)) {
-    return FailedPrecondition(Who() + ": PortInfo does not show the written masks (" + JoinArgv(SetArgs(want_)) + ")");
+    return FailedPrecondition(Who() + ": PortInfo does not show the written masks (" +
+                              JoinArgv(SetArgs(want_)) + ")");
   }
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->phys != kIbPhysLinkUp) {
-    return FailedPrecondition(Who() + ": link is " + status->phys_text + ", still retraining to " + target_);
+    return FailedPrecondition(Who() + ": link is " + status->phys_text + ", still retraining to " +
+                              target_);
   }
   auto rate = ParseIbRate(status->rate);
   if (!rate.ok()) return rate.status().Annotate(Who());
@@ -214,7 +228,8 @@ Status IbLinkDowngrade::Verify() {
 Status IbLinkDowngrade::Revert() {
   if (!lid_ || prior_.empty()) return Status::Ok();  // never captured, so never applied
   auto status = ReadIbPortStatus(host_.sysfs, port_);
-  if (!status.ok()) return status.status().code() == StatusCode::kNotFound ? Status::Ok() : status.status();
+  if (!status.ok())
+    return status.status().code() == StatusCode::kNotFound ? Status::Ok() : status.status();
   auto info = QueryIbPort(*host_.runner, port_, lid_);
   if (!info.ok()) return info.status().Annotate(Who());
   if (!Matches(*info, prior_)) {
@@ -231,25 +246,29 @@ Status IbLinkDowngrade::VerifyReverted() {
   auto info = QueryIbPort(*host_.runner, port_, lid_);
   if (!info.ok()) return info.status().Annotate(Who());
   if (!Matches(*info, prior_)) {
-    return FailedPrecondition(Who() + ": PortInfo does not show the prior masks (" + JoinArgv(SetArgs(prior_)) + ")");
+    return FailedPrecondition(Who() + ": PortInfo does not show the prior masks (" +
+                              JoinArgv(SetArgs(prior_)) + ")");
   }
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->rate != prior_rate_ || status->state != prior_state_) {
-    return FailedPrecondition(Who() + ": port is " + status->state_text + " at " + status->rate + ", expected state " +
-                              std::to_string(prior_state_) + " at " + prior_rate_ +
-                              " as found (the link retrains, then the subnet manager makes it ACTIVE)");
+    return FailedPrecondition(
+        Who() + ": port is " + status->state_text + " at " + status->rate + ", expected state " +
+        std::to_string(prior_state_) + " at " + prior_rate_ +
+        " as found (the link retrains, then the subnet manager makes it ACTIVE)");
   }
   return Status::Ok();
 }
 
 std::vector<std::string> IbLinkDowngrade::Mechanism() const {
   std::vector<std::string> set =
-      want_.empty() ? std::vector<std::string>{"width|speed|espeed", "<enabled mask up to " + target_ + ">"}
-                    : SetArgs(want_);
+      want_.empty()
+          ? std::vector<std::string>{"width|speed|espeed", "<enabled mask up to " + target_ + ">"}
+          : SetArgs(want_);
   std::vector<std::string> back =
-      prior_.empty() ? std::vector<std::string>{"width|speed|espeed", "<prior enabled mask from query>"}
-                     : SetArgs(prior_);
+      prior_.empty()
+          ? std::vector<std::string>{"width|speed|espeed", "<prior enabled mask from query>"}
+          : SetArgs(prior_);
   return {"capture: " + JoinArgv(IbPortStateArgv(port_, Lid(), {"query"})),
           "apply: " + JoinArgv(IbPortStateArgv(port_, Lid(), set)) + "; then " +
               JoinArgv(IbPortStateArgv(port_, Lid(), {"reset"})),
@@ -271,15 +290,18 @@ Status ProbeIbPort(const Json& params, Host host) {
     IbPort port;
     port.root = root;
     port.device = params["device"].get<std::string>();
-    if (params.contains("port") && params["port"].is_number_integer()) port.port = params["port"].get<int64_t>();
+    if (params.contains("port") && params["port"].is_number_integer())
+      port.port = params["port"].get<int64_t>();
     if (!host.sysfs->Exists(port.Dir())) {
-      return NotFound("ib_port: no InfiniBand port " + port.Name() + " here (" + port.Dir() + " does not exist)");
+      return NotFound("ib_port: no InfiniBand port " + port.Name() + " here (" + port.Dir() +
+                      " does not exist)");
     }
     auto layer = host.sysfs->Read(port.Dir() + "/link_layer");
     if (layer.ok() && layer->rfind("Ethernet", 0) == 0) {
-      return Unsupported("ib_port: " + port.Name() +
-                         " is a RoCE port (link_layer Ethernet); ibportstate acts on InfiniBand ports, "
-                         "use link_down or link_flap on its netdev");
+      return Unsupported(
+          "ib_port: " + port.Name() +
+          " is a RoCE port (link_layer Ethernet); ibportstate acts on InfiniBand ports, "
+          "use link_down or link_flap on its netdev");
     }
   }
   auto r = host.runner->Run({"ibportstate", "-V"}, std::chrono::seconds(5));

@@ -35,7 +35,9 @@ class IbPortToggle {
       : host_(host), port_(std::move(port)), kind_(std::move(kind)) {}
 
   Status Capture();
-  Json Saved() const { return {{"lid", lid_}, {"prior_state", prior_state_}, {"prior_state_text", prior_text_}}; }
+  Json Saved() const {
+    return {{"lid", lid_}, {"prior_state", prior_state_}, {"prior_state_text", prior_text_}};
+  }
   void Load(const Json& saved);
   Status Set(bool enabled);
   // Observes sysfs phys_state: Disabled, or anything else.

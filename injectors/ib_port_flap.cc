@@ -41,8 +41,9 @@ class IbPortFlap final : public Fault {
   Status VerifyReverted() override { return toggle_.VerifyReverted(); }
   std::string Target() const override { return toggle_.port().Name(); }
   std::vector<std::string> Mechanism() const override {
-    return {"apply: " + JoinArgv(toggle_.Argv(false)) + ", then after " + FormatDuration(schedule_.down) + ": " +
-                JoinArgv(toggle_.Argv(true)) + " (" + schedule_.Describe() + ")",
+    return {"apply: " + JoinArgv(toggle_.Argv(false)) + ", then after " +
+                FormatDuration(schedule_.down) + ": " + JoinArgv(toggle_.Argv(true)) + " (" +
+                schedule_.Describe() + ")",
             "revert: " + JoinArgv(toggle_.Argv(true))};
   }
 

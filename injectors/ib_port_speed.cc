@@ -28,8 +28,9 @@ struct SpeedChoice {
   int64_t bit;
 };
 
-constexpr SpeedChoice kSpeeds[] = {{"sdr", false, 1}, {"ddr", false, 2}, {"qdr", false, 4}, {"fdr", true, 1},
-                                   {"edr", true, 2},  {"hdr", true, 4},  {"ndr", true, 8}};
+constexpr SpeedChoice kSpeeds[] = {{"sdr", false, 1}, {"ddr", false, 2}, {"qdr", false, 4},
+                                   {"fdr", true, 1},  {"edr", true, 2},  {"hdr", true, 4},
+                                   {"ndr", true, 8}};
 
 std::string Upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -39,15 +40,16 @@ std::string Upper(std::string s) {
 class IbPortSpeed final : public IbLinkDowngrade {
  public:
   IbPortSpeed(Host host, IbPort port, SpeedChoice target)
-      : IbLinkDowngrade(host, std::move(port), "ib_port_speed", Upper(target.name)), target_(target) {}
+      : IbLinkDowngrade(host, std::move(port), "ib_port_speed", Upper(target.name)),
+        target_(target) {}
 
  protected:
   Result<Masks> Downgrade(const IbPortInfo& info, const IbRate& active) const override {
     const std::string name = Upper(target_.name);
     int rank = IbSpeedRank(name);
     if (IbSpeedRank(active.speed) <= rank) {
-      return FailedPrecondition(Who() + ": the link already runs at " + active.speed + "; a downgrade to " + name +
-                                " would change nothing");
+      return FailedPrecondition(Who() + ": the link already runs at " + active.speed +
+                                "; a downgrade to " + name + " would change nothing");
     }
     const char* supported_field = target_.extended ? "LinkSpeedExtSupported" : "LinkSpeedSupported";
     if (!info.Has(supported_field)) {
@@ -55,12 +57,14 @@ class IbPortSpeed final : public IbLinkDowngrade {
     }
     int64_t supported = info.Get(supported_field);
     if (!(supported & target_.bit)) {
-      return Unsupported(Who() + ": the port does not support " + name + " (" + supported_field + " mask " +
-                         std::to_string(supported) + ")");
+      return Unsupported(Who() + ": the port does not support " + name + " (" + supported_field +
+                         " mask " + std::to_string(supported) + ")");
     }
     int64_t mask = 0;
     for (const auto& s : kSpeeds) {
-      if (s.extended == target_.extended && (supported & s.bit) && IbSpeedRank(Upper(s.name)) <= rank) mask |= s.bit;
+      if (s.extended == target_.extended && (supported & s.bit) &&
+          IbSpeedRank(Upper(s.name)) <= rank)
+        mask |= s.bit;
     }
     if (target_.extended) return Masks{{"LinkSpeedExtEnabled", mask}};
     Masks masks = {{"LinkSpeedEnabled", mask}};
@@ -71,8 +75,8 @@ class IbPortSpeed final : public IbLinkDowngrade {
   Status InForce(const IbRate& active) const override {
     int rank = IbSpeedRank(active.speed);
     if (rank == 0 || rank > IbSpeedRank(Upper(target_.name))) {
-      return FailedPrecondition(Who() + ": the link runs at " + active.speed + ", expected at most " +
-                                Upper(target_.name));
+      return FailedPrecondition(Who() + ": the link runs at " + active.speed +
+                                ", expected at most " + Upper(target_.name));
     }
     return Status::Ok();
   }
@@ -93,9 +97,11 @@ Result<std::unique_ptr<Fault>> MakeIbPortSpeed(const Json& params, Host host) {
   std::string lower = *speed;
   for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const auto& s : kSpeeds) {
-    if (lower == s.name) return std::unique_ptr<Fault>(std::make_unique<IbPortSpeed>(host, std::move(*port), s));
+    if (lower == s.name)
+      return std::unique_ptr<Fault>(std::make_unique<IbPortSpeed>(host, std::move(*port), s));
   }
-  return InvalidArgument("params.speed: must be one of sdr, ddr, qdr, fdr, edr, hdr, ndr, not \"" + *speed + "\"");
+  return InvalidArgument("params.speed: must be one of sdr, ddr, qdr, fdr, edr, hdr, ndr, not \"" +
+                         *speed + "\"");
 }
 
 }  // namespace fdrill

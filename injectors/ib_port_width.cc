@@ -24,7 +24,8 @@ namespace {
 class IbPortWidth final : public IbLinkDowngrade {
  public:
   IbPortWidth(Host host, IbPort port, int lanes)
-      : IbLinkDowngrade(host, std::move(port), "ib_port_width", std::to_string(lanes) + "X"), lanes_(lanes) {}
+      : IbLinkDowngrade(host, std::move(port), "ib_port_width", std::to_string(lanes) + "X"),
+        lanes_(lanes) {}
 
  protected:
   Result<Masks> Downgrade(const IbPortInfo& info, const IbRate& active) const override {
@@ -34,8 +35,9 @@ class IbPortWidth final : public IbLinkDowngrade {
                          "X (LinkWidthSupported mask " + std::to_string(supported) + ")");
     }
     if (active.lanes <= lanes_) {
-      return FailedPrecondition(Who() + ": the link already runs at " + std::to_string(active.lanes) +
-                                "X; a downgrade to " + std::to_string(lanes_) + "X would change nothing");
+      return FailedPrecondition(Who() + ": the link already runs at " +
+                                std::to_string(active.lanes) + "X; a downgrade to " +
+                                std::to_string(lanes_) + "X would change nothing");
     }
     int64_t mask = 0;
     for (int64_t bit : {1, 2, 4, 8, 16}) {
@@ -46,8 +48,8 @@ class IbPortWidth final : public IbLinkDowngrade {
 
   Status InForce(const IbRate& active) const override {
     if (active.lanes > lanes_) {
-      return FailedPrecondition(Who() + ": the link runs at " + std::to_string(active.lanes) + "X, expected at most " +
-                                std::to_string(lanes_) + "X");
+      return FailedPrecondition(Who() + ": the link runs at " + std::to_string(active.lanes) +
+                                "X, expected at most " + std::to_string(lanes_) + "X");
     }
     return Status::Ok();
   }
@@ -71,7 +73,8 @@ Result<std::unique_ptr<Fault>> MakeIbPortWidth(const Json& params, Host host) {
   if (w.size() >= 2 && w.back() == 'x' && w.find_first_not_of("0123456789") == w.size() - 1) {
     lanes = std::stoi(w.substr(0, w.size() - 1));
   }
-  if (!IbWidthBit(lanes)) return InvalidArgument("params.width: must be 1x, 2x, 4x, 8x or 12x, not \"" + *width + "\"");
+  if (!IbWidthBit(lanes))
+    return InvalidArgument("params.width: must be 1x, 2x, 4x, 8x or 12x, not \"" + *width + "\"");
   return std::unique_ptr<Fault>(std::make_unique<IbPortWidth>(host, std::move(*port), lanes));
 }
 

@@ -30,10 +30,10 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 #include "harness/host/host.h"
-#include "harness/core/json.h"
 
 namespace fdrill {
 
@@ -89,9 +89,9 @@ using CapabilityProbe = Status (*)(const Json& params, Host host);
 struct InjectorInfo {
   const char* name;
   Scope scope;
-  const char* help;     // one line for `fdrill injectors`
-  const char* params;   // one line: the keys it takes
-  FaultFactory make;    // validates params; touches nothing
+  const char* help;                 // one line for `fdrill injectors`
+  const char* params;               // one line: the keys it takes
+  FaultFactory make;                // validates params; touches nothing
   CapabilityProbe probe = nullptr;  // null: no probe, assume capable
 };
 

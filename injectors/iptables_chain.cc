@@ -132,7 +132,8 @@ Status IptablesChain::Verify() {
     auto present = Check(spec_.name, rule);
     if (!present.ok()) return present.status().Annotate(who_);
     if (!*present) {
-      return FailedPrecondition(who_ + ": chain " + spec_.name + " lacks the rule `" + JoinArgv(rule) + "`");
+      return FailedPrecondition(who_ + ": chain " + spec_.name + " lacks the rule `" +
+                                JoinArgv(rule) + "`");
     }
   }
   for (const auto& hook : spec_.hooks) {
@@ -158,11 +159,13 @@ Status IptablesChain::Revert() {
         Argv args = {"-D", hook[0]};
         Argv jump = JumpSpec(hook);
         args.insert(args.end(), jump.begin(), jump.end());
-        if (auto r = RunChecked(*runner_, Ipt(args), kTimeout); !r.ok()) return r.status().Annotate(who_);
+        if (auto r = RunChecked(*runner_, Ipt(args), kTimeout); !r.ok())
+          return r.status().Annotate(who_);
       }
     }
     for (const char* op : {"-F", "-X"}) {
-      if (auto r = RunChecked(*runner_, Ipt({op, spec_.name}), kTimeout); !r.ok()) return r.status().Annotate(who_);
+      if (auto r = RunChecked(*runner_, Ipt({op, spec_.name}), kTimeout); !r.ok())
+        return r.status().Annotate(who_);
     }
   }
   if (table_existed_ || !nft_) return Status::Ok();
@@ -181,7 +184,8 @@ Status IptablesChain::Revert() {
     // table is harmless; VerifyReverted allows it.
     return IsProgramMissing(r.status()) ? Status::Ok() : r.status().Annotate(who_);
   }
-  if (r->exit_code != 0) return ExitError({"nft", "delete", "table", "ip", spec_.table}, *r).Annotate(who_);
+  if (r->exit_code != 0)
+    return ExitError({"nft", "delete", "table", "ip", spec_.table}, *r).Annotate(who_);
   return Status::Ok();
 }
 
@@ -220,7 +224,8 @@ std::vector<std::string> IptablesChain::Mechanism() const {
     args.insert(args.end(), jump.begin(), jump.end());
     out.push_back("revert: " + JoinArgv(Ipt(args)));
   }
-  out.push_back("revert: " + JoinArgv(Ipt({"-F", spec_.name})) + "; " + JoinArgv(Ipt({"-X", spec_.name})));
+  out.push_back("revert: " + JoinArgv(Ipt({"-F", spec_.name})) + "; " +
+                JoinArgv(Ipt({"-X", spec_.name})));
   return out;
 }
 
@@ -228,11 +233,13 @@ Status ProbeIptables(ProcessRunner& runner, const std::string& who) {
   auto r = runner.Run({"iptables", "-V"}, kTimeout);
   if (!r.ok()) {
     if (IsProgramMissing(r.status())) {
-      return Unsupported(who + " needs iptables (the statistic and comment matches): " + r.status().message());
+      return Unsupported(
+          who + " needs iptables (the statistic and comment matches): " + r.status().message());
     }
     return r.status().Annotate(who);
   }
-  if (r->exit_code != 0) return Unsupported(who + ": `iptables -V` exited " + std::to_string(r->exit_code));
+  if (r->exit_code != 0)
+    return Unsupported(who + ": `iptables -V` exited " + std::to_string(r->exit_code));
   return Status::Ok();
 }
 

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/host/host.h"
-#include "harness/core/json.h"
 
 namespace fdrill {
 
@@ -49,7 +49,9 @@ class IptablesChain {
       : runner_(runner), spec_(std::move(spec)), who_(std::move(who)) {}
 
   Status Capture();
-  Json Saved() const { return {{"chain", spec_.name}, {"table_existed", table_existed_}, {"nft", nft_}}; }
+  Json Saved() const {
+    return {{"chain", spec_.name}, {"table_existed", table_existed_}, {"nft", nft_}};
+  }
   void Load(const Json& saved);
   Status Apply();
   Status Verify();

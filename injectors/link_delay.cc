@@ -96,8 +96,9 @@ class LinkDelay final : public Fault {
       auto q = ReadRootQdisc(*host_.runner, s_.ifname);
       if (!q.ok()) return q.status().Annotate(who_);
       if (!IsDefaultQdisc(q->kind)) {
-        return FailedPrecondition(who_ + ": root qdisc is " + q->kind + " (handle " + q->handle +
-                                  "), not a kernel default; fdrill will not replace a qdisc it cannot restore");
+        return FailedPrecondition(
+            who_ + ": root qdisc is " + q->kind + " (handle " + q->handle +
+            "), not a kernel default; fdrill will not replace a qdisc it cannot restore");
       }
       prior_kind_ = q->kind;
       mode_ = "netem";
@@ -107,9 +108,10 @@ class LinkDelay final : public Fault {
     auto bound = QueuePort();
     if (!bound.ok()) return bound.status().Annotate(who_);
     if (bound->has_value()) {
-      return FailedPrecondition(who_ + ": NFQUEUE " + std::to_string(s_.queue) + " (fdrill's range 64768-65023) " +
-                                "is already bound by netlink port " + std::to_string(**bound) +
-                                ": an identical fault is active, or another fault hashed to the same queue");
+      return FailedPrecondition(
+          who_ + ": NFQUEUE " + std::to_string(s_.queue) + " (fdrill's range 64768-65023) " +
+          "is already bound by netlink port " + std::to_string(**bound) +
+          ": an identical fault is active, or another fault hashed to the same queue");
     }
     mode_ = "nfqueue";
     return Status::Ok();
@@ -155,10 +157,11 @@ class LinkDelay final : public Fault {
         seconds = q->options["delay"].value("delay", -1.0);
       }
       double want = std::chrono::duration<double>(s_.delay).count();
-      if (q->kind != "netem" || q->handle != kHandle || std::abs(seconds - want) > want / 100 + 1e-5) {
-        return FailedPrecondition(who_ + ": root qdisc is " + q->kind + " " + q->handle + " with delay " +
-                                  std::to_string(seconds) + " s, expected netem " + kHandle + " with " +
-                                  FormatDuration(s_.delay));
+      if (q->kind != "netem" || q->handle != kHandle ||
+          std::abs(seconds - want) > want / 100 + 1e-5) {
+        return FailedPrecondition(who_ + ": root qdisc is " + q->kind + " " + q->handle +
+                                  " with delay " + std::to_string(seconds) + " s, expected netem " +
+                                  kHandle + " with " + FormatDuration(s_.delay));
       }
       return Status::Ok();
     }
@@ -172,9 +175,10 @@ class LinkDelay final : public Fault {
     }
     auto ours = line_ ? line_->PortId() : std::nullopt;
     if (!ours || **bound != *ours) {
-      return FailedPrecondition(who_ + ": " + q + " is bound by netlink port " + std::to_string(**bound) +
-                                ", not by this agent's delay line" +
-                                (ours ? " (port " + std::to_string(*ours) + ")" : " (none runs here)"));
+      return FailedPrecondition(
+          who_ + ": " + q + " is bound by netlink port " + std::to_string(**bound) +
+          ", not by this agent's delay line" +
+          (ours ? " (port " + std::to_string(*ours) + ")" : " (none runs here)"));
     }
     return Status::Ok();
   }
@@ -203,8 +207,8 @@ class LinkDelay final : public Fault {
       auto q = ReadRootQdisc(*host_.runner, s_.ifname);
       if (!q.ok()) return q.status();
       if (q->handle == kHandle || (!prior_kind_.empty() && q->kind != prior_kind_)) {
-        return FailedPrecondition(who_ + ": root qdisc is " + q->kind + " " + q->handle + ", expected the prior " +
-                                  prior_kind_);
+        return FailedPrecondition(who_ + ": root qdisc is " + q->kind + " " + q->handle +
+                                  ", expected the prior " + prior_kind_);
       }
       return Status::Ok();
     }
@@ -213,8 +217,8 @@ class LinkDelay final : public Fault {
     auto bound = QueuePort();
     if (!bound.ok()) return bound.status().Annotate(who_);
     if (bound->has_value()) {
-      return FailedPrecondition(who_ + ": NFQUEUE " + std::to_string(s_.queue) + " is still bound by netlink port " +
-                                std::to_string(**bound));
+      return FailedPrecondition(who_ + ": NFQUEUE " + std::to_string(s_.queue) +
+                                " is still bound by netlink port " + std::to_string(**bound));
     }
     return Status::Ok();
   }
@@ -231,10 +235,12 @@ class LinkDelay final : public Fault {
     }
     if (mode_ != "netem") {
       std::string prefix = mode_.empty() && netem_possible ? "without sch_netem: " : "";
-      out.push_back(prefix + "apply: delay line on NFQUEUE " + std::to_string(s_.queue) + " in the agent (" +
-                    FormatDuration(s_.delay) + " +- " + FormatDuration(s_.jitter) + ")");
+      out.push_back(prefix + "apply: delay line on NFQUEUE " + std::to_string(s_.queue) +
+                    " in the agent (" + FormatDuration(s_.delay) + " +- " +
+                    FormatDuration(s_.jitter) + ")");
       for (auto& line : chain_.Mechanism()) out.push_back(prefix + line);
-      out.push_back(prefix + "revert: accept held packets, unbind NFQUEUE " + std::to_string(s_.queue));
+      out.push_back(prefix + "revert: accept held packets, unbind NFQUEUE " +
+                    std::to_string(s_.queue));
     }
     return out;
   }
@@ -248,7 +254,8 @@ class LinkDelay final : public Fault {
   // The netlink port bound to our queue, nullopt when none is; a missing
   // file means nfnetlink_queue is not loaded, so nothing is bound.
   Result<std::optional<uint32_t>> QueuePort() {
-    if (!host_.sysfs) return FailedPrecondition(std::string("cannot read ") + kQueueFile + " (no sysfs)");
+    if (!host_.sysfs)
+      return FailedPrecondition(std::string("cannot read ") + kQueueFile + " (no sysfs)");
     auto text = host_.sysfs->Read(kQueueFile);
     if (!text.ok()) {
       if (text.status().code() == StatusCode::kNotFound) return std::optional<uint32_t>();
@@ -257,7 +264,8 @@ class LinkDelay final : public Fault {
     size_t start = 0;
     while (start < text->size()) {
       size_t nl = text->find('\n', start);
-      std::string line = text->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+      std::string line =
+          text->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
       start = nl == std::string::npos ? text->size() : nl + 1;
       unsigned long queue = 0, port = 0;
       if (std::sscanf(line.c_str(), "%lu %lu", &queue, &port) == 2 && queue == s_.queue) {
@@ -279,25 +287,28 @@ class LinkDelay final : public Fault {
 
 }  // namespace
 
-Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host, DelayLineMaker make_line) {
+Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host,
+                                                 DelayLineMaker make_line) {
   ParamReader p(params);
   auto ifname = p.String("interface");
   if (!ifname.ok()) return ifname.status();
   auto delay = p.Dur("delay");
   if (!delay.ok()) return delay.status();
   if (delay->count() <= 0 || *delay > std::chrono::seconds(10)) {
-    return InvalidArgument("params.delay: must be more than 0 and at most 10s, not " + FormatDuration(*delay));
+    return InvalidArgument("params.delay: must be more than 0 and at most 10s, not " +
+                           FormatDuration(*delay));
   }
   auto jitter = p.Dur("jitter", Duration(0));
   if (!jitter.ok()) return jitter.status();
   if (jitter->count() < 0 || *jitter > *delay) {
-    return InvalidArgument("params.jitter: must be between 0 and the delay (" + FormatDuration(*delay) + "), not " +
-                           FormatDuration(*jitter));
+    return InvalidArgument("params.jitter: must be between 0 and the delay (" +
+                           FormatDuration(*delay) + "), not " + FormatDuration(*jitter));
   }
   auto direction = p.String("direction", "egress");
   if (!direction.ok()) return direction.status();
   if (*direction != "egress" && *direction != "ingress") {
-    return InvalidArgument("params.direction: must be egress or ingress, not \"" + *direction + "\"");
+    return InvalidArgument("params.direction: must be egress or ingress, not \"" + *direction +
+                           "\"");
   }
   auto peer = ReadIpv4(p, params, "peer");
   if (!peer.ok()) return peer.status();
@@ -316,15 +327,16 @@ Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host, 
   spec.hooks = {{s.egress ? "OUTPUT" : "INPUT", s.egress ? "-o" : "-i", *ifname}};
   // The queue comes from the chain name's hash, so a journal replay (and
   // `fdrill plan`) names the same queue.
-  s.queue =
-      static_cast<uint16_t>(kFirstQueue + (std::stoul(spec.name.substr(spec.name.size() - 8), nullptr, 16) & 0xff));
+  s.queue = static_cast<uint16_t>(
+      kFirstQueue + (std::stoul(spec.name.substr(spec.name.size() - 8), nullptr, 16) & 0xff));
   Argv rule;
   if (s.peer) rule = {s.egress ? "-d" : "-s", **peer};
   for (const char* a : {"-j", "NFQUEUE", "--queue-num"}) rule.push_back(a);
   rule.push_back(std::to_string(s.queue));
   rule.push_back("--queue-bypass");
   spec.rules = {rule};
-  return std::unique_ptr<Fault>(std::make_unique<LinkDelay>(host, std::move(s), std::move(spec), std::move(make_line)));
+  return std::unique_ptr<Fault>(
+      std::make_unique<LinkDelay>(host, std::move(s), std::move(spec), std::move(make_line)));
 }
 
 Result<std::unique_ptr<Fault>> MakeLinkDelay(const Json& params, Host host) {
@@ -340,7 +352,8 @@ Status ProbeLinkDelay(const Json& params, Host host) {
       return Unsupported("link_delay needs tc (iproute2) for netem: " + r.status().message());
     }
     if (!r.ok()) return r.status().Annotate("link_delay");
-    if (r->exit_code != 0) return Unsupported("link_delay: `tc -V` exited " + std::to_string(r->exit_code));
+    if (r->exit_code != 0)
+      return Unsupported("link_delay: `tc -V` exited " + std::to_string(r->exit_code));
   } else if (auto s = ProbeIptables(*host.runner, "link_delay"); !s.ok()) {
     return s;
   }

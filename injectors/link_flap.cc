@@ -20,7 +20,11 @@ namespace {
 class LinkFlap final : public Fault {
  public:
   LinkFlap(Host host, std::string ifname, Duration down, int64_t count, Duration period)
-      : host_(host), link_("link_flap", std::move(ifname)), down_(down), count_(count), period_(period) {}
+      : host_(host),
+        link_("link_flap", std::move(ifname)),
+        down_(down),
+        count_(count),
+        period_(period) {}
 
   Status Capture() override { return link_.Capture(*host_.runner); }
   Json Saved() const override { return link_.Saved(); }
@@ -47,9 +51,10 @@ class LinkFlap final : public Fault {
 
   std::string Target() const override { return link_.ifname(); }
   std::vector<std::string> Mechanism() const override {
-    std::string times = count_ == 1 ? "once" : std::to_string(count_) + " times, every " + FormatDuration(period_);
-    return {"apply: " + JoinArgv(link_.Argv(false)) + ", then after " + FormatDuration(down_) + ": " +
-                JoinArgv(link_.Argv(true)) + " (" + times + ")",
+    std::string times =
+        count_ == 1 ? "once" : std::to_string(count_) + " times, every " + FormatDuration(period_);
+    return {"apply: " + JoinArgv(link_.Argv(false)) + ", then after " + FormatDuration(down_) +
+                ": " + JoinArgv(link_.Argv(true)) + " (" + times + ")",
             "revert: " + JoinArgv(link_.Argv(true))};
   }
 
@@ -75,7 +80,7 @@ class LinkFlap final : public Fault {
   Duration down_;
   int64_t count_;
   Duration period_;
-  bool set_up_ = true;        // what we last set
+  bool set_up_ = true;  // what we last set
   bool applied_once_ = false;
 };
 
@@ -93,8 +98,8 @@ Result<std::unique_ptr<Fault>> MakeLinkFlap(const Json& params, Host host) {
   if (!period.ok()) return period.status();
   if (auto s = p.Finish(); !s.ok()) return s;
   if (*count > 1 && *period <= *down) {
-    return InvalidArgument("params.period: must be longer than params.down (" + FormatDuration(*down) +
-                           ") so the link comes up between flaps");
+    return InvalidArgument("params.period: must be longer than params.down (" +
+                           FormatDuration(*down) + ") so the link comes up between flaps");
   }
   return std::unique_ptr<Fault>(std::make_unique<LinkFlap>(host, *ifname, *down, *count, *period));
 }

@@ -29,7 +29,9 @@ namespace {
 class LinkLoss final : public Fault {
  public:
   LinkLoss(Host host, std::string ifname, ChainSpec spec)
-      : host_(host), ifname_(std::move(ifname)), chain_(host.runner, std::move(spec), "link_loss " + ifname_) {}
+      : host_(host),
+        ifname_(std::move(ifname)),
+        chain_(host.runner, std::move(spec), "link_loss " + ifname_) {}
 
   Status Capture() override {
     auto link = ReadLink(*host_.runner, ifname_);
@@ -65,7 +67,8 @@ Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host) {
   auto direction = p.String("direction", "egress");
   if (!direction.ok()) return direction.status();
   if (*direction != "egress" && *direction != "ingress") {
-    return InvalidArgument("params.direction: must be egress or ingress, not \"" + *direction + "\"");
+    return InvalidArgument("params.direction: must be egress or ingress, not \"" + *direction +
+                           "\"");
   }
   auto peer = ReadIpv4(p, params, "peer");
   if (!peer.ok()) return peer.status();
@@ -80,7 +83,8 @@ Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host) {
   Argv rule;
   if (peer->has_value()) rule = {egress ? "-d" : "-s", **peer};
   if (*percent < 100'000'000) {
-    for (const char* a : {"-m", "statistic", "--mode", "random", "--probability"}) rule.push_back(a);
+    for (const char* a : {"-m", "statistic", "--mode", "random", "--probability"})
+      rule.push_back(a);
     rule.push_back(PercentToProbability(*percent));
   }
   rule.push_back("-j");

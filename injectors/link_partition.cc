@@ -87,7 +87,8 @@ Result<std::unique_ptr<Fault>> MakeLinkPartition(const Json& params, Host host) 
     spec.rules.push_back({"-s", peer, "-j", "DROP"});
     spec.rules.push_back({"-d", peer, "-j", "DROP"});
   }
-  return std::unique_ptr<Fault>(std::make_unique<LinkPartition>(host, *ifname, *peers, std::move(spec)));
+  return std::unique_ptr<Fault>(
+      std::make_unique<LinkPartition>(host, *ifname, *peers, std::move(spec)));
 }
 
 Status ProbeLinkPartition(const Json& params, Host host) {

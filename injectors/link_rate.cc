@@ -15,7 +15,8 @@
 // Per-peer mode (params.peers): only traffic to those addresses is capped.
 //   tc qdisc replace dev IF root handle fd1: htb default 0
 //   tc class replace dev IF parent fd1: classid fd1:1 htb rate R ceil R burst B cburst B
-//   tc filter add dev IF parent fd1: protocol ip prio 1 u32 match ip dst PEER flowid fd1:1   (per peer)
+//   tc filter add dev IF parent fd1: protocol ip prio 1 u32 match ip dst PEER flowid fd1:1   (per
+//   peer)
 // Everything else is unshaped: `default 0` names no class, and htb sends
 // unclassified packets straight out through its direct queue (sch_htb.c,
 // htb_classify: no class for the default minor -> HTB_DIRECT), which avoids
@@ -82,9 +83,10 @@ class LinkRate final : public Fault {
     auto q = ReadRootQdisc(*host_.runner, ifname_);
     if (!q.ok()) return q.status().Annotate("link_rate " + ifname_);
     if (!IsDefaultQdisc(q->kind)) {
-      return FailedPrecondition("link_rate " + ifname_ + ": root qdisc is " + q->kind + " (handle " + q->handle +
-                                "), not a kernel default; fdrill will not replace a qdisc it cannot restore. "
-                                "Remove it, or run `fdrill-agent --revert-all` if a drill left it");
+      return FailedPrecondition(
+          "link_rate " + ifname_ + ": root qdisc is " + q->kind + " (handle " + q->handle +
+          "), not a kernel default; fdrill will not replace a qdisc it cannot restore. "
+          "Remove it, or run `fdrill-agent --revert-all` if a drill left it");
     }
     prior_kind_ = q->kind;
     return Status::Ok();
@@ -110,9 +112,10 @@ class LinkRate final : public Fault {
     if (!peers_.empty()) return VerifyPerPeer(*q);
     uint64_t bytes_per_sec = q->options.value("rate", uint64_t{0});
     if (q->kind != "tbf" || q->handle != kHandle || bytes_per_sec * 8 != rate_) {
-      return FailedPrecondition("link_rate " + ifname_ + ": root qdisc is " + q->kind + " " + q->handle + " at " +
-                                std::to_string(bytes_per_sec * 8) + " bit/s, expected tbf " + kHandle + " at " +
-                                std::to_string(rate_) + " bit/s");
+      return FailedPrecondition("link_rate " + ifname_ + ": root qdisc is " + q->kind + " " +
+                                q->handle + " at " + std::to_string(bytes_per_sec * 8) +
+                                " bit/s, expected tbf " + kHandle + " at " + std::to_string(rate_) +
+                                " bit/s");
     }
     return Status::Ok();
   }
@@ -132,8 +135,8 @@ class LinkRate final : public Fault {
     auto q = ReadRootQdisc(*host_.runner, ifname_);
     if (!q.ok()) return q.status();
     if (q->handle == kHandle || (!prior_kind_.empty() && q->kind != prior_kind_)) {
-      return FailedPrecondition("link_rate " + ifname_ + ": root qdisc is " + q->kind + " " + q->handle +
-                                ", expected the prior " + prior_kind_);
+      return FailedPrecondition("link_rate " + ifname_ + ": root qdisc is " + q->kind + " " +
+                                q->handle + ", expected the prior " + prior_kind_);
     }
     return Status::Ok();
   }
@@ -150,17 +153,20 @@ class LinkRate final : public Fault {
   std::vector<std::vector<std::string>> ApplySteps() const {
     std::string rate = std::to_string(rate_) + "bit", burst = std::to_string(burst_);
     if (peers_.empty()) {
-      return {{"tc", "qdisc", "replace", "dev", ifname_, "root", "handle", kHandle, "tbf", "rate", rate, "burst", burst,
-               "latency",
-               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) + "ms"}};
+      return {
+          {"tc", "qdisc", "replace", "dev", ifname_, "root", "handle", kHandle, "tbf", "rate", rate,
+           "burst", burst, "latency",
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) +
+               "ms"}};
     }
     std::vector<std::vector<std::string>> steps = {
-        {"tc", "qdisc", "replace", "dev", ifname_, "root", "handle", kHandle, "htb", "default", "0"},
-        {"tc", "class", "replace", "dev", ifname_, "parent", kHandle, "classid", kShapedClass, "htb", "rate", rate,
-         "ceil", rate, "burst", burst, "cburst", burst}};
+        {"tc", "qdisc", "replace", "dev", ifname_, "root", "handle", kHandle, "htb", "default",
+         "0"},
+        {"tc", "class", "replace", "dev", ifname_, "parent", kHandle, "classid", kShapedClass,
+         "htb", "rate", rate, "ceil", rate, "burst", burst, "cburst", burst}};
     for (const auto& peer : peers_) {
-      steps.push_back({"tc", "filter", "add", "dev", ifname_, "parent", kHandle, "protocol", "ip", "prio", "1", "u32",
-                       "match", "ip", "dst", peer, "flowid", kShapedClass});
+      steps.push_back({"tc", "filter", "add", "dev", ifname_, "parent", kHandle, "protocol", "ip",
+                       "prio", "1", "u32", "match", "ip", "dst", peer, "flowid", kShapedClass});
     }
     return steps;
   }
@@ -168,7 +174,8 @@ class LinkRate final : public Fault {
   Status VerifyPerPeer(const RootQdisc& q) {
     std::string who = "link_rate " + ifname_;
     if (q.kind != "htb" || q.handle != kHandle) {
-      return FailedPrecondition(who + ": root qdisc is " + q.kind + " " + q.handle + ", expected htb " + kHandle);
+      return FailedPrecondition(who + ": root qdisc is " + q.kind + " " + q.handle +
+                                ", expected htb " + kHandle);
     }
     auto classes = RunChecked(*host_.runner, {"tc", "-j", "class", "show", "dev", ifname_});
     if (!classes.ok()) return classes.status().Annotate(who);
@@ -180,10 +187,10 @@ class LinkRate final : public Fault {
       if (r != std::string::npos) rate = TcRate(line.substr(r + 6));
     }
     if (std::abs(rate - static_cast<double>(rate_)) > static_cast<double>(rate_) / 100) {
-      return FailedPrecondition(
-          who + ": htb class " + kShapedClass + " is " +
-          (rate < 0 ? std::string("missing") : "at " + std::to_string(std::llround(rate)) + " bit/s") + ", expected " +
-          std::to_string(rate_) + " bit/s");
+      return FailedPrecondition(who + ": htb class " + kShapedClass + " is " +
+                                (rate < 0 ? std::string("missing")
+                                          : "at " + std::to_string(std::llround(rate)) + " bit/s") +
+                                ", expected " + std::to_string(rate_) + " bit/s");
     }
     auto filters = RunChecked(*host_.runner, {"tc", "-j", "filter", "show", "dev", ifname_});
     if (!filters.ok()) return filters.status().Annotate(who);
@@ -195,15 +202,19 @@ class LinkRate final : public Fault {
         const Json& o = f.value("options", Json::object());
         const Json& m = o.value("match", Json::object());
         found = found || (f.value("kind", "") == "u32" && o.value("flowid", "") == kShapedClass &&
-                          m.value("value", "") == value && m.value("mask", "") == mask && m.value("off", -1) == 16);
+                          m.value("value", "") == value && m.value("mask", "") == mask &&
+                          m.value("off", -1) == 16);
       }
       if (!found) {
-        return FailedPrecondition(who + ": no u32 filter sends dst " + peer + " to class " + kShapedClass);
+        return FailedPrecondition(who + ": no u32 filter sends dst " + peer + " to class " +
+                                  kShapedClass);
       }
     }
     return Status::Ok();
   }
-  std::vector<std::string> RevertArgv() const { return {"tc", "qdisc", "del", "dev", ifname_, "root"}; }
+  std::vector<std::string> RevertArgv() const {
+    return {"tc", "qdisc", "del", "dev", ifname_, "root"};
+  }
 
   Host host_;
   std::string ifname_;
@@ -223,7 +234,8 @@ Result<std::unique_ptr<LinkRate>> Build(const Json& params, Host host) {
   uint64_t default_burst = std::max<uint64_t>(128 * 1024, *rate / 8 / 100);
   auto burst = p.Size("burst", default_burst);
   if (!burst.ok()) return burst.status();
-  if (*burst < 2048) return InvalidArgument("params.burst: must be at least 2K (one MTU-sized packet)");
+  if (*burst < 2048)
+    return InvalidArgument("params.burst: must be at least 2K (one MTU-sized packet)");
   auto latency = p.Dur("latency", std::chrono::milliseconds(50));
   if (!latency.ok()) return latency.status();
   std::vector<std::string> peers;
@@ -231,7 +243,8 @@ Result<std::unique_ptr<LinkRate>> Build(const Json& params, Host host) {
     auto list = ReadIpv4List(p, params, "peers");
     if (!list.ok()) return list.status();
     peers = *list;
-    if (params.contains("latency")) return InvalidArgument("params.latency: tbf only; per-peer (htb) mode takes none");
+    if (params.contains("latency"))
+      return InvalidArgument("params.latency: tbf only; per-peer (htb) mode takes none");
   }
   if (auto s = p.Finish(); !s.ok()) return s;
   return std::make_unique<LinkRate>(host, *ifname, *rate, *burst, *latency, std::move(peers));

@@ -23,11 +23,13 @@ class MemPressure final : public BurnFault {
   Status Loaded(const ProcInfo& info) const override {
     const uint64_t want_kib = bytes_ / 1024 * 9 / 10;
     if (info.rss_kib >= want_kib) return Status::Ok();
-    return FailedPrecondition("mem_pressure: " + std::to_string(info.rss_kib) + " KiB resident, want at least " +
-                              std::to_string(want_kib) + " KiB");
+    return FailedPrecondition("mem_pressure: " + std::to_string(info.rss_kib) +
+                              " KiB resident, want at least " + std::to_string(want_kib) + " KiB");
   }
   // Touching pages runs at a few GB/s; swap or reclaim can slow it a lot.
-  Duration LoadTimeout() const override { return std::chrono::seconds(10) + std::chrono::milliseconds(bytes_ >> 20); }
+  Duration LoadTimeout() const override {
+    return std::chrono::seconds(10) + std::chrono::milliseconds(bytes_ >> 20);
+  }
   std::string Kind() const override { return "mem_pressure"; }
 
  private:
@@ -55,8 +57,9 @@ Status ProbeMemPressure(const Json& params, Host) {
   if (sysinfo(&si) != 0) return Status::Ok();
   const uint64_t total = static_cast<uint64_t>(si.totalram) * si.mem_unit;
   if (*bytes > total) {
-    return FailedPrecondition("params.size: " + std::to_string(*bytes) + " bytes is more than this node's " +
-                              std::to_string(total) + " bytes of RAM");
+    return FailedPrecondition("params.size: " + std::to_string(*bytes) +
+                              " bytes is more than this node's " + std::to_string(total) +
+                              " bytes of RAM");
   }
   return Status::Ok();
 }

@@ -27,11 +27,13 @@ class NcclEnv final : public Fault {
   NcclEnv(Host host, std::map<std::string, std::string> env) : host_(host), env_(std::move(env)) {}
 
   Status Capture() override {
-    if (host_.launch_env_dir.empty()) return Unsupported("nccl_env: this agent has no launch environment directory");
+    if (host_.launch_env_dir.empty())
+      return Unsupported("nccl_env: this agent has no launch environment directory");
     file_ = host_.launch_env_dir + "/nccl_env-" +
             std::to_string(std::hash<std::string>{}(FormatLaunchEnv(env_)) % 1000000007) + ".env";
     if (host_.sysfs->Exists(file_)) {
-      return FailedPrecondition("nccl_env: " + file_ + " exists already (another nccl_env with the same settings is "
+      return FailedPrecondition("nccl_env: " + file_ +
+                                " exists already (another nccl_env with the same settings is "
                                 "applied, or a drill left it: `fdrill-agent --revert-all`)");
     }
     return Status::Ok();
@@ -44,14 +46,16 @@ class NcclEnv final : public Fault {
   }
 
   Status Apply() override {
-    if (Status s = host_.sysfs->MakeDir(host_.launch_env_dir); !s.ok()) return s.Annotate("nccl_env");
+    if (Status s = host_.sysfs->MakeDir(host_.launch_env_dir); !s.ok())
+      return s.Annotate("nccl_env");
     return host_.sysfs->Write(file_, FormatLaunchEnv(env_));
   }
 
   Status Verify() override {
     auto text = host_.sysfs->Read(file_);
     if (!text.ok()) return text.status().Annotate("nccl_env");
-    if (*text != FormatLaunchEnv(env_)) return FailedPrecondition("nccl_env: " + file_ + " does not hold what was written");
+    if (*text != FormatLaunchEnv(env_))
+      return FailedPrecondition("nccl_env: " + file_ + " does not hold what was written");
     return Status::Ok();
   }
 
@@ -61,7 +65,8 @@ class NcclEnv final : public Fault {
   }
 
   Status VerifyReverted() override {
-    if (!file_.empty() && host_.sysfs->Exists(file_)) return FailedPrecondition("nccl_env: " + file_ + " is still there");
+    if (!file_.empty() && host_.sysfs->Exists(file_))
+      return FailedPrecondition("nccl_env: " + file_ + " is still there");
     return Status::Ok();
   }
 
@@ -72,8 +77,10 @@ class NcclEnv final : public Fault {
   std::vector<std::string> Mechanism() const override {
     std::string vars;
     for (const auto& [name, value] : env_) vars += (vars.empty() ? "" : " ") + name + "=" + value;
-    return {"apply: write " + vars + " to <TMPDIR>/fdrill-launch-env/nccl_env-*.env (ranks started from now on export it)",
-            "revert: remove that file"};
+    return {
+        "apply: write " + vars +
+            " to <TMPDIR>/fdrill-launch-env/nccl_env-*.env (ranks started from now on export it)",
+        "revert: remove that file"};
   }
 
  private:
@@ -84,8 +91,8 @@ class NcclEnv final : public Fault {
 
 bool HcaListChars(const std::string& s) {
   for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ',' && c != ':' && c != '^' && c != '=' &&
-        c != '-') {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != ',' && c != ':' &&
+        c != '^' && c != '=' && c != '-') {
       return false;
     }
   }
@@ -97,8 +104,8 @@ bool HcaListChars(const std::string& s) {
 Result<std::unique_ptr<Fault>> MakeNcclEnv(const Json& params, Host host) {
   ParamReader p(params);
   std::map<std::string, std::string> env;
-  const bool has_p2p = p.Has("p2p_disable"), has_nvls = p.Has("nvls_enable"), has_hca = p.Has("ib_hca"),
-             has_ch = p.Has("max_channels");
+  const bool has_p2p = p.Has("p2p_disable"), has_nvls = p.Has("nvls_enable"),
+             has_hca = p.Has("ib_hca"), has_ch = p.Has("max_channels");
   auto p2p = p.Bool("p2p_disable", false);
   if (!p2p.ok()) return p2p.status();
   if (has_p2p) env["NCCL_P2P_DISABLE"] = *p2p ? "1" : "0";
@@ -109,7 +116,8 @@ Result<std::unique_ptr<Fault>> MakeNcclEnv(const Json& params, Host host) {
   if (!hca.ok()) return hca.status();
   if (has_hca) {
     if (hca->empty() || !HcaListChars(*hca)) {
-      return InvalidArgument("params.ib_hca: \"" + *hca + "\" is not an NCCL_IB_HCA list like =mlx5_0:1,mlx5_1:1");
+      return InvalidArgument("params.ib_hca: \"" + *hca +
+                             "\" is not an NCCL_IB_HCA list like =mlx5_0:1,mlx5_1:1");
     }
     env["NCCL_IB_HCA"] = *hca;
   }
@@ -121,7 +129,8 @@ Result<std::unique_ptr<Fault>> MakeNcclEnv(const Json& params, Host host) {
   }
   if (auto s = p.Finish(); !s.ok()) return s;
   if (env.empty()) {
-    return InvalidArgument("params: nccl_env needs at least one of p2p_disable, nvls_enable, ib_hca, max_channels");
+    return InvalidArgument(
+        "params: nccl_env needs at least one of p2p_disable, nvls_enable, ib_hca, max_channels");
   }
   return std::unique_ptr<Fault>(std::make_unique<NcclEnv>(host, std::move(env)));
 }

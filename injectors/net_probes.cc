@@ -9,7 +9,8 @@ namespace fdrill {
 
 namespace {
 
-Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv, const std::string& who) {
+Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv,
+                 const std::string& who) {
   auto r = runner.Run(argv, std::chrono::seconds(5));
   if (!r.ok()) {
     if (IsProgramMissing(r.status())) {
@@ -17,12 +18,14 @@ Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv, co
     }
     return r.status().Annotate(who);
   }
-  if (r->exit_code != 0) return Unsupported(who + ": `" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code));
+  if (r->exit_code != 0)
+    return Unsupported(who + ": `" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code));
   return Status::Ok();
 }
 
 Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::string& who) {
-  if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string()) return Status::Ok();
+  if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string())
+    return Status::Ok();
   auto link = ReadLink(runner, params["interface"].get<std::string>());
   return link.ok() ? Status::Ok() : link.status().Annotate(who);
 }

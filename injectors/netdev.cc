@@ -13,10 +13,12 @@ Result<Json> RunJson(ProcessRunner& runner, const std::vector<std::string>& argv
   if (r->exit_code != 0) {
     std::string err = r->err;
     while (!err.empty() && err.back() == '\n') err.pop_back();
-    return FailedPrecondition("`" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code) + ": " + err);
+    return FailedPrecondition("`" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code) +
+                              ": " + err);
   }
   Json j = Json::parse(r->out, nullptr, false);
-  if (j.is_discarded() || !j.is_array()) return Internal("`" + JoinArgv(argv) + "` printed no JSON array");
+  if (j.is_discarded() || !j.is_array())
+    return Internal("`" + JoinArgv(argv) + "` printed no JSON array");
   return j;
 }
 
@@ -72,7 +74,9 @@ Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname
 Status AdminLink::Capture(ProcessRunner& runner) {
   auto link = ReadLink(runner, ifname_);
   if (!link.ok()) return link.status().Annotate(kind_);
-  if (!link->admin_up) return FailedPrecondition(kind_ + " " + ifname_ + ": the link is already administratively down");
+  if (!link->admin_up)
+    return FailedPrecondition(kind_ + " " + ifname_ +
+                              ": the link is already administratively down");
   prior_up_ = true;
   return Status::Ok();
 }
@@ -90,7 +94,8 @@ Status AdminLink::Expect(ProcessRunner& runner, bool up, const std::string& why)
   auto link = ReadLink(runner, ifname_);
   if (!link.ok()) return link.status().Annotate(kind_);
   if (link->admin_up != up) {
-    return FailedPrecondition(kind_ + " " + ifname_ + ": link is " + (link->admin_up ? "up" : "down") + ", expected " +
+    return FailedPrecondition(kind_ + " " + ifname_ + ": link is " +
+                              (link->admin_up ? "up" : "down") + ", expected " +
                               (up ? "up" : "down") + " (" + why + ")");
   }
   return Status::Ok();
@@ -99,13 +104,15 @@ Status AdminLink::Expect(ProcessRunner& runner, bool up, const std::string& why)
 Status AdminLink::Restore(ProcessRunner& runner) const {
   if (!prior_up_) return Status::Ok();
   auto link = ReadLink(runner, ifname_);
-  if (!link.ok()) return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
+  if (!link.ok())
+    return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
   return link->admin_up ? Status::Ok() : Set(runner, true);
 }
 
 bool IsDefaultQdisc(const std::string& kind) {
   static const char* kDefaults[] = {"noqueue", "pfifo_fast", "mq", "fq_codel"};
-  return std::any_of(std::begin(kDefaults), std::end(kDefaults), [&](const char* k) { return kind == k; });
+  return std::any_of(std::begin(kDefaults), std::end(kDefaults),
+                     [&](const char* k) { return kind == k; });
 }
 
 }  // namespace fdrill

@@ -8,21 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/host/host.h"
-#include "harness/core/json.h"
 
 namespace fdrill {
 
 struct LinkState {
   std::string name;
-  bool admin_up = false;     // IFF_UP: what `ip link set up/down` changes
-  std::string operstate;     // "UP", "DOWN", "LOWERLAYERDOWN", ...
+  bool admin_up = false;  // IFF_UP: what `ip link set up/down` changes
+  std::string operstate;  // "UP", "DOWN", "LOWERLAYERDOWN", ...
 };
 
 struct RootQdisc {
-  std::string kind;          // "noqueue", "tbf", ...
-  std::string handle;        // "0:", "fd1:"
+  std::string kind;    // "noqueue", "tbf", ...
+  std::string handle;  // "0:", "fd1:"
   Json options = Json::object();
 };
 
@@ -39,7 +39,8 @@ Result<std::vector<LinkState>> ListLinks(ProcessRunner& runner);
 // messages ("link_flap fab0: ...").
 class AdminLink {
  public:
-  AdminLink(std::string kind, std::string ifname) : kind_(std::move(kind)), ifname_(std::move(ifname)) {}
+  AdminLink(std::string kind, std::string ifname)
+      : kind_(std::move(kind)), ifname_(std::move(ifname)) {}
 
   const std::string& ifname() const { return ifname_; }
   Status Capture(ProcessRunner& runner);
@@ -50,7 +51,9 @@ class AdminLink {
   // Observes IFF_UP; `why` names the expectation in the message.
   Status Expect(ProcessRunner& runner, bool up, const std::string& why) const;
   Status Restore(ProcessRunner& runner) const;
-  Status VerifyRestored(ProcessRunner& runner) const { return Expect(runner, prior_up_, "as found"); }
+  Status VerifyRestored(ProcessRunner& runner) const {
+    return Expect(runner, prior_up_, "as found");
+  }
 
  private:
   std::string kind_;

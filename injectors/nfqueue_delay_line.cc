@@ -40,7 +40,9 @@ class NfqueueDelayLine final : public DelayLine {
   ~NfqueueDelayLine() override { Stop(); }
 
   Status Start(const DelayLineConfig& config) override {
-    if (handle_) return FailedPrecondition("delay line on queue " + std::to_string(config_.queue) + " already runs");
+    if (handle_)
+      return FailedPrecondition("delay line on queue " + std::to_string(config_.queue) +
+                                " already runs");
     config_ = config;
     draining_ = false;
     rng_.seed(config.queue);  // deterministic jitter per queue
@@ -79,12 +81,15 @@ class NfqueueDelayLine final : public DelayLine {
       // The kernel answers EPERM when another socket holds the queue
       // (nfqnl_recv_config), and also without CAP_NET_ADMIN.
       if (errno == EPERM || errno == EBUSY) {
-        return FailedPrecondition(Errno(q + " is bound by another process, or binding needs CAP_NET_ADMIN"));
+        return FailedPrecondition(
+            Errno(q + " is bound by another process, or binding needs CAP_NET_ADMIN"));
       }
       return Unavailable(Errno("cannot bind " + q));
     }
-    if (nfq_set_mode(queue_, NFQNL_COPY_META, 0) < 0) return Unavailable(Errno(q + ": cannot set copy mode META"));
-    if (nfq_set_queue_maxlen(queue_, kQueueMaxLen) < 0) return Unavailable(Errno(q + ": cannot set the queue length"));
+    if (nfq_set_mode(queue_, NFQNL_COPY_META, 0) < 0)
+      return Unavailable(Errno(q + ": cannot set copy mode META"));
+    if (nfq_set_queue_maxlen(queue_, kQueueMaxLen) < 0)
+      return Unavailable(Errno(q + ": cannot set the queue length"));
     if (nfq_set_queue_flags(queue_, NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_FAIL_OPEN) < 0) {
       return Unavailable(Errno(q + ": cannot set fail-open"));
     }
@@ -116,7 +121,8 @@ class NfqueueDelayLine final : public DelayLine {
     }
     SteadyTime release = std::chrono::steady_clock::now() + self->HoldFor();
     // Never overtake the packet ahead: a delay line keeps order.
-    if (!self->held_.empty() && release < self->held_.back().release) release = self->held_.back().release;
+    if (!self->held_.empty() && release < self->held_.back().release)
+      release = self->held_.back().release;
     self->held_.push_back({id, release});
     return 0;
   }

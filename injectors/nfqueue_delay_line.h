@@ -31,10 +31,10 @@
 #include <memory>
 #include <optional>
 
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 #include "harness/host/host.h"
-#include "harness/core/json.h"
 #include "injectors/injector.h"
 
 namespace fdrill {
@@ -60,6 +60,7 @@ std::unique_ptr<DelayLine> MakeNfqueueDelayLine();
 
 // link_delay (link_delay.cc) with the delay line `make_line` builds; the
 // registry passes MakeNfqueueDelayLine, tests a recording fake.
-Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host, DelayLineMaker make_line);
+Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host,
+                                                 DelayLineMaker make_line);
 
 }  // namespace fdrill

@@ -47,7 +47,8 @@ std::string ModeName(unsigned mode) {
 
 class NvlinkBwMode final : public Fault {
  public:
-  NvlinkBwMode(Gpus& nvml, std::optional<unsigned> gpu, unsigned mode) : nvml_(nvml), gpu_(gpu), mode_(mode) {}
+  NvlinkBwMode(Gpus& nvml, std::optional<unsigned> gpu, unsigned mode)
+      : nvml_(nvml), gpu_(gpu), mode_(mode) {}
 
   Status Capture() override {
     if (gpu_) {
@@ -57,8 +58,8 @@ class NvlinkBwMode final : public Fault {
       if (std::find(supported->begin(), supported->end(), mode_) == supported->end()) {
         std::string list;
         for (unsigned m : *supported) list += (list.empty() ? "" : ", ") + ModeName(m);
-        return InvalidArgument("params.mode: GPU " + std::to_string(*gpu_) + " does not accept " + ModeName(mode_) +
-                               "; NVML lists: " + (list.empty() ? "none" : list));
+        return InvalidArgument("params.mode: GPU " + std::to_string(*gpu_) + " does not accept " +
+                               ModeName(mode_) + "; NVML lists: " + (list.empty() ? "none" : list));
       }
     }
     auto now = Read();
@@ -85,7 +86,8 @@ class NvlinkBwMode final : public Fault {
     auto now = Read();
     if (!now.ok()) return now.status().Annotate(Name());
     if (now->mode != mode_) {
-      return FailedPrecondition(Name() + ": NVML reports " + ModeName(now->mode) + ", expected " + ModeName(mode_));
+      return FailedPrecondition(Name() + ": NVML reports " + ModeName(now->mode) + ", expected " +
+                                ModeName(mode_));
     }
     return Status::Ok();
   }
@@ -102,17 +104,18 @@ class NvlinkBwMode final : public Fault {
     auto now = Read();
     if (!now.ok()) return now.status().Annotate(Name());
     if (captured_ && now->mode != prior_.mode) {
-      return FailedPrecondition(Name() + ": NVML reports " + ModeName(now->mode) + ", expected the prior " +
-                                ModeName(prior_.mode));
+      return FailedPrecondition(Name() + ": NVML reports " + ModeName(now->mode) +
+                                ", expected the prior " + ModeName(prior_.mode));
     }
     return Status::Ok();
   }
 
   std::string Target() const override { return gpu_ ? "gpu" + std::to_string(*gpu_) : "nvlink"; }
   std::vector<std::string> Mechanism() const override {
-    std::string call =
-        gpu_ ? "nvmlDeviceSetNvlinkBwMode(gpu " + std::to_string(*gpu_) + ", " : "nvmlSystemSetNvlinkBwMode(";
-    return {"apply: " + call + ModeName(mode_) + ")", "revert: " + call + "the mode read before apply)"};
+    std::string call = gpu_ ? "nvmlDeviceSetNvlinkBwMode(gpu " + std::to_string(*gpu_) + ", "
+                            : "nvmlSystemSetNvlinkBwMode(";
+    return {"apply: " + call + ModeName(mode_) + ")",
+            "revert: " + call + "the mode read before apply)"};
   }
 
  private:
@@ -147,7 +150,8 @@ Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host host) {
     std::set<std::string> names;
     for (const auto& [n, _] : kModes) names.insert(n);
     std::string hint = DidYouMean(*name, names);
-    return InvalidArgument("params.mode: \"" + *name + "\" is not one of full, off, min, half, 3quarter" +
+    return InvalidArgument("params.mode: \"" + *name +
+                           "\" is not one of full, off, min, half, 3quarter" +
                            (hint.empty() ? "" : "; " + hint));
   }
   auto g = p.Int("gpu", -1, 0, kMaxGpuIndex);  // optional: -1 is "absent", never a valid value
@@ -160,10 +164,11 @@ Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host host) {
 
 Status ProbeNvlinkBwMode(const Json& params, Host host) {
   bool per_gpu = params.is_object() && params.contains("gpu");
-  auto s = per_gpu ? ProbeNvml(params, host,
-                               {"nvmlDeviceGetNvlinkSupportedBwModes", "nvmlDeviceGetNvlinkBwMode",
-                                "nvmlDeviceSetNvlinkBwMode"})
-                   : ProbeNvml(params, host, {"nvmlSystemGetNvlinkBwMode", "nvmlSystemSetNvlinkBwMode"});
+  auto s =
+      per_gpu ? ProbeNvml(params, host,
+                          {"nvmlDeviceGetNvlinkSupportedBwModes", "nvmlDeviceGetNvlinkBwMode",
+                           "nvmlDeviceSetNvlinkBwMode"})
+              : ProbeNvml(params, host, {"nvmlSystemGetNvlinkBwMode", "nvmlSystemSetNvlinkBwMode"});
   if (!s.ok()) return s;
   // A read is harmless and is what tells Hopper+ from older GPUs (NOT_SUPPORTED).
   Gpus& nvml = GpusOf(host);

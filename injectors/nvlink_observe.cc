@@ -17,8 +17,8 @@ struct CounterName {
   const char* name;
 };
 constexpr CounterName kCounters[] = {
-    {NVML_NVLINK_ERROR_DL_REPLAY, "dl_replay"},       {NVML_NVLINK_ERROR_DL_RECOVERY, "dl_recovery"},
-    {NVML_NVLINK_ERROR_DL_CRC_FLIT, "dl_crc_flit"},   {NVML_NVLINK_ERROR_DL_CRC_DATA, "dl_crc_data"},
+    {NVML_NVLINK_ERROR_DL_REPLAY, "dl_replay"},     {NVML_NVLINK_ERROR_DL_RECOVERY, "dl_recovery"},
+    {NVML_NVLINK_ERROR_DL_CRC_FLIT, "dl_crc_flit"}, {NVML_NVLINK_ERROR_DL_CRC_DATA, "dl_crc_data"},
     {NVML_NVLINK_ERROR_DL_ECC_DATA, "dl_ecc_data"},
 };
 
@@ -34,7 +34,8 @@ Result<std::vector<NvLinkSample>> ObserveNvLinks(Gpus& nvml, unsigned gpu) {
     auto active = nvml.NvLinkActive(gpu, link);
     if (!active.ok()) {
       if (Absent(active.status())) continue;
-      return active.status().Annotate("GPU " + std::to_string(gpu) + " NVLink " + std::to_string(link));
+      return active.status().Annotate("GPU " + std::to_string(gpu) + " NVLink " +
+                                      std::to_string(link));
     }
     NvLinkSample sample{link, *active, {}};
     for (const auto& c : kCounters) {
@@ -42,7 +43,8 @@ Result<std::vector<NvLinkSample>> ObserveNvLinks(Gpus& nvml, unsigned gpu) {
       if (n.ok()) {
         sample.errors.emplace_back(c.name, *n);
       } else if (!Absent(n.status())) {
-        return n.status().Annotate("GPU " + std::to_string(gpu) + " NVLink " + std::to_string(link));
+        return n.status().Annotate("GPU " + std::to_string(gpu) + " NVLink " +
+                                   std::to_string(link));
       }
     }
     out.push_back(std::move(sample));

@@ -72,7 +72,8 @@ Result<uint64_t> ReadPercent(ParamReader& p, const Json& params, const std::stri
   }
   auto micros = ParseDecimalMicros(text);
   if (!micros) return KeyError(key, "\"" + text + "\" is not " + form + " (at most six decimals)");
-  if (*micros == 0 || *micros > 100'000'000) return KeyError(key, "must be greater than 0 and at most 100");
+  if (*micros == 0 || *micros > 100'000'000)
+    return KeyError(key, "must be greater than 0 and at most 100");
   return *micros;
 }
 
@@ -86,7 +87,8 @@ std::string PercentToProbability(uint64_t micro_percent) {
 
 std::string FormatPercent(uint64_t micro_percent) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%llu.%06llu", static_cast<unsigned long long>(micro_percent / 1'000'000),
+  std::snprintf(buf, sizeof(buf), "%llu.%06llu",
+                static_cast<unsigned long long>(micro_percent / 1'000'000),
                 static_cast<unsigned long long>(micro_percent % 1'000'000));
   return TrimZeros(buf) + "%";
 }
@@ -97,7 +99,8 @@ Status CheckIpv4(const std::string& key, const std::string& text) {
   if (slash != std::string::npos) {
     addr = text.substr(0, slash);
     std::string len = text.substr(slash + 1);
-    bool digits = !len.empty() && len.size() <= 2 && len.find_first_not_of("0123456789") == std::string::npos;
+    bool digits =
+        !len.empty() && len.size() <= 2 && len.find_first_not_of("0123456789") == std::string::npos;
     if (!digits || std::stoi(len) > 32) {
       return KeyError(key, "\"" + text + "\" has a bad prefix length (0-32)");
     }
@@ -105,14 +108,18 @@ Status CheckIpv4(const std::string& key, const std::string& text) {
   in_addr parsed{};
   if (inet_pton(AF_INET, addr.c_str(), &parsed) != 1) {
     if (addr.find(':') != std::string::npos) {
-      return KeyError(key, "\"" + text + "\" is IPv6; only IPv4 addresses are supported (iptables, not ip6tables)");
+      return KeyError(
+          key,
+          "\"" + text + "\" is IPv6; only IPv4 addresses are supported (iptables, not ip6tables)");
     }
-    return KeyError(key, "\"" + text + "\" is not an IPv4 address like 198.18.0.2 or 198.18.0.0/24");
+    return KeyError(key,
+                    "\"" + text + "\" is not an IPv4 address like 198.18.0.2 or 198.18.0.0/24");
   }
   return Status::Ok();
 }
 
-Result<std::optional<std::string>> ReadIpv4(ParamReader& p, const Json& params, const std::string& key) {
+Result<std::optional<std::string>> ReadIpv4(ParamReader& p, const Json& params,
+                                            const std::string& key) {
   if (!Raw(params, key)) {
     MarkRead(p, key);
     return std::optional<std::string>();
@@ -123,7 +130,8 @@ Result<std::optional<std::string>> ReadIpv4(ParamReader& p, const Json& params, 
   return std::optional<std::string>(*s);
 }
 
-Result<std::vector<std::string>> ReadIpv4List(ParamReader& p, const Json& params, const std::string& key) {
+Result<std::vector<std::string>> ReadIpv4List(ParamReader& p, const Json& params,
+                                              const std::string& key) {
   MarkRead(p, key);
   const Json* v = Raw(params, key);
   const std::string form = "a list of IPv4 addresses, like [198.18.0.2, 198.18.0.3]";
@@ -134,7 +142,8 @@ Result<std::vector<std::string>> ReadIpv4List(ParamReader& p, const Json& params
     size_t start = 0;
     while (start <= all.size()) {
       size_t comma = all.find(',', start);
-      std::string item = all.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::string item =
+          all.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       item.erase(0, item.find_first_not_of(' '));
       item.erase(item.find_last_not_of(' ') + 1);
       out.push_back(item);
@@ -158,8 +167,8 @@ Result<std::vector<std::string>> ReadIpv4List(ParamReader& p, const Json& params
   return out;
 }
 
-Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params, const std::string& key, int64_t min,
-                                            int64_t max) {
+Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params,
+                                            const std::string& key, int64_t min, int64_t max) {
   MarkRead(p, key);
   const Json* v = Raw(params, key);
   if (!v) return std::optional<int64_t>();
@@ -176,7 +185,8 @@ Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params, 
     } catch (...) {
       used = 0;
     }
-    if (s.empty() || used != s.size()) return KeyError(key, "\"" + s + "\" is not an integer (decimal or 0x-hex)");
+    if (s.empty() || used != s.size())
+      return KeyError(key, "\"" + s + "\" is not an integer (decimal or 0x-hex)");
   } else {
     return KeyError(key, "must be an integer (decimal or 0x-hex)");
   }

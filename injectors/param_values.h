@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/result.h"
 #include "harness/core/json.h"
+#include "harness/core/result.h"
 #include "injectors/params.h"
 
 namespace fdrill {
@@ -29,14 +29,16 @@ std::string FormatPercent(uint64_t micro_percent);
 // An IPv4 address or CIDR prefix ("198.18.0.2", "198.18.0.0/24").
 Status CheckIpv4(const std::string& key, const std::string& text);
 // Optional: nullopt when the key is absent.
-Result<std::optional<std::string>> ReadIpv4(ParamReader& p, const Json& params, const std::string& key);
+Result<std::optional<std::string>> ReadIpv4(ParamReader& p, const Json& params,
+                                            const std::string& key);
 // Required, non-empty: a list of addresses, or one string of them separated
 // by commas. Duplicates are an error (they would make two identical rules).
-Result<std::vector<std::string>> ReadIpv4List(ParamReader& p, const Json& params, const std::string& key);
+Result<std::vector<std::string>> ReadIpv4List(ParamReader& p, const Json& params,
+                                              const std::string& key);
 
 // Reads an integer given as a JSON integer or a string in decimal or 0x-hex
 // ("0x1a"), as sysfs and IB tools print LIDs. nullopt when absent.
-Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params, const std::string& key, int64_t min,
-                                            int64_t max);
+Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params,
+                                            const std::string& key, int64_t min, int64_t max);
 
 }  // namespace fdrill

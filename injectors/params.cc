@@ -23,7 +23,8 @@ const Json* ParamReader::Find(const std::string& key) {
 Result<std::string> ParamReader::String(const std::string& key) {
   const Json* v = Find(key);
   if (!v) return KeyError(key, "required");
-  if (!v->is_string() || v->get<std::string>().empty()) return KeyError(key, "must be a non-empty string");
+  if (!v->is_string() || v->get<std::string>().empty())
+    return KeyError(key, "must be a non-empty string");
   return v->get<std::string>();
 }
 

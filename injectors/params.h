@@ -6,9 +6,9 @@
 #include <set>
 #include <string>
 
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/core/units.h"
-#include "harness/core/json.h"
 
 namespace fdrill {
 
@@ -16,11 +16,11 @@ class ParamReader {
  public:
   explicit ParamReader(const Json& params) : params_(params) {}
 
-  Result<std::string> String(const std::string& key);                 // required
+  Result<std::string> String(const std::string& key);  // required
   Result<std::string> String(const std::string& key, std::string def);
-  Result<Duration> Dur(const std::string& key);                       // required
+  Result<Duration> Dur(const std::string& key);  // required
   Result<Duration> Dur(const std::string& key, Duration def);
-  Result<uint64_t> Rate(const std::string& key);                      // required, bit/s
+  Result<uint64_t> Rate(const std::string& key);  // required, bit/s
   Result<uint64_t> Size(const std::string& key, uint64_t def);
   Result<int64_t> Int(const std::string& key, int64_t def, int64_t min, int64_t max);
   Result<bool> Bool(const std::string& key, bool def);

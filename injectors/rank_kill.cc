@@ -32,12 +32,14 @@ constexpr SignalName kSignals[] = {{"KILL", SIGKILL}, {"TERM", SIGTERM}, {"INT",
 
 class RankKill final : public RankFault {
  public:
-  RankKill(Host host, std::optional<int> rank, SignalName sig) : RankFault(host, rank, "rank_kill"), sig_(sig) {}
+  RankKill(Host host, std::optional<int> rank, SignalName sig)
+      : RankFault(host, rank, "rank_kill"), sig_(sig) {}
 
   Status Apply() override {
     for (const RankProc& r : ranks_) {
       if (Status s = SignalIfSame(*host_.procs, r.pid, r.start_ticks, sig_.number); !s.ok()) {
-        return s.Annotate("rank_kill: SIG" + std::string(sig_.name) + " pid " + std::to_string(r.pid));
+        return s.Annotate("rank_kill: SIG" + std::string(sig_.name) + " pid " +
+                          std::to_string(r.pid));
       }
     }
     return Status::Ok();
@@ -49,15 +51,17 @@ class RankKill final : public RankFault {
       int alive = -1;
       for (const RankProc& r : ranks_) {
         auto info = host_.procs->Inspect(r.pid);
-        if (info.ok() && info->start_ticks == r.start_ticks && info->state != 'Z' && info->state != 'X') {
+        if (info.ok() && info->start_ticks == r.start_ticks && info->state != 'Z' &&
+            info->state != 'X') {
           alive = r.pid;
           break;
         }
       }
       if (alive < 0) return Status::Ok();
       if (std::chrono::steady_clock::now() >= deadline) {
-        return FailedPrecondition("rank_kill: pid " + std::to_string(alive) + " still runs 2 s after SIG" +
-                                  sig_.name + " (it handles or ignores the signal?)");
+        return FailedPrecondition("rank_kill: pid " + std::to_string(alive) +
+                                  " still runs 2 s after SIG" + sig_.name +
+                                  " (it handles or ignores the signal?)");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -68,8 +72,8 @@ class RankKill final : public RankFault {
   Status VerifyReverted() override { return Status::Ok(); }
 
   std::vector<std::string> Mechanism() const override {
-    return {"apply: kill -" + std::string(sig_.name) + " " + DescribeRanks(rank_) + " (" + kWorkloadExe +
-                " in this node's network namespace)",
+    return {"apply: kill -" + std::string(sig_.name) + " " + DescribeRanks(rank_) + " (" +
+                kWorkloadExe + " in this node's network namespace)",
             "revert: none (a killed rank is recovered by the workload's restart, not by fdrill)"};
   }
 
@@ -94,7 +98,8 @@ Result<std::unique_ptr<Fault>> MakeRankKill(const Json& params, Host host) {
     if (upper == s.name) sig = &s;
     known += (known.empty() ? "" : ", ") + std::string(s.name);
   }
-  if (sig == nullptr) return InvalidArgument("params.signal: \"" + *name + "\" is not one of " + known);
+  if (sig == nullptr)
+    return InvalidArgument("params.signal: \"" + *name + "\" is not one of " + known);
   if (auto s = p.Finish(); !s.ok()) return s;
   return std::unique_ptr<Fault>(std::make_unique<RankKill>(host, *rank, *sig));
 }

@@ -29,7 +29,8 @@ namespace {
 
 class RankPause final : public RankFault {
  public:
-  RankPause(Host host, std::optional<int> rank, std::optional<Duration> on, std::optional<Duration> period)
+  RankPause(Host host, std::optional<int> rank, std::optional<Duration> on,
+            std::optional<Duration> period)
       : RankFault(host, rank, "rank_pause"), on_(on), period_(period) {}
 
   Status Apply() override { return SetPaused(true); }
@@ -55,13 +56,14 @@ class RankPause final : public RankFault {
     for (const RankProc& r : ranks_) {
       auto info = host_.procs->Inspect(r.pid);
       if (!info.ok() || info->start_ticks != r.start_ticks) {
-        return FailedPrecondition("rank_pause: rank " + std::to_string(r.rank) + " (pid " + std::to_string(r.pid) +
-                                  ") is gone");
+        return FailedPrecondition("rank_pause: rank " + std::to_string(r.rank) + " (pid " +
+                                  std::to_string(r.pid) + ") is gone");
       }
       const bool stopped = info->state == 'T';
       if (stopped != paused_) {
         return FailedPrecondition("rank_pause: pid " + std::to_string(r.pid) + " is in state " +
-                                  std::string(1, info->state) + ", expected " + (paused_ ? "T (stopped)" : "running"));
+                                  std::string(1, info->state) + ", expected " +
+                                  (paused_ ? "T (stopped)" : "running"));
       }
     }
     return Status::Ok();
@@ -71,7 +73,8 @@ class RankPause final : public RankFault {
     Status first = Status::Ok();
     for (const RankProc& r : ranks_) {
       Status s = SignalIfSame(*host_.procs, r.pid, r.start_ticks, SIGCONT);
-      if (!s.ok() && first.ok()) first = s.Annotate("rank_pause: SIGCONT pid " + std::to_string(r.pid));
+      if (!s.ok() && first.ok())
+        first = s.Annotate("rank_pause: SIGCONT pid " + std::to_string(r.pid));
     }
     if (first.ok()) paused_ = false;
     return first;
@@ -88,10 +91,11 @@ class RankPause final : public RankFault {
   }
 
   std::vector<std::string> Mechanism() const override {
-    std::string what = DescribeRanks(rank_) + " (" + kWorkloadExe + " in this node's network namespace)";
+    std::string what =
+        DescribeRanks(rank_) + " (" + kWorkloadExe + " in this node's network namespace)";
     if (on_ && period_) {
-      return {"apply: kill -STOP / kill -CONT " + what + ", stopped " + FormatDuration(*on_) + " of every " +
-                  FormatDuration(*period_),
+      return {"apply: kill -STOP / kill -CONT " + what + ", stopped " + FormatDuration(*on_) +
+                  " of every " + FormatDuration(*period_),
               "revert: kill -CONT " + what};
     }
     return {"apply: kill -STOP " + what, "revert: kill -CONT " + what};
@@ -127,12 +131,14 @@ Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host) {
   auto per = p.Dur("period", Duration::zero());
   if (!per.ok()) return per.status();
   if (params.contains("on") != params.contains("period")) {
-    return InvalidArgument(std::string(params.contains("on") ? "params.period" : "params.on") +
-                           ": a straggler needs both on and period (stopped `on` of every `period`)");
+    return InvalidArgument(
+        std::string(params.contains("on") ? "params.period" : "params.on") +
+        ": a straggler needs both on and period (stopped `on` of every `period`)");
   }
   if (params.contains("on")) {
     if (*o <= Duration::zero() || *o >= *per) {
-      return InvalidArgument("params.on: must be more than 0 and less than params.period (" + FormatDuration(*per) +
+      return InvalidArgument("params.on: must be more than 0 and less than params.period (" +
+                             FormatDuration(*per) +
                              "); leave both out to pause for the whole window");
     }
     on = *o;

@@ -18,7 +18,8 @@ Result<std::vector<RankProc>> FindRanks(ProcessTable& procs, std::optional<int> 
   }
   if (out.empty()) {
     return NotFound(std::string(rank ? "params.rank: " : "") + "no " + kWorkloadExe + " process (" +
-                    DescribeRanks(rank) + ") runs on this node; is the workload started, and is this the node "
+                    DescribeRanks(rank) +
+                    ") runs on this node; is the workload started, and is this the node "
                     "the rank was placed on?");
   }
   return out;
@@ -26,7 +27,8 @@ Result<std::vector<RankProc>> FindRanks(ProcessTable& procs, std::optional<int> 
 
 Status CheckRankAccess(const Host& host) {
   if (host.procs == nullptr) return Unsupported("this agent has no process table");
-  if (host.procs->OwnNetNs().empty()) return Unsupported("cannot read /proc/self/ns/net: no process namespaces");
+  if (host.procs->OwnNetNs().empty())
+    return Unsupported("cannot read /proc/self/ns/net: no process namespaces");
   auto pids = host.procs->Pids();
   return pids.ok() ? Status::Ok() : pids.status();
 }
@@ -69,7 +71,8 @@ Status RankFault::Load(const Json& saved) {
 
 Json RanksToJson(const std::vector<RankProc>& ranks) {
   Json out = Json::array();
-  for (const auto& r : ranks) out.push_back({{"pid", r.pid}, {"start_ticks", r.start_ticks}, {"rank", r.rank}});
+  for (const auto& r : ranks)
+    out.push_back({{"pid", r.pid}, {"start_ticks", r.start_ticks}, {"rank", r.rank}});
   return out;
 }
 

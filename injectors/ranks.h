@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/json.h"
 #include "harness/host/host.h"
 #include "harness/host/processes.h"
-#include "harness/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 

@@ -99,8 +99,9 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
 double BandLow(double median, double mad, const AnalysisOptions& options) {
   // A noisy baseline (a shared, oversubscribed machine) must not widen the
   // band past usefulness: below zero nothing would ever count as impact.
-  const double width = std::min(std::max(options.band_k * kMadToSigma * mad, options.band_floor_fraction * median),
-                                options.band_cap_fraction * median);
+  const double width =
+      std::min(std::max(options.band_k * kMadToSigma * mad, options.band_floor_fraction * median),
+               options.band_cap_fraction * median);
   return median - width;
 }
 
@@ -176,10 +177,12 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   bool unrecovered = false;
   for (size_t i = 0; i < run.events.size(); ++i) {
     const Event& e = run.events[i];
-    unrecovered |= e.type == "workload_exit" && e.exit_code.value_or(0) != 0 && !RecoveredByRestart(run.events, i);
+    unrecovered |= e.type == "workload_exit" && e.exit_code.value_or(0) != 0 &&
+                   !RecoveredByRestart(run.events, i);
   }
   if (unrecovered) {
-    s.expectations.push_back({.name = "job_completed", .limit = true, .measured = false, .pass = false});
+    s.expectations.push_back(
+        {.name = "job_completed", .limit = true, .measured = false, .pass = false});
   }
   for (const Event& e : run.events) {
     if (e.type != "abort") continue;
@@ -187,7 +190,8 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
     // gate's timeout: an outcome, with its reason in `stopped`.
     if (e.cause == "job" || e.cause == "stop_condition" || e.cause == "gate") s.stopped = e.reason;
     if (e.cause == "stop_condition" || e.cause == "gate") {
-      s.expectations.push_back({.name = "timeline_completed", .limit = true, .measured = false, .pass = false});
+      s.expectations.push_back(
+          {.name = "timeline_completed", .limit = true, .measured = false, .pass = false});
     }
     break;
   }

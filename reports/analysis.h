@@ -79,7 +79,8 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors);
 // after it (time_to_restart_s, resumed_step, iterations_lost) and the time
 // from that restart to the first `window_iters` iterations of the new
 // attempt back in the band (back_in_band_s). Definitions: README.md.
-std::vector<RestartStats> AnalyzeFailures(const std::vector<Event>& events, const std::vector<Iteration>& series,
+std::vector<RestartStats> AnalyzeFailures(const std::vector<Event>& events,
+                                          const std::vector<Iteration>& series,
                                           const Baseline& baseline, int window_iters);
 
 // Every expectation plan.json sets, each with its limit and measurement.

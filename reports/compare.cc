@@ -1,12 +1,12 @@
 // CompareRuns: group, test, decide. Rendering is in compare_report.cc.
 #include "reports/compare.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <charconv>
 #include <map>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "reports/ab_stats.h"
 #include "reports/analysis.h"

@@ -1,10 +1,10 @@
 // The two renderings of a Comparison: Markdown for people, JSON for scripts.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iterator>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "reports/compare.h"

@@ -1,11 +1,11 @@
 // Per-fault measurements: slowdown, time to impact, stall, time to recover
 // and the culprit. Definitions: reports/README.md.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "reports/analysis.h"
 #include "reports/stats.h"
@@ -67,8 +67,8 @@ void FindCulpritLink(const std::vector<Event>& events, FaultStats* f) {
     if (e.type != "counters") continue;
     for (const auto& [name, value] : e.counters) {
       bool interesting = false;
-      for (const char* part : {"_errors", "_dropped", ".qdisc_", ".symbol_error", ".link_downed", ".link_error_recovery",
-                               "_discards", ".dl_"}) {
+      for (const char* part : {"_errors", "_dropped", ".qdisc_", ".symbol_error", ".link_downed",
+                               ".link_error_recovery", "_discards", ".dl_"}) {
         interesting = interesting || name.find(part) != std::string::npos;
       }
       if (!interesting) continue;
@@ -76,7 +76,8 @@ void FindCulpritLink(const std::vector<Event>& events, FaultStats* f) {
       if (e.t <= to) after[{e.node, name}] = value;
     }
   }
-  std::map<std::pair<std::string, std::string>, std::pair<double, std::string>> by_link;  // (node, if)
+  std::map<std::pair<std::string, std::string>, std::pair<double, std::string>>
+      by_link;  // (node, if)
   for (const auto& [key, value] : after) {
     auto b = before.find(key);
     if (b == before.end()) continue;
@@ -86,7 +87,8 @@ void FindCulpritLink(const std::vector<Event>& events, FaultStats* f) {
     const std::string iface = name.substr(0, name.find('.'));
     auto& link = by_link[{key.first, iface}];
     link.first += rise;
-    link.second += (link.second.empty() ? "" : ", ") + name.substr(name.find('.') + 1) + fmt::format(" +{:g}", rise);
+    link.second += (link.second.empty() ? "" : ", ") + name.substr(name.find('.') + 1) +
+                   fmt::format(" +{:g}", rise);
   }
   double best = 0;
   for (const auto& [link, total] : by_link) {
@@ -157,7 +159,8 @@ void Measure(const std::vector<Iteration>& series, const Baseline& baseline, int
     ranks = std::max(ranks, static_cast<int>(it->ranks.size()));
     if (baseline.busbw_median && *baseline.busbw_median > 0) {
       const double overlap = std::min(it->end_s, stall_until) - std::max(it->start_s, applied);
-      if (overlap > 0) lost_s += overlap * std::max(0.0, 1.0 - it->busbw_gbps / *baseline.busbw_median);
+      if (overlap > 0)
+        lost_s += overlap * std::max(0.0, 1.0 - it->busbw_gbps / *baseline.busbw_median);
     }
   }
   if (baseline.busbw_median && std::isfinite(stall_until)) f->lost_gpu_s = lost_s * ranks;
@@ -222,7 +225,8 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
     Measure(series, baseline, recovery_window_iters, NextFaultAfter(faults, i), &faults[i]);
     FindCulpritLink(events, &faults[i]);
     for (const Event& e : events) {
-      if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 && e.t >= faults[i].applied_at_s) {
+      if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 &&
+          e.t >= faults[i].applied_at_s) {
         faults[i].job_failed_after_s = e.t - faults[i].applied_at_s;
         break;
       }

@@ -1,13 +1,13 @@
-#include "reports/cell_text.h"
 #include "reports/html_report.h"
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <iterator>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "reports/cell_text.h"
 #include "reports/series.h"
 #include "reports/svg_plot.h"
 #include "reports/xml_text.h"

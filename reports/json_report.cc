@@ -1,11 +1,11 @@
 #include "reports/json_report.h"
 
-#include <fmt/format.h>
-
 #include <charconv>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace fdrill {
 
@@ -44,7 +44,9 @@ Json Phase(const PhaseStats& p) {
 Json Ranks(const FaultStats& f) {
   Json out = Json::array();
   for (const RankBreakdown& r : f.ranks) {
-    out.push_back({{"rank", r.rank}, {"node", r.node}, {"time_ms_p50", Number(r.time_ms_p50)},
+    out.push_back({{"rank", r.rank},
+                   {"node", r.node},
+                   {"time_ms_p50", Number(r.time_ms_p50)},
                    {"wait_ms_p50", Number(r.wait_ms_p50)}});
   }
   return out;

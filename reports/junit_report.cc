@@ -1,9 +1,9 @@
 #include "reports/junit_report.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <iterator>
+
+#include <fmt/format.h>
 
 #include "reports/xml_text.h"
 

@@ -1,11 +1,12 @@
-#include "reports/cell_text.h"
 #include "reports/markdown_report.h"
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+
+#include <fmt/format.h>
+
+#include "reports/cell_text.h"
 
 namespace fdrill {
 
@@ -50,7 +51,8 @@ void WriteHeadline(const Summary& s, std::string* out) {
       break;
   }
   if (s.stopped) {
-    fmt::format_to(std::back_inserter(*out), "**Stopped early:** {} — everything was reverted.\n\n", *s.stopped);
+    fmt::format_to(std::back_inserter(*out), "**Stopped early:** {} — everything was reverted.\n\n",
+                   *s.stopped);
   }
 }
 
@@ -95,21 +97,24 @@ void WriteFaults(const Summary& s, std::string* out) {
     std::string slowest =
         f.culprit ? fmt::format("{} (rank {})", *f.culprit, *f.culprit_rank) : kNone;
     fmt::format_to(std::back_inserter(*out),
-                   "| {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} | {} | {} |\n", Cell(f.id),
-                   Cell(f.kind), Cell(f.node), Cell(f.target), f.applied_at_s,
+                   "| {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                   Cell(f.id), Cell(f.kind), Cell(f.node), Cell(f.target), f.applied_at_s,
                    Num(f.reverted_at_s, 2), f.slowdown ? Num(f.slowdown, 2) + "×" : kNone,
                    Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
                    Cell(slowest), f.culprit_link ? Cell(*f.culprit_link) : kNone);
   }
-  *out += "\nPer rank while each fault was on (medians: time inside the collective / wait in the line-up "
-          "before it, ms):\n\n";
+  *out +=
+      "\nPer rank while each fault was on (medians: time inside the collective / wait in the "
+      "line-up "
+      "before it, ms):\n\n";
   for (const FaultStats& f : s.faults) {
     std::string ranks;
     for (const RankBreakdown& r : f.ranks) {
-      ranks += fmt::format("{}rank {} ({}) {:.1f} / {:.1f}", ranks.empty() ? "" : "; ", r.rank, r.node, r.time_ms_p50,
-                           r.wait_ms_p50);
+      ranks += fmt::format("{}rank {} ({}) {:.1f} / {:.1f}", ranks.empty() ? "" : "; ", r.rank,
+                           r.node, r.time_ms_p50, r.wait_ms_p50);
     }
-    fmt::format_to(std::back_inserter(*out), "- {}: {}\n", Cell(f.id), ranks.empty() ? kNone : ranks);
+    fmt::format_to(std::back_inserter(*out), "- {}: {}\n", Cell(f.id),
+                   ranks.empty() ? kNone : ranks);
   }
   *out += "\n";
 }
@@ -122,19 +127,23 @@ void WriteRollback(const Summary& s, std::string* out) {
       r.iterations_lost,
       r.data_intact ? std::string("yes") : fmt::format("no ({} wrong elements)", r.wrong_elements));
   if (r.digest_steps) {
-    fmt::format_to(std::back_inserter(*out), "Final digest after {} steps: {} — fault-free reference: {} ({}).\n\n",
-                   *r.digest_steps, r.digest.value_or("none printed"), r.expected_digest.value_or("not computed"),
-                   r.digest && r.expected_digest && *r.digest == *r.expected_digest ? "equal" : "NOT equal");
+    fmt::format_to(
+        std::back_inserter(*out),
+        "Final digest after {} steps: {} — fault-free reference: {} ({}).\n\n", *r.digest_steps,
+        r.digest.value_or("none printed"), r.expected_digest.value_or("not computed"),
+        r.digest && r.expected_digest && *r.digest == *r.expected_digest ? "equal" : "NOT equal");
   }
   if (r.failures.empty()) return;
   *out +=
-      "| failed at (s) | cause | after fault | detect (s) | restart (s) | resumed at step | steps redone | back in band (s) |\n"
+      "| failed at (s) | cause | after fault | detect (s) | restart (s) | resumed at step | steps "
+      "redone | back in band (s) |\n"
       "|---:|---|---|---:|---:|---:|---:|---:|\n";
   for (const RestartStats& f : r.failures) {
-    fmt::format_to(std::back_inserter(*out), "| {:.2f} | {} | {} | {} | {} | {} | {} | {} |\n", f.failed_at_s,
-                   Cell(f.cause + ": " + f.reason), Cell(f.fault.value_or("-")), Num(f.time_to_detect_s, 3),
-                   Num(f.time_to_restart_s, 3), f.resumed_step ? std::to_string(*f.resumed_step) : "-",
-                   f.iterations_lost ? std::to_string(*f.iterations_lost) : "-", Num(f.back_in_band_s, 3));
+    fmt::format_to(
+        std::back_inserter(*out), "| {:.2f} | {} | {} | {} | {} | {} | {} | {} |\n", f.failed_at_s,
+        Cell(f.cause + ": " + f.reason), Cell(f.fault.value_or("-")), Num(f.time_to_detect_s, 3),
+        Num(f.time_to_restart_s, 3), f.resumed_step ? std::to_string(*f.resumed_step) : "-",
+        f.iterations_lost ? std::to_string(*f.iterations_lost) : "-", Num(f.back_in_band_s, 3));
   }
   *out += "\n";
 }

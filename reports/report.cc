@@ -1,10 +1,10 @@
 #include "reports/report.h"
 
-#include <fmt/format.h>
-
 #include <filesystem>
 #include <fstream>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "reports/html_report.h"
 #include "reports/json_report.h"

@@ -5,7 +5,8 @@
 
 namespace fdrill {
 
-std::vector<RestartStats> AnalyzeFailures(const std::vector<Event>& events, const std::vector<Iteration>& series,
+std::vector<RestartStats> AnalyzeFailures(const std::vector<Event>& events,
+                                          const std::vector<Iteration>& series,
                                           const Baseline& baseline, int window_iters) {
   std::vector<RestartStats> out;
   const Event* last_apply = nullptr;  // the latest fault_applied before the current event
@@ -39,7 +40,8 @@ std::vector<RestartStats> AnalyzeFailures(const std::vector<Event>& events, cons
             break;
           }
         }
-        r.back_in_band_s = TimeToRecover(series, restart.t, *baseline.band_low, window_iters, bound);
+        r.back_in_band_s =
+            TimeToRecover(series, restart.t, *baseline.band_low, window_iters, bound);
       }
       break;
     }

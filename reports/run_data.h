@@ -54,7 +54,7 @@ struct Event {
   std::string target;            // fault_apply, fault_applied; JSON-encoded when not a string
   std::string message;           // error
   std::string reason;            // abort
-  std::string cause;             // abort: "job" when the workload ended the drill, else 
+  std::string cause;             // abort: "job" when the workload ended the drill, else
   std::string status;            // drill_end: completed | aborted | error
   std::optional<bool> verified;  // fault_applied, fault_reverted
   std::optional<int> exit_code;  // workload_exit

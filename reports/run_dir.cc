@@ -1,12 +1,12 @@
 // The only file of reports/ that parses JSON; nlohmann's exceptions stop here.
 #include "reports/run_dir.h"
 
-#include <fmt/format.h>
-
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "reports/metric_fast_path.h"
 
@@ -200,10 +200,12 @@ Result<Plan> ParsePlan(std::string_view text, std::string_view where) {
       if (!ef.status().ok()) return ef.status();
       if (e->contains("metrics")) {
         const json& ms = (*e)["metrics"];
-        if (!ms.is_array()) return InvalidArgument(fmt::format("{}: expectations.metrics is not a list", where));
+        if (!ms.is_array())
+          return InvalidArgument(fmt::format("{}: expectations.metrics is not a list", where));
         for (const json& m : ms) {
           if (!m.is_object() || !m.contains("metric") || !m["metric"].is_string()) {
-            return InvalidArgument(fmt::format("{}: expectations.metrics holds an entry without a metric name", where));
+            return InvalidArgument(fmt::format(
+                "{}: expectations.metrics holds an entry without a metric name", where));
           }
           Fields mf(m, fmt::format("{}: expectations.metrics", where));
           MetricExpectation me;

@@ -64,7 +64,9 @@ std::vector<Iteration> BuildIterations(const std::vector<MetricRecord>& metrics)
   std::vector<Iteration> series;
   for (size_t i = 0; i < order.size();) {
     size_t j = i + 1;
-    while (j < order.size() && order[j]->iter == order[i]->iter && order[j]->attempt == order[i]->attempt) ++j;
+    while (j < order.size() && order[j]->iter == order[i]->iter &&
+           order[j]->attempt == order[i]->attempt)
+      ++j;
     series.push_back(Fold(order[i]->iter, std::span(order.data() + i, j - i)));
     series.back().attempt = order[i]->attempt;
     i = j;

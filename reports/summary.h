@@ -87,14 +87,14 @@ struct CounterDelta {
 // workload_restart of the relaunch, if any).
 struct RestartStats {
   double failed_at_s = 0;
-  std::string cause;                      // exit | hang
+  std::string cause;  // exit | hang
   std::string reason;
-  std::optional<std::string> fault;       // the fault applied last before the failure
-  std::optional<double> time_to_detect_s; // that fault's apply -> the failure seen
+  std::optional<std::string> fault;         // the fault applied last before the failure
+  std::optional<double> time_to_detect_s;   // that fault's apply -> the failure seen
   std::optional<double> time_to_restart_s;  // the failure seen -> the relaunched job's first record
   std::optional<int64_t> resumed_step;
-  std::optional<int64_t> iterations_lost;   // steps redone
-  std::optional<double> back_in_band_s;     // first record -> back in the baseline band
+  std::optional<int64_t> iterations_lost;  // steps redone
+  std::optional<double> back_in_band_s;    // first record -> back in the baseline band
 };
 
 struct Rollback {

@@ -1,11 +1,11 @@
 #include "reports/svg_plot.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
+
+#include <fmt/format.h>
 
 #include "reports/xml_text.h"
 

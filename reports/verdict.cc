@@ -1,8 +1,8 @@
 // Rollback, expectations and the verdict: what the run is judged on.
 // Definitions: reports/README.md.
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "harness/core/fault_ref.h"
 #include "reports/analysis.h"
@@ -94,8 +94,9 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
       if (!e.expected.empty()) r.expected_digest = e.expected;
       if (r.digest && r.expected_digest && *r.digest != *r.expected_digest) {
         r.data_intact = false;
-        errors->push_back(fmt::format("final digest {} after {} steps differs from the fault-free {}", *r.digest,
-                                      e.steps.value_or(0), *r.expected_digest));
+        errors->push_back(
+            fmt::format("final digest {} after {} steps differs from the fault-free {}", *r.digest,
+                        e.steps.value_or(0), *r.expected_digest));
       }
     }
     // A relaunch counts as a restart whether or not it got going (one that
@@ -110,8 +111,10 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
       // failure the restart policy recovered from (a workload_restart
       // follows) is in rollback.failures, not an error.
       if (*e.exit_code == 3) r.data_intact = false;
-      if (*e.exit_code == 3 || !RecoveredByRestart(run.events, static_cast<size_t>(&e - run.events.data()))) {
-        errors->push_back(fmt::format("{}workload exited with code {}{}", Where(e.node), *e.exit_code,
+      if (*e.exit_code == 3 ||
+          !RecoveredByRestart(run.events, static_cast<size_t>(&e - run.events.data()))) {
+        errors->push_back(fmt::format("{}workload exited with code {}{}", Where(e.node),
+                                      *e.exit_code,
                                       *e.exit_code == 3 ? " (data check failed)" : ""));
       }
     }
@@ -140,7 +143,8 @@ std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected
     for (auto [bound, is_max] : {std::pair{m.max, true}, std::pair{m.min, false}}) {
       if (!bound) continue;
       auto judge = [&](const std::string& name, std::optional<double> measured) {
-        ExpectationResult e{.name = fmt::format("{} {}", is_max ? "max" : "min", name), .limit = *bound};
+        ExpectationResult e{.name = fmt::format("{} {}", is_max ? "max" : "min", name),
+                            .limit = *bound};
         if (measured) e.measured = *measured;
         e.pass = measured && (is_max ? *measured <= *bound : *measured >= *bound);
         out.push_back(std::move(e));

@@ -63,7 +63,8 @@ Status CheckBackend(std::string_view name) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Backend>> MakeBackend(std::string_view name, const BackendOptions& options, World& world) {
+Result<std::unique_ptr<Backend>> MakeBackend(std::string_view name, const BackendOptions& options,
+                                             World& world) {
   if (Status s = CheckBackend(name); !s.ok()) return s;
   return Find(name)->make(options, world);
 }

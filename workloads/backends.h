@@ -20,6 +20,7 @@ std::string BuiltBackendNames();
 // the name is unknown (listing the known ones) or was left out of this build.
 Status CheckBackend(std::string_view name);
 
-Result<std::unique_ptr<Backend>> MakeBackend(std::string_view name, const BackendOptions& options, World& world);
+Result<std::unique_ptr<Backend>> MakeBackend(std::string_view name, const BackendOptions& options,
+                                             World& world);
 
 }  // namespace fdrill

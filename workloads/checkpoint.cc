@@ -1,7 +1,6 @@
 #include "workloads/checkpoint.h"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+
+#include <fmt/format.h>
 
 namespace fdrill {
 
@@ -93,7 +94,8 @@ Status WriteCheckpoint(const std::string& dir, const Checkpoint& c) {
     unlink(tmp.c_str());
     return Unavailable("--checkpoint-dir " + dir + ": writing checkpoint.tmp: " + s.message());
   }
-  if (rename(tmp.c_str(), final_path.c_str()) != 0) return FileError(dir, "rename checkpoint.tmp to checkpoint");
+  if (rename(tmp.c_str(), final_path.c_str()) != 0)
+    return FileError(dir, "rename checkpoint.tmp to checkpoint");
   return FsyncDir(dir);
 }
 
@@ -111,7 +113,8 @@ Result<std::optional<Checkpoint>> ReadCheckpoint(const std::string& dir) {
   };
   char magic[sizeof(kMagic)];
   int64_t header[4];
-  if (std::fread(magic, 1, sizeof(magic), f) != sizeof(magic) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
+  if (std::fread(magic, 1, sizeof(magic), f) != sizeof(magic) ||
+      std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
     return bad("not an fdrill checkpoint");
   }
   if (std::fread(header, sizeof(int64_t), 4, f) != 4) return bad("short header");
@@ -120,7 +123,8 @@ Result<std::optional<Checkpoint>> ReadCheckpoint(const std::string& dir) {
   c.step = header[0];
   c.nranks = header[1];
   c.state.resize(static_cast<size_t>(header[2]));
-  if (std::fread(c.state.data(), sizeof(double), c.state.size(), f) != c.state.size()) return bad("short state");
+  if (std::fread(c.state.data(), sizeof(double), c.state.size(), f) != c.state.size())
+    return bad("short state");
   if (std::fgetc(f) != EOF) return bad("trailing bytes");
   if (StateDigest(c.state) != static_cast<uint64_t>(header[3])) return bad("digest mismatch");
   std::fclose(f);
@@ -134,7 +138,8 @@ Result<std::unique_ptr<ProgressFile>> ProgressFile::Open(const std::string& dir)
   char text[128] = {};
   ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
   Progress progress;
-  if (n > 0 && std::sscanf(text, "completed %" SCNd64 " redone %" SCNd64, &progress.completed, &progress.redone) != 2) {
+  if (n > 0 && std::sscanf(text, "completed %" SCNd64 " redone %" SCNd64, &progress.completed,
+                           &progress.redone) != 2) {
     close(fd);
     return InvalidArgument("--checkpoint-dir " + dir + ": progress is damaged; move it away");
   }

@@ -62,7 +62,8 @@ class ProgressFile {
   Status StepCompleted(int64_t step);
 
  private:
-  ProgressFile(std::string path, int fd, Progress progress) : path_(std::move(path)), fd_(fd), progress_(progress) {}
+  ProgressFile(std::string path, int fd, Progress progress)
+      : path_(std::move(path)), fd_(fd), progress_(progress) {}
 
   std::string path_;
   int fd_;

@@ -46,37 +46,50 @@ void AddFlags(CLI::App& app, RawFlags& f) {
   app.set_version_flag("--version", VersionString());
   app.add_option("--op", f.op, "collective: " + AcceptedOps())->capture_default_str();
   app.add_option("--dtype", f.dtype, "element type: " + AcceptedDTypes())->capture_default_str();
-  app.add_option("--redop", f.redop, "reduction (reducing ops only): " + AcceptedRedOps())->capture_default_str();
+  app.add_option("--redop", f.redop, "reduction (reducing ops only): " + AcceptedRedOps())
+      ->capture_default_str();
   app.add_option("--root", f.root, "root rank of broadcast and reduce")->capture_default_str();
-  app.add_option("-b,--size,--minbytes", f.size, "message size, or the sweep's first: e.g. 4M, 64K (bytes)")
+  app.add_option("-b,--size,--minbytes", f.size,
+                 "message size, or the sweep's first: e.g. 4M, 64K (bytes)")
       ->required();
   app.add_option("-e,--maxbytes", f.max_size, "sweep up to this size (default: -b only)");
   app.add_option("-f,--stepfactor", f.step_factor, "sweep: multiply the size by this (1: add -i)")
       ->capture_default_str();
-  app.add_option("-i,--stepbytes", f.step_bytes, "sweep: add this to the size when -f is 1")->capture_default_str();
+  app.add_option("-i,--stepbytes", f.step_bytes, "sweep: add this to the size when -f is 1")
+      ->capture_default_str();
   app.add_option("-n,--iters", f.iters, "timed iterations per size");
-  app.add_option("--duration", f.duration, "per size: stop after this long, e.g. 60s (with -n: whichever first)");
-  app.add_option("-w,--warmup", f.warmup, "untimed iterations before each size's timed ones")->capture_default_str();
+  app.add_option("--duration", f.duration,
+                 "per size: stop after this long, e.g. 60s (with -n: whichever first)");
+  app.add_option("-w,--warmup", f.warmup, "untimed iterations before each size's timed ones")
+      ->capture_default_str();
   app.add_option("--backend", f.backend, "mpi or nccl")->capture_default_str();
   app.add_option("--jsonl", f.jsonl, "metrics file per rank; {rank} and {tmpdir} are expanded");
   app.add_option("--stop-file", f.stop_file, "stop cleanly once this path exists");
-  app.add_option("--timeout", f.timeout, "fail a collective that takes longer (nccl backend)")->capture_default_str();
-  app.add_flag("--train", f.train, "training loop: all-reduce gradients into a float64 state, checkpoint, resume");
+  app.add_option("--timeout", f.timeout, "fail a collective that takes longer (nccl backend)")
+      ->capture_default_str();
+  app.add_flag("--train", f.train,
+               "training loop: all-reduce gradients into a float64 state, checkpoint, resume");
   app.add_option("--steps", f.steps, "--train: steps to run in all");
-  app.add_option("--checkpoint-every", f.checkpoint_every, "--train: checkpoint after every K-th step");
-  app.add_option("--checkpoint-dir", f.checkpoint_dir, "--train: where the checkpoint and progress files live");
+  app.add_option("--checkpoint-every", f.checkpoint_every,
+                 "--train: checkpoint after every K-th step");
+  app.add_option("--checkpoint-dir", f.checkpoint_dir,
+                 "--train: where the checkpoint and progress files live");
   // Test-only, so hidden from --help (an empty group).
-  app.add_option("--corrupt-at", f.corrupt_at, "a checked rank corrupts one output element at this iteration")
+  app.add_option("--corrupt-at", f.corrupt_at,
+                 "a checked rank corrupts one output element at this iteration")
       ->group("");
-  app.add_option("--die-at-step", f.die_at_step, "--train: rank 1 kills itself at this step")->group("");
+  app.add_option("--die-at-step", f.die_at_step, "--train: rank 1 kills itself at this step")
+      ->group("");
 }
 
-Status CheckSizeUnit(uint64_t bytes, const std::string& flag, const std::string& text, DType dtype) {
+Status CheckSizeUnit(uint64_t bytes, const std::string& flag, const std::string& text,
+                     DType dtype) {
   const size_t element = DTypeSize(dtype);
   if (bytes == 0 || bytes % element != 0) {
-    return InvalidArgument(flag + " " + text + " is " + std::to_string(bytes) + " bytes: it must be a positive " +
-                           "multiple of " + std::to_string(element) + " bytes (one " + std::string(DTypeName(dtype)) +
-                           " element)");
+    return InvalidArgument(flag + " " + text + " is " + std::to_string(bytes) +
+                           " bytes: it must be a positive " + "multiple of " +
+                           std::to_string(element) + " bytes (one " +
+                           std::string(DTypeName(dtype)) + " element)");
   }
   return Status::Ok();
 }
@@ -93,7 +106,8 @@ Result<std::vector<uint64_t>> Sizes(const RawFlags& f, DType dtype) {
     sweep.max_bytes = *max;
   }
   if (f.step_factor < 1)
-    return InvalidArgument("-f/--stepfactor must be at least 1, not " + std::to_string(f.step_factor));
+    return InvalidArgument("-f/--stepfactor must be at least 1, not " +
+                           std::to_string(f.step_factor));
   sweep.factor = static_cast<uint64_t>(f.step_factor);
   Result<uint64_t> step = ParseSizeBytes(f.step_bytes);
   if (!step.ok()) return step.status().Annotate("-i/--stepbytes");
@@ -109,24 +123,32 @@ Result<std::vector<uint64_t>> Sizes(const RawFlags& f, DType dtype) {
 Status ValidateTrain(const RawFlags& f, const Given& given, Config& c) {
   if (!f.train) {
     if (given.train_only) {
-      return InvalidArgument("--steps, --checkpoint-every, --checkpoint-dir and --die-at-step need --train");
+      return InvalidArgument(
+          "--steps, --checkpoint-every, --checkpoint-dir and --die-at-step need --train");
     }
     return Status::Ok();
   }
-  if (c.op != Op::kAllReduce) return InvalidArgument("--train all-reduces gradients: --op must be all_reduce");
+  if (c.op != Op::kAllReduce)
+    return InvalidArgument("--train all-reduces gradients: --op must be all_reduce");
   if (given.dtype && c.dtype != DType::kFloat64) {
-    return InvalidArgument("--train keeps a float64 state: drop --dtype " + f.dtype + " (or give float64)");
+    return InvalidArgument("--train keeps a float64 state: drop --dtype " + f.dtype +
+                           " (or give float64)");
   }
-  if (given.redop && c.redop != RedOp::kSum) return InvalidArgument("--train sums gradients: --redop must be sum");
+  if (given.redop && c.redop != RedOp::kSum)
+    return InvalidArgument("--train sums gradients: --redop must be sum");
   if (given.max_size || given.step) return InvalidArgument("--train runs one size: drop -e/-f/-i");
-  if (given.iters || given.duration) return InvalidArgument("--train runs --steps: drop -n/--iters and --duration");
+  if (given.iters || given.duration)
+    return InvalidArgument("--train runs --steps: drop -n/--iters and --duration");
   if (given.warmup) return InvalidArgument("--train runs no warm-up: drop -w/--warmup");
   if (!f.steps || !f.checkpoint_every || f.checkpoint_dir.empty()) {
-    return InvalidArgument("--train needs --steps N, --checkpoint-every K and --checkpoint-dir DIR");
+    return InvalidArgument(
+        "--train needs --steps N, --checkpoint-every K and --checkpoint-dir DIR");
   }
-  if (*f.steps < 1) return InvalidArgument("--steps must be at least 1, not " + std::to_string(*f.steps));
+  if (*f.steps < 1)
+    return InvalidArgument("--steps must be at least 1, not " + std::to_string(*f.steps));
   if (*f.checkpoint_every < 1) {
-    return InvalidArgument("--checkpoint-every must be at least 1, not " + std::to_string(*f.checkpoint_every));
+    return InvalidArgument("--checkpoint-every must be at least 1, not " +
+                           std::to_string(*f.checkpoint_every));
   }
   TrainConfig t;
   t.steps = *f.steps;
@@ -134,8 +156,8 @@ Status ValidateTrain(const RawFlags& f, const Given& given, Config& c) {
   t.checkpoint_dir = f.checkpoint_dir;
   if (f.die_at_step) {
     if (*f.die_at_step < 0 || *f.die_at_step >= t.steps) {
-      return InvalidArgument("--die-at-step " + std::to_string(*f.die_at_step) + " is not a step (0.." +
-                             std::to_string(t.steps - 1) + ")");
+      return InvalidArgument("--die-at-step " + std::to_string(*f.die_at_step) +
+                             " is not a step (0.." + std::to_string(t.steps - 1) + ")");
     }
     t.die_at_step = f.die_at_step;
   }
@@ -162,7 +184,8 @@ Result<Config> Validate(const RawFlags& f, const Given& given) {
   if (given.root && !OpHasRoot(c.op)) {
     return InvalidArgument("--root: " + f.op + " has no root (broadcast and reduce have one)");
   }
-  if (f.root < 0) return InvalidArgument("--root must be a rank (0 or more), not " + std::to_string(f.root));
+  if (f.root < 0)
+    return InvalidArgument("--root must be a rank (0 or more), not " + std::to_string(f.root));
   c.root = f.root;
   if (Status s = ValidateTrain(f, given, c); !s.ok()) return s;
 
@@ -171,7 +194,8 @@ Result<Config> Validate(const RawFlags& f, const Given& given) {
   c.sizes = std::move(sizes).value();
 
   if (f.iters) {
-    if (*f.iters < 1) return InvalidArgument("-n/--iters must be at least 1, not " + std::to_string(*f.iters));
+    if (*f.iters < 1)
+      return InvalidArgument("-n/--iters must be at least 1, not " + std::to_string(*f.iters));
     c.iters = f.iters;
   }
   if (!f.duration.empty()) {
@@ -181,10 +205,12 @@ Result<Config> Validate(const RawFlags& f, const Given& given) {
     c.duration = *d;
   }
   if (!c.train && !c.iters && !c.duration) {
-    return InvalidArgument("give -n/--iters N, --duration D, or both: the run must know when to stop");
+    return InvalidArgument(
+        "give -n/--iters N, --duration D, or both: the run must know when to stop");
   }
   if (!c.train) {
-    if (f.warmup < 0) return InvalidArgument("-w/--warmup must be 0 or more, not " + std::to_string(f.warmup));
+    if (f.warmup < 0)
+      return InvalidArgument("-w/--warmup must be 0 or more, not " + std::to_string(f.warmup));
     c.warmup = f.warmup;
   }
 
@@ -200,9 +226,11 @@ Result<Config> Validate(const RawFlags& f, const Given& given) {
   if (f.corrupt_at) {
     const std::optional<int64_t> last =
         c.train ? std::optional<int64_t>(c.train->steps)
-                : (c.iters ? std::optional<int64_t>(*c.iters * static_cast<int64_t>(c.sizes.size())) : std::nullopt);
+                : (c.iters ? std::optional<int64_t>(*c.iters * static_cast<int64_t>(c.sizes.size()))
+                           : std::nullopt);
     if (*f.corrupt_at < 0 || (last && *f.corrupt_at >= *last)) {
-      return InvalidArgument("--corrupt-at " + std::to_string(*f.corrupt_at) + " is not a timed iteration");
+      return InvalidArgument("--corrupt-at " + std::to_string(*f.corrupt_at) +
+                             " is not a timed iteration");
     }
     c.corrupt_at = f.corrupt_at;
   }
@@ -212,12 +240,14 @@ Result<Config> Validate(const RawFlags& f, const Given& given) {
 }  // namespace
 
 std::string VersionString() {
-  return std::string("fdrill-collective ") + kFdrillVersion + " (backends: " + BuiltBackendNames() + ")";
+  return std::string("fdrill-collective ") + kFdrillVersion + " (backends: " + BuiltBackendNames() +
+         ")";
 }
 
 Result<Invocation> ParseCommandLine(const std::vector<std::string>& args) {
-  CLI::App app("fdrill-collective: a collective workload with per-iteration metrics and data checks",
-               "fdrill-collective");
+  CLI::App app(
+      "fdrill-collective: a collective workload with per-iteration metrics and data checks",
+      "fdrill-collective");
   RawFlags flags;
   AddFlags(app, flags);
 
@@ -246,8 +276,8 @@ Result<Invocation> ParseCommandLine(const std::vector<std::string>& args) {
   given.iters = app.count("-n") > 0;
   given.duration = app.count("--duration") > 0;
   given.warmup = app.count("-w") > 0;
-  given.train_only = app.count("--steps") + app.count("--checkpoint-every") + app.count("--checkpoint-dir") +
-                         app.count("--die-at-step") >
+  given.train_only = app.count("--steps") + app.count("--checkpoint-every") +
+                         app.count("--checkpoint-dir") + app.count("--die-at-step") >
                      0;
   Result<Config> config = Validate(flags, given);
   if (!config.ok()) return config.status();

@@ -103,7 +103,9 @@ std::string_view RedOpName(RedOp redop) {
   return "unknown";
 }
 
-std::string_view RedOpLabel(Op op, RedOp redop) { return OpReduces(op) ? RedOpName(redop) : "none"; }
+std::string_view RedOpLabel(Op op, RedOp redop) {
+  return OpReduces(op) ? RedOpName(redop) : "none";
+}
 
 Result<Op> ParseOp(std::string_view name) {
   for (const auto& row : kOps) {
@@ -116,14 +118,16 @@ Result<DType> ParseDType(std::string_view name) {
   for (const auto& row : kDTypes) {
     if (row.name == name) return row.dtype;
   }
-  return InvalidArgument("unknown --dtype \"" + std::string(name) + "\": accepted: " + AcceptedDTypes());
+  return InvalidArgument("unknown --dtype \"" + std::string(name) +
+                         "\": accepted: " + AcceptedDTypes());
 }
 
 Result<RedOp> ParseRedOp(std::string_view name) {
   for (const auto& row : kRedOps) {
     if (row.name == name) return row.redop;
   }
-  return InvalidArgument("unknown --redop \"" + std::string(name) + "\": accepted: " + AcceptedRedOps());
+  return InvalidArgument("unknown --redop \"" + std::string(name) +
+                         "\": accepted: " + AcceptedRedOps());
 }
 
 size_t DTypeSize(DType dtype) {
@@ -156,20 +160,24 @@ double AlgBandwidthGbps(uint64_t bytes, double time_ns) {
 Result<Layout> MakeLayout(Op op, DType dtype, uint64_t size_bytes, int nranks) {
   const OpRow* row = Find(op);
   const uint64_t element = DTypeSize(dtype);
-  if (row == nullptr || element == 0 || nranks < 1) return Internal("MakeLayout: unknown op, dtype or rank count");
+  if (row == nullptr || element == 0 || nranks < 1)
+    return Internal("MakeLayout: unknown op, dtype or rank count");
   if (size_bytes == 0 || size_bytes % element != 0) {
-    return InvalidArgument("size " + std::to_string(size_bytes) + " B (-b/-e) is not a positive multiple of " +
-                           std::to_string(element) + " bytes (one " + std::string(DTypeName(dtype)) + " element)");
+    return InvalidArgument("size " + std::to_string(size_bytes) +
+                           " B (-b/-e) is not a positive multiple of " + std::to_string(element) +
+                           " bytes (one " + std::string(DTypeName(dtype)) + " element)");
   }
   const uint64_t elements = size_bytes / element;
   const uint64_t n = static_cast<uint64_t>(nranks);
   if (row->shape != Shape::kSame && elements % n != 0) {
     const uint64_t unit = n * element;
     const uint64_t suggestion = size_bytes / unit == 0 ? unit : size_bytes / unit * unit;
-    return InvalidArgument("size " + std::to_string(size_bytes) + " B (-b/-e): " + std::string(row->name) + " on " +
+    return InvalidArgument("size " + std::to_string(size_bytes) +
+                           " B (-b/-e): " + std::string(row->name) + " on " +
                            std::to_string(nranks) + " ranks needs an element count divisible by " +
-                           std::to_string(nranks) + ", not " + std::to_string(elements) + "; a size that works: " +
-                           std::to_string(suggestion) + " (a multiple of " + std::to_string(unit) + " bytes)");
+                           std::to_string(nranks) + ", not " + std::to_string(elements) +
+                           "; a size that works: " + std::to_string(suggestion) +
+                           " (a multiple of " + std::to_string(unit) + " bytes)");
   }
   Layout layout;
   switch (row->shape) {

@@ -43,8 +43,8 @@ struct Config {
   int64_t warmup = 5;  // per size: untimed, unchecked, not written
 
   std::string backend = "mpi";
-  std::string jsonl;                            // metrics path template ({rank}, {tmpdir}); empty: none
-  std::string stop_file;                        // stop when this path exists; empty: never
+  std::string jsonl;      // metrics path template ({rank}, {tmpdir}); empty: none
+  std::string stop_file;  // stop when this path exists; empty: never
   Duration timeout = std::chrono::seconds(60);  // one collective, nccl backend
 
   std::optional<TrainConfig> train;

@@ -14,7 +14,8 @@
 
 namespace fdrill {
 
-static_assert(std::endian::native == std::endian::little, "element bits are read as little-endian integers");
+static_assert(std::endian::native == std::endian::little,
+              "element bits are read as little-endian integers");
 
 // The bits of the whole number `value` as one element of `dtype`: exact
 // for the values pattern.h uses (integers up to 2^53 and powers of two up

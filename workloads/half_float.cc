@@ -32,7 +32,8 @@ uint16_t FloatToHalfBits(float value) {
   uint32_t m = significand >> shift;
   const uint32_t rest = significand & ((1u << shift) - 1);
   const uint32_t halfway = 1u << (shift - 1);
-  if (rest > halfway || (rest == halfway && (m & 1u) != 0)) ++m;  // may become the smallest normal: right bits
+  if (rest > halfway || (rest == halfway && (m & 1u) != 0))
+    ++m;  // may become the smallest normal: right bits
   return static_cast<uint16_t>(sign | m);
 }
 
@@ -59,6 +60,8 @@ uint16_t FloatToBfloat16Bits(float value) {
   return static_cast<uint16_t>((x + bias) >> 16);
 }
 
-float Bfloat16BitsToFloat(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+float Bfloat16BitsToFloat(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 }  // namespace fdrill

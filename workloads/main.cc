@@ -24,7 +24,9 @@ namespace fdrill {
 namespace {
 
 // One write per line, so lines of ranks sharing mpirun's stderr do not mix.
-void PrintError(const Status& status) { std::cerr << ("fdrill-collective: " + status.message() + "\n") << std::flush; }
+void PrintError(const Status& status) {
+  std::cerr << ("fdrill-collective: " + status.message() + "\n") << std::flush;
+}
 
 // Setup fails the same way on every rank or is agreed (AgreeAllOk), so it
 // ends with a normal exit. A stuck NCCL init is a collective timeout (4);
@@ -44,8 +46,9 @@ Result<std::unique_ptr<MetricsWriter>> OpenMetrics(const Config& config, World& 
   std::unique_ptr<MetricsWriter> writer;
   if (!config.jsonl.empty()) {
     // A resumed training run continues its predecessor's records.
-    auto opened = MetricsWriter::Open(ExpandPathTemplate(config.jsonl, world.rank(), TmpDirFromEnv()),
-                                      /*append=*/config.train.has_value());
+    auto opened =
+        MetricsWriter::Open(ExpandPathTemplate(config.jsonl, world.rank(), TmpDirFromEnv()),
+                            /*append=*/config.train.has_value());
     if (opened.ok()) {
       writer = std::move(opened).value();
     } else {
@@ -73,8 +76,8 @@ SummaryTable Table(const Config& config, int nranks) {
   world.Abort(status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitCollective);
 }
 
-int Benchmark(const Config& config, const std::vector<SizeStep>& plan, MpiWorld& world, Backend& backend,
-              MetricsWriter* metrics) {
+int Benchmark(const Config& config, const std::vector<SizeStep>& plan, MpiWorld& world,
+              Backend& backend, MetricsWriter* metrics) {
   Result<RunOutcome> outcome = RunWorkload(config, plan, world, backend, metrics, std::cerr);
   if (!outcome.ok()) EndJob(world, outcome.status());
   if (Status s = backend.Close(); !s.ok()) EndJob(world, s);
@@ -84,31 +87,39 @@ int Benchmark(const Config& config, const std::vector<SizeStep>& plan, MpiWorld&
       table.rows.push_back({size.bytes, size.layout.count, size.median_time_us, size.wrong});
     }
     std::cout << FormatSummary(table) << std::flush;
-    if (outcome->stopped) std::cout << "# stopped after " << outcome->iterations << " timed iterations" << std::endl;
+    if (outcome->stopped)
+      std::cout << "# stopped after " << outcome->iterations << " timed iterations" << std::endl;
   }
   return outcome->wrong > 0 ? kExitDataCheck : kExitOk;
 }
 
-int Train(const Config& config, const SizeStep& size, TrainStart& start, MpiWorld& world, Backend& backend,
-          MetricsWriter* metrics) {
-  Result<TrainOutcome> outcome = RunTraining(config, size, start, world, backend, metrics, std::cerr);
+int Train(const Config& config, const SizeStep& size, TrainStart& start, MpiWorld& world,
+          Backend& backend, MetricsWriter* metrics) {
+  Result<TrainOutcome> outcome =
+      RunTraining(config, size, start, world, backend, metrics, std::cerr);
   if (!outcome.ok()) EndJob(world, outcome.status());
   if (Status s = backend.Close(); !s.ok()) EndJob(world, s);
   if (world.rank() == 0) {
     SummaryTable table = Table(config, world.size());
     if (outcome->steps_run > 0)
-      table.rows.push_back({size.bytes, size.layout.count, outcome->median_time_us, outcome->wrong});
+      table.rows.push_back(
+          {size.bytes, size.layout.count, outcome->median_time_us, outcome->wrong});
     std::cout << FormatSummary(table);
     if (outcome->steps_run == 0) {
       std::cout << "# train: no step left to run (all " << config.train->steps << " done)\n";
     } else {
-      std::cout << "# train: steps " << outcome->first_step << ".." << outcome->first_step + outcome->steps_run - 1
-                << " of 0.." << config.train->steps - 1
-                << (start.restarted ? " (resumed at step " + std::to_string(outcome->first_step) + ")" : "") << "\n";
+      std::cout << "# train: steps " << outcome->first_step << ".."
+                << outcome->first_step + outcome->steps_run - 1 << " of 0.."
+                << config.train->steps - 1
+                << (start.restarted
+                        ? " (resumed at step " + std::to_string(outcome->first_step) + ")"
+                        : "")
+                << "\n";
     }
     // The digest is of the state after steps_done steps, stopped or not:
     // fdrill-train-ref recomputes it for that many steps without a network.
-    if (outcome->stopped) std::cout << "# stopped after step " << outcome->first_step + outcome->steps_run - 1 << "\n";
+    if (outcome->stopped)
+      std::cout << "# stopped after step " << outcome->first_step + outcome->steps_run - 1 << "\n";
     std::cout << "digest: " << DigestHex(outcome->digest) << "\n";
     std::cout << "steps_done: " << outcome->first_step + outcome->steps_run << "\n";
     std::cout << "steps_redone: " << outcome->steps_redone << "\n";
@@ -162,7 +173,9 @@ Status ExportLaunchEnv() {
     setenv(name.c_str(), value.c_str(), 1);
     said += " " + name + "=" + value;
   }
-  if (!said.empty()) std::cerr << ("fdrill-collective: launch environment from " + dir + ":" + said + "\n") << std::flush;
+  if (!said.empty())
+    std::cerr << ("fdrill-collective: launch environment from " + dir + ":" + said + "\n")
+              << std::flush;
   return Status::Ok();
 }
 

@@ -1,22 +1,24 @@
 #include "workloads/metrics.h"
 
-#include "workloads/collective.h"
-
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/collective.h"
 
 namespace fdrill {
 
 namespace {
 
 void ReplaceAll(std::string* text, std::string_view from, std::string_view to) {
-  for (size_t pos = text->find(from); pos != std::string::npos; pos = text->find(from, pos + to.size())) {
+  for (size_t pos = text->find(from); pos != std::string::npos;
+       pos = text->find(from, pos + to.size())) {
     text->replace(pos, from.size(), to);
   }
 }
@@ -75,7 +77,9 @@ Result<std::unique_ptr<MetricsWriter>> MetricsWriter::Open(const std::string& pa
   if (!parent.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(parent, ec);
-    if (ec) return Unavailable("--jsonl " + path + ": cannot create " + parent.string() + ": " + ec.message());
+    if (ec)
+      return Unavailable("--jsonl " + path + ": cannot create " + parent.string() + ": " +
+                         ec.message());
   }
   std::FILE* file = std::fopen(path.c_str(), append ? "a" : "w");
   if (file == nullptr) return Unavailable("--jsonl " + path + ": " + std::strerror(errno));
@@ -93,8 +97,8 @@ Status MetricsWriter::Append(const IterationRecord& record) {
   return Status::Ok();
 }
 
-void IterationRecord::Stamp(int64_t iteration, int64_t wall, int64_t mono_end, double time_ns, double bus_factor,
-                            uint64_t wrong_elements) {
+void IterationRecord::Stamp(int64_t iteration, int64_t wall, int64_t mono_end, double time_ns,
+                            double bus_factor, uint64_t wrong_elements) {
   iter = iteration;
   wall_ns = wall;
   mono_ns = mono_end;

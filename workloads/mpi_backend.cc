@@ -1,11 +1,11 @@
 #include "workloads/mpi_backend.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <vector>
+
+#include <mpi.h>
 
 #include "workloads/mpi_ops.h"
 #include "workloads/mpi_world.h"
@@ -24,7 +24,8 @@ class MpiBackend final : public Backend {
   }
 
   Status Open() {
-    if (int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm_); rc != MPI_SUCCESS) return MpiError("MPI_Comm_dup", rc);
+    if (int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm_); rc != MPI_SUCCESS)
+      return MpiError("MPI_Comm_dup", rc);
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
@@ -44,7 +45,8 @@ class MpiBackend final : public Backend {
   }
 
   Status SetInput(std::span<const std::byte> input) override {
-    if (input.size() != layout_.send_count * DTypeSize(options_.dtype)) return Internal("SetInput: wrong size");
+    if (input.size() != layout_.send_count * DTypeSize(options_.dtype))
+      return Internal("SetInput: wrong size");
     // MPI_Bcast has one buffer, the root's input: the receive buffer.
     const bool bcast_root = options_.op == Op::kBroadcast && rank_ == options_.root;
     std::memcpy(bcast_root ? recv_.data() : send_.data(), input.data(), input.size());
@@ -64,7 +66,8 @@ class MpiBackend final : public Backend {
       case Op::kAllGather:
         return Check("MPI_Allgather", MPI_Allgather(send, count, type, recv, count, type, comm_));
       case Op::kReduceScatter:
-        return Check("MPI_Reduce_scatter_block", MPI_Reduce_scatter_block(send, recv, count, type, op, comm_));
+        return Check("MPI_Reduce_scatter_block",
+                     MPI_Reduce_scatter_block(send, recv, count, type, op, comm_));
       case Op::kBroadcast:
         return Check("MPI_Bcast", MPI_Bcast(recv, all, type, options_.root, comm_));
       case Op::kReduce:
@@ -75,8 +78,8 @@ class MpiBackend final : public Backend {
         // Ring neighbours: send to the next rank, receive from the previous.
         const int next = (rank_ + 1) % size_;
         const int prev = (rank_ + size_ - 1) % size_;
-        return Check("MPI_Sendrecv",
-                     MPI_Sendrecv(send, all, type, next, 0, recv, all, type, prev, 0, comm_, MPI_STATUS_IGNORE));
+        return Check("MPI_Sendrecv", MPI_Sendrecv(send, all, type, next, 0, recv, all, type, prev,
+                                                  0, comm_, MPI_STATUS_IGNORE));
       }
     }
     return Internal("backend mpi: unknown op");
@@ -84,14 +87,16 @@ class MpiBackend final : public Backend {
 
   std::span<std::byte> HostInput() override {
     const bool bcast_root = options_.op == Op::kBroadcast && rank_ == options_.root;
-    return std::span(bcast_root ? recv_ : send_).first(layout_.send_count * DTypeSize(options_.dtype));
+    return std::span(bcast_root ? recv_ : send_)
+        .first(layout_.send_count * DTypeSize(options_.dtype));
   }
   std::span<std::byte> HostOutput() override {
     return std::span(recv_).first(layout_.recv_count * DTypeSize(options_.dtype));
   }
 
   Status GetOutput(std::span<std::byte> output) override {
-    if (output.size() != layout_.recv_count * DTypeSize(options_.dtype)) return Internal("GetOutput: wrong size");
+    if (output.size() != layout_.recv_count * DTypeSize(options_.dtype))
+      return Internal("GetOutput: wrong size");
     std::memcpy(output.data(), recv_.data(), output.size());
     return Status::Ok();
   }
@@ -104,7 +109,9 @@ class MpiBackend final : public Backend {
   }
 
  private:
-  static Status Check(const char* call, int rc) { return rc == MPI_SUCCESS ? Status::Ok() : MpiError(call, rc); }
+  static Status Check(const char* call, int rc) {
+    return rc == MPI_SUCCESS ? Status::Ok() : MpiError(call, rc);
+  }
 
   BackendOptions options_;
   std::vector<std::byte> send_;
@@ -121,9 +128,11 @@ class MpiBackend final : public Backend {
 Result<std::unique_ptr<Backend>> MakeMpiBackend(const BackendOptions& options, World& world) {
   Status local = Status::Ok();
   const uint64_t element = DTypeSize(options.dtype);
-  if (std::max(options.max_send_bytes, options.max_recv_bytes) / element > static_cast<uint64_t>(INT_MAX)) {
+  if (std::max(options.max_send_bytes, options.max_recv_bytes) / element >
+      static_cast<uint64_t>(INT_MAX)) {
     // MPI-3 counts are int; a larger message needs derived types (not yet).
-    local = InvalidArgument("backend mpi: at most " + std::to_string(INT_MAX) + " elements per buffer");
+    local =
+        InvalidArgument("backend mpi: at most " + std::to_string(INT_MAX) + " elements per buffer");
   }
   if (Status s = AgreeAllOk(world, local); !s.ok()) return s;
   auto backend = std::make_unique<MpiBackend>(options);

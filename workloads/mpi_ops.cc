@@ -86,7 +86,8 @@ Result<MpiReduction> MakeMpiReduction(DType dtype, RedOp redop) {
     r.op = NativeOp(redop);
     return r;
   }
-  if (int rc = MPI_Op_create(half, /*commute=*/1, &r.op); rc != MPI_SUCCESS) return MpiError("MPI_Op_create", rc);
+  if (int rc = MPI_Op_create(half, /*commute=*/1, &r.op); rc != MPI_SUCCESS)
+    return MpiError("MPI_Op_create", rc);
   r.user_op = true;
   return r;
 }

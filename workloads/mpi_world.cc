@@ -16,7 +16,8 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
   // MPI_Init's own failures abort the process (the handler is not set yet).
   MPI_Init(argc, argv);
   std::unique_ptr<MpiWorld> world(new MpiWorld());
-  if (int rc = MPI_Comm_dup(MPI_COMM_WORLD, &world->comm_); rc != MPI_SUCCESS) return MpiError("MPI_Comm_dup", rc);
+  if (int rc = MPI_Comm_dup(MPI_COMM_WORLD, &world->comm_); rc != MPI_SUCCESS)
+    return MpiError("MPI_Comm_dup", rc);
   MPI_Comm_set_errhandler(world->comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(world->comm_, &world->rank_);
   MPI_Comm_size(world->comm_, &world->size_);
@@ -24,7 +25,8 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
   // The local rank from the ranks that share memory with us: portable across
   // launchers, unlike OMPI_COMM_WORLD_LOCAL_RANK.
   MPI_Comm node = MPI_COMM_NULL;
-  if (int rc = MPI_Comm_split_type(world->comm_, MPI_COMM_TYPE_SHARED, world->rank_, MPI_INFO_NULL, &node);
+  if (int rc = MPI_Comm_split_type(world->comm_, MPI_COMM_TYPE_SHARED, world->rank_, MPI_INFO_NULL,
+                                   &node);
       rc != MPI_SUCCESS) {
     return MpiError("MPI_Comm_split_type", rc);
   }
@@ -49,7 +51,8 @@ Result<int64_t> MpiWorld::MaxInt64(int64_t value) {
 Status MpiWorld::StartMaxInt64(int64_t value) {
   if (pending_ != MPI_REQUEST_NULL) return Internal("StartMaxInt64 while one is outstanding");
   pending_in_ = value;
-  if (int rc = MPI_Iallreduce(&pending_in_, &pending_out_, 1, MPI_INT64_T, MPI_MAX, comm_, &pending_);
+  if (int rc =
+          MPI_Iallreduce(&pending_in_, &pending_out_, 1, MPI_INT64_T, MPI_MAX, comm_, &pending_);
       rc != MPI_SUCCESS) {
     return MpiError("MPI_Iallreduce(max)", rc);
   }
@@ -58,7 +61,8 @@ Status MpiWorld::StartMaxInt64(int64_t value) {
 
 Result<int64_t> MpiWorld::FinishMaxInt64() {
   if (pending_ == MPI_REQUEST_NULL) return Internal("FinishMaxInt64 without StartMaxInt64");
-  if (int rc = MPI_Wait(&pending_, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) return MpiError("MPI_Wait", rc);
+  if (int rc = MPI_Wait(&pending_, MPI_STATUS_IGNORE); rc != MPI_SUCCESS)
+    return MpiError("MPI_Wait", rc);
   return pending_out_;
 }
 
@@ -79,7 +83,8 @@ Result<double> MpiWorld::SumDouble(double value) {
 }
 
 Status MpiWorld::Broadcast(std::span<std::byte> bytes, int root) {
-  if (int rc = MPI_Bcast(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, root, comm_); rc != MPI_SUCCESS) {
+  if (int rc = MPI_Bcast(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, root, comm_);
+      rc != MPI_SUCCESS) {
     return MpiError("MPI_Bcast", rc);
   }
   return Status::Ok();

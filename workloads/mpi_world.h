@@ -4,9 +4,9 @@
 // private duplicate of MPI_COMM_WORLD) instead of killing the job.
 #pragma once
 
-#include <mpi.h>
-
 #include <memory>
+
+#include <mpi.h>
 
 #include "harness/core/result.h"
 #include "workloads/world.h"

@@ -1,11 +1,11 @@
 #include "workloads/nccl_backend.h"
 
+#include <chrono>
+#include <string>
+
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <nccl.h>
-
-#include <chrono>
-#include <string>
 
 namespace fdrill {
 
@@ -69,8 +69,9 @@ class NcclBackend final : public Backend {
       local = Unavailable("backend nccl: no CUDA device (cudaGetDeviceCount: 0 devices)");
     } else if (world.local_rank() >= devices) {
       // NCCL refuses two ranks of one communicator on one GPU.
-      local = Unavailable(fmt::format("backend nccl: local rank {} needs a GPU of its own, this node has {}",
-                                      world.local_rank(), devices));
+      local = Unavailable(
+          fmt::format("backend nccl: local rank {} needs a GPU of its own, this node has {}",
+                      world.local_rank(), devices));
     }
     if (Status s = AgreeAllOk(world, local); !s.ok()) return s;
     if (Status s = AgreeAllOk(world, SetUpCuda(world.local_rank())); !s.ok()) return s;
@@ -78,7 +79,8 @@ class NcclBackend final : public Backend {
     ncclUniqueId id{};
     local = Status::Ok();
     if (world.rank() == 0) {
-      if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess) local = NcclError("ncclGetUniqueId", r);
+      if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
+        local = NcclError("ncclGetUniqueId", r);
     }
     if (Status s = AgreeAllOk(world, local); !s.ok()) return s;
     if (Status s = world.Broadcast(std::as_writable_bytes(std::span(&id, 1)), 0); !s.ok()) return s;
@@ -86,8 +88,9 @@ class NcclBackend final : public Backend {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // calls return ncclInProgress; we poll with a deadline
     ncclResult_t r = ncclCommInitRankConfig(&comm_, world.size(), id, world.rank(), &config);
-    local = (r == ncclSuccess || r == ncclInProgress) ? Wait("ncclCommInitRankConfig", /*stream=*/false)
-                                                      : NcclError("ncclCommInitRankConfig", r);
+    local = (r == ncclSuccess || r == ncclInProgress)
+                ? Wait("ncclCommInitRankConfig", /*stream=*/false)
+                : NcclError("ncclCommInitRankConfig", r);
     return AgreeAllOk(world, local);
   }
 
@@ -102,9 +105,11 @@ class NcclBackend final : public Backend {
   }
 
   Status SetInput(std::span<const std::byte> input) override {
-    if (input.size() != layout_.send_count * DTypeSize(options_.dtype)) return Internal("SetInput: wrong size");
+    if (input.size() != layout_.send_count * DTypeSize(options_.dtype))
+      return Internal("SetInput: wrong size");
     // Same stream as the collective, so the copy is ordered before it.
-    cudaError_t e = cudaMemcpyAsync(send_, input.data(), input.size(), cudaMemcpyHostToDevice, stream_);
+    cudaError_t e =
+        cudaMemcpyAsync(send_, input.data(), input.size(), cudaMemcpyHostToDevice, stream_);
     if (e != cudaSuccess) return CudaError("cudaMemcpyAsync", e);
     return Status::Ok();
   }
@@ -121,8 +126,10 @@ class NcclBackend final : public Backend {
   }
 
   Status GetOutput(std::span<std::byte> output) override {
-    if (output.size() != layout_.recv_count * DTypeSize(options_.dtype)) return Internal("GetOutput: wrong size");
-    cudaError_t e = cudaMemcpyAsync(output.data(), recv_, output.size(), cudaMemcpyDeviceToHost, stream_);
+    if (output.size() != layout_.recv_count * DTypeSize(options_.dtype))
+      return Internal("GetOutput: wrong size");
+    cudaError_t e =
+        cudaMemcpyAsync(output.data(), recv_, output.size(), cudaMemcpyDeviceToHost, stream_);
     if (e != cudaSuccess) return CudaError("cudaMemcpyAsync", e);
     return Wait("cudaMemcpyAsync", /*stream=*/true);
   }
@@ -132,8 +139,9 @@ class NcclBackend final : public Backend {
       // Finalize flushes outstanding work; in non-blocking mode it returns
       // ncclInProgress and completes in the background.
       ncclResult_t r = ncclCommFinalize(comm_);
-      Status s = (r == ncclSuccess || r == ncclInProgress) ? Wait("ncclCommFinalize", /*stream=*/false)
-                                                           : NcclError("ncclCommFinalize", r);
+      Status s = (r == ncclSuccess || r == ncclInProgress)
+                     ? Wait("ncclCommFinalize", /*stream=*/false)
+                     : NcclError("ncclCommFinalize", r);
       if (!s.ok()) {
         Abort();
         return s;
@@ -177,7 +185,8 @@ class NcclBackend final : public Backend {
         if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess) return r;
         for (int peer = 0; peer < nranks_; ++peer) {
           const auto offset = static_cast<size_t>(peer) * block;
-          ncclResult_t r = ncclSend(static_cast<const char*>(send_) + offset, count, type, peer, comm_, stream_);
+          ncclResult_t r =
+              ncclSend(static_cast<const char*>(send_) + offset, count, type, peer, comm_, stream_);
           if (r == ncclSuccess || r == ncclInProgress) {
             r = ncclRecv(static_cast<char*>(recv_) + offset, count, type, peer, comm_, stream_);
           }
@@ -195,7 +204,8 @@ class NcclBackend final : public Backend {
         const int prev = (rank_ + nranks_ - 1) % nranks_;
         if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess) return r;
         ncclResult_t r = ncclSend(send_, all, type, next, comm_, stream_);
-        if (r == ncclSuccess || r == ncclInProgress) r = ncclRecv(recv_, all, type, prev, comm_, stream_);
+        if (r == ncclSuccess || r == ncclInProgress)
+          r = ncclRecv(recv_, all, type, prev, comm_, stream_);
         if (r != ncclSuccess && r != ncclInProgress) {
           ncclGroupEnd();
           return r;
@@ -208,8 +218,10 @@ class NcclBackend final : public Backend {
   }
 
   Status SetUpCuda(int device) {
-    if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) return CudaError("cudaSetDevice", e);
-    if (cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); e != cudaSuccess) {
+    if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess)
+      return CudaError("cudaSetDevice", e);
+    if (cudaError_t e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+        e != cudaSuccess) {
       return CudaError("cudaStreamCreateWithFlags", e);
     }
     if (cudaError_t e = cudaMalloc(&send_, options_.max_send_bytes); e != cudaSuccess)

@@ -56,7 +56,8 @@ bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 // "/opt/nccl-tests/build/all_reduce_perf" -> "all_reduce"; "alltoall_perf_mpi" -> "alltoall".
 std::string OpFromBinary(std::string_view binary) {
   binary = Trim(binary);
-  if (auto slash = binary.rfind('/'); slash != std::string_view::npos) binary.remove_prefix(slash + 1);
+  if (auto slash = binary.rfind('/'); slash != std::string_view::npos)
+    binary.remove_prefix(slash + 1);
   // all_reduce_perf, alltoall_perf_mpi, ...: the op; anything else (a
   // wrapper script) names none, and the output's own header may.
   auto perf = binary.find("_perf");
@@ -77,7 +78,8 @@ std::string_view StripLauncherPrefix(std::string_view l) {
   if (i != std::string_view::npos) {
     size_t j = i;
     while (j < l.size() && l[j] >= '0' && l[j] <= '9') ++j;
-    if (j > i && j < l.size() && l[j] == ':' && (j + 1 == l.size() || l[j + 1] == ' ')) return l.substr(j + 1);
+    if (j > i && j < l.size() && l[j] == ':' && (j + 1 == l.size() || l[j + 1] == ' '))
+      return l.substr(j + 1);
   }
   return l;
 }
@@ -89,14 +91,15 @@ bool IsFailureLine(std::string_view l) {
     std::string_view rest = l.substr(t + 5);
     if (StartsWith(rest, "failure")) return true;
     size_t sp = rest.find(' ');
-    if (sp != std::string_view::npos && sp <= 8 && StartsWith(rest.substr(sp + 1), "failure")) return true;
+    if (sp != std::string_view::npos && sp <= 8 && StartsWith(rest.substr(sp + 1), "failure"))
+      return true;
   }
   return false;
 }
 
 bool IsNcclLogLine(std::string_view l) {
-  return l.find(" NCCL INFO ") != std::string_view::npos || l.find(" NCCL WARN ") != std::string_view::npos ||
-         StartsWith(l, "NCCL version ");
+  return l.find(" NCCL INFO ") != std::string_view::npos ||
+         l.find(" NCCL WARN ") != std::string_view::npos || StartsWith(l, "NCCL version ");
 }
 
 std::string Excerpt(std::string_view l) {
@@ -149,8 +152,8 @@ std::vector<NcclTestsRow> NcclTestsParser::Feed(std::string_view chunk) {
   pending_.erase(0, start);
   if (pending_.size() > kMaxLine) {
     ++line_no_;
-    errors.push_back("line " + std::to_string(line_no_) + ": longer than " + std::to_string(kMaxLine) +
-                     " bytes without a newline; dropped");
+    errors.push_back("line " + std::to_string(line_no_) + ": longer than " +
+                     std::to_string(kMaxLine) + " bytes without a newline; dropped");
     pending_.clear();
   }
   return out;
@@ -227,7 +230,8 @@ void NcclTestsParser::CommentLine(std::string_view body) {
       if (t[i] == "nGpus") header_.ngpus = static_cast<int>(v);
       if (t[i] == "minBytes") header_.min_bytes = v;
       if (t[i] == "maxBytes") header_.max_bytes = v;
-      if (t[i] == "iters:" && i > 0 && t[i - 1] != "warmup" && t[i - 1] != "agg") header_.iters = static_cast<int>(v);
+      if (t[i] == "iters:" && i > 0 && t[i - 1] != "warmup" && t[i - 1] != "agg")
+        header_.iters = static_cast<int>(v);
       if (t[i] == "validation:") header_.validation = static_cast<int>(v);
     }
     return;
@@ -243,7 +247,8 @@ void NcclTestsParser::CommentLine(std::string_view body) {
       if (t[i] == "on") d.host = std::string(t[i + 1]);
       if (t[i] == "device" && ParseInt(t[i + 1], v)) d.device = static_cast<int>(v);
     }
-    if (auto close = body.find(']'); close != std::string_view::npos) d.name = std::string(Trim(body.substr(close + 1)));
+    if (auto close = body.find(']'); close != std::string_view::npos)
+      d.name = std::string(Trim(body.substr(close + 1)));
     header_.devices.push_back(std::move(d));
     return;
   }
@@ -307,7 +312,8 @@ void NcclTestsParser::ColumnHeader(const std::vector<std::string_view>& titles) 
   l.valid = l.ngroups > 0 && l.groups[0].algbw > 0 && l.groups[0].busbw > 0 &&
             (l.ngroups == 1 || (l.groups[1].algbw > 0 && l.groups[1].busbw > 0));
   if (!l.valid) {
-    errors.push_back("line " + std::to_string(line_no_) + ": a column header without time, algbw and busbw");
+    errors.push_back("line " + std::to_string(line_no_) +
+                     ": a column header without time, algbw and busbw");
   }
   layout_ = l;
   in_table_ = l.valid;
@@ -315,9 +321,11 @@ void NcclTestsParser::ColumnHeader(const std::vector<std::string_view>& titles) 
   cycle_ = 0;
 }
 
-bool NcclTestsParser::Row(const std::vector<std::string_view>& all, NcclTestsRow& row, std::string& why) const {
+bool NcclTestsParser::Row(const std::vector<std::string_view>& all, NcclTestsRow& row,
+                          std::string& why) const {
   std::vector<std::string_view> tokens = all;
-  if (layout_.timestamp && tokens.size() >= 2) tokens.resize(tokens.size() - 2);  // "2025-05-01 10:00:00"
+  if (layout_.timestamp && tokens.size() >= 2)
+    tokens.resize(tokens.size() - 2);  // "2025-05-01 10:00:00"
   const int n = static_cast<int>(tokens.size());
   const int min_lead = 2 + (layout_.has_type ? 1 : 0);
   int width = 0;
@@ -369,16 +377,22 @@ bool NcclTestsParser::Row(const std::vector<std::string_view>& all, NcclTestsRow
   int pos = lead;
   for (int g = first_group; g < layout_.ngroups; ++g) {
     const Group& grp = layout_.groups[g];
-    const bool in_place = (layout_.ngroups == 2 && (g == 1) != in_place_first_) || (layout_.ngroups == 1 && in_place_first_);
+    const bool in_place = (layout_.ngroups == 2 && (g == 1) != in_place_first_) ||
+                          (layout_.ngroups == 1 && in_place_first_);
     double time = 0, alg = 0, bus = 0;
     std::optional<int64_t> wrong;
     std::optional<double> max_error;
     const char* bad = nullptr;
-    if (!ParseDouble(tokens[pos], time)) bad = "time";
-    else if (!ParseDouble(tokens[pos + grp.algbw], alg)) bad = "algbw";
-    else if (!ParseDouble(tokens[pos + grp.busbw], bus)) bad = "busbw";
-    else if (grp.wrong >= 0 && !ParseWrong(tokens[pos + grp.wrong], wrong)) bad = "#wrong";
-    else if (grp.error >= 0 && !ParseMaxError(tokens[pos + grp.error], max_error)) bad = "error";
+    if (!ParseDouble(tokens[pos], time))
+      bad = "time";
+    else if (!ParseDouble(tokens[pos + grp.algbw], alg))
+      bad = "algbw";
+    else if (!ParseDouble(tokens[pos + grp.busbw], bus))
+      bad = "busbw";
+    else if (grp.wrong >= 0 && !ParseWrong(tokens[pos + grp.wrong], wrong))
+      bad = "#wrong";
+    else if (grp.error >= 0 && !ParseMaxError(tokens[pos + grp.error], max_error))
+      bad = "error";
     if (bad != nullptr) {
       why = std::string(in_place ? "in-place " : "out-of-place ") + bad + " is not a number";
       return false;

@@ -71,8 +71,8 @@ struct NcclTestsHeader {
   int iters = 0;
   std::optional<int> validation;  // -c: 0 means #wrong reads N/A
   std::vector<NcclTestsDevice> devices;
-  std::vector<std::string> columns;  // the last column header's titles
-  bool cpu_time = false;             // "cputime" columns (-C)
+  std::vector<std::string> columns;      // the last column header's titles
+  bool cpu_time = false;                 // "cputime" columns (-C)
   std::optional<int64_t> out_of_bounds;  // "# Out of bounds values : N"
   std::optional<double> avg_busbw_gbps;  // "# Avg bus bandwidth    : X"
 };
@@ -85,8 +85,8 @@ struct NcclTestsRow {
   std::string type;   // nccl-tests' name: float, half, bfloat16, int32, ...
   std::string redop;  // "sum", ...; "none", or "" where the version printed none
   int root = -1;
-  int nranks = 0;  // the Rank lines seen so far (0: none printed)
-  int cycle = 0;   // -N: 0 for the first sweep, 1 for the next, ...
+  int nranks = 0;    // the Rank lines seen so far (0: none printed)
+  int cycle = 0;     // -N: 0 for the first sweep, 1 for the next, ...
   int64_t line = 0;  // 1-based line of the text it came from (0: from JSON)
 
   bool has_oop = true;  // false where nccl-tests printed in-place only
@@ -142,8 +142,8 @@ class NcclTestsParser {
   int64_t line_no_ = 0;
   NcclTestsHeader header_;
   Layout layout_;
-  bool in_table_ = false;        // after a column header, before its footer
-  bool in_place_first_ = false;  // the group titles said "in-place" first
+  bool in_table_ = false;                  // after a column header, before its footer
+  bool in_place_first_ = false;            // the group titles said "in-place" first
   std::optional<NcclTestsRow> first_row_;  // of the table, to count cycles
   int cycle_ = 0;
 };
@@ -154,7 +154,8 @@ class NcclTestsParser {
 // "out_of_place"|null, "in_place": {"time"|"cpu_time", "alg_bw", "bus_bw",
 // "nwrong"|null}, ...}], ...}). Doubles may be the string "nan". Errors
 // name `origin` and the offending key.
-Result<std::vector<NcclTestsRow>> ParseNcclTestsJson(const std::string& text, const std::string& origin);
+Result<std::vector<NcclTestsRow>> ParseNcclTestsJson(const std::string& text,
+                                                     const std::string& origin);
 
 // One placement of a row as fdrill's metrics record (docs/formats.md):
 // rank 0, `iter`, `wall_ns` as given; time_ms = nccl-tests' time, which is

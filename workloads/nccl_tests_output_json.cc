@@ -43,7 +43,8 @@ bool Integer(const Json& j, int64_t& out) {
 }
 
 std::string OpFromArgs(const Json& doc) {
-  if (!doc.contains("args") || !doc["args"].is_array() || doc["args"].empty() || !doc["args"][0].is_string()) {
+  if (!doc.contains("args") || !doc["args"].is_array() || doc["args"].empty() ||
+      !doc["args"][0].is_string()) {
     return "";
   }
   std::string bin = doc["args"][0].get<std::string>();
@@ -57,9 +58,12 @@ Status Placement(const Json& p, const std::string& where, double& time, double& 
                  std::optional<int64_t>& wrong) {
   if (!p.is_object()) return InvalidArgument(where + ": expected an object or null");
   const char* time_key = p.contains("cpu_time") ? "cpu_time" : "time";
-  if (!p.contains(time_key) || !Number(p[time_key], time)) return InvalidArgument(where + ".time: expected a number");
-  if (!p.contains("alg_bw") || !Number(p["alg_bw"], alg)) return InvalidArgument(where + ".alg_bw: expected a number");
-  if (!p.contains("bus_bw") || !Number(p["bus_bw"], bus)) return InvalidArgument(where + ".bus_bw: expected a number");
+  if (!p.contains(time_key) || !Number(p[time_key], time))
+    return InvalidArgument(where + ".time: expected a number");
+  if (!p.contains("alg_bw") || !Number(p["alg_bw"], alg))
+    return InvalidArgument(where + ".alg_bw: expected a number");
+  if (!p.contains("bus_bw") || !Number(p["bus_bw"], bus))
+    return InvalidArgument(where + ".bus_bw: expected a number");
   wrong.reset();
   if (p.contains("nwrong") && !p["nwrong"].is_null()) {
     double w = 0;
@@ -80,7 +84,8 @@ std::string Dtype(const std::string& nccl_tests_type) {
 
 }  // namespace
 
-Result<std::vector<NcclTestsRow>> ParseNcclTestsJson(const std::string& text, const std::string& origin) {
+Result<std::vector<NcclTestsRow>> ParseNcclTestsJson(const std::string& text,
+                                                     const std::string& origin) {
   Json doc;
   try {
     doc = Json::parse(text);
@@ -89,9 +94,11 @@ Result<std::vector<NcclTestsRow>> ParseNcclTestsJson(const std::string& text, co
   }
   if (!doc.is_object()) return InvalidArgument(origin + ": expected a JSON object");
   if (doc.contains("version") && doc["version"] != 1) {
-    return Unsupported(origin + ": nccl-tests JSON version " + doc["version"].dump() + " (this reads version 1)");
+    return Unsupported(origin + ": nccl-tests JSON version " + doc["version"].dump() +
+                       " (this reads version 1)");
   }
-  if (!doc.contains("results") || !doc["results"].is_array()) return InvalidArgument(origin + ": no \"results\" array");
+  if (!doc.contains("results") || !doc["results"].is_array())
+    return InvalidArgument(origin + ": no \"results\" array");
   const std::string op = OpFromArgs(doc);
   int nranks = 0;
   if (doc.contains("config") && doc["config"].is_object() && doc["config"].contains("devices") &&
@@ -108,24 +115,29 @@ Result<std::vector<NcclTestsRow>> ParseNcclTestsJson(const std::string& text, co
     row.op = op;
     row.nranks = nranks;
     int64_t root = -1;
-    if (!r.contains("size") || !Integer(r["size"], row.size_bytes)) return InvalidArgument(where + ".size: expected an integer");
-    if (!r.contains("count") || !Integer(r["count"], row.count)) return InvalidArgument(where + ".count: expected an integer");
-    if (!r.contains("type") || !r["type"].is_string()) return InvalidArgument(where + ".type: expected a string");
+    if (!r.contains("size") || !Integer(r["size"], row.size_bytes))
+      return InvalidArgument(where + ".size: expected an integer");
+    if (!r.contains("count") || !Integer(r["count"], row.count))
+      return InvalidArgument(where + ".count: expected an integer");
+    if (!r.contains("type") || !r["type"].is_string())
+      return InvalidArgument(where + ".type: expected a string");
     row.type = r["type"].get<std::string>();
     if (r.contains("redop") && r["redop"].is_string()) row.redop = r["redop"].get<std::string>();
-    if (r.contains("root") && !Integer(r["root"], root)) return InvalidArgument(where + ".root: expected an integer");
+    if (r.contains("root") && !Integer(r["root"], root))
+      return InvalidArgument(where + ".root: expected an integer");
     row.root = static_cast<int>(root);
     row.has_oop = r.contains("out_of_place") && !r["out_of_place"].is_null();
     row.has_ip = r.contains("in_place") && !r["in_place"].is_null();
-    if (!row.has_oop && !row.has_ip) return InvalidArgument(where + ": neither out_of_place nor in_place");
+    if (!row.has_oop && !row.has_ip)
+      return InvalidArgument(where + ": neither out_of_place nor in_place");
     if (row.has_oop) {
-      Status s = Placement(r["out_of_place"], where + ".out_of_place", row.oop_time_us, row.oop_algbw_gbps,
-                           row.oop_busbw_gbps, row.oop_wrong);
+      Status s = Placement(r["out_of_place"], where + ".out_of_place", row.oop_time_us,
+                           row.oop_algbw_gbps, row.oop_busbw_gbps, row.oop_wrong);
       if (!s.ok()) return s;
     }
     if (row.has_ip) {
-      Status s = Placement(r["in_place"], where + ".in_place", row.ip_time_us, row.ip_algbw_gbps, row.ip_busbw_gbps,
-                           row.ip_wrong);
+      Status s = Placement(r["in_place"], where + ".in_place", row.ip_time_us, row.ip_algbw_gbps,
+                           row.ip_busbw_gbps, row.ip_wrong);
       if (!s.ok()) return s;
     }
     rows.push_back(std::move(row));

@@ -1,13 +1,13 @@
 #include "workloads/pattern.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <climits>
 #include <cstring>
 #include <numeric>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "workloads/elements.h"
 
@@ -39,7 +39,7 @@ const DTypeParams& ParamsOf(DType dtype) {
   return kParams[0];
 }
 
-constexpr uint64_t kChunkElements = 4096;   // at least this many per memcpy/memcmp
+constexpr uint64_t kChunkElements = 4096;     // at least this many per memcpy/memcmp
 constexpr uint64_t kMaxTilePeriod = 1 << 16;  // longer periods use the element loop
 
 constexpr uint64_t kRankStride = 40503;  // odd, so rank blocks differ modulo any 2^k
@@ -78,18 +78,20 @@ int64_t MaxExactRanks(Op op, DType dtype, RedOp redop) {
   if (!OpReduces(op) || redop == RedOp::kMin || redop == RedOp::kMax) return kUnlimited;
   const DTypeParams& p = ParamsOf(dtype);
   const int64_t period = static_cast<int64_t>(p.period);
-  int64_t limit = redop == RedOp::kSum ? (p.exact_max - period + 1) / period : (p.max_exponent - 1) * period + 1;
+  int64_t limit = redop == RedOp::kSum ? (p.exact_max - period + 1) / period
+                                       : (p.max_exponent - 1) * period + 1;
   return std::min(limit, kUnlimited);
 }
 
 Status CheckExactRanks(Op op, DType dtype, RedOp redop, int nranks) {
   const int64_t limit = MaxExactRanks(op, dtype, redop);
   if (nranks <= limit) return Status::Ok();
-  return InvalidArgument(fmt::format(
-      "--dtype {} --redop {}: the data check of {} is exact up to {} ranks, not {} (the {} of the check's small "
-      "integers would leave the range {} holds exactly); use a wider --dtype",
-      DTypeName(dtype), RedOpName(redop), OpName(op), limit, nranks, redop == RedOp::kSum ? "sum" : "product",
-      DTypeName(dtype)));
+  return InvalidArgument(
+      fmt::format("--dtype {} --redop {}: the data check of {} is exact up to {} ranks, not {} "
+                  "(the {} of the check's small "
+                  "integers would leave the range {} holds exactly); use a wider --dtype",
+                  DTypeName(dtype), RedOpName(redop), OpName(op), limit, nranks,
+                  redop == RedOp::kSum ? "sum" : "product", DTypeName(dtype)));
 }
 
 DataPattern::DataPattern(Op op, DType dtype, RedOp redop, int nranks, int root)
@@ -108,14 +110,16 @@ DataPattern::DataPattern(Op op, DType dtype, RedOp redop, int nranks, int root)
   }
 }
 
-DataPattern::Tile DataPattern::MakeTile(uint64_t period, const std::function<uint64_t(uint64_t)>& bits_at) const {
+DataPattern::Tile DataPattern::MakeTile(uint64_t period,
+                                        const std::function<uint64_t(uint64_t)>& bits_at) const {
   Tile tile;
   if (period == 0 || period > kMaxTilePeriod) return tile;
   const size_t size = DTypeSize(dtype_);
   tile.period = period;
   tile.chunk = period * ((kChunkElements + period - 1) / period);
   tile.bytes.resize((tile.chunk + period) * size);
-  for (uint64_t k = 0; k < tile.chunk + period; ++k) StoreBits(tile.bytes.data(), size, k, bits_at(k));
+  for (uint64_t k = 0; k < tile.chunk + period; ++k)
+    StoreBits(tile.bytes.data(), size, k, bits_at(k));
   return tile;
 }
 
@@ -146,7 +150,8 @@ double DataPattern::ReductionInput(int rank, int64_t iter, uint64_t x) const {
 double DataPattern::MovementInput(int rank, int64_t iter, uint64_t x) const {
   // Unsigned wrap-around is harmless: 2^64 is a multiple of M.
   return static_cast<double>(
-      1 + ((static_cast<uint64_t>(rank) * kRankStride + static_cast<uint64_t>(iter) + x) & move_mask_));
+      1 +
+      ((static_cast<uint64_t>(rank) * kRankStride + static_cast<uint64_t>(iter) + x) & move_mask_));
 }
 
 double DataPattern::Input(int rank, int64_t iter, uint64_t x) const {
@@ -164,7 +169,8 @@ double DataPattern::Reduced(uint64_t t) const {
   return acc;
 }
 
-void DataPattern::Fill(int rank, int64_t iter, const Layout& layout, std::span<std::byte> send) const {
+void DataPattern::Fill(int rank, int64_t iter, const Layout& layout,
+                       std::span<std::byte> send) const {
   const size_t size = DTypeSize(dtype_);
   const uint64_t count = std::min<uint64_t>(layout.send_count, send.size() / size);
   if (!OpReduces(op_)) {
@@ -193,7 +199,8 @@ void DataPattern::Fill(int rank, int64_t iter, const Layout& layout, std::span<s
     fill_rank_ = rank;
   }
   if (fill_tile_.period != 0) {
-    const std::byte* src = fill_tile_.bytes.data() + (static_cast<uint64_t>(iter) % fill_tile_.period) * size;
+    const std::byte* src =
+        fill_tile_.bytes.data() + (static_cast<uint64_t>(iter) % fill_tile_.period) * size;
     for (uint64_t done = 0; done < count; done += fill_tile_.chunk) {
       std::memcpy(send.data() + done * size, src, std::min(fill_tile_.chunk, count - done) * size);
     }
@@ -208,7 +215,8 @@ void DataPattern::Fill(int rank, int64_t iter, const Layout& layout, std::span<s
   }
 }
 
-CheckResult DataPattern::Check(int rank, int64_t iter, const Layout& layout, std::span<const std::byte> recv) const {
+CheckResult DataPattern::Check(int rank, int64_t iter, const Layout& layout,
+                               std::span<const std::byte> recv) const {
   const size_t size = DTypeSize(dtype_);
   const uint64_t count = std::min<uint64_t>(layout.recv_count, recv.size() / size);
   const uint64_t c = layout.count;
@@ -275,7 +283,8 @@ CheckResult DataPattern::Check(int rank, int64_t iter, const Layout& layout, std
     const uint64_t end = std::min(count, b.begin + b.length);
     for (uint64_t y = b.begin; y < end; ++y) {
       const uint64_t got = LoadBits(recv.data(), size, y);
-      const uint64_t expected = EncodeValue(dtype_, MovementInput(b.source, iter, b.x0 + (y - b.begin)));
+      const uint64_t expected =
+          EncodeValue(dtype_, MovementInput(b.source, iter, b.x0 + (y - b.begin)));
       if (got != expected) mismatch(y, got, expected);
     }
   }
@@ -285,8 +294,9 @@ CheckResult DataPattern::Check(int rank, int64_t iter, const Layout& layout, std
 
 std::string DescribeFailure(int rank, int64_t iter, const CheckResult& check) {
   return fmt::format(
-      "data check FAILED: rank {} iter {}: {} of {} elements wrong, first at index {}: got {} expected {}", rank, iter,
-      check.wrong, check.checked, check.first_index, check.got, check.expected);
+      "data check FAILED: rank {} iter {}: {} of {} elements wrong, first at index {}: got {} "
+      "expected {}",
+      rank, iter, check.wrong, check.checked, check.first_index, check.got, check.expected);
 }
 
 }  // namespace fdrill

@@ -83,7 +83,8 @@ class DataPattern {
 
   // Compares `recv` (recv_count elements), element by element, with what
   // the op defines from every rank's Input(). O(recv_count).
-  CheckResult Check(int rank, int64_t iter, const Layout& layout, std::span<const std::byte> recv) const;
+  CheckResult Check(int rank, int64_t iter, const Layout& layout,
+                    std::span<const std::byte> recv) const;
 
  private:
   // The reduction over all ranks of the reduction inputs at phase t.
@@ -98,8 +99,8 @@ class DataPattern {
   // time (the per-element loop costs the collective it runs beside: on
   // oversubscribed cores every cycle of a check is a peer's cycle).
   struct Tile {
-    uint64_t period = 0;        // elements; 0: no tile, use the element loop
-    uint64_t chunk = 0;         // a multiple of period
+    uint64_t period = 0;           // elements; 0: no tile, use the element loop
+    uint64_t chunk = 0;            // a multiple of period
     std::vector<std::byte> bytes;  // chunk + period encoded elements from phase 0
   };
   Tile MakeTile(uint64_t period, const std::function<uint64_t(uint64_t)>& bits_at) const;
@@ -111,7 +112,7 @@ class DataPattern {
   int root_;
   uint64_t period_;
   uint64_t move_mask_;
-  Tile reduced_tile_;          // Reduced(t), period P
+  Tile reduced_tile_;           // Reduced(t), period P
   mutable int fill_rank_ = -1;  // the rank fill_tile_ was built for
   mutable Tile fill_tile_;
   std::vector<uint64_t> reduced_bits_;  // reducing ops: the result at each phase, encoded

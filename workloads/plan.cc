@@ -10,8 +10,9 @@ namespace fdrill {
 Result<std::vector<SizeStep>> PlanSizes(const Config& config, int nranks) {
   if (nranks < 1) return Internal("PlanSizes: no ranks");
   if (OpHasRoot(config.op) && (config.root < 0 || config.root >= nranks)) {
-    return InvalidArgument("--root " + std::to_string(config.root) + " is not a rank: this run has " +
-                           std::to_string(nranks) + " ranks (0.." + std::to_string(nranks - 1) + ")");
+    return InvalidArgument("--root " + std::to_string(config.root) +
+                           " is not a rank: this run has " + std::to_string(nranks) +
+                           " ranks (0.." + std::to_string(nranks - 1) + ")");
   }
   if (Status s = CheckExactRanks(config.op, config.dtype, config.redop, nranks); !s.ok()) return s;
   std::vector<SizeStep> plan;

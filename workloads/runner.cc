@@ -30,8 +30,8 @@ int64_t ClockNanos(clockid_t clock) {
 // One rank's loop over the plan; the shared state of its sizes.
 class Loop {
  public:
-  Loop(const Config& config, World& world, Backend& backend, MetricsWriter* metrics, std::ostream& err,
-       uint64_t max_send_bytes, uint64_t max_recv_bytes)
+  Loop(const Config& config, World& world, Backend& backend, MetricsWriter* metrics,
+       std::ostream& err, uint64_t max_send_bytes, uint64_t max_recv_bytes)
       : config_(config),
         world_(world),
         backend_(backend),
@@ -55,7 +55,8 @@ class Loop {
     if (Status s = FillInput(0, step.layout, input); !s.ok()) return s;
     for (int64_t w = 0; w < config_.warmup; ++w) {
       if (Status s = RunOnce("warm-up " + std::to_string(w)); !s.ok()) return s;
-      const bool local = StopRequested() || (world_.rank() == 0 && StopFileExists(config_.stop_file));
+      const bool local =
+          StopRequested() || (world_.rank() == 0 && StopFileExists(config_.stop_file));
       Result<int64_t> agreed = world_.MaxInt64(local ? kStopRun : kGoOn);
       if (!agreed.ok()) return agreed.status().Annotate("stop agreement");
       if (*agreed >= kStopRun) return true;
@@ -172,10 +173,12 @@ void CorruptOneElement(DType dtype, uint64_t recv_count, std::span<std::byte> ou
   std::memset(output.data() + index * element, 0, element);
 }
 
-Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>& plan, World& world, Backend& backend,
-                               MetricsWriter* metrics, std::ostream& err) {
+Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>& plan,
+                               World& world, Backend& backend, MetricsWriter* metrics,
+                               std::ostream& err) {
   if (plan.empty()) return InvalidArgument("no message size to run");
-  Loop loop(config, world, backend, metrics, err, MaxSendBytes(plan, config.dtype), MaxRecvBytes(plan, config.dtype));
+  Loop loop(config, world, backend, metrics, err, MaxSendBytes(plan, config.dtype),
+            MaxRecvBytes(plan, config.dtype));
   RunOutcome outcome;
   std::vector<double> medians;
   for (const SizeStep& step : plan) {

@@ -53,8 +53,9 @@ struct RunOutcome {
 };
 
 // `plan` comes from PlanSizes(config, world.size()); `metrics` may be null.
-Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>& plan, World& world, Backend& backend,
-                               MetricsWriter* metrics, std::ostream& err);
+Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>& plan,
+                               World& world, Backend& backend, MetricsWriter* metrics,
+                               std::ostream& err);
 
 // Test hook of --corrupt-at: the rank whose output it corrupts (the first
 // whose result is checked: the root of reduce, else 0).

@@ -32,6 +32,8 @@ void RequestStop() { g_stop.store(true, std::memory_order_relaxed); }
 bool StopRequested() { return g_stop.load(std::memory_order_relaxed); }
 void ClearStopRequest() { g_stop.store(false, std::memory_order_relaxed); }
 
-bool StopFileExists(const std::string& path) { return !path.empty() && access(path.c_str(), F_OK) == 0; }
+bool StopFileExists(const std::string& path) {
+  return !path.empty() && access(path.c_str(), F_OK) == 0;
+}
 
 }  // namespace fdrill

@@ -34,14 +34,16 @@ Status LoadOnRankZero(const Config& config, uint64_t count, int nranks, TrainSta
   start.restarted = start.progress->progress().completed > 0;
   if (!checkpoint->has_value()) return Status::Ok();
   const Checkpoint& c = **checkpoint;
-  const std::string where = "--checkpoint-dir " + dir + ": the checkpoint at step " + std::to_string(c.step);
+  const std::string where =
+      "--checkpoint-dir " + dir + ": the checkpoint at step " + std::to_string(c.step);
   if (c.nranks != nranks) {
     return InvalidArgument(where + " was written by " + std::to_string(c.nranks) + " ranks, not " +
                            std::to_string(nranks) + " (the gradients depend on the rank count)");
   }
   if (c.state.size() != count) {
     return InvalidArgument(where + " holds " + std::to_string(c.state.size()) + " elements, not " +
-                           std::to_string(count) + " (-b " + std::to_string(count * sizeof(double)) + ")");
+                           std::to_string(count) + " (-b " +
+                           std::to_string(count * sizeof(double)) + ")");
   }
   if (c.step > config.train->steps) {
     return InvalidArgument(where + " is past --steps " + std::to_string(config.train->steps));
@@ -61,18 +63,21 @@ Result<TrainStart> StartTraining(const Config& config, const SizeStep& size, Wor
   const uint64_t count = size.layout.count;
   TrainStart start;
   start.state.assign(count, kTrainInitialState);
-  Status local = world.rank() == 0 ? LoadOnRankZero(config, count, world.size(), start) : Status::Ok();
+  Status local =
+      world.rank() == 0 ? LoadOnRankZero(config, count, world.size(), start) : Status::Ok();
   if (Status s = AgreeAllOk(world, local); !s.ok()) return s;
   int64_t header[2] = {start.step, start.restarted ? 1 : 0};
   if (Status s = world.Broadcast(std::as_writable_bytes(std::span(header)), 0); !s.ok()) return s;
-  if (Status s = world.Broadcast(std::as_writable_bytes(std::span(start.state)), 0); !s.ok()) return s;
+  if (Status s = world.Broadcast(std::as_writable_bytes(std::span(start.state)), 0); !s.ok())
+    return s;
   start.step = header[0];
   start.restarted = header[1] != 0;
   return start;
 }
 
-Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, TrainStart& start, World& world,
-                                 Backend& backend, MetricsWriter* metrics, std::ostream& err) {
+Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, TrainStart& start,
+                                 World& world, Backend& backend, MetricsWriter* metrics,
+                                 std::ostream& err) {
   const TrainConfig& train = *config.train;
   const int rank = world.rank();
   const Layout& layout = size.layout;
@@ -115,13 +120,15 @@ Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, Tra
     const int64_t end_ns = ClockNanos(CLOCK_MONOTONIC);
     const int64_t wall_ns = ClockNanos(CLOCK_REALTIME);
     if (Status s = backend.GetOutput(sum_bytes); !s.ok()) return s;
-    if (config.corrupt_at == step && rank == 0) CorruptOneElement(DType::kFloat64, layout.recv_count, sum_bytes);
+    if (config.corrupt_at == step && rank == 0)
+      CorruptOneElement(DType::kFloat64, layout.recv_count, sum_bytes);
     const CheckResult check = pattern.Check(rank, step, layout, sum_bytes);
     if (check.wrong > 0) {
       err << ("fdrill-collective: " + DescribeFailure(rank, step, check) + "\n") << std::flush;
       wrong += check.wrong;
     }
-    for (size_t j = 0; j < start.state.size(); ++j) start.state[j] = TrainUpdate(start.state[j], sum[j]);
+    for (size_t j = 0; j < start.state.size(); ++j)
+      start.state[j] = TrainUpdate(start.state[j], sum[j]);
 
     if (rank == 0) {
       if ((step + 1) % train.checkpoint_every == 0) {

@@ -64,8 +64,9 @@ struct TrainOutcome {
 
 // Runs steps start.step .. steps-1. `metrics` may be null. Errors end the
 // loop; the caller must end the job (peers may be stuck in a collective).
-Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, TrainStart& start, World& world,
-                                 Backend& backend, MetricsWriter* metrics, std::ostream& err);
+Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, TrainStart& start,
+                                 World& world, Backend& backend, MetricsWriter* metrics,
+                                 std::ostream& err);
 
 // The rank --die-at-step kills: 1, or 0 on one rank.
 int DyingRank(int nranks);

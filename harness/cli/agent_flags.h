@@ -9,10 +9,11 @@
 //   --insecure       plaintext, for agents started with --insecure
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "harness/controller/agent_set.h"
 #include "harness/tls/tls_config.h"

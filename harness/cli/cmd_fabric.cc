@@ -85,8 +85,9 @@ int RunUp(const UpFlags& flags) {
   RealFabricHost host;
   auto state = FabricUp(options, host.Get());
   if (!state.ok()) return Fail("up", state.status());
-  std::cout << "fabric up: " << state->nodes.size() << " nodes; controller at " << state->controller_addr << " on "
-            << state->mgmt_bridge << "; agents " << (flags.no_wait ? "started" : "ready") << " on port "
+  std::cout << "fabric up: " << state->nodes.size() << " nodes; controller at "
+            << state->controller_addr << " on " << state->mgmt_bridge << "; agents "
+            << (flags.no_wait ? "started" : "ready") << " on port "
             << state->nodes.front().agent_port << "\nstate: " << options.layout.StateFile() << "\n";
   return 0;
 }
@@ -100,7 +101,9 @@ int RunDown() {
     return 0;
   }
   std::cout << "fabric down: stopped " << report->agents_stopped << " agent(s)"
-            << (report->agents_killed ? " (" + std::to_string(report->agents_killed) + " needed SIGKILL)" : "")
+            << (report->agents_killed
+                    ? " (" + std::to_string(report->agents_killed) + " needed SIGKILL)"
+                    : "")
             << ", removed " << report->removed.size() << " object(s)\n";
   return 0;
 }
@@ -118,7 +121,9 @@ int RunStatus(bool json) {
   if (json) {
     std::cout << "{\"nodes\": [], \"leftovers\": " << (leftovers ? "true" : "false") << "}\n";
   } else {
-    std::cout << "no fabric" << (leftovers ? " (but leftovers of one exist; run `fdrill fabric down`)" : "") << "\n";
+    std::cout << "no fabric"
+              << (leftovers ? " (but leftovers of one exist; run `fdrill fabric down`)" : "")
+              << "\n";
   }
   return 0;
 }
@@ -126,7 +131,8 @@ int RunStatus(bool json) {
 // `NODE [--] CMD ARGS...`; returns only on failure.
 int RunExec(std::vector<std::string> args) {
   if (!args.empty() && args.front() == "--") args.erase(args.begin());
-  if (args.empty()) return Fail("exec", InvalidArgument("usage: fdrill fabric exec NODE -- CMD ARGS..."));
+  if (args.empty())
+    return Fail("exec", InvalidArgument("usage: fdrill fabric exec NODE -- CMD ARGS..."));
   std::string node_name = args.front();
   args.erase(args.begin());
   if (!args.empty() && args.front() == "--") args.erase(args.begin());
@@ -152,19 +158,23 @@ int RunRsh(const std::vector<std::string>& args) {
 }  // namespace
 
 void AddFabricCommands(CLI::App& app, int* exit_code) {
-  auto* fabric = app.add_subcommand("fabric", "the emulated fabric: N nodes as network namespaces on this machine");
+  auto* fabric = app.add_subcommand(
+      "fabric", "the emulated fabric: N nodes as network namespaces on this machine");
   fabric->require_subcommand(1);
 
   auto up_flags = std::make_shared<UpFlags>();
-  auto* up = fabric->add_subcommand("up", "build N nodes (network + UTS namespaces, veths, bridges), start agents");
+  auto* up = fabric->add_subcommand(
+      "up", "build N nodes (network + UTS namespaces, veths, bridges), start agents");
   up->add_option("--nodes", up_flags->nodes, "number of nodes")
       ->check(CLI::Range(1, kMaxFabricNodes))
       ->capture_default_str();
-  up->add_option("--agent-bin", up_flags->agent_bin, "agent executable (default: fdrill-agent next to fdrill)");
+  up->add_option("--agent-bin", up_flags->agent_bin,
+                 "agent executable (default: fdrill-agent next to fdrill)");
   up->add_flag("--no-wait", up_flags->no_wait, "do not wait for the agents to accept connections");
   up->callback([up_flags, exit_code] { *exit_code = RunUp(*up_flags); });
 
-  auto* down = fabric->add_subcommand("down", "stop the agents and remove every trace of the fabric (idempotent)");
+  auto* down = fabric->add_subcommand(
+      "down", "stop the agents and remove every trace of the fabric (idempotent)");
   down->callback([exit_code] { *exit_code = RunDown(); });
 
   auto json = std::make_shared<bool>(false);
@@ -174,11 +184,13 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
 
   // exec and rsh take the rest of the line verbatim (orted's words include
   // options such as "-mca"), so CLI11 must not parse it.
-  auto* exec = fabric->add_subcommand("exec", "run a command inside a node: fdrill fabric exec NODE -- CMD ARGS...");
+  auto* exec = fabric->add_subcommand(
+      "exec", "run a command inside a node: fdrill fabric exec NODE -- CMD ARGS...");
   exec->prefix_command();
   exec->callback([exec, exit_code] { *exit_code = RunExec(exec->remaining()); });
 
-  auto* rsh = fabric->add_subcommand("rsh", "Open MPI's plm_rsh_agent: fdrill fabric rsh HOST WORDS...");
+  auto* rsh =
+      fabric->add_subcommand("rsh", "Open MPI's plm_rsh_agent: fdrill fabric rsh HOST WORDS...");
   rsh->prefix_command();
   rsh->callback([rsh, exit_code] { *exit_code = RunRsh(rsh->remaining()); });
 }

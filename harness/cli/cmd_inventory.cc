@@ -20,8 +20,9 @@ int Inventory(const AgentFlags& flags, bool json) {
     return 2;
   }
   const TlsConfig* tls = resolved->tls ? &*resolved->tls : nullptr;
-  auto results = ForEachAgent(resolved->agents, tls, std::chrono::seconds(5),
-                              [](AgentLink& link) { return link.Call("inventory", Json::object(), std::chrono::seconds(20)); });
+  auto results = ForEachAgent(resolved->agents, tls, std::chrono::seconds(5), [](AgentLink& link) {
+    return link.Call("inventory", Json::object(), std::chrono::seconds(20));
+  });
   std::vector<std::string> names;
   int rc = 0;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -40,7 +41,9 @@ int Inventory(const AgentFlags& flags, bool json) {
 }  // namespace
 
 void AddInventoryCommands(CLI::App& app, int* exit_code) {
-  auto* inv = app.add_subcommand("inventory", "list every node's GPUs, NVLinks, HCAs/ports, netdevs and NUMA, as the agents find them");
+  auto* inv = app.add_subcommand(
+      "inventory",
+      "list every node's GPUs, NVLinks, HCAs/ports, netdevs and NUMA, as the agents find them");
   static AgentFlags flags;
   static bool json = false;
   flags.Add(inv);

@@ -66,11 +66,16 @@ int ConvertNcclTests(const std::string& file, const std::string& out_path, const
 }  // namespace
 
 void AddNcclTestsCommands(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("nccl-tests", "turn a saved nccl-tests output (text or -J JSON) into fdrill metrics records (JSON lines)");
+  auto* cmd = app.add_subcommand(
+      "nccl-tests",
+      "turn a saved nccl-tests output (text or -J JSON) into fdrill metrics records (JSON lines)");
   static std::string file, out, op;
-  cmd->add_option("file", file, "nccl-tests' stdout, or the file its -J/--output_file wrote")->required();
+  cmd->add_option("file", file, "nccl-tests' stdout, or the file its -J/--output_file wrote")
+      ->required();
   cmd->add_option("--out", out, "where the JSON lines go (default: stdout)");
-  cmd->add_option("--op", op, "the collective (all_reduce, alltoall, ...) when the output does not say and the file is not named <op>_perf...");
+  cmd->add_option("--op", op,
+                  "the collective (all_reduce, alltoall, ...) when the output does not say and the "
+                  "file is not named <op>_perf...");
   cmd->callback([exit_code] { *exit_code = ConvertNcclTests(file, out, op); });
 }
 

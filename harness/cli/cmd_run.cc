@@ -11,9 +11,9 @@
 #include "harness/cli/commands.h"
 #include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill.h"
-#include "harness/controller/progress.h"
-#include "harness/controller/panic.h"
 #include "harness/controller/engine.h"
+#include "harness/controller/panic.h"
+#include "harness/controller/progress.h"
 #include "harness/core/units.h"
 #include "harness/host/real_nvml.h"
 #include "harness/host/real_process_runner.h"
@@ -48,19 +48,22 @@ int Fail(const Status& s) {
   return 2;
 }
 
-int Run(const std::string& file, const std::string& out, const std::string& fabric_dir, const std::string& tls_dir,
-        bool insecure, bool quiet, const std::string& start_timeout) {
+int Run(const std::string& file, const std::string& out, const std::string& fabric_dir,
+        const std::string& tls_dir, bool insecure, bool quiet, const std::string& start_timeout) {
   auto started = ParseDuration(start_timeout);
   if (!started.ok() || started->count() <= 0 || *started > std::chrono::hours(1)) {
-    return Fail(InvalidArgument("--start-timeout " + start_timeout + ": a duration from 1s to 1h, like 60s or 5m"));
+    return Fail(InvalidArgument("--start-timeout " + start_timeout +
+                                ": a duration from 1s to 1h, like 60s or 5m"));
   }
   auto scenario = LoadScenario(file);
   if (!scenario.ok()) return Fail(scenario.status());
   // A real cluster (hosts file, Slurm allocation) has no emulated fabric state.
-  Result<FabricState> fabric = scenario->Emulated() ? LoadFabricState(fabric_dir) : Result<FabricState>(FabricState{});
+  Result<FabricState> fabric =
+      scenario->Emulated() ? LoadFabricState(fabric_dir) : Result<FabricState>(FabricState{});
   if (!fabric.ok()) {
     if (fabric.status().code() == StatusCode::kNotFound) {
-      return Fail(NotFound("no emulated fabric is up (" + fabric_dir + "/fabric.json); run `fdrill fabric up --nodes " +
+      return Fail(NotFound("no emulated fabric is up (" + fabric_dir +
+                           "/fabric.json); run `fdrill fabric up --nodes " +
                            std::to_string(scenario->nodes) + "` first"));
     }
     return Fail(fabric.status());
@@ -78,15 +81,16 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   if (!quiet) opt.progress = &progress;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
-  std::fprintf(stderr, "fdrill: running %s (at most %s) on %d nodes (%s) -> %s\n", scenario->name.c_str(),
-               FormatDuration(scenario->TotalDuration()).c_str(), scenario->nodes, scenario->FabricName().c_str(),
-               opt.out_dir.c_str());
+  std::fprintf(stderr, "fdrill: running %s (at most %s) on %d nodes (%s) -> %s\n",
+               scenario->name.c_str(), FormatDuration(scenario->TotalDuration()).c_str(),
+               scenario->nodes, scenario->FabricName().c_str(), opt.out_dir.c_str());
   if (auto st = RunDrill(*scenario, *fabric, opt); !st.ok()) return Fail(st);
   auto summary = WriteReports(opt.out_dir);
   if (!summary.ok()) return Fail(summary.status().Annotate("report"));
   std::string dir = std::filesystem::absolute(opt.out_dir).string();
   std::printf("%s\n", dir.c_str());
-  std::fprintf(stderr, "fdrill: verdict %s — %s/report.md\n", VerdictName(summary->verdict), dir.c_str());
+  std::fprintf(stderr, "fdrill: verdict %s — %s/report.md\n", VerdictName(summary->verdict),
+               dir.c_str());
   return ExitCodeForVerdict(summary->verdict);
 }
 
@@ -99,8 +103,8 @@ int Validate(const std::vector<std::string>& files) {
         std::fprintf(stderr, "%s\n", t.status().message().c_str());
         rc = 2;
       } else {
-        std::printf("%s: ok (topology: %zu rails, %zu leaves, %zu NVLink domains)\n", f.c_str(), t->rails.size(),
-                    t->leaves.size(), t->nvlink_domains.size());
+        std::printf("%s: ok (topology: %zu rails, %zu leaves, %zu NVLink domains)\n", f.c_str(),
+                    t->rails.size(), t->leaves.size(), t->nvlink_domains.size());
       }
       continue;
     }
@@ -115,8 +119,9 @@ int Validate(const std::vector<std::string>& files) {
         faults += p.faults.size();
         gated = gated || p.gate.has_value();
       }
-      std::printf("%s: ok (%s, %zu phases, %zu faults, %s%s)\n", f.c_str(), s->name.c_str(), s->phases.size(), faults,
-                  gated ? "at most " : "", FormatDuration(s->TotalDuration()).c_str());
+      std::printf("%s: ok (%s, %zu phases, %zu faults, %s%s)\n", f.c_str(), s->name.c_str(),
+                  s->phases.size(), faults, gated ? "at most " : "",
+                  FormatDuration(s->TotalDuration()).c_str());
     }
   }
   return rc;
@@ -140,46 +145,65 @@ int PrintPlan(const std::string& file) {
   auto s = LoadScenario(file);
   if (!s.ok()) return Fail(s.status());
   if (s->workload.External()) {
-    std::printf("drill %s: %d nodes (%s), the command %s x %d rank(s)/node, at most %s\n", s->name.c_str(), s->nodes,
-                s->FabricName().c_str(), JoinArgv(s->workload.command).c_str(), s->workload.ranks_per_node,
+    std::printf("drill %s: %d nodes (%s), the command %s x %d rank(s)/node, at most %s\n",
+                s->name.c_str(), s->nodes, s->FabricName().c_str(),
+                JoinArgv(s->workload.command).c_str(), s->workload.ranks_per_node,
                 FormatDuration(s->TotalDuration()).c_str());
   } else {
-    std::printf("drill %s: %d nodes (%s), %s %s %s x %d rank(s)/node (%s), at most %s\n", s->name.c_str(), s->nodes,
-                s->FabricName().c_str(),
-                s->workload.dtype.c_str(), s->workload.op.c_str(), FormatSize(s->workload.size_bytes).c_str(),
-                s->workload.ranks_per_node, s->workload.backend.c_str(), FormatDuration(s->TotalDuration()).c_str());
+    std::printf("drill %s: %d nodes (%s), %s %s %s x %d rank(s)/node (%s), at most %s\n",
+                s->name.c_str(), s->nodes, s->FabricName().c_str(), s->workload.dtype.c_str(),
+                s->workload.op.c_str(), FormatSize(s->workload.size_bytes).c_str(),
+                s->workload.ranks_per_node, s->workload.backend.c_str(),
+                FormatDuration(s->TotalDuration()).c_str());
   }
   if (s->workload.Train()) {
     const auto& r = s->workload.restart;
-    std::printf("workload: training loop, %lld steps, a checkpoint every %lld; restarts: %d (backoff %s, doubling)%s\n",
-                static_cast<long long>(s->workload.steps), static_cast<long long>(s->workload.checkpoint_every),
-                r.max_restarts, FormatDuration(r.backoff).c_str(),
-                r.hang_timeout ? ("; a job with no iteration for " + FormatDuration(*r.hang_timeout) + " counts as failed").c_str()
-                               : "");
+    std::printf(
+        "workload: training loop, %lld steps, a checkpoint every %lld; restarts: %d (backoff %s, "
+        "doubling)%s\n",
+        static_cast<long long>(s->workload.steps),
+        static_cast<long long>(s->workload.checkpoint_every), r.max_restarts,
+        FormatDuration(r.backoff).c_str(),
+        r.hang_timeout ? ("; a job with no iteration for " + FormatDuration(*r.hang_timeout) +
+                          " counts as failed")
+                             .c_str()
+                       : "");
   }
   if (!s->Emulated()) {
     // The job starts on this host, as the user running fdrill run.
     std::vector<std::string> program = s->workload.command;
     if (program.empty()) program = {BinDir() + "/fdrill-collective", "..."};
-    std::printf("launch (on this host): %s\n", JoinArgv(ClusterLaunchArgv(*s, program, "<run dir>/hostfile")).c_str());
-    std::printf("agents: fdrill-agent on every node at port %d (mutual TLS, --tls-dir or /etc/fdrill/pki)\n", s->agent_port);
+    std::printf("launch (on this host): %s\n",
+                JoinArgv(ClusterLaunchArgv(*s, program, "<run dir>/hostfile")).c_str());
+    std::printf(
+        "agents: fdrill-agent on every node at port %d (mutual TLS, --tls-dir or "
+        "/etc/fdrill/pki)\n",
+        s->agent_port);
     if (s->workload.External()) {
-      std::printf("metrics: %s\n", s->workload.output == "nccl-tests"
-                                        ? "nccl-tests result rows from the job's output, one per iteration"
-                                        : "none (output: none): the drill measures exit and time only");
+      std::printf("metrics: %s\n",
+                  s->workload.output == "nccl-tests"
+                      ? "nccl-tests result rows from the job's output, one per iteration"
+                      : "none (output: none): the drill measures exit and time only");
     }
   }
   std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
-              FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(), s->max_faulted_nodes);
+              FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(),
+              s->max_faulted_nodes);
   std::printf("blast radius: %s\n",
-              BlastRadiusSummary(s->phases, s->topology ? &*s->topology : nullptr, s->blast_radius).c_str());
+              BlastRadiusSummary(s->phases, s->topology ? &*s->topology : nullptr, s->blast_radius)
+                  .c_str());
   if (s->stop.Any()) {
     std::string stop;
-    if (s->stop.min_busbw_gbps) stop += " busbw below " + std::to_string(*s->stop.min_busbw_gbps) + " GB/s for " +
-                                        std::to_string(s->stop.for_iterations) + " iterations;";
-    if (s->stop.max_iteration_time) stop += " an iteration (or no iteration) longer than " + FormatDuration(*s->stop.max_iteration_time) + ";";
-    if (s->stop.max_wrong_elements) stop += " more than " + std::to_string(*s->stop.max_wrong_elements) + " wrong elements;";
-    if (s->stop.max_errors) stop += " more than " + std::to_string(*s->stop.max_errors) + " errors;";
+    if (s->stop.min_busbw_gbps)
+      stop += " busbw below " + std::to_string(*s->stop.min_busbw_gbps) + " GB/s for " +
+              std::to_string(s->stop.for_iterations) + " iterations;";
+    if (s->stop.max_iteration_time)
+      stop += " an iteration (or no iteration) longer than " +
+              FormatDuration(*s->stop.max_iteration_time) + ";";
+    if (s->stop.max_wrong_elements)
+      stop += " more than " + std::to_string(*s->stop.max_wrong_elements) + " wrong elements;";
+    if (s->stop.max_errors)
+      stop += " more than " + std::to_string(*s->stop.max_errors) + " errors;";
     std::printf("stop (revert everything, verdict fail) on:%s\n", stop.c_str());
   }
   std::printf("times assume every until-stable phase turns stable at its minimum duration\n");
@@ -194,10 +218,13 @@ int PrintPlan(const std::string& file) {
         std::printf("%8.1fs  phase %s (%s)\n", at, phase.name.c_str(), a.reason.c_str());
       } else if (a.kind == Action::kApply || a.kind == Action::kRevert) {
         const FaultSpec& f = phase.faults[static_cast<size_t>(a.fault)];
-        std::printf("%8.1fs    %-6s %s on %s: %s\n", at, a.kind == Action::kApply ? "apply" : "revert", f.id.c_str(),
-                    f.node.c_str(), HowOf(f, a.kind == Action::kApply).c_str());
+        std::printf("%8.1fs    %-6s %s on %s: %s\n", at,
+                    a.kind == Action::kApply ? "apply" : "revert", f.id.c_str(), f.node.c_str(),
+                    HowOf(f, a.kind == Action::kApply).c_str());
       } else if (a.kind == Action::kDone) {
-        std::printf("%8.1fs  end: revert_all on every agent, compare with the snapshot, write the report\n", at);
+        std::printf(
+            "%8.1fs  end: revert_all on every agent, compare with the snapshot, write the report\n",
+            at);
       }
     }
     auto next = engine.NextDeadline();
@@ -226,24 +253,34 @@ int Panic(const AgentFlags& flags) {
 }  // namespace
 
 void AddRunCommands(CLI::App& app, int* exit_code) {
-  auto* run = app.add_subcommand("run", "run a drill (emulated fabric, hosts file or Slurm allocation) and write a run directory");
+  auto* run = app.add_subcommand(
+      "run",
+      "run a drill (emulated fabric, hosts file or Slurm allocation) and write a run directory");
   static std::string file, out, fabric_dir = kDefaultFabricDir;
   run->add_option("scenario", file, "scenario YAML file")->required();
   run->add_option("--out", out, "run directory (default runs/<UTC time>-<name>)");
-  run->add_option("--fabric-dir", fabric_dir, "emulated fabric state directory")->capture_default_str();
+  run->add_option("--fabric-dir", fabric_dir, "emulated fabric state directory")
+      ->capture_default_str();
   static std::string tls_dir;
   static bool insecure = false;
-  run->add_option("--tls-dir", tls_dir, "ca.pem and controller.pem/.key (default: the emulated fabric's own pki; "
+  run->add_option("--tls-dir", tls_dir,
+                  "ca.pem and controller.pem/.key (default: the emulated fabric's own pki; "
                   "on a real cluster /etc/fdrill/pki)");
   run->add_flag("--insecure", insecure, "talk plaintext to agents started with --insecure");
   static bool quiet = false;
-  run->add_flag("--quiet", quiet, "no live progress line (phase, elapsed, busbw vs baseline, faults in force)");
+  run->add_flag("--quiet", quiet,
+                "no live progress line (phase, elapsed, busbw vs baseline, faults in force)");
   static std::string start_timeout = "60s";
-  run->add_option("--start-timeout", start_timeout, "how long the job may take until every rank reports (NCCL init on "
-                  "a large cluster takes a while)")->capture_default_str();
-  run->callback([exit_code] { *exit_code = Run(file, out, fabric_dir, tls_dir, insecure, quiet, start_timeout); });
+  run->add_option("--start-timeout", start_timeout,
+                  "how long the job may take until every rank reports (NCCL init on "
+                  "a large cluster takes a while)")
+      ->capture_default_str();
+  run->callback([exit_code] {
+    *exit_code = Run(file, out, fabric_dir, tls_dir, insecure, quiet, start_timeout);
+  });
 
-  auto* panic = app.add_subcommand("panic", "every agent reverts everything now and stops its workload (idempotent)");
+  auto* panic = app.add_subcommand(
+      "panic", "every agent reverts everything now and stops its workload (idempotent)");
   static AgentFlags panic_flags;
   panic_flags.Add(panic);
   panic->callback([exit_code] { *exit_code = Panic(panic_flags); });
@@ -253,14 +290,16 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   validate->add_option("scenarios", files, "scenario YAML files")->required();
   validate->callback([exit_code] { *exit_code = Validate(files); });
 
-  auto* plan = app.add_subcommand("plan", "print every action, node, time and mechanism; touches nothing");
+  auto* plan =
+      app.add_subcommand("plan", "print every action, node, time and mechanism; touches nothing");
   static std::string plan_file;
   plan->add_option("scenario", plan_file, "scenario YAML file")->required();
   plan->callback([exit_code] { *exit_code = PrintPlan(plan_file); });
 }
 
 void AddReportCommands(CLI::App& app, int* exit_code) {
-  auto* report = app.add_subcommand("report", "re-render summary.json and report.md from a run directory");
+  auto* report =
+      app.add_subcommand("report", "re-render summary.json and report.md from a run directory");
   static std::string dir;
   report->add_option("run_dir", dir, "run directory")->required();
   report->callback([exit_code] {
@@ -269,14 +308,16 @@ void AddReportCommands(CLI::App& app, int* exit_code) {
       *exit_code = Fail(s.status());
       return;
     }
-    std::printf("%s: verdict %s (summary.json, report.md, report.html, junit.xml)\n", dir.c_str(), VerdictName(s->verdict));
+    std::printf("%s: verdict %s (summary.json, report.md, report.html, junit.xml)\n", dir.c_str(),
+                VerdictName(s->verdict));
     *exit_code = ExitCodeForVerdict(s->verdict);
   });
 }
 
 void AddInjectorCommands(CLI::App& app, int* exit_code) {
-  auto* inj = app.add_subcommand(
-      "injectors", "list the fault kinds this build can inject, and whether this node can run each (and why not)");
+  auto* inj = app.add_subcommand("injectors",
+                                 "list the fault kinds this build can inject, and whether this "
+                                 "node can run each (and why not)");
   inj->callback([exit_code] {
     // The probes only read (tool version queries, sysfs, /proc).
     RealProcessRunner runner;
@@ -286,8 +327,8 @@ void AddInjectorCommands(CLI::App& app, int* exit_code) {
     host.gpus = &NvmlAt(NvmlLibraryPath());
     for (const auto& i : Injectors()) {
       Status can = i.probe != nullptr ? i.probe(Json::object(), host) : Status::Ok();
-      std::printf("%-16s %s\n%-16s   scope: %s\n%-16s   params: %s\n%-16s   this node: %s\n", i.name,
-                  i.help, "", ScopeName(i.scope), "", i.params, "",
+      std::printf("%-16s %s\n%-16s   scope: %s\n%-16s   params: %s\n%-16s   this node: %s\n",
+                  i.name, i.help, "", ScopeName(i.scope), "", i.params, "",
                   can.ok() ? "can run it" : ("cannot: " + can.message()).c_str());
     }
     *exit_code = 0;

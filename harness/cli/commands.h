@@ -8,13 +8,13 @@
 
 namespace fdrill {
 
-void AddRunCommands(CLI::App& app, int* exit_code);     // run, plan, validate, panic
-void AddFabricCommands(CLI::App& app, int* exit_code);  // fabric up|down|status|exec|rsh
-void AddReportCommands(CLI::App& app, int* exit_code);  // report
-void AddInjectorCommands(CLI::App& app, int* exit_code);// injectors
-void AddCertsCommands(CLI::App& app, int* exit_code);   // certs init|issue
-void AddCompareCommands(CLI::App& app, int* exit_code); // compare A B
-void AddInventoryCommands(CLI::App& app, int* exit_code); // inventory
-void AddNcclTestsCommands(CLI::App& app, int* exit_code); // nccl-tests FILE
+void AddRunCommands(CLI::App& app, int* exit_code);        // run, plan, validate, panic
+void AddFabricCommands(CLI::App& app, int* exit_code);     // fabric up|down|status|exec|rsh
+void AddReportCommands(CLI::App& app, int* exit_code);     // report
+void AddInjectorCommands(CLI::App& app, int* exit_code);   // injectors
+void AddCertsCommands(CLI::App& app, int* exit_code);      // certs init|issue
+void AddCompareCommands(CLI::App& app, int* exit_code);    // compare A B
+void AddInventoryCommands(CLI::App& app, int* exit_code);  // inventory
+void AddNcclTestsCommands(CLI::App& app, int* exit_code);  // nccl-tests FILE
 
 }  // namespace fdrill

@@ -52,7 +52,8 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
 // 400 -> "400G", 2.5 -> "2.5G"; from rate_gbps.
 std::string Gbps(const Json& port) {
   if (!port.contains("rate_gbps") || !port["rate_gbps"].is_number()) return "-";
-  if (port["rate_gbps"].is_number_integer()) return std::to_string(port["rate_gbps"].get<int64_t>()) + "G";
+  if (port["rate_gbps"].is_number_integer())
+    return std::to_string(port["rate_gbps"].get<int64_t>()) + "G";
   std::string s = Json(port["rate_gbps"].get<double>()).dump();
   return s + "G";
 }
@@ -77,7 +78,8 @@ std::string Gpus(const Json& node) {
   std::vector<std::pair<std::string, int>> models;  // in first-seen order
   for (const auto& g : gpus) {
     std::string name = Text(g, "name");
-    auto it = std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.first == name; });
+    auto it =
+        std::find_if(models.begin(), models.end(), [&](const auto& m) { return m.first == name; });
     if (it == models.end()) {
       models.emplace_back(name, 1);
     } else {
@@ -104,8 +106,8 @@ std::string HcaPorts(const Json& node) {
   std::vector<std::string> parts;
   for (const auto& h : List(node, "hcas")) {
     for (const auto& p : List(h, "ports")) {
-      parts.push_back(Text(h, "name") + "/" + Text(p, "port") + " " + Text(p, "state") + " " + Gbps(p) + " " +
-                      Layer(Text(p, "link_layer")));
+      parts.push_back(Text(h, "name") + "/" + Text(p, "port") + " " + Text(p, "state") + " " +
+                      Gbps(p) + " " + Layer(Text(p, "link_layer")));
     }
   }
   return Join(parts, ", ");
@@ -129,7 +131,8 @@ std::string Netdevs(const Json& node) {
 
 std::string FormatInventoryTable(const Json& cluster) {
   std::vector<Row> nodes = {{"NODE", "GPUS", "NVLINK", "HCA PORTS", "NETDEVS"}};
-  std::vector<Row> ports = {{"NODE", "HCA", "PORT", "STATE", "PHYS", "RATE", "LAYER", "LID", "NETDEVS", "NUMA", "FW"}};
+  std::vector<Row> ports = {
+      {"NODE", "HCA", "PORT", "STATE", "PHYS", "RATE", "LAYER", "LID", "NETDEVS", "NUMA", "FW"}};
   std::vector<std::string> notes;
   for (const auto& node : List(cluster, "nodes")) {
     const std::string name = Text(node, "node");
@@ -148,9 +151,10 @@ std::string FormatInventoryTable(const Json& cluster) {
         for (const auto& n : List(p, "netdevs")) {
           if (n.is_string()) netdevs.push_back(n.get<std::string>());
         }
-        ports.push_back({name, Text(h, "name"), Text(p, "port"), Text(p, "state"), Text(p, "phys_state"),
-                         Text(p, "rate"), Text(p, "link_layer"), Text(p, "lid"), Join(netdevs, ","),
-                         Text(h, "numa_node"), Text(h, "fw_ver")});
+        ports.push_back({name, Text(h, "name"), Text(p, "port"), Text(p, "state"),
+                         Text(p, "phys_state"), Text(p, "rate"), Text(p, "link_layer"),
+                         Text(p, "lid"), Join(netdevs, ","), Text(h, "numa_node"),
+                         Text(h, "fw_ver")});
       }
     }
   }

@@ -11,7 +11,7 @@
 //   n1    8x NVIDIA H100 80GB..  143/144  mlx5_0/1 ACTIVE 400G IB     fab0 100G, ib0 400G
 //
 //   NODE  HCA     PORT  STATE   PHYS    RATE                 LAYER       LID  NETDEVS  NUMA  FW
-//   n1    mlx5_0  1     ACTIVE  LinkUp  400 Gb/sec (4X NDR)  InfiniBand  5    ib0      0     28.39.1002
+//   n1    mlx5_0  1     ACTIVE  LinkUp  400 Gb/sec (4X NDR)  InfiniBand  5    ib0 0     28.39.1002
 //
 //   n2: NVML: libnvidia-ml.so.1 not found: ...
 // GPUS groups identical models ("4x A, 4x B"); NVLINK is links up / links

@@ -1,9 +1,10 @@
 #include "harness/controller/agent_link.h"
 
+#include <deque>
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
-#include <deque>
 
 #include "harness/tls/tls_context.h"
 
@@ -15,7 +16,8 @@ using asio::ip::tcp;
 using TlsStream = ssl::stream<tcp::socket>;
 
 struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
-  Impl(asio::io_context& io, std::shared_ptr<ssl::context> ctx) : io(io), ctx(std::move(ctx)), plain(io), wake(io) {
+  Impl(asio::io_context& io, std::shared_ptr<ssl::context> ctx)
+      : io(io), ctx(std::move(ctx)), plain(io), wake(io) {
     wake.expires_at(std::chrono::steady_clock::time_point::max());
     if (this->ctx) tls = std::make_unique<TlsStream>(io, *this->ctx);
   }
@@ -24,9 +26,10 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   tcp::socket& socket() { return tls ? tls->next_layer() : plain; }
 
   asio::io_context& io;
-  std::shared_ptr<ssl::context> ctx;  // null: plaintext; shared by every link with the same TlsConfig
-  std::unique_ptr<TlsStream> tls;     // over its own socket when ctx is set
-  tcp::socket plain;                  // used when ctx is null
+  std::shared_ptr<ssl::context>
+      ctx;                         // null: plaintext; shared by every link with the same TlsConfig
+  std::unique_ptr<TlsStream> tls;  // over its own socket when ctx is set
+  tcp::socket plain;               // used when ctx is null
   asio::steady_timer wake;
   std::string label;              // "agent n1 at 198.19.0.2:7100", for errors
   std::deque<std::string> queue;  // io thread only
@@ -150,7 +153,8 @@ std::shared_ptr<ssl::context> ClientContext(const TlsConfig* tls, Status* status
 
 }  // namespace
 
-AgentLink::AgentLink(asio::io_context& io, std::string node, std::string host, uint16_t port, const TlsConfig* tls)
+AgentLink::AgentLink(asio::io_context& io, std::string node, std::string host, uint16_t port,
+                     const TlsConfig* tls)
     : node_(std::move(node)), host_(std::move(host)), port_(port) {
   impl_ = std::make_shared<Impl>(io, ClientContext(tls, &tls_status_));
   impl_->label = "agent " + node_ + " at " + address();
@@ -183,14 +187,16 @@ Status AgentLink::Connect(Duration timeout) {
   boost::system::error_code ec;
   tcp::resolver::results_type endpoints;
   if (auto addr = asio::ip::make_address(host_, ec); !ec) {
-    endpoints = tcp::resolver::results_type::create(tcp::endpoint(addr, port_), host_, std::to_string(port_));
+    endpoints = tcp::resolver::results_type::create(tcp::endpoint(addr, port_), host_,
+                                                    std::to_string(port_));
   } else {
     tcp::resolver resolver(impl_->io);
     endpoints = resolver.resolve(host_, std::to_string(port_), tcp::resolver::numeric_service, ec);
     if (ec || endpoints.empty()) {
-      return Unavailable("agent " + node_ + ": cannot resolve " + host_ + ": " +
-                         (ec ? ec.message() : std::string("no address")) +
-                         " (a node's name must resolve on the controller's host: DNS or /etc/hosts)");
+      return Unavailable(
+          "agent " + node_ + ": cannot resolve " + host_ + ": " +
+          (ec ? ec.message() : std::string("no address")) +
+          " (a node's name must resolve on the controller's host: DNS or /etc/hosts)");
     }
   }
   struct Outcome {
@@ -210,27 +216,32 @@ Status AgentLink::Connect(Duration timeout) {
         impl->socket().close(ignored);
       }
     });
-    asio::async_connect(impl->socket(), endpoints, [impl, done, timer, node](const boost::system::error_code& e, const tcp::endpoint&) {
-      if (e || !impl->tls) {
-        timer->cancel();
-        done->set_value(Outcome{e, false});
-        return;
-      }
-      // The agent must prove it is `node`: chain to the CA and CN/DNS = node.
-      impl->tls->set_verify_callback(ssl::host_name_verification(node));
-      impl->tls->async_handshake(ssl::stream_base::client, [done, timer](const boost::system::error_code& h) {
-        timer->cancel();
-        done->set_value(Outcome{h, true});
-      });
-    });
+    asio::async_connect(
+        impl->socket(), endpoints,
+        [impl, done, timer, node](const boost::system::error_code& e, const tcp::endpoint&) {
+          if (e || !impl->tls) {
+            timer->cancel();
+            done->set_value(Outcome{e, false});
+            return;
+          }
+          // The agent must prove it is `node`: chain to the CA and CN/DNS = node.
+          impl->tls->set_verify_callback(ssl::host_name_verification(node));
+          impl->tls->async_handshake(ssl::stream_base::client,
+                                     [done, timer](const boost::system::error_code& h) {
+                                       timer->cancel();
+                                       done->set_value(Outcome{h, true});
+                                     });
+        });
   });
   Outcome outcome = fut.get();
   if (outcome.ec) {
     bool late = outcome.ec == asio::error::operation_aborted;
     if (outcome.handshaking) {
-      std::string why = late ? "no TLS handshake within " + FormatDuration(timeout) : outcome.ec.message();
+      std::string why =
+          late ? "no TLS handshake within " + FormatDuration(timeout) : outcome.ec.message();
       return Unavailable("agent " + node_ + " at " + address() + ": TLS handshake failed: " + why +
-                         " (is its cert signed by the controller's CA and issued for " + node_ + "?)");
+                         " (is its cert signed by the controller's CA and issued for " + node_ +
+                         "?)");
     }
     std::string why = late ? "no answer within " + FormatDuration(timeout) : outcome.ec.message();
     return Unavailable("agent " + node_ + " at " + address() + " does not answer: " + why +
@@ -248,12 +259,14 @@ Status AgentLink::Connect(Duration timeout) {
 Result<Json> AgentLink::Call(const std::string& type, Json body, Duration timeout) {
   auto done = std::make_shared<std::promise<Result<Json>>>();
   auto fut = done->get_future();
-  uint64_t id = CallAsync(type, std::move(body), [done](Result<Json> r) { done->set_value(std::move(r)); });
+  uint64_t id =
+      CallAsync(type, std::move(body), [done](Result<Json> r) { done->set_value(std::move(r)); });
   if (fut.wait_for(timeout) != std::future_status::ready) {
     Forget(id);
     // The reply may have landed between the wait and Forget.
     if (fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return fut.get();
-    return DeadlineExceeded("agent " + node_ + ": no reply to " + type + " within " + FormatDuration(timeout));
+    return DeadlineExceeded("agent " + node_ + ": no reply to " + type + " within " +
+                            FormatDuration(timeout));
   }
   return fut.get();
 }

@@ -26,7 +26,6 @@ namespace boost::asio {
 class io_context;
 }
 
-
 namespace fdrill {
 
 class AgentLink {

@@ -1,9 +1,10 @@
 #include "harness/controller/agent_set.h"
 
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
 #include <atomic>
 #include <thread>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <boost/asio.hpp>
 
 #include "harness/scenario/hostlist.h"
 
@@ -11,7 +12,8 @@ namespace fdrill {
 
 std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric) {
   std::vector<AgentAddress> out;
-  for (const auto& n : fabric.nodes) out.push_back({n.name, n.MgmtIp(), static_cast<uint16_t>(n.agent_port)});
+  for (const auto& n : fabric.nodes)
+    out.push_back({n.name, n.MgmtIp(), static_cast<uint16_t>(n.agent_port)});
   return out;
 }
 
@@ -21,9 +23,11 @@ std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, u
   return out;
 }
 
-Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm, uint16_t port,
-                                                const std::string& fabric_dir, std::string* fabric_pki) {
-  if (!hosts_file.empty() && slurm) return InvalidArgument("--hosts and --slurm exclude each other: give one");
+Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm,
+                                                uint16_t port, const std::string& fabric_dir,
+                                                std::string* fabric_pki) {
+  if (!hosts_file.empty() && slurm)
+    return InvalidArgument("--hosts and --slurm exclude each other: give one");
   if (!hosts_file.empty()) {
     auto hosts = ReadHostsFile(hosts_file);
     if (!hosts.ok()) return hosts.status().Annotate("--hosts");
@@ -33,7 +37,9 @@ Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, b
     std::string list;
     auto hosts = SlurmJobNodes(&list);
     if (!hosts.ok() && hosts.status().code() == StatusCode::kNotFound) {
-      return FailedPrecondition("--slurm: SLURM_JOB_NODELIST is not set; run inside an allocation (salloc, sbatch) or give --hosts FILE");
+      return FailedPrecondition(
+          "--slurm: SLURM_JOB_NODELIST is not set; run inside an allocation (salloc, sbatch) or "
+          "give --hosts FILE");
     }
     if (!hosts.ok()) return hosts.status().Annotate("--slurm");
     return AgentsOfHosts(*hosts, port);
@@ -41,7 +47,8 @@ Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, b
   auto fabric = LoadFabricState(fabric_dir);
   if (!fabric.ok()) {
     if (fabric.status().code() == StatusCode::kNotFound) {
-      return NotFound("no emulated fabric is up (" + fabric_dir + "/fabric.json) and neither --hosts FILE nor --slurm was given");
+      return NotFound("no emulated fabric is up (" + fabric_dir +
+                      "/fabric.json) and neither --hosts FILE nor --slurm was given");
     }
     return fabric.status();
   }
@@ -49,7 +56,8 @@ Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, b
   return AgentsOfFabric(*fabric);
 }
 
-Json ClusterInventory(const std::vector<std::string>& nodes, const std::vector<Result<Json>>& replies) {
+Json ClusterInventory(const std::vector<std::string>& nodes,
+                      const std::vector<Result<Json>>& replies) {
   Json cluster = {{"nodes", Json::array()}};
   for (size_t i = 0; i < nodes.size(); ++i) {
     Json node = replies[i].ok() ? *replies[i] : Json{{"error", replies[i].status().message()}};
@@ -60,7 +68,8 @@ Json ClusterInventory(const std::vector<std::string>& nodes, const std::vector<R
   return cluster;
 }
 
-std::vector<Result<Json>> ForEachAgent(const std::vector<AgentAddress>& agents, const TlsConfig* tls, Duration timeout,
+std::vector<Result<Json>> ForEachAgent(const std::vector<AgentAddress>& agents,
+                                       const TlsConfig* tls, Duration timeout,
                                        const std::function<Result<Json>(AgentLink&)>& job) {
   std::vector<Result<Json>> out(agents.size(), Result<Json>(Internal("not run")));
   boost::asio::io_context io;
@@ -80,7 +89,8 @@ std::vector<Result<Json>> ForEachAgent(const std::vector<AgentAddress>& agents, 
     }
   };
   std::vector<std::thread> workers;
-  for (size_t w = 0; w < std::min<size_t>(kParallel, agents.size()); ++w) workers.emplace_back(worker);
+  for (size_t w = 0; w < std::min<size_t>(kParallel, agents.size()); ++w)
+    workers.emplace_back(worker);
   for (auto& t : workers) t.join();
   work.reset();
   io.stop();

@@ -32,18 +32,21 @@ std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, u
 // The agents of --hosts FILE, or --slurm (SLURM_JOB_NODELIST), or else the
 // emulated fabric at fabric_dir (then *fabric_pki gets its pki dir). Errors
 // name the flag and what would be right.
-Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm, uint16_t port,
-                                                const std::string& fabric_dir, std::string* fabric_pki);
+Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm,
+                                                uint16_t port, const std::string& fabric_dir,
+                                                std::string* fabric_pki);
 
 // {"nodes": [<each agent's inventory reply, without the wire envelope, with
 // "node">, or {"node", "error"} where it did not answer]} — what `fdrill
 // inventory --json` prints and a run's inventory.json holds.
-Json ClusterInventory(const std::vector<std::string>& nodes, const std::vector<Result<Json>>& replies);
+Json ClusterInventory(const std::vector<std::string>& nodes,
+                      const std::vector<Result<Json>>& replies);
 
 inline constexpr int kParallel = 64;
 
 // job runs on a worker thread with a connected link; results in input order.
-std::vector<Result<Json>> ForEachAgent(const std::vector<AgentAddress>& agents, const TlsConfig* tls, Duration timeout,
+std::vector<Result<Json>> ForEachAgent(const std::vector<AgentAddress>& agents,
+                                       const TlsConfig* tls, Duration timeout,
                                        const std::function<Result<Json>(AgentLink&)>& job);
 
 }  // namespace fdrill

@@ -4,11 +4,13 @@ namespace fdrill {
 
 std::string ClusterHostfile(const Scenario& s) {
   std::string out;
-  for (const auto& h : s.NodeNames()) out += h + " slots=" + std::to_string(s.workload.ranks_per_node) + "\n";
+  for (const auto& h : s.NodeNames())
+    out += h + " slots=" + std::to_string(s.workload.ranks_per_node) + "\n";
   return out;
 }
 
-std::vector<std::string> ClusterLaunchArgv(const Scenario& s, const std::vector<std::string>& program,
+std::vector<std::string> ClusterLaunchArgv(const Scenario& s,
+                                           const std::vector<std::string>& program,
                                            const std::string& hostfile_path) {
   const WorkloadSpec& w = s.workload;
   std::vector<std::string> body;
@@ -19,11 +21,23 @@ std::vector<std::string> ClusterLaunchArgv(const Scenario& s, const std::vector<
   std::vector<std::string> argv;
   if (w.launcher == "srun") {
     // The allocation's own expression (srun needs fabric: {slurm: true}).
-    argv = {"srun", "--nodes=" + n, "--ntasks-per-node=" + r, "--nodelist=" + s.slurm_nodelist, "--kill-on-bad-exit=1",
+    argv = {"srun",
+            "--nodes=" + n,
+            "--ntasks-per-node=" + r,
+            "--nodelist=" + s.slurm_nodelist,
+            "--kill-on-bad-exit=1",
             "--unbuffered"};
   } else {
-    argv = {"mpirun", "--hostfile", hostfile_path, "-np", std::to_string(s.nodes * w.ranks_per_node), "--map-by",
-            "ppr:" + r + ":node", "--mca", "plm_rsh_agent", w.rsh_agent};
+    argv = {"mpirun",
+            "--hostfile",
+            hostfile_path,
+            "-np",
+            std::to_string(s.nodes * w.ranks_per_node),
+            "--map-by",
+            "ppr:" + r + ":node",
+            "--mca",
+            "plm_rsh_agent",
+            w.rsh_agent};
   }
   argv.insert(argv.end(), w.launcher_args.begin(), w.launcher_args.end());
   argv.insert(argv.end(), body.begin(), body.end());

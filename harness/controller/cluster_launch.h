@@ -30,7 +30,8 @@ namespace fdrill {
 // "gpu01 slots=8\ngpu02 slots=8\n..." in the drill's node order.
 std::string ClusterHostfile(const Scenario& s);
 
-std::vector<std::string> ClusterLaunchArgv(const Scenario& s, const std::vector<std::string>& program,
+std::vector<std::string> ClusterLaunchArgv(const Scenario& s,
+                                           const std::vector<std::string>& program,
                                            const std::string& hostfile_path);
 
 }  // namespace fdrill

@@ -32,14 +32,14 @@ namespace fdrill {
 class ProcessRunner;  // harness/host/host.h
 
 struct DrillOptions {
-  std::string out_dir;       // the run directory to create
-  std::string bin_dir;       // where fdrill-collective and fdrill live
-  std::string tls_dir;       // ca.pem + controller.pem/.key; empty: the fabric's own pki
-  bool insecure = false;     // plaintext to the agents (they must run --insecure too)
+  std::string out_dir;    // the run directory to create
+  std::string bin_dir;    // where fdrill-collective and fdrill live
+  std::string tls_dir;    // ca.pem + controller.pem/.key; empty: the fabric's own pki
+  bool insecure = false;  // plaintext to the agents (they must run --insecure too)
   Duration connect_timeout = std::chrono::seconds(5);
   Duration start_timeout = std::chrono::seconds(60);  // workload until every rank reports
   const std::atomic<bool>* abort = nullptr;           // set by SIGINT/SIGTERM
-  ProgressLine* progress = nullptr;                   // the live line (harness/controller/progress.h), or none
+  ProgressLine* progress = nullptr;  // the live line (harness/controller/progress.h), or none
   // Runs the drill's own programs on this host (fdrill-train-ref, the
   // digest check of mode: train). Required; must outlive RunDrill.
   ProcessRunner* runner = nullptr;

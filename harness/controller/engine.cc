@@ -6,19 +6,27 @@ namespace fdrill {
 
 const char* ActionKindName(Action::Kind kind) {
   switch (kind) {
-    case Action::kRevert: return "revert";
-    case Action::kPhaseEnd: return "phase_end";
-    case Action::kPhaseStart: return "phase_start";
-    case Action::kApply: return "apply";
-    case Action::kAbort: return "abort";
-    case Action::kDone: return "done";
+    case Action::kRevert:
+      return "revert";
+    case Action::kPhaseEnd:
+      return "phase_end";
+    case Action::kPhaseStart:
+      return "phase_start";
+    case Action::kApply:
+      return "apply";
+    case Action::kAbort:
+      return "abort";
+    case Action::kDone:
+      return "done";
   }
   return "?";
 }
 
 DrillEngine::DrillEngine(const Scenario& scenario) : s_(scenario) {}
 
-Duration DrillEngine::FaultStart(int f) const { return phase_start_ + s_.phases[phase_].faults[f].at; }
+Duration DrillEngine::FaultStart(int f) const {
+  return phase_start_ + s_.phases[phase_].faults[f].at;
+}
 
 std::optional<Duration> DrillEngine::FaultEnd(int f) const {
   const FaultSpec& spec = s_.phases[phase_].faults[f];
@@ -89,12 +97,14 @@ std::vector<Action> DrillEngine::Advance(Duration now, const EngineInput& input)
         end_at = min_end;
       }
     } else if (min_end <= now && input.stable_since && *input.stable_since >= phase_start_) {
-      end_reason = "stable: " + std::to_string(s_.recovery_window_iters) + " iterations in a row in the baseline band";
+      end_reason = "stable: " + std::to_string(s_.recovery_window_iters) +
+                   " iterations in a row in the baseline band";
       end_at = now;  // when the monitor saw it
     } else if (phase_start_ + ph.gate->timeout <= now) {
       end_at = phase_start_ + ph.gate->timeout;
       timed_out = true;
-      end_reason = "timeout " + FormatDuration(ph.gate->timeout) + " without a stable window (on_timeout: continue)";
+      end_reason = "timeout " + FormatDuration(ph.gate->timeout) +
+                   " without a stable window (on_timeout: continue)";
     }
     if (due_revert >= 0 && revert_at <= std::min(apply_at, end_at)) {
       faults_[due_revert].reverted = true;
@@ -105,8 +115,9 @@ std::vector<Action> DrillEngine::Advance(Duration now, const EngineInput& input)
     if (due_apply >= 0 && apply_at < end_at) {
       faults_[due_apply].applied = true;
       out.push_back({Action::kApply, phase_, due_apply, apply_at,
-                     ph.faults[due_apply].at.count() ? "+" + FormatDuration(ph.faults[due_apply].at) + " into the phase"
-                                                     : "the phase started"});
+                     ph.faults[due_apply].at.count()
+                         ? "+" + FormatDuration(ph.faults[due_apply].at) + " into the phase"
+                         : "the phase started"});
       continue;
     }
     if (!end_reason) break;
@@ -134,10 +145,12 @@ std::optional<Duration> DrillEngine::NextDeadline() const {
   const PhaseSpec& ph = s_.phases[phase_];
   Duration next = phase_start_ + (ph.gate ? ph.gate->timeout : ph.duration);
   // A gate is checked from its minimum duration on.
-  if (ph.gate && phase_start_ + ph.duration > last_now_) next = std::min(next, phase_start_ + ph.duration);
+  if (ph.gate && phase_start_ + ph.duration > last_now_)
+    next = std::min(next, phase_start_ + ph.duration);
   for (int f = 0; f < static_cast<int>(faults_.size()); ++f) {
     if (!faults_[f].applied) next = std::min(next, FaultStart(f));
-    if (faults_[f].applied && !faults_[f].reverted && FaultEnd(f)) next = std::min(next, *FaultEnd(f));
+    if (faults_[f].applied && !faults_[f].reverted && FaultEnd(f))
+      next = std::min(next, *FaultEnd(f));
   }
   return next;
 }

@@ -1,8 +1,8 @@
 #include "harness/controller/live_monitor.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "reports/analysis.h"
 #include "reports/stats.h"
@@ -14,7 +14,8 @@ LiveMonitor::LiveMonitor(int ranks, const StopSpec& stop, int recovery_window)
 
 void LiveMonitor::Add(const LiveSample& s) {
   wrong_ += s.wrong;
-  if (s.iter <= last_complete_iter_ && !pending_.count(s.iter)) return;  // late duplicate of a finished one
+  if (s.iter <= last_complete_iter_ && !pending_.count(s.iter))
+    return;  // late duplicate of a finished one
   Pending& p = pending_[s.iter];
   if (p.seen == 0) {
     p.it.iter = s.iter;
@@ -35,7 +36,8 @@ void LiveMonitor::Add(const LiveSample& s) {
 
 void LiveMonitor::Complete(Pending& p) {
   LiveIteration it = p.it;
-  it.start = it.end - std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(it.time_ms));
+  it.start = it.end - std::chrono::duration_cast<Duration>(
+                          std::chrono::duration<double, std::milli>(it.time_ms));
   it.busbw_gbps = it.time_ms > 0 ? p.bytes * p.bus_factor / (it.time_ms * 1e6) : 0;
   last_bytes_x_factor_ = p.bytes * p.bus_factor;
   ++complete_count_;
@@ -47,7 +49,8 @@ void LiveMonitor::Complete(Pending& p) {
     max_time_iter_ = it.iter;
   }
   if (!baseline_done_) baseline_busbw_.push_back(it.busbw_gbps);
-  if (band_low_ && it.busbw_gbps < *band_low_) last_below_end_ = std::max(last_below_end_.value_or(it.end), it.end);
+  if (band_low_ && it.busbw_gbps < *band_low_)
+    last_below_end_ = std::max(last_below_end_.value_or(it.end), it.end);
   recent_.push_back(it);
   const size_t keep = static_cast<size_t>(std::max(window_, stop_.for_iterations));
   while (recent_.size() > keep) recent_.pop_front();
@@ -89,34 +92,41 @@ std::optional<Duration> LiveMonitor::StableSince() const {
 
 std::optional<std::string> LiveMonitor::StopReason(Duration now) const {
   if (stop_.max_wrong_elements && wrong_ > *stop_.max_wrong_elements) {
-    return fmt::format("stop condition max_wrong_elements: {} elements failed the data check (limit {})", wrong_,
-                       *stop_.max_wrong_elements);
+    return fmt::format(
+        "stop condition max_wrong_elements: {} elements failed the data check (limit {})", wrong_,
+        *stop_.max_wrong_elements);
   }
   if (stop_.max_errors && errors_ > *stop_.max_errors) {
-    return fmt::format("stop condition max_errors: {} errors (limit {})", errors_, *stop_.max_errors);
+    return fmt::format("stop condition max_errors: {} errors (limit {})", errors_,
+                       *stop_.max_errors);
   }
   if (stop_.max_iteration_time) {
     const double limit_ms = ToSeconds(*stop_.max_iteration_time) * 1e3;
     if (max_time_ms_ > limit_ms) {
-      return fmt::format("stop condition max_iteration_time: iteration {} took {:.0f} ms (limit {})", max_time_iter_,
-                         max_time_ms_, FormatDuration(*stop_.max_iteration_time));
+      return fmt::format(
+          "stop condition max_iteration_time: iteration {} took {:.0f} ms (limit {})",
+          max_time_iter_, max_time_ms_, FormatDuration(*stop_.max_iteration_time));
     }
     const Duration quiet = QuietFor(now);
     if (quiet > *stop_.max_iteration_time) {
-      return fmt::format("stop condition max_iteration_time: no iteration completed for {:.1f} s (limit {})",
-                         ToSeconds(quiet), FormatDuration(*stop_.max_iteration_time));
+      return fmt::format(
+          "stop condition max_iteration_time: no iteration completed for {:.1f} s (limit {})",
+          ToSeconds(quiet), FormatDuration(*stop_.max_iteration_time));
     }
   }
   if (stop_.min_busbw_gbps && static_cast<int>(recent_.size()) >= stop_.for_iterations) {
     bool all_below = true;
     double worst = 1e300;
-    for (size_t i = recent_.size() - static_cast<size_t>(stop_.for_iterations); i < recent_.size(); ++i) {
+    for (size_t i = recent_.size() - static_cast<size_t>(stop_.for_iterations); i < recent_.size();
+         ++i) {
       all_below = all_below && recent_[i].busbw_gbps < *stop_.min_busbw_gbps;
       worst = std::min(worst, recent_[i].busbw_gbps);
     }
     if (all_below) {
-      return fmt::format("stop condition min_busbw: busbw below {} GB/s for {} iterations in a row (lowest {:.4f})",
-                         *stop_.min_busbw_gbps, stop_.for_iterations, worst);
+      return fmt::format(
+          "stop condition min_busbw: busbw below {} GB/s for {} iterations in a row (lowest "
+          "{:.4f})",
+          *stop_.min_busbw_gbps, stop_.for_iterations, worst);
     }
   }
   return std::nullopt;

@@ -22,7 +22,7 @@ namespace fdrill {
 struct LiveSample {  // one rank's record for one iteration
   int64_t iter = 0;
   int rank = 0;
-  Duration end{};         // when it ended, on the timeline
+  Duration end{};  // when it ended, on the timeline
   double time_ms = 0;
   double wait_ms = 0;
   double bytes = 0;
@@ -97,9 +97,9 @@ class LiveMonitor {
   int ranks_;
   StopSpec stop_;
   int window_;
-  std::map<int64_t, Pending> pending_;   // iterations still missing ranks
-  std::deque<LiveIteration> recent_;     // the last max(window, for_iterations) complete ones
-  std::vector<double> baseline_busbw_;   // until EndBaseline
+  std::map<int64_t, Pending> pending_;  // iterations still missing ranks
+  std::deque<LiveIteration> recent_;    // the last max(window, for_iterations) complete ones
+  std::vector<double> baseline_busbw_;  // until EndBaseline
   bool baseline_done_ = false;
   std::optional<double> band_low_;
   std::optional<double> baseline_median_;

@@ -27,7 +27,9 @@ LocalJob::~LocalJob() {
 Status LocalJob::Start(const std::vector<std::string>& argv) {
   if (argv.empty()) return InvalidArgument("the launcher command is empty");
   std::lock_guard<std::mutex> lock(mu_);
-  if (pid_ != 0) return FailedPrecondition("a job started by this drill still runs (pid " + std::to_string(pid_) + ")");
+  if (pid_ != 0)
+    return FailedPrecondition("a job started by this drill still runs (pid " +
+                              std::to_string(pid_) + ")");
   if (reader_.joinable()) reader_.join();  // the previous job's reader has finished (pid_ is 0)
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
@@ -41,7 +43,8 @@ Status LocalJob::Start(const std::vector<std::string>& argv) {
     for (size_t from = 0; from <= dirs.size();) {
       size_t colon = dirs.find(':', from);
       if (colon == std::string::npos) colon = dirs.size();
-      std::string candidate = (colon > from ? dirs.substr(from, colon - from) : std::string(".")) + "/" + argv[0];
+      std::string candidate =
+          (colon > from ? dirs.substr(from, colon - from) : std::string(".")) + "/" + argv[0];
       if (access(candidate.c_str(), X_OK) == 0) {
         path = candidate;
         break;
@@ -51,7 +54,8 @@ Status LocalJob::Start(const std::vector<std::string>& argv) {
     if (path.empty()) {
       close(fds[0]);
       close(fds[1]);
-      return FailedPrecondition("cannot start " + argv[0] + ": No such file or directory (not found in PATH)");
+      return FailedPrecondition("cannot start " + argv[0] +
+                                ": No such file or directory (not found in PATH)");
     }
   }
   std::vector<char*> args;

@@ -43,7 +43,8 @@ class LocalJob {
   using LineFn = std::function<void(const std::string& line)>;
   using ExitFn = std::function<void(int code, const std::string& tail)>;
 
-  LocalJob(LineFn on_line, ExitFn on_exit) : on_line_(std::move(on_line)), on_exit_(std::move(on_exit)) {}
+  LocalJob(LineFn on_line, ExitFn on_exit)
+      : on_line_(std::move(on_line)), on_exit_(std::move(on_exit)) {}
   ~LocalJob();
   LocalJob(const LocalJob&) = delete;
   LocalJob& operator=(const LocalJob&) = delete;
@@ -62,8 +63,8 @@ class LocalJob {
   ExitFn on_exit_;
   std::mutex mu_;
   std::condition_variable cv_;
-  pid_t pid_ = 0;              // the group leader while it runs (unreaped)
-  bool leader_reaped_ = false; // reaped while its output drains: never signal the group then
+  pid_t pid_ = 0;               // the group leader while it runs (unreaped)
+  bool leader_reaped_ = false;  // reaped while its output drains: never signal the group then
   std::optional<int> last_code_;
   std::thread reader_;
 };

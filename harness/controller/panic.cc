@@ -1,6 +1,7 @@
 #include "harness/controller/panic.h"
 
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
 #include <boost/asio.hpp>
 
 #include "harness/controller/agent_link.h"
@@ -8,7 +9,8 @@
 
 namespace fdrill {
 
-std::vector<PanicOutcome> PanicAll(const std::vector<AgentAddress>& agents, const TlsConfig* tls, Duration timeout) {
+std::vector<PanicOutcome> PanicAll(const std::vector<AgentAddress>& agents, const TlsConfig* tls,
+                                   Duration timeout) {
   auto results = ForEachAgent(agents, tls, timeout, [&](AgentLink& link) -> Result<Json> {
     auto stop = link.Call("workload_stop", {}, timeout + std::chrono::seconds(10));
     auto reverted = link.Call("revert_all", {}, timeout);

@@ -20,6 +20,7 @@ struct PanicOutcome {
 };
 
 // tls: nullptr for agents started with --insecure.
-std::vector<PanicOutcome> PanicAll(const std::vector<AgentAddress>& agents, const TlsConfig* tls, Duration timeout);
+std::vector<PanicOutcome> PanicAll(const std::vector<AgentAddress>& agents, const TlsConfig* tls,
+                                   Duration timeout);
 
 }  // namespace fdrill

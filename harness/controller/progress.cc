@@ -14,12 +14,13 @@ std::string Seconds(Duration d) {
 }  // namespace
 
 std::string FormatProgress(const ProgressView& v) {
-  std::string out = fmt::format("[{:>5} / {}{}] {}", Seconds(v.elapsed), v.total_is_max ? "<=" : "", Seconds(v.total),
-                                v.phase.empty() ? "starting" : v.phase);
+  std::string out = fmt::format("[{:>5} / {}{}] {}", Seconds(v.elapsed), v.total_is_max ? "<=" : "",
+                                Seconds(v.total), v.phase.empty() ? "starting" : v.phase);
   if (v.busbw_gbps) {
     out += fmt::format(" | busbw {:.3g} GB/s", *v.busbw_gbps);
     if (v.baseline_gbps && *v.baseline_gbps > 0) {
-      out += fmt::format(" = {:.2f}x baseline {:.3g}", *v.busbw_gbps / *v.baseline_gbps, *v.baseline_gbps);
+      out += fmt::format(" = {:.2f}x baseline {:.3g}", *v.busbw_gbps / *v.baseline_gbps,
+                         *v.baseline_gbps);
     }
   } else {
     out += " | busbw -";

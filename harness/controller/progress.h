@@ -21,14 +21,14 @@
 namespace fdrill {
 
 struct ProgressView {
-  std::string phase;                  // "" before the first phase
+  std::string phase;  // "" before the first phase
   Duration elapsed{};
-  Duration total{};                   // the drill's length (at most, when gated)
+  Duration total{};  // the drill's length (at most, when gated)
   bool total_is_max = false;
-  std::optional<double> busbw_gbps;   // recent median
+  std::optional<double> busbw_gbps;  // recent median
   std::optional<double> baseline_gbps;
-  std::vector<std::string> faults;    // "id@node", in force now
-  int attempt = 0;                    // > 0: the job was relaunched this often
+  std::vector<std::string> faults;  // "id@node", in force now
+  int attempt = 0;                  // > 0: the job was relaunched this often
   int restarts_allowed = 0;
 };
 

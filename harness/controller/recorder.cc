@@ -4,14 +4,17 @@
 
 namespace fdrill {
 
-Result<std::unique_ptr<RunRecorder>> RunRecorder::Create(const std::string& dir, const Clock& clock) {
+Result<std::unique_ptr<RunRecorder>> RunRecorder::Create(const std::string& dir,
+                                                         const Clock& clock) {
   std::error_code ec;
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec)) {
-    return FailedPrecondition("--out " + dir + " exists and is not empty; choose a new run directory");
+    return FailedPrecondition("--out " + dir +
+                              " exists and is not empty; choose a new run directory");
   }
   std::filesystem::create_directories(dir, ec);
   if (ec) return FailedPrecondition("cannot create run directory " + dir + ": " + ec.message());
-  auto r = std::unique_ptr<RunRecorder>(new RunRecorder(std::filesystem::absolute(dir).string(), clock));
+  auto r =
+      std::unique_ptr<RunRecorder>(new RunRecorder(std::filesystem::absolute(dir).string(), clock));
   r->events_.open(r->dir_ + "/events.jsonl");
   r->metrics_.open(r->dir_ + "/metrics.jsonl");
   if (!r->events_ || !r->metrics_) return FailedPrecondition("cannot write in " + dir);
@@ -35,7 +38,8 @@ double RunRecorder::Event(const std::string& type, Json fields) {
   return t;
 }
 
-size_t RunRecorder::Metrics(const std::string& node, const Json& records, int64_t agent_offset_ns, int attempt) {
+size_t RunRecorder::Metrics(const std::string& node, const Json& records, int64_t agent_offset_ns,
+                            int attempt) {
   std::lock_guard<std::mutex> lock(mu_);
   size_t n = 0;
   for (const auto& rec : records) {

@@ -28,7 +28,8 @@ class RunRecorder {
   // t maps the rank's wall_ns through the agent's clock offset.
   // Returns how many records were written.
   // `attempt` > 0 (a relaunched workload) is written into each record.
-  size_t Metrics(const std::string& node, const Json& records, int64_t agent_offset_ns, int attempt = 0);
+  size_t Metrics(const std::string& node, const Json& records, int64_t agent_offset_ns,
+                 int attempt = 0);
   Status WriteFile(const std::string& name, const std::string& content);
 
  private:

@@ -1,10 +1,10 @@
 #include "harness/controller/workload_supervisor.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "fabric/mpirun.h"
 #include "harness/controller/cluster_launch.h"

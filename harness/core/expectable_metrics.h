@@ -9,9 +9,16 @@
 
 namespace fdrill {
 
-inline constexpr std::array<std::string_view, 11> kExpectableMetrics = {
-    "slowdown",           "time_to_impact_s",      "time_to_recover_s",        "stall_ms",
-    "job_failed_after_s", "lost_gpu_s",            "baseline.busbw_median",    "rollback.restarts",
-    "rollback.iterations_lost", "rollback.wrong_elements", "residue.count"};
+inline constexpr std::array<std::string_view, 11> kExpectableMetrics = {"slowdown",
+                                                                        "time_to_impact_s",
+                                                                        "time_to_recover_s",
+                                                                        "stall_ms",
+                                                                        "job_failed_after_s",
+                                                                        "lost_gpu_s",
+                                                                        "baseline.busbw_median",
+                                                                        "rollback.restarts",
+                                                                        "rollback.iterations_lost",
+                                                                        "rollback.wrong_elements",
+                                                                        "residue.count"};
 
 }  // namespace fdrill

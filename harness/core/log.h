@@ -1,9 +1,9 @@
 // Logging: spdlog, one logger for the process. Set up once in main().
 #pragma once
 
-#include <spdlog/spdlog.h>
-
 #include <string>
+
+#include <spdlog/spdlog.h>
 
 namespace fdrill {
 

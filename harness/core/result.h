@@ -12,7 +12,7 @@ namespace fdrill {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "Result from an ok Status carries no value");
     if (status_.ok()) status_ = Internal("Result constructed from ok Status");

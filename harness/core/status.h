@@ -12,12 +12,12 @@ namespace fdrill {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // the user gave us something wrong (scenario, flag)
-  kNotFound,          // a target that does not exist
-  kUnavailable,       // an agent or a mechanism that cannot be reached now
-  kFailedPrecondition,// the machine is not in a state we can act on
-  kUnsupported,       // the mechanism does not exist on this node
-  kNotInstalled,      // a program the mechanism runs is not installed (host/programs.h)
+  kInvalidArgument,     // the user gave us something wrong (scenario, flag)
+  kNotFound,            // a target that does not exist
+  kUnavailable,         // an agent or a mechanism that cannot be reached now
+  kFailedPrecondition,  // the machine is not in a state we can act on
+  kUnsupported,         // the mechanism does not exist on this node
+  kNotInstalled,        // a program the mechanism runs is not installed (host/programs.h)
   kDeadlineExceeded,
   kInternal,
 };
@@ -46,13 +46,19 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
+inline Status FailedPrecondition(std::string m) {
+  return {StatusCode::kFailedPrecondition, std::move(m)};
+}
 inline Status Unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 inline Status NotInstalled(std::string m) { return {StatusCode::kNotInstalled, std::move(m)}; }
-inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
+inline Status DeadlineExceeded(std::string m) {
+  return {StatusCode::kDeadlineExceeded, std::move(m)};
+}
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
 StatusCode StatusCodeFromName(std::string_view name);

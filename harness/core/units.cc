@@ -12,7 +12,8 @@ namespace {
 // Splits "12.5mbit" into 12.5 and "mbit". Fails on an empty number.
 bool SplitNumber(std::string_view text, double* number, std::string* unit) {
   size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
   if (i == 0) return false;
   std::string num(text.substr(0, i));
   char* end = nullptr;
@@ -34,18 +35,25 @@ Result<Duration> ParseDuration(std::string_view text) {
   double n = 0;
   std::string unit;
   if (!SplitNumber(text, &n, &unit)) {
-    return InvalidArgument("bad duration " + Quote(text) + ": expected a number and a unit, like 15s or 500ms");
+    return InvalidArgument("bad duration " + Quote(text) +
+                           ": expected a number and a unit, like 15s or 500ms");
   }
   double ns_per_unit = 0;
-  if (unit == "ns") ns_per_unit = 1;
-  else if (unit == "us") ns_per_unit = 1e3;
-  else if (unit == "ms") ns_per_unit = 1e6;
-  else if (unit == "s") ns_per_unit = 1e9;
-  else if (unit == "m" || unit == "min") ns_per_unit = 60e9;
-  else if (unit == "h") ns_per_unit = 3600e9;
+  if (unit == "ns")
+    ns_per_unit = 1;
+  else if (unit == "us")
+    ns_per_unit = 1e3;
+  else if (unit == "ms")
+    ns_per_unit = 1e6;
+  else if (unit == "s")
+    ns_per_unit = 1e9;
+  else if (unit == "m" || unit == "min")
+    ns_per_unit = 60e9;
+  else if (unit == "h")
+    ns_per_unit = 3600e9;
   else if (unit.empty()) {
-    return InvalidArgument("duration " + Quote(text) + " has no unit: write " + std::string(text) + "s or " +
-                           std::string(text) + "ms");
+    return InvalidArgument("duration " + Quote(text) + " has no unit: write " + std::string(text) +
+                           "s or " + std::string(text) + "ms");
   } else {
     return InvalidArgument("bad duration unit in " + Quote(text) + ": use ns, us, ms, s, m or h");
   }
@@ -56,27 +64,37 @@ Result<uint64_t> ParseRateBitsPerSec(std::string_view text) {
   double n = 0;
   std::string unit;
   if (!SplitNumber(text, &n, &unit)) {
-    return InvalidArgument("bad rate " + Quote(text) + ": expected a number and a unit, like 100mbit");
+    return InvalidArgument("bad rate " + Quote(text) +
+                           ": expected a number and a unit, like 100mbit");
   }
   double mult = 0;
-  if (unit == "bit") mult = 1;
-  else if (unit == "kbit") mult = 1e3;
-  else if (unit == "mbit") mult = 1e6;
-  else if (unit == "gbit") mult = 1e9;
-  else if (unit == "tbit") mult = 1e12;
+  if (unit == "bit")
+    mult = 1;
+  else if (unit == "kbit")
+    mult = 1e3;
+  else if (unit == "mbit")
+    mult = 1e6;
+  else if (unit == "gbit")
+    mult = 1e9;
+  else if (unit == "tbit")
+    mult = 1e12;
   else if (unit == "bps" || unit == "kbps" || unit == "mbps" || unit == "gbps") {
     // tc reads "mbps" as megaBYTES per second; operators usually mean bits.
     std::string suggestion = std::string(text.substr(0, text.size() - unit.size())) +
                              unit.substr(0, unit.size() - 3) + "bit";
-    return InvalidArgument("ambiguous rate unit in " + Quote(text) + ": fdrill takes bits per second, did you mean " +
-                           Quote(suggestion) + "?");
+    return InvalidArgument("ambiguous rate unit in " + Quote(text) +
+                           ": fdrill takes bits per second, did you mean " + Quote(suggestion) +
+                           "?");
   } else if (unit.empty()) {
-    return InvalidArgument("rate " + Quote(text) + " has no unit: write " + std::string(text) + "mbit");
+    return InvalidArgument("rate " + Quote(text) + " has no unit: write " + std::string(text) +
+                           "mbit");
   } else {
-    return InvalidArgument("bad rate unit in " + Quote(text) + ": use bit, kbit, mbit or gbit (bits per second)");
+    return InvalidArgument("bad rate unit in " + Quote(text) +
+                           ": use bit, kbit, mbit or gbit (bits per second)");
   }
   double bits = n * mult;
-  if (bits < 8000) return InvalidArgument("rate " + Quote(text) + " is below 8kbit, which tbf cannot shape");
+  if (bits < 8000)
+    return InvalidArgument("rate " + Quote(text) + " is below 8kbit, which tbf cannot shape");
   return static_cast<uint64_t>(std::llround(bits));
 }
 
@@ -84,14 +102,21 @@ Result<uint64_t> ParseSizeBytes(std::string_view text) {
   double n = 0;
   std::string unit;
   if (!SplitNumber(text, &n, &unit)) {
-    return InvalidArgument("bad size " + Quote(text) + ": expected a number and an optional unit, like 4M or 512K");
+    return InvalidArgument("bad size " + Quote(text) +
+                           ": expected a number and an optional unit, like 4M or 512K");
   }
   double mult = 0;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kb" || unit == "kib") mult = 1024.0;
-  else if (unit == "m" || unit == "mb" || unit == "mib") mult = 1024.0 * 1024;
-  else if (unit == "g" || unit == "gb" || unit == "gib") mult = 1024.0 * 1024 * 1024;
-  else return InvalidArgument("bad size unit in " + Quote(text) + ": use B, K, M or G (binary multiples)");
+  if (unit.empty() || unit == "b")
+    mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    mult = 1024.0;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    mult = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    mult = 1024.0 * 1024 * 1024;
+  else
+    return InvalidArgument("bad size unit in " + Quote(text) +
+                           ": use B, K, M or G (binary multiples)");
   return static_cast<uint64_t>(std::llround(n * mult));
 }
 

@@ -19,7 +19,7 @@
 namespace fdrill {
 
 struct ProcessResult {
-  int exit_code = -1;   // exit status, or 128+signal when killed
+  int exit_code = -1;  // exit status, or 128+signal when killed
   std::string out;
   std::string err;
 };

@@ -11,7 +11,9 @@ std::string LaunchEnvDir(const std::string& tmpdir) { return tmpdir + "/fdrill-l
 
 bool IsNcclEnvName(const std::string& name) {
   if (name.rfind("NCCL_", 0) != 0 || name.size() == 5) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; });
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
 }
 
 std::string FormatLaunchEnv(const std::map<std::string, std::string>& env) {
@@ -38,7 +40,8 @@ Result<std::map<std::string, std::string>> ReadLaunchEnv(const std::string& dir)
       auto eq = line.find('=');
       std::string name = line.substr(0, eq);
       if (eq == std::string::npos || !IsNcclEnvName(name) || line.find('\0') != std::string::npos) {
-        return InvalidArgument(path.string() + ":" + std::to_string(line_no) + ": expected NCCL_NAME=VALUE");
+        return InvalidArgument(path.string() + ":" + std::to_string(line_no) +
+                               ": expected NCCL_NAME=VALUE");
       }
       env[name] = line.substr(eq + 1);
     }

@@ -139,7 +139,7 @@ typedef union nvmlValue_st {
 typedef struct nvmlFieldValue_st {
   unsigned int fieldId;
   unsigned int scopeId;
-  long long timestamp;   /* CPU time of the value, microseconds since 1970 */
+  long long timestamp; /* CPU time of the value, microseconds since 1970 */
   long long latencyUsec;
   nvmlValueType_t valueType;
   nvmlReturn_t nvmlReturn; /* check before reading value */
@@ -148,7 +148,7 @@ typedef struct nvmlFieldValue_st {
 /* NVLink throughput, cumulative, in KiB; scopeId = link (UINT_MAX: all links). */
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138 /* payload */
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
-#define NVML_FI_DEV_NVLINK_THROUGHPUT_RAW_TX 140  /* payload + protocol overhead */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_RAW_TX 140 /* payload + protocol overhead */
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_RAW_RX 141
 /* NVLink DL error counters, cumulative; scopeId = link. NVML's release
  * notes say these three are not supported on Blackwell. */
@@ -163,21 +163,29 @@ typedef nvmlReturn_t (*nvmlDeviceGetCount_v2_fn)(unsigned int* deviceCount);
 typedef nvmlReturn_t (*nvmlDeviceGetHandleByIndex_v2_fn)(unsigned int index, nvmlDevice_t* device);
 typedef nvmlReturn_t (*nvmlSystemGetNvlinkBwMode_fn)(unsigned int* nvlinkBwMode);
 typedef nvmlReturn_t (*nvmlSystemSetNvlinkBwMode_fn)(unsigned int nvlinkBwMode);
-typedef nvmlReturn_t (*nvmlDeviceGetNvlinkSupportedBwModes_fn)(nvmlDevice_t device,
-                                                               nvmlNvlinkSupportedBwModes_v1_t* supportedBwMode);
-typedef nvmlReturn_t (*nvmlDeviceGetNvlinkBwMode_fn)(nvmlDevice_t device, nvmlNvlinkGetBwMode_v1_t* getBwMode);
-typedef nvmlReturn_t (*nvmlDeviceSetNvlinkBwMode_fn)(nvmlDevice_t device, nvmlNvlinkSetBwMode_v1_t* setBwMode);
-typedef nvmlReturn_t (*nvmlDeviceSetGpuLockedClocks_fn)(nvmlDevice_t device, unsigned int minGpuClockMHz,
+typedef nvmlReturn_t (*nvmlDeviceGetNvlinkSupportedBwModes_fn)(
+    nvmlDevice_t device, nvmlNvlinkSupportedBwModes_v1_t* supportedBwMode);
+typedef nvmlReturn_t (*nvmlDeviceGetNvlinkBwMode_fn)(nvmlDevice_t device,
+                                                     nvmlNvlinkGetBwMode_v1_t* getBwMode);
+typedef nvmlReturn_t (*nvmlDeviceSetNvlinkBwMode_fn)(nvmlDevice_t device,
+                                                     nvmlNvlinkSetBwMode_v1_t* setBwMode);
+typedef nvmlReturn_t (*nvmlDeviceSetGpuLockedClocks_fn)(nvmlDevice_t device,
+                                                        unsigned int minGpuClockMHz,
                                                         unsigned int maxGpuClockMHz);
 typedef nvmlReturn_t (*nvmlDeviceResetGpuLockedClocks_fn)(nvmlDevice_t device);
-typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock);
-typedef nvmlReturn_t (*nvmlDeviceGetMaxClockInfo_fn)(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock);
-typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons_fn)(nvmlDevice_t device,
-                                                                  unsigned long long* clocksEventReasons);
-typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimit_fn)(nvmlDevice_t device, unsigned int* limit);
-typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimitConstraints_fn)(nvmlDevice_t device, unsigned int* minLimit,
+typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t device, nvmlClockType_t type,
+                                                  unsigned int* clock);
+typedef nvmlReturn_t (*nvmlDeviceGetMaxClockInfo_fn)(nvmlDevice_t device, nvmlClockType_t type,
+                                                     unsigned int* clock);
+typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons_fn)(
+    nvmlDevice_t device, unsigned long long* clocksEventReasons);
+typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimit_fn)(nvmlDevice_t device,
+                                                             unsigned int* limit);
+typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimitConstraints_fn)(nvmlDevice_t device,
+                                                                        unsigned int* minLimit,
                                                                         unsigned int* maxLimit);
-typedef nvmlReturn_t (*nvmlDeviceSetPowerManagementLimit_fn)(nvmlDevice_t device, unsigned int limit);
+typedef nvmlReturn_t (*nvmlDeviceSetPowerManagementLimit_fn)(nvmlDevice_t device,
+                                                             unsigned int limit);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkState_fn)(nvmlDevice_t device, unsigned int link,
                                                     nvmlEnableState_t* isActive);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter_fn)(nvmlDevice_t device, unsigned int link,
@@ -186,12 +194,14 @@ typedef nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter_fn)(nvmlDevice_t device, 
 typedef nvmlReturn_t (*nvmlDeviceGetName_fn)(nvmlDevice_t device, char* name, unsigned int length);
 typedef nvmlReturn_t (*nvmlDeviceGetUUID_fn)(nvmlDevice_t device, char* uuid, unsigned int length);
 typedef nvmlReturn_t (*nvmlDeviceGetPciInfo_v3_fn)(nvmlDevice_t device, nvmlPciInfo_t* pci);
-typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_v2_fn)(nvmlDevice_t device, unsigned int link,
+typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_v2_fn)(nvmlDevice_t device,
+                                                               unsigned int link,
                                                                nvmlPciInfo_t* pci);
-typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values);
+typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int valuesCount,
+                                                    nvmlFieldValue_t* values);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* FDRILL_INJECTORS_NVML_API_H_ */
+#endif /* FDRILL_INJECTORS_NVML_API_H_ */

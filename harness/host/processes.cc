@@ -6,7 +6,8 @@ namespace fdrill {
 
 Status SignalIfSame(ProcessTable& table, int pid, uint64_t start_ticks, int sig) {
   auto info = table.Inspect(pid);
-  if (!info.ok()) return info.status().code() == StatusCode::kNotFound ? Status::Ok() : info.status();
+  if (!info.ok())
+    return info.status().code() == StatusCode::kNotFound ? Status::Ok() : info.status();
   if (info->start_ticks != start_ticks) return Status::Ok();  // the pid names another process now
   Status s = table.Signal(pid, sig);
   return s.code() == StatusCode::kNotFound ? Status::Ok() : s;

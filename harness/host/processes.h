@@ -25,7 +25,7 @@ struct ProcInfo {
   std::string exe_name;      // basename of /proc/PID/exe; "" when unreadable
   std::string net_ns;        // /proc/PID/ns/net link text, e.g. "net:[4026531840]"
   std::map<std::string, std::string> env;  // /proc/PID/environ
-  uint64_t rss_kib = 0;      // VmRSS from /proc/PID/status
+  uint64_t rss_kib = 0;                    // VmRSS from /proc/PID/status
 };
 
 class ProcessTable {

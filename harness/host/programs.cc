@@ -30,10 +30,12 @@ constexpr ExternalProgram kPrograms[] = {
     {"hostname", "hostname", kSetUp, "`fdrill fabric up`: a node's own hostname"},
     {"install", "coreutils", kSetUp, "`fdrill fabric up`: the fabric's state directory"},
     {"mkdir", "coreutils", kSetUp, "`fdrill fabric up`: a node's state directory"},
-    {"touch", "coreutils", kSetUp, "`fdrill fabric up`: the file a node's UTS namespace is bound to"},
+    {"touch", "coreutils", kSetUp,
+     "`fdrill fabric up`: the file a node's UTS namespace is bound to"},
     {"rm", "coreutils", kSetUp, "`fdrill fabric down`: the fabric's state directory"},
     // The workload's launchers.
-    {"mpirun", "openmpi-bin", kSetUp, "the workload launcher (emulated fabric and `launcher: mpirun`)"},
+    {"mpirun", "openmpi-bin", kSetUp,
+     "the workload launcher (emulated fabric and `launcher: mpirun`)"},
     {"srun", "slurm-client", kSetUp, "`launcher: srun` inside a Slurm allocation"},
     {"ssh", "openssh-client", kSetUp, "mpirun's default plm_rsh_agent on real clusters"},
     // This project's own programs, run by path.
@@ -55,18 +57,21 @@ constexpr ExternalProgram kPrograms[] = {
     {"dpkg-shlibdeps", "dpkg-dev", kSetUp, "cpack -G DEB: the .deb's library Depends"},
     {"ninja", "ninja-build", kSetUp, "the build"},
     {"clang", "clang", kSetUp, "scripts/fuzz.sh builds the libFuzzer targets"},
-    {"clang-format", "clang-format", kSetUp, "scripts/format.sh formats the tree (.clang-format)"},
+    {"clang-format", "clang-format", kSetUp,
+     "./test.sh checks the format (scripts/format.sh --check)"},
     {"chromium", "chromium", kSetUp, "tests/reports/report_browser_test.cc renders report.html"},
     {"cat", "coreutils", kSetUp, "tests: reads /proc inside a test's network namespace"},
     {"test", "coreutils", kSetUp, "tests: checks a path inside a test's network namespace"},
     {"ss", "iproute2", kSetUp, "bench/agent_bench.sh waits for the agent to listen"},
     {"jq", "jq", kSetUp, "bench/detection_latency.sh reads the run's events"},
     {"awk", "mawk", kSetUp, "bench/*.sh and tests/packaging/*.sh pick fields"},
-    {"systemd-analyze", "systemd", kOptional, "tests/packaging/deb_test.sh verifies the systemd unit",
+    {"systemd-analyze", "systemd", kOptional,
+     "tests/packaging/deb_test.sh verifies the systemd unit",
      "deb_test.sh prints that the unit was not verified and checks the rest"},
     {"promtool", "prometheus", kOptional, "tests/agents/prometheus_test.cc lints /metrics",
      "the test's own strict exposition checker still runs and it says promtool was absent"},
-    {"debootstrap", "debootstrap", kScript, "scripts/fresh-machine-check.sh builds a Debian 12 root", "",
+    {"debootstrap", "debootstrap", kScript,
+     "scripts/fresh-machine-check.sh builds a Debian 12 root", "",
      "scripts/fresh-machine-check.sh"},
 };
 
@@ -111,7 +116,8 @@ Result<std::string> FindInPath(std::string_view program) {
   while (true) {
     size_t colon = dirs.find(':');
     std::string_view dir = dirs.substr(0, colon);
-    std::string path = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + std::string(program);
+    std::string path =
+        (dir.empty() ? std::string(".") : std::string(dir)) + "/" + std::string(program);
     if (access(path.c_str(), X_OK) == 0) return path;
     if (colon == std::string_view::npos) break;
     dirs.remove_prefix(colon + 1);

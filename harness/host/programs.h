@@ -28,8 +28,8 @@ enum class ProgramNeed {
 };
 
 struct ExternalProgram {
-  std::string_view name;          // argv[0]
-  std::string_view package;       // the Debian package that ships it ("" for kBuilt)
+  std::string_view name;     // argv[0]
+  std::string_view package;  // the Debian package that ships it ("" for kBuilt)
   ProgramNeed need;
   std::string_view used_by;       // who runs it, for what
   std::string_view without = "";  // kOptional: the degraded behaviour, and its test

@@ -1,23 +1,23 @@
 #include "harness/host/real_process_runner.h"
 
-#include "harness/host/programs.h"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
-#include <algorithm>
+
+#include "harness/host/programs.h"
 
 namespace fdrill {
 
@@ -31,7 +31,8 @@ std::string JoinArgv(const std::vector<std::string>& argv) {
   return out;
 }
 
-Result<std::string> RunChecked(ProcessRunner& runner, const std::vector<std::string>& argv, Duration timeout) {
+Result<std::string> RunChecked(ProcessRunner& runner, const std::vector<std::string>& argv,
+                               Duration timeout) {
   auto r = runner.Run(argv, timeout);
   if (!r.ok()) return r.status();
   if (r->exit_code != 0) {
@@ -43,7 +44,8 @@ Result<std::string> RunChecked(ProcessRunner& runner, const std::vector<std::str
   return std::move(r->out);
 }
 
-Result<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& argv, Duration timeout) {
+Result<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& argv,
+                                             Duration timeout) {
   if (argv.empty()) return InvalidArgument("empty argv");
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + strerror(errno));
@@ -83,7 +85,8 @@ Result<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& arg
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;
@@ -111,10 +114,13 @@ Result<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& arg
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) {
-    return DeadlineExceeded("`" + JoinArgv(argv) + "` ran past " + FormatDuration(timeout) + " and was killed");
+    return DeadlineExceeded("`" + JoinArgv(argv) + "` ran past " + FormatDuration(timeout) +
+                            " and was killed");
   }
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    result.exit_code = 128 + WTERMSIG(status);
   return result;
 }
 

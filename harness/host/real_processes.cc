@@ -43,14 +43,16 @@ std::string SelfDir() {
 
 Status ParseProcStat(const std::string& text, ProcInfo* info) {
   auto close = text.rfind(')');
-  if (close == std::string::npos || close + 2 >= text.size()) return InvalidArgument("malformed stat: " + text);
+  if (close == std::string::npos || close + 2 >= text.size())
+    return InvalidArgument("malformed stat: " + text);
   std::istringstream rest(text.substr(close + 2));
   // Field 3 (state) is the first after the comm; start time is field 22.
   std::string field;
   rest >> info->state;
   for (int i = 4; i <= 21 && rest >> field; ++i) {
   }
-  if (!(rest >> info->start_ticks)) return InvalidArgument("malformed stat (no start time): " + text);
+  if (!(rest >> info->start_ticks))
+    return InvalidArgument("malformed stat (no start time): " + text);
   return Status::Ok();
 }
 
@@ -107,7 +109,8 @@ Status RealProcessTable::Signal(int pid, int sig) {
   if (pid <= 0) return InvalidArgument("refusing to signal pid " + std::to_string(pid));
   if (kill(pid, sig) == 0) return Status::Ok();
   if (errno == ESRCH) return NotFound("process " + std::to_string(pid) + " is gone");
-  return Unavailable("kill(" + std::to_string(pid) + ", " + std::to_string(sig) + "): " + std::strerror(errno));
+  return Unavailable("kill(" + std::to_string(pid) + ", " + std::to_string(sig) +
+                     "): " + std::strerror(errno));
 }
 
 Result<int> RealProcessTable::Spawn(const std::vector<std::string>& argv) {
@@ -127,7 +130,8 @@ Result<int> RealProcessTable::Spawn(const std::vector<std::string>& argv) {
   }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);

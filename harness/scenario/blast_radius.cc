@@ -22,7 +22,8 @@ bool BoolParam(const Json& params, const char* key, bool absent) {
 // syntax: a leading ^ excludes the HCAs listed, else only they are used; a
 // leading = matches names exactly, else as prefixes ("mlx5" is every
 // mlx5_*); ":port" after a name is ignored here (a rail is per HCA).
-std::set<std::string> RailsTakenByIbHca(std::string list, const std::string& node, const Topology* topology) {
+std::set<std::string> RailsTakenByIbHca(std::string list, const std::string& node,
+                                        const Topology* topology) {
   const bool exclude = !list.empty() && list[0] == '^';
   if (exclude) list.erase(0, 1);
   const bool exact = !list.empty() && list[0] == '=';
@@ -36,8 +37,9 @@ std::set<std::string> RailsTakenByIbHca(std::string list, const std::string& nod
     at = comma + 1;
   }
   auto matches = [&](const std::string& device) {
-    return std::any_of(names.begin(), names.end(),
-                       [&](const std::string& n) { return exact ? device == n : device.rfind(n, 0) == 0; });
+    return std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+      return exact ? device == n : device.rfind(n, 0) == 0;
+    });
   };
   std::set<std::string> taken;
   std::set<std::string> on_rails;  // names that matched a device on some rail
@@ -85,7 +87,8 @@ void Bump(std::map<std::string, int>* m, const std::string& key, int by) {
 // O(log n) and a phase's walk O(n log n).
 class InForce {
  public:
-  InForce(const PhaseSpec& phase, const std::vector<Footprint>& prints) : phase_(phase), prints_(prints) {}
+  InForce(const PhaseSpec& phase, const std::vector<Footprint>& prints)
+      : phase_(phase), prints_(prints) {}
 
   void Change(size_t i, int by) {
     const Footprint& p = prints_[i];
@@ -116,7 +119,8 @@ class InForce {
     for (size_t i : active_) {
       if (pick(i)) ids.push_back(phase_.faults[i].id);
     }
-    return (ids.size() == 1 ? "fault " : "faults ") + List(ids) + (ids.size() == 1 ? " is" : " are");
+    return (ids.size() == 1 ? "fault " : "faults ") + List(ids) +
+           (ids.size() == 1 ? " is" : " are");
   }
   static std::vector<std::string> Keys(const std::map<std::string, int>& m) {
     std::vector<std::string> out;
@@ -156,8 +160,10 @@ Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
       out.nvlink = f.node;
       break;
     case Scope::kNccl:
-      if (f.params.contains("ib_hca")) out.rails = RailsTakenByIbHca(StringParam(f.params, "ib_hca"), f.node, topology);
-      if (BoolParam(f.params, "p2p_disable", false) || !BoolParam(f.params, "nvls_enable", true)) out.nvlink = f.node;
+      if (f.params.contains("ib_hca"))
+        out.rails = RailsTakenByIbHca(StringParam(f.params, "ib_hca"), f.node, topology);
+      if (BoolParam(f.params, "p2p_disable", false) || !BoolParam(f.params, "nvls_enable", true))
+        out.nvlink = f.node;
       break;
     case Scope::kRank:
     case Scope::kNode:
@@ -172,7 +178,8 @@ Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
   return out;
 }
 
-PhaseBlast WalkBlastRadius(const PhaseSpec& phase, const BlastRadiusSpec& limits, const Topology* topology,
+PhaseBlast WalkBlastRadius(const PhaseSpec& phase, const BlastRadiusSpec& limits,
+                           const Topology* topology,
                            const std::function<std::string(Duration)>& when) {
   PhaseBlast out;
   const size_t n = phase.faults.size();
@@ -186,8 +193,10 @@ PhaseBlast WalkBlastRadius(const PhaseSpec& phase, const BlastRadiusSpec& limits
   }
   std::vector<size_t> by_start(n), by_end(n);
   for (size_t i = 0; i < n; ++i) by_start[i] = by_end[i] = i;
-  std::stable_sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) { return starts[a] < starts[b]; });
-  std::stable_sort(by_end.begin(), by_end.end(), [&](size_t a, size_t b) { return ends[a] < ends[b]; });
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](size_t a, size_t b) { return starts[a] < starts[b]; });
+  std::stable_sort(by_end.begin(), by_end.end(),
+                   [&](size_t a, size_t b) { return ends[a] < ends[b]; });
   InForce in(phase, prints);
   size_t next_start = 0, next_end = 0;
   while (next_start < n) {
@@ -220,38 +229,53 @@ PhaseBlast WalkBlastRadius(const PhaseSpec& phase, const BlastRadiusSpec& limits
       return c;
     };
     auto over = [&](const char* key, const std::optional<int>& max, size_t have) {
-      return max && static_cast<int>(have) > *max ? std::string("blast_radius.") + key + " " + std::to_string(*max) +
-                                                         ": at " + when(t) + " "
-                                                  : std::string();
+      return max && static_cast<int>(have) > *max
+                 ? std::string("blast_radius.") + key + " " + std::to_string(*max) + ": at " +
+                       when(t) + " "
+                 : std::string();
     };
     auto any = [](size_t) { return true; };
     auto has_rails = [&](size_t i) { return !prints[i].rails.empty(); };
     auto has_leaves = [&](size_t i) { return !prints[i].leaves.empty(); };
     auto has_nvlink = [&](size_t i) { return prints[i].nvlink.has_value(); };
-    auto on_busiest = [&](size_t i) { return phase.faults[i].node == busiest && !prints[i].rails.empty(); };
-    if (auto over_nodes = over("max_nodes", limits.max_nodes, in.nodes_.size()); !over_nodes.empty()) {
-      out.violation = BlastViolation{over_nodes + in.Faults(any) + " in force on nodes " + List(InForce::Keys(in.nodes_)) +
-                                         " (" + Count(in.nodes_.size(), "node", "nodes") + ")",
+    auto on_busiest = [&](size_t i) {
+      return phase.faults[i].node == busiest && !prints[i].rails.empty();
+    };
+    if (auto over_nodes = over("max_nodes", limits.max_nodes, in.nodes_.size());
+        !over_nodes.empty()) {
+      out.violation = BlastViolation{over_nodes + in.Faults(any) + " in force on nodes " +
+                                         List(InForce::Keys(in.nodes_)) + " (" +
+                                         Count(in.nodes_.size(), "node", "nodes") + ")",
                                      culprit(any)};
-    } else if (auto over_per_node = over("max_rails_per_node", limits.max_rails_per_node, in.RailsOn(busiest)); !over_per_node.empty()) {
+    } else if (auto over_per_node =
+                   over("max_rails_per_node", limits.max_rails_per_node, in.RailsOn(busiest));
+               !over_per_node.empty()) {
       const auto& rails = in.node_rails_.at(busiest);
-      out.violation = BlastViolation{over_per_node + in.Faults(on_busiest) + " in force on " + busiest + " on rails " +
-                                         List(InForce::Keys(rails)) + " (" + Count(rails.size(), "rail", "rails") + ")",
+      out.violation = BlastViolation{over_per_node + in.Faults(on_busiest) + " in force on " +
+                                         busiest + " on rails " + List(InForce::Keys(rails)) +
+                                         " (" + Count(rails.size(), "rail", "rails") + ")",
                                      culprit(on_busiest)};
-    } else if (auto over_rails = over("max_rails", limits.max_rails, in.rails_.size()); !over_rails.empty()) {
-      out.violation = BlastViolation{over_rails + in.Faults(has_rails) + " in force on rails " + List(InForce::Keys(in.rails_)) +
-                                         " (" + Count(in.rails_.size(), "rail", "rails") + ")",
+    } else if (auto over_rails = over("max_rails", limits.max_rails, in.rails_.size());
+               !over_rails.empty()) {
+      out.violation = BlastViolation{over_rails + in.Faults(has_rails) + " in force on rails " +
+                                         List(InForce::Keys(in.rails_)) + " (" +
+                                         Count(in.rails_.size(), "rail", "rails") + ")",
                                      culprit(has_rails)};
-    } else if (auto over_leaves = over("max_leaves", limits.max_leaves, in.leaves_.size()); !over_leaves.empty()) {
-      out.violation = BlastViolation{over_leaves + in.Faults(has_leaves) + " in force under leaves " +
-                                         List(InForce::Keys(in.leaves_)) + " (" +
-                                         Count(in.leaves_.size(), "leaf", "leaves") + ")",
-                                     culprit(has_leaves)};
-    } else if (auto over_domains = over("max_nvlink_domains", limits.max_nvlink_domains, in.domains_.size()); !over_domains.empty()) {
-      out.violation = BlastViolation{over_domains + in.Faults(has_nvlink) + " in force in NVLink domains " +
-                                         List(InForce::Keys(in.domains_)) + " (" +
-                                         Count(in.domains_.size(), "NVLink domain", "NVLink domains") + ")",
-                                     culprit(has_nvlink)};
+    } else if (auto over_leaves = over("max_leaves", limits.max_leaves, in.leaves_.size());
+               !over_leaves.empty()) {
+      out.violation =
+          BlastViolation{over_leaves + in.Faults(has_leaves) + " in force under leaves " +
+                             List(InForce::Keys(in.leaves_)) + " (" +
+                             Count(in.leaves_.size(), "leaf", "leaves") + ")",
+                         culprit(has_leaves)};
+    } else if (auto over_domains =
+                   over("max_nvlink_domains", limits.max_nvlink_domains, in.domains_.size());
+               !over_domains.empty()) {
+      out.violation =
+          BlastViolation{over_domains + in.Faults(has_nvlink) + " in force in NVLink domains " +
+                             List(InForce::Keys(in.domains_)) + " (" +
+                             Count(in.domains_.size(), "NVLink domain", "NVLink domains") + ")",
+                         culprit(has_nvlink)};
     }
   }
   return out;
@@ -260,7 +284,8 @@ PhaseBlast WalkBlastRadius(const PhaseSpec& phase, const BlastRadiusSpec& limits
 BlastRadius LargestBlastRadius(const std::vector<PhaseSpec>& phases, const Topology* topology) {
   BlastRadius out;
   for (const auto& p : phases) {
-    const BlastRadius r = WalkBlastRadius(p, {}, topology, [](Duration) { return std::string(); }).largest;
+    const BlastRadius r =
+        WalkBlastRadius(p, {}, topology, [](Duration) { return std::string(); }).largest;
     out.nodes = std::max(out.nodes, r.nodes);
     out.rails_per_node = std::max(out.rails_per_node, r.rails_per_node);
     out.rails = std::max(out.rails, r.rails);
@@ -278,15 +303,17 @@ std::string BlastRadiusSummary(const std::vector<PhaseSpec>& phases, const Topol
     out += ", " + Count(static_cast<size_t>(r.rails_per_node), "rail", "rails") + " per node, " +
            Count(static_cast<size_t>(r.rails), "rail", "rails") + ", " +
            Count(static_cast<size_t>(r.leaves), "leaf", "leaves") + ", " +
-           Count(static_cast<size_t>(r.nvlink_domains), "NVLink domain", "NVLink domains") + " (topology " +
-           topology->file + ")";
+           Count(static_cast<size_t>(r.nvlink_domains), "NVLink domain", "NVLink domains") +
+           " (topology " + topology->file + ")";
   } else {
     out += " (rails, leaves and NVLink domains need topology:)";
   }
   std::string set;
-  for (auto [key, max] : {std::pair{"max_nodes", limits.max_nodes}, std::pair{"max_rails_per_node", limits.max_rails_per_node},
-                          std::pair{"max_rails", limits.max_rails}, std::pair{"max_leaves", limits.max_leaves},
-                          std::pair{"max_nvlink_domains", limits.max_nvlink_domains}}) {
+  for (auto [key, max] :
+       {std::pair{"max_nodes", limits.max_nodes},
+        std::pair{"max_rails_per_node", limits.max_rails_per_node},
+        std::pair{"max_rails", limits.max_rails}, std::pair{"max_leaves", limits.max_leaves},
+        std::pair{"max_nvlink_domains", limits.max_nvlink_domains}}) {
     if (max) set += (set.empty() ? "" : ", ") + std::string(key) + " " + std::to_string(*max);
   }
   return out + "; limits: " + (set.empty() ? "none" : set);

@@ -38,15 +38,17 @@ struct BlastRadiusSpec {
   std::optional<int> max_rails;
   std::optional<int> max_leaves;
   std::optional<int> max_nvlink_domains;
-  bool Any() const { return max_nodes || max_rails_per_node || max_rails || max_leaves || max_nvlink_domains; }
+  bool Any() const {
+    return max_nodes || max_rails_per_node || max_rails || max_leaves || max_nvlink_domains;
+  }
 };
 
 // What one fault touches. Rails are named as the topology names them; an
 // interface or HCA on no rail counts as its own rail, named after it.
 struct Footprint {
   std::set<std::string> rails;
-  std::set<std::string> leaves;         // the node's leaf on each rail touched
-  std::optional<std::string> nvlink;    // the node's NVLink domain; a node in none is its own
+  std::set<std::string> leaves;       // the node's leaf on each rail touched
+  std::optional<std::string> nvlink;  // the node's NVLink domain; a node in none is its own
 };
 // By the scope of the fault's kind in injectors/registry.cc (Scope,
 // injectors/injector.h): interface -> params.interface's rail (none given,
@@ -80,7 +82,8 @@ struct PhaseBlast {
   BlastRadius largest;
   std::optional<BlastViolation> violation;  // the first limit crossed, in time order
 };
-PhaseBlast WalkBlastRadius(const PhaseSpec& phase, const BlastRadiusSpec& limits, const Topology* topology,
+PhaseBlast WalkBlastRadius(const PhaseSpec& phase, const BlastRadiusSpec& limits,
+                           const Topology* topology,
                            const std::function<std::string(Duration)>& when);
 
 // Each measure's largest over PHASES.

@@ -22,7 +22,8 @@ bool IsDigits(const std::string& s) {
 }
 
 // "01-03,07" (the inside of one bracket, starting at expr[at]) -> "01","02","03","07".
-Result<std::vector<std::string>> ExpandRanges(const std::string& expr, const std::string& inside, size_t at) {
+Result<std::vector<std::string>> ExpandRanges(const std::string& expr, const std::string& inside,
+                                              size_t at) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= inside.size()) {
@@ -39,7 +40,10 @@ Result<std::vector<std::string>> ExpandRanges(const std::string& expr, const std
     const long a = std::stol(lo), b = std::stol(hi);
     if (b < a) return Bad(expr, "range " + item + " runs backwards", pos);
     if (static_cast<size_t>(b - a) >= kMaxHostlistHosts) {
-      return Bad(expr, "range " + item + " names more than " + std::to_string(kMaxHostlistHosts) + " hosts", pos);
+      return Bad(
+          expr,
+          "range " + item + " names more than " + std::to_string(kMaxHostlistHosts) + " hosts",
+          pos);
     }
     for (long v = a; v <= b; ++v) {
       std::string digits = std::to_string(v);
@@ -55,7 +59,8 @@ Result<std::vector<std::string>> ExpandRanges(const std::string& expr, const std
 }
 
 // One comma-free (outside brackets) expression, starting at expr[at].
-Status ExpandOne(const std::string& expr, const std::string& part, size_t at, std::vector<std::string>* out) {
+Status ExpandOne(const std::string& expr, const std::string& part, size_t at,
+                 std::vector<std::string>* out) {
   if (part.empty()) return Bad(expr, "an empty host name", at);
   std::vector<std::string> names{""};
   size_t i = 0;
@@ -65,7 +70,8 @@ Status ExpandOne(const std::string& expr, const std::string& part, size_t at, st
     if (c == '[') {
       const size_t close = part.find(']', i);
       if (close == std::string::npos) return Bad(expr, "\"[\" is never closed", at + i);
-      if (part.find('[', i + 1) < close) return Bad(expr, "brackets cannot nest", at + part.find('[', i + 1));
+      if (part.find('[', i + 1) < close)
+        return Bad(expr, "brackets cannot nest", at + part.find('[', i + 1));
       auto values = ExpandRanges(expr, part.substr(i + 1, close - i - 1), at + i + 1);
       if (!values.ok()) return values.status();
       std::vector<std::string> next;
@@ -79,8 +85,8 @@ Status ExpandOne(const std::string& expr, const std::string& part, size_t at, st
       i = close + 1;
       continue;
     }
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                    c == '_' || c == '.';
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
     if (!ok) return Bad(expr, std::string("\"") + c + "\" cannot be part of a host name", at + i);
     for (auto& n : names) n += c;
     ++i;
@@ -99,7 +105,8 @@ Result<std::vector<std::string>> ExpandHostlist(const std::string& expr) {
     if (i < expr.size() && expr[i] == '[') ++depth;
     if (i < expr.size() && expr[i] == ']') --depth;
     if (i == expr.size() || (expr[i] == ',' && depth == 0)) {
-      if (auto st = ExpandOne(expr, expr.substr(start, i - start), start, &out); !st.ok()) return st;
+      if (auto st = ExpandOne(expr, expr.substr(start, i - start), start, &out); !st.ok())
+        return st;
       if (out.size() > kMaxHostlistHosts) {
         return Bad(expr, "names more than " + std::to_string(kMaxHostlistHosts) + " hosts", start);
       }
@@ -116,8 +123,10 @@ Result<std::vector<std::string>> ExpandHostlist(const std::string& expr) {
 Result<std::vector<std::string>> ReadHostsFile(const std::string& path) {
   // A regular file of sane size only: /dev/zero or a FIFO would never end.
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return NotFound("cannot open the hosts file " + path + " (not a regular file)");
-  if (std::filesystem::file_size(path, ec) > (16u << 20)) return InvalidArgument("the hosts file " + path + " is over 16 MiB");
+  if (!std::filesystem::is_regular_file(path, ec))
+    return NotFound("cannot open the hosts file " + path + " (not a regular file)");
+  if (std::filesystem::file_size(path, ec) > (16u << 20))
+    return InvalidArgument("the hosts file " + path + " is over 16 MiB");
   std::ifstream in(path);
   if (!in) return NotFound("cannot open the hosts file " + path);
   std::vector<std::string> hosts;
@@ -145,7 +154,8 @@ Result<std::vector<std::string>> SlurmJobNodes(std::string* expr) {
   if (list == nullptr || *list == '\0') return NotFound("SLURM_JOB_NODELIST is not set");
   *expr = list;
   auto hosts = ExpandHostlist(*expr);
-  if (!hosts.ok()) return InvalidArgument("SLURM_JOB_NODELIST=" + *expr + ": " + hosts.status().message());
+  if (!hosts.ok())
+    return InvalidArgument("SLURM_JOB_NODELIST=" + *expr + ": " + hosts.status().message());
   return hosts;
 }
 

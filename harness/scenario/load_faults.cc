@@ -2,9 +2,9 @@
 
 #include <set>
 
+#include "harness/core/did_you_mean.h"
 #include "harness/scenario/selector.h"
 #include "injectors/injector.h"
-#include "harness/core/did_you_mean.h"
 
 namespace fdrill {
 

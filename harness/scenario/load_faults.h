@@ -6,10 +6,10 @@
 // parser (nothing is touched). Const: one loader serves every phase.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <string>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "harness/core/result.h"
 #include "harness/scenario/load_sections.h"

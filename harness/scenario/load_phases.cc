@@ -184,8 +184,8 @@ Status PhaseLoader::LoadEntry(const YAML::Node& p, bool in_group, const std::str
         const size_t hash = prefix.find('#');
         copy.id_base_prefix = group_name + ".";
         copy.id_suffix = hash == std::string::npos
-                              ? suffix
-                              : prefix.substr(hash, prefix.size() - hash - 1) + suffix;
+                             ? suffix
+                             : prefix.substr(hash, prefix.size() - hash - 1) + suffix;
       }
       if (auto st = LoadPhase(p, copy); !st.ok()) return st;
     }

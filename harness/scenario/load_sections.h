@@ -6,11 +6,11 @@
 // Nothing here touches a machine.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <map>
 #include <string>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "harness/core/result.h"
 #include "harness/scenario/scenario.h"

@@ -6,9 +6,9 @@
 #include <set>
 #include <string>
 
+#include "harness/core/did_you_mean.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/yaml_errors.h"
-#include "harness/core/did_you_mean.h"
 
 namespace fdrill {
 

@@ -4,12 +4,12 @@
 // harness/scenario includes yaml-cpp. Every mapping is checked against the
 // keys it may hold, so a typo is an error with file:line:col and a hint,
 // never a silently ignored setting.
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <yaml-cpp/yaml.h>
 
 #include "harness/core/expectable_metrics.h"
 #include "harness/scenario/load_sections.h"

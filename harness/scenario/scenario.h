@@ -17,12 +17,12 @@
 namespace fdrill {
 
 struct FaultSpec {
-  std::string id;      // unique in the scenario; "<phase>-<kind>" when not given
-  std::string kind;    // injector name
-  std::string node;    // "n1"; a selector naming several nodes becomes one fault each
-  Json params;         // validated by the injector's parser
-  int line = 0;        // 1-based line in the scenario file, for messages
-  int column = 0;      // 1-based column of the fault's entry
+  std::string id;    // unique in the scenario; "<phase>-<kind>" when not given
+  std::string kind;  // injector name
+  std::string node;  // "n1"; a selector naming several nodes becomes one fault each
+  Json params;       // validated by the injector's parser
+  int line = 0;      // 1-based line in the scenario file, for messages
+  int column = 0;    // 1-based column of the fault's entry
   // Window inside its phase: applied `at` after the phase starts, reverted
   // `length` later; length 0 means "at the phase's end" (fixed phases only).
   Duration at{};
@@ -41,8 +41,8 @@ struct GateSpec {
 };
 
 struct PhaseSpec {
-  std::string name;             // unique; a repeat's copies are "name#k"
-  Duration duration{};          // a gated phase's minimum
+  std::string name;     // unique; a repeat's copies are "name#k"
+  Duration duration{};  // a gated phase's minimum
   std::optional<GateSpec> gate;
   std::vector<FaultSpec> faults;
   Duration MaxDuration() const { return gate ? std::max(duration, gate->timeout) : duration; }
@@ -60,9 +60,9 @@ struct RestartSpec {
 };
 
 struct WorkloadSpec {
-  std::string mode = "sweep";     // sweep | train (fdrill-collective --train)
-  int64_t steps = 0;              // train: steps 0..steps-1
-  int64_t checkpoint_every = 0;   // train: a checkpoint after every K-th step
+  std::string mode = "sweep";    // sweep | train (fdrill-collective --train)
+  int64_t steps = 0;             // train: steps 0..steps-1
+  int64_t checkpoint_every = 0;  // train: a checkpoint after every K-th step
   RestartSpec restart;
   bool Train() const { return mode == "train"; }
   // Whether op takes a reduction (redop): fdrill-collective refuses --redop
@@ -94,12 +94,14 @@ struct WorkloadSpec {
 // Stop conditions on the live metrics: any one met aborts the drill, which
 // still reverts everything. Unset ones are not checked.
 struct StopSpec {
-  std::optional<double> min_busbw_gbps;  // below this for `for_iterations` in a row
+  std::optional<double> min_busbw_gbps;        // below this for `for_iterations` in a row
   std::optional<Duration> max_iteration_time;  // one iteration (or no iteration) this long
   std::optional<int64_t> max_wrong_elements;   // data-check failures summed over the run
   std::optional<int> max_errors;               // error events (agent, apply, revert)
   int for_iterations = 3;
-  bool Any() const { return min_busbw_gbps || max_iteration_time || max_wrong_elements || max_errors; }
+  bool Any() const {
+    return min_busbw_gbps || max_iteration_time || max_wrong_elements || max_errors;
+  }
 };
 
 // A limit on one summary metric: per fault (fault empty: every fault) or
@@ -131,7 +133,7 @@ struct Scenario {
   std::vector<std::string> host_names;  // the hosts file's (or allocation's) names, in order
   int agent_port = 7100;                // hosts/slurm: where every node's fdrill-agent listens
   WorkloadSpec workload;
-  std::vector<PhaseSpec> phases;        // repeats expanded, in order
+  std::vector<PhaseSpec> phases;  // repeats expanded, in order
   Duration lease_ttl = std::chrono::seconds(5);
   Duration lease_renew = std::chrono::seconds(1);
   int max_faulted_nodes = 1;  // blast radius: nodes with a fault in one phase

@@ -36,12 +36,15 @@ Result<std::vector<std::string>> SelectNodes(const std::vector<std::string>& exp
   std::vector<size_t> chosen;
   for (const auto& expr : exprs) {
     // "all": every node of the fabric (a drill that runs on any allocation).
-    auto names = expr == "all" && !position.count("all") ? Result<std::vector<std::string>>(inventory) : ExpandHostlist(expr);
+    auto names = expr == "all" && !position.count("all")
+                     ? Result<std::vector<std::string>>(inventory)
+                     : ExpandHostlist(expr);
     if (!names.ok()) return names.status();
     for (const auto& n : *names) {
       auto it = position.find(n);
       if (it == position.end()) {
-        return NotFound("node \"" + n + "\" does not exist; this drill's fabric has " + Describe(inventory));
+        return NotFound("node \"" + n + "\" does not exist; this drill's fabric has " +
+                        Describe(inventory));
       }
       if (std::find(chosen.begin(), chosen.end(), it->second) != chosen.end()) {
         return InvalidArgument("node " + n + " is selected twice");
@@ -59,17 +62,22 @@ Duration PickTime(Duration lo, Duration hi, uint64_t seed) {
   const auto span_ms = std::chrono::duration_cast<std::chrono::milliseconds>(hi - lo).count();
   if (span_ms <= 0) return lo;
   uint64_t state = seed;
-  return lo + std::chrono::milliseconds(static_cast<int64_t>(SplitMix64(&state) % static_cast<uint64_t>(span_ms)));
+  return lo + std::chrono::milliseconds(
+                  static_cast<int64_t>(SplitMix64(&state) % static_cast<uint64_t>(span_ms)));
 }
 
-Result<std::vector<std::string>> PickRandom(const std::vector<std::string>& nodes, const RandomPick& pick) {
+Result<std::vector<std::string>> PickRandom(const std::vector<std::string>& nodes,
+                                            const RandomPick& pick) {
   size_t want = 0;
   if (pick.count) {
     if (*pick.count < 1) return InvalidArgument("random count must be at least 1");
     want = static_cast<size_t>(*pick.count);
   } else if (pick.percent) {
-    if (*pick.percent <= 0 || *pick.percent > 100) return InvalidArgument("random percent must be in (0, 100]");
-    want = std::max<size_t>(1, static_cast<size_t>(std::ceil(*pick.percent * static_cast<double>(nodes.size()) / 100.0 - 1e-9)));
+    if (*pick.percent <= 0 || *pick.percent > 100)
+      return InvalidArgument("random percent must be in (0, 100]");
+    want = std::max<size_t>(
+        1, static_cast<size_t>(
+               std::ceil(*pick.percent * static_cast<double>(nodes.size()) / 100.0 - 1e-9)));
   } else {
     return InvalidArgument("random needs count or percent");
   }

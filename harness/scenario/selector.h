@@ -17,8 +17,8 @@
 namespace fdrill {
 
 struct RandomPick {
-  std::optional<int> count;      // exactly one of count and percent
-  std::optional<double> percent; // of the selected nodes, rounded up, at least 1
+  std::optional<int> count;       // exactly one of count and percent
+  std::optional<double> percent;  // of the selected nodes, rounded up, at least 1
   uint64_t seed = 0;
 };
 
@@ -31,6 +31,7 @@ Result<std::vector<std::string>> SelectNodes(const std::vector<std::string>& exp
 Duration PickTime(Duration lo, Duration hi, uint64_t seed);
 
 // A random subset of NODES as PICK says, in inventory (input) order.
-Result<std::vector<std::string>> PickRandom(const std::vector<std::string>& nodes, const RandomPick& pick);
+Result<std::vector<std::string>> PickRandom(const std::vector<std::string>& nodes,
+                                            const RandomPick& pick);
 
 }  // namespace fdrill

@@ -3,17 +3,17 @@
 // conflict names both places it comes from.
 #include "harness/scenario/topology.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include <yaml-cpp/yaml.h>
+
+#include "harness/core/did_you_mean.h"
 #include "harness/scenario/hostlist.h"
 #include "harness/scenario/yaml_errors.h"
-#include "harness/core/did_you_mean.h"
 
 namespace fdrill {
 
@@ -26,9 +26,12 @@ class TopologyParser {
   Result<Topology> Parse(const std::string& text);
 
  private:
-  Status Error(const YAML::Node& at, const std::string& what) const { return YamlError(file_, at, what); }
+  Status Error(const YAML::Node& at, const std::string& what) const {
+    return YamlError(file_, at, what);
+  }
 
-  Status CheckKeys(const YAML::Node& map, const std::string& section, const std::set<std::string>& allowed) const {
+  Status CheckKeys(const YAML::Node& map, const std::string& section,
+                   const std::set<std::string>& allowed) const {
     return CheckYamlKeys(file_, map, section, allowed);
   }
 
@@ -36,7 +39,8 @@ class TopologyParser {
   Result<std::vector<std::string>> Names(const YAML::Node& n, const std::string& key) const {
     std::vector<std::string> out;
     if (n.IsScalar()) return std::vector<std::string>{n.as<std::string>()};
-    if (!n.IsSequence() || n.size() == 0) return Error(n, key + " must be a name or a non-empty list of names");
+    if (!n.IsSequence() || n.size() == 0)
+      return Error(n, key + " must be a name or a non-empty list of names");
     for (const auto& e : n) {
       if (!e.IsScalar() || e.as<std::string>().empty()) return Error(e, key + " must hold names");
       out.push_back(e.as<std::string>());
@@ -49,7 +53,8 @@ class TopologyParser {
   Result<std::set<std::string>> Nodes(const YAML::Node& n, const std::string& key) const {
     std::set<std::string> out;
     const bool list = n.IsSequence();
-    if (!n.IsScalar() && !(list && n.size() > 0)) return Error(n, key + " must be a hostlist like gpu[001-016] or a list of them");
+    if (!n.IsScalar() && !(list && n.size() > 0))
+      return Error(n, key + " must be a hostlist like gpu[001-016] or a list of them");
     std::vector<YAML::Node> items;
     if (list) {
       for (const auto& e : n) items.push_back(e);
@@ -102,8 +107,10 @@ Status TopologyParser::ParseRails(const YAML::Node& n, Topology* t) {
     const std::string what = "rails." + rail.name;
     const YAML::Node r = kv.second;
     if (auto st = CheckKeys(r, what, {"devices", "interfaces", "nodes"}); !st.ok()) return st;
-    if (!r["devices"] && !r["interfaces"]) return Error(r, what + " needs devices (HCAs like mlx5_0) or interfaces (netdevs like ib0)");
-    for (auto [key, out] : {std::pair{"devices", &rail.devices}, std::pair{"interfaces", &rail.interfaces}}) {
+    if (!r["devices"] && !r["interfaces"])
+      return Error(r, what + " needs devices (HCAs like mlx5_0) or interfaces (netdevs like ib0)");
+    for (auto [key, out] :
+         {std::pair{"devices", &rail.devices}, std::pair{"interfaces", &rail.interfaces}}) {
       if (!r[key]) continue;
       auto names = Names(r[key], what + "." + key);
       if (!names.ok()) return names.status();
@@ -123,7 +130,8 @@ Status TopologyParser::ParseRails(const YAML::Node& n, Topology* t) {
             if (std::find(theirs->begin(), theirs->end(), name) == theirs->end()) continue;
             return Error(Entry(r[mine == &rail.devices ? "devices" : "interfaces"], name),
                          name + " is on rails " + other.name + " and " + rail.name +
-                             " (an HCA or netdev is on one rail; give the rails disjoint nodes: if they differ by node)");
+                             " (an HCA or netdev is on one rail; give the rails disjoint nodes: if "
+                             "they differ by node)");
           }
         }
       }
@@ -134,7 +142,8 @@ Status TopologyParser::ParseRails(const YAML::Node& n, Topology* t) {
 }
 
 Status TopologyParser::ParseLeaves(const YAML::Node& n, Topology* t) {
-  if (!n.IsMap()) return Error(n, "leaves must be a mapping of leaf switch names to {nodes, rails}");
+  if (!n.IsMap())
+    return Error(n, "leaves must be a mapping of leaf switch names to {nodes, rails}");
   std::set<std::string> rail_names;
   for (const auto& r : t->rails) rail_names.insert(r.name);
   std::map<std::pair<std::string, std::string>, std::string> cabled;  // (node, rail or "") -> leaf
@@ -154,7 +163,8 @@ Status TopologyParser::ParseLeaves(const YAML::Node& n, Topology* t) {
       for (const auto& r : *rails) {
         if (rail_names.count(r)) continue;
         const std::string hint = DidYouMean(r, rail_names);
-        return Error(Entry(l["rails"], r), what + ".rails: no rail \"" + r + "\" in rails:" + (hint.empty() ? "" : "; " + hint));
+        return Error(Entry(l["rails"], r), what + ".rails: no rail \"" + r +
+                                               "\" in rails:" + (hint.empty() ? "" : "; " + hint));
       }
       leaf.rails = *rails;
     }
@@ -168,7 +178,8 @@ Status TopologyParser::ParseLeaves(const YAML::Node& n, Topology* t) {
         auto [it, fresh] = cabled.emplace(std::pair{node, rail}, leaf.name);
         if (fresh) continue;
         return Error(l["nodes"], what + ": node " + node + " is also on leaf " + it->second +
-                                     (rail.empty() ? "" : " on rail " + rail) + " (a port is cabled to one leaf)");
+                                     (rail.empty() ? "" : " on rail " + rail) +
+                                     " (a port is cabled to one leaf)");
       }
     }
     t->leaves.push_back(std::move(leaf));
@@ -184,13 +195,16 @@ Status TopologyParser::ParseDomains(const YAML::Node& n, Topology* t) {
     d.name = kv.first.as<std::string>();
     const std::string what = "nvlink_domains." + d.name;
     if (auto st = CheckKeys(kv.second, what, {"nodes"}); !st.ok()) return st;
-    if (!kv.second["nodes"]) return Error(kv.second, what + " needs nodes (a hostlist like gpu[001-018])");
+    if (!kv.second["nodes"])
+      return Error(kv.second, what + " needs nodes (a hostlist like gpu[001-018])");
     auto nodes = Nodes(kv.second["nodes"], what + ".nodes");
     if (!nodes.ok()) return nodes.status();
     d.nodes = *nodes;
     for (const auto& node : d.nodes) {
       auto [it, fresh] = domain_of.emplace(node, d.name);
-      if (!fresh) return Error(kv.second["nodes"], what + ": node " + node + " is also in NVLink domain " + it->second);
+      if (!fresh)
+        return Error(kv.second["nodes"],
+                     what + ": node " + node + " is also in NVLink domain " + it->second);
     }
     t->nvlink_domains.push_back(std::move(d));
   }
@@ -201,11 +215,14 @@ Result<Topology> TopologyParser::Parse(const std::string& text) {
   auto parsed = LoadYaml(file_, text);
   if (!parsed.ok()) return parsed.status();
   const YAML::Node root = *parsed;
-  if (!root.IsMap()) return InvalidArgument(file_ + ": a topology is a YAML mapping (rails, leaves, nvlink_domains)");
+  if (!root.IsMap())
+    return InvalidArgument(file_ +
+                           ": a topology is a YAML mapping (rails, leaves, nvlink_domains)");
   Topology t;
   t.file = file_;
   try {
-    if (auto st = CheckKeys(root, "the topology", {"rails", "leaves", "nvlink_domains"}); !st.ok()) return st;
+    if (auto st = CheckKeys(root, "the topology", {"rails", "leaves", "nvlink_domains"}); !st.ok())
+      return st;
     // Rails first: leaves name them.
     if (root["rails"]) {
       if (auto st = ParseRails(root["rails"], &t); !st.ok()) return st;
@@ -217,15 +234,16 @@ Result<Topology> TopologyParser::Parse(const std::string& text) {
       if (auto st = ParseDomains(root["nvlink_domains"], &t); !st.ok()) return st;
     }
   } catch (const YAML::Exception& e) {  // a conversion we did not guard: a refusal, never a crash
-    return InvalidArgument(file_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                           ": " + e.msg);
+    return InvalidArgument(file_ + ":" + std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
   return t;
 }
 
 }  // namespace
 
-std::optional<std::string> Topology::RailOf(const std::string& node, const std::string& name) const {
+std::optional<std::string> Topology::RailOf(const std::string& node,
+                                            const std::string& name) const {
   for (const auto& r : rails) {
     if (!r.HasNode(node)) continue;
     for (const auto* names : {&r.devices, &r.interfaces}) {
@@ -243,10 +261,12 @@ std::vector<std::string> Topology::RailsOf(const std::string& node) const {
   return out;
 }
 
-std::optional<std::string> Topology::LeafOf(const std::string& node, const std::string& rail) const {
+std::optional<std::string> Topology::LeafOf(const std::string& node,
+                                            const std::string& rail) const {
   for (const auto& l : leaves) {
     if (!l.nodes.count(node)) continue;
-    if (l.rails.empty() || std::find(l.rails.begin(), l.rails.end(), rail) != l.rails.end()) return l.name;
+    if (l.rails.empty() || std::find(l.rails.begin(), l.rails.end(), rail) != l.rails.end())
+      return l.name;
   }
   return std::nullopt;
 }
@@ -272,8 +292,10 @@ Result<Topology> ParseTopology(const std::string& text, const std::string& file_
 Result<Topology> LoadTopology(const std::string& path) {
   // A regular file of sane size only: /dev/zero or a FIFO would never end.
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return NotFound(path + ": cannot open the topology file (a regular file)");
-  if (std::filesystem::file_size(path, ec) > (16u << 20)) return InvalidArgument(path + ": the topology file is over 16 MiB");
+  if (!std::filesystem::is_regular_file(path, ec))
+    return NotFound(path + ": cannot open the topology file (a regular file)");
+  if (std::filesystem::file_size(path, ec) > (16u << 20))
+    return InvalidArgument(path + ": the topology file is over 16 MiB");
   std::ifstream in(path);
   if (!in) return NotFound(path + ": cannot open the topology file");
   std::stringstream ss;

@@ -14,8 +14,8 @@ Result<YAML::Node> LoadYaml(const std::string& file, const std::string& text) {
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    return InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                           ": not valid YAML: " + e.msg);
+    return InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
   }
 }
 
@@ -31,13 +31,16 @@ Status CheckYamlKeys(const std::string& file, const YAML::Node& map, const std::
   if (!map.IsMap()) return YamlError(file, map, section + " must be a mapping");
   for (const auto& kv : map) {
     if (!kv.first.IsScalar()) {
-      return YamlError(file, kv.first, "a key in " + section + " must be a plain word, not a mapping or list");
+      return YamlError(file, kv.first,
+                       "a key in " + section + " must be a plain word, not a mapping or list");
     }
     const std::string key = kv.first.as<std::string>();
     if (allowed.count(key)) continue;
     const std::string hint = DidYouMean(key, allowed);
-    return YamlError(file, kv.first, "unknown key \"" + key + "\" in " + section + (hint.empty() ? "" : "; " + hint) +
-                                         " (allowed: " + JoinWords(allowed) + ")");
+    return YamlError(file, kv.first,
+                     "unknown key \"" + key + "\" in " + section +
+                         (hint.empty() ? "" : "; " + hint) + " (allowed: " + JoinWords(allowed) +
+                         ")");
   }
   return Status::Ok();
 }

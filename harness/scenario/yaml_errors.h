@@ -3,10 +3,10 @@
 // One wording for both, so an operator reads every file's errors alike.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <set>
 #include <string>
+
+#include <yaml-cpp/yaml.h>
 
 #include "harness/core/result.h"
 

@@ -5,12 +5,12 @@
 // that relative paths start at; safe to share between the section loaders.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "harness/core/result.h"
 #include "harness/core/units.h"

@@ -1,13 +1,6 @@
 #include "harness/tls/certs.h"
 
 #include <fcntl.h>
-#include <openssl/bn.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +12,14 @@
 #include <sstream>
 #include <vector>
 
+#include <openssl/bn.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
 namespace fdrill {
 
 namespace {
@@ -29,7 +30,9 @@ constexpr long kLeafDays = 365;
 template <auto Free>
 struct Deleter {
   template <typename T>
-  void operator()(T* p) const { Free(p); }
+  void operator()(T* p) const {
+    Free(p);
+  }
 };
 using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
 using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
@@ -56,8 +59,8 @@ Status SslFailure(const std::string& what) { return Internal(what + ": " + OpenS
 bool ValidName(const std::string& name) {
   if (name.empty() || name.size() > 64 || name == "ca" || name == "." || name == "..") return false;
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
     if (!ok) return false;
   }
   return true;
@@ -67,7 +70,8 @@ PkeyPtr NewKey() { return PkeyPtr(EVP_EC_gen("P-256")); }
 
 std::string KeyToPem(EVP_PKEY* key) {
   BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1) return "";
+  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1)
+    return "";
   char* data = nullptr;
   long n = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<size_t>(n));
@@ -114,7 +118,8 @@ bool AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
 
 // A certificate for `key` with CN=`cn`, valid `days` from now, signed by
 // issuer_key (issuer nullptr: self-signed). Extensions as the header says.
-Result<PemPair> MakeCert(const std::string& cn, long days, EVP_PKEY* key, X509* issuer, EVP_PKEY* issuer_key) {
+Result<PemPair> MakeCert(const std::string& cn, long days, EVP_PKEY* key, X509* issuer,
+                         EVP_PKEY* issuer_key) {
   X509Ptr cert(X509_new());
   if (!cert) return SslFailure("X509_new");
   bool is_ca = issuer == nullptr;
@@ -123,8 +128,9 @@ Result<PemPair> MakeCert(const std::string& cn, long days, EVP_PKEY* key, X509* 
             X509_gmtime_adj(X509_getm_notBefore(cert.get()), -60) != nullptr &&
             X509_gmtime_adj(X509_getm_notAfter(cert.get()), days * 24 * 3600) != nullptr &&
             X509_set_pubkey(cert.get(), key) == 1 &&
-            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()),
-                                       -1, -1, 0) == 1 &&
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                       reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,
+                                       0) == 1 &&
             X509_set_issuer_name(cert.get(), is_ca ? name : X509_get_subject_name(issuer)) == 1;
   if (!ok) return SslFailure("building the certificate for " + cn);
   X509* signer = is_ca ? cert.get() : issuer;
@@ -142,7 +148,8 @@ Result<PemPair> MakeCert(const std::string& cn, long days, EVP_PKEY* key, X509* 
          AddExtension(cert.get(), signer, NID_authority_key_identifier, "keyid:always");
   }
   if (!ok) return SslFailure("certificate extensions for " + cn);
-  if (X509_sign(cert.get(), is_ca ? key : issuer_key, EVP_sha256()) <= 0) return SslFailure("signing " + cn);
+  if (X509_sign(cert.get(), is_ca ? key : issuer_key, EVP_sha256()) <= 0)
+    return SslFailure("signing " + cn);
   PemPair out{CertToPem(cert.get()), KeyToPem(key)};
   if (out.cert.empty() || out.key.empty()) return SslFailure("PEM encoding " + cn);
   return out;
@@ -162,7 +169,8 @@ std::string Join(const std::string& dir, const std::string& file) {
 
 Status RefuseExisting(const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
-    if (access(p.c_str(), F_OK) == 0) return FailedPrecondition(p + " already exists; refusing to overwrite it");
+    if (access(p.c_str(), F_OK) == 0)
+      return FailedPrecondition(p + " already exists; refusing to overwrite it");
   }
   return Status::Ok();
 }
@@ -201,11 +209,13 @@ Result<PemPair> MakeCa(const std::string& cn) {
 
 Result<PemPair> MakeLeaf(const PemPair& ca, const std::string& name) {
   if (!ValidName(name)) {
-    return InvalidArgument("certificate name \"" + name + "\": use 1-64 of A-Z a-z 0-9 . _ - (and not \"ca\")");
+    return InvalidArgument("certificate name \"" + name +
+                           "\": use 1-64 of A-Z a-z 0-9 . _ - (and not \"ca\")");
   }
   X509Ptr ca_cert = CertFromPem(ca.cert);
   if (!ca_cert) return SslFailure("the CA certificate");
-  if (X509_check_ca(ca_cert.get()) <= 0) return InvalidArgument("the issuing certificate is not a CA");
+  if (X509_check_ca(ca_cert.get()) <= 0)
+    return InvalidArgument("the issuing certificate is not a CA");
   PkeyPtr ca_key = KeyFromPem(ca.key);
   if (!ca_key) return SslFailure("the CA key");
   if (X509_check_private_key(ca_cert.get(), ca_key.get()) != 1) {
@@ -219,7 +229,8 @@ Result<PemPair> MakeLeaf(const PemPair& ca, const std::string& name) {
 Status WriteNewFile(const std::string& path, const std::string& text, unsigned mode) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) {
-    if (errno == EEXIST) return FailedPrecondition(path + " already exists; refusing to overwrite it");
+    if (errno == EEXIST)
+      return FailedPrecondition(path + " already exists; refusing to overwrite it");
     return FailedPrecondition("cannot create " + path + ": " + std::strerror(errno));
   }
   // open() applied the umask; a key must be 0600 whatever the umask.
@@ -236,7 +247,8 @@ Status WriteNewFile(const std::string& path, const std::string& text, unsigned m
     }
     done += static_cast<size_t>(n);
   }
-  if (fsync(fd) != 0 || close(fd) != 0) return FailedPrecondition("cannot write " + path + ": " + std::strerror(errno));
+  if (fsync(fd) != 0 || close(fd) != 0)
+    return FailedPrecondition("cannot write " + path + ": " + std::strerror(errno));
   return Status::Ok();
 }
 
@@ -252,12 +264,18 @@ Status IssueCert(const std::string& ca_dir, const std::string& name, const std::
   if (!ValidName(name)) return MakeLeaf(PemPair{}, name).status();
   std::string ca_pem = Join(ca_dir, "ca.pem"), ca_key = Join(ca_dir, "ca.key");
   auto cert = ReadFile(ca_pem);
-  if (!cert.ok()) return Status(cert.status().code(), cert.status().message() + " (run `fdrill certs init` first)");
+  if (!cert.ok())
+    return Status(cert.status().code(),
+                  cert.status().message() + " (run `fdrill certs init` first)");
   auto key = ReadFile(ca_key);
   if (!key.ok()) return key.status();
-  if (!CertFromPem(*cert)) return InvalidArgument(ca_pem + ": not a PEM certificate: " + OpenSslError());
-  if (!KeyFromPem(*key)) return InvalidArgument(ca_key + ": not a PEM private key: " + OpenSslError());
-  if (Status s = RefuseExisting({Join(out_dir, name + ".pem"), Join(out_dir, name + ".key")}); !s.ok()) return s;
+  if (!CertFromPem(*cert))
+    return InvalidArgument(ca_pem + ": not a PEM certificate: " + OpenSslError());
+  if (!KeyFromPem(*key))
+    return InvalidArgument(ca_key + ": not a PEM private key: " + OpenSslError());
+  if (Status s = RefuseExisting({Join(out_dir, name + ".pem"), Join(out_dir, name + ".key")});
+      !s.ok())
+    return s;
   auto leaf = MakeLeaf(PemPair{*cert, *key}, name);
   if (!leaf.ok()) return leaf.status().Annotate(ca_pem);
   if (Status s = MakeDir(out_dir); !s.ok()) return s;
@@ -285,7 +303,8 @@ Result<std::string> CertSubject(const std::string& cert_pem) {
   X509Ptr cert = CertFromPem(cert_pem);
   if (!cert) return InvalidArgument("not a PEM certificate: " + OpenSslError());
   BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || X509_NAME_print_ex(bio.get(), X509_get_subject_name(cert.get()), 0, XN_FLAG_RFC2253) < 0) {
+  if (!bio ||
+      X509_NAME_print_ex(bio.get(), X509_get_subject_name(cert.get()), 0, XN_FLAG_RFC2253) < 0) {
     return SslFailure("printing the subject");
   }
   char* data = nullptr;

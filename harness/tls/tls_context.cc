@@ -1,13 +1,13 @@
 #include "harness/tls/tls_context.h"
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 namespace fdrill {
 
@@ -25,7 +25,8 @@ Result<std::string> ReadPem(const std::string& what, const std::string& path) {
 }
 
 // Asio reports OpenSSL failures as an error_code; say which file it was.
-Status Check(const boost::system::error_code& ec, const std::string& what, const std::string& path) {
+Status Check(const boost::system::error_code& ec, const std::string& what,
+             const std::string& path) {
   if (!ec) return Status::Ok();
   ERR_clear_error();
   return InvalidArgument("TLS " + what + " " + path + ": " + ec.message());
@@ -54,7 +55,8 @@ Result<std::unique_ptr<SslContext>> MakeContext(const TlsConfig& c, bool server)
   if (Status s = Check(ec, "key", c.key_file); !s.ok()) return s;
   if (SSL_CTX_check_private_key(native) != 1) {
     ERR_clear_error();
-    return InvalidArgument("TLS key " + c.key_file + " does not belong to the certificate " + c.cert_file);
+    return InvalidArgument("TLS key " + c.key_file + " does not belong to the certificate " +
+                           c.cert_file);
   }
   int mode = server ? (ssl::verify_peer | ssl::verify_fail_if_no_peer_cert) : ssl::verify_peer;
   ctx->set_verify_mode(mode, ec);
@@ -64,9 +66,13 @@ Result<std::unique_ptr<SslContext>> MakeContext(const TlsConfig& c, bool server)
 
 }  // namespace
 
-Result<std::unique_ptr<SslContext>> MakeServerContext(const TlsConfig& config) { return MakeContext(config, true); }
+Result<std::unique_ptr<SslContext>> MakeServerContext(const TlsConfig& config) {
+  return MakeContext(config, true);
+}
 
-Result<std::unique_ptr<SslContext>> MakeClientContext(const TlsConfig& config) { return MakeContext(config, false); }
+Result<std::unique_ptr<SslContext>> MakeClientContext(const TlsConfig& config) {
+  return MakeContext(config, false);
+}
 
 std::string PeerSubject(SSL* ssl) {
   X509* cert = SSL_get0_peer_certificate(ssl);

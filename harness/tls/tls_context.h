@@ -7,10 +7,11 @@
 // The files are read once, when the context is built; errors name the file.
 #pragma once
 
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <string>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <boost/asio/ssl/context.hpp>
 
 #include "harness/core/result.h"
 #include "harness/tls/tls_config.h"

@@ -18,9 +18,11 @@ std::string EncodeFrame(const Json& message) {
 Result<std::optional<Json>> FrameDecoder::Next() {
   if (buffer_.size() - offset_ < 4) return std::optional<Json>();
   const auto* p = reinterpret_cast<const unsigned char*>(buffer_.data() + offset_);
-  uint32_t n = (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+  uint32_t n =
+      (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
   if (n == 0 || n > max_) {
-    return InvalidArgument("frame of " + std::to_string(n) + " bytes refused (limit " + std::to_string(max_) + ")");
+    return InvalidArgument("frame of " + std::to_string(n) + " bytes refused (limit " +
+                           std::to_string(max_) + ")");
   }
   if (buffer_.size() - offset_ - 4 < n) return std::optional<Json>();
   std::string_view body(buffer_.data() + offset_ + 4, n);
@@ -33,9 +35,11 @@ Result<std::optional<Json>> FrameDecoder::Next() {
   if (msg.is_discarded() || !msg.is_object()) return InvalidArgument("frame is not a JSON object");
   auto v = msg.find("v");
   if (v == msg.end() || !v->is_number_integer() || v->get<int>() != kWireVersion) {
-    return InvalidArgument("unsupported protocol version (this side speaks v" + std::to_string(kWireVersion) + ")");
+    return InvalidArgument("unsupported protocol version (this side speaks v" +
+                           std::to_string(kWireVersion) + ")");
   }
-  if (!msg.contains("type") || !msg["type"].is_string() || !msg.contains("id") || !msg["id"].is_number_unsigned()) {
+  if (!msg.contains("type") || !msg["type"].is_string() || !msg.contains("id") ||
+      !msg["id"].is_number_unsigned()) {
     return InvalidArgument("message lacks a string type or an unsigned id");
   }
   return std::optional<Json>(std::move(msg));
@@ -69,7 +73,8 @@ Json MakePush(std::string_view type, Json body) { return MakeRequest(type, 0, st
 
 Result<Json> ReplyToResult(const Json& reply) {
   if (reply.value("ok", false)) return reply;
-  return Status(StatusCodeFromName(reply.value("code", "internal")), reply.value("error", "agent gave no reason"));
+  return Status(StatusCodeFromName(reply.value("code", "internal")),
+                reply.value("error", "agent gave no reason"));
 }
 
 }  // namespace fdrill

@@ -1,9 +1,9 @@
 #include "agents/agent_service.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_net.h"
@@ -16,9 +16,11 @@ namespace {
 // the journal held: proves the journal is written before a fault is applied.
 class JournalWatchingKernel final : public ProcessRunner {
  public:
-  JournalWatchingKernel(FakeNetKernel& kernel, std::string journal) : k_(kernel), journal_(std::move(journal)) {}
+  JournalWatchingKernel(FakeNetKernel& kernel, std::string journal)
+      : k_(kernel), journal_(std::move(journal)) {}
   Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration t) override {
-    if (argv.size() > 1 && argv[1] != "-j") pending_at_mutation.push_back(Journal(journal_).Pending()->size());
+    if (argv.size() > 1 && argv[1] != "-j")
+      pending_at_mutation.push_back(Journal(journal_).Pending()->size());
     return k_.Run(argv, t);
   }
   std::vector<size_t> pending_at_mutation;
@@ -53,7 +55,8 @@ class AgentServiceTest : public ::testing::Test {
     return service_->Handle(MakeRequest(type, ++id_, std::move(body)), "test");
   }
   Json ApplyRate(const std::string& id, const std::string& iface = "fab0") {
-    return Call("apply", {{"fault_id", id}, {"kind", "link_rate"},
+    return Call("apply", {{"fault_id", id},
+                          {"kind", "link_rate"},
                           {"params", {{"interface", iface}, {"rate", "100mbit"}}}});
   }
 
@@ -94,11 +97,14 @@ TEST_F(AgentServiceTest, JournalIsWrittenBeforeTheFaultIsApplied) {
 // (it used to throw out of Handle, so the agent dropped the connection; an
 // apply with a bad max_duration_ms left its fault in force but untracked).
 TEST_F(AgentServiceTest, AFieldOfTheWrongTypeIsRefusedBeforeAnythingIsTouched) {
-  Json bad_limit = Call("apply", {{"fault_id", "slow"}, {"kind", "link_rate"}, {"max_duration_ms", "5s"},
+  Json bad_limit = Call("apply", {{"fault_id", "slow"},
+                                  {"kind", "link_rate"},
+                                  {"max_duration_ms", "5s"},
                                   {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}});
   EXPECT_FALSE(bad_limit["ok"].get<bool>()) << bad_limit.dump();
   EXPECT_EQ(bad_limit["code"], "invalid_argument");
-  EXPECT_NE(bad_limit["error"].get<std::string>().find("wrong type"), std::string::npos) << bad_limit.dump();
+  EXPECT_NE(bad_limit["error"].get<std::string>().find("wrong type"), std::string::npos)
+      << bad_limit.dump();
   Json bad_id = Call("revert", {{"fault_id", 5}});
   EXPECT_FALSE(bad_id["ok"].get<bool>()) << bad_id.dump();
   EXPECT_EQ(bad_id["id"], id_);
@@ -117,8 +123,11 @@ TEST_F(AgentServiceTest, RefusesTheManagementInterfaceAndTouchesNothing) {
 }
 
 TEST_F(AgentServiceTest, CheckFindsAMissingInterfaceWithoutTouchingAnything) {
-  Json reply = Call("check", {{"faults", Json::array({{{"id", "slow"}, {"kind", "link_rate"},
-                                                       {"params", {{"interface", "fab7"}, {"rate", "1gbit"}}}}})}});
+  Json reply =
+      Call("check",
+           {{"faults", Json::array({{{"id", "slow"},
+                                     {"kind", "link_rate"},
+                                     {"params", {{"interface", "fab7"}, {"rate", "1gbit"}}}}})}});
   EXPECT_FALSE(reply["ok"].get<bool>());
   std::string err = reply["error"];
   EXPECT_NE(err.find("n1"), std::string::npos) << err;
@@ -138,8 +147,10 @@ TEST_F(AgentServiceTest, FailedApplyIsRevertedAndLeavesNoJournalEntry) {
 TEST_F(AgentServiceTest, LapsedLeaseRevertsEverything) {
   ASSERT_TRUE(Call("lease", {{"ttl_ms", 5000}})["ok"].get<bool>());
   ASSERT_TRUE(ApplyRate("slow")["ok"].get<bool>());
-  ASSERT_TRUE(Call("apply", {{"fault_id", "flap"}, {"kind", "link_flap"},
-                             {"params", {{"interface", "fab0"}, {"down", "60s"}}}})["ok"].get<bool>());
+  ASSERT_TRUE(Call("apply", {{"fault_id", "flap"},
+                             {"kind", "link_flap"},
+                             {"params", {{"interface", "fab0"}, {"down", "60s"}}}})["ok"]
+                  .get<bool>());
   std::vector<Json> pushed;
   service_->set_push([&](Json m) { pushed.push_back(m); });
   clock_.Advance(std::chrono::milliseconds(4900));
@@ -187,16 +198,20 @@ TEST_F(AgentServiceTest, ApplyReplyCarriesTheResolvedTarget) {
   c.state_dir = (dir_ / "ranks").string();
   std::filesystem::create_directories(c.state_dir);
   AgentService ranks(c, Host{watcher_.get(), nullptr, &procs}, clock_);
-  Json paused = ranks.Handle(MakeRequest("apply", 1, {{"fault_id", "p"}, {"kind", "rank_pause"},
-                                                      {"params", {{"rank", 2}}}}),
-                             "test");
+  Json paused = ranks.Handle(
+      MakeRequest("apply", 1,
+                  {{"fault_id", "p"}, {"kind", "rank_pause"}, {"params", {{"rank", 2}}}}),
+      "test");
   ASSERT_TRUE(paused["ok"].get<bool>()) << paused.dump();
   EXPECT_EQ(paused["target"], "rank 2 (pid 1234)");
-  EXPECT_TRUE(ranks.Handle(MakeRequest("revert", 2, {{"fault_id", "p"}}), "test")["ok"].get<bool>());
+  EXPECT_TRUE(
+      ranks.Handle(MakeRequest("revert", 2, {{"fault_id", "p"}}), "test")["ok"].get<bool>());
 }
 
 TEST_F(AgentServiceTest, AFaultPastItsMaxDurationIsRevertedByTheAgentItself) {
-  Json reply = Call("apply", {{"fault_id", "slow"}, {"kind", "link_rate"}, {"max_duration_ms", 2000},
+  Json reply = Call("apply", {{"fault_id", "slow"},
+                              {"kind", "link_rate"},
+                              {"max_duration_ms", 2000},
                               {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}});
   ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
   std::vector<Json> pushed;
@@ -215,8 +230,10 @@ TEST_F(AgentServiceTest, AFaultPastItsMaxDurationIsRevertedByTheAgentItself) {
 }
 
 TEST_F(AgentServiceTest, AuditLogRecordsWhoWhatAndResult) {
-  service_->Handle(MakeRequest("apply", 9, {{"fault_id", "cut"}, {"kind", "link_rate"},
-                                            {"params", {{"interface", "mgmt0"}, {"rate", "1gbit"}}}}),
+  service_->Handle(MakeRequest("apply", 9,
+                               {{"fault_id", "cut"},
+                                {"kind", "link_rate"},
+                                {"params", {{"interface", "mgmt0"}, {"rate", "1gbit"}}}}),
                    "198.19.0.254:5000", "CN=fdrill-controller");
   Call("lease", {{"ttl_ms", 1000}});
   std::ifstream in(dir_ / "audit.jsonl");
@@ -265,8 +282,10 @@ TEST_F(AgentServiceTest, RunDirectoryIsOpenToRanksAndRemovedOnlyWhenItIsTheWatch
 
   Json other = Call("run_dir_remove", {{"dir", dir_.string()}});
   EXPECT_FALSE(other["ok"].get<bool>());
-  EXPECT_NE(other["error"].get<std::string>().find("not the run directory this agent watches (" + run.string() + ")"),
-            std::string::npos) << other.dump();
+  EXPECT_NE(other["error"].get<std::string>().find("not the run directory this agent watches (" +
+                                                   run.string() + ")"),
+            std::string::npos)
+      << other.dump();
   EXPECT_TRUE(std::filesystem::exists(dir_ / "journal.jsonl") || std::filesystem::exists(dir_));
 
   Json removed = Call("run_dir_remove", {{"dir", run.string()}});

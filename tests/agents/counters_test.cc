@@ -12,19 +12,24 @@ namespace {
 // As Linux 6.x prints it (net/core/net-procfs.c).
 constexpr char kProcNetDev[] =
     "Inter-|   Receive                                                |  Transmit\n"
-    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier "
+    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop "
+    "fifo colls carrier "
     "compressed\n"
-    "    lo:    1000      10    0    0    0     0          0         0     1000      10    0    0    0     0       0"
+    "    lo:    1000      10    0    0    0     0          0         0     1000      10    0    0  "
+    "  0     0       0"
     "          0\n"
-    " mgmt0:    5000      50    0    0    0     0          0         0     6000      60    0    0    0     0       0"
+    " mgmt0:    5000      50    0    0    0     0          0         0     6000      60    0    0  "
+    "  0     0       0"
     "          0\n"
-    "  fab0: 123456789012    4321    2    7    0     0          0         0 987654321    1234    1    3    0     0"
+    "  fab0: 123456789012    4321    2    7    0     0          0         0 987654321    1234    1 "
+    "   3    0     0"
     "       0          0\n";
 
 TEST(CountersTest, ReadsProcNetDevWithoutStartingIp) {
   FakeProcessRunner runner;
-  runner.OnOutput({"tc", "-s", "-j", "qdisc", "show"},
-                  R"([{"kind":"tbf","handle":"fd1:","root":true,"dev":"fab0","drops":5,"overlimits":9}])");
+  runner.OnOutput(
+      {"tc", "-s", "-j", "qdisc", "show"},
+      R"([{"kind":"tbf","handle":"fd1:","root":true,"dev":"fab0","drops":5,"overlimits":9}])");
   FakeSysFs sysfs;
   sysfs.files["/proc/net/dev"] = kProcNetDev;
   auto c = SampleCounters(runner, &sysfs, "mgmt0");
@@ -46,8 +51,9 @@ TEST(CountersTest, ReadsProcNetDevWithoutStartingIp) {
 TEST(CountersTest, FallsBackToIpWhenProcNetDevIsUnreadableOrOdd) {
   for (const char* text : {"", "garbage\n"}) {
     FakeProcessRunner runner;
-    runner.OnOutput({"ip", "-s", "-j", "link", "show"},
-                    R"([{"ifname":"fab0","stats64":{"rx":{"bytes":11,"packets":1,"errors":0,"dropped":0},
+    runner.OnOutput(
+        {"ip", "-s", "-j", "link", "show"},
+        R"([{"ifname":"fab0","stats64":{"rx":{"bytes":11,"packets":1,"errors":0,"dropped":0},
                         "tx":{"bytes":22,"packets":2,"errors":0,"dropped":0}}}])");
     runner.OnOutput({"tc"}, "[]");
     FakeSysFs sysfs;

@@ -3,14 +3,15 @@
 // never applied; the journal, lease and max-duration still do their work.
 #include "agents/fake_host.h"
 
-#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
-#include <boost/asio.hpp>
 #include <filesystem>
 #include <thread>
+#include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+
+#include <boost/asio.hpp>
+#include <gtest/gtest.h>
 
 #include "agents/agent_service.h"
 #include "agents/counters.h"
@@ -55,7 +56,8 @@ class FakeHostServiceTest : public ::testing::Test {
 };
 
 TEST_F(FakeHostServiceTest, LinkRateIsRecordedVerifiedAndReverted) {
-  Json r = Call("apply", {{"fault_id", "slow"}, {"kind", "link_rate"},
+  Json r = Call("apply", {{"fault_id", "slow"},
+                          {"kind", "link_rate"},
                           {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}});
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
@@ -73,7 +75,8 @@ TEST_F(FakeHostServiceTest, LinkRateIsRecordedVerifiedAndReverted) {
 }
 
 TEST_F(FakeHostServiceTest, LinkFlapTakesTheModelLinkDownAndUp) {
-  Json r = Call("apply", {{"fault_id", "flap"}, {"kind", "link_flap"},
+  Json r = Call("apply", {{"fault_id", "flap"},
+                          {"kind", "link_flap"},
                           {"params", {{"interface", "fab0"}, {"down", "10s"}}}});
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
@@ -84,8 +87,10 @@ TEST_F(FakeHostServiceTest, LinkFlapTakesTheModelLinkDownAndUp) {
 
 TEST_F(FakeHostServiceTest, TheLeaseStillRevertsWhenItLapses) {
   ASSERT_TRUE(Call("lease", {{"ttl_ms", 1000}})["ok"].get<bool>());
-  ASSERT_TRUE(Call("apply", {{"fault_id", "slow"}, {"kind", "link_rate"},
-                             {"params", {{"interface", "fab0"}, {"rate", "1gbit"}}}})["ok"].get<bool>());
+  ASSERT_TRUE(Call("apply", {{"fault_id", "slow"},
+                             {"kind", "link_rate"},
+                             {"params", {{"interface", "fab0"}, {"rate", "1gbit"}}}})["ok"]
+                  .get<bool>());
   std::vector<Json> pushed;
   service_->set_push([&](Json m) { pushed.push_back(m); });
   clock_.Advance(std::chrono::milliseconds(1100));
@@ -98,15 +103,19 @@ TEST_F(FakeHostServiceTest, TheLeaseStillRevertsWhenItLapses) {
 
 TEST_F(FakeHostServiceTest, TicksFastOnlyWhileAFaultIsInForce) {
   EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
-  ASSERT_TRUE(Call("apply", {{"fault_id", "flap"}, {"kind", "link_flap"},
-                             {"params", {{"interface", "fab0"}, {"down", "50ms"}, {"count", 3}}}})["ok"].get<bool>());
+  ASSERT_TRUE(
+      Call("apply", {{"fault_id", "flap"},
+                     {"kind", "link_flap"},
+                     {"params", {{"interface", "fab0"}, {"down", "50ms"}, {"count", 3}}}})["ok"]
+          .get<bool>());
   EXPECT_EQ(service_->TickInterval(), AgentService::kBusyTick);
   ASSERT_TRUE(Call("revert", {{"fault_id", "flap"}})["ok"].get<bool>());
   EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
 }
 
 TEST_F(FakeHostServiceTest, TheManagementInterfaceIsStillRefused) {
-  Json r = Call("apply", {{"fault_id", "cut"}, {"kind", "link_down"}, {"params", {{"interface", "mgmt0"}}}});
+  Json r = Call("apply",
+                {{"fault_id", "cut"}, {"kind", "link_down"}, {"params", {{"interface", "mgmt0"}}}});
   EXPECT_FALSE(r["ok"].get<bool>());
   EXPECT_EQ(fake_.kernel.mutations(), 0u);
 }
@@ -129,7 +138,8 @@ TEST(FakeHostKernelTest, CountersSampleAnswersZeros) {
 
 TEST(FakeHostKernelTest, KeepsABoundedRecordButCountsEveryMutation) {
   FakeHostKernel kernel;
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(kernel.Run({"ip", "link", "set", "dev", "fab0", "up"}, {}).ok());
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(kernel.Run({"ip", "link", "set", "dev", "fab0", "up"}, {}).ok());
   EXPECT_EQ(kernel.mutations(), 100u);
   EXPECT_EQ(kernel.recorded().size(), FakeHostKernel::kMaxRecorded);
 }
@@ -158,7 +168,8 @@ class WireClient {
   }
   Json Call(const std::string& type, Json body = Json::object()) {
     uint64_t id = ++id_;
-    boost::asio::write(socket_, boost::asio::buffer(EncodeFrame(MakeRequest(type, id, std::move(body)))));
+    boost::asio::write(socket_,
+                       boost::asio::buffer(EncodeFrame(MakeRequest(type, id, std::move(body)))));
     for (;;) {
       auto m = decoder_.Next();
       if (!m.ok()) return Json{{"ok", false}, {"error", m.status().ToString()}};

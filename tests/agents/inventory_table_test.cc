@@ -2,10 +2,10 @@
 // table an operator reads after `fdrill inventory`.
 #include "harness/cli/inventory_table.h"
 
-#include <gtest/gtest.h>
-
 #include <sstream>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace fdrill {
 namespace {
@@ -57,20 +57,24 @@ std::vector<std::string> Cells(const std::string& line) {
 TEST(InventoryTableTest, OneRowPerNodeThenOneRowPerPortThenNotes) {
   auto lines = Lines(FormatInventoryTable(Cluster()));
   ASSERT_EQ(lines.size(), 11u) << FormatInventoryTable(Cluster());
-  EXPECT_EQ(Cells(lines[0]), (std::vector<std::string>{"NODE", "GPUS", "NVLINK", "HCA PORTS", "NETDEVS"}));
-  EXPECT_EQ(Cells(lines[1]), (std::vector<std::string>{
-                                 "n1", "2x NVIDIA H100 80GB HBM3", "3/4",
-                                 "mlx5_0/1 ACTIVE 400G IB, mlx5_1/1 DOWN 2.5G RoCE",
-                                 "ib0 400G, eth2 down, mgmt0 2.5G, veth1 ?"}));
+  EXPECT_EQ(Cells(lines[0]),
+            (std::vector<std::string>{"NODE", "GPUS", "NVLINK", "HCA PORTS", "NETDEVS"}));
+  EXPECT_EQ(Cells(lines[1]),
+            (std::vector<std::string>{"n1", "2x NVIDIA H100 80GB HBM3", "3/4",
+                                      "mlx5_0/1 ACTIVE 400G IB, mlx5_1/1 DOWN 2.5G RoCE",
+                                      "ib0 400G, eth2 down, mgmt0 2.5G, veth1 ?"}));
   EXPECT_EQ(Cells(lines[2]), (std::vector<std::string>{"n2", "-", "-", "-", "eth0 100M"}));
   EXPECT_EQ(Cells(lines[3]), (std::vector<std::string>{"n3", "-", "-", "-", "-"}));
   EXPECT_EQ(lines[4], "");
-  EXPECT_EQ(Cells(lines[5]), (std::vector<std::string>{"NODE", "HCA", "PORT", "STATE", "PHYS", "RATE", "LAYER", "LID",
-                                                       "NETDEVS", "NUMA", "FW"}));
-  EXPECT_EQ(Cells(lines[6]), (std::vector<std::string>{"n1", "mlx5_0", "1", "ACTIVE", "LinkUp", "400 Gb/sec (4X NDR)",
-                                                       "InfiniBand", "26", "ib0", "0", "28.39.1002"}));
-  EXPECT_EQ(Cells(lines[7]), (std::vector<std::string>{"n1", "mlx5_1", "1", "DOWN", "Disabled", "2.5 Gb/sec (1X SDR)",
-                                                       "Ethernet", "0", "eth2,eth2v", "1", "-"}));
+  EXPECT_EQ(Cells(lines[5]),
+            (std::vector<std::string>{"NODE", "HCA", "PORT", "STATE", "PHYS", "RATE", "LAYER",
+                                      "LID", "NETDEVS", "NUMA", "FW"}));
+  EXPECT_EQ(Cells(lines[6]), (std::vector<std::string>{"n1", "mlx5_0", "1", "ACTIVE", "LinkUp",
+                                                       "400 Gb/sec (4X NDR)", "InfiniBand", "26",
+                                                       "ib0", "0", "28.39.1002"}));
+  EXPECT_EQ(Cells(lines[7]), (std::vector<std::string>{"n1", "mlx5_1", "1", "DOWN", "Disabled",
+                                                       "2.5 Gb/sec (1X SDR)", "Ethernet", "0",
+                                                       "eth2,eth2v", "1", "-"}));
   EXPECT_EQ(lines[8], "");
   EXPECT_EQ(lines[9], "n2: NVML: libnvidia-ml.so.1 not found: cannot open shared object file");
   EXPECT_EQ(lines[10], "n3: unavailable: connect 198.19.0.4:7100: Connection refused");
@@ -85,7 +89,8 @@ TEST(InventoryTableTest, ColumnsLineUp) {
   size_t rate = lines[5].find("RATE");
   EXPECT_EQ(lines[6].find("400 Gb/sec"), rate);
   EXPECT_EQ(lines[7].find("2.5 Gb/sec"), rate);
-  for (const auto& l : lines) EXPECT_TRUE(l.empty() || l.back() != ' ') << "trailing space: [" << l << "]";
+  for (const auto& l : lines)
+    EXPECT_TRUE(l.empty() || l.back() != ' ') << "trailing space: [" << l << "]";
 }
 
 TEST(InventoryTableTest, MixedGpuModelsAndNoPortsAnywhere) {

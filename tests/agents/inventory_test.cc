@@ -2,11 +2,12 @@
 // the agent's `inventory` request on the fake host.
 #include "agents/inventory.h"
 
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "agents/agent_service.h"
 #include "agents/fake_host.h"
@@ -165,8 +166,10 @@ TEST(InventoryTest, RootsComeFromThePaths) {
 TEST(InventoryTest, GpusAndNvLinksFromNvml) {
   FakeNvml fake;
   fake.Node(2);
-  fake.Describe(0, "NVIDIA H100 80GB HBM3", "GPU-00000000-aaaa-bbbb-cccc-000000000000", "00000000:18:00.0");
-  fake.Describe(1, "NVIDIA H100 80GB HBM3", "GPU-11111111-aaaa-bbbb-cccc-111111111111", "00000000:2A:00.0");
+  fake.Describe(0, "NVIDIA H100 80GB HBM3", "GPU-00000000-aaaa-bbbb-cccc-000000000000",
+                "00000000:18:00.0");
+  fake.Describe(1, "NVIDIA H100 80GB HBM3", "GPU-11111111-aaaa-bbbb-cccc-111111111111",
+                "00000000:2A:00.0");
   fake.NvLink(0, 0, true, "00000000:05:00.0");
   fake.NvLink(0, 1, true, "00000000:06:00.0");
   fake.NvLink(0, 2, false);
@@ -210,7 +213,8 @@ TEST(InventoryTest, NvmlAbsentSaysWhyAndStillReadsSysfs) {
   ASSERT_TRUE(inv.ok()) << inv.status().ToString();
   EXPECT_EQ((*inv)["gpus"], Json::array());
   const std::string why = (*inv)["nvml"];
-  EXPECT_NE(why.find("/nonexistent/fdrill-test/libnvidia-ml.so.1 not found"), std::string::npos) << why;
+  EXPECT_NE(why.find("/nonexistent/fdrill-test/libnvidia-ml.so.1 not found"), std::string::npos)
+      << why;
   EXPECT_EQ((*inv)["hcas"].size(), 2u);
 }
 
@@ -246,7 +250,8 @@ TEST(InventoryTest, FakeSysFsListsImmediateChildren) {
 // The fake host (fdrill-agent --fake-host) answers with its model machine,
 // and the model's link state shows.
 TEST(InventoryTest, FakeHostAgentAnswersItsModel) {
-  auto dir = std::filesystem::temp_directory_path() / ("fdrill-inventory-agent-" + std::to_string(getpid()));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("fdrill-inventory-agent-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   FakeHost fake;
   FakeClock clock;
@@ -272,9 +277,10 @@ TEST(InventoryTest, FakeHostAgentAnswersItsModel) {
   EXPECT_EQ((*fab0)["ib_device"], "mlx5_0");
   EXPECT_EQ(r["numa"], Json::parse(R"([{"node":0,"cpus":"0-7"}])"));
 
-  Json down = service.Handle(MakeRequest("apply", 2, {{"fault_id", "d"}, {"kind", "link_down"},
-                                                     {"params", {{"interface", "fab0"}}}}),
-                             "test");
+  Json down = service.Handle(
+      MakeRequest("apply", 2,
+                  {{"fault_id", "d"}, {"kind", "link_down"}, {"params", {{"interface", "fab0"}}}}),
+      "test");
   ASSERT_TRUE(down["ok"].get<bool>()) << down.dump();
   r = service.Handle(MakeRequest("inventory", 3), "test");
   EXPECT_EQ((*Find(r["netdevs"], "name", "fab0"))["operstate"], "down");

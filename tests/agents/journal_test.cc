@@ -1,15 +1,16 @@
 #include "agents/journal.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 namespace fdrill {
 namespace {
 
 std::string TempPath(const char* name) {
-  auto dir = std::filesystem::temp_directory_path() / ("fdrill-journal-" + std::to_string(getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("fdrill-journal-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto p = dir / name;
   std::filesystem::remove(p);

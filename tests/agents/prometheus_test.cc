@@ -13,8 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +21,8 @@
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "agents/metrics_endpoint.h"
 #include "agents/metrics_http.h"
@@ -36,7 +36,9 @@ namespace {
 
 // ---- a strict 0.0.4 checker -------------------------------------------------
 
-bool IsMetricName(const std::string& s) { return std::regex_match(s, std::regex("[a-zA-Z_:][a-zA-Z0-9_:]*")); }
+bool IsMetricName(const std::string& s) {
+  return std::regex_match(s, std::regex("[a-zA-Z_:][a-zA-Z0-9_:]*"));
+}
 
 // Go's strconv.ParseFloat as Prometheus uses it, minus hex and underscores.
 bool IsValue(const std::string& s) {
@@ -52,7 +54,8 @@ struct CheckOptions {
 // Returns the problems found, "line N: why"; empty when the text is valid.
 std::vector<std::string> CheckExposition(const std::string& text, CheckOptions opt = {}) {
   std::vector<std::string> bad;
-  if (!text.empty() && text.back() != '\n') bad.push_back("the last line does not end with a newline");
+  if (!text.empty() && text.back() != '\n')
+    bad.push_back("the last line does not end with a newline");
   std::map<std::string, std::string> type_of;
   std::set<std::string> helped, sampled, closed, series;
   std::string current;  // the family whose samples are being read
@@ -61,7 +64,8 @@ std::vector<std::string> CheckExposition(const std::string& text, CheckOptions o
   auto family_of = [&](const std::string& name) {
     for (const char* suffix : {"_bucket", "_sum", "_count"}) {
       std::string sfx(suffix);
-      if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0) {
+      if (name.size() > sfx.size() &&
+          name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0) {
         std::string base = name.substr(0, name.size() - sfx.size());
         auto t = type_of.find(base);
         if (t != type_of.end() && (t->second == "histogram" || t->second == "summary")) return base;
@@ -92,7 +96,8 @@ std::vector<std::string> CheckExposition(const std::string& text, CheckOptions o
         std::string doc;
         std::getline(t, doc);
         for (size_t i = 0; i < doc.size(); ++i) {
-          if (doc[i] == '\\' && (i + 1 == doc.size() || (doc[i + 1] != '\\' && doc[i + 1] != 'n'))) {
+          if (doc[i] == '\\' &&
+              (i + 1 == doc.size() || (doc[i + 1] != '\\' && doc[i + 1] != 'n'))) {
             bad.push_back(at + "HELP escapes only \\\\ and \\n");
           }
           if (doc[i] == '\\') ++i;
@@ -100,8 +105,10 @@ std::vector<std::string> CheckExposition(const std::string& text, CheckOptions o
       } else {
         std::string type, extra;
         t >> type;
-        static const std::set<std::string> kTypes = {"counter", "gauge", "histogram", "summary", "untyped"};
-        if (kTypes.count(type) == 0 || (t >> extra)) bad.push_back(at + "TYPE needs one of the five types");
+        static const std::set<std::string> kTypes = {"counter", "gauge", "histogram", "summary",
+                                                     "untyped"};
+        if (kTypes.count(type) == 0 || (t >> extra))
+          bad.push_back(at + "TYPE needs one of the five types");
         if (type_of.count(name) > 0) bad.push_back(at + "second TYPE for " + name);
         if (sampled.count(name) > 0) bad.push_back(at + "TYPE for " + name + " after its samples");
         type_of[name] = type;
@@ -128,9 +135,11 @@ std::vector<std::string> CheckExposition(const std::string& text, CheckOptions o
           break;
         }
         size_t s = i;
-        while (i < line.size() && (isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_')) ++i;
+        while (i < line.size() && (isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_'))
+          ++i;
         std::string lname = line.substr(s, i - s);
-        if (!std::regex_match(lname, std::regex("[a-zA-Z_][a-zA-Z0-9_]*")) || lname.rfind("__", 0) == 0) {
+        if (!std::regex_match(lname, std::regex("[a-zA-Z_][a-zA-Z0-9_]*")) ||
+            lname.rfind("__", 0) == 0) {
           bad.push_back(at + "bad or reserved label name '" + lname + "'");
           ok = false;
           break;
@@ -195,7 +204,8 @@ std::vector<std::string> CheckExposition(const std::string& text, CheckOptions o
       bad.push_back(at + "bad value '" + value + "'");
       continue;
     }
-    if (rest >> ts && !std::regex_match(ts, std::regex("-?\\d+"))) bad.push_back(at + "timestamp must be integer ms");
+    if (rest >> ts && !std::regex_match(ts, std::regex("-?\\d+")))
+      bad.push_back(at + "timestamp must be integer ms");
     if (rest >> extra) bad.push_back(at + "trailing '" + extra + "'");
     const std::string family = family_of(name);
     if (!current.empty() && current != family) closed.insert(current);
@@ -220,7 +230,8 @@ TEST(PrometheusCheckerTest, AcceptsTheSpecsKindOfInput) {
       "http_requests_total{method=\"post\",code=\"400\",}    3 1395066363000\n"
       "\n"
       "# Escaping in label values:\n"
-      "msdos_file_access_time_seconds{path=\"C:\\\\DIR\\\\FILE.TXT\",error=\"Cannot find file:\\n\\\"FILE.TXT\\\"\"} "
+      "msdos_file_access_time_seconds{path=\"C:\\\\DIR\\\\FILE.TXT\",error=\"Cannot find "
+      "file:\\n\\\"FILE.TXT\\\"\"} "
       "1.458255915e9\n"
       "metric_without_timestamp_and_labels 12.47\n"
       "something_weird{problem=\"division by zero\"} +Inf -3982045\n"
@@ -258,7 +269,8 @@ TEST(PrometheusCheckerTest, RejectsBrokenInputs) {
       {"m 1\r\n", "CRLF"},
   };
   for (const auto& [text, why] : cases) EXPECT_FALSE(CheckExposition(text).empty()) << why;
-  EXPECT_FALSE(CheckExposition("m 1\n", {.require_help_and_type = true}).empty()) << "fdrill requires HELP/TYPE";
+  EXPECT_FALSE(CheckExposition("m 1\n", {.require_help_and_type = true}).empty())
+      << "fdrill requires HELP/TYPE";
 }
 
 // ---- the renderer --------------------------------------------------------------
@@ -274,14 +286,14 @@ AgentMetricsSnapshot BusySnapshot() {
   s.counters = {
       {"fab0.rx_bytes", 18446744073709551615ull},  // 2^64-1: must print exactly
       {"fab0.qdisc_drops", 7},
-      {"eth0.100.tx_packets", 3},                  // a VLAN: splits at the last dot
+      {"eth0.100.tx_packets", 3},  // a VLAN: splits at the last dot
       {"ib/mlx5_0/1.symbol_error", 4},
-      {"ib/mlx5_0/1.link_downed_total", 1},        // already _total: not doubled
+      {"ib/mlx5_0/1.link_downed_total", 1},  // already _total: not doubled
       {"ib/mlx5_1/2.port_rcv_errors", 0},
       {"gpu0/nvlink3.crc_errors", 5},
       {"gpu1/nvlink0.crc_errors", 6},
-      {"gpu1/nvlink0.replay-errors", 2},           // sanitised
-      {"fab0.rx-bytes", 99},                       // sanitises onto fab0.rx_bytes: dropped
+      {"gpu1/nvlink0.replay-errors", 2},  // sanitised
+      {"fab0.rx-bytes", 99},              // sanitises onto fab0.rx_bytes: dropped
       {"weird/shape", 8},
       {"nvlink_total", 1.5},
       {"fab1.note", "not a number"},
@@ -296,7 +308,8 @@ TEST(PrometheusTest, RenderPassesTheStrictChecker) {
   // Every counter family ends in _total.
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("# TYPE ", 0) == 0 && line.size() > 8 && line.substr(line.size() - 8) == " counter") {
+    if (line.rfind("# TYPE ", 0) == 0 && line.size() > 8 &&
+        line.substr(line.size() - 8) == " counter") {
       std::string name = line.substr(7, line.size() - 15);
       EXPECT_EQ(name.substr(name.size() - 6), "_total") << line;
     }
@@ -313,12 +326,15 @@ TEST(PrometheusTest, CounterKeysMapToFamiliesAndLabels) {
   EXPECT_TRUE(has("fdrill_lease_active{" + node + "} 1"));
   EXPECT_TRUE(has("fdrill_workload_running{" + node + "} 1"));
   EXPECT_TRUE(has("fdrill_counters_sample_age_seconds{" + node + "} 0.25"));
-  EXPECT_TRUE(has("fdrill_netdev_rx_bytes_total{" + node + ",interface=\"fab0\"} 18446744073709551615"));
+  EXPECT_TRUE(
+      has("fdrill_netdev_rx_bytes_total{" + node + ",interface=\"fab0\"} 18446744073709551615"));
   EXPECT_TRUE(has("fdrill_netdev_qdisc_drops_total{" + node + ",interface=\"fab0\"} 7"));
   EXPECT_TRUE(has("fdrill_netdev_tx_packets_total{" + node + ",interface=\"eth0.100\"} 3"));
-  EXPECT_TRUE(has("fdrill_ib_port_symbol_error_total{" + node + ",device=\"mlx5_0\",port=\"1\"} 4"));
+  EXPECT_TRUE(
+      has("fdrill_ib_port_symbol_error_total{" + node + ",device=\"mlx5_0\",port=\"1\"} 4"));
   EXPECT_TRUE(has("fdrill_ib_port_link_downed_total{" + node + ",device=\"mlx5_0\",port=\"1\"} 1"));
-  EXPECT_TRUE(has("fdrill_ib_port_port_rcv_errors_total{" + node + ",device=\"mlx5_1\",port=\"2\"} 0"));
+  EXPECT_TRUE(
+      has("fdrill_ib_port_port_rcv_errors_total{" + node + ",device=\"mlx5_1\",port=\"2\"} 0"));
   EXPECT_TRUE(has("fdrill_nvlink_crc_errors_total{" + node + ",gpu=\"0\",link=\"3\"} 5"));
   EXPECT_TRUE(has("fdrill_nvlink_crc_errors_total{" + node + ",gpu=\"1\",link=\"0\"} 6"));
   EXPECT_TRUE(has("fdrill_nvlink_replay_errors_total{" + node + ",gpu=\"1\",link=\"0\"} 2"));
@@ -353,7 +369,8 @@ std::string FindPromtool() {
 TEST(PrometheusTest, PromtoolCheckMetricsWhenInstalled) {
   const std::string promtool = FindPromtool();
   if (promtool.empty()) {
-    GTEST_SKIP() << "promtool not installed (Debian package `prometheus`); only the checker above judged the output";
+    GTEST_SKIP() << "promtool not installed (Debian package `prometheus`); only the checker above "
+                    "judged the output";
   }
   const auto dir = std::filesystem::temp_directory_path();
   const std::string in = (dir / ("fdrill-prom-" + std::to_string(getpid()) + ".txt")).string();
@@ -378,7 +395,8 @@ TEST(PrometheusTest, PromtoolCheckMetricsWhenInstalled) {
   std::filesystem::remove(in);
   std::filesystem::remove(out);
   // 0: clean; 1: parse error; 3: lint problems (no HELP, counter without _total, ...).
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "promtool check metrics: " << said.str();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "promtool check metrics: " << said.str();
 }
 
 // ---- the HTTP server -------------------------------------------------------------
@@ -405,7 +423,8 @@ std::string Exchange(uint16_t port, const std::string& request) {
   }
   std::string reply;
   char buf[4096];
-  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;)
+    reply.append(buf, static_cast<size_t>(n));
   close(fd);
   return reply;
 }
@@ -439,25 +458,33 @@ class MetricsHttpTest : public ::testing::Test {
 
 TEST_F(MetricsHttpTest, GetMetricsOverAPlainSocket) {
   StartServer();
-  std::string reply = Exchange(server_.port(), "GET /metrics HTTP/1.1\r\nHost: n1\r\nConnection: close\r\n\r\n");
+  std::string reply =
+      Exchange(server_.port(), "GET /metrics HTTP/1.1\r\nHost: n1\r\nConnection: close\r\n\r\n");
   ASSERT_EQ(reply.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << reply;
-  EXPECT_NE(reply.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+            std::string::npos)
+      << reply;
   const std::string body = Body(reply);
   EXPECT_EQ(body, RenderPrometheus(BusySnapshot()));
   EXPECT_TRUE(CheckExposition(body, {.require_help_and_type = true}).empty());
-  EXPECT_NE(reply.find("Content-Length: " + std::to_string(body.size()) + "\r\n"), std::string::npos);
+  EXPECT_NE(reply.find("Content-Length: " + std::to_string(body.size()) + "\r\n"),
+            std::string::npos);
 }
 
 TEST_F(MetricsHttpTest, HeadOtherPathsAndMethods) {
   StartServer();
-  std::string head = Exchange(server_.port(), "HEAD /metrics HTTP/1.1\r\nHost: n1\r\nConnection: close\r\n\r\n");
+  std::string head =
+      Exchange(server_.port(), "HEAD /metrics HTTP/1.1\r\nHost: n1\r\nConnection: close\r\n\r\n");
   ASSERT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << head;
   EXPECT_EQ(Body(head), "");
-  EXPECT_NE(head.find("Content-Length: " + std::to_string(RenderPrometheus(BusySnapshot()).size())), std::string::npos);
-  std::string root = Exchange(server_.port(), "GET / HTTP/1.1\r\nHost: n1\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(head.find("Content-Length: " + std::to_string(RenderPrometheus(BusySnapshot()).size())),
+            std::string::npos);
+  std::string root =
+      Exchange(server_.port(), "GET / HTTP/1.1\r\nHost: n1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(root.rfind("HTTP/1.1 404 Not Found\r\n", 0), 0u) << root;
-  std::string post =
-      Exchange(server_.port(), "POST /metrics HTTP/1.1\r\nHost: n1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  std::string post = Exchange(
+      server_.port(),
+      "POST /metrics HTTP/1.1\r\nHost: n1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(post.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), 0u) << post;
   EXPECT_NE(post.find("Allow: GET, HEAD\r\n"), std::string::npos);
   EXPECT_EQ(renders_, 1) << "only GET/HEAD /metrics renders";
@@ -506,15 +533,19 @@ TEST(MetricsListenTest, ParsesAddressAndPort) {
 
 constexpr char kProcNetDev[] =
     "Inter-|   Receive                                                |  Transmit\n"
-    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier "
+    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop "
+    "fifo colls carrier "
     "compressed\n"
-    " mgmt0:    5000      50    0    0    0     0          0         0     6000      60    0    0    0     0       0"
+    " mgmt0:    5000      50    0    0    0     0          0         0     6000      60    0    0  "
+    "  0     0       0"
     "          0\n"
-    "  fab0:    1234      10    0    2    0     0          0         0     4321      20    0    1    0     0       0"
+    "  fab0:    1234      10    0    2    0     0          0         0     4321      20    0    1  "
+    "  0     0       0"
     "          0\n";
 
 TEST(MetricsEndpointTest, SamplesCountersWithoutAWorkloadAndReportsAge) {
-  const auto dir = std::filesystem::temp_directory_path() / ("fdrill-metrics-endpoint-" + std::to_string(getpid()));
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("fdrill-metrics-endpoint-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   FakeProcessRunner runner;
   runner.OnOutput({"tc", "-s", "-j", "qdisc", "show"}, "[]");
@@ -527,8 +558,8 @@ TEST(MetricsEndpointTest, SamplesCountersWithoutAWorkloadAndReportsAge) {
   config.mgmt_interface = "mgmt0";
   AgentService service(config, Host{&runner, &sysfs}, clock);
   boost::asio::io_context io;
-  MetricsEndpoint endpoint(io, service, Host{&runner, &sysfs}, clock, "n1", "0.1.0", TelemetrySources{"mgmt0"},
-                           std::chrono::milliseconds(10));
+  MetricsEndpoint endpoint(io, service, Host{&runner, &sysfs}, clock, "n1", "0.1.0",
+                           TelemetrySources{"mgmt0"}, std::chrono::milliseconds(10));
   endpoint.Start();
   io.run_for(std::chrono::milliseconds(50));
   clock.Advance(std::chrono::seconds(3));
@@ -543,7 +574,8 @@ TEST(MetricsEndpointTest, SamplesCountersWithoutAWorkloadAndReportsAge) {
   EXPECT_EQ(s.faults_active["link_rate"], 0);
   const std::string text = RenderPrometheus(s);
   EXPECT_TRUE(CheckExposition(text, {.require_help_and_type = true}).empty()) << text;
-  EXPECT_NE(text.find("fdrill_netdev_rx_dropped_total{node=\"n1\",interface=\"fab0\"} 2\n"), std::string::npos)
+  EXPECT_NE(text.find("fdrill_netdev_rx_dropped_total{node=\"n1\",interface=\"fab0\"} 2\n"),
+            std::string::npos)
       << text;
   endpoint.Stop();
   io.run_for(std::chrono::milliseconds(50));

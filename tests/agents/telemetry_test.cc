@@ -1,10 +1,11 @@
 // SampleTelemetry: IB port counters from sysfs (the *_data ones in bytes),
 // NVLink counters from NVML field values, merged with the netdev sample; the
 // agent's telemetry interval.
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "agents/agent_service.h"
 #include "agents/counters.h"
@@ -97,12 +98,14 @@ TEST(TelemetryTest, OneSampleMergesNetdevIbAndNvLink) {
   FakeSysFs fs = IbPort();
   fs.files["/proc/net/dev"] =
       "Inter-|   Receive                                                |  Transmit\n"
-      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls "
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
+      "drop fifo colls "
       "carrier compressed\n"
       "  fab0: 100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n";
   FakeProcessRunner runner;
   runner.OnOutput({"tc"}, "[]");
-  auto s = SampleTelemetry(runner, &fs, {"mgmt0", "/sys/class/infiniband", &NvmlAt(NvmlLibraryPath())});
+  auto s =
+      SampleTelemetry(runner, &fs, {"mgmt0", "/sys/class/infiniband", &NvmlAt(NvmlLibraryPath())});
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ((*s)["fab0.rx_bytes"], 100);
   EXPECT_EQ((*s)["ib/mlx5_0/1.port_rcv_data"], 10000);
@@ -129,7 +132,8 @@ TEST(TelemetryTest, IntervalParsesDurationsInItsRange) {
   EXPECT_EQ(*ParseTelemetryInterval("1h"), std::chrono::hours(1));
   auto fast = ParseTelemetryInterval("50ms");
   ASSERT_FALSE(fast.ok());
-  EXPECT_NE(fast.status().message().find("from 100ms to 1h"), std::string::npos) << fast.status().message();
+  EXPECT_NE(fast.status().message().find("from 100ms to 1h"), std::string::npos)
+      << fast.status().message();
   EXPECT_FALSE(ParseTelemetryInterval("2h").ok());
   EXPECT_FALSE(ParseTelemetryInterval("10").ok());  // a bare number has no unit
   EXPECT_FALSE(ParseTelemetryInterval("fast").ok());
@@ -138,7 +142,8 @@ TEST(TelemetryTest, IntervalParsesDurationsInItsRange) {
 // The agent pushes one `counters` event per interval while it watches a
 // workload's metrics, on the interval's grid.
 int CountersPushedIn(Duration interval, Duration watched) {
-  auto dir = std::filesystem::temp_directory_path() / ("fdrill-telemetry-" + std::to_string(getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("fdrill-telemetry-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   FakeHost fake;
@@ -157,21 +162,24 @@ int CountersPushedIn(Duration interval, Duration watched) {
       last = m;
     }
   });
-  Json r = service.Handle(MakeRequest("workload_start", 1, {{"metrics_dir", (dir / "metrics").string()}}), "t");
+  Json r = service.Handle(
+      MakeRequest("workload_start", 1, {{"metrics_dir", (dir / "metrics").string()}}), "t");
   EXPECT_TRUE(r["ok"].get<bool>()) << r.dump();
   for (Duration t{}; t <= watched; t += std::chrono::milliseconds(50)) {
     service.Tick();
     clock.Advance(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(last["counters"].contains("fab0.rx_bytes")) << last.dump();
-  EXPECT_TRUE(last["counters"].contains("ib/mlx5_0/1.port_xmit_data")) << last.dump();  // the fake host's HCA
+  EXPECT_TRUE(last["counters"].contains("ib/mlx5_0/1.port_xmit_data"))
+      << last.dump();  // the fake host's HCA
   std::filesystem::remove_all(dir);
   return pushed;
 }
 
 TEST(TelemetryTest, AgentPushesAtItsTelemetryInterval) {
-  EXPECT_EQ(CountersPushedIn(std::chrono::milliseconds(250), std::chrono::seconds(1)), 5);  // 0, .25, .5, .75, 1
-  EXPECT_EQ(CountersPushedIn(std::chrono::seconds(1), std::chrono::seconds(1)), 2);         // 0, 1
+  EXPECT_EQ(CountersPushedIn(std::chrono::milliseconds(250), std::chrono::seconds(1)),
+            5);  // 0, .25, .5, .75, 1
+  EXPECT_EQ(CountersPushedIn(std::chrono::seconds(1), std::chrono::seconds(1)), 2);  // 0, 1
   EXPECT_EQ(AgentConfig{}.telemetry_interval, std::chrono::seconds(1));
 }
 

@@ -50,8 +50,10 @@ class Driver {
   }
   void Take(const std::vector<Action>& actions) {
     for (const auto& a : actions) {
-      std::string line = std::to_string(std::chrono::duration_cast<milliseconds>(a.at).count() / 1000.0).substr(0, 4) +
-                         ":" + ActionKindName(a.kind);
+      std::string line =
+          std::to_string(std::chrono::duration_cast<milliseconds>(a.at).count() / 1000.0)
+              .substr(0, 4) +
+          ":" + ActionKindName(a.kind);
       if (a.fault >= 0) line += ":" + s_.phases[a.phase].faults[a.fault].id;
       log.push_back(line);
       reasons.push_back(a.reason);
@@ -75,7 +77,8 @@ class Driver {
 Scenario Basic() {
   Scenario s;
   s.nodes = 2;
-  s.phases = {Phase("baseline", seconds(10)), Phase("hit", seconds(5), {Fault("a"), Fault("b", seconds(1), seconds(2))}),
+  s.phases = {Phase("baseline", seconds(10)),
+              Phase("hit", seconds(5), {Fault("a"), Fault("b", seconds(1), seconds(2))}),
               Phase("recovery", seconds(10))};
   return s;
 }
@@ -84,9 +87,10 @@ TEST(DrillEngine, FixedPhasesAndWindowsInSafeOrder) {
   Scenario s = Basic();
   Driver d(s);
   d.RunUntil(seconds(30));
-  EXPECT_EQ(d.log, (std::vector<std::string>{"0.00:phase_start", "10.0:phase_end", "10.0:phase_start", "10.0:apply:a",
-                                              "11.0:apply:b", "13.0:revert:b", "15.0:revert:a", "15.0:phase_end",
-                                              "15.0:phase_start", "25.0:phase_end", "25.0:done"}));
+  EXPECT_EQ(d.log, (std::vector<std::string>{"0.00:phase_start", "10.0:phase_end",
+                                             "10.0:phase_start", "10.0:apply:a", "11.0:apply:b",
+                                             "13.0:revert:b", "15.0:revert:a", "15.0:phase_end",
+                                             "15.0:phase_start", "25.0:phase_end", "25.0:done"}));
   EXPECT_TRUE(d.engine().Finished());
   EXPECT_EQ(d.reasons[1], "its duration elapsed (10s)");
   EXPECT_EQ(d.reasons[5], "its window ended (2s)");
@@ -98,8 +102,9 @@ TEST(DrillEngine, ALateCallStillEmitsEverythingInTimeOrder) {
   DrillEngine e(s);
   std::vector<std::string> kinds;
   for (const auto& a : e.Advance(seconds(40), {})) kinds.push_back(ActionKindName(a.kind));
-  EXPECT_EQ(kinds, (std::vector<std::string>{"phase_start", "phase_end", "phase_start", "apply", "apply", "revert",
-                                             "revert", "phase_end", "phase_start", "phase_end", "done"}));
+  EXPECT_EQ(kinds, (std::vector<std::string>{"phase_start", "phase_end", "phase_start", "apply",
+                                             "apply", "revert", "revert", "phase_end",
+                                             "phase_start", "phase_end", "done"}));
   EXPECT_TRUE(e.Advance(seconds(41), {}).empty());  // nothing after done
 }
 
@@ -134,15 +139,16 @@ TEST(DrillEngine, CtrlCAbortRevertsWhatIsApplied) {
   Driver d(s);
   d.RunUntil(milliseconds(10500));
   d.Take(d.engine().Abort(d.Now(), "interrupted (SIGINT/SIGTERM)"));
-  EXPECT_EQ(std::vector<std::string>(d.log.end() - 2, d.log.end()), (std::vector<std::string>{"10.6:revert:a", "10.6:abort"}));
+  EXPECT_EQ(std::vector<std::string>(d.log.end() - 2, d.log.end()),
+            (std::vector<std::string>{"10.6:revert:a", "10.6:abort"}));
   EXPECT_TRUE(d.engine().Abort(d.Now(), "again").empty());
 }
 
 Scenario Gated(bool abort) {
   Scenario s;
   s.nodes = 2;
-  s.phases = {Phase("baseline", seconds(5)), Phase("hit", seconds(2), {Fault("a")}), Gate("settle", seconds(1), seconds(20), abort),
-              Phase("recovery", seconds(3))};
+  s.phases = {Phase("baseline", seconds(5)), Phase("hit", seconds(2), {Fault("a")}),
+              Gate("settle", seconds(1), seconds(20), abort), Phase("recovery", seconds(3))};
   return s;
 }
 
@@ -155,9 +161,10 @@ TEST(DrillEngine, GateEndsWhenStableInsideIt) {
   EXPECT_EQ(d.engine().phase(), 2);
   d.input.stable_since = seconds(11);
   d.RunUntil(seconds(30));
-  EXPECT_EQ(d.log, (std::vector<std::string>{"0.00:phase_start", "5.00:phase_end", "5.00:phase_start", "5.00:apply:a",
-                                              "7.00:revert:a", "7.00:phase_end", "7.00:phase_start", "12.1:phase_end",
-                                              "12.1:phase_start", "15.1:phase_end", "15.1:done"}));
+  EXPECT_EQ(d.log, (std::vector<std::string>{"0.00:phase_start", "5.00:phase_end",
+                                             "5.00:phase_start", "5.00:apply:a", "7.00:revert:a",
+                                             "7.00:phase_end", "7.00:phase_start", "12.1:phase_end",
+                                             "12.1:phase_start", "15.1:phase_end", "15.1:done"}));
   EXPECT_EQ(d.reasons[7], "stable: 5 iterations in a row in the baseline band");
 }
 

@@ -8,7 +8,8 @@ namespace {
 using std::chrono::milliseconds;
 
 // One iteration on every rank: ends at end_ms, each rank time_ms, 1 MB.
-void Iter(LiveMonitor* m, int64_t iter, int64_t end_ms, double time_ms, int ranks = 2, int64_t wrong = 0) {
+void Iter(LiveMonitor* m, int64_t iter, int64_t end_ms, double time_ms, int ranks = 2,
+          int64_t wrong = 0) {
   for (int r = 0; r < ranks; ++r) {
     LiveSample s;
     s.iter = iter;
@@ -25,7 +26,14 @@ void Iter(LiveMonitor* m, int64_t iter, int64_t end_ms, double time_ms, int rank
 
 TEST(LiveMonitor, AnIterationCompletesWhenEveryRankReported) {
   LiveMonitor m(2, {}, 3);
-  LiveSample s{.iter = 0, .rank = 0, .end = milliseconds(10), .time_ms = 1.5, .wait_ms = 0, .bytes = 1e6, .bus_factor = 1, .wrong = 0};
+  LiveSample s{.iter = 0,
+               .rank = 0,
+               .end = milliseconds(10),
+               .time_ms = 1.5,
+               .wait_ms = 0,
+               .bytes = 1e6,
+               .bus_factor = 1,
+               .wrong = 0};
   m.Add(s);
   EXPECT_EQ(m.complete(), 0);
   s.rank = 1;
@@ -39,16 +47,16 @@ TEST(LiveMonitor, StableOnlyWhenTheLastWindowIsInTheBand) {
   EXPECT_FALSE(m.StableSince().has_value());              // no band yet
   m.EndBaseline();
   ASSERT_TRUE(m.band_low().has_value());
-  EXPECT_NEAR(*m.band_low(), 0.9, 1e-9);                  // the 10 % floor of a noiseless baseline
+  EXPECT_NEAR(*m.band_low(), 0.9, 1e-9);  // the 10 % floor of a noiseless baseline
   EXPECT_TRUE(m.StableSince().has_value());
-  Iter(&m, 20, 300, 9.5);                                 // 10 ms: 0.1 GB/s, out of the band
+  Iter(&m, 20, 300, 9.5);  // 10 ms: 0.1 GB/s, out of the band
   EXPECT_FALSE(m.StableSince().has_value());
   Iter(&m, 21, 310, 0.5);
   Iter(&m, 22, 320, 0.5);
   EXPECT_FALSE(m.StableSince().has_value());
   Iter(&m, 23, 330, 0.5);
   ASSERT_TRUE(m.StableSince().has_value());
-  EXPECT_EQ(*m.StableSince(), milliseconds(309));         // the window's first start: 310 - 1 ms
+  EXPECT_EQ(*m.StableSince(), milliseconds(309));  // the window's first start: 310 - 1 ms
 }
 
 TEST(LiveMonitor, TheLatestIterationBelowTheBandIsTheLiveImpactSignal) {
@@ -58,7 +66,7 @@ TEST(LiveMonitor, TheLatestIterationBelowTheBandIsTheLiveImpactSignal) {
   m.EndBaseline();
   Iter(&m, 20, 300, 0.5);
   EXPECT_FALSE(m.last_below_band_end().has_value());  // in the band
-  Iter(&m, 21, 320, 9.5);                              // 0.1 GB/s
+  Iter(&m, 21, 320, 9.5);                             // 0.1 GB/s
   ASSERT_TRUE(m.last_below_band_end().has_value());
   EXPECT_EQ(*m.last_below_band_end(), milliseconds(320));
   Iter(&m, 22, 330, 0.5);
@@ -89,7 +97,9 @@ TEST(LiveMonitor, StopConditions) {
   Iter(&busbw, 2, 30, 9.5);
   auto why = busbw.StopReason(milliseconds(30));
   ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(*why, "stop condition min_busbw: busbw below 0.5 GB/s for 2 iterations in a row (lowest 0.1000)");
+  EXPECT_EQ(
+      *why,
+      "stop condition min_busbw: busbw below 0.5 GB/s for 2 iterations in a row (lowest 0.1000)");
 
   StopSpec ceiling;
   ceiling.max_iteration_time = std::chrono::seconds(2);
@@ -98,9 +108,11 @@ TEST(LiveMonitor, StopConditions) {
   EXPECT_FALSE(hang.StopReason(milliseconds(1500)).has_value());
   auto quiet = hang.StopReason(milliseconds(2200));  // nothing completed for 2.1 s
   ASSERT_TRUE(quiet.has_value());
-  EXPECT_EQ(*quiet, "stop condition max_iteration_time: no iteration completed for 2.1 s (limit 2s)");
+  EXPECT_EQ(*quiet,
+            "stop condition max_iteration_time: no iteration completed for 2.1 s (limit 2s)");
   Iter(&hang, 1, 2300, 2499.5);
-  EXPECT_EQ(*hang.StopReason(milliseconds(2300)), "stop condition max_iteration_time: iteration 1 took 2500 ms (limit 2s)");
+  EXPECT_EQ(*hang.StopReason(milliseconds(2300)),
+            "stop condition max_iteration_time: iteration 1 took 2500 ms (limit 2s)");
 
   StopSpec data;
   data.max_wrong_elements = 0;
@@ -108,7 +120,8 @@ TEST(LiveMonitor, StopConditions) {
   Iter(&wrong, 0, 10, 0.5);
   EXPECT_FALSE(wrong.StopReason(milliseconds(10)).has_value());
   Iter(&wrong, 1, 20, 0.5, 2, 7);
-  EXPECT_EQ(*wrong.StopReason(milliseconds(20)), "stop condition max_wrong_elements: 7 elements failed the data check (limit 0)");
+  EXPECT_EQ(*wrong.StopReason(milliseconds(20)),
+            "stop condition max_wrong_elements: 7 elements failed the data check (limit 0)");
 
   StopSpec errors;
   errors.max_errors = 1;
@@ -122,7 +135,14 @@ TEST(LiveMonitor, StopConditions) {
 TEST(LiveMonitor, ADeadRankDoesNotGrowMemoryWithoutBound) {
   LiveMonitor m(2, {}, 3);
   for (int i = 0; i < 10000; ++i) {
-    LiveSample s{.iter = i, .rank = 0, .end = milliseconds(i), .time_ms = 1, .wait_ms = 0, .bytes = 1e6, .bus_factor = 1, .wrong = 0};
+    LiveSample s{.iter = i,
+                 .rank = 0,
+                 .end = milliseconds(i),
+                 .time_ms = 1,
+                 .wait_ms = 0,
+                 .bytes = 1e6,
+                 .bus_factor = 1,
+                 .wrong = 0};
     m.Add(s);  // rank 1 never reports
   }
   EXPECT_EQ(m.complete(), 0);

@@ -2,7 +2,6 @@
 // code, and Stop's TERM-then-KILL on the whole group.
 #include "harness/controller/local_job.h"
 
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 namespace fdrill {
 namespace {
@@ -44,7 +45,8 @@ struct Seen {
 TEST(LocalJob, LinesStderrAndExitCode) {
   Seen seen;
   LocalJob job(seen.Line(), seen.Exit());
-  ASSERT_TRUE(job.Start({"sh", "-c", "printf 'a\\r\\nb\\n'; echo err >&2; printf tail; exit 3"}).ok());
+  ASSERT_TRUE(
+      job.Start({"sh", "-c", "printf 'a\\r\\nb\\n'; echo err >&2; printf tail; exit 3"}).ok());
   ASSERT_TRUE(seen.WaitExit());
   EXPECT_EQ(*seen.code, 3);
   EXPECT_EQ(seen.lines, (std::vector<std::string>{"a", "b", "err", "tail"}));
@@ -58,7 +60,10 @@ TEST(LocalJob, StopEndsTheWholeGroupTermThenKill) {
   LocalJob job(seen.Line(), seen.Exit());
   // The leader ignores TERM and has a child that also ignores it: only the
   // KILL after the grace ends them; the child must not outlive the stop.
-  ASSERT_TRUE(job.Start({"sh", "-c", "trap '' TERM; sh -c \"trap '' TERM; echo child \\$\\$; sleep 300\" & wait"}).ok());
+  ASSERT_TRUE(
+      job.Start({"sh", "-c",
+                 "trap '' TERM; sh -c \"trap '' TERM; echo child \\$\\$; sleep 300\" & wait"})
+          .ok());
   pid_t child = 0;
   for (int i = 0; i < 200 && child == 0; ++i) {
     {
@@ -76,8 +81,8 @@ TEST(LocalJob, StopEndsTheWholeGroupTermThenKill) {
   EXPECT_FALSE(job.running());
   // The child was in the group: gone (or a zombie of init, not running).
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_TRUE(kill(child, 0) != 0 || std::ifstream("/proc/" + std::to_string(child) + "/stat").peek() == EOF ||
-              [&] {
+  EXPECT_TRUE(kill(child, 0) != 0 ||
+              std::ifstream("/proc/" + std::to_string(child) + "/stat").peek() == EOF || [&] {
                 std::string stat;
                 std::getline(std::ifstream("/proc/" + std::to_string(child) + "/stat"), stat);
                 return stat.find(") Z") != std::string::npos;
@@ -98,7 +103,8 @@ TEST(LocalJob, ALauncherThatIsNotThereIsAClearError) {
   LocalJob job(seen.Line(), seen.Exit());
   auto st = job.Start({"fdrill-no-such-launcher", "-np", "2"});
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.message(), "cannot start fdrill-no-such-launcher: No such file or directory (not found in PATH)");
+  EXPECT_EQ(st.message(),
+            "cannot start fdrill-no-such-launcher: No such file or directory (not found in PATH)");
   EXPECT_FALSE(job.running());
 }
 

@@ -1,8 +1,8 @@
 #include "harness/controller/progress.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdio>
+
+#include <gtest/gtest.h>
 
 namespace fdrill {
 namespace {
@@ -18,13 +18,16 @@ TEST(Progress, TheLineSaysPhaseTimeBusbwAndFaults) {
   v.busbw_gbps = 0.81;
   v.baseline_gbps = 1.76;
   v.faults = {"port-flap@gpu03"};
-  EXPECT_EQ(FormatProgress(v), "[  42s / 2m00s] flap | busbw 0.81 GB/s = 0.46x baseline 1.76 | faults: port-flap@gpu03");
+  EXPECT_EQ(
+      FormatProgress(v),
+      "[  42s / 2m00s] flap | busbw 0.81 GB/s = 0.46x baseline 1.76 | faults: port-flap@gpu03");
   v.total_is_max = true;
   v.faults.clear();
   v.baseline_gbps.reset();
   v.attempt = 1;
   v.restarts_allowed = 3;
-  EXPECT_EQ(FormatProgress(v), "[  42s / <=2m00s] flap | busbw 0.81 GB/s | restart 1/3 | no faults");
+  EXPECT_EQ(FormatProgress(v),
+            "[  42s / <=2m00s] flap | busbw 0.81 GB/s | restart 1/3 | no faults");
   EXPECT_EQ(FormatProgress(ProgressView{}), "[   0s / 0s] starting | busbw - | no faults");
   v.elapsed = std::chrono::hours(2) + std::chrono::minutes(5);
   EXPECT_EQ(FormatProgress(v).substr(0, 12), "[2h05m / <=2");
@@ -55,7 +58,9 @@ TEST(Progress, OnATerminalOneLineRewrittenAtMostFourTimesASecond) {
     line.Update(v, t0 + milliseconds(300));
     line.Finish();
   });
-  EXPECT_EQ(out, "\r[   0s / 0s] baseline | busbw - | no faults\x1b[K\r[   0s / 0s] hit | busbw - | no faults\x1b[K\n");
+  EXPECT_EQ(out,
+            "\r[   0s / 0s] baseline | busbw - | no faults\x1b[K\r[   0s / 0s] hit | busbw - | no "
+            "faults\x1b[K\n");
 }
 
 TEST(Progress, NotATerminalPlainLinesOnChangeAndEveryTenSeconds) {
@@ -64,7 +69,7 @@ TEST(Progress, NotATerminalPlainLinesOnChangeAndEveryTenSeconds) {
   v.phase = "baseline";
   const std::string out = Captured(false, [&](ProgressLine& line) {
     line.Update(v, t0);
-    line.Update(v, t0 + seconds(3));   // nothing changed: quiet
+    line.Update(v, t0 + seconds(3));  // nothing changed: quiet
     v.faults = {"cut@n1"};
     line.Update(v, t0 + seconds(4));   // a fault came: a line
     line.Update(v, t0 + seconds(15));  // 11 s later: a line

@@ -1,9 +1,9 @@
 #include "harness/controller/recorder.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/fakes/fake_clock.h"
 
@@ -22,7 +22,8 @@ TEST(RunRecorder, StampsEventsAndMapsMetricsThroughTheAgentOffset) {
   // The agent's clock runs 250 ms ahead of ours: a record stamped at our
   // start + 2.25 s reads start + 2.5 s on the agent.
   int64_t offset = 250'000'000;
-  Json records = Json::array({{{"rank", 1}, {"wall_ns", start_wall + 2'500'000'000 }, {"iter", 0}}, {{"no", "wall"}}});
+  Json records = Json::array(
+      {{{"rank", 1}, {"wall_ns", start_wall + 2'500'000'000}, {"iter", 0}}, {{"no", "wall"}}});
   EXPECT_EQ((*rec)->Metrics("n1", records, offset), 1u);
   std::ifstream ev(dir / "events.jsonl"), me(dir / "metrics.jsonl");
   std::string line;
@@ -32,7 +33,8 @@ TEST(RunRecorder, StampsEventsAndMapsMetricsThroughTheAgentOffset) {
   Json m = Json::parse(line);
   EXPECT_EQ(m["node"], "n1");
   EXPECT_NEAR(m["t"].get<double>(), 2.25, 1e-9);
-  EXPECT_FALSE(RunRecorder::Create(dir.string(), clock).ok()) << "a non-empty run directory is refused";
+  EXPECT_FALSE(RunRecorder::Create(dir.string(), clock).ok())
+      << "a non-empty run directory is refused";
   std::filesystem::remove_all(dir);
 }
 

@@ -24,13 +24,18 @@ TEST(SnapshotResidue, NamesEveryChangedAddedAndRemovedObject) {
                       {"host", {{"burners", {123}}}}};
   const Json items = SnapshotResidue("n1", before, Result<Json>(after));
   ASSERT_EQ(items.size(), 5u) << items.dump();
-  EXPECT_EQ(items[0], Json({{"node", "n1"}, {"object", "fab0 admin_up"}, {"before", true},
-                            {"after", false}}));
+  EXPECT_EQ(
+      items[0],
+      Json({{"node", "n1"}, {"object", "fab0 admin_up"}, {"before", true}, {"after", false}}));
   EXPECT_EQ(items[1]["object"], "fab0 qdisc");
-  EXPECT_EQ(items[2], Json({{"node", "n1"}, {"object", "fab2"}, {"before", nullptr},
+  EXPECT_EQ(items[2], Json({{"node", "n1"},
+                            {"object", "fab2"},
+                            {"before", nullptr},
                             {"after", Link("fab2", true, "noqueue")}}));
-  EXPECT_EQ(items[3], Json({{"node", "n1"}, {"object", "fab1"},
-                            {"before", Link("fab1", true, "noqueue")}, {"after", nullptr}}));
+  EXPECT_EQ(items[3], Json({{"node", "n1"},
+                            {"object", "fab1"},
+                            {"before", Link("fab1", true, "noqueue")},
+                            {"after", nullptr}}));
   // stopped_ranks is missing after (an older agent): not compared.
   EXPECT_EQ(items[4]["object"], "host burners");
 }
@@ -38,8 +43,8 @@ TEST(SnapshotResidue, NamesEveryChangedAddedAndRemovedObject) {
 TEST(SnapshotResidue, AFailedSnapshotIsOneItem) {
   const Json items = SnapshotResidue("n2", Json::object(), Result<Json>(DeadlineExceeded("late")));
   ASSERT_EQ(items.size(), 1u);
-  EXPECT_EQ(items[0], Json({{"node", "n2"}, {"object", "snapshot"}, {"before", "taken"},
-                            {"after", "late"}}));
+  EXPECT_EQ(items[0],
+            Json({{"node", "n2"}, {"object", "snapshot"}, {"before", "taken"}, {"after", "late"}}));
 }
 
 TEST(SnapshotResidue, NoSnapshotBeforeCountsEveryLinkAsNew) {

@@ -8,14 +8,14 @@
 // any test that runs a program the table lacks.
 #include "harness/host/programs.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "harness/host/real_process_runner.h"
 
@@ -47,7 +47,8 @@ std::string ReadSource(const std::string& relative) {
 
 // The rows whose package the set-up does not install: not in `set_up`
 // (FDRILL_PACKAGES) and not in `base` (Essential or Priority: required).
-std::vector<std::string> MissingFromSetUp(std::span<const ExternalProgram> rows, const std::set<std::string>& set_up,
+std::vector<std::string> MissingFromSetUp(std::span<const ExternalProgram> rows,
+                                          const std::set<std::string>& set_up,
                                           const std::set<std::string>& base) {
   std::vector<std::string> missing;
   for (const auto& row : rows) {
@@ -65,7 +66,8 @@ class DebianPackages {
   bool available() { return FindInPath("dpkg-query").ok(); }
   // "yes required", "no optional", ...; "" when dpkg does not know it.
   std::string EssentialPriority(const std::string& package) {
-    auto r = runner_.Run({"dpkg-query", "-W", "-f=${Essential} ${Priority}", package}, std::chrono::seconds(30));
+    auto r = runner_.Run({"dpkg-query", "-W", "-f=${Essential} ${Priority}", package},
+                         std::chrono::seconds(30));
     return r.ok() && r->exit_code == 0 ? r->out : "";
   }
   // Path -> the packages dpkg says own it, for every path of `paths` it
@@ -124,7 +126,8 @@ TEST(ExternalPrograms, EveryRowIsWellFormedAndNamedOnce) {
 }
 
 TEST(ExternalPrograms, TheGuardNamesAPackageDroppedFromTheSetUp) {
-  std::set<std::string> set_up = BashArray(ReadSource("scripts/setup-common.sh"), "FDRILL_PACKAGES");
+  std::set<std::string> set_up =
+      BashArray(ReadSource("scripts/setup-common.sh"), "FDRILL_PACKAGES");
   ASSERT_TRUE(set_up.count("iproute2")) << "FDRILL_PACKAGES not found in scripts/setup-common.sh";
   std::set<std::string> dropped = set_up;
   dropped.erase("nftables");
@@ -133,9 +136,11 @@ TEST(ExternalPrograms, TheGuardNamesAPackageDroppedFromTheSetUp) {
 }
 
 TEST(ExternalPrograms, EverySetUpPackageIsInstalledByTheSetUpOrIsDebianBase) {
-  std::set<std::string> set_up = BashArray(ReadSource("scripts/setup-common.sh"), "FDRILL_PACKAGES");
+  std::set<std::string> set_up =
+      BashArray(ReadSource("scripts/setup-common.sh"), "FDRILL_PACKAGES");
   DebianPackages dpkg;
-  if (!dpkg.available()) GTEST_SKIP() << "no dpkg-query: not a Debian system, the base set is unknown";
+  if (!dpkg.available())
+    GTEST_SKIP() << "no dpkg-query: not a Debian system, the base set is unknown";
   std::set<std::string> base;
   for (const auto& row : ExternalPrograms()) {
     std::string package(row.package);
@@ -144,8 +149,9 @@ TEST(ExternalPrograms, EverySetUpPackageIsInstalledByTheSetUpOrIsDebianBase) {
     if (ep.rfind("yes ", 0) == 0 || ep.find("required") != std::string::npos) base.insert(package);
   }
   std::vector<std::string> missing = MissingFromSetUp(ExternalPrograms(), set_up, base);
-  EXPECT_TRUE(missing.empty()) << "the set-up does not install: " << testing::PrintToString(missing)
-                               << " — add the package to FDRILL_PACKAGES in scripts/setup-common.sh";
+  EXPECT_TRUE(missing.empty())
+      << "the set-up does not install: " << testing::PrintToString(missing)
+      << " — add the package to FDRILL_PACKAGES in scripts/setup-common.sh";
 }
 
 TEST(ExternalPrograms, ScriptPackagesAreInstalledByTheirScript) {
@@ -198,7 +204,8 @@ TEST(ExternalPrograms, BuiltProgramsAreInTheBuild) {
 TEST(ProgramMissing, IsNotInstalledAndNamesThePackage) {
   Status s = ProgramMissing("nft");
   EXPECT_TRUE(IsProgramMissing(s));
-  EXPECT_EQ(s.message(), "nft is not installed (Debian package nftables): No such file or directory");
+  EXPECT_EQ(s.message(),
+            "nft is not installed (Debian package nftables): No such file or directory");
   EXPECT_FALSE(IsProgramMissing(NotFound("no interface fab9")));
   auto found = FindInPath("fdrill-no-such-program");
   EXPECT_TRUE(IsProgramMissing(found.status()));

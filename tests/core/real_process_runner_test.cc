@@ -29,7 +29,8 @@ TEST(RealProcessRunnerTest, AMissingProgramIsProgramMissingNamingIt) {
   auto r = runner.Run({"fdrill-no-such-program"}, std::chrono::seconds(10));
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(IsProgramMissing(r.status()));
-  EXPECT_EQ(r.status().message(), "fdrill-no-such-program is not installed: No such file or directory");
+  EXPECT_EQ(r.status().message(),
+            "fdrill-no-such-program is not installed: No such file or directory");
 }
 
 TEST(RealProcessRunnerTest, AMissingPathIsProgramMissingToo) {

@@ -1,8 +1,9 @@
-#include "harness/core/result.h"
 #include "harness/core/status.h"
-#include "harness/host/real_process_runner.h"
 
 #include <gtest/gtest.h>
+
+#include "harness/core/result.h"
+#include "harness/host/real_process_runner.h"
 
 namespace fdrill {
 namespace {

@@ -22,7 +22,8 @@ TEST(Units, RatesAreBitsAndMbpsIsRefusedWithAHint) {
   EXPECT_EQ(ParseRateBitsPerSec("2.5gbit").value(), 2500000000u);
   auto bad = ParseRateBitsPerSec("100mbps");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("did you mean \"100mbit\""), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("did you mean \"100mbit\""), std::string::npos)
+      << bad.status().message();
   EXPECT_FALSE(ParseRateBitsPerSec("100").ok());
   EXPECT_FALSE(ParseRateBitsPerSec("10bit").ok());
 }

@@ -7,7 +7,6 @@
 // on the controller's host, its output parsed live into metrics.jsonl and
 // the progress line, faults applied and reverted on the named node, the job
 // stopped at the end and nothing of it left running. No root needed.
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,10 +14,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
 
@@ -63,9 +64,17 @@ class ClusterDrill : public ::testing::Test {
     port_ = 20000 + getpid() % 20000;
     for (int i = 1; i <= 4; ++i) {
       const std::string node = "127.1.0." + std::to_string(i);
-      std::vector<std::string> argv = {FDRILL_AGENT_BIN, "--fake-host", "--insecure", "--node", node,
-                                       "--listen", node + ":" + std::to_string(port_), "--state-dir",
-                                       (work_ / ("agent" + std::to_string(i))).string(), "--log-level", "warn"};
+      std::vector<std::string> argv = {FDRILL_AGENT_BIN,
+                                       "--fake-host",
+                                       "--insecure",
+                                       "--node",
+                                       node,
+                                       "--listen",
+                                       node + ":" + std::to_string(port_),
+                                       "--state-dir",
+                                       (work_ / ("agent" + std::to_string(i))).string(),
+                                       "--log-level",
+                                       "warn"};
       std::vector<char*> args;
       for (auto& a : argv) args.push_back(a.data());
       args.push_back(nullptr);
@@ -75,11 +84,12 @@ class ClusterDrill : public ::testing::Test {
     }
     std::ofstream(work_ / "hosts") << "# four fake agents on loopback\n127.1.0.[1-4]\n";
     std::ofstream(work_ / "fake_perf.sh") << kFakePerf;
-    std::ofstream(work_ / "drill.yaml") << "name: cluster-nccl-tests\n"
-                                        << "fabric: {hosts: hosts, agent_port: " << port_ << "}\n"
-                                        << "workload: {command: [sh, " << (work_ / "fake_perf.sh").string()
-                                        << "], output: nccl-tests, launcher: none}\n"
-                                        << R"(phases:
+    std::ofstream(work_ / "drill.yaml")
+        << "name: cluster-nccl-tests\n"
+        << "fabric: {hosts: hosts, agent_port: " << port_ << "}\n"
+        << "workload: {command: [sh, " << (work_ / "fake_perf.sh").string()
+        << "], output: nccl-tests, launcher: none}\n"
+        << R"(phases:
   - {name: baseline, duration: 3s}
   - name: hit
     duration: 3s
@@ -99,8 +109,10 @@ expect:
       waitpid(pid, &st, 0);
     }
     RealProcessRunner runner;
-    auto left = runner.Run({"pgrep", "-f", (work_ / "fake_perf.sh").string()}, std::chrono::seconds(5));
-    EXPECT_TRUE(left.ok() && left->out.empty()) << "the workload outlived the drill: " << (left.ok() ? left->out : "");
+    auto left =
+        runner.Run({"pgrep", "-f", (work_ / "fake_perf.sh").string()}, std::chrono::seconds(5));
+    EXPECT_TRUE(left.ok() && left->out.empty())
+        << "the workload outlived the drill: " << (left.ok() ? left->out : "");
     fs::remove_all(work_);
   }
   fs::path work_;
@@ -114,7 +126,9 @@ std::set<std::string> RunDirs() {
   std::set<std::string> out;
   for (const auto& e : fs::directory_iterator("/tmp")) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("fdrill-", 0) == 0 && name.size() > 7 && std::isdigit(static_cast<unsigned char>(name[7]))) out.insert(name);
+    if (name.rfind("fdrill-", 0) == 0 && name.size() > 7 &&
+        std::isdigit(static_cast<unsigned char>(name[7])))
+      out.insert(name);
   }
   return out;
 }
@@ -123,8 +137,9 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
   const auto dirs_before = RunDirs();
   RealProcessRunner runner;
   const fs::path out = work_ / "run";
-  auto run = runner.Run({FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out", out.string()},
-                        std::chrono::seconds(120));
+  auto run = runner.Run(
+      {FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out", out.string()},
+      std::chrono::seconds(120));
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   // The fault made the job 10x slower: the expectation (max 2x) fails.
   EXPECT_EQ(run->exit_code, 1) << run->out << run->err;
@@ -168,7 +183,8 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
   EXPECT_EQ(inv["nodes"][1]["hcas"][0]["name"], "mlx5_0") << inv["nodes"][1].dump(2);
   std::ifstream hin(out / "hostfile");
   std::string hostfile((std::istreambuf_iterator<char>(hin)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(hostfile, "127.1.0.1 slots=1\n127.1.0.2 slots=1\n127.1.0.3 slots=1\n127.1.0.4 slots=1\n");
+  EXPECT_EQ(hostfile,
+            "127.1.0.1 slots=1\n127.1.0.2 slots=1\n127.1.0.3 slots=1\n127.1.0.4 slots=1\n");
   // The agents made the run's /tmp/fdrill-<run> and removed it at the end.
   EXPECT_EQ(RunDirs(), dirs_before);
   EXPECT_EQ(events.find("run_dir_kept"), std::string::npos);

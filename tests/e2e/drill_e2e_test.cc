@@ -1,8 +1,6 @@
 // End-to-end: `fdrill fabric up`, `fdrill run`, and what the run directory
 // says, on a real 4-node emulated fabric. Each test brings the fabric up and
 // tears it down in TearDown, also when an assertion fails.
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,8 +8,11 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
 
@@ -58,7 +59,8 @@ class DrillE2E : public ::testing::Test {
     if (up_) {
       auto down = Fdrill({"fabric", "down"});
       EXPECT_EQ(down.exit_code, 0) << down.out << down.err;
-      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos) << "namespaces left behind";
+      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos)
+          << "namespaces left behind";
     }
     if (!work_.empty()) fs::remove_all(work_);
   }
@@ -95,9 +97,12 @@ class DrillE2E : public ::testing::Test {
 TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {
   std::string before = FabricLinks();
   fs::path out = work_ / "run";
-  auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/quickstart.yaml", "--out", out.string()}, 240);
+  auto run = Fdrill(
+      {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/quickstart.yaml", "--out", out.string()},
+      240);
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  for (const char* f : {"scenario.yaml", "events.jsonl", "metrics.jsonl", "summary.json", "report.md", "plan.json"}) {
+  for (const char* f : {"scenario.yaml", "events.jsonl", "metrics.jsonl", "summary.json",
+                        "report.md", "plan.json"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
   json s = ReadJson(out / "summary.json");
@@ -139,7 +144,8 @@ int OwnProcesses(bool stopped_only) {
     std::ifstream stat(e.path() / "stat");
     std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
     auto close = text.rfind(')');
-    const bool stopped = close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'T';
+    const bool stopped =
+        close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'T';
     if (!stopped_only || stopped) ++n;
   }
   return n;
@@ -151,8 +157,9 @@ int OwnProcesses(bool stopped_only) {
 TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   std::string before = FabricLinks();
   fs::path out = work_ / "rps";
-  auto run = Fdrill(
-      {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/rank-pause-straggler.yaml", "--out", out.string()}, 180);
+  auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/rank-pause-straggler.yaml",
+                     "--out", out.string()},
+                    180);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   json s = ReadJson(out / "summary.json");
   EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
@@ -169,7 +176,8 @@ TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   EXPECT_GE(by_id["straggler"]["slowdown"].get<double>(), 1.1) << by_id["straggler"].dump();
   EXPECT_GE(by_id["cpu-hog"]["slowdown"].get<double>(), 1.1) << by_id["cpu-hog"].dump();
   // Issue 17: each fault names what the agent resolved it to, not "".
-  EXPECT_THAT(by_id["hung-rank"]["target"].get<std::string>(), ::testing::MatchesRegex("rank [0-9]+ \\(pid [0-9]+\\)"));
+  EXPECT_THAT(by_id["hung-rank"]["target"].get<std::string>(),
+              ::testing::MatchesRegex("rank [0-9]+ \\(pid [0-9]+\\)"));
   EXPECT_THAT(by_id["straggler"]["target"].get<std::string>(), ::testing::StartsWith("rank"));
   EXPECT_EQ(by_id["cpu-hog"]["target"], "node");
   // 1 GiB held resident on n0 (Apply returns once it is): applied, verified
@@ -188,8 +196,9 @@ TEST_F(DrillE2E, LinkLossAndPartitionSlowTheJobAndLeaveNoRule) {
   for (const char* name : {"link-loss", "partition"}) {
     SCOPED_TRACE(name);
     fs::path out = work_ / name;
-    auto run = Fdrill(
-        {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml", "--out", out.string()}, 120);
+    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml",
+                       "--out", out.string()},
+                      120);
     EXPECT_EQ(run.exit_code, 0) << run.err;
     json s = ReadJson(out / "summary.json");
     EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
@@ -200,7 +209,8 @@ TEST_F(DrillE2E, LinkLossAndPartitionSlowTheJobAndLeaveNoRule) {
     ASSERT_TRUE(f["time_to_recover_s"].is_number()) << f.dump();
     EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
     for (int i = 0; i < 4; ++i) {
-      std::string rules = Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(i), "iptables-save"});
+      std::string rules =
+          Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(i), "iptables-save"});
       EXPECT_EQ(rules.find("FDRILL-"), std::string::npos) << rules;
     }
   }
@@ -211,17 +221,18 @@ TEST_F(DrillE2E, LinkLossAndPartitionSlowTheJobAndLeaveNoRule) {
 // kill to the job's failure — an outcome, not an error of the harness.
 TEST_F(DrillE2E, RankKillEndsTheJobAndTheDrillFailsWithTheTimeToFailure) {
   fs::path scenario = work_ / "rank-kill.yaml";
-  std::ofstream(scenario) << "name: rank-kill\n"
-                             "fabric: {emulated: {nodes: 4}}\n"
-                             "workload: {op: all_reduce, dtype: float32, size: 1M, ranks_per_node: 1, backend: mpi}\n"
-                             "phases:\n"
-                             "  - {name: baseline, duration: 6s}\n"
-                             "  - name: crash\n"
-                             "    duration: 20s\n"
-                             "    faults:\n"
-                             "      - {id: crash, kind: rank_kill, node: n2, params: {rank: 2}}\n"
-                             "  - {name: after, duration: 5s}\n"
-                             "expect: {no_residue: true}\n";
+  std::ofstream(scenario)
+      << "name: rank-kill\n"
+         "fabric: {emulated: {nodes: 4}}\n"
+         "workload: {op: all_reduce, dtype: float32, size: 1M, ranks_per_node: 1, backend: mpi}\n"
+         "phases:\n"
+         "  - {name: baseline, duration: 6s}\n"
+         "  - name: crash\n"
+         "    duration: 20s\n"
+         "    faults:\n"
+         "      - {id: crash, kind: rank_kill, node: n2, params: {rank: 2}}\n"
+         "  - {name: after, duration: 5s}\n"
+         "expect: {no_residue: true}\n";
   fs::path out = work_ / "rk";
   auto run = Fdrill({"run", scenario.string(), "--out", out.string()}, 120);
   EXPECT_EQ(run.exit_code, 1) << run.err;
@@ -242,7 +253,8 @@ TEST_F(DrillE2E, RankKillEndsTheJobAndTheDrillFailsWithTheTimeToFailure) {
 
 TEST_F(DrillE2E, MissingInterfaceIsRefusedBeforeAnythingIsTouched) {
   std::string before = FabricLinks();
-  fs::path scenario = WriteScenario("bad-iface.yaml", "{interface: fab0, rate: 100mbit}", "{interface: fab9, rate: 100mbit}");
+  fs::path scenario = WriteScenario("bad-iface.yaml", "{interface: fab0, rate: 100mbit}",
+                                    "{interface: fab9, rate: 100mbit}");
   fs::path out = work_ / "bad-run";
   auto run = Fdrill({"run", scenario.string(), "--out", out.string()});
   EXPECT_EQ(run.exit_code, 2) << run.err;
@@ -271,11 +283,14 @@ TEST_F(DrillE2E, AnAgentThatDoesNotAnswerIsNamedAndNothingIsApplied) {
 // tests above do not run: each passes, recovers and leaves nothing behind.
 TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
   const std::string before = FabricLinks();
-  for (const char* name : {"link-degrade-ramp", "ib-port-flap", "ib-width-downgrade", "nvlink-throttle", "gpu-straggler",
-                           "firmware-regression", "burn-in-soak.short"}) {
+  for (const char* name :
+       {"link-degrade-ramp", "ib-port-flap", "ib-width-downgrade", "nvlink-throttle",
+        "gpu-straggler", "firmware-regression", "burn-in-soak.short"}) {
     SCOPED_TRACE(name);
     fs::path out = work_ / name;
-    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml", "--out", out.string()}, 400);
+    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml",
+                       "--out", out.string()},
+                      400);
     EXPECT_EQ(run.exit_code, 0) << run.err;
     json s = ReadJson(out / "summary.json");
     EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
@@ -286,7 +301,8 @@ TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
     std::ifstream events(out / "events.jsonl");
     for (std::string line; std::getline(events, line);) {
       json e = json::parse(line);
-      if (e["type"] == "phase_end" && e["reason"].get<std::string>().find("timeout") != std::string::npos) {
+      if (e["type"] == "phase_end" &&
+          e["reason"].get<std::string>().find("timeout") != std::string::npos) {
         ADD_FAILURE() << "gate timed out: " << line;
       }
     }
@@ -295,12 +311,14 @@ TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
       ASSERT_EQ(s["faults"].size(), 3u) << s["faults"].dump(2);
       EXPECT_EQ(s["faults"][0]["id"], "degrade@n1@400mbit");
       EXPECT_EQ(s["faults"][2]["id"], "degrade@n1@25mbit");
-      EXPECT_GT(s["faults"][2]["slowdown"].get<double>(), s["faults"][0]["slowdown"].get<double>()) << s["faults"].dump(2);
+      EXPECT_GT(s["faults"][2]["slowdown"].get<double>(), s["faults"][0]["slowdown"].get<double>())
+          << s["faults"].dump(2);
     }
     if (std::string(name) == "gpu-straggler") {
       // The seeded pick (the same in plan and run) is where the fault ran.
       ASSERT_EQ(s["faults"].size(), 1u);
-      auto plan = Fdrill({"plan", std::string(FDRILL_SOURCE_DIR) + "/scenarios/gpu-straggler.yaml"});
+      auto plan =
+          Fdrill({"plan", std::string(FDRILL_SOURCE_DIR) + "/scenarios/gpu-straggler.yaml"});
       EXPECT_NE(plan.out.find("apply  " + s["faults"][0]["id"].get<std::string>() + " on " +
                               s["faults"][0]["node"].get<std::string>()),
                 std::string::npos)
@@ -317,7 +335,8 @@ TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
 TEST_F(DrillE2E, AStopConditionAbortsRevertsEverythingAndFails) {
   const std::string before = FabricLinks();
   fs::path scenario = work_ / "stop.yaml";
-  std::ofstream(scenario) << R"(# a link down longer than the stop condition allows an iteration to take
+  std::ofstream(scenario)
+      << R"(# a link down longer than the stop condition allows an iteration to take
 name: stop
 fabric: {emulated: {nodes: 4}}
 workload: {size: 1M}
@@ -340,7 +359,9 @@ safety:
   json s = ReadJson(out / "summary.json");
   EXPECT_EQ(s["verdict"], "fail");
   ASSERT_TRUE(s["stopped"].is_string()) << s.dump(2);
-  EXPECT_NE(s["stopped"].get<std::string>().find("stop condition max_iteration_time"), std::string::npos) << s["stopped"];
+  EXPECT_NE(s["stopped"].get<std::string>().find("stop condition max_iteration_time"),
+            std::string::npos)
+      << s["stopped"];
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
   EXPECT_EQ(FabricLinks(), before);
   // The revert is journalled before the abort, with the stop as its reason.
@@ -372,11 +393,14 @@ TEST_F(DrillE2E, RestartPolicyRecoversCrashesAndHangsAndStopsACrashLoop) {
     int exit_code;
     const char* cause;  // of the first failure
   };
-  for (const Case& c : {Case{"rank-crash-rollback", 0, "exit"}, Case{"rank-hang-rollback", 0, "hang"},
-                        Case{"partition-rollback", 0, "hang"}, Case{"crash-loop", 1, "exit"}}) {
+  for (const Case& c :
+       {Case{"rank-crash-rollback", 0, "exit"}, Case{"rank-hang-rollback", 0, "hang"},
+        Case{"partition-rollback", 0, "hang"}, Case{"crash-loop", 1, "exit"}}) {
     SCOPED_TRACE(c.name);
     fs::path out = work_ / c.name;
-    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + c.name + ".yaml", "--out", out.string()}, 300);
+    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + c.name + ".yaml",
+                       "--out", out.string()},
+                      300);
     EXPECT_EQ(run.exit_code, c.exit_code) << run.err;
     json s = ReadJson(out / "summary.json");
     const json& rb = s["rollback"];
@@ -401,7 +425,9 @@ TEST_F(DrillE2E, RestartPolicyRecoversCrashesAndHangsAndStopsACrashLoop) {
       EXPECT_EQ(s["verdict"], "fail");
       EXPECT_EQ(rb["restarts"], 2);
       ASSERT_TRUE(s["stopped"].is_string()) << s.dump(2);
-      EXPECT_NE(s["stopped"].get<std::string>().find("restarts exhausted (max_restarts 2)"), std::string::npos) << s["stopped"];
+      EXPECT_NE(s["stopped"].get<std::string>().find("restarts exhausted (max_restarts 2)"),
+                std::string::npos)
+          << s["stopped"];
     }
   }
 }
@@ -411,7 +437,8 @@ TEST(DrillBadInput, MissingScenarioFileAndUnknownKeyExit2) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/drill.yaml"), std::string::npos) << missing.err;
   fs::path p = fs::temp_directory_path() / ("fdrill-typo-" + std::to_string(getpid()) + ".yaml");
-  std::ofstream(p) << "name: typo\nfabric: {emulated: {nodes: 2}}\nphases:\n  - name: baseline\n    duraton: 5s\n";
+  std::ofstream(p) << "name: typo\nfabric: {emulated: {nodes: 2}}\nphases:\n  - name: baseline\n   "
+                      " duraton: 5s\n";
   auto typo = Fdrill({"run", p.string()});
   fs::remove(p);
   EXPECT_EQ(typo.exit_code, 2);

@@ -5,7 +5,6 @@
 //
 // FDRILL_SOAK_REPEATS (default 3) sets how many times the controller-kill
 // test repeats; scripts/soak-controller-kill.sh runs it 20 times.
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,9 +13,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
 
@@ -62,13 +63,16 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
 }
 
 std::string Qdisc(int node) {
-  return Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(node), "tc", "qdisc", "show", "dev", "fab0", "root"});
+  return Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(node), "tc", "qdisc", "show", "dev",
+             "fab0", "root"});
 }
 bool Up(int node) {
-  std::string out = Sh({"ip", "-n", "fdrill-n" + std::to_string(node), "-o", "link", "show", "fab0"});
+  std::string out =
+      Sh({"ip", "-n", "fdrill-n" + std::to_string(node), "-o", "link", "show", "fab0"});
   auto open = out.find('<');
   auto close = out.find('>');
-  return open != std::string::npos && out.substr(open, close - open).find("UP") != std::string::npos;
+  return open != std::string::npos &&
+         out.substr(open, close - open).find("UP") != std::string::npos;
 }
 bool Shaped(int node) { return Qdisc(node).find("tbf") != std::string::npos; }
 
@@ -141,9 +145,12 @@ safety: {lease_ttl: 3s, lease_renew: 1s, max_faulted_nodes: 2}
 
   // Starts `fdrill run hold.yaml` and waits until both faults are applied.
   void StartDrillAndWaitForFaults(const std::string& out) {
-    controller_ = Spawn({FDRILL_BIN, "run", (work_ / "hold.yaml").string(), "--out", out}, (work_ / "controller.log").string());
-    double t = WaitFor([&] { return CountEvents(fs::path(out) / "events.jsonl", "fault_applied") == 2; }, 60);
-    ASSERT_GE(t, 0) << "faults never applied; controller log:\n" << Sh({"cat", (work_ / "controller.log").string()});
+    controller_ = Spawn({FDRILL_BIN, "run", (work_ / "hold.yaml").string(), "--out", out},
+                        (work_ / "controller.log").string());
+    double t = WaitFor(
+        [&] { return CountEvents(fs::path(out) / "events.jsonl", "fault_applied") == 2; }, 60);
+    ASSERT_GE(t, 0) << "faults never applied; controller log:\n"
+                    << Sh({"cat", (work_ / "controller.log").string()});
     ASSERT_TRUE(Shaped(1));
     ASSERT_FALSE(Up(2));
   }
@@ -155,7 +162,8 @@ safety: {lease_ttl: 3s, lease_renew: 1s, max_faulted_nodes: 2}
 };
 
 TEST_F(SafetyE2E, KilledControllerLeavesNothingBehindWithinTtl) {
-  int repeats = std::getenv("FDRILL_SOAK_REPEATS") ? std::atoi(std::getenv("FDRILL_SOAK_REPEATS")) : 3;
+  int repeats =
+      std::getenv("FDRILL_SOAK_REPEATS") ? std::atoi(std::getenv("FDRILL_SOAK_REPEATS")) : 3;
   std::string before = Qdisc(1) + Qdisc(2);
   double worst = 0;
   for (int i = 0; i < repeats; ++i) {
@@ -170,9 +178,13 @@ TEST_F(SafetyE2E, KilledControllerLeavesNothingBehindWithinTtl) {
     // The workload goes too: no rank of ours outlives the lease.
     EXPECT_GE(WaitFor([] { return Sh({"pgrep", "-f", "fdrill-collective"}).empty(); }, 10), 0);
     EXPECT_EQ(Qdisc(1) + Qdisc(2), before);
-    std::printf("[ measured ] repeat %d: faults reverted %.3f s after SIGKILL of the controller (TTL %.0f s)\n", i, t, kTtlS);
+    std::printf(
+        "[ measured ] repeat %d: faults reverted %.3f s after SIGKILL of the controller (TTL %.0f "
+        "s)\n",
+        i, t, kTtlS);
   }
-  std::printf("[ measured ] worst revert after controller SIGKILL over %d repeats: %.3f s\n", repeats, worst);
+  std::printf("[ measured ] worst revert after controller SIGKILL over %d repeats: %.3f s\n",
+              repeats, worst);
 }
 
 TEST_F(SafetyE2E, KilledAgentRevertsFromItsJournalWhenRestarted) {
@@ -196,7 +208,8 @@ TEST_F(SafetyE2E, KilledAgentRevertsFromItsJournalWhenRestarted) {
   ASSERT_GE(t, 0) << Sh({"cat", (work_ / "agent-restart.log").string()});
   std::printf("[ measured ] restarted agent reverted its journal %.3f s after start\n",
               std::chrono::duration<double>(Clock::now() - started).count());
-  EXPECT_NE(Sh({"cat", (work_ / "agent-restart.log").string()}).find("from the journal"), std::string::npos);
+  EXPECT_NE(Sh({"cat", (work_ / "agent-restart.log").string()}).find("from the journal"),
+            std::string::npos);
   // The controller lost n1 and ends the drill; everything else is reverted.
   int status = 0;
   ASSERT_GE(WaitFor([&] { return waitpid(controller_, &status, WNOHANG) == controller_; }, 60), 0);
@@ -207,11 +220,13 @@ TEST_F(SafetyE2E, KilledAgentRevertsFromItsJournalWhenRestarted) {
 
 TEST_F(SafetyE2E, NodeCutOffFromManagementRevertsWithinTtl) {
   StartDrillAndWaitForFaults((work_ / "run").string());
-  ASSERT_EQ(Sh({"ip", "link", "set", "fdm-n1", "down"}), "");  // the root-side end of n1's management veth
+  ASSERT_EQ(Sh({"ip", "link", "set", "fdm-n1", "down"}),
+            "");  // the root-side end of n1's management veth
   double t = WaitFor([&] { return !Shaped(1); }, kTtlS + 5);
   ASSERT_GE(t, 0) << "n1 kept its fault without a controller";
   EXPECT_LE(t, kTtlS + 1.0);
-  std::printf("[ measured ] n1 reverted %.3f s after its management link went down (TTL %.0f s)\n", t, kTtlS);
+  std::printf("[ measured ] n1 reverted %.3f s after its management link went down (TTL %.0f s)\n",
+              t, kTtlS);
   // The controller sees the lease fail and ends the drill, reverting n2.
   EXPECT_GE(WaitFor([&] { return Up(2); }, 30), 0);
   Sh({"ip", "link", "set", "fdm-n1", "up"});

@@ -17,7 +17,9 @@ constexpr char kAgent[] = "/opt/fdrill/bin/fdrill-agent";
 
 class FabricDownTest : public ::testing::Test {
  protected:
-  FabricDownTest() : node_(&clock_) { fs_.files["/proc/self/mountinfo"] = "22 1 0:21 / /proc rw - proc proc rw\n"; }
+  FabricDownTest() : node_(&clock_) {
+    fs_.files["/proc/self/mountinfo"] = "22 1 0:21 / /proc rw - proc proc rw\n";
+  }
   FabricHost Host() { return FabricHost{&runner_, &fs_, &node_, &clock_}; }
 
   // What a crash leaves: namespaces, links and mounts, no fabric.json.
@@ -26,15 +28,17 @@ class FabricDownTest : public ::testing::Test {
         "45 27 0:4 uts:[4026532319] /run/fdrill/fabric/n0/uts rw - nsfs nsfs rw\n"
         "46 27 0:4 uts:[4026532320] /run/fdrill/fabric/n1/uts rw - nsfs nsfs rw\n"
         "47 27 0:4 uts:[4026532321] /run/fdrill/fabric-e2e/n0/uts rw - nsfs nsfs rw\n";
-    runner_.OnOutput({"ip", "netns", "list"},
-                     "fdrill-n1 (id: 2)\nfdt-n0 (id: 5)\nfdrill-sw (id: 0)\nfdrill-n0 (id: 1)\nblue\n");
-    runner_.OnOutput({"ip", "-o", "link", "show"},
-                     "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN\n"
-                     "4: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1400 state UP\n"
-                     "7: fdm-br: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP\n"
-                     "9: fdm-n0@if3: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 master fdm-br state UP\n"
-                     "11: fdm-n1@if3: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 master fdm-br state UP\n"
-                     "12: fdmx: <BROADCAST,MULTICAST> mtu 1500 state DOWN\n");
+    runner_.OnOutput(
+        {"ip", "netns", "list"},
+        "fdrill-n1 (id: 2)\nfdt-n0 (id: 5)\nfdrill-sw (id: 0)\nfdrill-n0 (id: 1)\nblue\n");
+    runner_.OnOutput(
+        {"ip", "-o", "link", "show"},
+        "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN\n"
+        "4: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1400 state UP\n"
+        "7: fdm-br: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP\n"
+        "9: fdm-n0@if3: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 master fdm-br state UP\n"
+        "11: fdm-n1@if3: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 master fdm-br state UP\n"
+        "12: fdmx: <BROADCAST,MULTICAST> mtu 1500 state DOWN\n");
     fs_.files["/run/fdrill/fabric/n0/agent.log"] = "";
   }
 
@@ -57,12 +61,14 @@ TEST_F(FabricDownTest, FindsEverythingByPrefixWithoutFabricJson) {
   auto report = FabricDown(DownOptions{}, Host());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   const std::string d = "/run/fdrill/fabric";
-  EXPECT_THAT(runner_.calls(), ElementsAre(Argv{"ip", "netns", "list"}, Argv{"ip", "-o", "link", "show"},
-                                           Argv{"ip", "link", "del", "fdm-n0"}, Argv{"ip", "link", "del", "fdm-n1"},
-                                           Argv{"ip", "link", "del", "fdm-br"}, Argv{"ip", "netns", "del", "fdrill-n1"},
-                                           Argv{"ip", "netns", "del", "fdrill-sw"},
-                                           Argv{"ip", "netns", "del", "fdrill-n0"}, Argv{"umount", d + "/n0/uts"},
-                                           Argv{"umount", d + "/n1/uts"}, Argv{"rm", "-rf", "--one-file-system", d}));
+  EXPECT_THAT(
+      runner_.calls(),
+      ElementsAre(Argv{"ip", "netns", "list"}, Argv{"ip", "-o", "link", "show"},
+                  Argv{"ip", "link", "del", "fdm-n0"}, Argv{"ip", "link", "del", "fdm-n1"},
+                  Argv{"ip", "link", "del", "fdm-br"}, Argv{"ip", "netns", "del", "fdrill-n1"},
+                  Argv{"ip", "netns", "del", "fdrill-sw"}, Argv{"ip", "netns", "del", "fdrill-n0"},
+                  Argv{"umount", d + "/n0/uts"}, Argv{"umount", d + "/n1/uts"},
+                  Argv{"rm", "-rf", "--one-file-system", d}));
   EXPECT_FALSE(report->found_nothing);
   EXPECT_EQ(report->removed.size(), 9u);
 }
@@ -71,14 +77,17 @@ TEST_F(FabricDownTest, OnNothingSaysSoAndRunsNothingDestructive) {
   auto report = FabricDown(DownOptions{}, Host());
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->found_nothing);
-  EXPECT_THAT(runner_.calls(), ElementsAre(Argv{"ip", "netns", "list"}, Argv{"ip", "-o", "link", "show"}));
+  EXPECT_THAT(runner_.calls(),
+              ElementsAre(Argv{"ip", "netns", "list"}, Argv{"ip", "-o", "link", "show"}));
 }
 
 TEST_F(FabricDownTest, TermsAgentsAndKillsTheOneThatStaysAfterGrace) {
   Leftovers();
   WriteState(4242, 4343);
-  fs_.files["/proc/4242/cmdline"] = ProcCmdline({kAgent, "--node", "n0", "--listen", "198.19.0.1:7100"});
-  fs_.files["/proc/4343/cmdline"] = ProcCmdline({kAgent, "--node", "n1", "--listen", "198.19.0.2:7100"});
+  fs_.files["/proc/4242/cmdline"] =
+      ProcCmdline({kAgent, "--node", "n0", "--listen", "198.19.0.1:7100"});
+  fs_.files["/proc/4343/cmdline"] =
+      ProcCmdline({kAgent, "--node", "n1", "--listen", "198.19.0.2:7100"});
   int sleeps = 0;
   node_.on_sleep = [&] {
     if (++sleeps == 2) fs_.files.erase("/proc/4242/cmdline");  // n0 exits; n1 ignores SIGTERM
@@ -107,7 +116,8 @@ TEST_F(FabricDownTest, NeverSignalsARecycledPid) {
 
 TEST_F(FabricDownTest, KeepsGoingAndReportsEveryFailure) {
   Leftovers();
-  runner_.OnFail({"ip", "netns", "del", "fdrill-sw"}, "Cannot remove namespace file: Device or resource busy", 1);
+  runner_.OnFail({"ip", "netns", "del", "fdrill-sw"},
+                 "Cannot remove namespace file: Device or resource busy", 1);
   runner_.OnFail({"umount"}, "umount: target is busy.", 32);
   auto report = FabricDown(DownOptions{}, Host());
   ASSERT_FALSE(report.ok());

@@ -7,8 +7,6 @@
 // ever under the test's prefixes) are removed by the next run's SetUp.
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -17,6 +15,9 @@
 #include <unistd.h>
 
 #include <functional>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include "fabric/fabric_down.h"
 #include "fabric/fabric_status.h"
@@ -181,7 +182,11 @@ TEST_F(FabricE2eTest, FabricConnectsNodesAndOnlyNodesManagementReachesController
   ASSERT_EQ(read(ready[0], &ok, 1), 1);
   close(ready[0]);
   ASSERT_EQ(ok, 'y');
-  EXPECT_EQ(RunInNode(n0, [&] { return node_.TcpConnects(n2.FabricIp(), 7300, std::chrono::seconds(2)) ? 0 : 1; }), 0);
+  EXPECT_EQ(
+      RunInNode(
+          n0,
+          [&] { return node_.TcpConnects(n2.FabricIp(), 7300, std::chrono::seconds(2)) ? 0 : 1; }),
+      0);
   int status = 0;
   waitpid(listener, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
@@ -199,10 +204,14 @@ TEST_F(FabricE2eTest, FabricConnectsNodesAndOnlyNodesManagementReachesController
   sockaddr_in bound{};
   socklen_t len = sizeof(bound);
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
-  EXPECT_EQ(
-      RunInNode(
-          n0, [&] { return node_.TcpConnects(controller_ip, ntohs(bound.sin_port), std::chrono::seconds(2)) ? 0 : 1; }),
-      0);
+  EXPECT_EQ(RunInNode(n0,
+                      [&] {
+                        return node_.TcpConnects(controller_ip, ntohs(bound.sin_port),
+                                                 std::chrono::seconds(2))
+                                   ? 0
+                                   : 1;
+                      }),
+            0);
   close(fd);
 }
 
@@ -216,7 +225,8 @@ TEST_F(FabricE2eTest, DownLeavesNothingAndIsIdempotent) {
   auto down = FabricDown(DownOptions{TestLayout()}, Host());
   ASSERT_TRUE(down.ok()) << down.status().ToString();
   EXPECT_EQ(down->agents_stopped, 2);
-  for (const auto& n : state->nodes) EXPECT_FALSE(AgentAlive(fs_, state->agent_bin, n.name, n.agent_pid));
+  for (const auto& n : state->nodes)
+    EXPECT_FALSE(AgentAlive(fs_, state->agent_bin, n.name, n.agent_pid));
   auto inv = TakeInventory(TestLayout(), runner_, fs_);
   ASSERT_TRUE(inv.ok());
   EXPECT_TRUE(inv->empty());
@@ -244,13 +254,15 @@ TEST_F(FabricE2eTest, MpirunRunsOneRankPerNodeThroughFabricRsh) {
   ASSERT_TRUE(fs_.Write(hostfile, MpirunHostfile(*state, 1)).ok());
 
   std::vector<std::string> argv = {FDRILL_TEST_CLI, "fabric", "exec", "n0", "--"};
-  for (auto& a : MpirunArgv(*state, 1, FDRILL_TEST_CLI, {FDRILL_MPI_PROBE}, hostfile)) argv.push_back(a);
+  for (auto& a : MpirunArgv(*state, 1, FDRILL_TEST_CLI, {FDRILL_MPI_PROBE}, hostfile))
+    argv.push_back(a);
   auto run = runner_.Run(argv, std::chrono::seconds(60));
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   ASSERT_EQ(run->exit_code, 0) << run->out << run->err;
   for (const auto& n : state->nodes) {
     std::string rank = n.name.substr(1);
-    EXPECT_THAT(run->out, HasSubstr("rank " + rank + " of 3 on " + n.name + " TMPDIR=" + n.tmpdir + " sum=6"))
+    EXPECT_THAT(run->out,
+                HasSubstr("rank " + rank + " of 3 on " + n.name + " TMPDIR=" + n.tmpdir + " sum=6"))
         << run->out << run->err;
   }
 }

@@ -76,9 +76,10 @@ TEST(FabricStateTest, FindNodeByNameAddressOrUserAtHost) {
 
 TEST(FabricStateTest, RshRunsTheJoinedWordsWithShLikeSshd) {
   EXPECT_EQ(
-      RshShellArgv({"PATH=/usr/bin:$PATH", ";", "export", "PATH", ";", "/usr/bin/orted", "-mca", "ess", "\"env\""}),
-      (std::vector<std::string>{"/bin/sh", "-c",
-                                "PATH=/usr/bin:$PATH ; export PATH ; /usr/bin/orted -mca ess \"env\""}));
+      RshShellArgv({"PATH=/usr/bin:$PATH", ";", "export", "PATH", ";", "/usr/bin/orted", "-mca",
+                    "ess", "\"env\""}),
+      (std::vector<std::string>{
+          "/bin/sh", "-c", "PATH=/usr/bin:$PATH ; export PATH ; /usr/bin/orted -mca ess \"env\""}));
 }
 
 TEST(FabricStateTest, RshRejectsUnknownHostWithoutEnteringAnything) {
@@ -90,7 +91,8 @@ TEST(FabricStateTest, RshRejectsUnknownHostWithoutEnteringAnything) {
 }
 
 TEST(InventoryTest, ParsesNetnsLinksAndMounts) {
-  EXPECT_EQ(ParseNetnsList("fdrill-n0 (id: 3)\nfdrill-sw\n\n"), (std::vector<std::string>{"fdrill-n0", "fdrill-sw"}));
+  EXPECT_EQ(ParseNetnsList("fdrill-n0 (id: 3)\nfdrill-sw\n\n"),
+            (std::vector<std::string>{"fdrill-n0", "fdrill-sw"}));
   EXPECT_EQ(ParseLinkNames("1: lo: <LOOPBACK> mtu 65536\n5: fdm-n0@if3: <BROADCAST> mtu 1500\n"),
             (std::vector<std::string>{"lo", "fdm-n0"}));
   EXPECT_EQ(ParseMountsUnder("1 2 0:4 uts:[1] /run/fdrill/fabric/n0/uts rw - nsfs nsfs rw\n"
@@ -104,8 +106,10 @@ TEST(InventoryTest, ParsesNetnsLinksAndMounts) {
 
 TEST(InventoryTest, AgentAliveOnlyWhenCmdlineNamesTheAgentForThatNode) {
   FakeSysFs fs;
-  fs.files["/proc/10/cmdline"] = ProcCmdline({"/opt/bin/fdrill-agent", "--node", "n1", "--listen", "x"});
-  fs.files["/proc/11/cmdline"] = ProcCmdline({"/usr/bin/python3", "/opt/bin/agent.py", "--node", "n1"});
+  fs.files["/proc/10/cmdline"] =
+      ProcCmdline({"/opt/bin/fdrill-agent", "--node", "n1", "--listen", "x"});
+  fs.files["/proc/11/cmdline"] =
+      ProcCmdline({"/usr/bin/python3", "/opt/bin/agent.py", "--node", "n1"});
   fs.files["/proc/12/cmdline"] = "";  // a zombie
   fs.files["/proc/13/cmdline"] = ProcCmdline({"/usr/bin/sleep", "100"});
   EXPECT_TRUE(AgentAlive(fs, "/opt/bin/fdrill-agent", "n1", 10));

@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/fabric/fake_node_system.h"
@@ -16,8 +15,10 @@ using ::testing::HasSubstr;
 TEST(FabricStatusTest, ParsesLinkStates) {
   auto states = ParseLinkStates(
       "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT\n"
-      "2: fab0@if2: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state LOWERLAYERDOWN mode DEFAULT\n"
-      "3: mgmt0@if9: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP mode DEFAULT\n");
+      "2: fab0@if2: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state "
+      "LOWERLAYERDOWN mode DEFAULT\n"
+      "3: mgmt0@if9: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP mode "
+      "DEFAULT\n");
   ASSERT_EQ(states.size(), 3u);
   EXPECT_EQ(states[1], (std::pair<std::string, std::string>{"fab0", "LOWERLAYERDOWN"}));
   EXPECT_EQ(states[2], (std::pair<std::string, std::string>{"mgmt0", "UP"}));
@@ -35,9 +36,11 @@ TEST(FabricStatusTest, ReportsAgentsAndLinksPerNode) {
   ASSERT_TRUE(SaveFabricState(fs, *state).ok());
   fs.files["/proc/10/cmdline"] = ProcCmdline({"/opt/bin/fdrill-agent", "--node", "n0"});
   runner.OnOutput({"ip", "-n", "fdrill-sw"},
-                  "2: swp0@if2: <UP,LOWER_UP> mtu 1500 state UP\n3: swp1@if2: <BROADCAST> mtu 1500 state DOWN\n");
+                  "2: swp0@if2: <UP,LOWER_UP> mtu 1500 state UP\n3: swp1@if2: <BROADCAST> mtu 1500 "
+                  "state DOWN\n");
   runner.OnOutput({"ip", "-n", "fdrill-n0"},
-                  "2: fab0@if2: <UP,LOWER_UP> mtu 1500 state UP\n3: mgmt0@if9: <UP,LOWER_UP> mtu 1500 state UP\n");
+                  "2: fab0@if2: <UP,LOWER_UP> mtu 1500 state UP\n3: mgmt0@if9: <UP,LOWER_UP> mtu "
+                  "1500 state UP\n");
   runner.OnFail({"ip", "-n", "fdrill-n1"}, "Cannot open network namespace \"fdrill-n1\"", 1);
 
   auto status = GetFabricStatus("/run/fdrill/fabric", FabricHost{&runner, &fs, &node, &clock});

@@ -11,7 +11,8 @@
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() < 3 || args[0] != "fabric" || (args[1] != "rsh" && args[1] != "exec")) {
-    std::fprintf(stderr, "usage: %s fabric rsh HOST WORDS... | fabric exec NODE -- ARGV...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s fabric rsh HOST WORDS... | fabric exec NODE -- ARGV...\n",
+                 argv[0]);
     return 2;
   }
   auto state = fdrill::LoadFabricState(FDRILL_E2E_FABRIC_DIR);

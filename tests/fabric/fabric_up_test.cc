@@ -37,7 +37,8 @@ TEST_F(FabricUpTest, TwoNodesRunExactlyTheseIpCommands) {
     std::vector<Argv> node = {
         {"ip", "netns", "add", ns},
         {"ip", "-n", ns, "link", "set", "lo", "up"},
-        {"ip", "link", "add", "swp" + i, "netns", "fdrill-sw", "type", "veth", "peer", "name", "fab0", "netns", ns},
+        {"ip", "link", "add", "swp" + i, "netns", "fdrill-sw", "type", "veth", "peer", "name",
+         "fab0", "netns", ns},
         {"ip", "-n", "fdrill-sw", "link", "set", "swp" + i, "master", "br0"},
         {"ip", "-n", "fdrill-sw", "link", "set", "swp" + i, "up"},
         {"ip", "-n", ns, "addr", "add", "198.18.0." + host + "/24", "dev", "fab0"},
@@ -57,9 +58,10 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
   auto state = FabricUp(options_, Host());
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   const std::string d = "/run/fdrill/fabric";
-  EXPECT_THAT(runner_.CallsStartingWith({"mkdir"}),
-              ElementsAre(Argv{"mkdir", "-p", d}, Argv{"mkdir", "-p", d + "/n0/tmp", d + "/n0/state"},
-                          Argv{"mkdir", "-p", d + "/n1/tmp", d + "/n1/state"}));
+  EXPECT_THAT(
+      runner_.CallsStartingWith({"mkdir"}),
+      ElementsAre(Argv{"mkdir", "-p", d}, Argv{"mkdir", "-p", d + "/n0/tmp", d + "/n0/state"},
+                  Argv{"mkdir", "-p", d + "/n1/tmp", d + "/n1/state"}));
   EXPECT_THAT(runner_.CallsStartingWith({"unshare"}),
               ElementsAre(Argv{"unshare", "--uts=" + d + "/n0/uts", "hostname", "n0"},
                           Argv{"unshare", "--uts=" + d + "/n1/uts", "hostname", "n1"}));
@@ -67,9 +69,10 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
 
   ASSERT_EQ(node_.spawned.size(), 2u);
   const SpawnSpec& s1 = node_.spawned[1];
-  EXPECT_EQ(s1.argv, (Argv{"/opt/fdrill/bin/fdrill-agent", "--node", "n1", "--listen", "198.19.0.2:7100", "--state-dir",
-                           d + "/n1/state", "--tls-ca", d + "/pki/ca.pem", "--tls-cert", d + "/pki/n1.pem",
-                           "--tls-key", d + "/pki/n1.key"}));
+  EXPECT_EQ(s1.argv,
+            (Argv{"/opt/fdrill/bin/fdrill-agent", "--node", "n1", "--listen", "198.19.0.2:7100",
+                  "--state-dir", d + "/n1/state", "--tls-ca", d + "/pki/ca.pem", "--tls-cert",
+                  d + "/pki/n1.pem", "--tls-key", d + "/pki/n1.key"}));
   EXPECT_EQ(s1.netns_path, "/run/netns/fdrill-n1");
   EXPECT_EQ(s1.uts_path, d + "/n1/uts");
   EXPECT_EQ(s1.tmpdir, d + "/n1/tmp");
@@ -84,17 +87,21 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
 }
 
 TEST_F(FabricUpTest, RefusesWhenAFabricExistsAndTouchesNothing) {
-  runner_.OnOutput({"ip", "netns", "list"}, "fdrill-n1 (id: 2)\nfdrill-n0 (id: 1)\nfdrill-sw\nother\n");
+  runner_.OnOutput({"ip", "netns", "list"},
+                   "fdrill-n1 (id: 2)\nfdrill-n0 (id: 1)\nfdrill-sw\nother\n");
   auto state = FabricUp(options_, Host());
   ASSERT_FALSE(state.ok());
   EXPECT_EQ(state.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(state.status().message(), "fabric already up with 2 nodes; run `fdrill fabric down` first");
-  EXPECT_THAT(runner_.calls(), ElementsAre(Argv{"ip", "netns", "list"}, Argv{"ip", "-o", "link", "show"}));
+  EXPECT_EQ(state.status().message(),
+            "fabric already up with 2 nodes; run `fdrill fabric down` first");
+  EXPECT_THAT(runner_.calls(),
+              ElementsAre(Argv{"ip", "netns", "list"}, Argv{"ip", "-o", "link", "show"}));
   EXPECT_TRUE(node_.spawned.empty());
 }
 
 TEST_F(FabricUpTest, RefusesOnAStrayManagementLink) {
-  runner_.OnOutput({"ip", "-o", "link", "show"}, "9: fdm-br: <BROADCAST,MULTICAST> mtu 1500 state DOWN\n");
+  runner_.OnOutput({"ip", "-o", "link", "show"},
+                   "9: fdm-br: <BROADCAST,MULTICAST> mtu 1500 state DOWN\n");
   auto state = FabricUp(options_, Host());
   ASSERT_FALSE(state.ok());
   EXPECT_THAT(state.status().message(), HasSubstr("run `fdrill fabric down` first"));
@@ -106,19 +113,23 @@ TEST_F(FabricUpTest, FailureHalfWayUndoesWhatWasMadeInReverse) {
   auto state = FabricUp(options_, Host());
   ASSERT_FALSE(state.ok());
   EXPECT_THAT(state.status().message(),
-              HasSubstr("`ip -n fdrill-n1 addr add 198.18.0.2/24 dev fab0` exited 2: RTNETLINK answers: File exists"));
+              HasSubstr("`ip -n fdrill-n1 addr add 198.18.0.2/24 dev fab0` exited 2: RTNETLINK "
+                        "answers: File exists"));
   EXPECT_THAT(state.status().message(), HasSubstr("rolled back"));
 
   const auto& calls = runner_.calls();
-  auto failed = std::find(calls.begin(), calls.end(),
-                          Argv{"ip", "-n", "fdrill-n1", "addr", "add", "198.18.0.2/24", "dev", "fab0"});
+  auto failed =
+      std::find(calls.begin(), calls.end(),
+                Argv{"ip", "-n", "fdrill-n1", "addr", "add", "198.18.0.2/24", "dev", "fab0"});
   ASSERT_NE(failed, calls.end());
   std::vector<Argv> after(failed + 1, calls.end());
   const std::string d = "/run/fdrill/fabric";
-  EXPECT_THAT(after, ElementsAre(Argv{"ip", "netns", "del", "fdrill-n1"}, Argv{"umount", d + "/n0/uts"},
-                                 Argv{"ip", "link", "del", "fdm-n0"}, Argv{"ip", "netns", "del", "fdrill-n0"},
-                                 Argv{"ip", "netns", "del", "fdrill-sw"}, Argv{"ip", "link", "del", "fdm-br"},
-                                 Argv{"rm", "-rf", "--one-file-system", d}));
+  EXPECT_THAT(
+      after,
+      ElementsAre(Argv{"ip", "netns", "del", "fdrill-n1"}, Argv{"umount", d + "/n0/uts"},
+                  Argv{"ip", "link", "del", "fdm-n0"}, Argv{"ip", "netns", "del", "fdrill-n0"},
+                  Argv{"ip", "netns", "del", "fdrill-sw"}, Argv{"ip", "link", "del", "fdm-br"},
+                  Argv{"rm", "-rf", "--one-file-system", d}));
   EXPECT_TRUE(node_.spawned.empty());
 }
 
@@ -147,8 +158,9 @@ TEST_F(FabricUpTest, AgentsThatNeverListenTimeOutAndRollBack) {
   auto state = FabricUp(options_, Host());
   ASSERT_FALSE(state.ok());
   EXPECT_EQ(state.status().code(), StatusCode::kDeadlineExceeded);
-  EXPECT_THAT(state.status().message(),
-              HasSubstr("2 agent(s) did not accept a connection within 10s, first n0 on 198.19.0.1:7100"));
+  EXPECT_THAT(
+      state.status().message(),
+      HasSubstr("2 agent(s) did not accept a connection within 10s, first n0 on 198.19.0.1:7100"));
   EXPECT_EQ(runner_.CallsStartingWith({"kill"}).size(), 2u);
 }
 

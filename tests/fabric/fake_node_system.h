@@ -40,7 +40,8 @@ class FakeNodeSystem final : public NodeSystem {
   std::function<void(const SpawnSpec&)> on_spawn;  // e.g. write its log
 
   Result<int> Spawn(const SpawnSpec& spec) override {
-    if (static_cast<int>(spawned.size()) == fail_spawn_at) return FailedPrecondition("exec: No such file");
+    if (static_cast<int>(spawned.size()) == fail_spawn_at)
+      return FailedPrecondition("exec: No such file");
     spawned.push_back(spec);
     if (on_spawn) on_spawn(spec);
     return next_pid++;

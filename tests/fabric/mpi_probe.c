@@ -1,8 +1,9 @@
 /* One all-reduce across the emulated fabric; each rank prints where it ran. */
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <mpi.h>
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

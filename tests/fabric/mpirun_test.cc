@@ -8,14 +8,16 @@ namespace {
 TEST(MpirunTest, HostfileListsFabricAddressesWithSlots) {
   auto state = PlanFabric(FabricLayout::Default(), 3, "/bin/agent");
   ASSERT_TRUE(state.ok());
-  EXPECT_EQ(MpirunHostfile(*state, 2), "198.18.0.1 slots=2\n198.18.0.2 slots=2\n198.18.0.3 slots=2\n");
+  EXPECT_EQ(MpirunHostfile(*state, 2),
+            "198.18.0.1 slots=2\n198.18.0.2 slots=2\n198.18.0.3 slots=2\n");
 }
 
 TEST(MpirunTest, ArgvLaunchesThroughFabricRshOverTheFabricSubnetOnly) {
   auto state = PlanFabric(FabricLayout::Default(), 4, "/bin/agent");
   ASSERT_TRUE(state.ok());
-  auto argv = MpirunArgv(*state, 2, "/opt/fdrill/bin/fdrill", {"fdrill-collective", "-b", "4M", "-n", "20"},
-                         "/run/fdrill/fabric/n0/tmp/hostfile");
+  auto argv =
+      MpirunArgv(*state, 2, "/opt/fdrill/bin/fdrill", {"fdrill-collective", "-b", "4M", "-n", "20"},
+                 "/run/fdrill/fabric/n0/tmp/hostfile");
   std::vector<std::string> expected = {"mpirun",
                                        "--allow-run-as-root",
                                        "-np",

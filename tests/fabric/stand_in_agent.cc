@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   const char* tmpdir = std::getenv("TMPDIR");
-  std::ofstream(state_dir + "/where.txt") << "hostname=" << host << "\ntmpdir=" << (tmpdir ? tmpdir : "") << "\n";
+  std::ofstream(state_dir + "/where.txt")
+      << "hostname=" << host << "\ntmpdir=" << (tmpdir ? tmpdir : "") << "\n";
 
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

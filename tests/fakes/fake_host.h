@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/fakes/known_program.h"
 #include "harness/host/host.h"
+#include "tests/fakes/known_program.h"
 
 namespace fdrill {
 
@@ -48,10 +48,12 @@ class FakeProcessRunner final : public ProcessRunner {
   const std::vector<std::vector<std::string>>& calls() const { return calls_; }
   void ClearCalls() { calls_.clear(); }
   // Calls whose argv starts with prefix, e.g. {"tc", "qdisc", "replace"}.
-  std::vector<std::vector<std::string>> CallsStartingWith(const std::vector<std::string>& prefix) const {
+  std::vector<std::vector<std::string>> CallsStartingWith(
+      const std::vector<std::string>& prefix) const {
     std::vector<std::vector<std::string>> out;
     for (const auto& c : calls_) {
-      if (c.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), c.begin())) out.push_back(c);
+      if (c.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), c.begin()))
+        out.push_back(c);
     }
     return out;
   }
@@ -106,12 +108,14 @@ class FakeSysFs final : public SysFs {
   Result<std::vector<std::string>> List(const std::string& dir) override {
     std::string prefix = dir + "/";
     std::vector<std::string> names;
-    for (auto it = files.lower_bound(prefix); it != files.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+    for (auto it = files.lower_bound(prefix); it != files.end() && it->first.rfind(prefix, 0) == 0;
+         ++it) {
       std::string name = it->first.substr(prefix.size());
       name = name.substr(0, name.find('/'));
       if (!name.empty() && (names.empty() || names.back() != name)) names.push_back(name);
     }
-    if (names.empty() && !files.count(prefix)) return NotFound("cannot list " + dir + ": No such file or directory");
+    if (names.empty() && !files.count(prefix))
+      return NotFound("cannot list " + dir + ": No such file or directory");
     return names;
   }
   std::vector<std::string> files_removed;

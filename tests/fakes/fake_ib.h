@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "tests/fakes/known_program.h"
 #include "harness/host/host.h"
 #include "tests/fakes/fake_host.h"
+#include "tests/fakes/known_program.h"
 
 namespace fdrill {
 
@@ -52,7 +52,9 @@ class FakeIbFabric final : public ProcessRunner {
   bool have_ibportstate = true;
 
   Host host() { return Host{this, &sysfs}; }
-  std::string Dir(const std::string& dev, int n) const { return root_ + "/" + dev + "/ports/" + std::to_string(n); }
+  std::string Dir(const std::string& dev, int n) const {
+    return root_ + "/" + dev + "/ports/" + std::to_string(n);
+  }
 
   void AddPort(const std::string& dev, int n, Port p) {
     ports_[{dev, n}] = p;
@@ -65,7 +67,8 @@ class FakeIbFabric final : public ProcessRunner {
     const Port& p = ports_.at({dev, n});
     static const std::map<int, std::string> kState = {
         {1, "1: DOWN"}, {2, "2: INIT"}, {3, "3: ARMED"}, {4, "4: ACTIVE"}};
-    static const std::map<int, std::string> kPhys = {{2, "2: Polling"}, {3, "3: Disabled"}, {5, "5: LinkUp"}};
+    static const std::map<int, std::string> kPhys = {
+        {2, "2: Polling"}, {3, "3: Disabled"}, {5, "5: LinkUp"}};
     sysfs.files[Dir(dev, n) + "/state"] = kState.at(p.state) + "\n";
     sysfs.files[Dir(dev, n) + "/phys_state"] = kPhys.at(p.phys) + "\n";
     char lid[16];
@@ -74,7 +77,9 @@ class FakeIbFabric final : public ProcessRunner {
     sysfs.files[Dir(dev, n) + "/rate"] = Rate(p) + "\n";
   }
 
-  void FailNext(Argv prefix, std::string err, int code = 255) { failures_.push_back({std::move(prefix), err, code}); }
+  void FailNext(Argv prefix, std::string err, int code = 255) {
+    failures_.push_back({std::move(prefix), err, code});
+  }
 
   // ibportstate calls that change the port (all but query and -V).
   std::vector<Argv> Mutations() const {
@@ -89,19 +94,24 @@ class FakeIbFabric final : public ProcessRunner {
     calls.push_back(argv);
     ExpectKnownProgram(argv);
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-      if (argv.size() >= it->prefix.size() && std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
+      if (argv.size() >= it->prefix.size() &&
+          std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
         ProcessResult r{it->code, "", it->err};
         failures_.erase(it);
         return r;
       }
     }
-    if (argv.empty() || argv[0] != "ibportstate") return ProcessResult{127, "", "FakeIbFabric: unexpected command\n"};
+    if (argv.empty() || argv[0] != "ibportstate")
+      return ProcessResult{127, "", "FakeIbFabric: unexpected command\n"};
     if (!have_ibportstate) return ProgramMissing("ibportstate");
-    if (argv.size() == 2 && argv[1] == "-V") return ProcessResult{0, "", "ibportstate BUILD VERSION: 50.0\n"};
-    if (argv.size() < 7 || argv[1] != "-C" || argv[3] != "-P") return Err("usage: -C DEV -P PORT LID PORT [op]");
+    if (argv.size() == 2 && argv[1] == "-V")
+      return ProcessResult{0, "", "ibportstate BUILD VERSION: 50.0\n"};
+    if (argv.size() < 7 || argv[1] != "-C" || argv[3] != "-P")
+      return Err("usage: -C DEV -P PORT LID PORT [op]");
     auto it = ports_.find({argv[2], std::stoi(argv[4])});
     if (it == ports_.end()) return Err("Failed to open '" + argv[2] + "' port '" + argv[4] + "'");
-    if (std::stoll(argv[5], nullptr, 0) != it->second.lid) return Err("can't resolve destination port " + argv[5]);
+    if (std::stoll(argv[5], nullptr, 0) != it->second.lid)
+      return Err("can't resolve destination port " + argv[5]);
     auto target = ports_.find({argv[2], std::stoi(argv[6])});
     if (target == ports_.end()) return Err("smp query portinfo failed");
     Port& p = target->second;
@@ -112,7 +122,9 @@ class FakeIbFabric final : public ProcessRunner {
       const std::string& a = argv[i];
       if (a == "query" || a == "enable" || a == "disable" || a == "reset") {
         if (!op.empty())
-          return Err(a + " only one of: query, enable, disable, reset, down, arm, active, can be specified");
+          return Err(
+              a +
+              " only one of: query, enable, disable, reset, down, arm, active, can be specified");
         op = a;
         continue;
       }
@@ -130,16 +142,20 @@ class FakeIbFabric final : public ProcessRunner {
     std::string out = "Initial CA/RT PortInfo:\n" + Dump(p, std::stoi(argv[6]));
     Port next = p;
     // v: the written mask; every_supported: the value meaning "all supported".
-    auto apply = [](int64_t v, int64_t every_supported, int64_t supported, int64_t& field, bool ext = false) {
+    auto apply = [](int64_t v, int64_t every_supported, int64_t supported, int64_t& field,
+                    bool ext = false) {
       if (v == 0) return true;  // no state change
       if (v == every_supported) v = supported;
       if (!(ext && v == 30) && (v & ~supported)) return false;  // espeed 30: extended speeds off
       field = v;
       return true;
     };
-    if (!apply(width, 255, p.width_supported, next.width_enabled)) return Err("smp set portinfo failed");
-    if (!apply(speed, 15, p.speed_supported, next.speed_enabled)) return Err("smp set portinfo failed");
-    if (espeed && (!p.extended || !apply(espeed, 31, p.espeed_supported, next.espeed_enabled, true))) {
+    if (!apply(width, 255, p.width_supported, next.width_enabled))
+      return Err("smp set portinfo failed");
+    if (!apply(speed, 15, p.speed_supported, next.speed_enabled))
+      return Err("smp set portinfo failed");
+    if (espeed &&
+        (!p.extended || !apply(espeed, 31, p.espeed_supported, next.espeed_enabled, true))) {
       return Err("smp set portinfo failed");
     }
     if (op == "disable") {
@@ -167,9 +183,12 @@ class FakeIbFabric final : public ProcessRunner {
   }
 
   static void Train(Port& p) {
-    static const std::vector<std::pair<int64_t, int>> kWidths = {{8, 12}, {4, 8}, {2, 4}, {16, 2}, {1, 1}};
-    static const std::vector<std::pair<int64_t, std::string>> kExt = {{8, "NDR"}, {4, "HDR"}, {2, "EDR"}, {1, "FDR"}};
-    static const std::vector<std::pair<int64_t, std::string>> kLegacy = {{4, "QDR"}, {2, "DDR"}, {1, "SDR"}};
+    static const std::vector<std::pair<int64_t, int>> kWidths = {
+        {8, 12}, {4, 8}, {2, 4}, {16, 2}, {1, 1}};
+    static const std::vector<std::pair<int64_t, std::string>> kExt = {
+        {8, "NDR"}, {4, "HDR"}, {2, "EDR"}, {1, "FDR"}};
+    static const std::vector<std::pair<int64_t, std::string>> kLegacy = {
+        {4, "QDR"}, {2, "DDR"}, {1, "SDR"}};
     p.active_lanes = 0;
     p.active_speed.clear();
     for (auto [bit, lanes] : kWidths) {
@@ -201,17 +220,19 @@ class FakeIbFabric final : public ProcessRunner {
 
   // drivers/infiniband/core/sysfs.c rate_show: "%d%s Gb/sec (%dX %s)"
   static std::string Rate(const Port& p) {
-    static const std::map<std::string, int> kTenths = {{"SDR", 25},  {"DDR", 50},  {"QDR", 100}, {"FDR", 140},
-                                                       {"EDR", 250}, {"HDR", 500}, {"NDR", 1000}};
+    static const std::map<std::string, int> kTenths = {{"SDR", 25},  {"DDR", 50},  {"QDR", 100},
+                                                       {"FDR", 140}, {"EDR", 250}, {"HDR", 500},
+                                                       {"NDR", 1000}};
     int tenths = kTenths.count(p.active_speed) ? kTenths.at(p.active_speed) * p.active_lanes : 25;
     char buf[64];
-    std::snprintf(buf, sizeof(buf), "%d%s Gb/sec (%dX %s)", tenths / 10, tenths % 10 ? ".5" : "", p.active_lanes,
-                  p.active_speed.empty() ? "SDR" : p.active_speed.c_str());
+    std::snprintf(buf, sizeof(buf), "%d%s Gb/sec (%dX %s)", tenths / 10, tenths % 10 ? ".5" : "",
+                  p.active_lanes, p.active_speed.empty() ? "SDR" : p.active_speed.c_str());
     return buf;
   }
 
   // libibmad dump.c: "A or B", "undefined (N)" for values it cannot name.
-  static std::string List(int64_t mask, const std::vector<std::pair<int64_t, std::string>>& bits, int64_t max) {
+  static std::string List(int64_t mask, const std::vector<std::pair<int64_t, std::string>>& bits,
+                          int64_t max) {
     if (mask == 0 || mask > max) return "undefined (" + std::to_string(mask) + ")";
     std::string out;
     for (const auto& [bit, name] : bits) {
@@ -226,13 +247,17 @@ class FakeIbFabric final : public ProcessRunner {
   static std::string Dump(const Port& p, int portnum) {
     static const std::vector<std::pair<int64_t, std::string>> kW = {
         {1, "1X"}, {2, "4X"}, {4, "8X"}, {8, "12X"}, {16, "2X"}};
-    static const std::vector<std::pair<int64_t, std::string>> kS = {{1, "2.5 Gbps"}, {2, "5.0 Gbps"}, {4, "10.0 Gbps"}};
+    static const std::vector<std::pair<int64_t, std::string>> kS = {
+        {1, "2.5 Gbps"}, {2, "5.0 Gbps"}, {4, "10.0 Gbps"}};
     static const std::vector<std::pair<int64_t, std::string>> kE = {
         {1, "14.0625 Gbps"}, {2, "25.78125 Gbps"}, {4, "53.125 Gbps"}, {8, "106.25 Gbps"}};
-    static const std::map<int, std::string> kState = {{1, "Down"}, {2, "Initialize"}, {3, "Armed"}, {4, "Active"}};
-    static const std::map<int, std::string> kPhys = {{2, "Polling"}, {3, "Disabled"}, {5, "LinkUp"}};
+    static const std::map<int, std::string> kState = {
+        {1, "Down"}, {2, "Initialize"}, {3, "Armed"}, {4, "Active"}};
+    static const std::map<int, std::string> kPhys = {
+        {2, "Polling"}, {3, "Disabled"}, {5, "LinkUp"}};
     static const std::map<int, int64_t> kLaneBit = {{1, 1}, {2, 16}, {4, 2}, {8, 4}, {12, 8}};
-    static const std::map<std::string, int64_t> kExtBit = {{"FDR", 1}, {"EDR", 2}, {"HDR", 4}, {"NDR", 8}};
+    static const std::map<std::string, int64_t> kExtBit = {
+        {"FDR", 1}, {"EDR", 2}, {"HDR", 4}, {"NDR", 8}};
     static const std::map<std::string, std::string> kLegacyName = {
         {"SDR", "2.5 Gbps"}, {"DDR", "5.0 Gbps"}, {"QDR", "10.0 Gbps"}};
     auto speed_list = [&](int64_t m) {
@@ -245,7 +270,8 @@ class FakeIbFabric final : public ProcessRunner {
       return List(m, kE, 15);
     };
     bool ext_active = kExtBit.count(p.active_speed) > 0;
-    std::string out = "# Port info: Lid " + std::to_string(p.lid) + " port " + std::to_string(portnum) + "\n";
+    std::string out =
+        "# Port info: Lid " + std::to_string(p.lid) + " port " + std::to_string(portnum) + "\n";
     out += Field("LinkState", kState.at(p.state));
     out += Field("PhysLinkState", kPhys.at(p.phys));
     out += Field("Lid", std::to_string(p.lid));
@@ -253,17 +279,20 @@ class FakeIbFabric final : public ProcessRunner {
     out += Field("LMC", "0");
     out += Field("LinkWidthSupported", List(p.width_supported, kW, 31));
     out += Field("LinkWidthEnabled", List(p.width_enabled, kW, 31));
-    out += Field("LinkWidthActive",
-                 kLaneBit.count(p.active_lanes) ? List(kLaneBit.at(p.active_lanes), kW, 31) : "undefined (0)");
+    out += Field("LinkWidthActive", kLaneBit.count(p.active_lanes)
+                                        ? List(kLaneBit.at(p.active_lanes), kW, 31)
+                                        : "undefined (0)");
     out += Field("LinkSpeedSupported", speed_list(p.speed_supported));
     out += Field("LinkSpeedEnabled", speed_list(p.speed_enabled));
-    out += Field("LinkSpeedActive", ext_active                          ? "Extended speed"
-                                    : kLegacyName.count(p.active_speed) ? kLegacyName.at(p.active_speed)
-                                                                        : "undefined (0)");
+    out += Field("LinkSpeedActive", ext_active ? "Extended speed"
+                                    : kLegacyName.count(p.active_speed)
+                                        ? kLegacyName.at(p.active_speed)
+                                        : "undefined (0)");
     if (p.extended) {
       out += Field("LinkSpeedExtSupported", ext_list(p.espeed_supported));
       out += Field("LinkSpeedExtEnabled", ext_list(p.espeed_enabled));
-      out += Field("LinkSpeedExtActive", ext_active ? List(kExtBit.at(p.active_speed), kE, 15) : "No Extended Speed");
+      out += Field("LinkSpeedExtActive",
+                   ext_active ? List(kExtBit.at(p.active_speed), kE, 15) : "No Extended Speed");
     }
     out += Field("Mkey", "<not displayed>");
     out += Field("MkeyLeasePeriod", "0");

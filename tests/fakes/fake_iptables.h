@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/fakes/known_program.h"
 #include "harness/host/host.h"
+#include "tests/fakes/known_program.h"
 
 namespace fdrill {
 
@@ -38,7 +38,9 @@ class FakeIptables final : public ProcessRunner {
   std::map<std::string, Table> tables;  // only the tables that exist
   std::vector<Argv> calls;
 
-  void FailNext(Argv prefix, std::string err, int code = 4) { failures_.push_back({std::move(prefix), err, code}); }
+  void FailNext(Argv prefix, std::string err, int code = 4) {
+    failures_.push_back({std::move(prefix), err, code});
+  }
 
   // Commands that change state: iptables -N/-X/-F/-A/-I/-D and nft.
   std::vector<Argv> Mutations() const {
@@ -47,7 +49,8 @@ class FakeIptables final : public ProcessRunner {
       if (c[0] == "nft") out.push_back(c);
       if (c[0] != "iptables") continue;
       for (const auto& a : c) {
-        if (a == "-N" || a == "-X" || a == "-F" || a == "-A" || a == "-I" || a == "-D") out.push_back(c);
+        if (a == "-N" || a == "-X" || a == "-F" || a == "-A" || a == "-I" || a == "-D")
+          out.push_back(c);
       }
     }
     return out;
@@ -77,7 +80,8 @@ class FakeIptables final : public ProcessRunner {
     ExpectKnownProgram(argv);
     calls.push_back(argv);
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-      if (argv.size() >= it->prefix.size() && std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
+      if (argv.size() >= it->prefix.size() &&
+          std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
         ProcessResult r{it->code, "", it->err};
         failures_.erase(it);
         return r;
@@ -87,7 +91,8 @@ class FakeIptables final : public ProcessRunner {
     if (argv[0] == "nft") {
       if (!have_nft) return ProgramMissing("nft");
       if (argv.size() == 5 && argv[1] == "delete" && argv[2] == "table" && argv[3] == "ip") {
-        if (!tables.erase(argv[4])) return Fail(1, "Error: Could not process rule: No such file or directory\n");
+        if (!tables.erase(argv[4]))
+          return Fail(1, "Error: Could not process rule: No such file or directory\n");
         return Ok("");
       }
       return Fail(1, "FakeIptables: unexpected nft command\n");
@@ -107,8 +112,12 @@ class FakeIptables final : public ProcessRunner {
   };
 
   static ProcessResult Ok(std::string out) { return ProcessResult{0, std::move(out), ""}; }
-  static ProcessResult Fail(int code, std::string err) { return ProcessResult{code, "", std::move(err)}; }
-  static ProcessResult NoChain() { return Fail(1, "iptables: No chain/target/match by that name.\n"); }
+  static ProcessResult Fail(int code, std::string err) {
+    return ProcessResult{code, "", std::move(err)};
+  }
+  static ProcessResult NoChain() {
+    return Fail(1, "iptables: No chain/target/match by that name.\n");
+  }
 
   static std::vector<std::string> Builtins(const std::string& table) {
     if (table == "raw") return {"PREROUTING", "OUTPUT"};
@@ -163,7 +172,8 @@ class FakeIptables final : public ProcessRunner {
     }
     if (i >= argv.size()) return Fail(2, "iptables: no command\n");
     std::string op = argv[i++];
-    if (op == "-V") return Ok(legacy ? "iptables v1.8.9 (legacy)\n" : "iptables v1.8.9 (nf_tables)\n");
+    if (op == "-V")
+      return Ok(legacy ? "iptables v1.8.9 (legacy)\n" : "iptables v1.8.9 (nf_tables)\n");
     if (op == "-S") return List(t, i < argv.size() ? argv[i] : "");
     if (i >= argv.size()) return Fail(2, "iptables: " + op + " needs a chain\n");
     std::string c = argv[i++];
@@ -184,9 +194,11 @@ class FakeIptables final : public ProcessRunner {
     }
     if (op == "-C") {
       if (!chain) return NoChain();
-      if (!target_ok) return Fail(2, "iptables v1.8.9 (nf_tables): Chain '" + target + "' does not exist\n");
+      if (!target_ok)
+        return Fail(2, "iptables v1.8.9 (nf_tables): Chain '" + target + "' does not exist\n");
       bool found = std::find(chain->rules.begin(), chain->rules.end(), spec) != chain->rules.end();
-      return found ? Ok("") : Fail(1, "iptables: Bad rule (does a matching rule exist in that chain?).\n");
+      return found ? Ok("")
+                   : Fail(1, "iptables: Bad rule (does a matching rule exist in that chain?).\n");
     }
     if (op == "-A" || op == "-I") {
       if (!chain && !(table == nullptr && IsBuiltin(t, c))) return NoChain();
@@ -195,15 +207,17 @@ class FakeIptables final : public ProcessRunner {
       if (!IsVerdict(target) && !FindChain(table, target)) {
         return Fail(2, "iptables v1.8.9 (nf_tables): Chain '" + target + "' does not exist\n");
       }
-      auto at = op == "-A" ? chain->rules.end()
-                           : chain->rules.begin() + static_cast<long>(std::min(pos, chain->rules.size()));
+      auto at = op == "-A"
+                    ? chain->rules.end()
+                    : chain->rules.begin() + static_cast<long>(std::min(pos, chain->rules.size()));
       chain->rules.insert(at, spec);
       return Ok("");
     }
     if (op == "-D") {
       if (!chain) return NoChain();
       auto it = std::find(chain->rules.begin(), chain->rules.end(), spec);
-      if (it == chain->rules.end()) return Fail(1, "iptables: Bad rule (does a matching rule exist in that chain?).\n");
+      if (it == chain->rules.end())
+        return Fail(1, "iptables: Bad rule (does a matching rule exist in that chain?).\n");
       chain->rules.erase(it);
       return Ok("");
     }
@@ -214,7 +228,8 @@ class FakeIptables final : public ProcessRunner {
     }
     if (op == "-X") {
       if (!chain || chain->builtin) return NoChain();
-      if (Referenced(*table, c)) return Fail(1, "iptables: CHAIN_DEL failed (Device or resource busy).\n");
+      if (Referenced(*table, c))
+        return Fail(1, "iptables: CHAIN_DEL failed (Device or resource busy).\n");
       if (!chain->rules.empty()) return Fail(1, "iptables: Directory not empty.\n");
       table->chains.erase(c);
       return Ok("");
@@ -256,7 +271,8 @@ class FakeIptables final : public ProcessRunner {
     std::string out;
     for (const auto& [t, table] : tables) {
       out += "# Generated by iptables-save v1.8.9 (nf_tables)\n*" + t + "\n";
-      for (const auto& [c, chain] : table.chains) out += ":" + c + (chain.builtin ? " ACCEPT" : " -") + " [0:0]\n";
+      for (const auto& [c, chain] : table.chains)
+        out += ":" + c + (chain.builtin ? " ACCEPT" : " -") + " [0:0]\n";
       for (const auto& [c, chain] : table.chains) {
         for (const auto& r : chain.rules) out += "-A " + c + " " + JoinArgv(r) + "\n";
       }

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/fakes/known_program.h"
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
+#include "tests/fakes/known_program.h"
 
 namespace fdrill {
 
@@ -23,8 +23,9 @@ class FakeNetKernel final : public ProcessRunner {
     std::string qdisc_kind = "noqueue";
     std::string qdisc_handle = "0:";
     Json qdisc_options = Json::object();
-    std::vector<std::string> classes;  // `tc class show` text lines (iproute2 6.1 prints htb as text under -j)
-    Json filters = Json::array();      // `tc -j filter show`
+    std::vector<std::string>
+        classes;  // `tc class show` text lines (iproute2 6.1 prints htb as text under -j)
+    Json filters = Json::array();  // `tc -j filter show`
   };
 
   FakeNetKernel() {
@@ -37,7 +38,9 @@ class FakeNetKernel final : public ProcessRunner {
   std::vector<std::vector<std::string>> calls;
   bool netem = true;  // false: the kernel lacks sch_netem, as on CI
 
-  void FailNext(std::vector<std::string> prefix, std::string err) { failures_.push_back({std::move(prefix), err}); }
+  void FailNext(std::vector<std::string> prefix, std::string err) {
+    failures_.push_back({std::move(prefix), err});
+  }
 
   // Calls that change state (everything but the -j queries).
   std::vector<std::vector<std::string>> Mutations() const {
@@ -52,7 +55,8 @@ class FakeNetKernel final : public ProcessRunner {
     calls.push_back(argv);
     ExpectKnownProgram(argv);
     for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-      if (argv.size() >= it->first.size() && std::equal(it->first.begin(), it->first.end(), argv.begin())) {
+      if (argv.size() >= it->first.size() &&
+          std::equal(it->first.begin(), it->first.end(), argv.begin())) {
         std::string err = it->second;
         failures_.erase(it);
         return ProcessResult{2, "", err};
@@ -65,7 +69,10 @@ class FakeNetKernel final : public ProcessRunner {
       for (const auto& [name, i] : ifaces) {
         Json flags = Json::array({"BROADCAST", "MULTICAST"});
         if (i.up) flags.push_back("UP");
-        out.push_back({{"ifindex", index++}, {"ifname", name}, {"flags", flags}, {"operstate", i.up ? "UP" : "DOWN"}});
+        out.push_back({{"ifindex", index++},
+                       {"ifname", name},
+                       {"flags", flags},
+                       {"operstate", i.up ? "UP" : "DOWN"}});
       }
       return ProcessResult{0, out.dump(), ""};
     }
@@ -78,7 +85,9 @@ class FakeNetKernel final : public ProcessRunner {
     if (has(0, "tc") && has(1, "-j") && has(2, "qdisc") && has(3, "show") && has(4, "dev")) {
       auto it = ifaces.find(argv[5]);
       if (it == ifaces.end()) return NoDevice(argv[5]);
-      Json q = {{"kind", it->second.qdisc_kind}, {"handle", it->second.qdisc_handle}, {"root", true},
+      Json q = {{"kind", it->second.qdisc_kind},
+                {"handle", it->second.qdisc_handle},
+                {"root", true},
                 {"options", it->second.qdisc_options}};
       return ProcessResult{0, Json::array({q}).dump(), ""};
     }
@@ -98,15 +107,18 @@ class FakeNetKernel final : public ProcessRunner {
       if (argv[8] == "netem") {
         if (!netem) return ProcessResult{2, "", "Error: Specified qdisc kind is unknown.\n"};
         // tc -j prints netem's delay and jitter in seconds
-        it->second.qdisc_options = {{"limit", 1000},
-                                    {"delay", {{"delay", std::stod(argv[10]) / 1e6}, {"jitter", std::stod(argv[11]) / 1e6}}}};
+        it->second.qdisc_options = {
+            {"limit", 1000},
+            {"delay",
+             {{"delay", std::stod(argv[10]) / 1e6}, {"jitter", std::stod(argv[11]) / 1e6}}}};
         return ProcessResult{0, "", ""};
       }
       uint64_t bits = std::stoull(argv[10]);
       it->second.qdisc_options = {{"rate", bits / 8}, {"burst", std::stoull(argv[12])}};
       return ProcessResult{0, "", ""};
     }
-    if (has(0, "tc") && has(1, "-j") && (has(2, "class") || has(2, "filter")) && has(3, "show") && has(4, "dev")) {
+    if (has(0, "tc") && has(1, "-j") && (has(2, "class") || has(2, "filter")) && has(3, "show") &&
+        has(4, "dev")) {
       auto it = ifaces.find(argv[5]);
       if (it == ifaces.end()) return NoDevice(argv[5]);
       if (argv[2] == "filter") return ProcessResult{0, it->second.filters.dump(), ""};
@@ -118,10 +130,11 @@ class FakeNetKernel final : public ProcessRunner {
     if (has(0, "tc") && has(1, "class") && has(2, "replace") && has(3, "dev") && has(9, "htb")) {
       auto it = ifaces.find(argv[4]);
       if (it == ifaces.end()) return NoDevice(argv[4]);
-      if (it->second.qdisc_kind != "htb") return ProcessResult{2, "", "Error: Parent Qdisc doesn't exists.\n"};
+      if (it->second.qdisc_kind != "htb")
+        return ProcessResult{2, "", "Error: Parent Qdisc doesn't exists.\n"};
       std::string rate = TcRate(std::stoull(argv[11]));
-      it->second.classes.push_back("class htb " + argv[8] + " root prio 0 rate " + rate + " ceil " + rate +
-                                   " burst 1600b cburst 1600b ");
+      it->second.classes.push_back("class htb " + argv[8] + " root prio 0 rate " + rate + " ceil " +
+                                   rate + " burst 1600b cburst 1600b ");
       return ProcessResult{0, "", ""};
     }
     // tc filter add dev IF parent P protocol ip prio 1 u32 match ip dst A[/L] flowid C
@@ -134,9 +147,14 @@ class FakeNetKernel final : public ProcessRunner {
       char value[9], mask_hex[9];
       std::snprintf(value, sizeof(value), "%08x", ((a << 24) | (b << 16) | (c << 8) | d) & mask);
       std::snprintf(mask_hex, sizeof(mask_hex), "%08x", mask);
-      it->second.filters.push_back({{"parent", argv[6]}, {"protocol", "ip"}, {"pref", 1}, {"kind", "u32"},
-                                    {"options", {{"flowid", argv[17]},
-                                                 {"match", {{"value", value}, {"mask", mask_hex}, {"off", 16}}}}}});
+      it->second.filters.push_back(
+          {{"parent", argv[6]},
+           {"protocol", "ip"},
+           {"pref", 1},
+           {"kind", "u32"},
+           {"options",
+            {{"flowid", argv[17]},
+             {"match", {{"value", value}, {"mask", mask_hex}, {"off", 16}}}}}});
       return ProcessResult{0, "", ""};
     }
     if (has(0, "tc") && has(1, "qdisc") && has(2, "del") && has(3, "dev")) {

@@ -76,7 +76,9 @@ long Gpu(const State& s, nvmlDevice_t dev) {
   auto i = static_cast<long>(reinterpret_cast<uintptr_t>(dev)) - 1;
   return i >= 0 && static_cast<unsigned long long>(i) < Num(s, "device_count") ? i : -1;
 }
-std::string Key(long gpu, const std::string& what) { return "gpu" + std::to_string(gpu) + "." + what; }
+std::string Key(long gpu, const std::string& what) {
+  return "gpu" + std::to_string(gpu) + "." + what;
+}
 
 }  // namespace
 
@@ -86,12 +88,18 @@ nvmlReturn_t nvmlInit_v2(void) { return Enter(Load(), "nvmlInit_v2"); }
 
 const char* nvmlErrorString(nvmlReturn_t r) {
   switch (r) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
-    case NVML_ERROR_IN_USE: return "In use by another client";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_IN_USE:
+      return "In use by another client";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -126,7 +134,8 @@ nvmlReturn_t nvmlSystemSetNvlinkBwMode(unsigned int mode) {
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t dev, nvmlNvlinkSupportedBwModes_v1_t* out) {
+nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t dev,
+                                                 nvmlNvlinkSupportedBwModes_v1_t* out) {
   State s = Load();
   long g = Gpu(s, dev);
   if (auto r = Enter(s, "nvmlDeviceGetNvlinkSupportedBwModes", std::to_string(g))) return r;
@@ -135,7 +144,8 @@ nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t dev, nvmlNvlinkSup
   std::stringstream list(s[Key(g, "bw_supported")]);
   std::string item;
   out->totalBwModes = 0;
-  while (std::getline(list, item, ',') && out->totalBwModes < NVML_NVLINK_TOTAL_SUPPORTED_BW_MODES) {
+  while (std::getline(list, item, ',') &&
+         out->totalBwModes < NVML_NVLINK_TOTAL_SUPPORTED_BW_MODES) {
     out->bwModes[out->totalBwModes++] = static_cast<unsigned char>(std::stoul(item));
   }
   return NVML_SUCCESS;
@@ -156,7 +166,8 @@ nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t dev, nvmlNvlinkSetBwMode_v1_
   State s = Load();
   long g = Gpu(s, dev);
   if (auto r = Enter(s, "nvmlDeviceSetNvlinkBwMode",
-                     std::to_string(g) + " " + std::to_string(in->bwMode) + " best=" + std::to_string(in->bSetBest))) {
+                     std::to_string(g) + " " + std::to_string(in->bwMode) +
+                         " best=" + std::to_string(in->bSetBest))) {
     return r;
   }
   if (g < 0 || in->version != nvmlNvlinkSetBwMode_v1) return NVML_ERROR_INVALID_ARGUMENT;
@@ -167,10 +178,12 @@ nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t dev, nvmlNvlinkSetBwMode_v1_
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t dev, unsigned int min_mhz, unsigned int max_mhz) {
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t dev, unsigned int min_mhz,
+                                          unsigned int max_mhz) {
   State s = Load();
   long g = Gpu(s, dev);
-  std::string args = std::to_string(g) + " " + std::to_string(min_mhz) + " " + std::to_string(max_mhz);
+  std::string args =
+      std::to_string(g) + " " + std::to_string(min_mhz) + " " + std::to_string(max_mhz);
   if (auto r = Enter(s, "nvmlDeviceSetGpuLockedClocks", args)) return r;
   if (g < 0 || min_mhz > max_mhz) return NVML_ERROR_INVALID_ARGUMENT;
   s[Key(g, "locked_min")] = std::to_string(min_mhz);
@@ -193,8 +206,10 @@ nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t dev) {
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t dev, nvmlClockType_t type, unsigned int* mhz) {
   State s = Load();
   long g = Gpu(s, dev);
-  if (auto r = Enter(s, "nvmlDeviceGetClockInfo", std::to_string(g) + " " + std::to_string(type))) return r;
-  if (g < 0 || (type != NVML_CLOCK_SM && type != NVML_CLOCK_GRAPHICS)) return NVML_ERROR_INVALID_ARGUMENT;
+  if (auto r = Enter(s, "nvmlDeviceGetClockInfo", std::to_string(g) + " " + std::to_string(type)))
+    return r;
+  if (g < 0 || (type != NVML_CLOCK_SM && type != NVML_CLOCK_GRAPHICS))
+    return NVML_ERROR_INVALID_ARGUMENT;
   auto clock = Num(s, Key(g, "unlocked_sm_clock"));
   auto lo = Num(s, Key(g, "locked_min")), hi = Num(s, Key(g, "locked_max"));
   if (hi != 0) clock = clock < lo ? lo : (clock > hi ? hi : clock);
@@ -205,8 +220,11 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t dev, nvmlClockType_t type, unsi
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, nvmlClockType_t type, unsigned int* mhz) {
   State s = Load();
   long g = Gpu(s, dev);
-  if (auto r = Enter(s, "nvmlDeviceGetMaxClockInfo", std::to_string(g) + " " + std::to_string(type))) return r;
-  if (g < 0 || (type != NVML_CLOCK_SM && type != NVML_CLOCK_GRAPHICS)) return NVML_ERROR_INVALID_ARGUMENT;
+  if (auto r =
+          Enter(s, "nvmlDeviceGetMaxClockInfo", std::to_string(g) + " " + std::to_string(type)))
+    return r;
+  if (g < 0 || (type != NVML_CLOCK_SM && type != NVML_CLOCK_GRAPHICS))
+    return NVML_ERROR_INVALID_ARGUMENT;
   *mhz = static_cast<unsigned>(Num(s, Key(g, "max_sm_clock")));
   return NVML_SUCCESS;
 }
@@ -229,10 +247,12 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t dev, unsigned int* m
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t dev, unsigned int* lo, unsigned int* hi) {
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t dev, unsigned int* lo,
+                                                          unsigned int* hi) {
   State s = Load();
   long g = Gpu(s, dev);
-  if (auto r = Enter(s, "nvmlDeviceGetPowerManagementLimitConstraints", std::to_string(g))) return r;
+  if (auto r = Enter(s, "nvmlDeviceGetPowerManagementLimitConstraints", std::to_string(g)))
+    return r;
   if (g < 0) return NVML_ERROR_INVALID_ARGUMENT;
   *lo = static_cast<unsigned>(Num(s, Key(g, "power_min_mw")));
   *hi = static_cast<unsigned>(Num(s, Key(g, "power_max_mw")));
@@ -242,7 +262,9 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t dev, unsi
 nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t dev, unsigned int mw) {
   State s = Load();
   long g = Gpu(s, dev);
-  if (auto r = Enter(s, "nvmlDeviceSetPowerManagementLimit", std::to_string(g) + " " + std::to_string(mw))) return r;
+  if (auto r = Enter(s, "nvmlDeviceSetPowerManagementLimit",
+                     std::to_string(g) + " " + std::to_string(mw)))
+    return r;
   if (g < 0 || mw < Num(s, Key(g, "power_min_mw")) || mw > Num(s, Key(g, "power_max_mw"))) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
@@ -251,10 +273,12 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t dev, unsigned int mw
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned int link, nvmlEnableState_t* active) {
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned int link,
+                                      nvmlEnableState_t* active) {
   State s = Load();
   long g = Gpu(s, dev);
-  if (auto r = Enter(s, "nvmlDeviceGetNvLinkState", std::to_string(g) + " " + std::to_string(link))) return r;
+  if (auto r = Enter(s, "nvmlDeviceGetNvLinkState", std::to_string(g) + " " + std::to_string(link)))
+    return r;
   std::string key = Key(g, "link" + std::to_string(link) + ".state");
   if (g < 0 || link >= NVML_NVLINK_MAX_LINKS) return NVML_ERROR_INVALID_ARGUMENT;
   if (!s.count(key)) return NVML_ERROR_NOT_SUPPORTED;
@@ -262,7 +286,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned int link, nvmlE
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned int link, nvmlNvLinkErrorCounter_t counter,
+nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t dev, unsigned int link,
+                                             nvmlNvLinkErrorCounter_t counter,
                                              unsigned long long* value) {
   State s = Load();
   long g = Gpu(s, dev);
@@ -284,8 +309,8 @@ static nvmlReturn_t CopyOut(const std::string& text, char* buf, unsigned int len
   return NVML_SUCCESS;
 }
 
-static nvmlReturn_t StringOf(const char* symbol, nvmlDevice_t dev, const std::string& what, char* buf,
-                             unsigned int length) {
+static nvmlReturn_t StringOf(const char* symbol, nvmlDevice_t dev, const std::string& what,
+                             char* buf, unsigned int length) {
   State s = Load();
   long g = Gpu(s, dev);
   if (auto r = Enter(s, symbol, std::to_string(g))) return r;
@@ -308,7 +333,8 @@ static void FillPci(const std::string& bus_id, nvmlPciInfo_t* pci) {
   *pci = {};
   CopyOut(bus_id.substr(0, sizeof(pci->busId) - 1), pci->busId, sizeof(pci->busId));
   std::string legacy = bus_id.size() > 8 ? bus_id.substr(4) : bus_id;  // 4-digit domain
-  CopyOut(legacy.substr(0, sizeof(pci->busIdLegacy) - 1), pci->busIdLegacy, sizeof(pci->busIdLegacy));
+  CopyOut(legacy.substr(0, sizeof(pci->busIdLegacy) - 1), pci->busIdLegacy,
+          sizeof(pci->busIdLegacy));
   unsigned domain = 0, bus = 0, device = 0;
   if (std::sscanf(bus_id.c_str(), "%x:%x:%x", &domain, &bus, &device) == 3) {
     pci->domain = domain;
@@ -328,10 +354,12 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t dev, nvmlPciInfo_t* pci) {
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t dev, unsigned int link, nvmlPciInfo_t* pci) {
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t dev, unsigned int link,
+                                                 nvmlPciInfo_t* pci) {
   State s = Load();
   long g = Gpu(s, dev);
-  if (auto r = Enter(s, "nvmlDeviceGetNvLinkRemotePciInfo_v2", std::to_string(g) + " " + std::to_string(link))) {
+  if (auto r = Enter(s, "nvmlDeviceGetNvLinkRemotePciInfo_v2",
+                     std::to_string(g) + " " + std::to_string(link))) {
     return r;
   }
   if (g < 0 || link >= NVML_NVLINK_MAX_LINKS || pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
@@ -344,11 +372,14 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t dev, unsigned int 
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int count, nvmlFieldValue_t* values) {
   State s = Load();
   long g = Gpu(s, dev);
-  if (auto r = Enter(s, "nvmlDeviceGetFieldValues", std::to_string(g) + " " + std::to_string(count))) return r;
+  if (auto r =
+          Enter(s, "nvmlDeviceGetFieldValues", std::to_string(g) + " " + std::to_string(count)))
+    return r;
   if (g < 0 || count < 0 || (count > 0 && values == nullptr)) return NVML_ERROR_INVALID_ARGUMENT;
   for (int i = 0; i < count; ++i) {
     nvmlFieldValue_t& v = values[i];
-    auto it = s.find(Key(g, "link" + std::to_string(v.scopeId) + ".field" + std::to_string(v.fieldId)));
+    auto it =
+        s.find(Key(g, "link" + std::to_string(v.scopeId) + ".field" + std::to_string(v.fieldId)));
     v.timestamp = 0;
     v.latencyUsec = 0;
     v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;

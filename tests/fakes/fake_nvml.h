@@ -51,7 +51,8 @@ class FakeNvml {
   // A node with `gpus` GPUs: SM clock 1980 MHz (max 1980), power limit
   // 700 W in [200 W, 700 W], system bandwidth mode FULL.
   void Node(int gpus) {
-    std::map<std::string, std::string> s = {{"device_count", std::to_string(gpus)}, {"bw_mode", "0"}};
+    std::map<std::string, std::string> s = {{"device_count", std::to_string(gpus)},
+                                            {"bw_mode", "0"}};
     for (int i = 0; i < gpus; ++i) {
       std::string g = "gpu" + std::to_string(i) + ".";
       s[g + "unlocked_sm_clock"] = "1980";
@@ -64,7 +65,8 @@ class FakeNvml {
   }
 
   // GPU `gpu`'s inventory strings (nvmlDeviceGetName / GetUUID / GetPciInfo_v3).
-  void Describe(int gpu, const std::string& name, const std::string& uuid, const std::string& pci_bus_id) {
+  void Describe(int gpu, const std::string& name, const std::string& uuid,
+                const std::string& pci_bus_id) {
     std::string g = "gpu" + std::to_string(gpu) + ".";
     Set(g + "name", name);
     Set(g + "uuid", uuid);
@@ -79,12 +81,14 @@ class FakeNvml {
   }
   // Field value `field` (NVML_FI_DEV_*) of that link, read by nvmlDeviceGetFieldValues.
   void NvLinkField(int gpu, int link, unsigned field, unsigned long long value) {
-    Set("gpu" + std::to_string(gpu) + ".link" + std::to_string(link) + ".field" + std::to_string(field),
+    Set("gpu" + std::to_string(gpu) + ".link" + std::to_string(link) + ".field" +
+            std::to_string(field),
         std::to_string(value));
   }
   // NVLink error counter `counter` (NVML_NVLINK_ERROR_*) of that link.
   void NvLinkError(int gpu, int link, int counter, unsigned long long value) {
-    Set("gpu" + std::to_string(gpu) + ".link" + std::to_string(link) + ".err" + std::to_string(counter),
+    Set("gpu" + std::to_string(gpu) + ".link" + std::to_string(link) + ".err" +
+            std::to_string(counter),
         std::to_string(value));
   }
 
@@ -115,7 +119,8 @@ class FakeNvml {
     std::vector<std::string> out;
     for (const auto& c : Calls()) {
       std::string symbol = c.substr(0, c.find(' '));
-      bool setter = symbol.find("Set") != std::string::npos || symbol.find("Reset") != std::string::npos;
+      bool setter =
+          symbol.find("Set") != std::string::npos || symbol.find("Reset") != std::string::npos;
       if (setter && symbol.find("Get") == std::string::npos) out.push_back(c);
     }
     return out;

@@ -4,10 +4,10 @@
 // the set-up, which tests/core/programs_test.cc checks).
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "harness/host/programs.h"
 
@@ -19,9 +19,10 @@ inline void ExpectKnownProgram(const std::vector<std::string>& argv) {
     return;
   }
   if (FindExternalProgram(argv[0]) == nullptr) {
-    ADD_FAILURE() << "the code ran `" << argv[0]
-                  << "`, which harness/host/programs.cc does not list: add a row with its Debian package, "
-                     "and the package to scripts/setup-common.sh";
+    ADD_FAILURE()
+        << "the code ran `" << argv[0]
+        << "`, which harness/host/programs.cc does not list: add a row with its Debian package, "
+           "and the package to scripts/setup-common.sh";
   }
 }
 

@@ -30,7 +30,8 @@ TEST(GpuClockLock, ApplyVerifyRevertVerify) {
   ASSERT_TRUE(f->VerifyReverted().ok());
   EXPECT_EQ(nvml.Get("gpu0.locked_max"), "0");
   EXPECT_FALSE(f->Verify().ok());
-  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlDeviceSetGpuLockedClocks 0 1000 1200", "nvmlDeviceResetGpuLockedClocks 0"}));
+  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlDeviceSetGpuLockedClocks 0 1000 1200",
+                                     "nvmlDeviceResetGpuLockedClocks 0"}));
   EXPECT_EQ(f->Target(), "gpu0");
 }
 
@@ -57,7 +58,8 @@ TEST(GpuClockLock, RevertTwiceResetsOnce) {
   ASSERT_TRUE(f->Apply().ok());
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->Revert().ok());
-  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlDeviceSetGpuLockedClocks 0 1000 1200", "nvmlDeviceResetGpuLockedClocks 0"}));
+  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlDeviceSetGpuLockedClocks 0 1000 1200",
+                                     "nvmlDeviceResetGpuLockedClocks 0"}));
 }
 
 TEST(GpuClockLock, BelowTheWindowCountsOnlyWithAnIdleOrPowerReason) {
@@ -80,20 +82,26 @@ TEST(GpuClockLock, BelowTheWindowCountsOnlyWithAnIdleOrPowerReason) {
 TEST(GpuClockLock, ParamsAndGpuLimitsNameTheKey) {
   FakeNvml nvml;
   nvml.Node(1);
-  auto inverted = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 1500}, {"max_mhz", 1200}}, FakeNvmlHost());
+  auto inverted = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 1500}, {"max_mhz", 1200}},
+                            FakeNvmlHost());
   ASSERT_FALSE(inverted.ok());
-  EXPECT_EQ(inverted.status().message().rfind("params.min_mhz:", 0), 0u) << inverted.status().message();
+  EXPECT_EQ(inverted.status().message().rfind("params.min_mhz:", 0), 0u)
+      << inverted.status().message();
   auto no_gpu = MakeFault("gpu_clock_lock", {{"min_mhz", 1000}, {"max_mhz", 1200}}, FakeNvmlHost());
   ASSERT_FALSE(no_gpu.ok());
-  EXPECT_EQ(no_gpu.status().message().rfind("params.gpu: required", 0), 0u) << no_gpu.status().message();
-  auto zero = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 0}, {"max_mhz", 1200}}, FakeNvmlHost());
+  EXPECT_EQ(no_gpu.status().message().rfind("params.gpu: required", 0), 0u)
+      << no_gpu.status().message();
+  auto zero =
+      MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 0}, {"max_mhz", 1200}}, FakeNvmlHost());
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.status().message().rfind("params.min_mhz:", 0), 0u) << zero.status().message();
 
   auto too_fast = Make({{"gpu", 0}, {"min_mhz", 1000}, {"max_mhz", 2500}});
   Status s = too_fast->Capture();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message().rfind("params.max_mhz: 2500 MHz is above GPU 0's maximum SM clock of 1980 MHz", 0), 0u)
+  EXPECT_EQ(s.message().rfind(
+                "params.max_mhz: 2500 MHz is above GPU 0's maximum SM clock of 1980 MHz", 0),
+            0u)
       << s.message();
   auto missing = Make({{"gpu", 3}, {"min_mhz", 1000}, {"max_mhz", 1200}});
   s = missing->Capture();

@@ -28,8 +28,8 @@ TEST(GpuPowerCap, ApplyVerifyRevertVerify) {
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
   EXPECT_EQ(nvml.Get("gpu1.power_mw"), "700000");
-  EXPECT_EQ(nvml.Mutations(),
-            (Lines{"nvmlDeviceSetPowerManagementLimit 1 350000", "nvmlDeviceSetPowerManagementLimit 1 700000"}));
+  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlDeviceSetPowerManagementLimit 1 350000",
+                                     "nvmlDeviceSetPowerManagementLimit 1 700000"}));
 }
 
 TEST(GpuPowerCap, RevertsToTheCapturedLimitNotTheDefault) {
@@ -53,7 +53,8 @@ TEST(GpuPowerCap, RevertAfterFailedApplyAndTwiceTouchNothingMore) {
   Status s = f->Apply();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find("nvmlDeviceSetPowerManagementLimit: Insufficient Permissions"), std::string::npos)
+  EXPECT_NE(s.message().find("nvmlDeviceSetPowerManagementLimit: Insufficient Permissions"),
+            std::string::npos)
       << s.message();
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->Revert().ok());
@@ -68,11 +69,14 @@ TEST(GpuPowerCap, WattsOutsideTheGpuRangeNamesParamsWatts) {
   auto f = Make({{"gpu", 0}, {"watts", 100}});
   Status s = f->Capture();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message().rfind("params.watts: 100 W is outside GPU 0's allowed range 212.500 W to 700 W", 0), 0u)
+  EXPECT_EQ(s.message().rfind(
+                "params.watts: 100 W is outside GPU 0's allowed range 212.500 W to 700 W", 0),
+            0u)
       << s.message();
   auto none = MakeFault("gpu_power_cap", {{"gpu", 0}}, FakeNvmlHost());
   ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.status().message().rfind("params.watts: required", 0), 0u) << none.status().message();
+  EXPECT_EQ(none.status().message().rfind("params.watts: required", 0), 0u)
+      << none.status().message();
   auto text = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", "300W"}}, FakeNvmlHost());
   ASSERT_FALSE(text.ok());
   EXPECT_EQ(text.status().message().rfind("params.watts:", 0), 0u) << text.status().message();

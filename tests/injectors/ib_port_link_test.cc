@@ -21,7 +21,9 @@ Argv Ibp(Argv op) {
   return argv;
 }
 
-std::string Rate(FakeIbFabric& fabric) { return fabric.sysfs.files[fabric.Dir("mlx5_0", 1) + "/rate"]; }
+std::string Rate(FakeIbFabric& fabric) {
+  return fabric.sysfs.files[fabric.Dir("mlx5_0", 1) + "/rate"];
+}
 
 TEST(IbPortWidth, NarrowsTo1XThenRestoresThePriorMaskWithExactArgv) {
   FakeIbFabric fabric;
@@ -36,8 +38,8 @@ TEST(IbPortWidth, NarrowsTo1XThenRestoresThePriorMaskWithExactArgv) {
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok()) << f->VerifyReverted().ToString();
   EXPECT_EQ(Rate(fabric), "400 Gb/sec (4X NDR)\n");
-  EXPECT_EQ(fabric.Mutations(),
-            (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}), Ibp({"width", "3"}), Ibp({"reset"})}));
+  EXPECT_EQ(fabric.Mutations(), (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}),
+                                                   Ibp({"width", "3"}), Ibp({"reset"})}));
   EXPECT_EQ(fabric.calls.front(), Ibp({"query"}));  // Capture read PortInfo first
 }
 
@@ -73,14 +75,16 @@ TEST(IbPortWidth, RefusesWhatItCannotDoOrUndo) {
 
 TEST(IbPortWidth, RevertAfterFailedResetAndAfterFailedWidthAndTwice) {
   {
-    FakeIbFabric fabric;  // the mask was written, the reset failed: restore the mask, no retrain needed
+    FakeIbFabric
+        fabric;  // the mask was written, the reset failed: restore the mask, no retrain needed
     auto f = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}});
     ASSERT_TRUE(f->Capture().ok());
     fabric.FailNext(Ibp({"reset"}), "ibportstate: iberror: failed: smp set portinfo failed\n");
     ASSERT_FALSE(f->Apply().ok());
     ASSERT_TRUE(f->Revert().ok());
     ASSERT_TRUE(f->VerifyReverted().ok());
-    EXPECT_EQ(fabric.Mutations(), (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}), Ibp({"width", "3"})}));
+    EXPECT_EQ(fabric.Mutations(),
+              (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}), Ibp({"width", "3"})}));
   }
   {
     FakeIbFabric fabric;  // nothing was written: Revert writes nothing
@@ -104,8 +108,9 @@ TEST(IbPortWidth, RevertAfterFailedResetAndAfterFailedWidthAndTwice) {
     ASSERT_TRUE(f->Revert().ok());  // masks already back: only the reset
     ASSERT_TRUE(f->VerifyReverted().ok());
     ASSERT_TRUE(f->Revert().ok());  // and now nothing
-    EXPECT_EQ(fabric.Mutations(), (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}), Ibp({"width", "3"}),
-                                                     Ibp({"reset"}), Ibp({"reset"})}));
+    EXPECT_EQ(fabric.Mutations(),
+              (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}), Ibp({"width", "3"}),
+                                 Ibp({"reset"}), Ibp({"reset"})}));
   }
 }
 
@@ -141,8 +146,8 @@ TEST(IbPortSpeed, NdrToHdrThroughTheExtendedMaskWithExactArgv) {
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok()) << f->VerifyReverted().ToString();
   EXPECT_EQ(Rate(fabric), "400 Gb/sec (4X NDR)\n");
-  EXPECT_EQ(fabric.Mutations(),
-            (std::vector<Argv>{Ibp({"espeed", "7"}), Ibp({"reset"}), Ibp({"espeed", "15"}), Ibp({"reset"})}));
+  EXPECT_EQ(fabric.Mutations(), (std::vector<Argv>{Ibp({"espeed", "7"}), Ibp({"reset"}),
+                                                   Ibp({"espeed", "15"}), Ibp({"reset"})}));
 }
 
 TEST(IbPortSpeed, QdrTurnsExtendedSpeedsOffAndRestoresBothMasks) {
@@ -154,8 +159,9 @@ TEST(IbPortSpeed, QdrTurnsExtendedSpeedsOffAndRestoresBothMasks) {
   ASSERT_TRUE(f->Verify().ok()) << f->Verify().ToString();
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
-  EXPECT_EQ(fabric.Mutations(), (std::vector<Argv>{Ibp({"speed", "7", "espeed", "30"}), Ibp({"reset"}),
-                                                   Ibp({"speed", "7", "espeed", "15"}), Ibp({"reset"})}));
+  EXPECT_EQ(fabric.Mutations(),
+            (std::vector<Argv>{Ibp({"speed", "7", "espeed", "30"}), Ibp({"reset"}),
+                               Ibp({"speed", "7", "espeed", "15"}), Ibp({"reset"})}));
 }
 
 TEST(IbPortSpeed, RefusesUnsupportedOrPointlessTargets) {
@@ -167,7 +173,8 @@ TEST(IbPortSpeed, RefusesUnsupportedOrPointlessTargets) {
   EXPECT_EQ(ext->Capture().code(), StatusCode::kFailedPrecondition);  // QDR is already below FDR
   auto ddr = Make(fabric, "ib_port_speed", {{"device", "mlx5_0"}, {"speed", "ddr"}});
   ASSERT_TRUE(ddr->Capture().ok());
-  EXPECT_FALSE(ddr->Saved()["want"].contains("LinkSpeedExtEnabled"));  // no extended speeds to turn off
+  EXPECT_FALSE(
+      ddr->Saved()["want"].contains("LinkSpeedExtEnabled"));  // no extended speeds to turn off
   ASSERT_TRUE(ddr->Apply().ok());
   EXPECT_EQ(Rate(fabric), "20 Gb/sec (4X DDR)\n");
   ASSERT_TRUE(ddr->Revert().ok());

@@ -116,7 +116,8 @@ TEST(IbPortDisable, RestoredFromJournalEnablesThePort) {
   Json record = {{"kind", "ib_port_disable"}, {"params", params}, {"saved", first->Saved()}};
   ASSERT_TRUE(first->Apply().ok());
   first.reset();
-  fabric.sysfs.files[fabric.Dir("mlx5_0", 1) + "/lid"] = "0xffff\n";  // what a disabled port may show
+  fabric.sysfs.files[fabric.Dir("mlx5_0", 1) + "/lid"] =
+      "0xffff\n";  // what a disabled port may show
   auto again = RestoreFault(record, fabric.host());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   ASSERT_TRUE((*again)->Revert().ok());
@@ -145,7 +146,8 @@ TEST(IbPortFlap, DisabledForDownThenEnabledWithExactArgv) {
 
 TEST(IbPortFlap, CountAndPeriodMakeRepeatedFlaps) {
   FakeIbFabric fabric;
-  auto f = Make(fabric, "ib_port_flap", {{"device", "mlx5_0"}, {"down", "1s"}, {"count", 3}, {"period", "4s"}});
+  auto f = Make(fabric, "ib_port_flap",
+                {{"device", "mlx5_0"}, {"down", "1s"}, {"count", 3}, {"period", "4s"}});
   ASSERT_TRUE(f->Capture().ok());
   ASSERT_TRUE(f->Apply().ok());
   for (int ms = 0; ms <= 13000; ms += 500) ASSERT_TRUE(f->Tick(milliseconds(ms)).ok());
@@ -176,8 +178,9 @@ TEST(IbPortFlap, RevertMidFlapAfterFailedApplyAndTwice) {
 
 TEST(IbPortFlap, ParamsNameTheKeyAndRestoreReverts) {
   FakeIbFabric fabric;
-  auto bad =
-      MakeFault("ib_port_flap", {{"device", "mlx5_0"}, {"down", "3s"}, {"count", 2}, {"period", "2s"}}, fabric.host());
+  auto bad = MakeFault("ib_port_flap",
+                       {{"device", "mlx5_0"}, {"down", "3s"}, {"count", 2}, {"period", "2s"}},
+                       fabric.host());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message().rfind("params.period:", 0), 0u) << bad.status().message();
   auto no_down = MakeFault("ib_port_flap", {{"device", "mlx5_0"}}, fabric.host());

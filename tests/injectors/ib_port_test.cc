@@ -78,7 +78,8 @@ TEST(IbPortQuery, OnlyTheFirstBlockCountsAndOddValuesDecode) {
 }
 
 TEST(IbPortQuery, RejectsOutputWithoutPortInfo) {
-  EXPECT_FALSE(ParseIbPortInfo("ibwarn: [1234] mad_rpc_open_port: can't open UMAD port (mlx5_0:1)\n").ok());
+  EXPECT_FALSE(
+      ParseIbPortInfo("ibwarn: [1234] mad_rpc_open_port: can't open UMAD port (mlx5_0:1)\n").ok());
   EXPECT_FALSE(ParseIbPortInfo("CA PortInfo:\nLinkWidthEnabled:................3 lanes\n").ok());
 }
 
@@ -109,7 +110,8 @@ TEST(IbPortSysfs, ReadsStateRateAndLid) {
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("mlx5_7/1"), std::string::npos);
   // ... and says what the node has, as `fdrill inventory` names it.
-  EXPECT_NE(missing.status().message().find("does not exist; this node has mlx5_0/1)"), std::string::npos)
+  EXPECT_NE(missing.status().message().find("does not exist; this node has mlx5_0/1)"),
+            std::string::npos)
       << missing.status().message();
 }
 

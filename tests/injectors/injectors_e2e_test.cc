@@ -6,7 +6,6 @@
 // created in). Checks: the fault blocks a TCP connect, the revert lets it
 // through again, and iptables-save (counters aside) reads exactly as before.
 // Needs root; the namespaces are deleted in TearDown whatever happened.
-#include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +13,8 @@
 #include <cstring>
 #include <set>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "injectors/injector.h"
 #include "tests/support/netns_pair.h"
@@ -37,7 +38,8 @@ class InjectorsE2e : public ::testing::Test {
     int one = 1;
     setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     sockaddr_in addr = Ipv4Address(kServer, kPort);
-    ASSERT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+    ASSERT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
+        << strerror(errno);
     ASSERT_EQ(listen(listener_, 64), 0);
     UseRunner();
     ASSERT_TRUE(Connects()) << "the fresh pair does not connect; nothing below would mean anything";
@@ -149,8 +151,9 @@ TEST_F(InjectorsE2e, LinkLossHundredPercentEgressBlocksConnect) {
 
 TEST_F(InjectorsE2e, LinkLossHundredPercentIngressFromPeerBlocksConnect) {
   // The raw table does not exist in a fresh namespace: Revert must delete the one it made.
-  BlocksThenRestores("link_loss",
-                     {{"interface", "fab0"}, {"percent", "100%"}, {"direction", "ingress"}, {"peer", kServer}});
+  BlocksThenRestores(
+      "link_loss",
+      {{"interface", "fab0"}, {"percent", "100%"}, {"direction", "ingress"}, {"peer", kServer}});
 }
 
 TEST_F(InjectorsE2e, LinkLossPartialRuleIsWhatTheKernelHolds) {
@@ -179,7 +182,9 @@ TEST_F(InjectorsE2e, LinkPartitionOnOneInterfaceBlocksThenRestores) {
   BlocksThenRestores("link_partition", {{"peers", {kServer}}, {"interface", "fab0"}});
 }
 
-TEST_F(InjectorsE2e, LinkDownBlocksThenRestores) { BlocksThenRestores("link_down", {{"interface", "fab0"}}); }
+TEST_F(InjectorsE2e, LinkDownBlocksThenRestores) {
+  BlocksThenRestores("link_down", {{"interface", "fab0"}});
+}
 
 TEST_F(InjectorsE2e, RestoredFromJournalRevertsOnTheRealKernel) { RevertsFromTheJournal(); }
 
@@ -191,7 +196,9 @@ TEST_F(InjectorsE2e, RestoredFromJournalRevertsOnTheRealKernel) { RevertsFromThe
 TEST_F(InjectorsE2e, WithoutNftLinkLossRevertLeavesOnlyAnEmptyTable) {
   UseRunner({"nft"});
   std::string before = Ruleset();
-  auto f = Make("link_loss", {{"interface", "fab0"}, {"percent", "100%"}, {"direction", "ingress"}, {"peer", kServer}});
+  auto f = Make(
+      "link_loss",
+      {{"interface", "fab0"}, {"percent", "100%"}, {"direction", "ingress"}, {"peer", kServer}});
   ASSERT_NE(f, nullptr);
   ASSERT_TRUE(f->Capture().ok());
   ASSERT_TRUE(f->Apply().ok());
@@ -213,7 +220,9 @@ TEST_F(InjectorsE2e, WithoutNftLinkPartitionFromTheJournalRevertsCleanly) {
 TEST_F(InjectorsE2e, LinkRatePerPeerBuildsAnHtbTreeTheKernelReportsBack) {
   // Verify parses the kernel's own `tc class/filter show`; other destinations
   // go out htb's direct queue, unshaped, so the connect still works.
-  auto f = Make("link_rate", {{"interface", "fab0"}, {"rate", "20mbit"}, {"peers", {kServer, "198.18.201.0/24"}}});
+  auto f =
+      Make("link_rate",
+           {{"interface", "fab0"}, {"rate", "20mbit"}, {"peers", {kServer, "198.18.201.0/24"}}});
   ASSERT_NE(f, nullptr);
   ASSERT_TRUE(f->Capture().ok());
   Status applied = f->Apply();

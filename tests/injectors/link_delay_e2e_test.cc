@@ -11,7 +11,6 @@
 // bound. Needs root; the namespaces are deleted in TearDown whatever happened.
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -25,6 +24,8 @@
 #include <iostream>
 #include <regex>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "injectors/injector.h"
 #include "injectors/nfqueue_delay_line.h"
@@ -52,13 +53,15 @@ class LinkDelayE2e : public ::testing::Test {
     int one = 1;
     setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     sockaddr_in addr = Ipv4Address(kServer, kPort);
-    ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+    ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
+        << strerror(errno);
     ASSERT_EQ(listen(listener, 4), 0);
     server_ = std::thread([this, listener] { Echo(listener); });
     client_ = SocketIn(a_);
     ASSERT_GE(client_, 0);
     setsockopt(client_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    ASSERT_EQ(connect(client_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+    ASSERT_EQ(connect(client_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0)
+        << strerror(errno);
   }
 
   void TearDown() override {
@@ -112,7 +115,8 @@ class LinkDelayE2e : public ::testing::Test {
   }
   static std::string Show(const Rtts& r) {
     char buf[96];
-    std::snprintf(buf, sizeof(buf), "min %.3f ms, median %.3f ms, max %.3f ms", r.min, r.median, r.max);
+    std::snprintf(buf, sizeof(buf), "min %.3f ms, median %.3f ms, max %.3f ms", r.min, r.median,
+                  r.max);
     return buf;
   }
 
@@ -134,7 +138,8 @@ class LinkDelayE2e : public ::testing::Test {
     auto& f = *made;
     Status captured = f->Capture();
     ASSERT_TRUE(captured.ok()) << captured.ToString();
-    EXPECT_EQ(f->Saved()["mode"], "nfqueue") << "this kernel has sch_netem; the e2e is for the delay line";
+    EXPECT_EQ(f->Saved()["mode"], "nfqueue")
+        << "this kernel has sch_netem; the e2e is for the delay line";
     Status applied = InNamespace(a_, [&] { return f->Apply(); });
     EXPECT_TRUE(applied.ok()) << applied.ToString();
     Rtts during{};
@@ -156,8 +161,8 @@ class LinkDelayE2e : public ::testing::Test {
     EXPECT_LT(after.median, before.median + 2.0) << Show(after);
     ExpectRulesetRestored(*runner_, rules_before, Ruleset());
     EXPECT_EQ(Queues(), "");
-    std::cout << "  " << params.dump() << "\n  before:  " << Show(before) << "\n  applied: " << Show(during)
-              << "\n  after:   " << Show(after) << "\n";
+    std::cout << "  " << params.dump() << "\n  before:  " << Show(before)
+              << "\n  applied: " << Show(during) << "\n  after:   " << Show(after) << "\n";
   }
 
   NetnsPair pair_;
@@ -176,9 +181,12 @@ TEST_F(LinkDelayE2e, EgressDelayRaisesTheRoundTripByTheDelay) {
 }
 
 TEST_F(LinkDelayE2e, IngressFromThePeerWithJitterStaysInItsWindow) {
-  DelaysThenRestores(
-      {{"interface", "fab0"}, {"delay", "10ms"}, {"jitter", "3ms"}, {"direction", "ingress"}, {"peer", kServer}},
-      std::chrono::milliseconds(7), std::chrono::milliseconds(20));
+  DelaysThenRestores({{"interface", "fab0"},
+                      {"delay", "10ms"},
+                      {"jitter", "3ms"},
+                      {"direction", "ingress"},
+                      {"peer", kServer}},
+                     std::chrono::milliseconds(7), std::chrono::milliseconds(20));
 }
 
 TEST_F(LinkDelayE2e, ADeadAgentsRuleBypassesAndTheJournalSweepRemovesIt) {
@@ -194,7 +202,8 @@ TEST_F(LinkDelayE2e, ADeadAgentsRuleBypassesAndTheJournalSweepRemovesIt) {
   first->reset();  // the agent died: its socket closed, the rule stayed
   EXPECT_NE(Ruleset(), rules_before);
   Rtts orphaned = Measure();
-  EXPECT_LT(orphaned.max, 10.0) << "--queue-bypass should pass packets undelayed: " << Show(orphaned);
+  EXPECT_LT(orphaned.max, 10.0) << "--queue-bypass should pass packets undelayed: "
+                                << Show(orphaned);
   auto again = RestoreFault(record, host());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_FALSE((*again)->Verify().ok());  // no reader: the fault is not in force
@@ -218,7 +227,9 @@ TEST_F(LinkDelayE2e, ABoundQueueIsRefusedByCaptureAndByTheKernel) {
   // Past Capture, the kernel itself refuses a second reader on the queue.
   uint16_t queue = (*first)->Saved()["queue"].get<uint16_t>();
   auto line = MakeNfqueueDelayLine();
-  Status started = InNamespace(a_, [&] { return line->Start({queue, std::chrono::milliseconds(5), Duration(0)}); });
+  Status started = InNamespace(a_, [&] {
+    return line->Start({queue, std::chrono::milliseconds(5), Duration(0)});
+  });
   EXPECT_EQ(started.code(), StatusCode::kFailedPrecondition) << started.ToString();
   line->Stop();
   ASSERT_TRUE((*first)->Revert().ok());

@@ -19,7 +19,8 @@ constexpr char kQueueFile[] = "/proc/net/netfilter/nfnetlink_queue";
 // A line of /proc/net/netfilter/nfnetlink_queue as the kernel prints it.
 std::string QueueLine(unsigned queue, unsigned port) {
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "%5u %6u %5u %1u %5u %5u %5u %8u %2d\n", queue, port, 0u, 1u, 0u, 0u, 0u, 7u, 1);
+  std::snprintf(buf, sizeof(buf), "%5u %6u %5u %1u %5u %5u %5u %8u %2d\n", queue, port, 0u, 1u, 0u,
+                0u, 0u, 7u, 1);
   return buf;
 }
 
@@ -31,7 +32,9 @@ class FakeLine final : public DelayLine {
   ~FakeLine() override { Unbind(); }  // the socket closes with its owner
   Status Start(const DelayLineConfig& config) override;
   void Stop() override;
-  std::optional<uint32_t> PortId() const override { return bound_ ? std::optional<uint32_t>(4242) : std::nullopt; }
+  std::optional<uint32_t> PortId() const override {
+    return bound_ ? std::optional<uint32_t>(4242) : std::nullopt;
+  }
 
  private:
   void Unbind();
@@ -64,7 +67,8 @@ struct Rig {
 };
 
 Status FakeLine::Start(const DelayLineConfig& config) {
-  rig_->events.push_back(std::string("start, chain ") + (rig_->ChainExists() ? "present" : "absent"));
+  rig_->events.push_back(std::string("start, chain ") +
+                         (rig_->ChainExists() ? "present" : "absent"));
   rig_->starts.push_back(config);
   if (!rig_->fail_start.ok()) return rig_->fail_start;
   bound_ = true;
@@ -74,7 +78,8 @@ Status FakeLine::Start(const DelayLineConfig& config) {
 }
 
 void FakeLine::Stop() {
-  rig_->events.push_back(std::string("stop, chain ") + (rig_->ChainExists() ? "present" : "absent"));
+  rig_->events.push_back(std::string("stop, chain ") +
+                         (rig_->ChainExists() ? "present" : "absent"));
   ++rig_->stops;
   Unbind();
 }
@@ -141,8 +146,11 @@ TEST(LinkDelay, NfqueueApplyVerifyRevertVerifyWithExactArgvAndOrder) {
 
 TEST(LinkDelay, IngressFromOnePeerQueuesOnInputWithTheSourceMatch) {
   Rig rig;
-  auto f = rig.Make(
-      {{"interface", "fab0"}, {"delay", "5ms"}, {"jitter", "1ms"}, {"direction", "ingress"}, {"peer", "198.18.0.2"}});
+  auto f = rig.Make({{"interface", "fab0"},
+                     {"delay", "5ms"},
+                     {"jitter", "1ms"},
+                     {"direction", "ingress"},
+                     {"peer", "198.18.0.2"}});
   ASSERT_TRUE(f->Capture().ok());
   ASSERT_TRUE(f->Apply().ok());
   ASSERT_TRUE(f->Verify().ok());
@@ -150,9 +158,11 @@ TEST(LinkDelay, IngressFromOnePeerQueuesOnInputWithTheSourceMatch) {
   std::string q = std::to_string(f->Saved()["queue"].get<int>());
   auto& filter = rig.ipt.tables.at("filter");
   EXPECT_EQ(filter.chains.at(chain).rules,
-            (std::vector<Argv>{{"-s", "198.18.0.2", "-j", "NFQUEUE", "--queue-num", q, "--queue-bypass"}}));
+            (std::vector<Argv>{
+                {"-s", "198.18.0.2", "-j", "NFQUEUE", "--queue-num", q, "--queue-bypass"}}));
   EXPECT_EQ(filter.chains.at("INPUT").rules,
-            (std::vector<Argv>{{"-i", "fab0", "-m", "comment", "--comment", "fdrill:link_delay", "-j", chain}}));
+            (std::vector<Argv>{
+                {"-i", "fab0", "-m", "comment", "--comment", "fdrill:link_delay", "-j", chain}}));
   EXPECT_EQ(rig.starts.at(0).jitter, std::chrono::milliseconds(1));
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
@@ -275,9 +285,10 @@ TEST(LinkDelay, NetemWhereTheKernelHasIt) {
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
-  EXPECT_EQ(rig.kernel.Mutations(), (std::vector<Argv>{{"tc", "qdisc", "replace", "dev", "fab0", "root", "handle",
-                                                        "fd2:", "netem", "delay", "20000us", "5000us"},
-                                                       {"tc", "qdisc", "del", "dev", "fab0", "root"}}));
+  EXPECT_EQ(rig.kernel.Mutations(),
+            (std::vector<Argv>{{"tc", "qdisc", "replace", "dev", "fab0", "root", "handle",
+                                "fd2:", "netem", "delay", "20000us", "5000us"},
+                               {"tc", "qdisc", "del", "dev", "fab0", "root"}}));
   EXPECT_TRUE(rig.ipt.Mutations().empty());
   EXPECT_TRUE(rig.starts.empty());
 }
@@ -340,15 +351,18 @@ TEST(LinkDelay, ParamsValidateAndNameTheKey) {
   expect_key({{"delay", "20ms"}}, "interface");
   expect_key({{"interface", "fab0"}, {"delay", "20ms"}, {"direction", "both"}}, "direction");
   expect_key({{"interface", "fab0"}, {"delay", "20ms"}, {"peer", "n2"}}, "peer");
-  auto typo = MakeFault("link_delay", {{"interface", "fab0"}, {"delay", "20ms"}, {"jiter", "1ms"}}, rig.host());
+  auto typo = MakeFault("link_delay", {{"interface", "fab0"}, {"delay", "20ms"}, {"jiter", "1ms"}},
+                        rig.host());
   ASSERT_FALSE(typo.ok());
-  EXPECT_NE(typo.status().message().find("did you mean \"jitter\""), std::string::npos) << typo.status().message();
+  EXPECT_NE(typo.status().message().find("did you mean \"jitter\""), std::string::npos)
+      << typo.status().message();
   EXPECT_TRUE(rig.ipt.calls.empty());
 }
 
 TEST(LinkDelay, QueueAndChainFollowTheParams) {
   Rig rig;
-  auto a = rig.Make(kParams), b = rig.Make(kParams), c = rig.Make({{"interface", "fab0"}, {"delay", "30ms"}});
+  auto a = rig.Make(kParams), b = rig.Make(kParams),
+       c = rig.Make({{"interface", "fab0"}, {"delay", "30ms"}});
   ASSERT_TRUE(a->Capture().ok() && b->Capture().ok() && c->Capture().ok());
   EXPECT_EQ(a->Saved()["queue"], b->Saved()["queue"]);
   EXPECT_EQ(a->Saved()["chain"], b->Saved()["chain"]);
@@ -360,10 +374,13 @@ TEST(LinkDelay, MechanismBeforeCaptureNamesBothWays) {
   auto lines = rig.Make(kParams)->Mechanism();
   std::string all;
   for (const auto& l : lines) all += l + "\n";
-  EXPECT_NE(all.find("with sch_netem: apply: tc qdisc replace dev fab0 root handle fd2: netem delay 20000us 0us"),
+  EXPECT_NE(all.find("with sch_netem: apply: tc qdisc replace dev fab0 root handle fd2: netem "
+                     "delay 20000us 0us"),
             std::string::npos)
       << all;
-  EXPECT_NE(all.find("without sch_netem: apply: iptables -w 5 -t filter -A FDRILL-DELAY-"), std::string::npos) << all;
+  EXPECT_NE(all.find("without sch_netem: apply: iptables -w 5 -t filter -A FDRILL-DELAY-"),
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("--queue-bypass"), std::string::npos) << all;
   EXPECT_TRUE(rig.ipt.calls.empty());
 }

@@ -30,7 +30,8 @@ TEST(LinkDown, DownForTheWindowThenUpWithExactArgv) {
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
   EXPECT_TRUE(k.ifaces["fab0"].up);
-  std::vector<Argv> want = {{"ip", "link", "set", "dev", "fab0", "down"}, {"ip", "link", "set", "dev", "fab0", "up"}};
+  std::vector<Argv> want = {{"ip", "link", "set", "dev", "fab0", "down"},
+                            {"ip", "link", "set", "dev", "fab0", "up"}};
   EXPECT_EQ(k.Mutations(), want);
 }
 
@@ -76,7 +77,8 @@ TEST(LinkDown, ParamsNameTheKey) {
   Host host{&k, nullptr};
   auto missing = MakeFault("link_down", Json::object(), host);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message().rfind("params.interface:", 0), 0u) << missing.status().message();
+  EXPECT_EQ(missing.status().message().rfind("params.interface:", 0), 0u)
+      << missing.status().message();
   auto extra = MakeFault("link_down", {{"interface", "fab0"}, {"down", "3s"}}, host);
   ASSERT_FALSE(extra.ok());
   EXPECT_EQ(extra.status().message().rfind("params.down:", 0), 0u) << extra.status().message();

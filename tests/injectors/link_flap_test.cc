@@ -33,7 +33,8 @@ TEST(LinkFlap, DownForTheDurationThenUpWithExactArgv) {
   ASSERT_TRUE(f->Tick(milliseconds(3100)).ok());  // repeated ticks change nothing
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
-  std::vector<Argv> want = {{"ip", "link", "set", "dev", "fab0", "down"}, {"ip", "link", "set", "dev", "fab0", "up"}};
+  std::vector<Argv> want = {{"ip", "link", "set", "dev", "fab0", "down"},
+                            {"ip", "link", "set", "dev", "fab0", "up"}};
   EXPECT_EQ(k.Mutations(), want);
 }
 
@@ -86,8 +87,8 @@ TEST(LinkFlap, RefusesALinkAlreadyDownAndBadParams) {
   auto no_unit = MakeFault("link_flap", {{"interface", "fab0"}, {"down", "3"}}, host);
   ASSERT_FALSE(no_unit.ok());
   EXPECT_NE(no_unit.status().message().find("params.down"), std::string::npos);
-  auto short_period =
-      MakeFault("link_flap", {{"interface", "fab0"}, {"down", "3s"}, {"count", 2}, {"period", "2s"}}, host);
+  auto short_period = MakeFault(
+      "link_flap", {{"interface", "fab0"}, {"down", "3s"}, {"count", 2}, {"period", "2s"}}, host);
   ASSERT_FALSE(short_period.ok());
   EXPECT_NE(short_period.status().message().find("params.period"), std::string::npos);
 }

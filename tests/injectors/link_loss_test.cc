@@ -34,7 +34,8 @@ TEST(LinkLoss, ApplyVerifyRevertVerifyWithExactArgv) {
   std::string chain = f->Saved()["chain"];
   EXPECT_EQ(chain.rfind("FDRILL-LOSS-", 0), 0u);
   EXPECT_EQ(chain.size(), 20u);
-  EXPECT_FALSE(f->Saved()["table_existed"].get<bool>());  // a fresh namespace has no filter table yet
+  EXPECT_FALSE(
+      f->Saved()["table_existed"].get<bool>());  // a fresh namespace has no filter table yet
   EXPECT_FALSE(f->Verify().ok());
   ASSERT_TRUE(f->Apply().ok());
   ASSERT_TRUE(f->Verify().ok()) << f->Verify().ToString();
@@ -43,13 +44,15 @@ TEST(LinkLoss, ApplyVerifyRevertVerifyWithExactArgv) {
   ASSERT_TRUE(f->VerifyReverted().ok());
   EXPECT_FALSE(f->Verify().ok());
   EXPECT_TRUE(rig.ipt.tables.empty());  // the table it created is gone again
-  Argv jump = {"OUTPUT", "-o", "fab0", "-m", "comment", "--comment", "fdrill:link_loss", "-j", chain};
+  Argv jump = {"OUTPUT",           "-o", "fab0", "-m", "comment", "--comment",
+               "fdrill:link_loss", "-j", chain};
   Argv insert = {"-I", "OUTPUT", "1"}, del = {"-D"};
   insert.insert(insert.end(), jump.begin() + 1, jump.end());
   del.insert(del.end(), jump.begin(), jump.end());
   std::vector<Argv> want = {
       Ipt("filter", {"-N", chain}),
-      Ipt("filter", {"-A", chain, "-m", "statistic", "--mode", "random", "--probability", "0.015", "-j", "DROP"}),
+      Ipt("filter", {"-A", chain, "-m", "statistic", "--mode", "random", "--probability", "0.015",
+                     "-j", "DROP"}),
       Ipt("filter", insert),
       Ipt("filter", del),
       Ipt("filter", {"-F", chain}),
@@ -61,7 +64,9 @@ TEST(LinkLoss, ApplyVerifyRevertVerifyWithExactArgv) {
 
 TEST(LinkLoss, IngressPerPeerUsesRawPreroutingAndHundredPercentIsAPlainDrop) {
   Rig rig;
-  auto f = Make(rig, {{"interface", "fab0"}, {"percent", 100}, {"direction", "ingress"}, {"peer", "198.18.0.2"}});
+  auto f = Make(
+      rig,
+      {{"interface", "fab0"}, {"percent", 100}, {"direction", "ingress"}, {"peer", "198.18.0.2"}});
   ASSERT_TRUE(f->Capture().ok());
   ASSERT_TRUE(f->Apply().ok());
   ASSERT_TRUE(f->Verify().ok());
@@ -69,7 +74,8 @@ TEST(LinkLoss, IngressPerPeerUsesRawPreroutingAndHundredPercentIsAPlainDrop) {
   auto& raw = rig.ipt.tables.at("raw");
   EXPECT_EQ(raw.chains.at(chain).rules, (std::vector<Argv>{{"-s", "198.18.0.2", "-j", "DROP"}}));
   EXPECT_EQ(raw.chains.at("PREROUTING").rules,
-            (std::vector<Argv>{{"-i", "fab0", "-m", "comment", "--comment", "fdrill:link_loss", "-j", chain}}));
+            (std::vector<Argv>{
+                {"-i", "fab0", "-m", "comment", "--comment", "fdrill:link_loss", "-j", chain}}));
   EXPECT_FALSE(rig.ipt.tables.count("filter"));
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
@@ -83,20 +89,22 @@ TEST(LinkLoss, EgressToOnePeerMatchesItsDestination) {
   ASSERT_TRUE(f->Apply().ok());
   std::string chain = f->Saved()["chain"];
   EXPECT_EQ(rig.ipt.tables.at("filter").chains.at(chain).rules,
-            (std::vector<Argv>{{"-d", "198.18.0.0/24", "-m", "statistic", "--mode", "random", "--probability", "0.0025",
-                                "-j", "DROP"}}));
+            (std::vector<Argv>{{"-d", "198.18.0.0/24", "-m", "statistic", "--mode", "random",
+                                "--probability", "0.0025", "-j", "DROP"}}));
 }
 
 TEST(LinkLoss, LeavesATableItFoundAndOthersRulesAsTheyWere) {
   Rig rig;
-  ASSERT_EQ(rig.ipt.Run(Ipt("filter", {"-A", "OUTPUT", "-p", "tcp", "-j", "ACCEPT"}), {})->exit_code, 0);
+  ASSERT_EQ(
+      rig.ipt.Run(Ipt("filter", {"-A", "OUTPUT", "-p", "tcp", "-j", "ACCEPT"}), {})->exit_code, 0);
   auto before = rig.ipt.Dump();
   auto f = Make(rig, {{"interface", "fab0"}, {"percent", 5}});
   ASSERT_TRUE(f->Capture().ok());
   EXPECT_TRUE(f->Saved()["table_existed"].get<bool>());
   ASSERT_TRUE(f->Apply().ok());
   // Inserted first, so an earlier ACCEPT cannot bypass it.
-  EXPECT_EQ(rig.ipt.tables.at("filter").chains.at("OUTPUT").rules.front().back(), f->Saved()["chain"]);
+  EXPECT_EQ(rig.ipt.tables.at("filter").chains.at("OUTPUT").rules.front().back(),
+            f->Saved()["chain"]);
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
   EXPECT_EQ(rig.ipt.Dump(), before);
@@ -140,7 +148,8 @@ TEST(LinkLoss, RefusesAChainAlreadyThere) {
   auto second = Make(rig, params);
   Status s = second->Capture();
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find(first->Saved()["chain"].get<std::string>()), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(first->Saved()["chain"].get<std::string>()), std::string::npos)
+      << s.message();
   // A different fault on the same interface gets a chain of its own.
   auto other = Make(rig, {{"interface", "fab0"}, {"percent", 20}});
   EXPECT_TRUE(other->Capture().ok());
@@ -170,9 +179,11 @@ TEST(LinkLoss, ParamsValidateAndNameTheKey) {
   expect_key({{"interface", "fab0"}, {"percent", 1}, {"direction", "both"}}, "direction");
   expect_key({{"interface", "fab0"}, {"percent", 1}, {"peer", "n2"}}, "peer");
   expect_key({{"interface", "fab0"}, {"percent", 1}, {"peer", "fd00::2"}}, "peer");
-  auto typo = MakeFault("link_loss", {{"interface", "fab0"}, {"precent", 1}, {"percent", 1}}, rig.host());
+  auto typo =
+      MakeFault("link_loss", {{"interface", "fab0"}, {"precent", 1}, {"percent", 1}}, rig.host());
   ASSERT_FALSE(typo.ok());
-  EXPECT_NE(typo.status().message().find("did you mean \"percent\""), std::string::npos) << typo.status().message();
+  EXPECT_NE(typo.status().message().find("did you mean \"percent\""), std::string::npos)
+      << typo.status().message();
   EXPECT_TRUE(rig.ipt.calls.empty());
 }
 
@@ -216,7 +227,9 @@ TEST(LinkLoss, MechanismListsTheChainAndTouchesNothing) {
   auto f = Make(rig, {{"interface", "fab0"}, {"percent", 1}});
   auto lines = f->Mechanism();
   ASSERT_GE(lines.size(), 4u);
-  EXPECT_NE(lines[1].find("-m statistic --mode random --probability 0.01 -j DROP"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("-m statistic --mode random --probability 0.01 -j DROP"),
+            std::string::npos)
+      << lines[1];
   EXPECT_TRUE(rig.ipt.calls.empty());
 }
 

@@ -27,8 +27,8 @@ TEST(LinkRate, ApplyVerifyRevertVerifyWithExactArgv) {
   EXPECT_EQ(k.ifaces["fab0"].qdisc_kind, "noqueue");
   EXPECT_FALSE(f->Verify().ok());
   std::vector<Argv> want = {
-      {"tc", "qdisc", "replace", "dev", "fab0", "root", "handle", "fd1:", "tbf", "rate", "100000000bit", "burst",
-       "131072", "latency", "50ms"},
+      {"tc", "qdisc", "replace", "dev", "fab0", "root", "handle", "fd1:", "tbf", "rate",
+       "100000000bit", "burst", "131072", "latency", "50ms"},
       {"tc", "qdisc", "del", "dev", "fab0", "root"},
   };
   EXPECT_EQ(k.Mutations(), want);
@@ -83,10 +83,13 @@ TEST(LinkRate, ParamsValidateAndNameTheKey) {
   Host host{&k, nullptr};
   auto bad_unit = MakeFault("link_rate", {{"interface", "fab0"}, {"rate", "100mbps"}}, host);
   ASSERT_FALSE(bad_unit.ok());
-  EXPECT_EQ(bad_unit.status().message().rfind("params.rate:", 0), 0u) << bad_unit.status().message();
-  auto typo = MakeFault("link_rate", {{"interface", "fab0"}, {"rate", "1gbit"}, {"brust", "64K"}}, host);
+  EXPECT_EQ(bad_unit.status().message().rfind("params.rate:", 0), 0u)
+      << bad_unit.status().message();
+  auto typo =
+      MakeFault("link_rate", {{"interface", "fab0"}, {"rate", "1gbit"}, {"brust", "64K"}}, host);
   ASSERT_FALSE(typo.ok());
-  EXPECT_NE(typo.status().message().find("did you mean \"burst\""), std::string::npos) << typo.status().message();
+  EXPECT_NE(typo.status().message().find("did you mean \"burst\""), std::string::npos)
+      << typo.status().message();
   auto missing = MakeFault("link_rate", {{"rate", "1gbit"}}, host);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("params.interface"), std::string::npos);
@@ -110,7 +113,8 @@ TEST(LinkRate, RestoredFromJournalRevertsWhatALostAgentApplied) {
 
 TEST(LinkRatePerPeer, HtbWithOneShapedClassAndAU32FilterPerPeer) {
   FakeNetKernel k;
-  auto f = Make(k, {{"interface", "fab0"}, {"rate", "50mbit"}, {"peers", {"198.18.0.2", "198.18.1.0/24"}}});
+  auto f = Make(
+      k, {{"interface", "fab0"}, {"rate", "50mbit"}, {"peers", {"198.18.0.2", "198.18.1.0/24"}}});
   ASSERT_TRUE(f->Capture().ok());
   EXPECT_FALSE(f->Verify().ok());
   ASSERT_TRUE(f->Apply().ok());
@@ -123,15 +127,15 @@ TEST(LinkRatePerPeer, HtbWithOneShapedClassAndAU32FilterPerPeer) {
   ASSERT_TRUE(f->VerifyReverted().ok());
   EXPECT_EQ(k.ifaces["fab0"].qdisc_kind, "noqueue");
   EXPECT_TRUE(k.ifaces["fab0"].filters.empty());
-  Argv filter = {"tc", "filter", "add", "dev", "fab0", "parent", "fd1:", "protocol", "ip", "prio", "1", "u32",
-                 "match", "ip", "dst"};
+  Argv filter = {"tc", "filter", "add", "dev", "fab0",  "parent", "fd1:", "protocol",
+                 "ip", "prio",   "1",   "u32", "match", "ip",     "dst"};
   Argv to_peer = filter, to_net = filter;
   for (const char* a : {"198.18.0.2", "flowid", "fd1:1"}) to_peer.push_back(a);
   for (const char* a : {"198.18.1.0/24", "flowid", "fd1:1"}) to_net.push_back(a);
   std::vector<Argv> want = {
       {"tc", "qdisc", "replace", "dev", "fab0", "root", "handle", "fd1:", "htb", "default", "0"},
-      {"tc", "class", "replace", "dev", "fab0", "parent", "fd1:", "classid", "fd1:1", "htb", "rate", "50000000bit",
-       "ceil", "50000000bit", "burst", "131072", "cburst", "131072"},
+      {"tc", "class", "replace", "dev", "fab0", "parent", "fd1:", "classid", "fd1:1", "htb", "rate",
+       "50000000bit", "ceil", "50000000bit", "burst", "131072", "cburst", "131072"},
       to_peer,
       to_net,
       {"tc", "qdisc", "del", "dev", "fab0", "root"},
@@ -141,7 +145,8 @@ TEST(LinkRatePerPeer, HtbWithOneShapedClassAndAU32FilterPerPeer) {
 
 TEST(LinkRatePerPeer, VerifyReadsTheClassRateAndEveryFilter) {
   FakeNetKernel k;
-  auto f = Make(k, {{"interface", "fab0"}, {"rate", "50mbit"}, {"peers", "198.18.0.2, 198.18.0.3"}});
+  auto f =
+      Make(k, {{"interface", "fab0"}, {"rate", "50mbit"}, {"peers", "198.18.0.2, 198.18.0.3"}});
   ASSERT_TRUE(f->Capture().ok());
   ASSERT_TRUE(f->Apply().ok());
   ASSERT_TRUE(f->Verify().ok());
@@ -151,7 +156,8 @@ TEST(LinkRatePerPeer, VerifyReadsTheClassRateAndEveryFilter) {
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("198.18.0.3"), std::string::npos) << s.message();
   k.ifaces["fab0"].filters = all;
-  k.ifaces["fab0"].classes = {"class htb fd1:1 root prio 0 rate 10Mbit ceil 10Mbit burst 1600b cburst 1600b "};
+  k.ifaces["fab0"].classes = {
+      "class htb fd1:1 root prio 0 rate 10Mbit ceil 10Mbit burst 1600b cburst 1600b "};
   s = f->Verify();
   EXPECT_NE(s.message().find("10000000 bit/s"), std::string::npos) << s.message();
   k.ifaces["fab0"].classes.clear();
@@ -177,7 +183,11 @@ TEST(LinkRatePerPeer, ParamsNameTheKey) {
   for (const auto& [params, key] : std::vector<std::pair<Json, std::string>>{
            {{{"interface", "fab0"}, {"rate", "1gbit"}, {"peers", Json::array()}}, "peers"},
            {{{"interface", "fab0"}, {"rate", "1gbit"}, {"peers", {"n2"}}}, "peers"},
-           {{{"interface", "fab0"}, {"rate", "1gbit"}, {"peers", {"198.18.0.2"}}, {"latency", "10ms"}}, "latency"}}) {
+           {{{"interface", "fab0"},
+             {"rate", "1gbit"},
+             {"peers", {"198.18.0.2"}},
+             {"latency", "10ms"}},
+            "latency"}}) {
     auto f = MakeFault("link_rate", params, host);
     ASSERT_FALSE(f.ok()) << params.dump();
     EXPECT_EQ(f.status().message().rfind("params." + key + ":", 0), 0u) << f.status().message();

@@ -1,10 +1,11 @@
 // nccl_env against FakeSysFs, and the launch-env files it leaves
 // (harness/host/launch_env.h) on the real filesystem.
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "harness/host/launch_env.h"
 #include "injectors/injector.h"
@@ -27,7 +28,8 @@ class NcclEnvTest : public ::testing::Test {
 };
 
 TEST_F(NcclEnvTest, WritesTheRestrictionsForTheNextLaunchAndRemovesThem) {
-  auto f = MakeFault("nccl_env", {{"p2p_disable", true}, {"nvls_enable", false}, {"max_channels", 4}}, MakeHost());
+  auto f = MakeFault(
+      "nccl_env", {{"p2p_disable", true}, {"nvls_enable", false}, {"max_channels", 4}}, MakeHost());
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   ASSERT_TRUE((*f)->Capture().ok());
   const std::string file = (*f)->Saved()["file"];
@@ -50,7 +52,8 @@ TEST_F(NcclEnvTest, RevertAfterAFailedApplyAndFromTheJournal) {
   auto f = MakeFault("nccl_env", {{"ib_hca", "=mlx5_0:1"}}, MakeHost());
   ASSERT_TRUE(f.ok());
   ASSERT_TRUE((*f)->Capture().ok());
-  Json record = {{"kind", "nccl_env"}, {"params", {{"ib_hca", "=mlx5_0:1"}}}, {"saved", (*f)->Saved()}};
+  Json record = {
+      {"kind", "nccl_env"}, {"params", {{"ib_hca", "=mlx5_0:1"}}}, {"saved", (*f)->Saved()}};
   ASSERT_TRUE((*f)->Revert().ok());  // nothing written yet
   ASSERT_TRUE((*f)->Apply().ok());
   auto restored = RestoreFault(record, MakeHost());
@@ -65,7 +68,8 @@ TEST_F(NcclEnvTest, ParamsNameTheKey) {
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("at least one of p2p_disable"), std::string::npos);
   auto bad_bool = MakeFault("nccl_env", {{"p2p_disable", "yes"}}, MakeHost());
-  EXPECT_NE(bad_bool.status().message().find("params.p2p_disable: must be true or false"), std::string::npos)
+  EXPECT_NE(bad_bool.status().message().find("params.p2p_disable: must be true or false"),
+            std::string::npos)
       << bad_bool.status().message();
   auto bad_hca = MakeFault("nccl_env", {{"ib_hca", "mlx5_0; rm -rf /"}}, MakeHost());
   EXPECT_NE(bad_hca.status().message().find("params.ib_hca"), std::string::npos);
@@ -90,7 +94,8 @@ TEST(LaunchEnv, ReadsEveryEnvFileAndRefusesNonNcclNames) {
   std::ofstream(dir + "/ignored.txt") << "PATH=/evil\n";
   auto env = ReadLaunchEnv(dir);
   ASSERT_TRUE(env.ok()) << env.status().ToString();
-  EXPECT_EQ(*env, (std::map<std::string, std::string>{{"NCCL_IB_HCA", "=mlx5_0:1"}, {"NCCL_P2P_DISABLE", "0"}}));
+  EXPECT_EQ(*env, (std::map<std::string, std::string>{{"NCCL_IB_HCA", "=mlx5_0:1"},
+                                                      {"NCCL_P2P_DISABLE", "0"}}));
   std::ofstream(dir + "/c.env") << "NCCL_X=1\nLD_PRELOAD=/evil.so\n";
   auto refused = ReadLaunchEnv(dir);
   ASSERT_FALSE(refused.ok());

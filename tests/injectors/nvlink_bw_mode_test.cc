@@ -28,7 +28,8 @@ TEST(NvlinkBwMode, SystemApplyVerifyRevertVerify) {
   ASSERT_TRUE(f->VerifyReverted().ok());
   EXPECT_EQ(nvml.Get("bw_mode"), "0");
   EXPECT_FALSE(f->Verify().ok());
-  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlSystemSetNvlinkBwMode 3", "nvmlSystemSetNvlinkBwMode 0"}));
+  EXPECT_EQ(nvml.Mutations(),
+            (Lines{"nvmlSystemSetNvlinkBwMode 3", "nvmlSystemSetNvlinkBwMode 0"}));
   EXPECT_EQ(f->Target(), "nvlink");
 }
 
@@ -55,7 +56,8 @@ TEST(NvlinkBwMode, RevertTwiceAndRevertWithoutApplyTouchNothing) {
   ASSERT_TRUE(f->Apply().ok());
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->Revert().ok());
-  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlSystemSetNvlinkBwMode 2", "nvmlSystemSetNvlinkBwMode 0"}));
+  EXPECT_EQ(nvml.Mutations(),
+            (Lines{"nvmlSystemSetNvlinkBwMode 2", "nvmlSystemSetNvlinkBwMode 0"}));
   ASSERT_TRUE(f->VerifyReverted().ok());
 }
 
@@ -89,7 +91,8 @@ TEST(NvlinkBwMode, PerGpuUsesTheDeviceApiAndRestoresBest) {
   EXPECT_EQ(nvml.Get("bw_mode"), "0");  // the rest of the node untouched
   ASSERT_TRUE(f->Revert().ok());
   ASSERT_TRUE(f->VerifyReverted().ok());
-  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlDeviceSetNvlinkBwMode 1 2 best=0", "nvmlDeviceSetNvlinkBwMode 1 0 best=1"}));
+  EXPECT_EQ(nvml.Mutations(), (Lines{"nvmlDeviceSetNvlinkBwMode 1 2 best=0",
+                                     "nvmlDeviceSetNvlinkBwMode 1 0 best=1"}));
   EXPECT_EQ(f->Target(), "gpu1");
 }
 
@@ -123,7 +126,8 @@ TEST(NvlinkBwMode, ParamsValidateAndNameTheKey) {
   EXPECT_EQ(gpu.status().message().rfind("params.gpu:", 0), 0u) << gpu.status().message();
   auto typo = MakeFault("nvlink_bw_mode", {{"mode", "half"}, {"gpus", 0}}, FakeNvmlHost());
   ASSERT_FALSE(typo.ok());
-  EXPECT_NE(typo.status().message().find("did you mean \"gpu\""), std::string::npos) << typo.status().message();
+  EXPECT_NE(typo.status().message().find("did you mean \"gpu\""), std::string::npos)
+      << typo.status().message();
   EXPECT_TRUE(nvml.Calls().empty());  // params are checked without loading NVML
 }
 

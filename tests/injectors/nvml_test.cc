@@ -1,9 +1,10 @@
 // The NVML loader, the three NVML probes and ObserveNvLinks, against the fake
 // libnvidia-ml (tests/fakes/fake_nvml.cc) and against a library that is not there.
+#include "injectors/nvml.h"
+
 #include <gtest/gtest.h>
 
 #include "injectors/injector.h"
-#include "injectors/nvml.h"
 #include "tests/fakes/fake_nvml.h"
 
 namespace fdrill {
@@ -22,7 +23,8 @@ TEST(Nvml, ProbeWithoutTheLibraryIsUnsupported) {
   for (const char* kind : kNvmlKinds) {
     Status s = FindInjector(kind)->probe(Json::object(), host);
     EXPECT_EQ(s.code(), StatusCode::kUnsupported) << kind;
-    EXPECT_EQ(s.message().rfind("/nonexistent/libnvidia-ml.so.1 not found: ", 0), 0u) << s.message();
+    EXPECT_EQ(s.message().rfind("/nonexistent/libnvidia-ml.so.1 not found: ", 0), 0u)
+        << s.message();
   }
   // A fault built there fails the same way at Capture, touching nothing.
   auto f = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, host);
@@ -51,7 +53,8 @@ TEST(Nvml, ProbeNamesParamsGpuAndTheCountWhenOutOfRange) {
   for (const char* kind : kNvmlKinds) {
     Status s = FindInjector(kind)->probe({{"gpu", 2}}, FakeNvmlHost());
     EXPECT_EQ(s.code(), StatusCode::kNotFound) << kind << ": " << s.ToString();
-    EXPECT_EQ(s.message().rfind("params.gpu: no GPU 2 on this node; NVML counts 2 GPU(s)", 0), 0u) << s.message();
+    EXPECT_EQ(s.message().rfind("params.gpu: no GPU 2 on this node; NVML counts 2 GPU(s)", 0), 0u)
+        << s.message();
   }
   EXPECT_TRUE(nvml.Mutations().empty());
 }
@@ -63,14 +66,16 @@ TEST(Nvml, ProbesPassOnACapableNode) {
   EXPECT_TRUE(FindInjector("gpu_power_cap")->probe(Json::object(), FakeNvmlHost()).ok());
   EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe(Json::object(), FakeNvmlHost()).ok());
   // Per GPU needs the Blackwell API, which this node's GPU 1 lacks.
-  EXPECT_EQ(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, FakeNvmlHost()).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, FakeNvmlHost()).code(),
+            StatusCode::kUnsupported);
   nvml.Set("gpu1.bw_supported", "0,3");
   EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe({{"gpu", 1}}, FakeNvmlHost()).ok());
   // Pre-Hopper: the system-wide read answers NOT_SUPPORTED.
   nvml.Set("fail.nvmlSystemGetNvlinkBwMode", "3");
   Status s = FindInjector("nvlink_bw_mode")->probe(Json::object(), FakeNvmlHost());
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_NE(s.message().find("nvmlSystemGetNvlinkBwMode: Not Supported"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("nvmlSystemGetNvlinkBwMode: Not Supported"), std::string::npos)
+      << s.message();
   EXPECT_TRUE(nvml.Mutations().empty());
 }
 
@@ -82,7 +87,8 @@ TEST(Nvml, ErrorsCarryTheCallAndNvmlsText) {
   ASSERT_TRUE(f.ok());
   Status s = (*f)->Capture();
   EXPECT_EQ(s.code(), StatusCode::kInternal);
-  EXPECT_NE(s.message().find("gpu_power_cap gpu0: nvmlDeviceGetPowerManagementLimit: Unknown Error (999)"),
+  EXPECT_NE(s.message().find(
+                "gpu_power_cap gpu0: nvmlDeviceGetPowerManagementLimit: Unknown Error (999)"),
             std::string::npos)
       << s.message();
 }
@@ -94,10 +100,12 @@ TEST(Nvml, RegistryListsTheNvmlKindsWithProbes) {
     EXPECT_NE(info->probe, nullptr) << kind;
     EXPECT_NE(std::string(info->params), "") << kind;
   }
-  auto f = MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 900}, {"max_mhz", 900}}, FakeNvmlHost());
+  auto f =
+      MakeFault("gpu_clock_lock", {{"gpu", 0}, {"min_mhz", 900}, {"max_mhz", 900}}, FakeNvmlHost());
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ((*f)->Mechanism(), (std::vector<std::string>{"apply: nvmlDeviceSetGpuLockedClocks(gpu 0, 900 MHz, 900 MHz)",
-                                                        "revert: nvmlDeviceResetGpuLockedClocks(gpu 0)"}));
+  EXPECT_EQ((*f)->Mechanism(), (std::vector<std::string>{
+                                   "apply: nvmlDeviceSetGpuLockedClocks(gpu 0, 900 MHz, 900 MHz)",
+                                   "revert: nvmlDeviceResetGpuLockedClocks(gpu 0)"}));
 }
 
 TEST(ObserveNvLinks, ReportsEachPresentLinkWithItsCountersAndChangesNothing) {
@@ -112,8 +120,8 @@ TEST(ObserveNvLinks, ReportsEachPresentLinkWithItsCountersAndChangesNothing) {
   ASSERT_EQ(links->size(), 2u);
   EXPECT_EQ((*links)[0].link, 0u);
   EXPECT_TRUE((*links)[0].active);
-  EXPECT_EQ((*links)[0].errors,
-            (std::vector<std::pair<std::string, unsigned long long>>{{"dl_replay", 5}, {"dl_crc_flit", 7}}));
+  EXPECT_EQ((*links)[0].errors, (std::vector<std::pair<std::string, unsigned long long>>{
+                                    {"dl_replay", 5}, {"dl_crc_flit", 7}}));
   EXPECT_EQ((*links)[1].link, 3u);
   EXPECT_FALSE((*links)[1].active);
   EXPECT_TRUE((*links)[1].errors.empty());
@@ -131,7 +139,8 @@ TEST(ObserveNvLinks, AnUnexpectedErrorFailsAndAMissingGpuNamesParamsGpu) {
   nvml.Set("fail.nvmlDeviceGetNvLinkErrorCounter", "15");  // GPU_IS_LOST
   auto links = ObserveNvLinks(NvmlAt(NvmlLibraryPath()), 0);
   ASSERT_FALSE(links.ok());
-  EXPECT_NE(links.status().message().find("GPU 0 NVLink 0"), std::string::npos) << links.status().message();
+  EXPECT_NE(links.status().message().find("GPU 0 NVLink 0"), std::string::npos)
+      << links.status().message();
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // rank_pause, rank_kill, cpu_hog and mem_pressure against FakeProcessTable
 // (tests/fakes/fake_processes.h) and FakeSysFs; the real /proc parser and
 // fdrill-burn against this machine (no root needed).
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "harness/host/real_processes.h"
 #include "injectors/burn_process.h"
@@ -78,7 +79,8 @@ TEST_F(ProcessFaults, ChecksBeforeTheWorkloadRunsButSelectsOnlyWhenApplied) {
   Status s = f->Capture();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_NE(s.message().find("params.rank: no fdrill-collective process (rank 7)"), std::string::npos)
+  EXPECT_NE(s.message().find("params.rank: no fdrill-collective process (rank 7)"),
+            std::string::npos)
       << s.message();
   EXPECT_TRUE(procs_.signals.empty());
 }
@@ -132,8 +134,10 @@ TEST_F(ProcessFaults, StragglerIsStoppedOnOfEveryPeriod) {
 TEST_F(ProcessFaults, RankParamsNameTheKey) {
   EXPECT_NE(MakeError("rank_pause", {{"rank", -1}}).find("params.rank"), std::string::npos);
   EXPECT_NE(MakeError("rank_pause", {{"on", "20ms"}}).find("params.period"), std::string::npos);
-  EXPECT_NE(MakeError("rank_pause", {{"on", "200ms"}, {"period", "100ms"}}).find("params.on"), std::string::npos);
-  EXPECT_NE(MakeError("rank_pause", {{"rnak", 1}}).find("did you mean \"rank\""), std::string::npos);
+  EXPECT_NE(MakeError("rank_pause", {{"on", "200ms"}, {"period", "100ms"}}).find("params.on"),
+            std::string::npos);
+  EXPECT_NE(MakeError("rank_pause", {{"rnak", 1}}).find("did you mean \"rank\""),
+            std::string::npos);
   std::string sig = MakeError("rank_kill", {{"signal", "HUP"}});
   EXPECT_NE(sig.find("params.signal: \"HUP\" is not one of KILL, TERM"), std::string::npos) << sig;
 }
@@ -235,7 +239,8 @@ TEST_F(ProcessFaults, MemPressureIsInForceOnceResident) {
   auto f = Make("mem_pressure", {{"size", "64M"}});
   ASSERT_TRUE(f->Capture().ok());
   ASSERT_TRUE(f->Apply().ok());
-  EXPECT_EQ(procs_.spawned[0], (std::vector<std::string>{"fdrill-burn", "mem", std::to_string(64 << 20), "4242"}));
+  EXPECT_EQ(procs_.spawned[0],
+            (std::vector<std::string>{"fdrill-burn", "mem", std::to_string(64 << 20), "4242"}));
   ASSERT_TRUE(f->Verify().ok());
   procs_.procs[9000].rss_kib = 1024;  // swapped out: no longer pressure
   EXPECT_FALSE(f->Verify().ok());
@@ -245,7 +250,9 @@ TEST_F(ProcessFaults, MemPressureIsInForceOnceResident) {
 
 TEST(RealProcesses, ParsesStatWithAwkwardComm) {
   ProcInfo info;
-  ASSERT_TRUE(ParseProcStat("123 (a) b (c)) T 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 777 23", &info).ok());
+  ASSERT_TRUE(ParseProcStat(
+                  "123 (a) b (c)) T 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 777 23", &info)
+                  .ok());
   EXPECT_EQ(info.state, 'T');
   EXPECT_EQ(info.start_ticks, 777u);
   EXPECT_FALSE(ParseProcStat("garbage", &info).ok());
@@ -265,7 +272,8 @@ TEST(RealProcesses, InspectsItselfAndRunsKillsAndReapsAChild) {
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   auto child = table.Inspect(*pid);
   ASSERT_TRUE(child.ok());
-  ASSERT_TRUE(SignalIfSame(table, *pid, child->start_ticks + 1, SIGKILL).ok());  // not the same: untouched
+  ASSERT_TRUE(
+      SignalIfSame(table, *pid, child->start_ticks + 1, SIGKILL).ok());  // not the same: untouched
   EXPECT_TRUE(table.Inspect(*pid).ok());
   ASSERT_TRUE(SignalIfSame(table, *pid, child->start_ticks, SIGKILL).ok());
   table.Reap(*pid);
@@ -275,7 +283,8 @@ TEST(RealProcesses, InspectsItselfAndRunsKillsAndReapsAChild) {
 
 TEST(RealProcesses, BurnHoldsItsMemoryAndDiesWhenKilled) {
   RealProcessTable table;
-  auto pid = table.Spawn({FDRILL_BURN_PATH, "mem", std::to_string(32 << 20), std::to_string(getpid())});
+  auto pid =
+      table.Spawn({FDRILL_BURN_PATH, "mem", std::to_string(32 << 20), std::to_string(getpid())});
   ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   uint64_t rss = 0;
   for (int i = 0; i < 250 && rss < 30 * 1024; ++i) {

@@ -2,12 +2,12 @@
 // registry.cc): the same kinds, each once, with the same scope. The README
 // cannot drift from the table the code runs. (Its mechanism column says
 // more than the registry's one-line help, so the words are not compared.)
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <map>
 #include <regex>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "injectors/injector.h"
 

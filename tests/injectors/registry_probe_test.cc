@@ -19,14 +19,15 @@ class NoTools final : public ProcessRunner {
 };
 
 TEST(RegistryProbe, ListsEveryKindWithAProbeAndParamsHelp) {
-  for (const char* kind : {"link_rate", "link_flap", "link_loss", "link_down", "link_partition", "ib_port_flap",
-                           "ib_port_disable", "ib_port_width", "ib_port_speed"}) {
+  for (const char* kind : {"link_rate", "link_flap", "link_loss", "link_down", "link_partition",
+                           "ib_port_flap", "ib_port_disable", "ib_port_width", "ib_port_speed"}) {
     const InjectorInfo* info = FindInjector(kind);
     ASSERT_NE(info, nullptr) << kind;
     EXPECT_NE(info->probe, nullptr) << kind;
     EXPECT_NE(std::string(info->params), "") << kind;
   }
-  EXPECT_NE(std::string(FindInjector("link_loss")->params).find("tso"), std::string::npos);  // the GSO caveat
+  EXPECT_NE(std::string(FindInjector("link_loss")->params).find("tso"),
+            std::string::npos);  // the GSO caveat
 }
 
 TEST(RegistryProbe, NetworkProbesNameTheMissingTool) {
@@ -64,7 +65,8 @@ TEST(RegistryProbe, NetworkProbesCheckTheInterfaceWhenGiven) {
 TEST(RegistryProbe, IbProbeIsSharedByTheFourKinds) {
   FakeIbFabric fabric;
   for (const char* kind : {"ib_port_flap", "ib_port_disable", "ib_port_width", "ib_port_speed"}) {
-    EXPECT_TRUE(FindInjector(kind)->probe({{"device", "mlx5_0"}, {"port", 1}}, fabric.host()).ok()) << kind;
+    EXPECT_TRUE(FindInjector(kind)->probe({{"device", "mlx5_0"}, {"port", 1}}, fabric.host()).ok())
+        << kind;
   }
 }
 

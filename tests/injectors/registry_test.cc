@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "injectors/injector.h"
 #include "tests/fakes/fake_net.h"
@@ -25,7 +25,8 @@ TEST(Registry, UnknownKindSuggestsTheNearestName) {
   FakeNetKernel k;
   auto f = MakeFault("link_rat", Json::object(), Host{&k, nullptr});
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.status().message().find("did you mean \"link_rate\""), std::string::npos) << f.status().message();
+  EXPECT_NE(f.status().message().find("did you mean \"link_rate\""), std::string::npos)
+      << f.status().message();
 }
 
 TEST(Registry, MechanismNamesTheExactArgv) {
@@ -34,7 +35,8 @@ TEST(Registry, MechanismNamesTheExactArgv) {
   ASSERT_TRUE(f.ok());
   auto lines = (*f)->Mechanism();
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_NE(lines[0].find("tc qdisc replace dev fab0 root handle fd1: tbf rate 100000000bit"), std::string::npos)
+  EXPECT_NE(lines[0].find("tc qdisc replace dev fab0 root handle fd1: tbf rate 100000000bit"),
+            std::string::npos)
       << lines[0];
   EXPECT_TRUE(k.calls.empty());
 }

@@ -2,11 +2,11 @@
 // on, as the agent's apply reply and the run's summary.json name it. Never
 // empty, and specific (an IB port, a GPU, a rank with its pid), not a guess
 // from params.interface.
-#include <gtest/gtest.h>
-
 #include <map>
 #include <set>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "injectors/injector.h"
 #include "tests/fakes/fake_ib.h"

@@ -1,8 +1,7 @@
 // `fdrill compare A B` through its CLI glue (harness/cli/cmd_compare.cc):
 // flags, stdout, --json and the exit codes 0 / 1 / 2.
-#include <gtest/gtest.h>
-
 #include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/reports/synthetic_run.h"

@@ -4,7 +4,6 @@
 #include "reports/compare.h"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "reports/ab_stats.h"

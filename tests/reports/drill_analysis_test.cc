@@ -1,9 +1,9 @@
 // Whole drills with known answers (see synthetic_run.h): a 3x slowdown that
 // recovers 2.0 s after its revert, a link-down stall, a fault that never
 // recovers, residue, broken data, and drills the harness could not run.
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 #include "harness/core/expectable_metrics.h"
 #include "reports/analysis.h"
@@ -99,11 +99,18 @@ TEST(DrillAnalysis, SlowdownImpactStallAndRecoveryOfAThreefoldSlowLink) {
 // not the one moving the most bytes.
 TEST(DrillAnalysis, CulpritLinkIsTheOneWhoseDropCountersRose) {
   SyntheticRun run = SlowThatRecovers();
-  run.AddEvent(14.0, "counters", {{"node", "n1"}, {"counters", {{"fab0.qdisc_overlimits", 100}, {"fab0.tx_bytes", 1e9}}}});
-  run.AddEvent(14.0, "counters", {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 0}, {"fab0.tx_bytes", 1e9}}}});
-  run.AddEvent(19.0, "counters", {{"node", "n1"}, {"counters", {{"fab0.qdisc_overlimits", 900}, {"fab0.tx_bytes", 9e9}}}});
-  run.AddEvent(19.0, "counters", {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 5}, {"fab0.tx_bytes", 9e10}}}});
-  run.AddEvent(25.0, "counters", {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 5000}}}});  // after the revert
+  run.AddEvent(
+      14.0, "counters",
+      {{"node", "n1"}, {"counters", {{"fab0.qdisc_overlimits", 100}, {"fab0.tx_bytes", 1e9}}}});
+  run.AddEvent(14.0, "counters",
+               {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 0}, {"fab0.tx_bytes", 1e9}}}});
+  run.AddEvent(
+      19.0, "counters",
+      {{"node", "n1"}, {"counters", {{"fab0.qdisc_overlimits", 900}, {"fab0.tx_bytes", 9e9}}}});
+  run.AddEvent(19.0, "counters",
+               {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 5}, {"fab0.tx_bytes", 9e10}}}});
+  run.AddEvent(25.0, "counters",
+               {{"node", "n2"}, {"counters", {{"fab0.rx_dropped", 5000}}}});  // after the revert
   Summary s = AnalyzeRun(run);
   ASSERT_EQ(s.faults.size(), 1u);
   ASSERT_TRUE(s.faults[0].culprit_link.has_value());
@@ -114,10 +121,20 @@ TEST(DrillAnalysis, CulpritLinkIsTheOneWhoseDropCountersRose) {
 // is named by its device and port; bytes moved do not count.
 TEST(DrillAnalysis, CulpritLinkCanBeAnIbPort) {
   SyntheticRun run = SlowThatRecovers();
-  run.AddEvent(14.0, "counters", {{"node", "n1"}, {"counters", {{"ib/mlx5_0/1.link_downed", 3}, {"ib/mlx5_0/1.symbol_error", 10},
-                                                                {"ib/mlx5_0/1.port_xmit_data", 1e9}, {"fab0.qdisc_drops", 0}}}});
-  run.AddEvent(19.0, "counters", {{"node", "n1"}, {"counters", {{"ib/mlx5_0/1.link_downed", 5}, {"ib/mlx5_0/1.symbol_error", 14},
-                                                                {"ib/mlx5_0/1.port_xmit_data", 9e9}, {"fab0.qdisc_drops", 1}}}});
+  run.AddEvent(14.0, "counters",
+               {{"node", "n1"},
+                {"counters",
+                 {{"ib/mlx5_0/1.link_downed", 3},
+                  {"ib/mlx5_0/1.symbol_error", 10},
+                  {"ib/mlx5_0/1.port_xmit_data", 1e9},
+                  {"fab0.qdisc_drops", 0}}}});
+  run.AddEvent(19.0, "counters",
+               {{"node", "n1"},
+                {"counters",
+                 {{"ib/mlx5_0/1.link_downed", 5},
+                  {"ib/mlx5_0/1.symbol_error", 14},
+                  {"ib/mlx5_0/1.port_xmit_data", 9e9},
+                  {"fab0.qdisc_drops", 1}}}});
   Summary s = AnalyzeRun(run);
   ASSERT_EQ(s.faults.size(), 1u);
   ASSERT_TRUE(s.faults[0].culprit_link.has_value());
@@ -173,7 +190,8 @@ TEST(DrillAnalysis, ANormalIterationEndingJustAfterALinkDownDoesNotHideTheStall)
   for (auto& e : run.events) {
     if (e["type"] == "fault_reverted") e["t"] = 18.0;
   }
-  const double stall_at = 15.0 + 1.5 * kBaseMs / 1000;  // one healthy iteration ends inside the window first
+  const double stall_at =
+      15.0 + 1.5 * kBaseMs / 1000;  // one healthy iteration ends inside the window first
   run.stalls.push_back({.at_s = stall_at, .until_s = 18.05});
   Summary s = AnalyzeRun(run);
   ASSERT_EQ(s.faults.size(), 1u);
@@ -265,7 +283,8 @@ TEST(DrillAnalysis, AJobKilledByTheFaultFailsTheDrillWithTheTimeToFailure) {
     }
     if (e["type"] == "drill_end") e["status"] = "aborted";
   }
-  run.AddEvent(18.6, "abort", {{"reason", "the workload exited during the drill (code 137)"}, {"cause", "job"}});
+  run.AddEvent(18.6, "abort",
+               {{"reason", "the workload exited during the drill (code 137)"}, {"cause", "job"}});
   Summary s = AnalyzeRun(run);
   EXPECT_EQ(s.verdict, Verdict::kFail);
   EXPECT_EQ(ExitCodeForVerdict(s.verdict), 1);
@@ -294,13 +313,18 @@ TEST(DrillAnalysis, RestartsAndIterationsLostComeFromEvents) {
 // step 200 having done 212: what the failure cost, and the job completed.
 TEST(DrillAnalysis, AFailureTheRestartPolicyRecoveredFromIsMeasuredNotAnError) {
   SyntheticRun run = SyntheticRun::Standard();
-  run.AddEvent(16.0, "fault_applied", {{"id", "kill"}, {"kind", "rank_kill"}, {"node", "n2"}, {"verified", true}});
+  run.AddEvent(16.0, "fault_applied",
+               {{"id", "kill"}, {"kind", "rank_kill"}, {"node", "n2"}, {"verified", true}});
   run.AddEvent(17.0, "fault_reverted", {{"id", "kill"}, {"node", "n2"}, {"verified", true}});
   run.AddEvent(19.5, "workload_exit", {{"node", "n0"}, {"exit_code", 137}});
-  run.AddEvent(19.5, "workload_failed", {{"cause", "exit"}, {"exit_code", 137}, {"reason", "the workload exited with code 137"}});
+  run.AddEvent(
+      19.5, "workload_failed",
+      {{"cause", "exit"}, {"exit_code", 137}, {"reason", "the workload exited with code 137"}});
   run.AddEvent(20.5, "workload_start", {{"node", "n0"}, {"attempt", 1}});
-  run.AddEvent(21.0, "workload_restart", {{"restart", 1}, {"attempt", 1}, {"resumed_step", 200}, {"iterations_lost", 12}});
-  run.AddEvent(30.0, "digest_check", {{"steps", 500}, {"digest", "00000000000000aa"}, {"expected", "00000000000000aa"}});
+  run.AddEvent(21.0, "workload_restart",
+               {{"restart", 1}, {"attempt", 1}, {"resumed_step", 200}, {"iterations_lost", 12}});
+  run.AddEvent(30.0, "digest_check",
+               {{"steps", 500}, {"digest", "00000000000000aa"}, {"expected", "00000000000000aa"}});
   Summary s = AnalyzeRun(run);
   EXPECT_EQ(s.verdict, Verdict::kPass) << (s.errors.empty() ? "" : s.errors[0]);
   EXPECT_EQ(Find(s, "job_completed"), nullptr);
@@ -321,10 +345,13 @@ TEST(DrillAnalysis, AFailureTheRestartPolicyRecoveredFromIsMeasuredNotAnError) {
 
 TEST(DrillAnalysis, ADigestThatDiffersFromTheReferenceBreaksDataIntegrity) {
   SyntheticRun run = SyntheticRun::Standard();
-  run.AddEvent(30.0, "digest_check", {{"steps", 500}, {"digest", "00000000000000aa"}, {"expected", "00000000000000ab"}});
+  run.AddEvent(30.0, "digest_check",
+               {{"steps", 500}, {"digest", "00000000000000aa"}, {"expected", "00000000000000ab"}});
   Summary s = AnalyzeRun(run);
   EXPECT_FALSE(s.rollback.data_intact);
-  EXPECT_TRUE(HasError(s, "final digest 00000000000000aa after 500 steps differs from the fault-free 00000000000000ab"));
+  EXPECT_TRUE(HasError(s,
+                       "final digest 00000000000000aa after 500 steps differs from the fault-free "
+                       "00000000000000ab"));
   EXPECT_EQ(s.verdict, Verdict::kFail);
 }
 
@@ -334,12 +361,16 @@ TEST(DrillAnalysis, ExhaustedRestartsFailTheJobWithTheReason) {
   for (auto& e : run.events) {
     if (e["type"] == "drill_end") e["status"] = "aborted";
   }
-  run.AddEvent(19.5, "workload_failed", {{"cause", "exit"}, {"reason", "the workload exited with code 137"}});
+  run.AddEvent(19.5, "workload_failed",
+               {{"cause", "exit"}, {"reason", "the workload exited with code 137"}});
   run.AddEvent(20.5, "workload_start", {{"node", "n0"}, {"attempt", 1}});
-  run.AddEvent(21.0, "workload_restart", {{"restart", 1}, {"resumed_step", 200}, {"iterations_lost", 3}});
+  run.AddEvent(21.0, "workload_restart",
+               {{"restart", 1}, {"resumed_step", 200}, {"iterations_lost", 3}});
   run.AddEvent(25.0, "workload_exit", {{"node", "n0"}, {"exit_code", 137}});
-  run.AddEvent(25.0, "workload_failed", {{"cause", "exit"}, {"reason", "the workload exited with code 137"}});
-  const std::string why = "the job failed 2 times (last: it exited with code 137); restarts exhausted (max_restarts 1)";
+  run.AddEvent(25.0, "workload_failed",
+               {{"cause", "exit"}, {"reason", "the workload exited with code 137"}});
+  const std::string why =
+      "the job failed 2 times (last: it exited with code 137); restarts exhausted (max_restarts 1)";
   run.AddEvent(25.1, "abort", {{"reason", why}, {"cause", "job"}});
   Summary s = AnalyzeRun(run);
   EXPECT_EQ(s.verdict, Verdict::kFail);
@@ -402,8 +433,10 @@ namespace {
 TEST(DrillAnalysis, AStopConditionFailsTheDrillWithItsReason) {
   SyntheticRun run = SyntheticRun::Standard();
   run.DropEvents("drill_end");
-  run.AddEvent(17.0, "abort", {{"reason", "stop condition min_busbw: busbw below 5 GB/s for 3 iterations in a row"},
-                               {"cause", "stop_condition"}});
+  run.AddEvent(
+      17.0, "abort",
+      {{"reason", "stop condition min_busbw: busbw below 5 GB/s for 3 iterations in a row"},
+       {"cause", "stop_condition"}});
   run.AddEvent(30.1, "drill_end", {{"status", "aborted"}});
   run.slow.push_back({.from_s = 15.0, .to_s = 17.0, .factor = 3.0, .culprit_node = "n2"});
   Summary s = AnalyzeRun(run);
@@ -418,12 +451,14 @@ TEST(DrillAnalysis, AStopConditionFailsTheDrillWithItsReason) {
 TEST(DrillAnalysis, MetricExpectationsPerFaultAndPerRun) {
   SyntheticRun run = SlowThatRecovers();
   run.plan["expectations"]["metrics"] = {
-      {{"metric", "stall_ms"}, {"fault", "slow-link"}, {"max", 100}},                  // 180 ms: fails
-      {{"metric", "lost_gpu_s"}, {"max", 100}},                                        // every fault: passes
-      {{"metric", "slowdown"}, {"fault", "slow-link"}, {"min", 2}, {"max", 4}},        // 3x: both pass
-      {{"metric", "baseline.busbw_median"}, {"min", 9.5}},                             // 10 GB/s: passes
-      {{"metric", "residue.count"}, {"max", 0}},                                       // passes
-      {{"metric", "time_to_recover_s"}, {"fault", "never-ran"}, {"max", 1}}};          // no measurement: fails
+      {{"metric", "stall_ms"}, {"fault", "slow-link"}, {"max", 100}},  // 180 ms: fails
+      {{"metric", "lost_gpu_s"}, {"max", 100}},                        // every fault: passes
+      {{"metric", "slowdown"}, {"fault", "slow-link"}, {"min", 2}, {"max", 4}},  // 3x: both pass
+      {{"metric", "baseline.busbw_median"}, {"min", 9.5}},                       // 10 GB/s: passes
+      {{"metric", "residue.count"}, {"max", 0}},                                 // passes
+      {{"metric", "time_to_recover_s"},
+       {"fault", "never-ran"},
+       {"max", 1}}};  // no measurement: fails
   Summary s = AnalyzeRun(run);
   EXPECT_EQ(s.verdict, Verdict::kFail);
   ASSERT_NE(Find(s, "max stall_ms[slow-link]"), nullptr);
@@ -436,7 +471,8 @@ TEST(DrillAnalysis, MetricExpectationsPerFaultAndPerRun) {
   EXPECT_TRUE(Find(s, "max residue.count")->pass);
   ASSERT_NE(Find(s, "max time_to_recover_s[never-ran]"), nullptr);
   EXPECT_FALSE(Find(s, "max time_to_recover_s[never-ran]")->pass);
-  EXPECT_TRUE(std::holds_alternative<std::monostate>(Find(s, "max time_to_recover_s[never-ran]")->measured));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(
+      Find(s, "max time_to_recover_s[never-ran]")->measured));
 }
 
 // Every name the scenario loader accepts is one the reports measure: on a
@@ -453,7 +489,9 @@ TEST(DrillAnalysis, EveryExpectableMetricIsMeasured) {
       run->plan["expectations"]["metrics"] = {{{"metric", std::string(name)}, {"max", 1e18}}};
       const Summary s = AnalyzeRun(*run);
       for (const ExpectationResult& e : s.expectations) {
-        if (e.name.find(name) != std::string::npos && !std::holds_alternative<std::monostate>(e.measured)) measured = true;
+        if (e.name.find(name) != std::string::npos &&
+            !std::holds_alternative<std::monostate>(e.measured))
+          measured = true;
       }
     }
     EXPECT_TRUE(measured) << name;
@@ -467,7 +505,8 @@ TEST(DrillAnalysis, MetricExpectationsMatchExpandedIds) {
   for (auto& e : run.events) {
     if (e.contains("id") && e["id"] == "slow-link") e["id"] = "slow-link#2@n2";
   }
-  run.plan["expectations"]["metrics"] = {{{"metric", "slowdown"}, {"fault", "slow-link"}, {"max", 10}}};
+  run.plan["expectations"]["metrics"] = {
+      {{"metric", "slowdown"}, {"fault", "slow-link"}, {"max", 10}}};
   Summary s = AnalyzeRun(run);
   ASSERT_NE(Find(s, "max slowdown[slow-link#2@n2]"), nullptr);
   EXPECT_TRUE(Find(s, "max slowdown[slow-link#2@n2]")->pass);

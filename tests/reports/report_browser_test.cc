@@ -1,12 +1,13 @@
 // report.html in a real browser: Debian's chromium, headless, renders the
 // page of a synthetic drill to a screenshot without a console error. Skipped,
 // with the reason, where chromium is not installed (test.sh installs it).
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "harness/host/real_process_runner.h"
 #include "reports/report.h"

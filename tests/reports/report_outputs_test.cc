@@ -1,9 +1,9 @@
 // report.html and junit.xml as WriteReports writes them, and the counters
 // the reports read from `counters` events.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <regex>
+
+#include <gtest/gtest.h>
 
 #include "reports/analysis.h"
 #include "reports/html_report.h"

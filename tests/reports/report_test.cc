@@ -3,7 +3,6 @@
 #include "reports/report.h"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/reports/synthetic_run.h"
@@ -76,7 +75,8 @@ TEST(WriteReports, ReportMdStatesVerdictTablesAndACleanFabric) {
   EXPECT_NE(md.find("| baseline | 0.50 | 15.00 |"), std::string::npos) << md;
   // 2.95x, not 3: slowdown is time-weighted over the window, and the
   // iteration in flight at the apply ran at full speed in this synthetic run.
-  EXPECT_NE(md.find("| slow-link | link_rate | n2 | fab0 | 15.00 | 20.00 | 2.95× |"), std::string::npos)
+  EXPECT_NE(md.find("| slow-link | link_rate | n2 | fab0 | 15.00 | 20.00 | 2.95× |"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("| time_to_recover[slow-link] | 10 | 2."), std::string::npos) << md;
   EXPECT_NE(md.find("| PASS |"), std::string::npos);

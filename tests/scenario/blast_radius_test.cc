@@ -3,10 +3,10 @@
 // ramps, gates), and the refusal for each limit, word for word.
 #include "harness/scenario/blast_radius.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "harness/scenario/scenario.h"
 #include "injectors/injector.h"
@@ -55,7 +55,9 @@ class BlastRadiusTest : public ::testing::Test {
            blast + "\n";
   }
 
-  Result<Scenario> Load(const std::string& text) const { return ParseScenario(text, "drill.yaml", dir_.string()); }
+  Result<Scenario> Load(const std::string& text) const {
+    return ParseScenario(text, "drill.yaml", dir_.string());
+  }
   std::string ErrorOf(const std::string& text) const {
     auto s = Load(text);
     EXPECT_FALSE(s.ok()) << "expected an error";
@@ -70,8 +72,9 @@ constexpr char kTwoNodesRail0[] =
     "      - {id: b, kind: link_rate, node: n2, params: {interface: fab0, rate: 100mbit}}\n";
 
 TEST_F(BlastRadiusTest, AcceptsADrillWithinEveryLimit) {
-  auto s = Load(Drill(kTwoNodesRail0,
-                      "{max_nodes: 2, max_rails_per_node: 1, max_rails: 1, max_leaves: 2, max_nvlink_domains: 1}"));
+  auto s = Load(Drill(
+      kTwoNodesRail0,
+      "{max_nodes: 2, max_rails_per_node: 1, max_rails: 1, max_leaves: 2, max_nvlink_domains: 1}"));
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ASSERT_TRUE(s->topology.has_value());
   EXPECT_EQ(s->blast_radius.max_rails, 1);
@@ -82,36 +85,49 @@ TEST_F(BlastRadiusTest, AcceptsADrillWithinEveryLimit) {
   EXPECT_EQ(r.rails, 1);
   EXPECT_EQ(r.leaves, 2);
   EXPECT_EQ(r.nvlink_domains, 0);
-  EXPECT_EQ(BlastRadiusSummary(s->phases, &*s->topology, s->blast_radius),
-            "largest at once: 2 nodes, 1 rail per node, 1 rail, 2 leaves, 0 NVLink domains (topology " +
-                (dir_ / "topo.yaml").string() +
-                "); limits: max_nodes 2, max_rails_per_node 1, max_rails 1, max_leaves 2, max_nvlink_domains 1");
+  EXPECT_EQ(
+      BlastRadiusSummary(s->phases, &*s->topology, s->blast_radius),
+      "largest at once: 2 nodes, 1 rail per node, 1 rail, 2 leaves, 0 NVLink domains (topology " +
+          (dir_ / "topo.yaml").string() +
+          "); limits: max_nodes 2, max_rails_per_node 1, max_rails 1, max_leaves 2, "
+          "max_nvlink_domains 1");
 }
 
 TEST_F(BlastRadiusTest, RefusesEachLimitInFabricTerms) {
   EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_nodes: 1}")),
-            "drill.yaml:12:9: blast_radius.max_nodes 1: at t=5s (phase hit +0s) faults a and b are in force on nodes "
+            "drill.yaml:12:9: blast_radius.max_nodes 1: at t=5s (phase hit +0s) faults a and b are "
+            "in force on nodes "
             "n1 and n2 (2 nodes)");
-  EXPECT_EQ(ErrorOf(Drill("      - {id: flap, kind: link_flap, node: n3, params: {interface: fab0, down: 1s}}\n"
-                          "      - {id: down, kind: ib_port_disable, node: n3, at: 2s, for: 1s, params: {device: mlx5_1}}\n"
-                          "      - {id: hog, kind: cpu_hog, node: n3}\n",
-                          "{max_rails_per_node: 1}")),
-            "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=7s (phase hit +2s) faults flap and down are in "
-            "force on n3 on rails rail0 and rail1 (2 rails)");
+  EXPECT_EQ(
+      ErrorOf(Drill(
+          "      - {id: flap, kind: link_flap, node: n3, params: {interface: fab0, down: 1s}}\n"
+          "      - {id: down, kind: ib_port_disable, node: n3, at: 2s, for: 1s, params: {device: "
+          "mlx5_1}}\n"
+          "      - {id: hog, kind: cpu_hog, node: n3}\n",
+          "{max_rails_per_node: 1}")),
+      "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=7s (phase hit +2s) faults flap and "
+      "down are in "
+      "force on n3 on rails rail0 and rail1 (2 rails)");
   EXPECT_EQ(ErrorOf(Drill("      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n"
                           "      - {id: b, kind: link_down, node: n2, params: {interface: fab1}}\n",
                           "{max_rails: 1}")),
-            "drill.yaml:12:9: blast_radius.max_rails 1: at t=5s (phase hit +0s) faults a and b are in force on rails "
+            "drill.yaml:12:9: blast_radius.max_rails 1: at t=5s (phase hit +0s) faults a and b are "
+            "in force on rails "
             "rail0 and rail1 (2 rails)");
   EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_leaves: 1}")),
-            "drill.yaml:12:9: blast_radius.max_leaves 1: at t=5s (phase hit +0s) faults a and b are in force under "
+            "drill.yaml:12:9: blast_radius.max_leaves 1: at t=5s (phase hit +0s) faults a and b "
+            "are in force under "
             "leaves leaf-a and leaf-b (2 leaves)");
-  EXPECT_EQ(ErrorOf(Drill("      - {id: nvl, kind: nvlink_bw_mode, node: n0, params: {mode: half}}\n"
-                          "      - {id: clk, kind: gpu_clock_lock, node: n1, params: {gpu: 0, min_mhz: 500, max_mhz: 800}}\n"
-                          "      - {id: pwr, kind: gpu_power_cap, node: n3, at: 1s, params: {gpu: 1, watts: 300}}\n",
-                          "{max_nvlink_domains: 1}")),
-            "drill.yaml:13:9: blast_radius.max_nvlink_domains 1: at t=6s (phase hit +1s) faults nvl, clk and pwr are "
-            "in force in NVLink domains nvl-a and nvl-b (2 NVLink domains)");
+  EXPECT_EQ(
+      ErrorOf(Drill("      - {id: nvl, kind: nvlink_bw_mode, node: n0, params: {mode: half}}\n"
+                    "      - {id: clk, kind: gpu_clock_lock, node: n1, params: {gpu: 0, min_mhz: "
+                    "500, max_mhz: 800}}\n"
+                    "      - {id: pwr, kind: gpu_power_cap, node: n3, at: 1s, params: {gpu: 1, "
+                    "watts: 300}}\n",
+                    "{max_nvlink_domains: 1}")),
+      "drill.yaml:13:9: blast_radius.max_nvlink_domains 1: at t=6s (phase hit +1s) faults nvl, clk "
+      "and pwr are "
+      "in force in NVLink domains nvl-a and nvl-b (2 NVLink domains)");
 }
 
 TEST_F(BlastRadiusTest, SequentialWindowsAreNotInForceTogether) {
@@ -124,12 +140,14 @@ TEST_F(BlastRadiusTest, SequentialWindowsAreNotInForceTogether) {
   std::string overlapping = sequential;
   overlapping.replace(overlapping.find("at: 2s"), 6, "at: 1s");
   EXPECT_EQ(ErrorOf(Drill(overlapping, "{max_rails_per_node: 1}")),
-            "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=6s (phase hit +1s) faults a and b are in force "
+            "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=6s (phase hit +1s) faults a "
+            "and b are in force "
             "on n1 on rails rail0 and rail1 (2 rails)");
   // A fault without for: holds until the phase's end.
   std::string to_the_end = sequential;
   to_the_end.replace(to_the_end.find("for: 2s, "), 9, "");
-  EXPECT_NE(ErrorOf(Drill(to_the_end, "{max_rails_per_node: 1}")).find("at t=7s (phase hit +2s) faults a and b"),
+  EXPECT_NE(ErrorOf(Drill(to_the_end, "{max_rails_per_node: 1}"))
+                .find("at t=7s (phase hit +2s) faults a and b"),
             std::string::npos);
 }
 
@@ -138,27 +156,32 @@ TEST_F(BlastRadiusTest, SequentialWindowsAreNotInForceTogether) {
 TEST_F(BlastRadiusTest, RandomStartTimesAreCheckedAtTheirPick) {
   const std::string faults =
       "      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n"
-      "      - {id: b, kind: link_down, node: n1, at: {between: [1s, 5s], seed: 3}, for: 1s, params: {interface: fab1}}\n";
+      "      - {id: b, kind: link_down, node: n1, at: {between: [1s, 5s], seed: 3}, for: 1s, "
+      "params: {interface: fab1}}\n";
   auto free = Load(Drill(faults, "{max_nodes: 4}"));
   ASSERT_TRUE(free.ok()) << free.status().ToString();
   const Duration picked = free->phases[1].faults[1].at;
   ASSERT_GE(picked, std::chrono::seconds(1));
   EXPECT_EQ(ErrorOf(Drill(faults, "{max_rails_per_node: 1}")),
             "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=" +
-                FormatDuration(std::chrono::seconds(5) + picked) + " (phase hit +" + FormatDuration(picked) +
+                FormatDuration(std::chrono::seconds(5) + picked) + " (phase hit +" +
+                FormatDuration(picked) +
                 ") faults a and b are in force on n1 on rails rail0 and rail1 (2 rails)");
 }
 
 TEST_F(BlastRadiusTest, RepeatsAreSeparatePhasesAndNamedInTheMessage) {
-  std::string text = Drill("      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n"
-                           "      - {id: b, kind: link_down, node: n2, at: 3s, params: {interface: fab1}}\n",
-                           "{max_rails: 1}");
+  std::string text = Drill(
+      "      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n"
+      "      - {id: b, kind: link_down, node: n2, at: 3s, params: {interface: fab1}}\n",
+      "{max_rails: 1}");
   text.replace(text.find("  - name: hit\n"), 14, "  - name: hit\n    repeat: 3\n");
   EXPECT_EQ(ErrorOf(text),
-            "drill.yaml:13:9: blast_radius.max_rails 1: at t=8s (phase hit#1 +3s) faults a#1 and b#1 are in force on "
+            "drill.yaml:13:9: blast_radius.max_rails 1: at t=8s (phase hit#1 +3s) faults a#1 and "
+            "b#1 are in force on "
             "rails rail0 and rail1 (2 rails)");
   // One fault per copy: the copies follow each other, never overlap.
-  std::string one = Drill("      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n", "{max_rails: 1}");
+  std::string one = Drill("      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n",
+                          "{max_rails: 1}");
   one.replace(one.find("  - name: hit\n"), 14, "  - name: hit\n    repeat: 3\n");
   auto s = Load(one);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -167,15 +190,19 @@ TEST_F(BlastRadiusTest, RepeatsAreSeparatePhasesAndNamedInTheMessage) {
 
 TEST_F(BlastRadiusTest, RampStepsFollowEachOther) {
   const std::string ramp =
-      "      - {id: r, kind: link_rate, node: n1, params: {interface: fab0}, ramp: {rate: [400mbit, 100mbit, 25mbit]}}\n";
+      "      - {id: r, kind: link_rate, node: n1, params: {interface: fab0}, ramp: {rate: "
+      "[400mbit, 100mbit, 25mbit]}}\n";
   ASSERT_TRUE(Load(Drill(ramp, "{max_rails_per_node: 1}")).ok());
   // A second rail during the last step only.
-  EXPECT_EQ(ErrorOf(Drill(ramp + "      - {id: x, kind: ib_port_disable, node: n1, at: 5s, params: {device: mlx5_1}}\n",
+  EXPECT_EQ(ErrorOf(Drill(ramp + "      - {id: x, kind: ib_port_disable, node: n1, at: 5s, params: "
+                                 "{device: mlx5_1}}\n",
                           "{max_rails_per_node: 1}")),
-            "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=10s (phase hit +5s) faults r@25mbit and x are "
+            "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=10s (phase hit +5s) faults "
+            "r@25mbit and x are "
             "in force on n1 on rails rail0 and rail1 (2 rails)");
   // Before the last step it meets r@100mbit.
-  EXPECT_NE(ErrorOf(Drill(ramp + "      - {id: x, kind: ib_port_disable, node: n1, at: 3s, for: 1s, params: {device: mlx5_1}}\n",
+  EXPECT_NE(ErrorOf(Drill(ramp + "      - {id: x, kind: ib_port_disable, node: n1, at: 3s, for: "
+                                 "1s, params: {device: mlx5_1}}\n",
                           "{max_rails_per_node: 1}"))
                 .find("faults r@100mbit and x"),
             std::string::npos);
@@ -184,61 +211,74 @@ TEST_F(BlastRadiusTest, RampStepsFollowEachOther) {
 // A gate's end is uncertain; its faults have for: and fit its minimum, so
 // they are fixed from its start, and a later phase's time is a lower bound.
 TEST_F(BlastRadiusTest, GatesKeepWindowsFixedAndLaterTimesLowerBounds) {
-  std::string text = Drill("      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n"
-                           "      - {id: b, kind: link_down, node: n1, at: 1s, params: {interface: fab1}}\n",
-                           "{max_rails_per_node: 1}");
-  text.replace(text.find("  - name: hit\n"), 14,
-               "  - name: settle\n"
-               "    until: stable\n"
-               "    duration: 4s\n"
-               "    timeout: 60s\n"
-               "    faults:\n"
-               "      - {id: g1, kind: link_down, node: n1, for: 2s, params: {interface: fab0}}\n"
-               "      - {id: g2, kind: link_down, node: n1, at: 2s, for: 2s, params: {interface: fab1}}\n"
-               "  - name: hit\n");
+  std::string text = Drill(
+      "      - {id: a, kind: link_down, node: n1, params: {interface: fab0}}\n"
+      "      - {id: b, kind: link_down, node: n1, at: 1s, params: {interface: fab1}}\n",
+      "{max_rails_per_node: 1}");
+  text.replace(
+      text.find("  - name: hit\n"), 14,
+      "  - name: settle\n"
+      "    until: stable\n"
+      "    duration: 4s\n"
+      "    timeout: 60s\n"
+      "    faults:\n"
+      "      - {id: g1, kind: link_down, node: n1, for: 2s, params: {interface: fab0}}\n"
+      "      - {id: g2, kind: link_down, node: n1, at: 2s, for: 2s, params: {interface: fab1}}\n"
+      "  - name: hit\n");
   // The gate's own faults follow each other: accepted there; hit's overlap
   // is reported from the gate's minimum on.
   EXPECT_EQ(ErrorOf(text),
-            "drill.yaml:19:9: blast_radius.max_rails_per_node 1: at t>=10s (phase hit +1s) faults a and b are in force "
+            "drill.yaml:19:9: blast_radius.max_rails_per_node 1: at t>=10s (phase hit +1s) faults "
+            "a and b are in force "
             "on n1 on rails rail0 and rail1 (2 rails)");
   // The gate's faults overlapping are refused like any others.
   text.replace(text.find("at: 2s, for: 2s"), 15, "at: 1s, for: 2s");
   EXPECT_EQ(ErrorOf(text),
-            "drill.yaml:14:9: blast_radius.max_rails_per_node 1: at t=6s (phase settle +1s) faults g1 and g2 are in "
+            "drill.yaml:14:9: blast_radius.max_rails_per_node 1: at t=6s (phase settle +1s) faults "
+            "g1 and g2 are in "
             "force on n1 on rails rail0 and rail1 (2 rails)");
 }
 
 TEST_F(BlastRadiusTest, FabricLimitsNeedATopology) {
   EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_nodes: 2, max_leaves: 1}", "")),
-            "drill.yaml:16:44: safety.blast_radius.max_leaves counts in fabric terms and needs topology: FILE (rails, "
+            "drill.yaml:16:44: safety.blast_radius.max_leaves counts in fabric terms and needs "
+            "topology: FILE (rails, "
             "leaves, NVLink domains; see scenarios/topology.example.yaml)");
   auto s = Load(Drill(kTwoNodesRail0, "{max_nodes: 2}", ""));
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(BlastRadiusSummary(s->phases, nullptr, s->blast_radius),
-            "largest at once: 2 nodes (rails, leaves and NVLink domains need topology:); limits: max_nodes 2");
+            "largest at once: 2 nodes (rails, leaves and NVLink domains need topology:); limits: "
+            "max_nodes 2");
   EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_rail: 1}")),
-            "drill.yaml:17:18: unknown key \"max_rail\" in safety.blast_radius; did you mean \"max_rails\"? (allowed: "
+            "drill.yaml:17:18: unknown key \"max_rail\" in safety.blast_radius; did you mean "
+            "\"max_rails\"? (allowed: "
             "max_leaves, max_nodes, max_nvlink_domains, max_rails, max_rails_per_node)");
   EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_nodes: 0}")),
             "drill.yaml:17:29: safety.blast_radius.max_nodes must be between 1 and 100000");
   // 0 keeps a drill off NVLink (or off the rails) altogether.
   EXPECT_TRUE(Load(Drill(kTwoNodesRail0, "{max_nvlink_domains: 0}")).ok());
-  EXPECT_EQ(ErrorOf(Drill("      - {id: nvl, kind: nvlink_bw_mode, node: n0, at: 1s, params: {mode: min}}\n",
-                          "{max_nvlink_domains: 0}")),
-            "drill.yaml:11:9: blast_radius.max_nvlink_domains 0: at t=6s (phase hit +1s) fault nvl is in force in "
+  EXPECT_EQ(ErrorOf(Drill(
+                "      - {id: nvl, kind: nvlink_bw_mode, node: n0, at: 1s, params: {mode: min}}\n",
+                "{max_nvlink_domains: 0}")),
+            "drill.yaml:11:9: blast_radius.max_nvlink_domains 0: at t=6s (phase hit +1s) fault nvl "
+            "is in force in "
             "NVLink domains nvl-a (1 NVLink domain)");
   const std::string missing = ErrorOf(Drill(kTwoNodesRail0, "{}", "topology: nowhere.yaml\n"));
   EXPECT_EQ(missing.rfind("drill.yaml:4:11: topology: ", 0), 0u) << missing;
-  EXPECT_NE(missing.find("nowhere.yaml: cannot open the topology file"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("nowhere.yaml: cannot open the topology file"), std::string::npos)
+      << missing;
 }
 
 // An interface or HCA on no rail is a rail of its own, named after it.
 TEST_F(BlastRadiusTest, AnInterfaceOnNoRailIsItsOwnRail) {
-  EXPECT_EQ(ErrorOf(Drill("      - {id: a, kind: link_loss, node: n0, params: {interface: fab0, percent: 5}}\n"
-                          "      - {id: b, kind: link_delay, node: n0, params: {interface: eth9, delay: 5ms}}\n",
-                          "{max_rails_per_node: 1}")),
-            "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=5s (phase hit +0s) faults a and b are in force "
-            "on n0 on rails eth9 and rail0 (2 rails)");
+  EXPECT_EQ(
+      ErrorOf(Drill(
+          "      - {id: a, kind: link_loss, node: n0, params: {interface: fab0, percent: 5}}\n"
+          "      - {id: b, kind: link_delay, node: n0, params: {interface: eth9, delay: 5ms}}\n",
+          "{max_rails_per_node: 1}")),
+      "drill.yaml:12:9: blast_radius.max_rails_per_node 1: at t=5s (phase hit +0s) faults a and b "
+      "are in force "
+      "on n0 on rails eth9 and rail0 (2 rails)");
 }
 
 FaultSpec Fault(const std::string& kind, const std::string& node, Json params) {
@@ -253,24 +293,34 @@ TEST_F(BlastRadiusTest, EachKindTouchesWhatItsParamsName) {
   auto t = LoadTopology((dir_ / "topo.yaml").string());
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   using Rails = std::set<std::string>;
-  EXPECT_EQ(FootprintOf(Fault("link_partition", "n2", {{"peers", {"10.0.0.1"}}}), &*t).rails, (Rails{"rail0", "rail1"}));
-  EXPECT_EQ(FootprintOf(Fault("link_partition", "n2", {{"interface", "fab1"}}), &*t).rails, (Rails{"rail1"}));
-  EXPECT_EQ(FootprintOf(Fault("ib_port_speed", "n2", {{"device", "mlx5_1"}}), &*t).leaves, (Rails{"leaf-b"}));
+  EXPECT_EQ(FootprintOf(Fault("link_partition", "n2", {{"peers", {"10.0.0.1"}}}), &*t).rails,
+            (Rails{"rail0", "rail1"}));
+  EXPECT_EQ(FootprintOf(Fault("link_partition", "n2", {{"interface", "fab1"}}), &*t).rails,
+            (Rails{"rail1"}));
+  EXPECT_EQ(FootprintOf(Fault("ib_port_speed", "n2", {{"device", "mlx5_1"}}), &*t).leaves,
+            (Rails{"leaf-b"}));
   // nccl_env: the rails NCCL_IB_HCA takes away, NVLink when P2P or NVLS goes.
-  EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"ib_hca", "^mlx5_0"}}), &*t).rails, (Rails{"rail0"}));
-  EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"ib_hca", "=mlx5_1:1"}}), &*t).rails, (Rails{"rail0"}));
+  EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"ib_hca", "^mlx5_0"}}), &*t).rails,
+            (Rails{"rail0"}));
+  EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"ib_hca", "=mlx5_1:1"}}), &*t).rails,
+            (Rails{"rail0"}));
   EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"ib_hca", "mlx5"}}), &*t).rails, Rails{});
-  EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"ib_hca", "^=mlx5_9"}}), &*t).rails, (Rails{"mlx5_9"}));
+  EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"ib_hca", "^=mlx5_9"}}), &*t).rails,
+            (Rails{"mlx5_9"}));
   EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"p2p_disable", true}}), &*t).nvlink, "nvl-a");
-  EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"nvls_enable", true}}), &*t).nvlink, std::nullopt);
+  EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"nvls_enable", true}}), &*t).nvlink,
+            std::nullopt);
   const Footprint node_only = FootprintOf(Fault("rank_kill", "n0", Json::object()), &*t);
   EXPECT_TRUE(node_only.rails.empty() && node_only.leaves.empty() && !node_only.nvlink);
   // Without a topology each name is its own rail and each node its own domain.
-  EXPECT_EQ(FootprintOf(Fault("link_flap", "n0", {{"interface", "fab0"}}), nullptr).rails, (Rails{"fab0"}));
+  EXPECT_EQ(FootprintOf(Fault("link_flap", "n0", {{"interface", "fab0"}}), nullptr).rails,
+            (Rails{"fab0"}));
   EXPECT_EQ(FootprintOf(Fault("gpu_power_cap", "n3", {{"gpu", 0}}), nullptr).nvlink, "n3");
   // Every scope of the registry reaches what its comment says.
-  EXPECT_EQ(FootprintOf(Fault("link_delay", "n0", {{"interface", "fab0"}}), nullptr).rails, (Rails{"fab0"}));
-  EXPECT_EQ(FootprintOf(Fault("ib_port_speed", "n0", {{"device", "mlx5_1"}}), nullptr).rails, (Rails{"mlx5_1"}));
+  EXPECT_EQ(FootprintOf(Fault("link_delay", "n0", {{"interface", "fab0"}}), nullptr).rails,
+            (Rails{"fab0"}));
+  EXPECT_EQ(FootprintOf(Fault("ib_port_speed", "n0", {{"device", "mlx5_1"}}), nullptr).rails,
+            (Rails{"mlx5_1"}));
   EXPECT_EQ(FootprintOf(Fault("nvlink_bw_mode", "n2", {{"mode", "off"}}), nullptr).nvlink, "n2");
   const Footprint cpu = FootprintOf(Fault("cpu_hog", "n0", Json::object()), nullptr);
   EXPECT_TRUE(cpu.rails.empty() && !cpu.nvlink);

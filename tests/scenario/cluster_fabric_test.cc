@@ -1,8 +1,9 @@
 // Real-cluster fabrics (hosts file, Slurm allocation) and how their job
 // starts (workload.command / output / launcher): what loads, and each
 // refusal with its place.
-#include <gtest/gtest.h>
 #include <stdlib.h>
+
+#include <gtest/gtest.h>
 
 #include "harness/controller/cluster_launch.h"
 #include "harness/scenario/scenario.h"
@@ -60,51 +61,65 @@ TEST_F(SlurmEnv, TheAllocationIsTheInventory) {
 TEST_F(SlurmEnv, RefusesWithoutAnAllocation) {
   unsetenv("SLURM_JOB_NODELIST");
   std::string e = ErrorOf(kSlurm);
-  EXPECT_EQ(e.rfind("drill.yaml:3:10: fabric.slurm: SLURM_JOB_NODELIST is not set: run inside an allocation", 0), 0u) << e;
+  EXPECT_EQ(
+      e.rfind(
+          "drill.yaml:3:10: fabric.slurm: SLURM_JOB_NODELIST is not set: run inside an allocation",
+          0),
+      0u)
+      << e;
   setenv("SLURM_JOB_NODELIST", "gpu[3-1]", 1);
   e = ErrorOf(kSlurm);
-  EXPECT_EQ(e, "drill.yaml:3:10: SLURM_JOB_NODELIST=gpu[3-1]: gpu[3-1]: range 3-1 runs backwards (character 5)");
+  EXPECT_EQ(e,
+            "drill.yaml:3:10: SLURM_JOB_NODELIST=gpu[3-1]: gpu[3-1]: range 3-1 runs backwards "
+            "(character 5)");
   setenv("SLURM_JOB_NODELIST", "gpu01", 1);
   e = ErrorOf(kSlurm);
   EXPECT_EQ(e, "drill.yaml:3:10: the Slurm allocation gpu01 has fewer than 2 nodes");
 }
 
 TEST_F(SlurmEnv, OneFabricKindAndAPort) {
-  std::string e = ErrorOf(Replace(kSlurm, "  slurm: true", "  slurm: true\n  emulated: {nodes: 2}"));
+  std::string e =
+      ErrorOf(Replace(kSlurm, "  slurm: true", "  slurm: true\n  emulated: {nodes: 2}"));
   EXPECT_EQ(e, "drill.yaml:3:3: fabric is one of emulated: {nodes: N}, hosts: FILE or slurm: true");
-  EXPECT_EQ(Load(Replace(kSlurm, "  slurm: true", "  slurm: true\n  agent_port: 7200")).agent_port, 7200);
+  EXPECT_EQ(Load(Replace(kSlurm, "  slurm: true", "  slurm: true\n  agent_port: 7200")).agent_port,
+            7200);
   e = ErrorOf(Replace(kSlurm, "  slurm: true", "  slurm: true\n  agent_port: 70000"));
   EXPECT_EQ(e, "drill.yaml:4:15: fabric.agent_port must be between 1 and 65535");
   e = ErrorOf(Replace(kSlurm, "  slurm: true", "  emulated: {nodes: 4}\n  agent_port: 7200"));
-  EXPECT_EQ(e.rfind("drill.yaml:4:15: fabric.agent_port is for hosts and slurm fabrics", 0), 0u) << e;
+  EXPECT_EQ(e.rfind("drill.yaml:4:15: fabric.agent_port is for hosts and slurm fabrics", 0), 0u)
+      << e;
   e = ErrorOf(Replace(kSlurm, "slurm: true", "slurm: yes please"));
   EXPECT_EQ(e, "drill.yaml:3:10: fabric.slurm must be true or false");
 }
 
 TEST_F(SlurmEnv, NcclTestsAsTheWorkload) {
-  Scenario s = Load(Replace(kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
-                            "workload: {ranks_per_node: 8, launcher: srun, launcher_args: [--mpi=pmix],\n"
-                            "           command: [/opt/nccl-tests/build/all_reduce_perf, -b, 1G, -e, 1G, -N, '0']}"));
+  Scenario s = Load(Replace(
+      kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
+      "workload: {ranks_per_node: 8, launcher: srun, launcher_args: [--mpi=pmix],\n"
+      "           command: [/opt/nccl-tests/build/all_reduce_perf, -b, 1G, -e, 1G, -N, '0']}"));
   EXPECT_TRUE(s.workload.External());
   EXPECT_EQ(s.workload.output, "nccl-tests");  // a *_perf binary
   EXPECT_EQ(ClusterLaunchArgv(s, s.workload.command, "/runs/x/hostfile"),
-            (std::vector<std::string>{"srun", "--nodes=4", "--ntasks-per-node=8", "--nodelist=gpu[01-03,07]",
-                                      "--kill-on-bad-exit=1", "--unbuffered", "--mpi=pmix", "stdbuf", "-oL",
-                                      "/opt/nccl-tests/build/all_reduce_perf", "-b", "1G", "-e", "1G", "-N", "0"}));
+            (std::vector<std::string>{
+                "srun", "--nodes=4", "--ntasks-per-node=8", "--nodelist=gpu[01-03,07]",
+                "--kill-on-bad-exit=1", "--unbuffered", "--mpi=pmix", "stdbuf", "-oL",
+                "/opt/nccl-tests/build/all_reduce_perf", "-b", "1G", "-e", "1G", "-N", "0"}));
   Scenario other = Load(Replace(kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
                                 "workload: {command: [python3, train.py], launcher: none}"));
   EXPECT_EQ(other.workload.output, "none");
-  EXPECT_EQ(ClusterLaunchArgv(other, other.workload.command, "h"), (std::vector<std::string>{"python3", "train.py"}));
+  EXPECT_EQ(ClusterLaunchArgv(other, other.workload.command, "h"),
+            (std::vector<std::string>{"python3", "train.py"}));
 }
 
 TEST_F(SlurmEnv, MpirunReadsTheRunsHostfile) {
-  Scenario s = Load(Replace(kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
-                            "workload: {ranks_per_node: 2, rsh_agent: rsh, command: [all_gather_perf, -b, 8M, -e, 8M]}"));
+  Scenario s = Load(Replace(
+      kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
+      "workload: {ranks_per_node: 2, rsh_agent: rsh, command: [all_gather_perf, -b, 8M, -e, 8M]}"));
   EXPECT_EQ(ClusterHostfile(s), "gpu01 slots=2\ngpu02 slots=2\ngpu03 slots=2\ngpu07 slots=2\n");
   EXPECT_EQ(ClusterLaunchArgv(s, s.workload.command, "/runs/x/hostfile"),
-            (std::vector<std::string>{"mpirun", "--hostfile", "/runs/x/hostfile", "-np", "8", "--map-by", "ppr:2:node",
-                                      "--mca", "plm_rsh_agent", "rsh", "stdbuf", "-oL", "all_gather_perf", "-b", "8M",
-                                      "-e", "8M"}));
+            (std::vector<std::string>{"mpirun", "--hostfile", "/runs/x/hostfile", "-np", "8",
+                                      "--map-by", "ppr:2:node", "--mca", "plm_rsh_agent", "rsh",
+                                      "stdbuf", "-oL", "all_gather_perf", "-b", "8M", "-e", "8M"}));
 }
 
 TEST_F(SlurmEnv, RefusesLaunchesThatCannotWork) {
@@ -112,29 +127,37 @@ TEST_F(SlurmEnv, RefusesLaunchesThatCannotWork) {
     return ErrorOf(Replace(kSlurm, "workload: {size: 64M, ranks_per_node: 8}", workload));
   };
   EXPECT_EQ(with("workload: {command: all_reduce_perf}"),
-            "drill.yaml:4:21: workload.command must be a list of words, like [all_reduce_perf, -b, 1G, -e, 1G, -N, 0]");
+            "drill.yaml:4:21: workload.command must be a list of words, like [all_reduce_perf, -b, "
+            "1G, -e, 1G, -N, 0]");
   EXPECT_EQ(with("workload: {launcher: mpiexec}"),
             "drill.yaml:4:22: workload.launcher \"mpiexec\" is not one of mpirun, none, srun");
   EXPECT_EQ(with("workload: {launcher: none}"),
-            "drill.yaml:4:22: workload.launcher none runs a command that starts itself; it needs workload.command");
+            "drill.yaml:4:22: workload.launcher none runs a command that starts itself; it needs "
+            "workload.command");
   EXPECT_EQ(with("workload: {launcher: srun, rsh_agent: ssh, command: [x_perf]}"),
             "drill.yaml:4:39: workload.rsh_agent is mpirun's (plm_rsh_agent); launcher is srun");
   EXPECT_EQ(with("workload: {output: nccl-tests}"),
-            "drill.yaml:4:20: workload.output describes a command's output; without command the workload is fdrill-collective");
+            "drill.yaml:4:20: workload.output describes a command's output; without command the "
+            "workload is fdrill-collective");
   EXPECT_EQ(with("workload: {command: [x], output: json}"),
             "drill.yaml:4:34: workload.output \"json\" is not one of nccl-tests, none");
   EXPECT_EQ(with("workload: {mode: train, steps: 100, checkpoint_every: 10, command: [x]}"),
-            "drill.yaml:4:18: workload.mode: train runs fdrill-collective (its digest is checked); drop command or mode");
+            "drill.yaml:4:18: workload.mode: train runs fdrill-collective (its digest is checked); "
+            "drop command or mode");
 }
 
 TEST_F(SlurmEnv, OutputNoneMeasuresNoIterations) {
   const std::string none = Replace(kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
                                    "workload: {command: [python3, train.py]}");
   Load(none);  // exit and time only: fine
-  EXPECT_EQ(ErrorOf(Replace(none, "  - name: recovery\n    duration: 5s", "  - name: recovery\n    until: stable\n    duration: 5s\n    timeout: 60s")),
-            "drill.yaml:4:21: workload.output none: the drill sees no iterations of this command, so phase recovery's "
-            "until: stable can never be measured; use output: nccl-tests (a *_perf binary) or drop it");
-  EXPECT_NE(ErrorOf(none + "expect: {max_slowdown: 2}\n").find("so expect's max_slowdown and max_time_to_recover can never"),
+  EXPECT_EQ(
+      ErrorOf(Replace(none, "  - name: recovery\n    duration: 5s",
+                      "  - name: recovery\n    until: stable\n    duration: 5s\n    timeout: 60s")),
+      "drill.yaml:4:21: workload.output none: the drill sees no iterations of this command, so "
+      "phase recovery's "
+      "until: stable can never be measured; use output: nccl-tests (a *_perf binary) or drop it");
+  EXPECT_NE(ErrorOf(none + "expect: {max_slowdown: 2}\n")
+                .find("so expect's max_slowdown and max_time_to_recover can never"),
             std::string::npos);
 }
 
@@ -145,9 +168,11 @@ workload: {command: [all_reduce_perf]}
 phases:
   - {name: baseline, duration: 5s}
 )";
-  EXPECT_EQ(ErrorOf(kEmulated).rfind("drill.yaml:3:21: workload.command is for a real cluster", 0), 0u) << ErrorOf(kEmulated);
-  std::string srun = Replace(Replace(kEmulated, "emulated: {nodes: 2}", "hosts: /dev/null"), "command: [all_reduce_perf]",
-                             "launcher: srun");
+  EXPECT_EQ(ErrorOf(kEmulated).rfind("drill.yaml:3:21: workload.command is for a real cluster", 0),
+            0u)
+      << ErrorOf(kEmulated);
+  std::string srun = Replace(Replace(kEmulated, "emulated: {nodes: 2}", "hosts: /dev/null"),
+                             "command: [all_reduce_perf]", "launcher: srun");
   EXPECT_NE(ErrorOf(srun).find("hosts file /dev/null"), std::string::npos) << ErrorOf(srun);
 }
 

@@ -1,8 +1,8 @@
 #include "harness/scenario/hostlist.h"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "harness/scenario/selector.h"
 
@@ -26,7 +26,8 @@ std::string ErrorOf(const std::string& e) {
 TEST(Hostlist, ExpandsAsSlurmDoes) {
   EXPECT_EQ(Expand("gpu[01-04]"), (Names{"gpu01", "gpu02", "gpu03", "gpu04"}));
   EXPECT_EQ(Expand("gpu[01-03,07]"), (Names{"gpu01", "gpu02", "gpu03", "gpu07"}));
-  EXPECT_EQ(Expand("rack[1-2]-gpu[1-2]"), (Names{"rack1-gpu1", "rack1-gpu2", "rack2-gpu1", "rack2-gpu2"}));
+  EXPECT_EQ(Expand("rack[1-2]-gpu[1-2]"),
+            (Names{"rack1-gpu1", "rack1-gpu2", "rack2-gpu1", "rack2-gpu2"}));
   EXPECT_EQ(Expand("n0,n2,gpu[8-10]"), (Names{"n0", "n2", "gpu8", "gpu9", "gpu10"}));
   EXPECT_EQ(Expand("node[098-101]"), (Names{"node098", "node099", "node100", "node101"}));
   EXPECT_EQ(Expand("n1"), (Names{"n1"}));
@@ -37,7 +38,8 @@ TEST(Hostlist, RefusesWithThePlace) {
   EXPECT_EQ(ErrorOf("gpu[3-1]"), "gpu[3-1]: range 3-1 runs backwards (character 5)");
   EXPECT_EQ(ErrorOf("gpu[1-4"), "gpu[1-4: \"[\" is never closed (character 4)");
   EXPECT_EQ(ErrorOf("gpu1-4]"), "gpu1-4]: \"]\" without its \"[\" (character 7)");
-  EXPECT_EQ(ErrorOf("gpu[a-b]"), "gpu[a-b]: \"a-b\" is not a number or a range like 01-16 (character 5)");
+  EXPECT_EQ(ErrorOf("gpu[a-b]"),
+            "gpu[a-b]: \"a-b\" is not a number or a range like 01-16 (character 5)");
   EXPECT_EQ(ErrorOf("n1,,n2"), "n1,,n2: an empty host name (character 4)");
   EXPECT_EQ(ErrorOf("n1 n2"), "n1 n2: \" \" cannot be part of a host name (character 3)");
   EXPECT_EQ(ErrorOf("n[1-2],n2"), "n[1-2],n2: names n2 twice");
@@ -52,7 +54,8 @@ TEST(Selector, SelectsInInventoryOrderAndNamesWhatExists) {
   EXPECT_EQ(*s, (Names{"n0", "n1", "n3"}));
   auto bad = SelectNodes({"n[3-4]"}, inv);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "node \"n4\" does not exist; this drill's fabric has n0, n1, n2, n3");
+  EXPECT_EQ(bad.status().message(),
+            "node \"n4\" does not exist; this drill's fabric has n0, n1, n2, n3");
   EXPECT_FALSE(SelectNodes({"n1", "n1"}, inv).ok());
 }
 
@@ -70,8 +73,9 @@ TEST(Selector, RandomPickIsSeededAndStable) {
     return std::find(inv.begin(), inv.end(), x) < std::find(inv.begin(), inv.end(), y);
   }));
   // Pinned: the pick must not change between builds or machines.
-  EXPECT_EQ(*PickRandom({"n0", "n1", "n2", "n3"}, {.count = 1, .percent = std::nullopt, .seed = 42}),
-            *PickRandom({"n0", "n1", "n2", "n3"}, {.count = 1, .percent = std::nullopt, .seed = 42}));
+  EXPECT_EQ(
+      *PickRandom({"n0", "n1", "n2", "n3"}, {.count = 1, .percent = std::nullopt, .seed = 42}),
+      *PickRandom({"n0", "n1", "n2", "n3"}, {.count = 1, .percent = std::nullopt, .seed = 42}));
   auto pct = PickRandom(inv, {.count = std::nullopt, .percent = 25, .seed = 1});
   ASSERT_TRUE(pct.ok());
   EXPECT_EQ(pct->size(), 4u);

@@ -2,11 +2,11 @@
 // a comment saying what it proves, and is listed in scenarios/README.md.
 // topology*.yaml there are topology files, not drills (IsTopologyFile): they
 // load as topologies and are held to the same comment and README rules.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/topology.h"
@@ -48,17 +48,20 @@ TEST(ScenarioLibrary, EveryFileValidatesAndSaysWhatItProves) {
     }
     const std::string text = Read(f);
     EXPECT_EQ(text.rfind("# ", 0), 0u) << f << " must open with a comment saying what it proves";
-    EXPECT_NE(readme.find("(" + f.filename().string() + ")"), std::string::npos) << f << " is not in scenarios/README.md";
+    EXPECT_NE(readme.find("(" + f.filename().string() + ")"), std::string::npos)
+        << f << " is not in scenarios/README.md";
   }
   EXPECT_GE(topologies, 1) << "scenarios/topology.example.yaml is the schema's example";
 }
 
 TEST(ScenarioLibrary, TheIssuesDrillsExist) {
-  for (const char* name : {"quickstart", "link-degrade-ramp", "link-loss", "partition", "ib-port-flap",
-                           "ib-width-downgrade", "nvlink-throttle", "gpu-straggler", "rank-pause-straggler",
-                           "burn-in-soak", "firmware-regression", "rank-crash-rollback", "partition-rollback",
-                           "crash-loop"}) {
-    EXPECT_TRUE(fs::exists(fs::path(FDRILL_SOURCE_DIR) / "scenarios" / (std::string(name) + ".yaml"))) << name;
+  for (const char* name : {"quickstart", "link-degrade-ramp", "link-loss", "partition",
+                           "ib-port-flap", "ib-width-downgrade", "nvlink-throttle", "gpu-straggler",
+                           "rank-pause-straggler", "burn-in-soak", "firmware-regression",
+                           "rank-crash-rollback", "partition-rollback", "crash-loop"}) {
+    EXPECT_TRUE(
+        fs::exists(fs::path(FDRILL_SOURCE_DIR) / "scenarios" / (std::string(name) + ".yaml")))
+        << name;
   }
 }
 
@@ -72,7 +75,8 @@ TEST(ScenarioLibrary, HardwareVariantsUseAHostsInventory) {
     auto s = LoadScenario(f.string());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     EXPECT_FALSE(s->Emulated()) << f;
-    const std::string emulated = f.string().substr(0, f.string().size() - std::string(".hw.yaml").size()) + ".yaml";
+    const std::string emulated =
+        f.string().substr(0, f.string().size() - std::string(".hw.yaml").size()) + ".yaml";
     EXPECT_TRUE(fs::exists(emulated)) << f << " has no emulated drill beside it";
   }
   EXPECT_GE(variants, 4);

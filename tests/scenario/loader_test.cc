@@ -51,33 +51,45 @@ TEST(ScenarioLoader, DefaultsAndGeneratedIds) {
 
 TEST(ScenarioLoader, UnknownKeyNamesFileLineColumnAndSuggests) {
   std::string e = ErrorOf(Replace(kGood, "    duration: 2s", "    duraton: 2s"));
-  EXPECT_EQ(e.rfind("drill.yaml:9:5: unknown key \"duraton\" in phase; did you mean \"duration\"?", 0), 0u) << e;
+  EXPECT_EQ(
+      e.rfind("drill.yaml:9:5: unknown key \"duraton\" in phase; did you mean \"duration\"?", 0),
+      0u)
+      << e;
 }
 
 // Found by fuzz/scenario_fuzz: a mapping or list where a string belongs
 // crashed `fdrill run` with an uncaught yaml-cpp exception. Each is now a
 // refusal naming file, line and column.
 TEST(ScenarioLoader, AMappingOrListWhereAStringBelongsIsRefusedNotACrash) {
-  EXPECT_EQ(ErrorOf(Replace(kGood, "name: t", "name: {nodes: 4}")).rfind("drill.yaml:1:7: name must be a string", 0), 0u);
-  EXPECT_EQ(ErrorOf(Replace(kGood, "  - name: hit", "  - name: [hit]")).rfind("drill.yaml:8:11: phase name must be", 0),
+  EXPECT_EQ(ErrorOf(Replace(kGood, "name: t", "name: {nodes: 4}"))
+                .rfind("drill.yaml:1:7: name must be a string", 0),
             0u);
-  EXPECT_EQ(ErrorOf(Replace(kGood, "{size: 1M}", "{size: {a: 1}}")).rfind("drill.yaml:4:18: workload.size must be", 0),
+  EXPECT_EQ(ErrorOf(Replace(kGood, "  - name: hit", "  - name: [hit]"))
+                .rfind("drill.yaml:8:11: phase name must be", 0),
+            0u);
+  EXPECT_EQ(ErrorOf(Replace(kGood, "{size: 1M}", "{size: {a: 1}}"))
+                .rfind("drill.yaml:4:18: workload.size must be", 0),
             0u);
   std::string key = ErrorOf(Replace(kGood, "expect:", "[x]: 1\nexpect:"));
   EXPECT_EQ(key.rfind("drill.yaml:", 0), 0u) << key;
   EXPECT_NE(key.find("must be a plain word"), std::string::npos) << key;
-  std::string id = ErrorOf(Replace(kGood, "      - kind: link_rate", "      - id: {a: b}\n        kind: link_rate"));
+  std::string id = ErrorOf(
+      Replace(kGood, "      - kind: link_rate", "      - id: {a: b}\n        kind: link_rate"));
   EXPECT_NE(id.find("fault id must be a string"), std::string::npos) << id;
-  std::string param_key = ErrorOf(Replace(kGood, "{interface: fab0, rate: 100mbit}", "{interface: fab0, rate: 100mbit, [k]: 1}"));
+  std::string param_key = ErrorOf(Replace(kGood, "{interface: fab0, rate: 100mbit}",
+                                          "{interface: fab0, rate: 100mbit, [k]: 1}"));
   EXPECT_EQ(param_key.rfind("drill.yaml:", 0), 0u) << param_key;
 }
 
 // Also from scenario_fuzz: an invalid UTF-8 byte in a param crashed the
 // chain-name hash (nlohmann refuses to dump it). The file is refused first.
 TEST(ScenarioLoader, InvalidUtf8IsRefusedWithItsPlace) {
-  std::string e = ErrorOf(Replace(kGood, "interface: fab0", "interface: fa\xc0\xc0" "b0"));
+  std::string e = ErrorOf(Replace(kGood, "interface: fab0",
+                                  "interface: fa\xc0\xc0"
+                                  "b0"));
   EXPECT_EQ(e, "drill.yaml:13:31: not valid UTF-8 (a scenario is UTF-8 text)");
-  EXPECT_TRUE(ParseScenario(Replace(kGood, "name: t", "name: t\xc3\xa9"), "drill.yaml").ok());  // é is fine
+  EXPECT_TRUE(
+      ParseScenario(Replace(kGood, "name: t", "name: t\xc3\xa9"), "drill.yaml").ok());  // é is fine
 }
 
 TEST(ScenarioLoader, BadUnitIsCaughtWithAHint) {
@@ -93,17 +105,21 @@ TEST(ScenarioLoader, BadUnitIsCaughtWithAHint) {
 TEST(ScenarioLoader, MissingTargetNodeAndUnknownKind) {
   std::string e = ErrorOf(Replace(kGood, "node: n1", "node: n7"));
   EXPECT_NE(e.find("drill.yaml:12:"), std::string::npos) << e;
-  EXPECT_NE(e.find("node \"n7\" does not exist; this drill's fabric has n0, n1, n2, n3"), std::string::npos) << e;
+  EXPECT_NE(e.find("node \"n7\" does not exist; this drill's fabric has n0, n1, n2, n3"),
+            std::string::npos)
+      << e;
   std::string k = ErrorOf(Replace(kGood, "kind: link_rate", "kind: link_rat"));
   EXPECT_NE(k.find("did you mean \"link_rate\""), std::string::npos) << k;
 }
 
 TEST(ScenarioLoader, TimelineAndSafetyRules) {
-  std::string first = ErrorOf(Replace(Replace(kGood, "  - name: baseline\n    duration: 5s\n", ""), "name: t\n", "name: t\n"));
+  std::string first = ErrorOf(Replace(Replace(kGood, "  - name: baseline\n    duration: 5s\n", ""),
+                                      "name: t\n", "name: t\n"));
   EXPECT_NE(first.find("first phase must be fault-free"), std::string::npos) << first;
-  std::string two = ErrorOf(Replace(kGood, "        params: {interface: fab0, rate: 100mbit}",
-                                    "        params: {interface: fab0, rate: 100mbit}\n"
-                                    "      - kind: link_flap\n        node: n2\n        params: {interface: fab0, down: 1s}"));
+  std::string two = ErrorOf(Replace(
+      kGood, "        params: {interface: fab0, rate: 100mbit}",
+      "        params: {interface: fab0, rate: 100mbit}\n"
+      "      - kind: link_flap\n        node: n2\n        params: {interface: fab0, down: 1s}"));
   EXPECT_NE(two.find("max_faulted_nodes (the blast radius) allows 1"), std::string::npos) << two;
   std::string lease = ErrorOf(std::string(kGood) + "safety: {lease_ttl: 1s, lease_renew: 1s}\n");
   EXPECT_NE(lease.find("lease_renew"), std::string::npos) << lease;

@@ -1,9 +1,9 @@
 // Helpers for loader tests: edit a scenario text, load it or take its error.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "harness/scenario/scenario.h"
 

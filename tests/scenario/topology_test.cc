@@ -34,7 +34,8 @@ TEST(Topology, ParsesRailsLeavesAndDomains) {
   EXPECT_EQ(t->file, "topo.yaml");
   ASSERT_EQ(t->rails.size(), 2u);
   EXPECT_EQ(t->rails[0].interfaces, (std::vector<std::string>{"ib0", "eth2"}));
-  EXPECT_EQ(t->rails[1].devices, (std::vector<std::string>{"mlx5_1"}));  // one name for a list of one
+  EXPECT_EQ(t->rails[1].devices,
+            (std::vector<std::string>{"mlx5_1"}));  // one name for a list of one
   EXPECT_FALSE(t->rails[0].nodes.has_value());
   ASSERT_EQ(t->leaves.size(), 3u);
   EXPECT_EQ(t->leaves[2].nodes, (std::set<std::string>{"gpu003", "gpu004", "gpu005"}));
@@ -77,22 +78,27 @@ TEST(Topology, UnknownKeysAreRefusedWithAHint) {
   EXPECT_EQ(ErrorOf(Replace(kTopology, "leaves:", "leafs:")),
             "topo.yaml:4:1: unknown key \"leafs\" in the topology; did you mean \"leaves\"? "
             "(allowed: leaves, nvlink_domains, rails)");
-  EXPECT_EQ(ErrorOf(Replace(kTopology, "interfaces: [ib1]", "interface: [ib1]")),
-            "topo.yaml:3:28: unknown key \"interface\" in rails.rail1; did you mean \"interfaces\"? "
-            "(allowed: devices, interfaces, nodes)");
+  EXPECT_EQ(
+      ErrorOf(Replace(kTopology, "interfaces: [ib1]", "interface: [ib1]")),
+      "topo.yaml:3:28: unknown key \"interface\" in rails.rail1; did you mean \"interfaces\"? "
+      "(allowed: devices, interfaces, nodes)");
   EXPECT_EQ(ErrorOf(Replace(kTopology, "nvl-a: {nodes:", "nvl-a: {node:")),
-            "topo.yaml:9:11: unknown key \"node\" in nvlink_domains.nvl-a; did you mean \"nodes\"? (allowed: nodes)");
+            "topo.yaml:9:11: unknown key \"node\" in nvlink_domains.nvl-a; did you mean \"nodes\"? "
+            "(allowed: nodes)");
 }
 
 TEST(Topology, ADeviceOrNetdevIsOnOneRail) {
   EXPECT_EQ(ErrorOf(Replace(kTopology, "devices: mlx5_1", "devices: [mlx5_1, mlx5_0]")),
-            "topo.yaml:3:29: mlx5_0 is on rails rail0 and rail1 (an HCA or netdev is on one rail; give the rails "
+            "topo.yaml:3:29: mlx5_0 is on rails rail0 and rail1 (an HCA or netdev is on one rail; "
+            "give the rails "
             "disjoint nodes: if they differ by node)");
   EXPECT_EQ(ErrorOf(Replace(kTopology, "interfaces: [ib1]", "interfaces: [ib1, eth2]")),
-            "topo.yaml:3:46: eth2 is on rails rail0 and rail1 (an HCA or netdev is on one rail; give the rails "
+            "topo.yaml:3:46: eth2 is on rails rail0 and rail1 (an HCA or netdev is on one rail; "
+            "give the rails "
             "disjoint nodes: if they differ by node)");
   // Overlapping node sets are still one node with the HCA on two rails.
-  EXPECT_NE(ErrorOf("rails:\n  a: {devices: [mlx5_0], nodes: \"gpu[1-2]\"}\n  b: {devices: [mlx5_0], nodes: gpu2}\n")
+  EXPECT_NE(ErrorOf("rails:\n  a: {devices: [mlx5_0], nodes: \"gpu[1-2]\"}\n  b: {devices: "
+                    "[mlx5_0], nodes: gpu2}\n")
                 .find("topo.yaml:3:17: mlx5_0 is on rails a and b"),
             std::string::npos);
 }
@@ -100,11 +106,13 @@ TEST(Topology, ADeviceOrNetdevIsOnOneRail) {
 TEST(Topology, ANodeIsOnOneLeafPerRail) {
   EXPECT_EQ(ErrorOf(Replace(kTopology, "leaf02: {nodes: \"gpu[001-002]\", rails: [rail1]}",
                             "leaf02: {nodes: \"gpu[002-003]\", rails: [rail0]}")),
-            "topo.yaml:6:19: leaves.leaf02: node gpu002 is also on leaf leaf01 on rail rail0 (a port is cabled to "
+            "topo.yaml:6:19: leaves.leaf02: node gpu002 is also on leaf leaf01 on rail rail0 (a "
+            "port is cabled to "
             "one leaf)");
   // leaf03 takes every rail, so gpu001 there collides on rail0 first.
   EXPECT_EQ(ErrorOf(Replace(kTopology, "[gpu003, ", "[gpu001, ")),
-            "topo.yaml:7:19: leaves.leaf03: node gpu001 is also on leaf leaf01 on rail rail0 (a port is cabled to "
+            "topo.yaml:7:19: leaves.leaf03: node gpu001 is also on leaf leaf01 on rail rail0 (a "
+            "port is cabled to "
             "one leaf)");
   // With no rails at all a leaf holds its nodes for the one fabric.
   EXPECT_EQ(ErrorOf("leaves:\n  a: {nodes: \"n[1-2]\"}\n  b: {nodes: n2}\n"),
@@ -117,27 +125,35 @@ TEST(Topology, ANodeIsInOneNvlinkDomain) {
 }
 
 TEST(Topology, ALeafNamesKnownRails) {
-  EXPECT_EQ(ErrorOf(Replace(kTopology, "rails: [rail1]", "rails: [rail2]")),
-            "topo.yaml:6:43: leaves.leaf02.rails: no rail \"rail2\" in rails:; did you mean \"rail0\"?");
+  EXPECT_EQ(
+      ErrorOf(Replace(kTopology, "rails: [rail1]", "rails: [rail2]")),
+      "topo.yaml:6:43: leaves.leaf02.rails: no rail \"rail2\" in rails:; did you mean \"rail0\"?");
 }
 
 TEST(Topology, HostlistErrorsPointAtTheirPlace) {
   EXPECT_EQ(ErrorOf(Replace(kTopology, "[gpu003, \"gpu[004-005]\"]", "[gpu003, \"gpu[005-004]\"]")),
-            "topo.yaml:7:28: leaves.leaf03.nodes: gpu[005-004]: range 005-004 runs backwards (character 5)");
-  EXPECT_EQ(ErrorOf(Replace(kTopology, "nodes: \"gpu[001-004]\"", "nodes: \"gpu[001-004],gpu002\"")),
-            "topo.yaml:9:18: nvlink_domains.nvl-a.nodes: gpu[001-004],gpu002: names gpu002 twice");
+            "topo.yaml:7:28: leaves.leaf03.nodes: gpu[005-004]: range 005-004 runs backwards "
+            "(character 5)");
+  EXPECT_EQ(
+      ErrorOf(Replace(kTopology, "nodes: \"gpu[001-004]\"", "nodes: \"gpu[001-004],gpu002\"")),
+      "topo.yaml:9:18: nvlink_domains.nvl-a.nodes: gpu[001-004],gpu002: names gpu002 twice");
   EXPECT_EQ(ErrorOf(Replace(kTopology, "[gpu003, ", "[gpu004, ")),
             "topo.yaml:7:28: leaves.leaf03.nodes: node gpu004 is listed twice");
 }
 
 TEST(Topology, ShapesAreChecked) {
   EXPECT_EQ(ErrorOf("rails:\n  rail0: {}\n"),
-            "topo.yaml:2:10: rails.rail0 needs devices (HCAs like mlx5_0) or interfaces (netdevs like ib0)");
-  EXPECT_EQ(ErrorOf("leaves:\n  leaf01: {rails: []}\n"), "topo.yaml:2:11: leaves.leaf01 needs nodes (a hostlist like gpu[001-016])");
-  EXPECT_EQ(ErrorOf("rails: [rail0]\n"), "topo.yaml:1:8: rails must be a mapping of rail names to {devices, interfaces}");
-  EXPECT_EQ(ErrorOf("- rails\n"), "topo.yaml: a topology is a YAML mapping (rails, leaves, nvlink_domains)");
+            "topo.yaml:2:10: rails.rail0 needs devices (HCAs like mlx5_0) or interfaces (netdevs "
+            "like ib0)");
+  EXPECT_EQ(ErrorOf("leaves:\n  leaf01: {rails: []}\n"),
+            "topo.yaml:2:11: leaves.leaf01 needs nodes (a hostlist like gpu[001-016])");
+  EXPECT_EQ(ErrorOf("rails: [rail0]\n"),
+            "topo.yaml:1:8: rails must be a mapping of rail names to {devices, interfaces}");
+  EXPECT_EQ(ErrorOf("- rails\n"),
+            "topo.yaml: a topology is a YAML mapping (rails, leaves, nvlink_domains)");
   EXPECT_EQ(ErrorOf("rails: {rail0: {devices: [}\n").rfind("topo.yaml:1:", 0), 0u);
-  EXPECT_EQ(ErrorOf("rails:\n  rail0: {devices: []}\n"), "topo.yaml:2:20: rails.rail0.devices must be a name or a non-empty list of names");
+  EXPECT_EQ(ErrorOf("rails:\n  rail0: {devices: []}\n"),
+            "topo.yaml:2:20: rails.rail0.devices must be a name or a non-empty list of names");
 }
 
 TEST(Topology, LoadsFilesAndTellsThemFromDrills) {

@@ -2,13 +2,14 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <regex>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 namespace fdrill {
 
@@ -82,7 +83,8 @@ bool EnterNamespace(const std::string& ns) {
 int SocketIn(const std::string& ns, bool nonblocking) {
   int fd = -1;
   std::thread t([&] {
-    if (EnterNamespace(ns)) fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
+    if (EnterNamespace(ns))
+      fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0);
   });
   t.join();
   return fd;
@@ -104,7 +106,8 @@ std::string RulesetWithoutCounters(ProcessRunner& runner) {
   return std::regex_replace(text, std::regex("\\[[0-9]+:[0-9]+\\]"), "[]");
 }
 
-void ExpectRulesetRestored(const NamespaceRunner& runner, const std::string& before, const std::string& after) {
+void ExpectRulesetRestored(const NamespaceRunner& runner, const std::string& before,
+                           const std::string& after) {
   if (runner.Has("nft")) {
     EXPECT_EQ(after, before);
     return;

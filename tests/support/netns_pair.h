@@ -113,6 +113,7 @@ std::string RulesetWithoutCounters(ProcessRunner& runner);
 // installed, or hidden), a table that iptables' nf_tables backend created
 // for the fault stays, empty with ACCEPT base chains (harness/host/programs.cc,
 // the nft row): then `after` may add exactly such tables and nothing else.
-void ExpectRulesetRestored(const NamespaceRunner& runner, const std::string& before, const std::string& after);
+void ExpectRulesetRestored(const NamespaceRunner& runner, const std::string& before,
+                           const std::string& after);
 
 }  // namespace fdrill

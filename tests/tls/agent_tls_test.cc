@@ -4,16 +4,17 @@
 // garbage, an oversize frame, or stall. Every refused client is closed, the
 // agent keeps serving, and no request of theirs reaches AgentService (the
 // audit log holds only the good client's subject; the kernel saw nothing).
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <condition_variable>
 #include <filesystem>
-#include <mutex>
-#include <optional>
 #include <fstream>
 #include <future>
+#include <mutex>
+#include <optional>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "agents/agent_service.h"
 #include "agents/server.h"
@@ -53,8 +54,10 @@ class Client {
   }
   Error Send(const std::string& bytes) {
     return Run([&](auto done) {
-      if (tls_) asio::async_write(*tls_, asio::buffer(bytes), done);
-      else asio::async_write(plain_, asio::buffer(bytes), done);
+      if (tls_)
+        asio::async_write(*tls_, asio::buffer(bytes), done);
+      else
+        asio::async_write(plain_, asio::buffer(bytes), done);
     });
   }
   // One frame from the agent, or the error that ended the connection.
@@ -71,8 +74,10 @@ class Client {
           n = got;
           done(e, got);
         };
-        if (tls_) tls_->async_read_some(asio::buffer(buf), on_read);
-        else plain_.async_read_some(asio::buffer(buf), on_read);
+        if (tls_)
+          tls_->async_read_some(asio::buffer(buf), on_read);
+        else
+          plain_.async_read_some(asio::buffer(buf), on_read);
       });
       if (ec == asio::error::timed_out) return DeadlineExceeded("no bytes within 5 s");
       if (ec) return Unavailable("closed: " + ec.message());
@@ -122,14 +127,16 @@ class Client {
 class AgentTlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("fdrill-tls-test-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("fdrill-tls-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     pki_ = dir_ / "pki";
     other_pki_ = dir_ / "other-pki";
     ASSERT_TRUE(InitCa(pki_.string()).ok());
     ASSERT_TRUE(InitCa(other_pki_.string()).ok());
-    for (const char* name : {"n1", "n2", "controller"}) ASSERT_TRUE(IssueCert(pki_.string(), name, pki_.string()).ok());
+    for (const char* name : {"n1", "n2", "controller"})
+      ASSERT_TRUE(IssueCert(pki_.string(), name, pki_.string()).ok());
     ASSERT_TRUE(IssueCert(other_pki_.string(), "controller", other_pki_.string()).ok());
     fs::create_directories(dir_ / "state");
   }
@@ -140,7 +147,8 @@ class AgentTlsTest : public ::testing::Test {
   }
 
   // Starts the agent for node n1 on a random 127.0.0.1 port; tls false: --insecure.
-  void StartServer(bool tls = true, std::chrono::milliseconds handshake_timeout = std::chrono::seconds(5)) {
+  void StartServer(bool tls = true,
+                   std::chrono::milliseconds handshake_timeout = std::chrono::seconds(5)) {
     if (tls) {
       auto ctx = MakeServerContext(TlsConfig::InDir(pki_.string(), "n1"));
       ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
@@ -181,7 +189,8 @@ class AgentTlsTest : public ::testing::Test {
     return OnAgent([this] { return kernel_.Mutations().size(); });
   }
 
-  std::unique_ptr<ssl::context> ClientCtx(const fs::path& pki, const std::string& name = "controller") {
+  std::unique_ptr<ssl::context> ClientCtx(const fs::path& pki,
+                                          const std::string& name = "controller") {
     auto ctx = MakeClientContext(TlsConfig::InDir(pki.string(), name));
     EXPECT_TRUE(ctx.ok()) << ctx.status().ToString();
     return ctx.ok() ? std::move(ctx).value() : nullptr;
@@ -210,7 +219,8 @@ class AgentTlsTest : public ::testing::Test {
   std::vector<std::string> AuditSubjects() {
     std::vector<std::string> out;
     std::ifstream in(dir_ / "state" / "audit.jsonl");
-    for (std::string line; std::getline(in, line);) out.push_back(Json::parse(line)["subject"].get<std::string>());
+    for (std::string line; std::getline(in, line);)
+      out.push_back(Json::parse(line)["subject"].get<std::string>());
     return out;
   }
 
@@ -220,7 +230,9 @@ class AgentTlsTest : public ::testing::Test {
   }
 
   Json ApplyBody() {
-    return {{"fault_id", "slow"}, {"kind", "link_rate"}, {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
+    return {{"fault_id", "slow"},
+            {"kind", "link_rate"},
+            {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
   }
 
   fs::path dir_, pki_, other_pki_;
@@ -310,8 +322,8 @@ TEST_F(AgentTlsTest, OversizeFrameIsRefusedBeforeAndAfterTheHandshake) {
   Client big(ctx.get());
   ASSERT_FALSE(big.Connect(port_));
   uint32_t n = kMaxFrameBytes + 1;
-  std::string header = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
-                        static_cast<char>(n)};
+  std::string header = {static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                        static_cast<char>(n >> 8), static_cast<char>(n)};
   ASSERT_FALSE(big.Send(header + std::string(1000, '{')));
   auto reply = big.Receive();
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();

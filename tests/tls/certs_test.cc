@@ -2,12 +2,13 @@
 // them (tls_context.h) and how `fdrill run` picks its TLS settings.
 #include "harness/tls/certs.h"
 
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "harness/tls/tls_config.h"
 #include "harness/tls/tls_context.h"
@@ -31,8 +32,9 @@ unsigned Mode(const fs::path& p) {
 class CertsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("fdrill-certs-test-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("fdrill-certs-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -67,7 +69,8 @@ TEST(CertsMemory, OnlyACaIssues) {
 
 TEST(CertsMemory, BadNamesAreRefused) {
   auto ca = MakeCa("test CA");
-  for (const std::string& bad : std::vector<std::string>{"", "ca", "..", "a/b", "x y", std::string(65, 'a')}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "ca", "..", "a/b", "x y", std::string(65, 'a')}) {
     auto leaf = MakeLeaf(*ca, bad);
     EXPECT_FALSE(leaf.ok()) << bad;
   }
@@ -104,7 +107,8 @@ TEST_F(CertsTest, IssueWritesAVerifiedPairAndRefusesToOverwrite) {
   EXPECT_EQ(*CertSubject(Slurp(out / "controller.pem")), "CN=controller");
   Status again = IssueCert(dir_.string(), "controller", out.string());
   ASSERT_FALSE(again.ok());
-  EXPECT_NE(again.message().find("controller.pem already exists"), std::string::npos) << again.message();
+  EXPECT_NE(again.message().find("controller.pem already exists"), std::string::npos)
+      << again.message();
 }
 
 TEST_F(CertsTest, IssueWithoutACaNamesTheMissingFile) {
@@ -126,13 +130,15 @@ TEST_F(CertsTest, ContextsLoadIssuedFilesAndNameTheBadOne) {
   TlsConfig missing = TlsConfig::InDir(dir_.string(), "n9");
   auto m = MakeServerContext(missing);
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find(missing.cert_file), std::string::npos) << m.status().message();
+  EXPECT_NE(m.status().message().find(missing.cert_file), std::string::npos)
+      << m.status().message();
 
   TlsConfig mismatched = agent;
   mismatched.key_file = (dir_ / "controller.key").string();
   auto k = MakeServerContext(mismatched);
   ASSERT_FALSE(k.ok());
-  EXPECT_NE(k.status().message().find(mismatched.key_file), std::string::npos) << k.status().message();
+  EXPECT_NE(k.status().message().find(mismatched.key_file), std::string::npos)
+      << k.status().message();
   EXPECT_NE(k.status().message().find("mismatch"), std::string::npos) << k.status().message();
 
   std::ofstream(dir_ / "junk.pem") << "not a certificate\n";

@@ -4,7 +4,6 @@
 // dials with TLS by default. Runs FabricUp over the recording fakes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "fabric/fabric_up.h"
@@ -42,7 +41,8 @@ TEST_F(FabricPkiTest, UpMakesACaAndACertPerNodeAndTheController) {
   ASSERT_EQ(node_.spawned.size(), 3u);
   const Argv& argv = node_.spawned[2].argv;
   Argv tail(argv.end() - 6, argv.end());
-  EXPECT_EQ(tail, (Argv{"--tls-ca", pki_ + "/ca.pem", "--tls-cert", pki_ + "/n2.pem", "--tls-key", pki_ + "/n2.key"}));
+  EXPECT_EQ(tail, (Argv{"--tls-ca", pki_ + "/ca.pem", "--tls-cert", pki_ + "/n2.pem", "--tls-key",
+                        pki_ + "/n2.key"}));
 
   // fabric.json records it, so `fdrill run` picks controller.pem by default.
   auto saved = LoadFabricState(fs_, "/run/fdrill/fabric");

@@ -1,6 +1,5 @@
 #include "workloads/checkpoint.h"
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include <gtest/gtest.h>
 
 namespace fdrill {
 namespace {
@@ -80,8 +81,8 @@ TEST_F(WorkloadCheckpointTest, DamagedCheckpointIsAnErrorNotAFreshStart) {
     std::ofstream(dir_ + "/checkpoint", std::ios::binary | std::ios::trunc) << damaged;
     Result<std::optional<Checkpoint>> c = ReadCheckpoint(dir_);
     ASSERT_FALSE(c.ok()) << what;
-    EXPECT_EQ(c.status().message(),
-              "--checkpoint-dir " + dir_ + ": checkpoint is damaged (" + what + "); move it away to start from step 0");
+    EXPECT_EQ(c.status().message(), "--checkpoint-dir " + dir_ + ": checkpoint is damaged (" +
+                                        what + "); move it away to start from step 0");
   }
 }
 
@@ -96,7 +97,8 @@ TEST_F(WorkloadCheckpointTest, UnusableDirectoryNamesTheFlag) {
   std::ofstream(dir_ + "/file") << "x";
   Status s = PrepareCheckpointDir(dir_ + "/file/sub");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message().rfind("--checkpoint-dir " + dir_ + "/file/sub: cannot create it: ", 0), 0u) << s.message();
+  EXPECT_EQ(s.message().rfind("--checkpoint-dir " + dir_ + "/file/sub: cannot create it: ", 0), 0u)
+      << s.message();
 }
 
 TEST_F(WorkloadCheckpointTest, ReadOnlyDirectoryIsRefused) {

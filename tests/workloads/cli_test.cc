@@ -1,8 +1,8 @@
 #include "workloads/cli.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 #include "harness/core/version.h"
 #include "workloads/backends.h"
@@ -21,7 +21,9 @@ std::string ErrorOf(std::vector<std::string> flags) {
   return r.ok() ? "<accepted>" : r.status().message();
 }
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 TEST(WorkloadCli, Defaults) {
   Result<Invocation> r = Parse({"-b", "4M", "-n", "10"});
@@ -75,8 +77,9 @@ TEST(WorkloadCli, DurationAloneIsEnough) {
 
 TEST(WorkloadCli, TheControllersCommandLine) {
   Result<Invocation> r =
-      Parse({"--op", "all_reduce", "--dtype", "float32", "-b", "1048576", "-w", "3", "--duration", "95s", "--jsonl",
-             "{tmpdir}/fdrill-x/rank-{rank}.jsonl", "--stop-file", "/tmp/s", "--backend", "mpi"});
+      Parse({"--op", "all_reduce", "--dtype", "float32", "-b", "1048576", "-w", "3", "--duration",
+             "95s", "--jsonl", "{tmpdir}/fdrill-x/rank-{rank}.jsonl", "--stop-file", "/tmp/s",
+             "--backend", "mpi"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->config.sizes, std::vector<uint64_t>{1048576});
   EXPECT_EQ(r->config.warmup, 3);
@@ -84,8 +87,8 @@ TEST(WorkloadCli, TheControllersCommandLine) {
 }
 
 TEST(WorkloadCli, OpsDtypesRedopsAndRoot) {
-  Result<Invocation> r =
-      Parse({"-b", "64K", "-n", "1", "--op", "reduce", "--dtype", "bfloat16", "--redop", "max", "--root", "3"});
+  Result<Invocation> r = Parse({"-b", "64K", "-n", "1", "--op", "reduce", "--dtype", "bfloat16",
+                                "--redop", "max", "--root", "3"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->config.op, Op::kReduce);
   EXPECT_EQ(r->config.dtype, DType::kBfloat16);
@@ -101,7 +104,8 @@ TEST(WorkloadCli, OpsDtypesRedopsAndRoot) {
 
 TEST(WorkloadCli, UnknownOpDtypeAndRedopNameTheAcceptedOnes) {
   EXPECT_EQ(ErrorOf({"-b", "4M", "-n", "1", "--op", "allgather"}),
-            "unknown --op \"allgather\": accepted: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+            "unknown --op \"allgather\": accepted: all_reduce, all_gather, reduce_scatter, "
+            "broadcast, reduce, "
             "alltoall, sendrecv");
   EXPECT_EQ(ErrorOf({"-b", "4M", "-n", "1", "--dtype", "half"}),
             "unknown --dtype \"half\": accepted: float32, float64, int32, float16, bfloat16");
@@ -118,16 +122,20 @@ TEST(WorkloadCli, SweepFlagsAreNcclTests) {
   EXPECT_EQ(r->config.sizes, (std::vector<uint64_t>{1024, 2048, 3072, 4096}));
   EXPECT_EQ(ErrorOf({"-b", "4K", "-e", "1K", "-f", "2", "-n", "1"}),
             "-e/--maxbytes 1024 is less than -b/--minbytes 4096: the sweep runs from -b up to -e");
-  EXPECT_TRUE(Contains(ErrorOf({"-b", "8", "-e", "40", "-i", "6", "-n", "1"}), "-i/--stepbytes 6 is 6 bytes"));
-  EXPECT_TRUE(Contains(ErrorOf({"-b", "8", "-e", "1M", "-f", "0", "-n", "1"}), "-f/--stepfactor must be at least 1"));
-  EXPECT_TRUE(Contains(ErrorOf({"-b", "8", "-e", "1Q", "-n", "1"}), "-e/--maxbytes: bad size unit"));
+  EXPECT_TRUE(Contains(ErrorOf({"-b", "8", "-e", "40", "-i", "6", "-n", "1"}),
+                       "-i/--stepbytes 6 is 6 bytes"));
+  EXPECT_TRUE(Contains(ErrorOf({"-b", "8", "-e", "1M", "-f", "0", "-n", "1"}),
+                       "-f/--stepfactor must be at least 1"));
+  EXPECT_TRUE(
+      Contains(ErrorOf({"-b", "8", "-e", "1Q", "-n", "1"}), "-e/--maxbytes: bad size unit"));
 }
 
 TEST(WorkloadCli, SizeMustBeAWholeNumberOfElements) {
   EXPECT_TRUE(Contains(ErrorOf({"-b", "6", "-n", "1"}), "multiple of 4 bytes"));
   EXPECT_TRUE(Contains(ErrorOf({"-b", "0", "-n", "1"}), "positive multiple of 4 bytes"));
   EXPECT_TRUE(Contains(ErrorOf({"-b", "4X", "-n", "1"}), "--size: bad size unit"));
-  EXPECT_TRUE(Contains(ErrorOf({"-b", "6", "-n", "1", "--dtype", "float64"}), "multiple of 8 bytes (one float64"));
+  EXPECT_TRUE(Contains(ErrorOf({"-b", "6", "-n", "1", "--dtype", "float64"}),
+                       "multiple of 8 bytes (one float64"));
   EXPECT_EQ(ErrorOf({"-b", "6", "-n", "1", "--dtype", "float16"}), "<accepted>");
   EXPECT_TRUE(Contains(ErrorOf({"-n", "1"}), "--size is required"));
 }
@@ -135,18 +143,24 @@ TEST(WorkloadCli, SizeMustBeAWholeNumberOfElements) {
 TEST(WorkloadCli, MustKnowWhenToStop) {
   EXPECT_TRUE(Contains(ErrorOf({"-b", "4M"}), "give -n/--iters N, --duration D, or both"));
   EXPECT_TRUE(Contains(ErrorOf({"-b", "4M", "-n", "0"}), "-n/--iters must be at least 1"));
-  EXPECT_TRUE(Contains(ErrorOf({"-b", "4M", "--duration", "60"}), "--duration: duration \"60\" has no unit"));
+  EXPECT_TRUE(Contains(ErrorOf({"-b", "4M", "--duration", "60"}),
+                       "--duration: duration \"60\" has no unit"));
   EXPECT_TRUE(Contains(ErrorOf({"-b", "4M", "--duration", "0s"}), "--duration must be positive"));
 }
 
 TEST(WorkloadCli, OtherValuesAreChecked) {
-  EXPECT_TRUE(Contains(ErrorOf({"-b", "4M", "-n", "1", "-w", "-1"}), "-w/--warmup must be 0 or more"));
-  EXPECT_TRUE(Contains(ErrorOf({"-b", "4M", "-n", "1", "--timeout", "0s"}), "--timeout must be positive"));
-  EXPECT_TRUE(Contains(ErrorOf({"-b", "4M", "-n", "5", "--corrupt-at", "5"}), "not a timed iteration"));
+  EXPECT_TRUE(
+      Contains(ErrorOf({"-b", "4M", "-n", "1", "-w", "-1"}), "-w/--warmup must be 0 or more"));
+  EXPECT_TRUE(
+      Contains(ErrorOf({"-b", "4M", "-n", "1", "--timeout", "0s"}), "--timeout must be positive"));
+  EXPECT_TRUE(
+      Contains(ErrorOf({"-b", "4M", "-n", "5", "--corrupt-at", "5"}), "not a timed iteration"));
   // A sweep's iterations are numbered across its sizes.
-  EXPECT_EQ(ErrorOf({"-b", "4K", "-e", "8K", "-f", "2", "-n", "5", "--corrupt-at", "9"}), "<accepted>");
+  EXPECT_EQ(ErrorOf({"-b", "4K", "-e", "8K", "-f", "2", "-n", "5", "--corrupt-at", "9"}),
+            "<accepted>");
   EXPECT_TRUE(Contains(ErrorOf({"-b", "4M", "-n", "1", "--frobnicate"}), "--frobnicate"));
-  EXPECT_EQ(ErrorOf({"-b", "4M", "-n", "1", "--backend", "gloo"}), "unknown --backend \"gloo\": accepted: mpi, nccl");
+  EXPECT_EQ(ErrorOf({"-b", "4M", "-n", "1", "--backend", "gloo"}),
+            "unknown --backend \"gloo\": accepted: mpi, nccl");
 }
 
 TEST(WorkloadCli, NcclIsAcceptedExactlyWhenBuiltIn) {
@@ -159,8 +173,8 @@ TEST(WorkloadCli, NcclIsAcceptedExactlyWhenBuiltIn) {
 }
 
 TEST(WorkloadCli, TrainMode) {
-  Result<Invocation> r = Parse({"--train", "--steps", "40", "--checkpoint-every", "10", "--checkpoint-dir", "/tmp/ck",
-                                "-b", "64K", "--die-at-step", "25"});
+  Result<Invocation> r = Parse({"--train", "--steps", "40", "--checkpoint-every", "10",
+                                "--checkpoint-dir", "/tmp/ck", "-b", "64K", "--die-at-step", "25"});
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Config& c = r->config;
   ASSERT_TRUE(c.train.has_value());
@@ -174,16 +188,18 @@ TEST(WorkloadCli, TrainMode) {
 }
 
 TEST(WorkloadCli, TrainModeErrors) {
-  const std::vector<std::string> base = {"--train", "--steps",          "40",     "--checkpoint-every",
-                                         "10",      "--checkpoint-dir", "/tmp/ck"};
+  const std::vector<std::string> base = {
+      "--train", "--steps", "40", "--checkpoint-every", "10", "--checkpoint-dir", "/tmp/ck"};
   auto with = [&](std::vector<std::string> more) {
     std::vector<std::string> flags = base;
     flags.insert(flags.end(), more.begin(), more.end());
-    if (std::find(flags.begin(), flags.end(), "-b") == flags.end()) flags.insert(flags.end(), {"-b", "64K"});
+    if (std::find(flags.begin(), flags.end(), "-b") == flags.end())
+      flags.insert(flags.end(), {"-b", "64K"});
     return ErrorOf(flags);
   };
   EXPECT_EQ(with({"--op", "all_gather"}), "--train all-reduces gradients: --op must be all_reduce");
-  EXPECT_EQ(with({"--dtype", "float32"}), "--train keeps a float64 state: drop --dtype float32 (or give float64)");
+  EXPECT_EQ(with({"--dtype", "float32"}),
+            "--train keeps a float64 state: drop --dtype float32 (or give float64)");
   EXPECT_EQ(with({"--dtype", "float64"}), "<accepted>");
   EXPECT_EQ(with({"--redop", "max"}), "--train sums gradients: --redop must be sum");
   EXPECT_EQ(with({"-e", "1M"}), "--train runs one size: drop -e/-f/-i");
@@ -193,9 +209,11 @@ TEST(WorkloadCli, TrainModeErrors) {
   EXPECT_TRUE(Contains(with({"-b", "12"}), "multiple of 8 bytes (one float64 element)"));
   EXPECT_EQ(ErrorOf({"--train", "-b", "64K"}),
             "--train needs --steps N, --checkpoint-every K and --checkpoint-dir DIR");
-  EXPECT_EQ(ErrorOf({"--train", "--steps", "0", "--checkpoint-every", "1", "--checkpoint-dir", "d", "-b", "8"}),
+  EXPECT_EQ(ErrorOf({"--train", "--steps", "0", "--checkpoint-every", "1", "--checkpoint-dir", "d",
+                     "-b", "8"}),
             "--steps must be at least 1, not 0");
-  EXPECT_EQ(ErrorOf({"--train", "--steps", "5", "--checkpoint-every", "0", "--checkpoint-dir", "d", "-b", "8"}),
+  EXPECT_EQ(ErrorOf({"--train", "--steps", "5", "--checkpoint-every", "0", "--checkpoint-dir", "d",
+                     "-b", "8"}),
             "--checkpoint-every must be at least 1, not 0");
   EXPECT_EQ(ErrorOf({"-b", "64K", "-n", "1", "--steps", "4"}),
             "--steps, --checkpoint-every, --checkpoint-dir and --die-at-step need --train");
@@ -205,8 +223,8 @@ TEST(WorkloadCli, VersionAndHelpPrintWithoutRunning) {
   Result<Invocation> version = Parse({"--version"});
   ASSERT_TRUE(version.ok());
   EXPECT_TRUE(version->print_and_exit);
-  EXPECT_EQ(version->text,
-            std::string("fdrill-collective ") + kFdrillVersion + " (backends: " + BuiltBackendNames() + ")\n");
+  EXPECT_EQ(version->text, std::string("fdrill-collective ") + kFdrillVersion +
+                               " (backends: " + BuiltBackendNames() + ")\n");
   Result<Invocation> help = Parse({"--help"});
   ASSERT_TRUE(help.ok());
   EXPECT_TRUE(help->print_and_exit);

@@ -2,12 +2,13 @@
 // works), a clean run, a caught corruption for every op and the half types,
 // and the training loop. Skips where there is no NVIDIA driver or the
 // binary was built without NCCL.
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "harness/host/real_process_runner.h"
 
@@ -29,7 +30,8 @@ class WorkloadNcclHwTest : public ::testing::Test {
   void SetUp() override {
     if (!FDRILL_COLLECTIVE_HAS_NCCL) GTEST_SKIP() << "built without NCCL";
     struct stat st;
-    if (stat("/dev/nvidiactl", &st) != 0) GTEST_SKIP() << "no NVIDIA driver (/dev/nvidiactl) on this machine";
+    if (stat("/dev/nvidiactl", &st) != 0)
+      GTEST_SKIP() << "no NVIDIA driver (/dev/nvidiactl) on this machine";
   }
 };
 
@@ -42,14 +44,17 @@ TEST_F(WorkloadNcclHwTest, CleanRunOnOneGpu) {
 TEST_F(WorkloadNcclHwTest, CorruptionIsCaught) {
   ProcessResult r = RunOneRank({"-b", "4M", "-n", "10", "--corrupt-at", "3"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("data check FAILED: rank 0 iter 3: 1 of 1048576 elements wrong"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("data check FAILED: rank 0 iter 3: 1 of 1048576 elements wrong"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(WorkloadNcclHwTest, EveryOpAndHalfTypeChecksAndCatchesCorruption) {
-  for (std::string op : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"}) {
+  for (std::string op : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                         "alltoall", "sendrecv"}) {
     for (std::string dtype : {"float32", "float16", "bfloat16"}) {
-      ProcessResult r = RunOneRank(
-          {"--op", op, "--dtype", dtype, "-b", "64K", "-e", "256K", "-f", "4", "-n", "4", "--corrupt-at", "5"});
+      ProcessResult r = RunOneRank({"--op", op, "--dtype", dtype, "-b", "64K", "-e", "256K", "-f",
+                                    "4", "-n", "4", "--corrupt-at", "5"});
       EXPECT_EQ(r.exit_code, 3) << op << " " << dtype << ": " << r.err;
       EXPECT_NE(r.err.find("data check FAILED: rank 0 iter 5: 1 of "), std::string::npos) << r.err;
       EXPECT_NE(r.out.find("      262144 "), std::string::npos) << r.out;
@@ -60,8 +65,8 @@ TEST_F(WorkloadNcclHwTest, EveryOpAndHalfTypeChecksAndCatchesCorruption) {
 TEST_F(WorkloadNcclHwTest, TrainingLoopPrintsItsDigest) {
   char pattern[] = "/tmp/fdrill-hw-train-XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);
-  ProcessResult r =
-      RunOneRank({"--train", "--steps", "12", "--checkpoint-every", "5", "--checkpoint-dir", pattern, "-b", "1M"});
+  ProcessResult r = RunOneRank({"--train", "--steps", "12", "--checkpoint-every", "5",
+                                "--checkpoint-dir", pattern, "-b", "1M"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("digest: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("steps_redone: 0"), std::string::npos) << r.out;

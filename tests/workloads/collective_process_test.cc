@@ -5,18 +5,19 @@
 // self,vader,tcp (shared memory and loopback TCP only; no HCA probing). The
 // emulated fabric adds --mca rtc ^hwloc and a per-node TMPDIR (DESIGN.md);
 // a plain local run does not need them.
-#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
 
@@ -24,8 +25,9 @@ namespace fdrill {
 namespace {
 
 std::vector<std::string> Mpirun(int nranks) {
-  return {FDRILL_MPIEXEC, "--allow-run-as-root", "--oversubscribe",    "-np", std::to_string(nranks), "--mca",
-          "btl",          "self,vader,tcp",      FDRILL_COLLECTIVE_BIN};
+  return {FDRILL_MPIEXEC, "--allow-run-as-root",  "--oversubscribe",
+          "-np",          std::to_string(nranks), "--mca",
+          "btl",          "self,vader,tcp",       FDRILL_COLLECTIVE_BIN};
 }
 
 size_t Count(const std::string& text, const std::string& part) {
@@ -34,9 +36,9 @@ size_t Count(const std::string& text, const std::string& part) {
   return n;
 }
 
-const std::set<std::string> kRecordKeys = {"rank",    "nranks",  "host",       "iter",       "op",
-                                           "dtype",   "redop",   "bytes",      "count",      "wall_ns",
-                                           "mono_ns", "time_ms", "wait_ms",    "algbw_gbps", "busbw_gbps", "wrong"};
+const std::set<std::string> kRecordKeys = {
+    "rank",  "nranks",  "host",    "iter",    "op",      "dtype",      "redop",      "bytes",
+    "count", "wall_ns", "mono_ns", "time_ms", "wait_ms", "algbw_gbps", "busbw_gbps", "wrong"};
 
 std::set<std::string> KeysOf(const nlohmann::json& j) {
   std::set<std::string> keys;
@@ -47,7 +49,8 @@ std::set<std::string> KeysOf(const nlohmann::json& j) {
 class WorkloadProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "fdrill-collective-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "fdrill-collective-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
   }
@@ -102,14 +105,16 @@ TEST_F(WorkloadProcessTest, TwentyIntactIterationsPerRank) {
       EXPECT_DOUBLE_EQ(j["busbw_gbps"].get<double>(), j["algbw_gbps"].get<double>());
     }
   }
-  EXPECT_NE(r.out.find("       65536         16384   float32     sum     -1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("       65536         16384   float32     sum     -1"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos) << r.out;
 }
 
 TEST_F(WorkloadProcessTest, CorruptionIsReportedAndExitsThree) {
   ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "20", "--corrupt-at", "5", "--jsonl", Jsonl()});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("fdrill-collective: data check FAILED: rank 0 iter 5: 1 of 16384 elements wrong, first at "
+  EXPECT_NE(r.err.find("fdrill-collective: data check FAILED: rank 0 iter 5: 1 of 16384 elements "
+                       "wrong, first at "
                        "index 8192: got 0 expected "),
             std::string::npos)
       << r.err;
@@ -126,13 +131,16 @@ TEST_F(WorkloadProcessTest, StopFileStopsEveryRankAfterTheSameIteration) {
     std::this_thread::sleep_for(std::chrono::milliseconds(700));
     std::ofstream(stop) << "";
   });
-  ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "1000000", "-w", "0", "--stop-file", stop, "--jsonl", Jsonl()});
+  ProcessResult r = RunTwoRanks(
+      {"-b", "64K", "-n", "1000000", "-w", "0", "--stop-file", stop, "--jsonl", Jsonl()});
   later.join();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const size_t n = Records(0).size();
   EXPECT_GE(n, 1u);
   EXPECT_EQ(Records(1).size(), n);
-  EXPECT_NE(r.out.find("# stopped after " + std::to_string(n) + " timed iterations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# stopped after " + std::to_string(n) + " timed iterations"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(WorkloadProcessTest, DurationStopsEveryRankAfterTheSameIteration) {
@@ -149,13 +157,15 @@ TEST_F(WorkloadProcessTest, BadFlagExitsTwoWithoutStartingMpi) {
 }
 
 TEST_F(WorkloadProcessTest, NcclWithoutGpuExitsTwoOnEveryRank) {
-  if (!FDRILL_COLLECTIVE_HAS_NCCL) GTEST_SKIP() << "built without NCCL; WorkloadCli covers the message";
+  if (!FDRILL_COLLECTIVE_HAS_NCCL)
+    GTEST_SKIP() << "built without NCCL; WorkloadCli covers the message";
   struct stat st;
   if (stat("/dev/nvidiactl", &st) == 0)
     GTEST_SKIP() << "this machine has an NVIDIA driver; workloads_hw_test runs NCCL";
   ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "5", "--backend", "nccl"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("fdrill-collective: backend nccl: no CUDA device (cudaGetDeviceCount: "), std::string::npos)
+  EXPECT_NE(r.err.find("fdrill-collective: backend nccl: no CUDA device (cudaGetDeviceCount: "),
+            std::string::npos)
       << r.err;
 }
 
@@ -163,15 +173,19 @@ TEST_F(WorkloadProcessTest, NcclWithoutGpuExitsTwoOnEveryRank) {
 // the workload's own table.
 double NcclTestsBusFactor(const std::string& op, int n) {
   if (op == "all_reduce") return 2.0 * (n - 1) / n;
-  if (op == "all_gather" || op == "reduce_scatter" || op == "alltoall") return static_cast<double>(n - 1) / n;
+  if (op == "all_gather" || op == "reduce_scatter" || op == "alltoall")
+    return static_cast<double>(n - 1) / n;
   return 1.0;
 }
 
-bool Reduces(const std::string& op) { return op == "all_reduce" || op == "reduce_scatter" || op == "reduce"; }
+bool Reduces(const std::string& op) {
+  return op == "all_reduce" || op == "reduce_scatter" || op == "reduce";
+}
 
 using OpCase = std::tuple<std::string, std::string, int>;  // op, dtype, ranks
 
-class WorkloadProcessOpTest : public WorkloadProcessTest, public ::testing::WithParamInterface<OpCase> {};
+class WorkloadProcessOpTest : public WorkloadProcessTest,
+                              public ::testing::WithParamInterface<OpCase> {};
 
 // Every op on every rank checks out, except the one element the test hook
 // breaks on rank 0 at iteration 3, which is caught there and only there.
@@ -182,11 +196,12 @@ TEST_P(WorkloadProcessOpTest, RunsChecksAndCatchesACorruptedElement) {
   const bool split = op == "all_gather" || op == "reduce_scatter" || op == "alltoall";
   const uint64_t count = split ? elements / n : elements;
   const uint64_t recv_count = op == "reduce_scatter" ? elements / n : elements;
-  ProcessResult r = RunRanks(
-      n, {"--op", op, "--dtype", dtype, "-b", "12K", "-n", "6", "-w", "1", "--corrupt-at", "3", "--jsonl", Jsonl()});
+  ProcessResult r = RunRanks(n, {"--op", op, "--dtype", dtype, "-b", "12K", "-n", "6", "-w", "1",
+                                 "--corrupt-at", "3", "--jsonl", Jsonl()});
   ASSERT_EQ(r.exit_code, 3) << r.err;
   EXPECT_EQ(Count(r.err, "data check FAILED"), 1u) << r.err;
-  EXPECT_NE(r.err.find("data check FAILED: rank 0 iter 3: 1 of " + std::to_string(recv_count) + " elements wrong"),
+  EXPECT_NE(r.err.find("data check FAILED: rank 0 iter 3: 1 of " + std::to_string(recv_count) +
+                       " elements wrong"),
             std::string::npos)
       << r.err;
   for (int rank = 0; rank < n; ++rank) {
@@ -201,18 +216,22 @@ TEST_P(WorkloadProcessOpTest, RunsChecksAndCatchesACorruptedElement) {
       EXPECT_EQ(j["count"], count);
       EXPECT_EQ(j["nranks"], n);
       EXPECT_EQ(j["wrong"], rank == 0 && j["iter"] == 3 ? 1 : 0) << j;
-      EXPECT_NEAR(j["busbw_gbps"].get<double>(), j["algbw_gbps"].get<double>() * NcclTestsBusFactor(op, n), 1e-9);
+      EXPECT_NEAR(j["busbw_gbps"].get<double>(),
+                  j["algbw_gbps"].get<double>() * NcclTestsBusFactor(op, n), 1e-9);
     }
   }
-  EXPECT_NE(r.out.find("# " + op + " on " + std::to_string(n) + " ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# " + op + " on " + std::to_string(n) + " ranks"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("       12288 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos) << r.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, WorkloadProcessOpTest,
-                         ::testing::Combine(::testing::Values("all_reduce", "all_gather", "reduce_scatter", "broadcast",
+                         ::testing::Combine(::testing::Values("all_reduce", "all_gather",
+                                                              "reduce_scatter", "broadcast",
                                                               "reduce", "alltoall", "sendrecv"),
-                                            ::testing::Values("float32", "int32", "bfloat16"), ::testing::Values(2, 3)),
+                                            ::testing::Values("float32", "int32", "bfloat16"),
+                                            ::testing::Values(2, 3)),
                          [](const ::testing::TestParamInfo<OpCase>& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
                                   std::to_string(std::get<2>(info.param));
@@ -223,17 +242,19 @@ INSTANTIATE_TEST_SUITE_P(Ops, WorkloadProcessOpTest,
 TEST_F(WorkloadProcessTest, Float16ReductionsThroughUserDefinedMpiOps) {
   for (std::string op : {"all_reduce", "reduce_scatter", "reduce"}) {
     for (std::string redop : {"sum", "prod", "min", "max"}) {
-      ProcessResult r =
-          RunRanks(3, {"--op", op, "--dtype", "float16", "--redop", redop, "-b", "6K", "-n", "4", "-w", "1"});
+      ProcessResult r = RunRanks(3, {"--op", op, "--dtype", "float16", "--redop", redop, "-b", "6K",
+                                     "-n", "4", "-w", "1"});
       EXPECT_EQ(r.exit_code, 0) << op << " " << redop << ": " << r.err;
-      EXPECT_NE(r.out.find(" float16 " + std::string(7 - redop.size(), ' ') + redop + " "), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(" float16 " + std::string(7 - redop.size(), ' ') + redop + " "),
+                std::string::npos)
+          << r.out;
     }
   }
 }
 
 TEST_F(WorkloadProcessTest, SweepRunsEverySizeWithItsOwnRow) {
-  ProcessResult r =
-      RunTwoRanks({"--op", "all_gather", "-b", "1K", "-e", "7K", "-f", "2", "-n", "3", "-w", "1", "--jsonl", Jsonl()});
+  ProcessResult r = RunTwoRanks({"--op", "all_gather", "-b", "1K", "-e", "7K", "-f", "2", "-n", "3",
+                                 "-w", "1", "--jsonl", Jsonl()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (int rank = 0; rank < 2; ++rank) {
     std::vector<nlohmann::json> records = Records(rank);
@@ -244,9 +265,12 @@ TEST_F(WorkloadProcessTest, SweepRunsEverySizeWithItsOwnRow) {
       EXPECT_EQ(records[i]["count"], 128u << (i / 3));
     }
   }
-  EXPECT_NE(r.out.find("        1024           128   float32    none     -1"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("        2048           256   float32    none     -1"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("        4096           512   float32    none     -1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("        1024           128   float32    none     -1"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("        2048           256   float32    none     -1"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("        4096           512   float32    none     -1"), std::string::npos)
+      << r.out;
   EXPECT_EQ(r.out.find("        8192 "), std::string::npos) << r.out;
   EXPECT_EQ(Count(r.out, "# Avg bus bandwidth    : "), 1u) << r.out;
 }
@@ -260,16 +284,29 @@ TEST_F(WorkloadProcessTest, BadInputExitsTwoWithTheFlagNamed) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {2, {"--op", "gather", "-b", "4K", "-n", "1"}, "unknown --op \"gather\": accepted: all_reduce"},
-      {2, {"--dtype", "half", "-b", "4K", "-n", "1"}, "unknown --dtype \"half\": accepted: float32"},
-      {2, {"--redop", "avg", "-b", "4K", "-n", "1"}, "unknown --redop \"avg\": accepted: sum, prod, min, max"},
-      {2, {"-b", "4K", "-e", "1K", "-f", "2", "-n", "1"}, "-e/--maxbytes 1024 is less than -b/--minbytes 4096"},
+      {2,
+       {"--op", "gather", "-b", "4K", "-n", "1"},
+       "unknown --op \"gather\": accepted: all_reduce"},
+      {2,
+       {"--dtype", "half", "-b", "4K", "-n", "1"},
+       "unknown --dtype \"half\": accepted: float32"},
+      {2,
+       {"--redop", "avg", "-b", "4K", "-n", "1"},
+       "unknown --redop \"avg\": accepted: sum, prod, min, max"},
+      {2,
+       {"-b", "4K", "-e", "1K", "-f", "2", "-n", "1"},
+       "-e/--maxbytes 1024 is less than -b/--minbytes 4096"},
       {3,
        {"--op", "all_gather", "-b", "64K", "-n", "1"},
-       "size 65536 B (-b/-e): all_gather on 3 ranks needs an element count divisible by 3, not 16384; a size that "
+       "size 65536 B (-b/-e): all_gather on 3 ranks needs an element count divisible by 3, not "
+       "16384; a size that "
        "works: 65532"},
-      {3, {"--op", "alltoall", "-b", "1K", "-e", "4K", "-f", "2", "-n", "1"}, "size 1024 B (-b/-e): alltoall on 3"},
-      {2, {"--op", "broadcast", "--root", "2", "-b", "4K", "-n", "1"}, "--root 2 is not a rank: this run has 2 ranks"},
+      {3,
+       {"--op", "alltoall", "-b", "1K", "-e", "4K", "-f", "2", "-n", "1"},
+       "size 1024 B (-b/-e): alltoall on 3"},
+      {2,
+       {"--op", "broadcast", "--root", "2", "-b", "4K", "-n", "1"},
+       "--root 2 is not a rank: this run has 2 ranks"},
   };
   for (const Case& c : cases) {
     ProcessResult r = RunRanks(c.nranks, c.flags);
@@ -286,25 +323,31 @@ TEST_F(WorkloadProcessTest, TrainDigestEqualsTheReferenceForTheStepsDone) {
   RealProcessRunner runner;
   auto value = [](const std::string& out, const std::string& key) {
     size_t at = out.find(key + ": ");
-    return at == std::string::npos ? std::string("<none>") : out.substr(at + key.size() + 2, out.find('\n', at) - at - key.size() - 2);
+    return at == std::string::npos
+               ? std::string("<none>")
+               : out.substr(at + key.size() + 2, out.find('\n', at) - at - key.size() - 2);
   };
   const std::string dir = dir_ + "/ref";
-  ProcessResult full = RunTwoRanks({"--train", "--steps", "30", "--checkpoint-every", "10", "--checkpoint-dir", dir, "-b", "8K"});
+  ProcessResult full = RunTwoRanks({"--train", "--steps", "30", "--checkpoint-every", "10",
+                                    "--checkpoint-dir", dir, "-b", "8K"});
   ASSERT_EQ(full.exit_code, 0) << full.err;
   EXPECT_EQ(value(full.out, "steps_done"), "30");
-  auto ref = runner.Run({FDRILL_TRAIN_REF_BIN, "--nranks", "2", "--steps", "30", "-b", "8K"}, std::chrono::seconds(30));
+  auto ref = runner.Run({FDRILL_TRAIN_REF_BIN, "--nranks", "2", "--steps", "30", "-b", "8K"},
+                        std::chrono::seconds(30));
   ASSERT_TRUE(ref.ok());
   EXPECT_EQ(ref->out, "digest: " + value(full.out, "digest") + "\n");
   // Stopped before its last step: the digest is of the steps it did.
   const std::string stop = dir_ + "/stop-now";
   std::ofstream(stop) << "";
-  ProcessResult stopped = RunTwoRanks({"--train", "--steps", "100000", "--checkpoint-every", "10", "--checkpoint-dir",
-                                       dir_ + "/ref2", "-b", "8K", "--stop-file", stop});
+  ProcessResult stopped =
+      RunTwoRanks({"--train", "--steps", "100000", "--checkpoint-every", "10", "--checkpoint-dir",
+                   dir_ + "/ref2", "-b", "8K", "--stop-file", stop});
   ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
   const std::string done = value(stopped.out, "steps_done");
   ASSERT_NE(done, "<none>") << stopped.out;
   EXPECT_LT(std::stoll(done), 100000);
-  auto ref2 = runner.Run({FDRILL_TRAIN_REF_BIN, "--nranks", "2", "--steps", done, "-b", "8K"}, std::chrono::seconds(30));
+  auto ref2 = runner.Run({FDRILL_TRAIN_REF_BIN, "--nranks", "2", "--steps", done, "-b", "8K"},
+                         std::chrono::seconds(30));
   ASSERT_TRUE(ref2.ok());
   EXPECT_EQ(ref2->out, "digest: " + value(stopped.out, "digest") + "\n");
 }
@@ -336,7 +379,9 @@ TEST_F(WorkloadProcessTest, TrainKilledAndResumedEndsWithTheFaultFreeDigest) {
 
   ProcessResult resumed = train(faulty, {});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  EXPECT_NE(resumed.out.find("# train: steps 20..39 of 0..39 (resumed at step 20)"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("# train: steps 20..39 of 0..39 (resumed at step 20)"),
+            std::string::npos)
+      << resumed.out;
   EXPECT_NE(resumed.out.find("steps_redone: 5\n"), std::string::npos) << resumed.out;
 
   ProcessResult uninterrupted = train(clean, {});
@@ -364,10 +409,13 @@ TEST_F(WorkloadProcessTest, TrainKilledAndResumedEndsWithTheFaultFreeDigest) {
 
 TEST_F(WorkloadProcessTest, UnwritableCheckpointDirExitsTwoBeforeAnyStep) {
   std::ofstream(dir_ + "/file") << "x";
-  ProcessResult r = RunTwoRanks(
-      {"--train", "--steps", "4", "--checkpoint-every", "2", "--checkpoint-dir", dir_ + "/file/ck", "-b", "8K"});
+  ProcessResult r = RunTwoRanks({"--train", "--steps", "4", "--checkpoint-every", "2",
+                                 "--checkpoint-dir", dir_ + "/file/ck", "-b", "8K"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(Count(r.err, "fdrill-collective: --checkpoint-dir " + dir_ + "/file/ck: cannot create it: "), 1u) << r.err;
+  EXPECT_EQ(
+      Count(r.err, "fdrill-collective: --checkpoint-dir " + dir_ + "/file/ck: cannot create it: "),
+      1u)
+      << r.err;
 }
 
 }  // namespace
@@ -389,13 +437,16 @@ TEST_F(WorkloadProcessTest, ExportsTheLaunchEnvironmentOfItsNode) {
   Result<ProcessResult> r = RealProcessRunner().Run(argv, std::chrono::seconds(60));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, 0) << r->err;
-  EXPECT_NE(r->err.find("launch environment from " + launch + ": NCCL_P2P_DISABLE=1"), std::string::npos) << r->err;
+  EXPECT_NE(r->err.find("launch environment from " + launch + ": NCCL_P2P_DISABLE=1"),
+            std::string::npos)
+      << r->err;
 
   std::ofstream(launch + "/nccl_env-2.env") << "LD_PRELOAD=/x.so\n";
   Result<ProcessResult> bad = RealProcessRunner().Run(argv, std::chrono::seconds(60));
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(bad->exit_code, 2) << bad->err;
-  EXPECT_NE(bad->err.find("nccl_env-2.env:1: expected NCCL_NAME=VALUE"), std::string::npos) << bad->err;
+  EXPECT_NE(bad->err.find("nccl_env-2.env:1: expected NCCL_NAME=VALUE"), std::string::npos)
+      << bad->err;
 }
 
 }  // namespace

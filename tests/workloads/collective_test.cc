@@ -30,14 +30,15 @@ TEST(WorkloadCollective, AlgBandwidthIsBytesPerNanosecond) {
 }
 
 TEST(WorkloadCollective, NamesRoundTrip) {
-  for (std::string_view name :
-       {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"}) {
+  for (std::string_view name : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",
+                                "alltoall", "sendrecv"}) {
     EXPECT_EQ(OpName(ParseOp(name).value()), name);
   }
   for (std::string_view name : {"float32", "float64", "int32", "float16", "bfloat16"}) {
     EXPECT_EQ(DTypeName(ParseDType(name).value()), name);
   }
-  for (std::string_view name : {"sum", "prod", "min", "max"}) EXPECT_EQ(RedOpName(ParseRedOp(name).value()), name);
+  for (std::string_view name : {"sum", "prod", "min", "max"})
+    EXPECT_EQ(RedOpName(ParseRedOp(name).value()), name);
   EXPECT_EQ(DTypeSize(DType::kFloat32), 4u);
   EXPECT_EQ(DTypeSize(DType::kFloat64), 8u);
   EXPECT_EQ(DTypeSize(DType::kInt32), 4u);
@@ -62,7 +63,8 @@ TEST(WorkloadCollective, UnknownNamesListTheAcceptedOnes) {
   Result<Op> op = ParseOp("allreduce");
   ASSERT_FALSE(op.ok());
   EXPECT_EQ(op.status().message(),
-            "unknown --op \"allreduce\": accepted: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+            "unknown --op \"allreduce\": accepted: all_reduce, all_gather, reduce_scatter, "
+            "broadcast, reduce, "
             "alltoall, sendrecv");
   Result<DType> dtype = ParseDType("float");
   ASSERT_FALSE(dtype.ok());
@@ -100,16 +102,17 @@ TEST(WorkloadCollective, LayoutRefusesCountsTheRanksDoNotDivide) {
   for (Op op : {Op::kAllGather, Op::kReduceScatter, Op::kAllToAll}) {
     Result<Layout> l = MakeLayout(op, DType::kFloat32, 65536, 3);
     ASSERT_FALSE(l.ok()) << OpName(op);
-    EXPECT_EQ(l.status().message(),
-              "size 65536 B (-b/-e): " + std::string(OpName(op)) +
-                  " on 3 ranks needs an element count divisible by 3, not 16384; a size that works: 65532 (a "
-                  "multiple of 12 bytes)");
+    EXPECT_EQ(l.status().message(), "size 65536 B (-b/-e): " + std::string(OpName(op)) +
+                                        " on 3 ranks needs an element count divisible by 3, not "
+                                        "16384; a size that works: 65532 (a "
+                                        "multiple of 12 bytes)");
     EXPECT_TRUE(MakeLayout(op, DType::kFloat32, 65532, 3).ok());
   }
   EXPECT_TRUE(MakeLayout(Op::kAllReduce, DType::kFloat32, 65536, 3).ok());
   Result<Layout> tiny = MakeLayout(Op::kAllGather, DType::kFloat16, 2, 4);
   ASSERT_FALSE(tiny.ok());
-  EXPECT_NE(tiny.status().message().find("a size that works: 8 "), std::string::npos) << tiny.status().message();
+  EXPECT_NE(tiny.status().message().find("a size that works: 8 "), std::string::npos)
+      << tiny.status().message();
   Result<Layout> odd = MakeLayout(Op::kAllReduce, DType::kFloat64, 12, 1);
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.status().message().find("not a positive multiple of 8 bytes"), std::string::npos);

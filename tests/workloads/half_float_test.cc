@@ -1,9 +1,9 @@
 #include "workloads/half_float.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "workloads/elements.h"
 
@@ -15,9 +15,12 @@ TEST(WorkloadHalfFloat, IntegersUpToTheMantissaAreExact) {
     ASSERT_EQ(HalfBitsToFloat(FloatToHalfBits(static_cast<float>(v))), static_cast<float>(v)) << v;
   }
   for (int v = -256; v <= 256; ++v) {
-    ASSERT_EQ(Bfloat16BitsToFloat(FloatToBfloat16Bits(static_cast<float>(v))), static_cast<float>(v)) << v;
+    ASSERT_EQ(Bfloat16BitsToFloat(FloatToBfloat16Bits(static_cast<float>(v))),
+              static_cast<float>(v))
+        << v;
   }
-  for (int k = 0; k <= 15; ++k) EXPECT_EQ(HalfBitsToFloat(FloatToHalfBits(std::ldexp(1.0f, k))), std::ldexp(1.0f, k));
+  for (int k = 0; k <= 15; ++k)
+    EXPECT_EQ(HalfBitsToFloat(FloatToHalfBits(std::ldexp(1.0f, k))), std::ldexp(1.0f, k));
   for (int k = 0; k <= 127; ++k) {
     EXPECT_EQ(Bfloat16BitsToFloat(FloatToBfloat16Bits(std::ldexp(1.0f, k))), std::ldexp(1.0f, k));
   }
@@ -34,8 +37,10 @@ TEST(WorkloadHalfFloat, KnownEncodings) {
   EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
   EXPECT_EQ(FloatToBfloat16Bits(1.0f), 0x3f80);
   EXPECT_EQ(FloatToBfloat16Bits(-2.0f), 0xc000);
-  EXPECT_TRUE(std::isnan(HalfBitsToFloat(FloatToHalfBits(std::numeric_limits<float>::quiet_NaN()))));
-  EXPECT_TRUE(std::isnan(Bfloat16BitsToFloat(FloatToBfloat16Bits(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_TRUE(
+      std::isnan(HalfBitsToFloat(FloatToHalfBits(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_TRUE(std::isnan(
+      Bfloat16BitsToFloat(FloatToBfloat16Bits(std::numeric_limits<float>::quiet_NaN()))));
   EXPECT_TRUE(std::isinf(HalfBitsToFloat(FloatToHalfBits(std::numeric_limits<float>::infinity()))));
   EXPECT_EQ(HalfBitsToFloat(0x0001), std::ldexp(1.0f, -24));
   EXPECT_EQ(HalfBitsToFloat(0x8000), -0.0f);
@@ -67,15 +72,18 @@ TEST(WorkloadHalfFloat, EveryHalfRoundTripsThroughFloat) {
 }
 
 TEST(WorkloadElements, EncodeAndDecodeEveryDtype) {
-  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kFloat16, DType::kBfloat16}) {
+  for (DType dtype :
+       {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kFloat16, DType::kBfloat16}) {
     for (double v : {1.0, 7.0, 100.0, 256.0}) {
       EXPECT_EQ(DecodeElement(dtype, EncodeValue(dtype, v)), v) << DTypeName(dtype);
     }
   }
   EXPECT_EQ(EncodeValue(DType::kFloat32, 1), 0x3f800000u);
   EXPECT_EQ(EncodeValue(DType::kInt32, -1), 0xffffffffu);
-  EXPECT_EQ(DecodeElement(DType::kBfloat16, EncodeValue(DType::kBfloat16, std::ldexp(1.0, 127))), std::ldexp(1.0, 127));
-  EXPECT_EQ(DecodeElement(DType::kFloat64, EncodeValue(DType::kFloat64, std::ldexp(1.0, 1023))), std::ldexp(1.0, 1023));
+  EXPECT_EQ(DecodeElement(DType::kBfloat16, EncodeValue(DType::kBfloat16, std::ldexp(1.0, 127))),
+            std::ldexp(1.0, 127));
+  EXPECT_EQ(DecodeElement(DType::kFloat64, EncodeValue(DType::kFloat64, std::ldexp(1.0, 1023))),
+            std::ldexp(1.0, 1023));
   EXPECT_EQ(DecodeElement(DType::kInt32, 0xffffffffu), -1.0);
   std::byte buffer[16] = {};
   StoreBits(buffer, 2, 3, 0xabcd);

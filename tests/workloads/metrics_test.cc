@@ -1,10 +1,11 @@
 #include "workloads/metrics.h"
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace fdrill {
@@ -59,10 +60,12 @@ TEST(WorkloadMetrics, RecordHasExactlyTheFormatsMdKeys) {
   auto j = nlohmann::ordered_json::parse(line);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"rank", "nranks", "host", "iter", "op", "dtype", "redop", "bytes", "count",
-                                            "wall_ns", "mono_ns", "time_ms", "wait_ms", "algbw_gbps", "busbw_gbps",
-                                            "wrong"}));
-  EXPECT_EQ(j["wall_ns"].get<int64_t>(), 1700000000123456789);  // integral, not rounded through a double
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"rank", "nranks", "host", "iter", "op", "dtype", "redop",
+                                      "bytes", "count", "wall_ns", "mono_ns", "time_ms", "wait_ms",
+                                      "algbw_gbps", "busbw_gbps", "wrong"}));
+  EXPECT_EQ(j["wall_ns"].get<int64_t>(),
+            1700000000123456789);  // integral, not rounded through a double
   EXPECT_EQ(j["host"], "n1");
   EXPECT_EQ(j["iter"], 17);
   EXPECT_DOUBLE_EQ(j["time_ms"].get<double>(), 0.5);
@@ -126,7 +129,8 @@ TEST(WorkloadMetrics, WriterNamesTheFlagWhenItCannotOpen) {
   std::ofstream(dir + "/file") << "x";
   auto writer = MetricsWriter::Open(dir + "/file/r0.jsonl");
   ASSERT_FALSE(writer.ok());
-  EXPECT_EQ(writer.status().message().rfind("--jsonl " + dir + "/file/r0.jsonl: ", 0), 0u) << writer.status().message();
+  EXPECT_EQ(writer.status().message().rfind("--jsonl " + dir + "/file/r0.jsonl: ", 0), 0u)
+      << writer.status().message();
   std::filesystem::remove_all(dir);
 }
 

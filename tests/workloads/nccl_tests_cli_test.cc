@@ -1,9 +1,9 @@
 // `fdrill nccl-tests FILE` on saved real outputs: one metrics record per
 // row and placement, the op from --op or the output, failures exit 1.
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
 
@@ -29,7 +29,8 @@ std::vector<nlohmann::json> Lines(const std::string& out) {
 const std::string kData = FDRILL_NCCL_TESTS_DATA;
 
 TEST(NcclTestsCommand, TextTableBecomesMetricsRecords) {
-  auto r = Fdrill({"nccl-tests", kData + "/a3mega_h100_all_reduce_16ranks.txt", "--op", "all_reduce"});
+  auto r =
+      Fdrill({"nccl-tests", kData + "/a3mega_h100_all_reduce_16ranks.txt", "--op", "all_reduce"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto recs = Lines(r.out);
   ASSERT_EQ(recs.size(), 62u);  // 31 sizes, out-of-place and in-place
@@ -54,7 +55,8 @@ TEST(NcclTestsCommand, JsonDocumentToo) {
 TEST(NcclTestsCommand, AFailedRunExitsOneAndSaysWhere) {
   auto r = Fdrill({"nccl-tests", kData + "/issue287_rtx5090_nccl_failure.txt"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("line 10: GENOA-06: Test NCCL failure common.cu:392"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 10: GENOA-06: Test NCCL failure common.cu:392"), std::string::npos)
+      << r.err;
   auto missing = Fdrill({"nccl-tests", "/nonexistent/out.txt"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/out.txt: cannot open it"), std::string::npos);

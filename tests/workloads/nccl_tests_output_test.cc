@@ -2,11 +2,11 @@
 // its README for where each came from), then the edges a live stream has.
 #include "workloads/nccl_tests_output.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 namespace fdrill {
 namespace {
@@ -153,7 +153,8 @@ TEST(NcclTestsOutputTest, FailureAfterTheHeaderIsReportedWithLineNumbers) {
   EXPECT_TRUE(p.errors.empty()) << p.errors[0];
   ASSERT_EQ(p.failures.size(), 6u);
   EXPECT_EQ(p.failures[0],
-            "line 10: GENOA-06: Test NCCL failure common.cu:392 'unhandled cuda error (run with NCCL_DEBUG=INFO for "
+            "line 10: GENOA-06: Test NCCL failure common.cu:392 'unhandled cuda error (run with "
+            "NCCL_DEBUG=INFO for "
             "details) / '");
   EXPECT_EQ(p.failures[5], "line 15: .. GENOA-06 pid 5068: Test failure common.cu:891");
 }
@@ -201,14 +202,16 @@ TEST(NcclTestsOutputTest, LauncherPrefixesAreStripped) {
 // replay (out-of-place left blank: 32 spaces), which no saved sample has.
 TEST(NcclTestsOutputTest, CpuTimeTimestampAndBlankOutOfPlace) {
   NcclTestsParser p("reduce_scatter_perf");
-  auto rows = FeedAll(
-      p,
-      "#       size         count      type   redop    root  cputime   algbw   busbw  #wrong  cputime   algbw   busbw  "
-      "#wrong           timestamp\n"
-      "        1024           128     float     sum      -1    12.50    0.08    0.07       0    12.00    0.09    0.08"
-      "       0  2025-06-02 10:15:01\n"
-      "        2048           256      half     max      -1                                      1.2e+04  0.00    0.00"
-      "     N/A  2025-06-02 10:15:02\n");
+  auto rows = FeedAll(p,
+                      "#       size         count      type   redop    root  cputime   algbw   "
+                      "busbw  #wrong  cputime   algbw   busbw  "
+                      "#wrong           timestamp\n"
+                      "        1024           128     float     sum      -1    12.50    0.08    "
+                      "0.07       0    12.00    0.09    0.08"
+                      "       0  2025-06-02 10:15:01\n"
+                      "        2048           256      half     max      -1                        "
+                      "              1.2e+04  0.00    0.00"
+                      "     N/A  2025-06-02 10:15:02\n");
   EXPECT_TRUE(p.errors.empty()) << p.errors[0];
   EXPECT_TRUE(p.header().cpu_time);
   ASSERT_EQ(rows.size(), 2u);
@@ -227,20 +230,23 @@ TEST(NcclTestsOutputTest, CpuTimeTimestampAndBlankOutOfPlace) {
 
 TEST(NcclTestsOutputTest, MalformedRowsAreErrorsWithLineNumbers) {
   NcclTestsParser p;
-  auto rows = FeedAll(p,
-                      "   8   2   float   sum   -1   1.0  0.0  0.0  0  1.0  0.0  0.0  0\n"  // before a header
-                      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time"
-                      "   algbw   busbw #wrong\n"
-                      "   8   2   float   sum   -1   1.0  0.0\n"                              // too short
-                      "   8   2   float   sum   -1   1.0  fast  0.0  0  1.0  0.0  0.0  0\n"  // not a number
-                      "   8   2   float   sum   -1   1.0  0.0  0.0  -3  1.0  0.0  0.0  0\n"  // negative count
-                      "   8   2   float   sum   -1   1.0  0.0  0.0  0  1.0  0.0  0.0  0  9 9\n"  // too long
-                      "\x01\x02 binary noise\n"
-                      "   8   2   float   sum   -1   1.0  0.0  0.0  0  1.0  0.0  0.0  0");  // no newline: Finish()
+  auto rows = FeedAll(
+      p,
+      "   8   2   float   sum   -1   1.0  0.0  0.0  0  1.0  0.0  0.0  0\n"  // before a header
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time"
+      "   algbw   busbw #wrong\n"
+      "   8   2   float   sum   -1   1.0  0.0\n"                                 // too short
+      "   8   2   float   sum   -1   1.0  fast  0.0  0  1.0  0.0  0.0  0\n"      // not a number
+      "   8   2   float   sum   -1   1.0  0.0  0.0  -3  1.0  0.0  0.0  0\n"      // negative count
+      "   8   2   float   sum   -1   1.0  0.0  0.0  0  1.0  0.0  0.0  0  9 9\n"  // too long
+      "\x01\x02 binary noise\n"
+      "   8   2   float   sum   -1   1.0  0.0  0.0  0  1.0  0.0  0.0  0");  // no newline: Finish()
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].line, 8);
   ASSERT_EQ(p.errors.size(), 6u);
-  EXPECT_EQ(p.errors[0].rfind("line 1: a table row before any column header", 0), 0u) << p.errors[0];
+  EXPECT_EQ(p.errors[0].rfind("line 1: a table row before any column header", 0), 0u)
+      << p.errors[0];
   EXPECT_EQ(p.errors[1], "line 3: 7 columns, the header has 13");
   EXPECT_EQ(p.errors[2], "line 4: out-of-place algbw is not a number");
   EXPECT_EQ(p.errors[3], "line 5: out-of-place #wrong is not a number");
@@ -297,7 +303,8 @@ TEST(NcclTestsOutputTest, JsonErrorsNameTheKey) {
   EXPECT_EQ(no_results.status().message(), "b.json: no \"results\" array");
   auto newer = ParseNcclTestsJson("{\"version\":2,\"results\":[]}", "c.json");
   EXPECT_EQ(newer.status().code(), StatusCode::kUnsupported);
-  std::string bad = Replace(ReadData("synthesized_v1_all_reduce.json"), "\"bus_bw\":0.000449", "\"bus_bw\":\"fast\"");
+  std::string bad = Replace(ReadData("synthesized_v1_all_reduce.json"), "\"bus_bw\":0.000449",
+                            "\"bus_bw\":\"fast\"");
   auto bad_bw = ParseNcclTestsJson(bad, "d.json");
   ASSERT_FALSE(bad_bw.ok());
   EXPECT_EQ(bad_bw.status().message(), "d.json: results[1].in_place.bus_bw: expected a number");

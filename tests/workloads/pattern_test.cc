@@ -5,14 +5,14 @@
 // the elements a test then breaks.
 #include "workloads/pattern.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "workloads/elements.h"
 #include "workloads/half_float.h"
@@ -89,7 +89,8 @@ class Model {
     Buffer out(layout_.recv_count * size);
     auto fold = [&](uint64_t x) {
       double acc = in[reverse ? n_ - 1 : 0][x];
-      for (int k = 1; k < n_; ++k) acc = CombineIn(dtype_, redop_, acc, in[reverse ? n_ - 1 - k : k][x]);
+      for (int k = 1; k < n_; ++k)
+        acc = CombineIn(dtype_, redop_, acc, in[reverse ? n_ - 1 - k : k][x]);
       return acc;
     };
     uint64_t inexact = 0;
@@ -121,7 +122,8 @@ class Model {
       if (v != std::floor(v)) ++inexact;
       StoreBits(out.data(), size, y, EncodeValue(dtype_, v));
     }
-    EXPECT_EQ(inexact, 0u) << "results that are not whole numbers: the check's values are not exact here";
+    EXPECT_EQ(inexact, 0u)
+        << "results that are not whole numbers: the check's values are not exact here";
     return out;
   }
 
@@ -149,20 +151,24 @@ class Model {
 
 constexpr Op kOps[] = {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast,
                        Op::kReduce,    Op::kAllToAll,  Op::kSendRecv};
-constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kFloat16, DType::kBfloat16};
+constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kFloat16,
+                             DType::kBfloat16};
 constexpr RedOp kRedOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMin, RedOp::kMax};
 
 using Combo = std::tuple<Op, DType, RedOp>;
 
 std::string ComboName(const ::testing::TestParamInfo<Combo>& info) {
   auto [op, dtype, redop] = info.param;
-  return std::string(OpName(op)) + "_" + std::string(DTypeName(dtype)) + "_" + std::string(RedOpName(redop));
+  return std::string(OpName(op)) + "_" + std::string(DTypeName(dtype)) + "_" +
+         std::string(RedOpName(redop));
 }
 
 class WorkloadPatternOp : public ::testing::TestWithParam<Combo> {};
 
 // Sizes that every rank count below divides, with a few periods per rank.
-uint64_t BytesFor(DType dtype, int nranks) { return static_cast<uint64_t>(nranks) * 150 * DTypeSize(dtype); }
+uint64_t BytesFor(DType dtype, int nranks) {
+  return static_cast<uint64_t>(nranks) * 150 * DTypeSize(dtype);
+}
 
 TEST_P(WorkloadPatternOp, ModelResultPassesInEveryReductionOrder) {
   auto [op, dtype, redop] = GetParam();
@@ -251,10 +257,12 @@ TEST(WorkloadPattern, MovementBlocksOfDifferentRanksDiffer) {
 // The largest and the next rank count of each exact range, as pattern.h
 // derives them (2^mantissa for sums, the top exponent for products).
 TEST(WorkloadPattern, ExactRankLimits) {
-  EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kFloat32, RedOp::kSum), 275035);  // (2^24 - 60) / 61
-  EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kInt32, RedOp::kSum), 35204648);  // (2^31 - 1 - 60) / 61
-  EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kFloat16, RedOp::kSum), 156);     // (2^11 - 12) / 13
-  EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kBfloat16, RedOp::kSum), 84);     // (2^8 - 2) / 3
+  EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kFloat32, RedOp::kSum),
+            275035);  // (2^24 - 60) / 61
+  EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kInt32, RedOp::kSum),
+            35204648);  // (2^31 - 1 - 60) / 61
+  EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kFloat16, RedOp::kSum), 156);  // (2^11 - 12) / 13
+  EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kBfloat16, RedOp::kSum), 84);  // (2^8 - 2) / 3
   EXPECT_EQ(MaxExactRanks(Op::kAllReduce, DType::kFloat64, RedOp::kSum), 2147483647);
   EXPECT_EQ(MaxExactRanks(Op::kReduce, DType::kFloat32, RedOp::kProd), 7687);        // 126 * 61 + 1
   EXPECT_EQ(MaxExactRanks(Op::kReduce, DType::kInt32, RedOp::kProd), 1770);          // 29 * 61 + 1
@@ -267,12 +275,14 @@ TEST(WorkloadPattern, ExactRankLimits) {
 TEST(WorkloadPattern, ExactAtTheLimitOfTheHalfTypes) {
   // The model reduces in the half type itself, in both orders: at the
   // limit every partial result is still exact.
-  for (auto [dtype, redop] : {std::pair{DType::kFloat16, RedOp::kSum}, std::pair{DType::kBfloat16, RedOp::kSum},
-                              std::pair{DType::kFloat16, RedOp::kProd}}) {
+  for (auto [dtype, redop] :
+       {std::pair{DType::kFloat16, RedOp::kSum}, std::pair{DType::kBfloat16, RedOp::kSum},
+        std::pair{DType::kFloat16, RedOp::kProd}}) {
     const int n = static_cast<int>(MaxExactRanks(Op::kAllReduce, dtype, redop));
     Model model(Op::kAllReduce, dtype, redop, n, 61 * DTypeSize(dtype));
     for (bool reverse : {false, true}) {
-      EXPECT_EQ(model.Check(0, 1, model.Result(0, 1, reverse)).wrong, 0u) << DTypeName(dtype) << " " << n;
+      EXPECT_EQ(model.Check(0, 1, model.Result(0, 1, reverse)).wrong, 0u)
+          << DTypeName(dtype) << " " << n;
     }
   }
 }
@@ -282,9 +292,9 @@ TEST(WorkloadPattern, RefusesRankCountsBeyondTheExactRange) {
   Status s = CheckExactRanks(Op::kAllReduce, DType::kBfloat16, RedOp::kSum, 85);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(
-      s.message().find("--dtype bfloat16 --redop sum: the data check of all_reduce is exact up to 84 ranks, not 85"),
-      std::string::npos)
+  EXPECT_NE(s.message().find("--dtype bfloat16 --redop sum: the data check of all_reduce is exact "
+                             "up to 84 ranks, not 85"),
+            std::string::npos)
       << s.message();
   EXPECT_TRUE(CheckExactRanks(Op::kAllGather, DType::kBfloat16, RedOp::kSum, 100000).ok());
 }
@@ -319,7 +329,8 @@ TEST(WorkloadPattern, DescribeFailure) {
   check.got = 9;
   check.expected = 12;
   EXPECT_EQ(DescribeFailure(1, 17, check),
-            "data check FAILED: rank 1 iter 17: 1 of 1024 elements wrong, first at index 5: got 9 expected 12");
+            "data check FAILED: rank 1 iter 17: 1 of 1024 elements wrong, first at index 5: got 9 "
+            "expected 12");
   check.got = std::numeric_limits<double>::quiet_NaN();
   EXPECT_NE(DescribeFailure(1, 17, check).find("got nan expected 12"), std::string::npos);
 }

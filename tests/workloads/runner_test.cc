@@ -3,7 +3,6 @@
 // Run() hook lets a test act at an exact iteration.
 #include "workloads/runner.h"
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -12,10 +11,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/workloads/fakes.h"
 #include "workloads/pattern.h"
@@ -31,7 +32,8 @@ class WorkloadRunnerTest : public ::testing::Test {
     config_.sizes = {4096};
     config_.warmup = 2;
     config_.iters = 10;
-    std::string pattern = (std::filesystem::temp_directory_path() / "fdrill-runner-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "fdrill-runner-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
   }
@@ -102,9 +104,10 @@ TEST_F(WorkloadRunnerTest, CorruptAtIsCaughtCountedAndTheRunGoesOn) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->iterations, 10);
   EXPECT_EQ(out->wrong, 1u);
-  EXPECT_EQ(err_.str().rfind("fdrill-collective: data check FAILED: rank 0 iter 4: 1 of 1024 elements wrong, "
-                             "first at index 512: got 0 expected ",
-                             0),
+  EXPECT_EQ(err_.str().rfind(
+                "fdrill-collective: data check FAILED: rank 0 iter 4: 1 of 1024 elements wrong, "
+                "first at index 512: got 0 expected ",
+                0),
             0u)
       << err_.str();
 }
@@ -193,7 +196,8 @@ TEST_F(WorkloadRunnerTest, DurationEndsTheRun) {
 
 TEST_F(WorkloadRunnerTest, BackendErrorEndsTheLoopWithWhereItHappened) {
   backend_.on_run = [&](int64_t call) {
-    return call == config_.warmup + 1 ? Unavailable("MPI_Allreduce: connection reset") : Status::Ok();
+    return call == config_.warmup + 1 ? Unavailable("MPI_Allreduce: connection reset")
+                                      : Status::Ok();
   };
   Result<RunOutcome> out = Run();
   ASSERT_FALSE(out.ok());
@@ -260,9 +264,10 @@ TEST_F(WorkloadRunnerTest, StopFileEndsTheWholeSweep) {
 }
 
 TEST_F(WorkloadRunnerTest, EveryOpAndDtypeChecksOutOnOneRank) {
-  for (Op op : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast, Op::kReduce, Op::kAllToAll,
-                Op::kSendRecv}) {
-    for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kFloat16, DType::kBfloat16}) {
+  for (Op op : {Op::kAllReduce, Op::kAllGather, Op::kReduceScatter, Op::kBroadcast, Op::kReduce,
+                Op::kAllToAll, Op::kSendRecv}) {
+    for (DType dtype :
+         {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kFloat16, DType::kBfloat16}) {
       config_.op = op;
       config_.dtype = dtype;
       config_.redop = RedOp::kMax;

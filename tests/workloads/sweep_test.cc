@@ -8,7 +8,8 @@
 namespace fdrill {
 namespace {
 
-std::vector<uint64_t> Sizes(uint64_t min, uint64_t max, uint64_t factor = 1, uint64_t step = 1 << 20) {
+std::vector<uint64_t> Sizes(uint64_t min, uint64_t max, uint64_t factor = 1,
+                            uint64_t step = 1 << 20) {
   Result<std::vector<uint64_t>> sizes = SweepSizes({min, max, factor, step});
   EXPECT_TRUE(sizes.ok()) << sizes.status().message();
   return sizes.ok() ? *sizes : std::vector<uint64_t>{};
@@ -19,11 +20,14 @@ std::string ErrorOf(uint64_t min, uint64_t max, uint64_t factor = 1, uint64_t st
   return sizes.ok() ? "<accepted>" : sizes.status().message();
 }
 
-TEST(WorkloadSweep, OneSizeWhenMinIsMax) { EXPECT_EQ(Sizes(4096, 4096, 2), (std::vector<uint64_t>{4096})); }
+TEST(WorkloadSweep, OneSizeWhenMinIsMax) {
+  EXPECT_EQ(Sizes(4096, 4096, 2), (std::vector<uint64_t>{4096}));
+}
 
 TEST(WorkloadSweep, FactorMultipliesUpToMax) {
   EXPECT_EQ(Sizes(8, 128, 2), (std::vector<uint64_t>{8, 16, 32, 64, 128}));
-  EXPECT_EQ(Sizes(1024, 1 << 20, 4), (std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576}));
+  EXPECT_EQ(Sizes(1024, 1 << 20, 4),
+            (std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144, 1048576}));
 }
 
 TEST(WorkloadSweep, MaxThatIsNotOnTheStepsIsNotReached) {
@@ -71,7 +75,8 @@ TEST(WorkloadPlan, OneLayoutPerSizeAndTheLargestBuffers) {
 TEST(WorkloadPlan, RefusesWhatTheRankCountCannotRun) {
   Result<std::vector<SizeStep>> odd = PlanSizes(SweepConfig(Op::kReduceScatter, {48, 64}), 3);
   ASSERT_FALSE(odd.ok());
-  EXPECT_NE(odd.status().message().find("size 64 B (-b/-e): reduce_scatter on 3 ranks"), std::string::npos);
+  EXPECT_NE(odd.status().message().find("size 64 B (-b/-e): reduce_scatter on 3 ranks"),
+            std::string::npos);
 
   Config root = SweepConfig(Op::kBroadcast, {64});
   root.root = 2;

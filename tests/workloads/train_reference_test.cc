@@ -1,8 +1,8 @@
 #include "workloads/train_reference.h"
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "workloads/checkpoint.h"
 #include "workloads/pattern.h"

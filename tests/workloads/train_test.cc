@@ -3,13 +3,14 @@
 // test's job (collective_process_test.cc); here a stop request interrupts.
 #include "workloads/train.h"
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/workloads/fakes.h"
 #include "workloads/stop.h"
@@ -124,7 +125,8 @@ TEST_F(WorkloadTrainTest, RecordsCarryStepAndRestartedAndAppend) {
   {
     auto metrics = MetricsWriter::Open(path, /*append=*/true);
     ASSERT_TRUE(metrics.ok());
-    ASSERT_TRUE(Train(c, std::nullopt, metrics->get()).ok());  // resumes at 0 (no checkpoint at K=3 yet)
+    ASSERT_TRUE(
+        Train(c, std::nullopt, metrics->get()).ok());  // resumes at 0 (no checkpoint at K=3 yet)
   }
   std::ifstream in(path);
   std::vector<nlohmann::json> records;
@@ -141,16 +143,24 @@ TEST_F(WorkloadTrainTest, RecordsCarryStepAndRestartedAndAppend) {
 TEST_F(WorkloadTrainTest, CheckpointOfAnotherShapeIsRefused) {
   Config c = TrainConfig("shape");
   ASSERT_TRUE(PrepareCheckpointDir(c.train->checkpoint_dir).ok());
-  ASSERT_TRUE(WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{3, 4, std::vector<double>(100, 1.0)}).ok());
+  ASSERT_TRUE(
+      WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{3, 4, std::vector<double>(100, 1.0)})
+          .ok());
   Result<TrainOutcome> ranks = Train(c);
   ASSERT_FALSE(ranks.ok());
-  EXPECT_NE(ranks.status().message().find("the checkpoint at step 3 was written by 4 ranks, not 1"), std::string::npos)
+  EXPECT_NE(ranks.status().message().find("the checkpoint at step 3 was written by 4 ranks, not 1"),
+            std::string::npos)
       << ranks.status().message();
-  ASSERT_TRUE(WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{3, 1, std::vector<double>(50, 1.0)}).ok());
+  ASSERT_TRUE(
+      WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{3, 1, std::vector<double>(50, 1.0)})
+          .ok());
   Result<TrainOutcome> count = Train(c);
   ASSERT_FALSE(count.ok());
-  EXPECT_NE(count.status().message().find("holds 50 elements, not 100 (-b 800)"), std::string::npos);
-  ASSERT_TRUE(WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{30, 1, std::vector<double>(100, 1.0)}).ok());
+  EXPECT_NE(count.status().message().find("holds 50 elements, not 100 (-b 800)"),
+            std::string::npos);
+  ASSERT_TRUE(
+      WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{30, 1, std::vector<double>(100, 1.0)})
+          .ok());
   Result<TrainOutcome> past = Train(c);
   ASSERT_FALSE(past.ok());
   EXPECT_NE(past.status().message().find("is past --steps 10"), std::string::npos);
@@ -161,7 +171,9 @@ TEST_F(WorkloadTrainTest, UnwritableCheckpointDirFailsBeforeAnyStep) {
   Config c = TrainConfig("file/sub");
   Result<TrainOutcome> out = Train(c);
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().message().rfind("--checkpoint-dir " + dir_ + "/file/sub: cannot create it", 0), 0u)
+  EXPECT_EQ(
+      out.status().message().rfind("--checkpoint-dir " + dir_ + "/file/sub: cannot create it", 0),
+      0u)
       << out.status().message();
 }
 
@@ -171,7 +183,8 @@ TEST_F(WorkloadTrainTest, CorruptedStepIsCaught) {
   Result<TrainOutcome> out = Train(c);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->wrong, 1u);
-  EXPECT_NE(err_.str().find("data check FAILED: rank 0 iter 2: 1 of 100 elements wrong"), std::string::npos)
+  EXPECT_NE(err_.str().find("data check FAILED: rank 0 iter 2: 1 of 100 elements wrong"),
+            std::string::npos)
       << err_.str();
 }
 
