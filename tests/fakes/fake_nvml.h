@@ -40,6 +40,8 @@ class FakeNvml {
     setenv("FAKE_NVML_LOG", log_.c_str(), 1);
     Write({});
   }
+  // The same, with a node of `gpus` GPUs as Node() makes it.
+  explicit FakeNvml(int gpus) : FakeNvml() { Node(gpus); }
   ~FakeNvml() {
     unsetenv("FAKE_NVML_STATE");
     unsetenv("FAKE_NVML_LOG");

@@ -48,8 +48,7 @@ TEST(Nvml, AHostWithoutGpusBuildsFaultsThatFailWhenTheyTouchOne) {
 }
 
 TEST(Nvml, ProbeNamesParamsGpuAndTheCountWhenOutOfRange) {
-  FakeNvml nvml;
-  nvml.Node(2);
+  FakeNvml nvml(2);
   for (const char* kind : kNvmlKinds) {
     Status s = FindInjector(kind)->probe({{"gpu", 2}}, FakeNvmlHost());
     EXPECT_EQ(s.code(), StatusCode::kNotFound) << kind << ": " << s.ToString();
@@ -60,8 +59,7 @@ TEST(Nvml, ProbeNamesParamsGpuAndTheCountWhenOutOfRange) {
 }
 
 TEST(Nvml, ProbesPassOnACapableNode) {
-  FakeNvml nvml;
-  nvml.Node(2);
+  FakeNvml nvml(2);
   EXPECT_TRUE(FindInjector("gpu_clock_lock")->probe({{"gpu", 1}}, FakeNvmlHost()).ok());
   EXPECT_TRUE(FindInjector("gpu_power_cap")->probe(Json::object(), FakeNvmlHost()).ok());
   EXPECT_TRUE(FindInjector("nvlink_bw_mode")->probe(Json::object(), FakeNvmlHost()).ok());
@@ -80,8 +78,7 @@ TEST(Nvml, ProbesPassOnACapableNode) {
 }
 
 TEST(Nvml, ErrorsCarryTheCallAndNvmlsText) {
-  FakeNvml nvml;
-  nvml.Node(1);
+  FakeNvml nvml(1);
   nvml.Set("fail.nvmlDeviceGetPowerManagementLimit", "999");
   auto f = MakeFault("gpu_power_cap", {{"gpu", 0}, {"watts", 300}}, FakeNvmlHost());
   ASSERT_TRUE(f.ok());
@@ -109,8 +106,7 @@ TEST(Nvml, RegistryListsTheNvmlKindsWithProbes) {
 }
 
 TEST(ObserveNvLinks, ReportsEachPresentLinkWithItsCountersAndChangesNothing) {
-  FakeNvml nvml;
-  nvml.Node(2);
+  FakeNvml nvml(2);
   nvml.Set("gpu1.link0.state", "1");
   nvml.Set("gpu1.link0.err0", "5");  // DL replay
   nvml.Set("gpu1.link0.err2", "7");  // DL CRC flit
@@ -132,8 +128,7 @@ TEST(ObserveNvLinks, ReportsEachPresentLinkWithItsCountersAndChangesNothing) {
 }
 
 TEST(ObserveNvLinks, AnUnexpectedErrorFailsAndAMissingGpuNamesParamsGpu) {
-  FakeNvml nvml;
-  nvml.Node(1);
+  FakeNvml nvml(1);
   nvml.Set("gpu0.link0.state", "1");
   EXPECT_EQ(ObserveNvLinks(NvmlAt(NvmlLibraryPath()), 4).status().code(), StatusCode::kNotFound);
   nvml.Set("fail.nvmlDeviceGetNvLinkErrorCounter", "15");  // GPU_IS_LOST
