@@ -38,6 +38,9 @@ class FakeNetKernel final : public ProcessRunner {
   std::vector<std::vector<std::string>> calls;
   bool netem = true;  // false: the kernel lacks sch_netem, as on CI
 
+  // This kernel as a Host's runner; no sysfs.
+  Host host() { return Host{this, nullptr}; }
+
   void FailNext(std::vector<std::string> prefix, std::string err) {
     failures_.push_back({std::move(prefix), err});
   }
