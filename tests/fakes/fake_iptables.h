@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "harness/host/host.h"
+#include "tests/fakes/fake_net.h"
 #include "tests/fakes/known_program.h"
 
 namespace fdrill {
@@ -283,6 +284,14 @@ class FakeIptables final : public ProcessRunner {
 
   ProcessRunner* next_;
   std::vector<Failure> failures_;
+};
+
+// A node as the netfilter injectors see it: iptables (and nft) played by
+// FakeIptables, ip and tc passed on to a FakeNetKernel; no sysfs.
+struct FakeIptablesNode {
+  FakeNetKernel kernel;
+  FakeIptables ipt{&kernel};
+  Host host() { return Host{&ipt, nullptr}; }
 };
 
 }  // namespace fdrill

@@ -9,11 +9,11 @@
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/fake_iptables.h"
 #include "tests/fakes/fake_net.h"
+#include "tests/injectors/injector_test_support.h"
 
 namespace fdrill {
 namespace {
 
-using Argv = std::vector<std::string>;
 constexpr char kQueueFile[] = "/proc/net/netfilter/nfnetlink_queue";
 
 // A line of /proc/net/netfilter/nfnetlink_queue as the kernel prints it.
@@ -60,9 +60,8 @@ struct Rig {
     return t != ipt.tables.end() && t->second.chains.count(chain);
   }
   std::unique_ptr<Fault> Make(const Json& params) {
-    auto f = MakeLinkDelayWith(params, host(), [this] { return std::make_unique<FakeLine>(this); });
-    EXPECT_TRUE(f.ok()) << f.status().ToString();
-    return std::move(*f);
+    return FaultOrStandIn(
+        MakeLinkDelayWith(params, host(), [this] { return std::make_unique<FakeLine>(this); }));
   }
 };
 
@@ -92,12 +91,6 @@ void FakeLine::Unbind() {
   if (auto at = text.find(line); at != std::string::npos) text.erase(at, line.size());
 }
 
-Argv Ipt(Argv args) {
-  Argv argv = {"iptables", "-w", "5", "-t", "filter"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return argv;
-}
-
 const Json kParams = {{"interface", "fab0"}, {"delay", "20ms"}};
 
 TEST(LinkDelay, NfqueueApplyVerifyRevertVerifyWithExactArgvAndOrder) {
@@ -112,17 +105,13 @@ TEST(LinkDelay, NfqueueApplyVerifyRevertVerifyWithExactArgvAndOrder) {
   EXPECT_GE(queue, 64768);
   EXPECT_LE(queue, 65023);
   EXPECT_FALSE(f->Verify().ok());
-  ASSERT_TRUE(f->Apply().ok());
-  Status v = f->Verify();
-  ASSERT_TRUE(v.ok()) << v.ToString();
+  ASSERT_TRUE(AppliedAndVerified(*f));
   ASSERT_EQ(rig.starts.size(), 1u);
   EXPECT_EQ(rig.starts[0].queue, queue);
   EXPECT_EQ(rig.starts[0].delay, std::chrono::milliseconds(20));
   EXPECT_EQ(rig.starts[0].jitter, Duration(0));
   EXPECT_FALSE(f->VerifyReverted().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  Status r = f->VerifyReverted();
-  ASSERT_TRUE(r.ok()) << r.ToString();
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_FALSE(f->Verify().ok());
   EXPECT_TRUE(rig.ipt.tables.empty());
   // The reader is bound before the rule exists and unbound after it is gone.
@@ -133,12 +122,12 @@ TEST(LinkDelay, NfqueueApplyVerifyRevertVerifyWithExactArgvAndOrder) {
   insert.insert(insert.end(), jump.begin(), jump.end());
   del.insert(del.end(), jump.begin(), jump.end());
   std::vector<Argv> want = {
-      Ipt({"-N", rig.chain}),
-      Ipt({"-A", rig.chain, "-j", "NFQUEUE", "--queue-num", q, "--queue-bypass"}),
-      Ipt(insert),
-      Ipt(del),
-      Ipt({"-F", rig.chain}),
-      Ipt({"-X", rig.chain}),
+      Iptables({"-N", rig.chain}),
+      Iptables({"-A", rig.chain, "-j", "NFQUEUE", "--queue-num", q, "--queue-bypass"}),
+      Iptables(insert),
+      Iptables(del),
+      Iptables({"-F", rig.chain}),
+      Iptables({"-X", rig.chain}),
       {"nft", "delete", "table", "ip", "filter"},
   };
   EXPECT_EQ(rig.ipt.Mutations(), want);
@@ -151,8 +140,7 @@ TEST(LinkDelay, IngressFromOnePeerQueuesOnInputWithTheSourceMatch) {
                      {"jitter", "1ms"},
                      {"direction", "ingress"},
                      {"peer", "198.18.0.2"}});
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Apply().ok());
+  ASSERT_TRUE(CapturedAndApplied(*f));
   ASSERT_TRUE(f->Verify().ok());
   std::string chain = f->Saved()["chain"];
   std::string q = std::to_string(f->Saved()["queue"].get<int>());
@@ -164,23 +152,18 @@ TEST(LinkDelay, IngressFromOnePeerQueuesOnInputWithTheSourceMatch) {
             (std::vector<Argv>{
                 {"-i", "fab0", "-m", "comment", "--comment", "fdrill:link_delay", "-j", chain}}));
   EXPECT_EQ(rig.starts.at(0).jitter, std::chrono::milliseconds(1));
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*f));
 }
 
 TEST(LinkDelay, VerifyNeedsOurLineBoundToTheQueue) {
   Rig rig;
   auto f = rig.Make(kParams);
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Apply().ok());
+  ASSERT_TRUE(CapturedAndApplied(*f));
   int queue = f->Saved()["queue"];
   rig.sysfs.files[kQueueFile] = QueueLine(queue, 999);  // someone else holds it
-  Status s = f->Verify();
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find("netlink port 999"), std::string::npos) << s.message();
+  EXPECT_TRUE(ErrorContains(f->Verify(), StatusCode::kFailedPrecondition, "netlink port 999"));
   rig.sysfs.files[kQueueFile] = "";  // nobody: --queue-bypass lets packets through
-  s = f->Verify();
-  EXPECT_NE(s.message().find("no reader"), std::string::npos) << s.message();
+  EXPECT_TRUE(ErrorContains(f->Verify(), "no reader"));
   ASSERT_TRUE(f->Revert().ok());
 }
 
@@ -191,9 +174,8 @@ TEST(LinkDelay, CaptureRefusesABoundQueue) {
   int queue = first->Saved()["queue"];
   rig.sysfs.files[kQueueFile] = QueueLine(queue, 77);
   auto second = rig.Make(kParams);
-  Status s = second->Capture();
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find("NFQUEUE " + std::to_string(queue)), std::string::npos) << s.message();
+  EXPECT_TRUE(ErrorContains(second->Capture(), StatusCode::kFailedPrecondition,
+                            "NFQUEUE " + std::to_string(queue)));
   EXPECT_TRUE(rig.ipt.Mutations().empty());
 }
 
@@ -202,12 +184,9 @@ TEST(LinkDelay, FailedStartInsertsNoRuleAndRevertIsClean) {
   rig.fail_start = FailedPrecondition("NFQUEUE 64800 is bound by another process");
   auto f = rig.Make(kParams);
   ASSERT_TRUE(f->Capture().ok());
-  Status s = f->Apply();
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("bound by another process"), std::string::npos) << s.message();
+  ASSERT_TRUE(ErrorContains(f->Apply(), "bound by another process"));
   EXPECT_TRUE(rig.ipt.Mutations().empty());
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(rig.stops, 0);
 }
 
@@ -216,11 +195,10 @@ TEST(LinkDelay, RevertAfterAFailedRuleInsertRemovesTheChainThenStopsTheLine) {
   auto f = rig.Make(kParams);
   ASSERT_TRUE(f->Capture().ok());
   rig.chain = f->Saved()["chain"];
-  rig.ipt.FailNext(Ipt({"-I"}), "iptables: Resource temporarily unavailable.\n");
+  rig.ipt.FailNext(Iptables({"-I"}), "iptables: Resource temporarily unavailable.\n");
   ASSERT_FALSE(f->Apply().ok());
   EXPECT_TRUE(rig.ChainExists());  // -N and -A ran
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(rig.events.back(), "stop, chain absent");
   EXPECT_TRUE(rig.ipt.tables.empty());
 }
@@ -229,24 +207,15 @@ TEST(LinkDelay, RevertWithoutApplyAndRevertTwiceChangeNothingMore) {
   Rig rig;
   auto f = rig.Make(kParams);
   ASSERT_TRUE(f->Revert().ok());  // before Capture: nothing to undo
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  EXPECT_TRUE(rig.ipt.Mutations().empty());
-  ASSERT_TRUE(f->Apply().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  size_t after_first = rig.ipt.Mutations().size();
-  ASSERT_TRUE(f->Revert().ok());
-  EXPECT_EQ(rig.ipt.Mutations().size(), after_first);
+  ASSERT_TRUE(RevertIsSafeUnappliedAndTwice(*f, rig.ipt));
   EXPECT_EQ(rig.stops, 1);
-  ASSERT_TRUE(f->VerifyReverted().ok());
 }
 
 TEST(LinkDelay, RevertKeepsTheLineWhileTheRuleCannotBeRemoved) {
   Rig rig;
   auto f = rig.Make(kParams);
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Apply().ok());
-  rig.ipt.FailNext(Ipt({"-D"}), "iptables: Resource temporarily unavailable.\n");
+  ASSERT_TRUE(CapturedAndApplied(*f));
+  rig.ipt.FailNext(Iptables({"-D"}), "iptables: Resource temporarily unavailable.\n");
   ASSERT_FALSE(f->Revert().ok());
   EXPECT_EQ(rig.stops, 0);  // still delaying, not bypassing: the retry finds both
   ASSERT_TRUE(f->Verify().ok());
@@ -257,18 +226,12 @@ TEST(LinkDelay, RevertKeepsTheLineWhileTheRuleCannotBeRemoved) {
 
 TEST(LinkDelay, RestoredFromJournalRemovesTheRuleALostAgentLeft) {
   Rig rig;
-  auto first = rig.Make(kParams);
-  ASSERT_TRUE(first->Capture().ok());
-  Json record = {{"kind", "link_delay"}, {"params", kParams}, {"saved", first->Saved()}};
-  ASSERT_TRUE(first->Apply().ok());
-  first.reset();  // the agent died; its socket closed, so the queue is unbound
+  // The agent dies with the fault applied; its socket closes, so the queue is unbound.
+  Json record = JournalApplyAndDie("link_delay", kParams, rig.Make(kParams));
   EXPECT_EQ(rig.sysfs.files[kQueueFile], "");
-  auto again = RestoreFault(record, rig.host());  // the registry's real line: never started here
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_FALSE((*again)->Verify().ok());
-  ASSERT_TRUE((*again)->Revert().ok());
-  Status s = (*again)->VerifyReverted();
-  ASSERT_TRUE(s.ok()) << s.ToString();
+  auto again = Restore(record, rig.host());  // the registry's real line: never started here
+  EXPECT_FALSE(again->Verify().ok());
+  ASSERT_TRUE(Reverted(*again));
   EXPECT_TRUE(rig.ipt.tables.empty());
 }
 
@@ -279,12 +242,9 @@ TEST(LinkDelay, NetemWhereTheKernelHasIt) {
   ASSERT_TRUE(f->Capture().ok());
   EXPECT_EQ(f->Saved()["mode"], "netem");
   EXPECT_EQ(f->Saved()["prior_kind"], "noqueue");
-  ASSERT_TRUE(f->Apply().ok());
-  Status v = f->Verify();
-  ASSERT_TRUE(v.ok()) << v.ToString();
+  ASSERT_TRUE(AppliedAndVerified(*f));
   ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(rig.kernel.Mutations(),
             (std::vector<Argv>{{"tc", "qdisc", "replace", "dev", "fab0", "root", "handle",
                                 "fd2:", "netem", "delay", "20000us", "5000us"},
@@ -297,16 +257,13 @@ TEST(LinkDelay, NetemVerifyReadsTheKernelsDelayAndRefusesAForeignQdisc) {
   Rig rig;
   rig.sysfs.files["/sys/module/sch_netem/refcnt"] = "0\n";
   auto f = rig.Make(kParams);
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Apply().ok());
+  ASSERT_TRUE(CapturedAndApplied(*f));
   rig.kernel.ifaces["fab0"].qdisc_options["delay"]["delay"] = 0.005;
   EXPECT_EQ(f->Verify().code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(f->Revert().ok());
   rig.kernel.ifaces["fab0"].qdisc_kind = "htb";
   rig.kernel.ifaces["fab0"].qdisc_handle = "1:";
-  Status s = rig.Make(kParams)->Capture();
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find("htb"), std::string::npos) << s.message();
+  EXPECT_TRUE(ErrorContains(rig.Make(kParams)->Capture(), StatusCode::kFailedPrecondition, "htb"));
 }
 
 TEST(LinkDelay, NetemDetectionIsReadOnlyAndPeersOrIngressUseTheQueue) {
@@ -338,9 +295,7 @@ TEST(LinkDelay, NetemDetectionIsReadOnlyAndPeersOrIngressUseTheQueue) {
 TEST(LinkDelay, ParamsValidateAndNameTheKey) {
   Rig rig;
   auto expect_key = [&](const Json& params, const std::string& key) {
-    auto f = MakeFault("link_delay", params, rig.host());
-    ASSERT_FALSE(f.ok()) << params.dump();
-    EXPECT_EQ(f.status().message().rfind("params." + key + ":", 0), 0u) << f.status().message();
+    EXPECT_TRUE(RefusedNaming("link_delay", params, rig.host(), key));
   };
   expect_key({{"interface", "fab0"}}, "delay");
   expect_key({{"interface", "fab0"}, {"delay", "20"}}, "delay");
@@ -351,11 +306,10 @@ TEST(LinkDelay, ParamsValidateAndNameTheKey) {
   expect_key({{"delay", "20ms"}}, "interface");
   expect_key({{"interface", "fab0"}, {"delay", "20ms"}, {"direction", "both"}}, "direction");
   expect_key({{"interface", "fab0"}, {"delay", "20ms"}, {"peer", "n2"}}, "peer");
-  auto typo = MakeFault("link_delay", {{"interface", "fab0"}, {"delay", "20ms"}, {"jiter", "1ms"}},
-                        rig.host());
-  ASSERT_FALSE(typo.ok());
-  EXPECT_NE(typo.status().message().find("did you mean \"jitter\""), std::string::npos)
-      << typo.status().message();
+  EXPECT_TRUE(ErrorContains(
+      ParamsError("link_delay", {{"interface", "fab0"}, {"delay", "20ms"}, {"jiter", "1ms"}},
+                  rig.host()),
+      "did you mean \"jitter\""));
   EXPECT_TRUE(rig.ipt.calls.empty());
 }
 
@@ -401,13 +355,11 @@ TEST(LinkDelay, ProbeNamesTheToolItsMechanismNeeds) {
   NoTools none;
   FakeSysFs no_netem, netem;
   netem.files["/sys/module/sch_netem/refcnt"] = "0\n";
-  Status s = ProbeLinkDelay(Json::object(), Host{&none, &no_netem});
-  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_NE(s.message().find("needs iptables"), std::string::npos) << s.message();
-  s = ProbeLinkDelay(Json::object(), Host{&none, &netem});
-  EXPECT_NE(s.message().find("needs tc"), std::string::npos) << s.message();
-  s = ProbeLinkDelay({{"peer", "198.18.0.2"}}, Host{&none, &netem});
-  EXPECT_NE(s.message().find("needs iptables"), std::string::npos) << s.message();
+  EXPECT_TRUE(ErrorContains(ProbeLinkDelay(Json::object(), Host{&none, &no_netem}),
+                            StatusCode::kUnsupported, "needs iptables"));
+  EXPECT_TRUE(ErrorContains(ProbeLinkDelay(Json::object(), Host{&none, &netem}), "needs tc"));
+  EXPECT_TRUE(ErrorContains(ProbeLinkDelay({{"peer", "198.18.0.2"}}, Host{&none, &netem}),
+                            "needs iptables"));
   Rig rig;
   EXPECT_TRUE(ProbeLinkDelay({{"interface", "fab0"}}, rig.host()).ok());
   EXPECT_EQ(ProbeLinkDelay({{"interface", "fab9"}}, rig.host()).code(), StatusCode::kNotFound);

@@ -2,42 +2,21 @@
 
 #include "injectors/injector.h"
 #include "tests/fakes/fake_iptables.h"
-#include "tests/fakes/fake_net.h"
+#include "tests/injectors/injector_test_support.h"
 
 namespace fdrill {
 namespace {
 
-using Argv = std::vector<std::string>;
-
-struct Rig {
-  FakeNetKernel kernel;
-  FakeIptables ipt{&kernel};
-  Host host() { return Host{&ipt, nullptr}; }
-};
-
-std::unique_ptr<Fault> Make(Rig& rig, const Json& params) {
-  auto f = MakeFault("link_partition", params, rig.host());
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  return std::move(*f);
-}
-
-Argv Ipt(Argv args) {
-  Argv argv = {"iptables", "-w", "5", "-t", "filter"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return argv;
-}
-
 TEST(LinkPartition, DropsBothWaysPerPeerThenRevertsExactly) {
-  Rig rig;
-  auto f = Make(rig, {{"peers", {"198.18.0.2", "198.18.0.3"}}, {"interface", "fab0"}});
+  FakeIptablesNode rig;
+  auto f = MakeOk("link_partition",
+                  {{"peers", {"198.18.0.2", "198.18.0.3"}}, {"interface", "fab0"}}, rig.host());
   EXPECT_EQ(f->Target(), "fab0");
   ASSERT_TRUE(f->Capture().ok());
   std::string c = f->Saved()["chain"];
   EXPECT_EQ(c.rfind("FDRILL-PART-", 0), 0u);
-  ASSERT_TRUE(f->Apply().ok());
-  ASSERT_TRUE(f->Verify().ok()) << f->Verify().ToString();
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(AppliedAndVerified(*f));
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_FALSE(f->Verify().ok());
   EXPECT_TRUE(rig.ipt.tables.empty());
   const Argv tag = {"-m", "comment", "--comment", "fdrill:link_partition", "-j", c};
@@ -46,70 +25,57 @@ TEST(LinkPartition, DropsBothWaysPerPeerThenRevertsExactly) {
     return a;
   };
   std::vector<Argv> want = {
-      Ipt({"-N", c}),
-      Ipt({"-A", c, "-s", "198.18.0.2", "-j", "DROP"}),
-      Ipt({"-A", c, "-d", "198.18.0.2", "-j", "DROP"}),
-      Ipt({"-A", c, "-s", "198.18.0.3", "-j", "DROP"}),
-      Ipt({"-A", c, "-d", "198.18.0.3", "-j", "DROP"}),
-      Ipt(with_tag({"-I", "INPUT", "1", "-i", "fab0"})),
-      Ipt(with_tag({"-I", "OUTPUT", "1", "-o", "fab0"})),
-      Ipt(with_tag({"-D", "INPUT", "-i", "fab0"})),
-      Ipt(with_tag({"-D", "OUTPUT", "-o", "fab0"})),
-      Ipt({"-F", c}),
-      Ipt({"-X", c}),
+      Iptables({"-N", c}),
+      Iptables({"-A", c, "-s", "198.18.0.2", "-j", "DROP"}),
+      Iptables({"-A", c, "-d", "198.18.0.2", "-j", "DROP"}),
+      Iptables({"-A", c, "-s", "198.18.0.3", "-j", "DROP"}),
+      Iptables({"-A", c, "-d", "198.18.0.3", "-j", "DROP"}),
+      Iptables(with_tag({"-I", "INPUT", "1", "-i", "fab0"})),
+      Iptables(with_tag({"-I", "OUTPUT", "1", "-o", "fab0"})),
+      Iptables(with_tag({"-D", "INPUT", "-i", "fab0"})),
+      Iptables(with_tag({"-D", "OUTPUT", "-o", "fab0"})),
+      Iptables({"-F", c}),
+      Iptables({"-X", c}),
       {"nft", "delete", "table", "ip", "filter"},
   };
   EXPECT_EQ(rig.ipt.Mutations(), want);
 }
 
 TEST(LinkPartition, WithoutAnInterfaceItHooksEveryInterfaceAndTargetsThePeers) {
-  Rig rig;
-  auto f = Make(rig, {{"peers", "198.18.0.2, 198.18.0.4"}});
+  FakeIptablesNode rig;
+  auto f = MakeOk("link_partition", {{"peers", "198.18.0.2, 198.18.0.4"}}, rig.host());
   EXPECT_EQ(f->Target(), "peers:198.18.0.2,198.18.0.4");
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Apply().ok());
+  ASSERT_TRUE(CapturedAndApplied(*f));
   std::string c = f->Saved()["chain"];
   EXPECT_EQ(rig.ipt.tables.at("filter").chains.at("INPUT").rules,
             (std::vector<Argv>{{"-m", "comment", "--comment", "fdrill:link_partition", "-j", c}}));
   ASSERT_TRUE(f->Verify().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*f));
 }
 
 TEST(LinkPartition, RevertAfterFailedApplyRemovesTheHalfHookedChain) {
-  Rig rig;
-  ASSERT_EQ(rig.ipt.Run(Ipt({"-A", "INPUT", "-p", "icmp", "-j", "ACCEPT"}), {})->exit_code, 0);
+  FakeIptablesNode rig;
+  ASSERT_EQ(rig.ipt.Run(Iptables({"-A", "INPUT", "-p", "icmp", "-j", "ACCEPT"}), {})->exit_code, 0);
   auto before = rig.ipt.Dump();
-  auto f = Make(rig, {{"peers", {"198.18.0.2"}}});
+  auto f = MakeOk("link_partition", {{"peers", {"198.18.0.2"}}}, rig.host());
   ASSERT_TRUE(f->Capture().ok());
-  rig.ipt.FailNext(Ipt({"-I", "OUTPUT"}), "iptables: Resource temporarily unavailable.\n");
+  rig.ipt.FailNext(Iptables({"-I", "OUTPUT"}), "iptables: Resource temporarily unavailable.\n");
   ASSERT_FALSE(f->Apply().ok());  // INPUT hooked, OUTPUT not
   EXPECT_FALSE(f->Verify().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(rig.ipt.Dump(), before);
 }
 
 TEST(LinkPartition, RevertTwiceAndRevertWithoutApplyTouchNothingMore) {
-  Rig rig;
-  auto f = Make(rig, {{"peers", {"198.18.0.2"}}});
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  EXPECT_TRUE(rig.ipt.Mutations().empty());
-  ASSERT_TRUE(f->Apply().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  size_t n = rig.ipt.Mutations().size();
-  ASSERT_TRUE(f->Revert().ok());
-  EXPECT_EQ(rig.ipt.Mutations().size(), n);
+  FakeIptablesNode rig;
+  auto f = MakeOk("link_partition", {{"peers", {"198.18.0.2"}}}, rig.host());
+  ASSERT_TRUE(RevertIsSafeUnappliedAndTwice(*f, rig.ipt));
 }
 
 TEST(LinkPartition, ParamsValidateAndNameTheKey) {
-  Rig rig;
+  FakeIptablesNode rig;
   auto expect_key = [&](const Json& params, const std::string& key, const std::string& words = "") {
-    auto f = MakeFault("link_partition", params, rig.host());
-    ASSERT_FALSE(f.ok()) << params.dump();
-    EXPECT_EQ(f.status().message().rfind("params." + key + ":", 0), 0u) << f.status().message();
-    EXPECT_NE(f.status().message().find(words), std::string::npos) << f.status().message();
+    EXPECT_TRUE(RefusedNaming("link_partition", params, rig.host(), key, words));
   };
   expect_key(Json::object(), "peers", "required");
   expect_key({{"peers", Json::array()}}, "peers", "empty");
@@ -124,17 +90,10 @@ TEST(LinkPartition, ParamsValidateAndNameTheKey) {
 }
 
 TEST(LinkPartition, RestoredFromJournalRevertsWhatALostAgentApplied) {
-  Rig rig;
-  Json params = {{"peers", {"198.18.0.2"}}, {"interface", "fab0"}};
-  auto first = Make(rig, params);
-  ASSERT_TRUE(first->Capture().ok());
-  Json record = {{"kind", "link_partition"}, {"params", params}, {"saved", first->Saved()}};
-  ASSERT_TRUE(first->Apply().ok());
-  first.reset();
-  auto again = RestoreFault(record, rig.host());
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  ASSERT_TRUE((*again)->Revert().ok());
-  ASSERT_TRUE((*again)->VerifyReverted().ok());
+  FakeIptablesNode rig;
+  Json record = JournalApplyAndDie("link_partition",
+                                   {{"peers", {"198.18.0.2"}}, {"interface", "fab0"}}, rig.host());
+  ASSERT_TRUE(Reverted(*Restore(record, rig.host())));
   EXPECT_TRUE(rig.ipt.tables.empty());
 }
 
