@@ -3,17 +3,10 @@
 
 #include "injectors/injector.h"
 #include "tests/fakes/fake_ib.h"
+#include "tests/injectors/injector_test_support.h"
 
 namespace fdrill {
 namespace {
-
-using Argv = std::vector<std::string>;
-
-std::unique_ptr<Fault> Make(FakeIbFabric& fabric, const std::string& kind, const Json& params) {
-  auto f = MakeFault(kind, params, fabric.host());
-  EXPECT_TRUE(f.ok()) << f.status().ToString();
-  return std::move(*f);
-}
 
 Argv Ibp(Argv op) {
   Argv argv = {"ibportstate", "-C", "mlx5_0", "-P", "1", "3", "1"};
@@ -27,7 +20,8 @@ std::string Rate(FakeIbFabric& fabric) {
 
 TEST(IbPortWidth, NarrowsTo1XThenRestoresThePriorMaskWithExactArgv) {
   FakeIbFabric fabric;
-  auto f = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"port", 1}, {"width", "1x"}});
+  auto f =
+      MakeOk("ib_port_width", {{"device", "mlx5_0"}, {"port", 1}, {"width", "1x"}}, fabric.host());
   ASSERT_TRUE(f->Capture().ok());
   EXPECT_EQ(f->Saved()["prior"]["LinkWidthEnabled"], 3);
   EXPECT_EQ(f->Saved()["prior_rate"], "400 Gb/sec (4X NDR)");
@@ -35,8 +29,7 @@ TEST(IbPortWidth, NarrowsTo1XThenRestoresThePriorMaskWithExactArgv) {
   EXPECT_EQ(Rate(fabric), "100 Gb/sec (1X NDR)\n");
   ASSERT_TRUE(f->Verify().ok()) << f->Verify().ToString();
   EXPECT_FALSE(f->VerifyReverted().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok()) << f->VerifyReverted().ToString();
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(Rate(fabric), "400 Gb/sec (4X NDR)\n");
   EXPECT_EQ(fabric.Mutations(), (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}),
                                                    Ibp({"width", "3"}), Ibp({"reset"})}));
@@ -48,27 +41,24 @@ TEST(IbPortWidth, EnablesEveryNarrowerSupportedWidth) {
   fabric.port().width_supported = fabric.port().width_enabled = 1 | 2 | 8 | 16;  // 1X 4X 12X 2X
   fabric.port().active_lanes = 12;
   fabric.Sync();
-  auto f = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"width", "4X"}});
+  auto f = MakeOk("ib_port_width", {{"device", "mlx5_0"}, {"width", "4X"}}, fabric.host());
   ASSERT_TRUE(f->Capture().ok()) << f->Capture().ToString();
   EXPECT_EQ(f->Saved()["want"]["LinkWidthEnabled"], 1 | 2 | 16);
-  ASSERT_TRUE(f->Apply().ok());
-  ASSERT_TRUE(f->Verify().ok());
+  ASSERT_TRUE(AppliedAndVerified(*f));
   EXPECT_EQ(Rate(fabric), "400 Gb/sec (4X NDR)\n");
 }
 
 TEST(IbPortWidth, RefusesWhatItCannotDoOrUndo) {
   FakeIbFabric fabric;
-  auto eight = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"width", "8x"}});
-  Status s8 = eight->Capture();
-  EXPECT_EQ(s8.code(), StatusCode::kUnsupported);  // a 1X-or-4X port
-  EXPECT_NE(s8.message().find("does not support 8X"), std::string::npos) << s8.message();
-  auto same = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"width", "4x"}});
-  Status s = same->Capture();
-  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find("already runs at 4X"), std::string::npos) << s.message();
+  auto eight = MakeOk("ib_port_width", {{"device", "mlx5_0"}, {"width", "8x"}}, fabric.host());
+  EXPECT_TRUE(ErrorContains(eight->Capture(), StatusCode::kUnsupported,  // a 1X-or-4X port
+                            "does not support 8X"));
+  auto same = MakeOk("ib_port_width", {{"device", "mlx5_0"}, {"width", "4x"}}, fabric.host());
+  EXPECT_TRUE(
+      ErrorContains(same->Capture(), StatusCode::kFailedPrecondition, "already runs at 4X"));
   fabric.port().state = 2;  // no SM: INIT
   fabric.Sync();
-  auto init = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}});
+  auto init = MakeOk("ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}}, fabric.host());
   EXPECT_NE(init->Capture().message().find("ACTIVE"), std::string::npos);
   EXPECT_TRUE(fabric.Mutations().empty());
 }
@@ -77,36 +67,32 @@ TEST(IbPortWidth, RevertAfterFailedResetAndAfterFailedWidthAndTwice) {
   {
     FakeIbFabric
         fabric;  // the mask was written, the reset failed: restore the mask, no retrain needed
-    auto f = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}});
+    auto f = MakeOk("ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}}, fabric.host());
     ASSERT_TRUE(f->Capture().ok());
     fabric.FailNext(Ibp({"reset"}), "ibportstate: iberror: failed: smp set portinfo failed\n");
     ASSERT_FALSE(f->Apply().ok());
-    ASSERT_TRUE(f->Revert().ok());
-    ASSERT_TRUE(f->VerifyReverted().ok());
+    ASSERT_TRUE(Reverted(*f));
     EXPECT_EQ(fabric.Mutations(),
               (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}), Ibp({"width", "3"})}));
   }
   {
     FakeIbFabric fabric;  // nothing was written: Revert writes nothing
-    auto f = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}});
+    auto f = MakeOk("ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}}, fabric.host());
     ASSERT_TRUE(f->Capture().ok());
     fabric.FailNext(Ibp({"width"}), "ibportstate: iberror: failed: smp set portinfo failed\n");
     ASSERT_FALSE(f->Apply().ok());
     ASSERT_TRUE(f->Revert().ok());
-    ASSERT_TRUE(f->Revert().ok());
-    ASSERT_TRUE(f->VerifyReverted().ok());
+    ASSERT_TRUE(Reverted(*f));
     EXPECT_EQ(fabric.Mutations().size(), 1u);
   }
   {
     FakeIbFabric fabric;  // a link that settled downgraded after the masks came back is retrained
-    auto f = Make(fabric, "ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}});
-    ASSERT_TRUE(f->Capture().ok());
-    ASSERT_TRUE(f->Apply().ok());
+    auto f = MakeOk("ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}}, fabric.host());
+    ASSERT_TRUE(CapturedAndApplied(*f));
     fabric.FailNext(Ibp({"reset"}), "ibportstate: iberror: failed: smp set portinfo failed\n");
     EXPECT_FALSE(f->Revert().ok());
     EXPECT_FALSE(f->VerifyReverted().ok());
-    ASSERT_TRUE(f->Revert().ok());  // masks already back: only the reset
-    ASSERT_TRUE(f->VerifyReverted().ok());
+    ASSERT_TRUE(Reverted(*f));      // masks already back: only the reset
     ASSERT_TRUE(f->Revert().ok());  // and now nothing
     EXPECT_EQ(fabric.Mutations(),
               (std::vector<Argv>{Ibp({"width", "1"}), Ibp({"reset"}), Ibp({"width", "3"}),
@@ -116,35 +102,23 @@ TEST(IbPortWidth, RevertAfterFailedResetAndAfterFailedWidthAndTwice) {
 
 TEST(IbPortWidth, ParamsNameTheKeyAndRestoreReverts) {
   FakeIbFabric fabric;
-  auto bad = MakeFault("ib_port_width", {{"device", "mlx5_0"}, {"width", "3x"}}, fabric.host());
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message().rfind("params.width:", 0), 0u) << bad.status().message();
-  auto missing = MakeFault("ib_port_width", {{"device", "mlx5_0"}}, fabric.host());
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().message().rfind("params.width:", 0), 0u);
+  EXPECT_TRUE(RefusedNaming("ib_port_width", {{"device", "mlx5_0"}, {"width", "3x"}}, fabric.host(),
+                            "width"));
+  EXPECT_TRUE(RefusedNaming("ib_port_width", {{"device", "mlx5_0"}}, fabric.host(), "width"));
 
-  Json params = {{"device", "mlx5_0"}, {"width", "1x"}};
-  auto first = Make(fabric, "ib_port_width", params);
-  ASSERT_TRUE(first->Capture().ok());
-  Json record = {{"kind", "ib_port_width"}, {"params", params}, {"saved", first->Saved()}};
-  ASSERT_TRUE(first->Apply().ok());
-  first.reset();
-  auto again = RestoreFault(record, fabric.host());
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  ASSERT_TRUE((*again)->Revert().ok());
-  ASSERT_TRUE((*again)->VerifyReverted().ok());
+  Json record =
+      JournalApplyAndDie("ib_port_width", {{"device", "mlx5_0"}, {"width", "1x"}}, fabric.host());
+  ASSERT_TRUE(Reverted(*Restore(record, fabric.host())));
   EXPECT_EQ(Rate(fabric), "400 Gb/sec (4X NDR)\n");
 }
 
 TEST(IbPortSpeed, NdrToHdrThroughTheExtendedMaskWithExactArgv) {
   FakeIbFabric fabric;
-  auto f = Make(fabric, "ib_port_speed", {{"device", "mlx5_0"}, {"speed", "hdr"}});
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Apply().ok());
+  auto f = MakeOk("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "hdr"}}, fabric.host());
+  ASSERT_TRUE(CapturedAndApplied(*f));
   EXPECT_EQ(Rate(fabric), "200 Gb/sec (4X HDR)\n");
   ASSERT_TRUE(f->Verify().ok()) << f->Verify().ToString();
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok()) << f->VerifyReverted().ToString();
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(Rate(fabric), "400 Gb/sec (4X NDR)\n");
   EXPECT_EQ(fabric.Mutations(), (std::vector<Argv>{Ibp({"espeed", "7"}), Ibp({"reset"}),
                                                    Ibp({"espeed", "15"}), Ibp({"reset"})}));
@@ -152,13 +126,11 @@ TEST(IbPortSpeed, NdrToHdrThroughTheExtendedMaskWithExactArgv) {
 
 TEST(IbPortSpeed, QdrTurnsExtendedSpeedsOffAndRestoresBothMasks) {
   FakeIbFabric fabric;
-  auto f = Make(fabric, "ib_port_speed", {{"device", "mlx5_0"}, {"speed", "QDR"}});
-  ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Apply().ok());
+  auto f = MakeOk("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "QDR"}}, fabric.host());
+  ASSERT_TRUE(CapturedAndApplied(*f));
   EXPECT_EQ(Rate(fabric), "40 Gb/sec (4X QDR)\n");
   ASSERT_TRUE(f->Verify().ok()) << f->Verify().ToString();
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(fabric.Mutations(),
             (std::vector<Argv>{Ibp({"speed", "7", "espeed", "30"}), Ibp({"reset"}),
                                Ibp({"speed", "7", "espeed", "15"}), Ibp({"reset"})}));
@@ -169,56 +141,47 @@ TEST(IbPortSpeed, RefusesUnsupportedOrPointlessTargets) {
   fabric.port().extended = false;  // a QDR-only port
   fabric.port().active_speed = "QDR";
   fabric.Sync();
-  auto ext = Make(fabric, "ib_port_speed", {{"device", "mlx5_0"}, {"speed", "fdr"}});
+  auto ext = MakeOk("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "fdr"}}, fabric.host());
   EXPECT_EQ(ext->Capture().code(), StatusCode::kFailedPrecondition);  // QDR is already below FDR
-  auto ddr = Make(fabric, "ib_port_speed", {{"device", "mlx5_0"}, {"speed", "ddr"}});
+  auto ddr = MakeOk("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "ddr"}}, fabric.host());
   ASSERT_TRUE(ddr->Capture().ok());
   EXPECT_FALSE(
       ddr->Saved()["want"].contains("LinkSpeedExtEnabled"));  // no extended speeds to turn off
   ASSERT_TRUE(ddr->Apply().ok());
   EXPECT_EQ(Rate(fabric), "20 Gb/sec (4X DDR)\n");
-  ASSERT_TRUE(ddr->Revert().ok());
-  ASSERT_TRUE(ddr->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*ddr));
 
   FakeIbFabric hdr_port;
   hdr_port.port().espeed_supported = hdr_port.port().espeed_enabled = 1 | 2 | 4;
   hdr_port.port().active_speed = "HDR";
   hdr_port.Sync();
-  auto ndr = Make(hdr_port, "ib_port_speed", {{"device", "mlx5_0"}, {"speed", "ndr"}});
+  auto ndr = MakeOk("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "ndr"}}, hdr_port.host());
   EXPECT_EQ(ndr->Capture().code(), StatusCode::kFailedPrecondition);
-  auto bad = MakeFault("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "xdr"}}, hdr_port.host());
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message().rfind("params.speed:", 0), 0u) << bad.status().message();
+  EXPECT_TRUE(RefusedNaming("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "xdr"}},
+                            hdr_port.host(), "speed"));
 }
 
 TEST(IbPortSpeed, RevertAfterFailedApplyTwiceAndFromTheJournal) {
   FakeIbFabric fabric;
   Json params = {{"device", "mlx5_0"}, {"speed", "edr"}};
-  auto f = Make(fabric, "ib_port_speed", params);
+  auto f = MakeOk("ib_port_speed", params, fabric.host());
   ASSERT_TRUE(f->Capture().ok());
   fabric.FailNext(Ibp({"espeed"}), "ibportstate: iberror: failed: smp set portinfo failed\n");
   ASSERT_FALSE(f->Apply().ok());
   ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->Revert().ok());
-  ASSERT_TRUE(f->VerifyReverted().ok());
+  ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(fabric.Mutations().size(), 1u);
 
-  auto first = Make(fabric, "ib_port_speed", params);
-  ASSERT_TRUE(first->Capture().ok());
-  Json record = {{"kind", "ib_port_speed"}, {"params", params}, {"saved", first->Saved()}};
-  ASSERT_TRUE(first->Apply().ok());
-  EXPECT_EQ(Rate(fabric), "100 Gb/sec (4X EDR)\n");
-  first.reset();
-  auto again = RestoreFault(record, fabric.host());
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  ASSERT_TRUE((*again)->Revert().ok());
-  ASSERT_TRUE((*again)->VerifyReverted().ok());
+  Json record = JournalApplyAndDie("ib_port_speed", params, fabric.host());
+  EXPECT_EQ(Rate(fabric), "100 Gb/sec (4X EDR)\n");  // as the dead agent left it
+  ASSERT_TRUE(Reverted(*Restore(record, fabric.host())));
   EXPECT_EQ(Rate(fabric), "400 Gb/sec (4X NDR)\n");
 }
 
 TEST(IbPortSpeed, MechanismTouchesNothing) {
   FakeIbFabric fabric;
-  auto f = Make(fabric, "ib_port_speed", {{"device", "mlx5_0"}, {"speed", "hdr"}, {"lid", 3}});
+  auto f =
+      MakeOk("ib_port_speed", {{"device", "mlx5_0"}, {"speed", "hdr"}, {"lid", 3}}, fabric.host());
   auto lines = f->Mechanism();
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_NE(lines[0].find("ibportstate -C mlx5_0 -P 1 3 1 query"), std::string::npos) << lines[0];
