@@ -14,6 +14,7 @@
 #include "injectors/injector.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/fake_processes.h"
+#include "tests/injectors/injector_test_support.h"
 
 namespace fdrill {
 namespace {
@@ -30,9 +31,7 @@ class ProcessFaults : public ::testing::Test {
   }
   Host MakeHost() { return Host{&runner_, &sysfs_, &procs_}; }
   std::unique_ptr<Fault> Make(const std::string& kind, Json params) {
-    auto f = MakeFault(kind, params, MakeHost());
-    EXPECT_TRUE(f.ok()) << f.status().ToString();
-    return f.ok() ? std::move(*f) : nullptr;
+    return MakeOk(kind, params, MakeHost());
   }
   std::string MakeError(const std::string& kind, Json params) {
     auto f = MakeFault(kind, params, MakeHost());

@@ -13,14 +13,13 @@
 #include "tests/fakes/fake_net.h"
 #include "tests/fakes/fake_nvml.h"
 #include "tests/fakes/fake_processes.h"
+#include "tests/injectors/injector_test_support.h"
 
 namespace fdrill {
 namespace {
 
 std::string ResolvedOf(const std::string& kind, const Json& params, Host host) {
-  auto f = MakeFault(kind, params, host);
-  EXPECT_TRUE(f.ok()) << kind << ": " << f.status().ToString();
-  return f.ok() ? (*f)->ResolvedTarget() : "";
+  return MakeOk(kind, params, host)->ResolvedTarget();
 }
 
 TEST(ResolvedTarget, NetworkKindsNameTheInterfaceOrThePeers) {
