@@ -304,22 +304,16 @@ Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host,
     return InvalidArgument("params.jitter: must be between 0 and the delay (" +
                            FormatDuration(*delay) + "), not " + FormatDuration(*jitter));
   }
-  auto direction = p.String("direction", "egress");
-  if (!direction.ok()) return direction.status();
-  if (*direction != "egress" && *direction != "ingress") {
-    return InvalidArgument("params.direction: must be egress or ingress, not \"" + *direction +
-                           "\"");
-  }
-  auto peer = ReadIpv4(p, params, "peer");
-  if (!peer.ok()) return peer.status();
+  auto match = ReadPeerDirection(p, params);
+  if (!match.ok()) return match.status();
   if (auto s = p.Finish(); !s.ok()) return s;
 
   Settings s;
   s.ifname = *ifname;
   s.delay = *delay;
   s.jitter = *jitter;
-  s.egress = *direction == "egress";
-  s.peer = peer->has_value();
+  s.egress = match->egress;
+  s.peer = match->peer.has_value();
   ChainSpec spec;
   spec.table = "filter";
   spec.name = FaultChainName("DELAY", "link_delay", params);
@@ -329,8 +323,7 @@ Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host,
   // `fdrill plan`) names the same queue.
   s.queue = static_cast<uint16_t>(
       kFirstQueue + (std::stoul(spec.name.substr(spec.name.size() - 8), nullptr, 16) & 0xff));
-  Argv rule;
-  if (s.peer) rule = {s.egress ? "-d" : "-s", **peer};
+  Argv rule = match->PeerMatch();
   for (const char* a : {"-j", "NFQUEUE", "--queue-num"}) rule.push_back(a);
   rule.push_back(std::to_string(s.queue));
   rule.push_back("--queue-bypass");
@@ -357,11 +350,7 @@ Status ProbeLinkDelay(const Json& params, Host host) {
   } else if (auto s = ProbeIptables(*host.runner, "link_delay"); !s.ok()) {
     return s;
   }
-  if (params.is_object() && params.contains("interface") && params["interface"].is_string()) {
-    auto link = ReadLink(*host.runner, params["interface"].get<std::string>());
-    if (!link.ok()) return link.status().Annotate("link_delay");
-  }
-  return Status::Ok();
+  return ProbeInterface(*host.runner, params, "link_delay");
 }
 
 }  // namespace fdrill

@@ -52,6 +52,13 @@ Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname) {
   return NotFound("no interface \"" + ifname + "\" here (interfaces: " + names + ")");
 }
 
+Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::string& who) {
+  if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string())
+    return Status::Ok();
+  auto link = ReadLink(runner, params["interface"].get<std::string>());
+  return link.ok() ? Status::Ok() : link.status().Annotate(who);
+}
+
 Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname) {
   auto j = RunJson(runner, {"tc", "-j", "qdisc", "show", "dev", ifname, "root"});
   if (!j.ok()) {

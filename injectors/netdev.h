@@ -28,6 +28,10 @@ struct RootQdisc {
 
 // NotFound naming the interface and listing the ones that exist.
 Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname);
+// For capability probes: Ok when params.interface is absent (or not a
+// string) or names an interface here; else ReadLink's NotFound, prefixed by
+// `who` ("link_loss").
+Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::string& who);
 Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname);
 Result<std::vector<LinkState>> ListLinks(ProcessRunner& runner);
 
