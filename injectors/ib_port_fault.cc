@@ -4,14 +4,8 @@ namespace fdrill {
 
 // ---- IbPortToggle ----
 
-std::string IbPortToggle::Lid() const {
-  if (lid_) return std::to_string(lid_);
-  if (port_.lid) return std::to_string(*port_.lid);
-  return "<lid from " + port_.Dir() + "/lid>";
-}
-
 std::vector<std::string> IbPortToggle::Argv(bool enable) const {
-  return IbPortStateArgv(port_, Lid(), {enable ? "enable" : "disable"});
+  return IbPortStateArgv(port_, IbLidArg(port_, lid_), {enable ? "enable" : "disable"});
 }
 
 Status IbPortToggle::Capture() {
@@ -43,7 +37,8 @@ Status IbPortToggle::Set(bool enabled) {
   return r.ok() ? Status::Ok() : r.status().Annotate(Who());
 }
 
-Status IbPortToggle::Expect(bool disabled) {
+Status IbPortToggle::Expect(bool enabled, const std::string& /*why*/) {
+  const bool disabled = !enabled;
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if ((status->phys == kIbPhysDisabled) != disabled) {
@@ -53,7 +48,7 @@ Status IbPortToggle::Expect(bool disabled) {
   return Status::Ok();
 }
 
-Status IbPortToggle::Revert() {
+Status IbPortToggle::Restore() {
   if (!lid_) return Status::Ok();  // never captured, so never applied
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok())
@@ -62,7 +57,7 @@ Status IbPortToggle::Revert() {
   return Set(true);
 }
 
-Status IbPortToggle::VerifyReverted() {
+Status IbPortToggle::VerifyRestored() {
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->phys == kIbPhysDisabled)
@@ -75,37 +70,6 @@ Status IbPortToggle::VerifyReverted() {
   return Status::Ok();
 }
 
-// ---- FlapSchedule ----
-
-bool FlapSchedule::WantDown(Duration t) const {
-  if (t < Duration::zero()) return false;
-  int64_t cycle = t / period;
-  if (cycle >= count) return false;
-  return t - cycle * period < down;
-}
-
-std::string FlapSchedule::Describe() const {
-  return count == 1 ? "once" : std::to_string(count) + " times, every " + FormatDuration(period);
-}
-
-Result<FlapSchedule> ReadFlapSchedule(ParamReader& p) {
-  FlapSchedule s;
-  auto down = p.Dur("down");
-  if (!down.ok()) return down.status();
-  auto count = p.Int("count", 1, 1, 1000);
-  if (!count.ok()) return count.status();
-  auto period = p.Dur("period", *down * 2);
-  if (!period.ok()) return period.status();
-  if (*count > 1 && *period <= *down) {
-    return InvalidArgument("params.period: must be longer than params.down (" +
-                           FormatDuration(*down) + ") so the port comes up between flaps");
-  }
-  s.down = *down;
-  s.count = *count;
-  s.period = *period;
-  return s;
-}
-
 // ---- IbLinkDowngrade ----
 
 const std::map<std::string, std::string>& IbEnabledFieldOps() {
@@ -113,12 +77,6 @@ const std::map<std::string, std::string>& IbEnabledFieldOps() {
                                                           {"LinkSpeedEnabled", "speed"},
                                                           {"LinkSpeedExtEnabled", "espeed"}};
   return kOps;
-}
-
-std::string IbLinkDowngrade::Lid() const {
-  if (lid_) return std::to_string(lid_);
-  if (port_.lid) return std::to_string(*port_.lid);
-  return "<lid from " + port_.Dir() + "/lid>";
 }
 
 std::vector<std::string> IbLinkDowngrade::SetArgs(const Masks& masks) {

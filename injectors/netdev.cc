@@ -78,8 +78,8 @@ Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname
   return Internal("tc shows no root qdisc on " + ifname);
 }
 
-Status AdminLink::Capture(ProcessRunner& runner) {
-  auto link = ReadLink(runner, ifname_);
+Status AdminLink::Capture() {
+  auto link = ReadLink(*runner_, ifname_);
   if (!link.ok()) return link.status().Annotate(kind_);
   if (!link->admin_up)
     return FailedPrecondition(kind_ + " " + ifname_ +
@@ -92,13 +92,13 @@ std::vector<std::string> AdminLink::Argv(bool up) const {
   return {"ip", "link", "set", "dev", ifname_, up ? "up" : "down"};
 }
 
-Status AdminLink::Set(ProcessRunner& runner, bool up) const {
-  auto r = RunChecked(runner, Argv(up));
+Status AdminLink::Set(bool up) {
+  auto r = RunChecked(*runner_, Argv(up));
   return r.ok() ? Status::Ok() : r.status().Annotate(kind_ + " " + ifname_);
 }
 
-Status AdminLink::Expect(ProcessRunner& runner, bool up, const std::string& why) const {
-  auto link = ReadLink(runner, ifname_);
+Status AdminLink::Expect(bool up, const std::string& why) {
+  auto link = ReadLink(*runner_, ifname_);
   if (!link.ok()) return link.status().Annotate(kind_);
   if (link->admin_up != up) {
     return FailedPrecondition(kind_ + " " + ifname_ + ": link is " +
@@ -108,12 +108,12 @@ Status AdminLink::Expect(ProcessRunner& runner, bool up, const std::string& why)
   return Status::Ok();
 }
 
-Status AdminLink::Restore(ProcessRunner& runner) const {
+Status AdminLink::Restore() {
   if (!prior_up_) return Status::Ok();
-  auto link = ReadLink(runner, ifname_);
+  auto link = ReadLink(*runner_, ifname_);
   if (!link.ok())
     return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
-  return link->admin_up ? Status::Ok() : Set(runner, true);
+  return link->admin_up ? Status::Ok() : Set(true);
 }
 
 bool IsDefaultQdisc(const std::string& kind) {

@@ -11,6 +11,7 @@
 #include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/host/host.h"
+#include "injectors/toggle_fault.h"
 
 namespace fdrill {
 
@@ -36,30 +37,30 @@ Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname
 Result<std::vector<LinkState>> ListLinks(ProcessRunner& runner);
 
 // AdminLink: the administrative (IFF_UP) state of one interface as the link
-// faults change it with `ip link set dev IF up|down`. Capture refuses a link
-// that is already down (a fault on a dead link proves nothing, and "up" would
-// not be a restore); Restore brings back what Capture saw and is safe twice,
-// after a failed Set, and on an interface that has gone away. `kind` prefixes
-// messages ("link_flap fab0: ...").
-class AdminLink {
+// faults change it with `ip link set dev IF up|down`, as a Toggle
+// (toggle_fault.h: link_down's OffFault, link_flap's FlapFault). Capture
+// refuses a link that is already down (a fault on a dead link proves
+// nothing, and "up" would not be a restore); Restore brings back what
+// Capture saw and is safe twice, after a failed Set, and on an interface that
+// has gone away. `kind` prefixes messages ("link_flap fab0: ...").
+class AdminLink final : public Toggle {
  public:
-  AdminLink(std::string kind, std::string ifname)
-      : kind_(std::move(kind)), ifname_(std::move(ifname)) {}
+  AdminLink(ProcessRunner* runner, std::string kind, std::string ifname)
+      : runner_(runner), kind_(std::move(kind)), ifname_(std::move(ifname)) {}
 
-  const std::string& ifname() const { return ifname_; }
-  Status Capture(ProcessRunner& runner);
-  Json Saved() const { return {{"prior_up", prior_up_}}; }
-  void Load(const Json& saved) { prior_up_ = saved.value("prior_up", true); }
-  std::vector<std::string> Argv(bool up) const;
-  Status Set(ProcessRunner& runner, bool up) const;
+  Status Capture() override;
+  Json Saved() const override { return {{"prior_up", prior_up_}}; }
+  void Load(const Json& saved) override { prior_up_ = saved.value("prior_up", true); }
+  Status Set(bool up) override;
   // Observes IFF_UP; `why` names the expectation in the message.
-  Status Expect(ProcessRunner& runner, bool up, const std::string& why) const;
-  Status Restore(ProcessRunner& runner) const;
-  Status VerifyRestored(ProcessRunner& runner) const {
-    return Expect(runner, prior_up_, "as found");
-  }
+  Status Expect(bool up, const std::string& why) override;
+  Status Restore() override;
+  Status VerifyRestored() override { return Expect(prior_up_, "as found"); }
+  std::vector<std::string> Argv(bool up) const override;
+  std::string Name() const override { return ifname_; }
 
  private:
+  ProcessRunner* runner_;
   std::string kind_;
   std::string ifname_;
   bool prior_up_ = true;
