@@ -1,5 +1,7 @@
 #include "injectors/ib_port_fault.h"
 
+#include <cctype>
+
 namespace fdrill {
 
 // ---- IbPortToggle ----
@@ -103,6 +105,16 @@ Status IbLinkDowngrade::RunOp(const std::vector<std::string>& op) {
   return r.ok() ? Status::Ok() : r.status().Annotate(Who());
 }
 
+Status IbLinkDowngrade::ExpectMasks(const Masks& masks, const std::string& which) {
+  auto info = QueryIbPort(*host_.runner, port_, lid_);
+  if (!info.ok()) return info.status().Annotate(Who());
+  if (!Matches(*info, masks)) {
+    return FailedPrecondition(Who() + ": PortInfo does not show the " + which + " masks (" +
+                              JoinArgv(SetArgs(masks)) + ")");
+  }
+  return Status::Ok();
+}
+
 Status IbLinkDowngrade::Capture() {
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
@@ -166,12 +178,7 @@ Status IbLinkDowngrade::Apply() {
 }
 
 Status IbLinkDowngrade::Verify() {
-  auto info = QueryIbPort(*host_.runner, port_, lid_);
-  if (!info.ok()) return info.status().Annotate(Who());
-  if (!Matches(*info, want_)) {
-    return FailedPrecondition(Who() + ": PortInfo does not show the written masks (" +
-                              JoinArgv(SetArgs(want_)) + ")");
-  }
+  if (auto s = ExpectMasks(want_, "written"); !s.ok()) return s;
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->phys != kIbPhysLinkUp) {
@@ -201,12 +208,7 @@ Status IbLinkDowngrade::Revert() {
 
 Status IbLinkDowngrade::VerifyReverted() {
   if (!lid_ || prior_.empty()) return Status::Ok();
-  auto info = QueryIbPort(*host_.runner, port_, lid_);
-  if (!info.ok()) return info.status().Annotate(Who());
-  if (!Matches(*info, prior_)) {
-    return FailedPrecondition(Who() + ": PortInfo does not show the prior masks (" +
-                              JoinArgv(SetArgs(prior_)) + ")");
-  }
+  if (auto s = ExpectMasks(prior_, "prior"); !s.ok()) return s;
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->rate != prior_rate_ || status->state != prior_state_) {
@@ -232,6 +234,18 @@ std::vector<std::string> IbLinkDowngrade::Mechanism() const {
               JoinArgv(IbPortStateArgv(port_, Lid(), {"reset"})),
           "revert: " + JoinArgv(IbPortStateArgv(port_, Lid(), back)) + "; then " +
               JoinArgv(IbPortStateArgv(port_, Lid(), {"reset"}))};
+}
+
+Result<IbDowngradeParams> ReadIbDowngradeParams(const Json& params, const std::string& key) {
+  ParamReader p(params);
+  auto port = ReadIbPortParams(p, params);
+  if (!port.ok()) return port.status();
+  auto given = p.String(key);
+  if (!given.ok()) return given.status();
+  if (auto s = p.Finish(); !s.ok()) return s;
+  std::string lower = *given;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return IbDowngradeParams{std::move(*port), *given, lower};
 }
 
 // ---- probe ----

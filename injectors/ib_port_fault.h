@@ -92,6 +92,9 @@ class IbLinkDowngrade : public Fault {
   static std::vector<std::string> SetArgs(const Masks& masks);
   static bool Matches(const IbPortInfo& info, const Masks& want);
   Status RunOp(const std::vector<std::string>& op);
+  // Queries PortInfo: Ok when it shows `masks`, else FailedPrecondition
+  // naming `which` ("written", "prior").
+  Status ExpectMasks(const Masks& masks, const std::string& which);
 
   Host host_;
   IbPort port_;
@@ -103,6 +106,15 @@ class IbLinkDowngrade : public Fault {
   std::string prior_rate_;
   int prior_state_ = kIbStateActive;
 };
+
+// The params of an IbLinkDowngrade injector: the port (ReadIbPortParams),
+// then params.<key> (required: "width", "speed"), then no other key.
+struct IbDowngradeParams {
+  IbPort port;
+  std::string given;  // params.<key> as written, for messages
+  std::string lower;  // the same in lower case, for matching
+};
+Result<IbDowngradeParams> ReadIbDowngradeParams(const Json& params, const std::string& key);
 
 // PortInfo field -> the ibportstate op that writes it.
 const std::map<std::string, std::string>& IbEnabledFieldOps();
