@@ -93,14 +93,9 @@ class LinkDelay final : public Fault {
     auto link = ReadLink(*host_.runner, s_.ifname);
     if (!link.ok()) return link.status().Annotate("link_delay");
     if (s_.egress && !s_.peer && NetemAvailable(host_.sysfs)) {
-      auto q = ReadRootQdisc(*host_.runner, s_.ifname);
-      if (!q.ok()) return q.status().Annotate(who_);
-      if (!IsDefaultQdisc(q->kind)) {
-        return FailedPrecondition(
-            who_ + ": root qdisc is " + q->kind + " (handle " + q->handle +
-            "), not a kernel default; fdrill will not replace a qdisc it cannot restore");
-      }
-      prior_kind_ = q->kind;
+      auto kind = ReadDefaultRootQdisc(*host_.runner, s_.ifname, who_, "");
+      if (!kind.ok()) return kind.status();
+      prior_kind_ = *kind;
       mode_ = "netem";
       return Status::Ok();
     }
@@ -184,13 +179,7 @@ class LinkDelay final : public Fault {
   }
 
   Status Revert() override {
-    if (mode_ == "netem") {
-      auto q = ReadRootQdisc(*host_.runner, s_.ifname);
-      if (!q.ok()) return q.status().code() == StatusCode::kNotFound ? Status::Ok() : q.status();
-      if (q->handle != kHandle) return Status::Ok();  // never applied, or already reverted
-      auto r = RunChecked(*host_.runner, {"tc", "qdisc", "del", "dev", s_.ifname, "root"});
-      return r.ok() ? Status::Ok() : r.status().Annotate(who_);
-    }
+    if (mode_ == "netem") return DeleteOwnRootQdisc(*host_.runner, s_.ifname, kHandle, who_);
     if (mode_ != "nfqueue") return Status::Ok();  // Capture failed: nothing was applied
     // Rule first: while it stands, stopping the line would let packets
     // bypass undelayed (a different fault); keep both for the retry.
@@ -203,15 +192,8 @@ class LinkDelay final : public Fault {
   }
 
   Status VerifyReverted() override {
-    if (mode_ == "netem") {
-      auto q = ReadRootQdisc(*host_.runner, s_.ifname);
-      if (!q.ok()) return q.status();
-      if (q->handle == kHandle || (!prior_kind_.empty() && q->kind != prior_kind_)) {
-        return FailedPrecondition(who_ + ": root qdisc is " + q->kind + " " + q->handle +
-                                  ", expected the prior " + prior_kind_);
-      }
-      return Status::Ok();
-    }
+    if (mode_ == "netem")
+      return ExpectPriorRootQdisc(*host_.runner, s_.ifname, kHandle, prior_kind_, who_);
     if (mode_ != "nfqueue") return Status::Ok();
     if (auto s = chain_.VerifyReverted(); !s.ok()) return s;
     auto bound = QueuePort();

@@ -122,4 +122,42 @@ bool IsDefaultQdisc(const std::string& kind) {
                      [&](const char* k) { return kind == k; });
 }
 
+Result<std::string> ReadDefaultRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                                         const std::string& who, const std::string& advice) {
+  auto q = ReadRootQdisc(runner, ifname);
+  if (!q.ok()) return q.status().Annotate(who);
+  if (!IsDefaultQdisc(q->kind)) {
+    return FailedPrecondition(
+        who + ": root qdisc is " + q->kind + " (handle " + q->handle +
+        "), not a kernel default; fdrill will not replace a qdisc it cannot restore" +
+        (advice.empty() ? "" : ". " + advice));
+  }
+  return q->kind;
+}
+
+std::vector<std::string> DeleteRootQdiscArgv(const std::string& ifname) {
+  return {"tc", "qdisc", "del", "dev", ifname, "root"};
+}
+
+Status DeleteOwnRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                          const std::string& handle, const std::string& who) {
+  auto q = ReadRootQdisc(runner, ifname);
+  if (!q.ok()) return q.status().code() == StatusCode::kNotFound ? Status::Ok() : q.status();
+  if (q->handle != handle) return Status::Ok();  // never applied, or already reverted
+  auto r = RunChecked(runner, DeleteRootQdiscArgv(ifname));
+  return r.ok() ? Status::Ok() : r.status().Annotate(who);
+}
+
+Status ExpectPriorRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                            const std::string& handle, const std::string& prior_kind,
+                            const std::string& who) {
+  auto q = ReadRootQdisc(runner, ifname);
+  if (!q.ok()) return q.status();
+  if (q->handle == handle || (!prior_kind.empty() && q->kind != prior_kind)) {
+    return FailedPrecondition(who + ": root qdisc is " + q->kind + " " + q->handle +
+                              ", expected the prior " + prior_kind);
+  }
+  return Status::Ok();
+}
+
 }  // namespace fdrill

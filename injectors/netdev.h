@@ -70,4 +70,26 @@ class AdminLink final : public Toggle {
 // one of these back, so a fault over them reverts exactly by deletion.
 bool IsDefaultQdisc(const std::string& kind);
 
+// A root qdisc a fault puts over a kernel default with `tc qdisc replace dev
+// IF root handle H ...` (link_rate's fd1:, link_delay's netem fd2:): the
+// handle marks it as the fault's, and deleting it brings the default back.
+// `who` ("link_rate fab0") prefixes messages.
+//
+// The kind of the root qdisc now, which must be a kernel default: fdrill will
+// not replace a qdisc it cannot restore. `advice`, when given, ends the
+// refusal as a sentence of its own.
+Result<std::string> ReadDefaultRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                                         const std::string& who, const std::string& advice);
+// `tc qdisc del dev IF root`, run only while the root qdisc carries `handle`:
+// safe after a failed Apply and safe twice; an interface that has gone away
+// has nothing of ours left on it.
+std::vector<std::string> DeleteRootQdiscArgv(const std::string& ifname);
+Status DeleteOwnRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                          const std::string& handle, const std::string& who);
+// Observes that the root qdisc no longer carries `handle` and is of
+// `prior_kind` again ("" when Capture never ran: any kind).
+Status ExpectPriorRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                            const std::string& handle, const std::string& prior_kind,
+                            const std::string& who);
+
 }  // namespace fdrill
