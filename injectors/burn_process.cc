@@ -64,7 +64,7 @@ Status BurnFault::Load(const Json& saved) {
 
 std::vector<std::string> BurnFault::Argv() const {
   std::vector<std::string> argv = {kBurnExe};
-  for (const auto& a : BurnArgs()) argv.push_back(a);
+  for (const auto& a : spec_.args) argv.push_back(a);
   argv.push_back(std::to_string(host_.procs->OwnPid()));
   return argv;
 }
@@ -87,7 +87,7 @@ Status BurnFault::Apply() {
     }
   }
   // In force only once loaded (mem_pressure: its pages are touched).
-  const auto deadline = std::chrono::steady_clock::now() + LoadTimeout();
+  const auto deadline = std::chrono::steady_clock::now() + spec_.load_timeout;
   for (;;) {
     auto now = host_.procs->Inspect(pid_);
     if (!now.ok() || now->start_ticks != start_ticks_) {
@@ -160,7 +160,7 @@ Status BurnFault::VerifyReverted() {
 
 std::vector<std::string> BurnFault::Mechanism() const {
   std::vector<std::string> argv = {kBurnExe};
-  for (const auto& a : BurnArgs()) argv.push_back(a);
+  for (const auto& a : spec_.args) argv.push_back(a);
   argv.push_back("<agent pid>");
   return {"apply: " + JoinArgv(argv) +
               " (dies with the agent; in its own cgroup v2 group when the node has one)",

@@ -23,9 +23,18 @@ namespace fdrill {
 
 inline constexpr char kBurnExe[] = "fdrill-burn";
 
+// What one kind of burn runs, and how it is named.
+struct BurnSpec {
+  std::string kind;               // "cpu_hog": prefixes messages
+  std::string target;             // what Target() names: "cpu", "memory"
+  std::vector<std::string> args;  // fdrill-burn's arguments after the program name,
+                                  // before the parent pid: {"cpu", "4"}
+  Duration load_timeout{};        // how long Apply waits for Loaded()
+};
+
 class BurnFault : public Fault {
  public:
-  explicit BurnFault(Host host) : host_(host) {}
+  BurnFault(Host host, BurnSpec spec) : host_(host), spec_(std::move(spec)) {}
 
   Status Check() override;
   Status Capture() override;
@@ -36,21 +45,21 @@ class BurnFault : public Fault {
   Status Revert() override;
   Status VerifyReverted() override;
   std::vector<std::string> Mechanism() const override;
+  std::string Target() const override { return spec_.target; }
+  // What a burn loads: the node's CPUs or memory, all of them.
+  std::string ResolvedTarget() const override { return "node"; }
 
  protected:
-  // fdrill-burn's arguments after the program name, before the parent pid.
-  virtual std::vector<std::string> BurnArgs() const = 0;
-  // Extra condition once the process runs (mem_pressure: resident size).
-  virtual Status Loaded(const ProcInfo& info) const = 0;
-  // How long Apply waits for Loaded() before it gives up.
-  virtual Duration LoadTimeout() const = 0;
-  virtual std::string Kind() const = 0;
-
-  Host host_;
+  // Extra condition once the process runs (mem_pressure: resident size);
+  // none by default.
+  virtual Status Loaded(const ProcInfo& /*info*/) const { return Status::Ok(); }
 
  private:
   std::vector<std::string> Argv() const;
+  const std::string& Kind() const { return spec_.kind; }
 
+  Host host_;
+  BurnSpec spec_;
   std::string cgroup_;  // "" when the node has no cgroup v2 mount
   int pid_ = 0;
   uint64_t start_ticks_ = 0;

@@ -168,6 +168,12 @@ Result<int64_t> ReadIbLid(SysFs* sysfs, const IbPort& port) {
   return static_cast<int64_t>(lid);
 }
 
+std::string IbLidArg(const IbPort& port, int64_t captured) {
+  if (captured) return std::to_string(captured);
+  if (port.lid) return std::to_string(*port.lid);
+  return "<lid from " + port.Dir() + "/lid>";
+}
+
 std::vector<std::string> IbPortStateArgv(const IbPort& port, const std::string& lid,
                                          const std::vector<std::string>& op) {
   std::vector<std::string> argv = {"ibportstate",

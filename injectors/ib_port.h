@@ -73,6 +73,10 @@ Result<int64_t> ReadIbLid(SysFs* sysfs, const IbPort& port);
 // The LID to address the port by: params.lid when given, else sysfs.
 Result<int64_t> ResolveIbLid(SysFs* sysfs, const IbPort& port);
 
+// The LID argument of ibportstate: `captured` (the LID Capture resolved)
+// when not 0, else params.lid, else a placeholder naming the sysfs file it
+// will come from (for `fdrill plan`).
+std::string IbLidArg(const IbPort& port, int64_t captured);
 std::vector<std::string> IbPortStateArgv(const IbPort& port, const std::string& lid,
                                          const std::vector<std::string>& op);
 

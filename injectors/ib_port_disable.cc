@@ -14,43 +14,18 @@
 // Disable a local port only: disabling a remote port over the only path to
 // it cannot be undone over that path (ibportstate: "Disable may be
 // irreversible").
+// The Fault is toggle_fault.h's OffFault over ib_port_fault.h's IbPortToggle.
 #include "injectors/ib_port_fault.h"
 
 namespace fdrill {
-
-namespace {
-
-class IbPortDisable final : public Fault {
- public:
-  IbPortDisable(Host host, IbPort port) : toggle_(host, std::move(port), "ib_port_disable") {}
-
-  Status Capture() override { return toggle_.Capture(); }
-  Json Saved() const override { return toggle_.Saved(); }
-  Status Load(const Json& saved) override {
-    toggle_.Load(saved);
-    return Status::Ok();
-  }
-  Status Apply() override { return toggle_.Set(false); }
-  Status Verify() override { return toggle_.Expect(true); }
-  Status Revert() override { return toggle_.Revert(); }
-  Status VerifyReverted() override { return toggle_.VerifyReverted(); }
-  std::string Target() const override { return toggle_.port().Name(); }
-  std::vector<std::string> Mechanism() const override {
-    return {"apply: " + JoinArgv(toggle_.Argv(false)), "revert: " + JoinArgv(toggle_.Argv(true))};
-  }
-
- private:
-  IbPortToggle toggle_;
-};
-
-}  // namespace
 
 Result<std::unique_ptr<Fault>> MakeIbPortDisable(const Json& params, Host host) {
   ParamReader p(params);
   auto port = ReadIbPortParams(p, params);
   if (!port.ok()) return port.status();
   if (auto s = p.Finish(); !s.ok()) return s;
-  return std::unique_ptr<Fault>(std::make_unique<IbPortDisable>(host, std::move(*port)));
+  return std::unique_ptr<Fault>(std::make_unique<OffFault>(
+      std::make_unique<IbPortToggle>(host, std::move(*port), "ib_port_disable")));
 }
 
 }  // namespace fdrill

@@ -1,17 +1,13 @@
 #include "injectors/ib_port_fault.h"
 
+#include <cctype>
+
 namespace fdrill {
 
 // ---- IbPortToggle ----
 
-std::string IbPortToggle::Lid() const {
-  if (lid_) return std::to_string(lid_);
-  if (port_.lid) return std::to_string(*port_.lid);
-  return "<lid from " + port_.Dir() + "/lid>";
-}
-
 std::vector<std::string> IbPortToggle::Argv(bool enable) const {
-  return IbPortStateArgv(port_, Lid(), {enable ? "enable" : "disable"});
+  return IbPortStateArgv(port_, IbLidArg(port_, lid_), {enable ? "enable" : "disable"});
 }
 
 Status IbPortToggle::Capture() {
@@ -43,7 +39,8 @@ Status IbPortToggle::Set(bool enabled) {
   return r.ok() ? Status::Ok() : r.status().Annotate(Who());
 }
 
-Status IbPortToggle::Expect(bool disabled) {
+Status IbPortToggle::Expect(bool enabled, const std::string& /*why*/) {
+  const bool disabled = !enabled;
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if ((status->phys == kIbPhysDisabled) != disabled) {
@@ -53,7 +50,7 @@ Status IbPortToggle::Expect(bool disabled) {
   return Status::Ok();
 }
 
-Status IbPortToggle::Revert() {
+Status IbPortToggle::Restore() {
   if (!lid_) return Status::Ok();  // never captured, so never applied
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok())
@@ -62,7 +59,7 @@ Status IbPortToggle::Revert() {
   return Set(true);
 }
 
-Status IbPortToggle::VerifyReverted() {
+Status IbPortToggle::VerifyRestored() {
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->phys == kIbPhysDisabled)
@@ -75,37 +72,6 @@ Status IbPortToggle::VerifyReverted() {
   return Status::Ok();
 }
 
-// ---- FlapSchedule ----
-
-bool FlapSchedule::WantDown(Duration t) const {
-  if (t < Duration::zero()) return false;
-  int64_t cycle = t / period;
-  if (cycle >= count) return false;
-  return t - cycle * period < down;
-}
-
-std::string FlapSchedule::Describe() const {
-  return count == 1 ? "once" : std::to_string(count) + " times, every " + FormatDuration(period);
-}
-
-Result<FlapSchedule> ReadFlapSchedule(ParamReader& p) {
-  FlapSchedule s;
-  auto down = p.Dur("down");
-  if (!down.ok()) return down.status();
-  auto count = p.Int("count", 1, 1, 1000);
-  if (!count.ok()) return count.status();
-  auto period = p.Dur("period", *down * 2);
-  if (!period.ok()) return period.status();
-  if (*count > 1 && *period <= *down) {
-    return InvalidArgument("params.period: must be longer than params.down (" +
-                           FormatDuration(*down) + ") so the port comes up between flaps");
-  }
-  s.down = *down;
-  s.count = *count;
-  s.period = *period;
-  return s;
-}
-
 // ---- IbLinkDowngrade ----
 
 const std::map<std::string, std::string>& IbEnabledFieldOps() {
@@ -113,12 +79,6 @@ const std::map<std::string, std::string>& IbEnabledFieldOps() {
                                                           {"LinkSpeedEnabled", "speed"},
                                                           {"LinkSpeedExtEnabled", "espeed"}};
   return kOps;
-}
-
-std::string IbLinkDowngrade::Lid() const {
-  if (lid_) return std::to_string(lid_);
-  if (port_.lid) return std::to_string(*port_.lid);
-  return "<lid from " + port_.Dir() + "/lid>";
 }
 
 std::vector<std::string> IbLinkDowngrade::SetArgs(const Masks& masks) {
@@ -143,6 +103,16 @@ bool IbLinkDowngrade::Matches(const IbPortInfo& info, const Masks& want) {
 Status IbLinkDowngrade::RunOp(const std::vector<std::string>& op) {
   auto r = RunChecked(*host_.runner, IbPortStateArgv(port_, Lid(), op));
   return r.ok() ? Status::Ok() : r.status().Annotate(Who());
+}
+
+Status IbLinkDowngrade::ExpectMasks(const Masks& masks, const std::string& which) {
+  auto info = QueryIbPort(*host_.runner, port_, lid_);
+  if (!info.ok()) return info.status().Annotate(Who());
+  if (!Matches(*info, masks)) {
+    return FailedPrecondition(Who() + ": PortInfo does not show the " + which + " masks (" +
+                              JoinArgv(SetArgs(masks)) + ")");
+  }
+  return Status::Ok();
 }
 
 Status IbLinkDowngrade::Capture() {
@@ -208,12 +178,7 @@ Status IbLinkDowngrade::Apply() {
 }
 
 Status IbLinkDowngrade::Verify() {
-  auto info = QueryIbPort(*host_.runner, port_, lid_);
-  if (!info.ok()) return info.status().Annotate(Who());
-  if (!Matches(*info, want_)) {
-    return FailedPrecondition(Who() + ": PortInfo does not show the written masks (" +
-                              JoinArgv(SetArgs(want_)) + ")");
-  }
+  if (auto s = ExpectMasks(want_, "written"); !s.ok()) return s;
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->phys != kIbPhysLinkUp) {
@@ -243,12 +208,7 @@ Status IbLinkDowngrade::Revert() {
 
 Status IbLinkDowngrade::VerifyReverted() {
   if (!lid_ || prior_.empty()) return Status::Ok();
-  auto info = QueryIbPort(*host_.runner, port_, lid_);
-  if (!info.ok()) return info.status().Annotate(Who());
-  if (!Matches(*info, prior_)) {
-    return FailedPrecondition(Who() + ": PortInfo does not show the prior masks (" +
-                              JoinArgv(SetArgs(prior_)) + ")");
-  }
+  if (auto s = ExpectMasks(prior_, "prior"); !s.ok()) return s;
   auto status = ReadIbPortStatus(host_.sysfs, port_);
   if (!status.ok()) return status.status().Annotate(kind_);
   if (status->rate != prior_rate_ || status->state != prior_state_) {
@@ -274,6 +234,18 @@ std::vector<std::string> IbLinkDowngrade::Mechanism() const {
               JoinArgv(IbPortStateArgv(port_, Lid(), {"reset"})),
           "revert: " + JoinArgv(IbPortStateArgv(port_, Lid(), back)) + "; then " +
               JoinArgv(IbPortStateArgv(port_, Lid(), {"reset"}))};
+}
+
+Result<IbDowngradeParams> ReadIbDowngradeParams(const Json& params, const std::string& key) {
+  ParamReader p(params);
+  auto port = ReadIbPortParams(p, params);
+  if (!port.ok()) return port.status();
+  auto given = p.String(key);
+  if (!given.ok()) return given.status();
+  if (auto s = p.Finish(); !s.ok()) return s;
+  std::string lower = *given;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return IbDowngradeParams{std::move(*port), *given, lower};
 }
 
 // ---- probe ----

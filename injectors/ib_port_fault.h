@@ -3,12 +3,14 @@
 //
 // IbPortToggle (ib_port_disable, ib_port_flap): a local HCA port disabled
 // with `ibportstate -C DEV -P PORT LID PORT disable` and enabled again with
-// `... enable`. Capture refuses a port already Disabled (enabling it would
-// not be a restore) and records the LID (params.lid, else sysfs) and the
-// logical state. Disabled is observed in sysfs phys_state "3: Disabled".
-// Revert enables only while the port is Disabled, so it is safe after a
-// failed Apply and safe twice; VerifyReverted waits for the subnet manager to
-// bring the logical state back to what Capture saw (usually "4: ACTIVE").
+// `... enable`, as a Toggle (toggle_fault.h: ib_port_disable's OffFault,
+// ib_port_flap's FlapFault). Capture refuses a port already Disabled
+// (enabling it would not be a restore) and records the LID (params.lid, else
+// sysfs) and the logical state. Disabled is observed in sysfs phys_state
+// "3: Disabled". Restore enables only while the port is Disabled, so it is
+// safe after a failed Apply and safe twice; VerifyRestored waits for the
+// subnet manager to bring the logical state back to what Capture saw
+// (usually "4: ACTIVE").
 //
 // IbLinkDowngrade (ib_port_width, ib_port_speed): writes enabled-mask fields
 // of PortInfo (`width`, `speed`, `espeed` MASK), then `reset` so the link
@@ -26,30 +28,31 @@
 
 #include "injectors/ib_port.h"
 #include "injectors/injector.h"
+#include "injectors/toggle_fault.h"
 
 namespace fdrill {
 
-class IbPortToggle {
+class IbPortToggle final : public Toggle {
  public:
   IbPortToggle(Host host, IbPort port, std::string kind)
       : host_(host), port_(std::move(port)), kind_(std::move(kind)) {}
 
-  Status Capture();
-  Json Saved() const {
+  Status Capture() override;
+  Json Saved() const override {
     return {{"lid", lid_}, {"prior_state", prior_state_}, {"prior_state_text", prior_text_}};
   }
-  void Load(const Json& saved);
-  Status Set(bool enabled);
-  // Observes sysfs phys_state: Disabled, or anything else.
-  Status Expect(bool disabled);
-  Status Revert();
-  Status VerifyReverted();
-  std::vector<std::string> Argv(bool enable) const;
-  std::string Who() const { return kind_ + " " + port_.Name(); }
-  const IbPort& port() const { return port_; }
+  void Load(const Json& saved) override;
+  Status Set(bool enabled) override;
+  // Observes sysfs phys_state: Disabled (off), or anything else (on). The
+  // message states the phys_state it expected; `why` is not used.
+  Status Expect(bool enabled, const std::string& why) override;
+  Status Restore() override;
+  Status VerifyRestored() override;
+  std::vector<std::string> Argv(bool enable) const override;
+  std::string Name() const override { return port_.Name(); }
 
  private:
-  std::string Lid() const;
+  std::string Who() const { return kind_ + " " + port_.Name(); }
 
   Host host_;
   IbPort port_;
@@ -58,20 +61,6 @@ class IbPortToggle {
   int prior_state_ = kIbStateActive;
   std::string prior_text_ = "4: ACTIVE";
 };
-
-// A flap timetable (as link_flap's): `count` down windows of `down`, one
-// starting every `period`, the first at Apply.
-struct FlapSchedule {
-  Duration down{};
-  int64_t count = 1;
-  Duration period{};
-
-  bool WantDown(Duration t) const;
-  bool Finished(Duration t) const { return t >= (count - 1) * period + down; }
-  std::string Describe() const;
-};
-// Reads params down (required), count (default 1), period (default 2 x down).
-Result<FlapSchedule> ReadFlapSchedule(ParamReader& p);
 
 class IbLinkDowngrade : public Fault {
  public:
@@ -99,10 +88,13 @@ class IbLinkDowngrade : public Fault {
   std::string Who() const { return kind_ + " " + port_.Name(); }
 
  private:
-  std::string Lid() const;
+  std::string Lid() const { return IbLidArg(port_, lid_); }
   static std::vector<std::string> SetArgs(const Masks& masks);
   static bool Matches(const IbPortInfo& info, const Masks& want);
   Status RunOp(const std::vector<std::string>& op);
+  // Queries PortInfo: Ok when it shows `masks`, else FailedPrecondition
+  // naming `which` ("written", "prior").
+  Status ExpectMasks(const Masks& masks, const std::string& which);
 
   Host host_;
   IbPort port_;
@@ -114,6 +106,15 @@ class IbLinkDowngrade : public Fault {
   std::string prior_rate_;
   int prior_state_ = kIbStateActive;
 };
+
+// The params of an IbLinkDowngrade injector: the port (ReadIbPortParams),
+// then params.<key> (required: "width", "speed"), then no other key.
+struct IbDowngradeParams {
+  IbPort port;
+  std::string given;  // params.<key> as written, for messages
+  std::string lower;  // the same in lower case, for matching
+};
+Result<IbDowngradeParams> ReadIbDowngradeParams(const Json& params, const std::string& key);
 
 // PortInfo field -> the ibportstate op that writes it.
 const std::map<std::string, std::string>& IbEnabledFieldOps();

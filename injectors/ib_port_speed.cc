@@ -88,20 +88,14 @@ class IbPortSpeed final : public IbLinkDowngrade {
 }  // namespace
 
 Result<std::unique_ptr<Fault>> MakeIbPortSpeed(const Json& params, Host host) {
-  ParamReader p(params);
-  auto port = ReadIbPortParams(p, params);
-  if (!port.ok()) return port.status();
-  auto speed = p.String("speed");
+  auto speed = ReadIbDowngradeParams(params, "speed");
   if (!speed.ok()) return speed.status();
-  if (auto s = p.Finish(); !s.ok()) return s;
-  std::string lower = *speed;
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (const auto& s : kSpeeds) {
-    if (lower == s.name)
-      return std::unique_ptr<Fault>(std::make_unique<IbPortSpeed>(host, std::move(*port), s));
+    if (speed->lower == s.name)
+      return std::unique_ptr<Fault>(std::make_unique<IbPortSpeed>(host, std::move(speed->port), s));
   }
   return InvalidArgument("params.speed: must be one of sdr, ddr, qdr, fdr, edr, hdr, ndr, not \"" +
-                         *speed + "\"");
+                         speed->given + "\"");
 }
 
 }  // namespace fdrill

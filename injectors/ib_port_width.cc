@@ -13,8 +13,6 @@
 // NDR)"). Revert writes the prior mask back and resets; see ib_port_fault.h
 // for why it is safe after a failed Apply and twice. NCCL notices only a
 // bandwidth drop: it reads port speed at init (§1.6).
-#include <cctype>
-
 #include "injectors/ib_port_fault.h"
 
 namespace fdrill {
@@ -61,21 +59,17 @@ class IbPortWidth final : public IbLinkDowngrade {
 }  // namespace
 
 Result<std::unique_ptr<Fault>> MakeIbPortWidth(const Json& params, Host host) {
-  ParamReader p(params);
-  auto port = ReadIbPortParams(p, params);
-  if (!port.ok()) return port.status();
-  auto width = p.String("width");
+  auto width = ReadIbDowngradeParams(params, "width");
   if (!width.ok()) return width.status();
-  if (auto s = p.Finish(); !s.ok()) return s;
-  std::string w = *width;
-  for (auto& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string& w = width->lower;
   int lanes = 0;
   if (w.size() >= 2 && w.back() == 'x' && w.find_first_not_of("0123456789") == w.size() - 1) {
     lanes = std::stoi(w.substr(0, w.size() - 1));
   }
   if (!IbWidthBit(lanes))
-    return InvalidArgument("params.width: must be 1x, 2x, 4x, 8x or 12x, not \"" + *width + "\"");
-  return std::unique_ptr<Fault>(std::make_unique<IbPortWidth>(host, std::move(*port), lanes));
+    return InvalidArgument("params.width: must be 1x, 2x, 4x, 8x or 12x, not \"" + width->given +
+                           "\"");
+  return std::unique_ptr<Fault>(std::make_unique<IbPortWidth>(host, std::move(width->port), lanes));
 }
 
 }  // namespace fdrill

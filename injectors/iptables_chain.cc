@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "injectors/netdev.h"
+
 namespace fdrill {
 
 namespace {
@@ -229,6 +231,14 @@ std::vector<std::string> IptablesChain::Mechanism() const {
   return out;
 }
 
+Status ChainFault::Capture() {
+  if (!ifname_.empty()) {
+    auto link = ReadLink(*host_.runner, ifname_);
+    if (!link.ok()) return link.status().Annotate(kind_);
+  }
+  return chain_.Capture();
+}
+
 Status ProbeIptables(ProcessRunner& runner, const std::string& who) {
   auto r = runner.Run({"iptables", "-V"}, kTimeout);
   if (!r.ok()) {
@@ -241,6 +251,11 @@ Status ProbeIptables(ProcessRunner& runner, const std::string& who) {
   if (r->exit_code != 0)
     return Unsupported(who + ": `iptables -V` exited " + std::to_string(r->exit_code));
   return Status::Ok();
+}
+
+Status ProbeChainFault(const Json& params, Host host, const std::string& kind) {
+  if (auto s = ProbeIptables(*host.runner, kind); !s.ok()) return s;
+  return ProbeInterface(*host.runner, params, kind);
 }
 
 }  // namespace fdrill

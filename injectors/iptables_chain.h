@@ -1,5 +1,7 @@
 // IptablesChain: a netfilter fault's own iptables chain, shared by the
-// iptables-based injectors (link_loss, link_partition).
+// iptables-based injectors (link_loss, link_partition, link_delay's nfqueue
+// mode). ChainFault (below) is the whole Fault of an injector whose chain is
+// all it changes.
 //
 // Each fault puts its rules in a chain of its own, FDRILL-<TAG>-<8 hex>, the
 // hex a hash of the fault's kind and params (so a journal replay finds the
@@ -27,6 +29,7 @@
 #include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/host/host.h"
+#include "injectors/injector.h"
 
 namespace fdrill {
 
@@ -77,7 +80,45 @@ class IptablesChain {
   bool nft_ = false;
 };
 
+// A fault that is one IptablesChain and nothing else (link_loss,
+// link_partition): Capture checks that the interface exists, when the fault
+// names one (NotFound prefixed by `kind`), then captures the chain; every
+// other step is the chain's. Messages start "<kind> <target>: ".
+class ChainFault final : public Fault {
+ public:
+  // `ifname` "" acts on every interface; `target` is what Target() returns.
+  ChainFault(Host host, std::string kind, std::string ifname, std::string target, ChainSpec spec)
+      : host_(host),
+        kind_(std::move(kind)),
+        ifname_(std::move(ifname)),
+        target_(std::move(target)),
+        chain_(host.runner, std::move(spec), kind_ + " " + target_) {}
+
+  Status Capture() override;
+  Json Saved() const override { return chain_.Saved(); }
+  Status Load(const Json& saved) override {
+    chain_.Load(saved);
+    return Status::Ok();
+  }
+  Status Apply() override { return chain_.Apply(); }
+  Status Verify() override { return chain_.Verify(); }
+  Status Revert() override { return chain_.Revert(); }
+  Status VerifyReverted() override { return chain_.VerifyReverted(); }
+  std::string Target() const override { return target_; }
+  std::vector<std::string> Mechanism() const override { return chain_.Mechanism(); }
+
+ private:
+  Host host_;
+  std::string kind_;    // "link_loss"
+  std::string ifname_;  // "": every interface
+  std::string target_;
+  IptablesChain chain_;
+};
+
 // Ok when `iptables` runs; Unsupported naming what is missing.
 Status ProbeIptables(ProcessRunner& runner, const std::string& who);
+// ProbeIptables, then that params.interface (when given) exists: the probe
+// of the ChainFault injectors.
+Status ProbeChainFault(const Json& params, Host host, const std::string& kind);
 
 }  // namespace fdrill

@@ -93,14 +93,9 @@ class LinkDelay final : public Fault {
     auto link = ReadLink(*host_.runner, s_.ifname);
     if (!link.ok()) return link.status().Annotate("link_delay");
     if (s_.egress && !s_.peer && NetemAvailable(host_.sysfs)) {
-      auto q = ReadRootQdisc(*host_.runner, s_.ifname);
-      if (!q.ok()) return q.status().Annotate(who_);
-      if (!IsDefaultQdisc(q->kind)) {
-        return FailedPrecondition(
-            who_ + ": root qdisc is " + q->kind + " (handle " + q->handle +
-            "), not a kernel default; fdrill will not replace a qdisc it cannot restore");
-      }
-      prior_kind_ = q->kind;
+      auto kind = ReadDefaultRootQdisc(*host_.runner, s_.ifname, who_, "");
+      if (!kind.ok()) return kind.status();
+      prior_kind_ = *kind;
       mode_ = "netem";
       return Status::Ok();
     }
@@ -184,13 +179,7 @@ class LinkDelay final : public Fault {
   }
 
   Status Revert() override {
-    if (mode_ == "netem") {
-      auto q = ReadRootQdisc(*host_.runner, s_.ifname);
-      if (!q.ok()) return q.status().code() == StatusCode::kNotFound ? Status::Ok() : q.status();
-      if (q->handle != kHandle) return Status::Ok();  // never applied, or already reverted
-      auto r = RunChecked(*host_.runner, {"tc", "qdisc", "del", "dev", s_.ifname, "root"});
-      return r.ok() ? Status::Ok() : r.status().Annotate(who_);
-    }
+    if (mode_ == "netem") return DeleteOwnRootQdisc(*host_.runner, s_.ifname, kHandle, who_);
     if (mode_ != "nfqueue") return Status::Ok();  // Capture failed: nothing was applied
     // Rule first: while it stands, stopping the line would let packets
     // bypass undelayed (a different fault); keep both for the retry.
@@ -203,15 +192,8 @@ class LinkDelay final : public Fault {
   }
 
   Status VerifyReverted() override {
-    if (mode_ == "netem") {
-      auto q = ReadRootQdisc(*host_.runner, s_.ifname);
-      if (!q.ok()) return q.status();
-      if (q->handle == kHandle || (!prior_kind_.empty() && q->kind != prior_kind_)) {
-        return FailedPrecondition(who_ + ": root qdisc is " + q->kind + " " + q->handle +
-                                  ", expected the prior " + prior_kind_);
-      }
-      return Status::Ok();
-    }
+    if (mode_ == "netem")
+      return ExpectPriorRootQdisc(*host_.runner, s_.ifname, kHandle, prior_kind_, who_);
     if (mode_ != "nfqueue") return Status::Ok();
     if (auto s = chain_.VerifyReverted(); !s.ok()) return s;
     auto bound = QueuePort();
@@ -304,22 +286,16 @@ Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host,
     return InvalidArgument("params.jitter: must be between 0 and the delay (" +
                            FormatDuration(*delay) + "), not " + FormatDuration(*jitter));
   }
-  auto direction = p.String("direction", "egress");
-  if (!direction.ok()) return direction.status();
-  if (*direction != "egress" && *direction != "ingress") {
-    return InvalidArgument("params.direction: must be egress or ingress, not \"" + *direction +
-                           "\"");
-  }
-  auto peer = ReadIpv4(p, params, "peer");
-  if (!peer.ok()) return peer.status();
+  auto match = ReadPeerDirection(p, params);
+  if (!match.ok()) return match.status();
   if (auto s = p.Finish(); !s.ok()) return s;
 
   Settings s;
   s.ifname = *ifname;
   s.delay = *delay;
   s.jitter = *jitter;
-  s.egress = *direction == "egress";
-  s.peer = peer->has_value();
+  s.egress = match->egress;
+  s.peer = match->peer.has_value();
   ChainSpec spec;
   spec.table = "filter";
   spec.name = FaultChainName("DELAY", "link_delay", params);
@@ -329,8 +305,7 @@ Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host,
   // `fdrill plan`) names the same queue.
   s.queue = static_cast<uint16_t>(
       kFirstQueue + (std::stoul(spec.name.substr(spec.name.size() - 8), nullptr, 16) & 0xff));
-  Argv rule;
-  if (s.peer) rule = {s.egress ? "-d" : "-s", **peer};
+  Argv rule = match->PeerMatch();
   for (const char* a : {"-j", "NFQUEUE", "--queue-num"}) rule.push_back(a);
   rule.push_back(std::to_string(s.queue));
   rule.push_back("--queue-bypass");
@@ -357,11 +332,7 @@ Status ProbeLinkDelay(const Json& params, Host host) {
   } else if (auto s = ProbeIptables(*host.runner, "link_delay"); !s.ok()) {
     return s;
   }
-  if (params.is_object() && params.contains("interface") && params["interface"].is_string()) {
-    auto link = ReadLink(*host.runner, params["interface"].get<std::string>());
-    if (!link.ok()) return link.status().Annotate("link_delay");
-  }
-  return Status::Ok();
+  return ProbeInterface(*host.runner, params, "link_delay");
 }
 
 }  // namespace fdrill

@@ -18,45 +18,10 @@
 // percent barely dents TCP throughput; pair it with link_rate to see it.
 #include "injectors/injector.h"
 #include "injectors/iptables_chain.h"
-#include "injectors/netdev.h"
 #include "injectors/param_values.h"
 #include "injectors/params.h"
 
 namespace fdrill {
-
-namespace {
-
-class LinkLoss final : public Fault {
- public:
-  LinkLoss(Host host, std::string ifname, ChainSpec spec)
-      : host_(host),
-        ifname_(std::move(ifname)),
-        chain_(host.runner, std::move(spec), "link_loss " + ifname_) {}
-
-  Status Capture() override {
-    auto link = ReadLink(*host_.runner, ifname_);
-    if (!link.ok()) return link.status().Annotate("link_loss");
-    return chain_.Capture();
-  }
-  Json Saved() const override { return chain_.Saved(); }
-  Status Load(const Json& saved) override {
-    chain_.Load(saved);
-    return Status::Ok();
-  }
-  Status Apply() override { return chain_.Apply(); }
-  Status Verify() override { return chain_.Verify(); }
-  Status Revert() override { return chain_.Revert(); }
-  Status VerifyReverted() override { return chain_.VerifyReverted(); }
-  std::string Target() const override { return ifname_; }
-  std::vector<std::string> Mechanism() const override { return chain_.Mechanism(); }
-
- private:
-  Host host_;
-  std::string ifname_;
-  IptablesChain chain_;
-};
-
-}  // namespace
 
 Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host) {
   ParamReader p(params);
@@ -64,24 +29,17 @@ Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host) {
   if (!ifname.ok()) return ifname.status();
   auto percent = ReadPercent(p, params, "percent");
   if (!percent.ok()) return percent.status();
-  auto direction = p.String("direction", "egress");
-  if (!direction.ok()) return direction.status();
-  if (*direction != "egress" && *direction != "ingress") {
-    return InvalidArgument("params.direction: must be egress or ingress, not \"" + *direction +
-                           "\"");
-  }
-  auto peer = ReadIpv4(p, params, "peer");
-  if (!peer.ok()) return peer.status();
+  auto match = ReadPeerDirection(p, params);
+  if (!match.ok()) return match.status();
   if (auto s = p.Finish(); !s.ok()) return s;
 
-  bool egress = *direction == "egress";
+  bool egress = match->egress;
   ChainSpec spec;
   spec.table = egress ? "filter" : "raw";
   spec.name = FaultChainName("LOSS", "link_loss", params);
   spec.comment = "fdrill:link_loss";
   spec.hooks = {{egress ? "OUTPUT" : "PREROUTING", egress ? "-o" : "-i", *ifname}};
-  Argv rule;
-  if (peer->has_value()) rule = {egress ? "-d" : "-s", **peer};
+  Argv rule = match->PeerMatch();
   if (*percent < 100'000'000) {
     for (const char* a : {"-m", "statistic", "--mode", "random", "--probability"})
       rule.push_back(a);
@@ -90,16 +48,12 @@ Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host) {
   rule.push_back("-j");
   rule.push_back("DROP");
   spec.rules = {rule};
-  return std::unique_ptr<Fault>(std::make_unique<LinkLoss>(host, *ifname, std::move(spec)));
+  return std::unique_ptr<Fault>(
+      std::make_unique<ChainFault>(host, "link_loss", *ifname, *ifname, std::move(spec)));
 }
 
 Status ProbeLinkLoss(const Json& params, Host host) {
-  if (auto s = ProbeIptables(*host.runner, "link_loss"); !s.ok()) return s;
-  if (params.is_object() && params.contains("interface") && params["interface"].is_string()) {
-    auto link = ReadLink(*host.runner, params["interface"].get<std::string>());
-    if (!link.ok()) return link.status().Annotate("link_loss");
-  }
-  return Status::Ok();
+  return ProbeChainFault(params, host, "link_loss");
 }
 
 }  // namespace fdrill

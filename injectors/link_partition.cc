@@ -14,56 +14,10 @@
 // and safe twice.
 #include "injectors/injector.h"
 #include "injectors/iptables_chain.h"
-#include "injectors/netdev.h"
 #include "injectors/param_values.h"
 #include "injectors/params.h"
 
 namespace fdrill {
-
-namespace {
-
-class LinkPartition final : public Fault {
- public:
-  LinkPartition(Host host, std::string ifname, std::vector<std::string> peers, ChainSpec spec)
-      : host_(host),
-        ifname_(std::move(ifname)),
-        peers_(std::move(peers)),
-        chain_(host.runner, std::move(spec), "link_partition " + Target()) {}
-
-  Status Capture() override {
-    if (!ifname_.empty()) {
-      auto link = ReadLink(*host_.runner, ifname_);
-      if (!link.ok()) return link.status().Annotate("link_partition");
-    }
-    return chain_.Capture();
-  }
-  Json Saved() const override { return chain_.Saved(); }
-  Status Load(const Json& saved) override {
-    chain_.Load(saved);
-    return Status::Ok();
-  }
-  Status Apply() override { return chain_.Apply(); }
-  Status Verify() override { return chain_.Verify(); }
-  Status Revert() override { return chain_.Revert(); }
-  Status VerifyReverted() override { return chain_.VerifyReverted(); }
-  // The interface when given (the agent refuses its management interface),
-  // else the peers.
-  std::string Target() const override {
-    if (!ifname_.empty()) return ifname_;
-    std::string t = "peers:";
-    for (size_t i = 0; i < peers_.size(); ++i) t += (i ? "," : "") + peers_[i];
-    return t;
-  }
-  std::vector<std::string> Mechanism() const override { return chain_.Mechanism(); }
-
- private:
-  Host host_;
-  std::string ifname_;  // empty: every interface
-  std::vector<std::string> peers_;
-  IptablesChain chain_;
-};
-
-}  // namespace
 
 Result<std::unique_ptr<Fault>> MakeLinkPartition(const Json& params, Host host) {
   ParamReader p(params);
@@ -87,17 +41,19 @@ Result<std::unique_ptr<Fault>> MakeLinkPartition(const Json& params, Host host) 
     spec.rules.push_back({"-s", peer, "-j", "DROP"});
     spec.rules.push_back({"-d", peer, "-j", "DROP"});
   }
+  // The target: the interface when given (the agent refuses its management
+  // interface), else the peers.
+  std::string target = *ifname;
+  if (target.empty()) {
+    target = "peers:";
+    for (size_t i = 0; i < peers->size(); ++i) target += (i ? "," : "") + (*peers)[i];
+  }
   return std::unique_ptr<Fault>(
-      std::make_unique<LinkPartition>(host, *ifname, *peers, std::move(spec)));
+      std::make_unique<ChainFault>(host, "link_partition", *ifname, target, std::move(spec)));
 }
 
 Status ProbeLinkPartition(const Json& params, Host host) {
-  if (auto s = ProbeIptables(*host.runner, "link_partition"); !s.ok()) return s;
-  if (params.is_object() && params.contains("interface") && params["interface"].is_string()) {
-    auto link = ReadLink(*host.runner, params["interface"].get<std::string>());
-    if (!link.ok()) return link.status().Annotate("link_partition");
-  }
-  return Status::Ok();
+  return ProbeChainFault(params, host, "link_partition");
 }
 
 }  // namespace fdrill

@@ -80,15 +80,11 @@ class LinkRate final : public Fault {
         peers_(std::move(peers)) {}
 
   Status Capture() override {
-    auto q = ReadRootQdisc(*host_.runner, ifname_);
-    if (!q.ok()) return q.status().Annotate("link_rate " + ifname_);
-    if (!IsDefaultQdisc(q->kind)) {
-      return FailedPrecondition(
-          "link_rate " + ifname_ + ": root qdisc is " + q->kind + " (handle " + q->handle +
-          "), not a kernel default; fdrill will not replace a qdisc it cannot restore. "
-          "Remove it, or run `fdrill-agent --revert-all` if a drill left it");
-    }
-    prior_kind_ = q->kind;
+    auto kind =
+        ReadDefaultRootQdisc(*host_.runner, ifname_, Who(),
+                             "Remove it, or run `fdrill-agent --revert-all` if a drill left it");
+    if (!kind.ok()) return kind.status();
+    prior_kind_ = *kind;
     return Status::Ok();
   }
 
@@ -101,7 +97,7 @@ class LinkRate final : public Fault {
   Status Apply() override {
     for (const auto& argv : ApplySteps()) {
       auto r = RunChecked(*host_.runner, argv);
-      if (!r.ok()) return r.status().Annotate("link_rate " + ifname_);
+      if (!r.ok()) return r.status().Annotate(Who());
     }
     return Status::Ok();
   }
@@ -112,44 +108,30 @@ class LinkRate final : public Fault {
     if (!peers_.empty()) return VerifyPerPeer(*q);
     uint64_t bytes_per_sec = q->options.value("rate", uint64_t{0});
     if (q->kind != "tbf" || q->handle != kHandle || bytes_per_sec * 8 != rate_) {
-      return FailedPrecondition("link_rate " + ifname_ + ": root qdisc is " + q->kind + " " +
-                                q->handle + " at " + std::to_string(bytes_per_sec * 8) +
-                                " bit/s, expected tbf " + kHandle + " at " + std::to_string(rate_) +
-                                " bit/s");
+      return FailedPrecondition(Who() + ": root qdisc is " + q->kind + " " + q->handle + " at " +
+                                std::to_string(bytes_per_sec * 8) + " bit/s, expected tbf " +
+                                kHandle + " at " + std::to_string(rate_) + " bit/s");
     }
     return Status::Ok();
   }
 
-  Status Revert() override {
-    auto q = ReadRootQdisc(*host_.runner, ifname_);
-    if (!q.ok()) {
-      // The interface is gone: nothing of ours can remain on it.
-      return q.status().code() == StatusCode::kNotFound ? Status::Ok() : q.status();
-    }
-    if (q->handle != kHandle) return Status::Ok();  // never applied, or already reverted
-    auto r = RunChecked(*host_.runner, RevertArgv());
-    return r.ok() ? Status::Ok() : r.status().Annotate("link_rate " + ifname_);
-  }
+  Status Revert() override { return DeleteOwnRootQdisc(*host_.runner, ifname_, kHandle, Who()); }
 
   Status VerifyReverted() override {
-    auto q = ReadRootQdisc(*host_.runner, ifname_);
-    if (!q.ok()) return q.status();
-    if (q->handle == kHandle || (!prior_kind_.empty() && q->kind != prior_kind_)) {
-      return FailedPrecondition("link_rate " + ifname_ + ": root qdisc is " + q->kind + " " +
-                                q->handle + ", expected the prior " + prior_kind_);
-    }
-    return Status::Ok();
+    return ExpectPriorRootQdisc(*host_.runner, ifname_, kHandle, prior_kind_, Who());
   }
 
   std::string Target() const override { return ifname_; }
   std::vector<std::string> Mechanism() const override {
     std::vector<std::string> out;
     for (const auto& argv : ApplySteps()) out.push_back("apply: " + JoinArgv(argv));
-    out.push_back("revert: " + JoinArgv(RevertArgv()));
+    out.push_back("revert: " + JoinArgv(DeleteRootQdiscArgv(ifname_)));
     return out;
   }
 
  private:
+  std::string Who() const { return "link_rate " + ifname_; }
+
   std::vector<std::vector<std::string>> ApplySteps() const {
     std::string rate = std::to_string(rate_) + "bit", burst = std::to_string(burst_);
     if (peers_.empty()) {
@@ -172,7 +154,7 @@ class LinkRate final : public Fault {
   }
 
   Status VerifyPerPeer(const RootQdisc& q) {
-    std::string who = "link_rate " + ifname_;
+    const std::string who = Who();
     if (q.kind != "htb" || q.handle != kHandle) {
       return FailedPrecondition(who + ": root qdisc is " + q.kind + " " + q.handle +
                                 ", expected htb " + kHandle);
@@ -211,9 +193,6 @@ class LinkRate final : public Fault {
       }
     }
     return Status::Ok();
-  }
-  std::vector<std::string> RevertArgv() const {
-    return {"tc", "qdisc", "del", "dev", ifname_, "root"};
   }
 
   Host host_;

@@ -14,23 +14,23 @@ namespace {
 
 class MemPressure final : public BurnFault {
  public:
-  MemPressure(Host host, uint64_t bytes) : BurnFault(host), bytes_(bytes) {}
-  std::string Target() const override { return "memory"; }
-  std::string ResolvedTarget() const override { return "node"; }  // its memory
+  // Touching pages runs at a few GB/s; swap or reclaim can slow it a lot,
+  // hence the load timeout.
+  MemPressure(Host host, uint64_t bytes)
+      : BurnFault(host,
+                  BurnSpec{"mem_pressure",
+                           "memory",
+                           {"mem", std::to_string(bytes)},
+                           std::chrono::seconds(10) + std::chrono::milliseconds(bytes >> 20)}),
+        bytes_(bytes) {}
 
  protected:
-  std::vector<std::string> BurnArgs() const override { return {"mem", std::to_string(bytes_)}; }
   Status Loaded(const ProcInfo& info) const override {
     const uint64_t want_kib = bytes_ / 1024 * 9 / 10;
     if (info.rss_kib >= want_kib) return Status::Ok();
     return FailedPrecondition("mem_pressure: " + std::to_string(info.rss_kib) +
                               " KiB resident, want at least " + std::to_string(want_kib) + " KiB");
   }
-  // Touching pages runs at a few GB/s; swap or reclaim can slow it a lot.
-  Duration LoadTimeout() const override {
-    return std::chrono::seconds(10) + std::chrono::milliseconds(bytes_ >> 20);
-  }
-  std::string Kind() const override { return "mem_pressure"; }
 
  private:
   uint64_t bytes_;

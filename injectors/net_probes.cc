@@ -23,13 +23,6 @@ Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv,
   return Status::Ok();
 }
 
-Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::string& who) {
-  if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string())
-    return Status::Ok();
-  auto link = ReadLink(runner, params["interface"].get<std::string>());
-  return link.ok() ? Status::Ok() : link.status().Annotate(who);
-}
-
 }  // namespace
 
 Status ProbeLinkRate(const Json& params, Host host) {

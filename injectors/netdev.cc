@@ -52,6 +52,13 @@ Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname) {
   return NotFound("no interface \"" + ifname + "\" here (interfaces: " + names + ")");
 }
 
+Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::string& who) {
+  if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string())
+    return Status::Ok();
+  auto link = ReadLink(runner, params["interface"].get<std::string>());
+  return link.ok() ? Status::Ok() : link.status().Annotate(who);
+}
+
 Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname) {
   auto j = RunJson(runner, {"tc", "-j", "qdisc", "show", "dev", ifname, "root"});
   if (!j.ok()) {
@@ -71,8 +78,8 @@ Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname
   return Internal("tc shows no root qdisc on " + ifname);
 }
 
-Status AdminLink::Capture(ProcessRunner& runner) {
-  auto link = ReadLink(runner, ifname_);
+Status AdminLink::Capture() {
+  auto link = ReadLink(*runner_, ifname_);
   if (!link.ok()) return link.status().Annotate(kind_);
   if (!link->admin_up)
     return FailedPrecondition(kind_ + " " + ifname_ +
@@ -85,13 +92,13 @@ std::vector<std::string> AdminLink::Argv(bool up) const {
   return {"ip", "link", "set", "dev", ifname_, up ? "up" : "down"};
 }
 
-Status AdminLink::Set(ProcessRunner& runner, bool up) const {
-  auto r = RunChecked(runner, Argv(up));
+Status AdminLink::Set(bool up) {
+  auto r = RunChecked(*runner_, Argv(up));
   return r.ok() ? Status::Ok() : r.status().Annotate(kind_ + " " + ifname_);
 }
 
-Status AdminLink::Expect(ProcessRunner& runner, bool up, const std::string& why) const {
-  auto link = ReadLink(runner, ifname_);
+Status AdminLink::Expect(bool up, const std::string& why) {
+  auto link = ReadLink(*runner_, ifname_);
   if (!link.ok()) return link.status().Annotate(kind_);
   if (link->admin_up != up) {
     return FailedPrecondition(kind_ + " " + ifname_ + ": link is " +
@@ -101,18 +108,56 @@ Status AdminLink::Expect(ProcessRunner& runner, bool up, const std::string& why)
   return Status::Ok();
 }
 
-Status AdminLink::Restore(ProcessRunner& runner) const {
+Status AdminLink::Restore() {
   if (!prior_up_) return Status::Ok();
-  auto link = ReadLink(runner, ifname_);
+  auto link = ReadLink(*runner_, ifname_);
   if (!link.ok())
     return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
-  return link->admin_up ? Status::Ok() : Set(runner, true);
+  return link->admin_up ? Status::Ok() : Set(true);
 }
 
 bool IsDefaultQdisc(const std::string& kind) {
   static const char* kDefaults[] = {"noqueue", "pfifo_fast", "mq", "fq_codel"};
   return std::any_of(std::begin(kDefaults), std::end(kDefaults),
                      [&](const char* k) { return kind == k; });
+}
+
+Result<std::string> ReadDefaultRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                                         const std::string& who, const std::string& advice) {
+  auto q = ReadRootQdisc(runner, ifname);
+  if (!q.ok()) return q.status().Annotate(who);
+  if (!IsDefaultQdisc(q->kind)) {
+    return FailedPrecondition(
+        who + ": root qdisc is " + q->kind + " (handle " + q->handle +
+        "), not a kernel default; fdrill will not replace a qdisc it cannot restore" +
+        (advice.empty() ? "" : ". " + advice));
+  }
+  return q->kind;
+}
+
+std::vector<std::string> DeleteRootQdiscArgv(const std::string& ifname) {
+  return {"tc", "qdisc", "del", "dev", ifname, "root"};
+}
+
+Status DeleteOwnRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                          const std::string& handle, const std::string& who) {
+  auto q = ReadRootQdisc(runner, ifname);
+  if (!q.ok()) return q.status().code() == StatusCode::kNotFound ? Status::Ok() : q.status();
+  if (q->handle != handle) return Status::Ok();  // never applied, or already reverted
+  auto r = RunChecked(runner, DeleteRootQdiscArgv(ifname));
+  return r.ok() ? Status::Ok() : r.status().Annotate(who);
+}
+
+Status ExpectPriorRootQdisc(ProcessRunner& runner, const std::string& ifname,
+                            const std::string& handle, const std::string& prior_kind,
+                            const std::string& who) {
+  auto q = ReadRootQdisc(runner, ifname);
+  if (!q.ok()) return q.status();
+  if (q->handle == handle || (!prior_kind.empty() && q->kind != prior_kind)) {
+    return FailedPrecondition(who + ": root qdisc is " + q->kind + " " + q->handle +
+                              ", expected the prior " + prior_kind);
+  }
+  return Status::Ok();
 }
 
 }  // namespace fdrill

@@ -167,6 +167,23 @@ Result<std::vector<std::string>> ReadIpv4List(ParamReader& p, const Json& params
   return out;
 }
 
+std::vector<std::string> PeerDirection::PeerMatch() const {
+  if (!peer) return {};
+  return {egress ? "-d" : "-s", *peer};
+}
+
+Result<PeerDirection> ReadPeerDirection(ParamReader& p, const Json& params) {
+  auto direction = p.String("direction", "egress");
+  if (!direction.ok()) return direction.status();
+  if (*direction != "egress" && *direction != "ingress") {
+    return InvalidArgument("params.direction: must be egress or ingress, not \"" + *direction +
+                           "\"");
+  }
+  auto peer = ReadIpv4(p, params, "peer");
+  if (!peer.ok()) return peer.status();
+  return PeerDirection{*direction == "egress", *peer};
+}
+
 Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params,
                                             const std::string& key, int64_t min, int64_t max) {
   MarkRead(p, key);

@@ -36,6 +36,18 @@ Result<std::optional<std::string>> ReadIpv4(ParamReader& p, const Json& params,
 Result<std::vector<std::string>> ReadIpv4List(ParamReader& p, const Json& params,
                                               const std::string& key);
 
+// The traffic a per-interface netfilter fault (link_loss, link_delay) acts
+// on: params.direction, egress (the default) or ingress, and params.peer, an
+// optional IPv4 address or prefix, read in that order.
+struct PeerDirection {
+  bool egress = true;
+  std::optional<std::string> peer;
+  // The iptables match for the peer: {"-d", PEER} on egress, {"-s", PEER}
+  // on ingress; empty without a peer.
+  std::vector<std::string> PeerMatch() const;
+};
+Result<PeerDirection> ReadPeerDirection(ParamReader& p, const Json& params);
+
 // Reads an integer given as a JSON integer or a string in decimal or 0x-hex
 // ("0x1a"), as sysfs and IB tools print LIDs. nullopt when absent.
 Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params,

@@ -11,6 +11,17 @@ namespace {
 Status KeyError(const std::string& key, const std::string& what) {
   return InvalidArgument("params." + key + ": " + what);
 }
+
+// A string with a unit ("3s", "100mbit", "128K") read by one of units.h's
+// parsers; `form` names it for the message ("duration string like 3s").
+template <class T>
+Result<T> UnitString(const Json& v, const std::string& key, const std::string& form,
+                     Result<T> (*parse)(std::string_view)) {
+  if (!v.is_string()) return KeyError(key, "must be a " + form);
+  auto r = parse(v.get<std::string>());
+  if (!r.ok()) return KeyError(key, r.status().message());
+  return *r;
+}
 }  // namespace
 
 const Json* ParamReader::Find(const std::string& key) {
@@ -29,47 +40,34 @@ Result<std::string> ParamReader::String(const std::string& key) {
 }
 
 Result<std::string> ParamReader::String(const std::string& key, std::string def) {
-  if (!params_.is_object() || !params_.contains(key)) {
-    seen_.insert(key);
-    return def;
-  }
+  if (!Find(key)) return def;
   return String(key);
 }
 
 Result<Duration> ParamReader::Dur(const std::string& key) {
   const Json* v = Find(key);
   if (!v) return KeyError(key, "required (a duration like 3s or 500ms)");
-  if (!v->is_string()) return KeyError(key, "must be a duration string like 3s or 500ms");
-  auto d = ParseDuration(v->get<std::string>());
-  if (!d.ok()) return KeyError(key, d.status().message());
+  auto d = UnitString(*v, key, "duration string like 3s or 500ms", &ParseDuration);
+  if (!d.ok()) return d;
   if (d->count() <= 0) return KeyError(key, "must be greater than zero");
   return *d;
 }
 
 Result<Duration> ParamReader::Dur(const std::string& key, Duration def) {
-  if (!params_.is_object() || !params_.contains(key)) {
-    seen_.insert(key);
-    return def;
-  }
+  if (!Find(key)) return def;
   return Dur(key);
 }
 
 Result<uint64_t> ParamReader::Rate(const std::string& key) {
   const Json* v = Find(key);
   if (!v) return KeyError(key, "required (a rate like 100mbit)");
-  if (!v->is_string()) return KeyError(key, "must be a rate string like 100mbit");
-  auto r = ParseRateBitsPerSec(v->get<std::string>());
-  if (!r.ok()) return KeyError(key, r.status().message());
-  return *r;
+  return UnitString(*v, key, "rate string like 100mbit", &ParseRateBitsPerSec);
 }
 
 Result<uint64_t> ParamReader::Size(const std::string& key, uint64_t def) {
   const Json* v = Find(key);
   if (!v) return def;
-  if (!v->is_string()) return KeyError(key, "must be a size string like 128K");
-  auto s = ParseSizeBytes(v->get<std::string>());
-  if (!s.ok()) return KeyError(key, s.status().message());
-  return *s;
+  return UnitString(*v, key, "size string like 128K", &ParseSizeBytes);
 }
 
 Result<int64_t> ParamReader::Int(const std::string& key, int64_t def, int64_t min, int64_t max) {
