@@ -11,6 +11,7 @@
 #include "agents/inventory.h"
 #include "harness/core/log.h"
 #include "harness/core/version.h"
+#include "harness/wire/protocol.h"
 #include "injectors/burn_process.h"
 #include "injectors/netdev.h"
 #include "injectors/ranks.h"
@@ -33,10 +34,19 @@ AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
 AgentService::~AgentService() = default;
 
 namespace {
-// The fault a request names, for the log line; "" when none (or not a string).
+// The fault(s) a request names, for the log line: an apply's or revert's
+// fault_id, a check's list; "" when none (or not strings).
 std::string FaultIdForLog(const Json& req) {
-  auto it = req.find("fault_id");
-  return it != req.end() && it->is_string() ? it->get<std::string>() : "";
+  auto it = req.find(proto::key::kFaultId);
+  if (it != req.end()) return it->is_string() ? it->get<std::string>() : "";
+  std::string ids;
+  auto faults = req.find(proto::key::kFaults);
+  if (faults == req.end() || !faults->is_array()) return ids;
+  for (const auto& f : *faults) {
+    auto id = f.find(proto::key::kFaultId);  // end() for a non-object
+    if (id != f.end() && id->is_string()) ids += (ids.empty() ? "" : ",") + id->get<std::string>();
+  }
+  return ids;
 }
 }  // namespace
 
@@ -65,27 +75,27 @@ Json AgentService::Handle(const Json& req, const std::string& peer, const std::s
 
 Result<Json> AgentService::Dispatch(const std::string& type, const Json& req) {
   Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
-  if (type == "hello")
+  if (type == proto::kHello)
     r = Hello();
-  else if (type == "check")
+  else if (type == proto::kCheck)
     r = Check(req);
-  else if (type == "snapshot")
+  else if (type == proto::kSnapshot)
     r = Snapshot();
-  else if (type == "apply")
+  else if (type == proto::kApply)
     r = Apply(req);
-  else if (type == "revert")
+  else if (type == proto::kRevert)
     r = Revert(req);
-  else if (type == "revert_all")
+  else if (type == proto::kRevertAll)
     r = RevertAll();
-  else if (type == "lease")
+  else if (type == proto::kLease)
     r = Lease(req);
-  else if (type == "workload_start")
+  else if (type == proto::kWorkloadStart)
     r = WorkloadStart(req);
-  else if (type == "workload_stop")
+  else if (type == proto::kWorkloadStop)
     r = WorkloadStop(req);
-  else if (type == "inventory")
+  else if (type == proto::kInventory)
     r = Inventory();
-  else if (type == "run_dir_remove")
+  else if (type == proto::kRunDirRemove)
     r = RunDirRemove(req);
   return r;
 }
@@ -93,19 +103,19 @@ Result<Json> AgentService::Dispatch(const std::string& type, const Json& req) {
 Result<Json> AgentService::Hello() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
-  return Json{{"node", config_.node},
-              {"hostname", host},
-              {"version", kFdrillVersion},
-              {"wall_ns", clock_.WallNanos()},
-              {"mgmt_interface", config_.mgmt_interface},
-              {"active_faults", faults_.size()},
-              {"tmpdir", config_.tmpdir}};
+  return Json{{proto::key::kNode, config_.node},
+              {proto::key::kHostname, host},
+              {proto::key::kVersion, kFdrillVersion},
+              {proto::key::kWallNs, clock_.WallNanos()},
+              {proto::key::kMgmtInterface, config_.mgmt_interface},
+              {proto::key::kActiveFaults, faults_.size()},
+              {proto::key::kTmpdir, config_.tmpdir}};
 }
 
-Result<std::unique_ptr<Fault>> AgentService::Prepare(const Json& spec) {
-  std::string kind = spec.value("kind", "");
-  auto fault = MakeFault(kind, spec.value("params", Json::object()), host_);
-  if (!fault.ok()) return fault.status().Annotate(kind.empty() ? "fault" : kind);
+Result<std::unique_ptr<Fault>> AgentService::Prepare(const proto::FaultSpec& spec) {
+  const std::string& kind = spec.kind;
+  auto fault = MakeFault(kind, spec.params, host_);
+  if (!fault.ok()) return fault.status().Annotate(kind);
   std::string target = (*fault)->Target();
   if (target == "lo" || (!config_.mgmt_interface.empty() && target == config_.mgmt_interface)) {
     return FailedPrecondition(
@@ -119,10 +129,19 @@ Result<std::unique_ptr<Fault>> AgentService::Prepare(const Json& spec) {
 }
 
 Result<Json> AgentService::Check(const Json& req) {
-  for (const auto& spec : req.value("faults", Json::array())) {
+  const Json faults = req.value(proto::key::kFaults, Json::array());
+  if (!faults.is_array()) return InvalidArgument("check: \"faults\" must be an array");
+  // Every item read before any is checked: a malformed one is the request's fault.
+  std::vector<proto::FaultSpec> specs;
+  for (const auto& item : faults) {
+    auto spec = proto::FaultSpec::FromJson(item);
+    if (!spec.ok()) return spec.status().Annotate("check");
+    specs.push_back(std::move(*spec));
+  }
+  for (const auto& spec : specs) {
     auto fault = Prepare(spec);
-    if (!fault.ok()) return fault.status().Annotate("fault " + spec.value("id", "?"));
-    if (auto s = (*fault)->Check(); !s.ok()) return s.Annotate("fault " + spec.value("id", "?"));
+    if (!fault.ok()) return fault.status().Annotate("fault " + spec.fault_id);
+    if (auto s = (*fault)->Check(); !s.ok()) return s.Annotate("fault " + spec.fault_id);
   }
   return Json::object();
 }
@@ -131,10 +150,10 @@ Result<Json> AgentService::Check(const Json& req) {
 // rules, stopped workload ranks of this node, fdrill-burn processes and
 // cgroups.
 Json AgentService::HostSnapshot() {
-  Json host = {{"stopped_ranks", 0},
-               {"burners", 0},
-               {"burn_cgroups", Json::array()},
-               {"fdrill_rules", Json::array()}};
+  Json host = {{proto::key::kStoppedRanks, 0},
+               {proto::key::kBurners, 0},
+               {proto::key::kBurnCgroups, Json::array()},
+               {proto::key::kFdrillRules, Json::array()}};
   if (host_.procs == nullptr) return host;
   const std::string own_ns = host_.procs->OwnNetNs();
   int stopped = 0, burners = 0;
@@ -157,9 +176,9 @@ Json AgentService::HostSnapshot() {
       }
     }
   }
-  host["fdrill_rules"] = rules;
-  host["stopped_ranks"] = stopped;
-  host["burners"] = burners;
+  host[proto::key::kFdrillRules] = rules;
+  host[proto::key::kStoppedRanks] = stopped;
+  host[proto::key::kBurners] = burners;
   if (host_.sysfs != nullptr) {
     if (auto info = host_.sysfs->Read("/proc/self/mountinfo"); info.ok()) {
       std::string mount = CgroupV2Mount(*info);
@@ -167,7 +186,8 @@ Json AgentService::HostSnapshot() {
       if (!mount.empty()) {
         for (const auto& e : std::filesystem::directory_iterator(mount, ec)) {
           std::string name = e.path().filename().string();
-          if (name.rfind(std::string(kBurnExe) + "-", 0) == 0) host["burn_cgroups"].push_back(name);
+          if (name.rfind(std::string(kBurnExe) + "-", 0) == 0)
+            host[proto::key::kBurnCgroups].push_back(name);
         }
       }
     }
@@ -182,32 +202,30 @@ Result<Json> AgentService::Snapshot() {
   for (const auto& l : *links) {
     auto q = ReadRootQdisc(*host_.runner, l.name);
     if (!q.ok()) return q.status();
-    out.push_back({{"name", l.name},
-                   {"admin_up", l.admin_up},
-                   {"qdisc", q->kind},
-                   {"qdisc_handle", q->handle}});
+    out.push_back({{proto::key::kName, l.name},
+                   {proto::key::kAdminUp, l.admin_up},
+                   {proto::key::kQdisc, q->kind},
+                   {proto::key::kQdiscHandle, q->handle}});
   }
-  return Json{{"links", out}, {"host", HostSnapshot()}};
+  return Json{{proto::key::kLinks, out}, {proto::key::kHost, HostSnapshot()}};
 }
 
 Result<Json> AgentService::Apply(const Json& req) {
   // Every field read (and type-checked) before anything is touched.
-  std::string id = req.value("fault_id", "");
-  if (id.empty()) return InvalidArgument("apply needs a fault_id");
-  const std::string kind = req.value("kind", "");
-  const int64_t max_ms = req.value("max_duration_ms", int64_t{0});
-  if (max_ms < 0) return InvalidArgument("apply " + id + ": max_duration_ms must be >= 0");
+  auto spec = proto::FaultSpec::FromJson(req);
+  if (!spec.ok()) return spec.status().Annotate("apply");
+  const std::string& id = spec->fault_id;
   if (auto it = faults_.find(id); it != faults_.end()) {
-    return Json{{"verified", true},
-                {"already_applied", true},
-                {"target", it->second.fault->ResolvedTarget()}};
+    return Json{{proto::key::kVerified, true},
+                {proto::key::kAlreadyApplied, true},
+                {proto::key::kTarget, it->second.fault->ResolvedTarget()}};
   }
-  auto fault = Prepare(req);
+  auto fault = Prepare(*spec);
   if (!fault.ok()) return fault.status();
   Fault& f = **fault;
   if (auto s = f.Capture(); !s.ok()) return s;
-  Json record = {{"kind", req.value("kind", "")},
-                 {"params", req.value("params", Json::object())},
+  Json record = {{"kind", spec->kind},  // the journal's record (journal.h)
+                 {"params", spec->params},
                  {"saved", f.Saved()}};
   if (auto s = journal_.Record(id, record); !s.ok()) return s.Annotate("journal");
   if (auto s = f.Apply(); !s.ok()) {
@@ -220,11 +238,12 @@ Result<Json> AgentService::Apply(const Json& req) {
   // What it acts on as resolved here ("rank 2 (pid 1234)"): the controller
   // reports this, not its own guess from the params.
   std::string target = f.ResolvedTarget();
-  faults_[id] = Active{kind, std::move(*fault), clock_.Now(), std::chrono::milliseconds(max_ms)};
-  return Json{{"verified", verified.ok()},
-              {"verify", verified.ok() ? "ok" : verified.message()},
-              {"wall_ns", clock_.WallNanos()},
-              {"target", target}};
+  faults_[id] = Active{spec->kind, std::move(*fault), clock_.Now(),
+                       std::chrono::milliseconds(spec->max_duration_ms)};
+  return Json{{proto::key::kVerified, verified.ok()},
+              {proto::key::kVerify, verified.ok() ? "ok" : verified.message()},
+              {proto::key::kWallNs, clock_.WallNanos()},
+              {proto::key::kTarget, target}};
 }
 
 Status AgentService::RevertOne(const std::string& id, Active& active) {
@@ -234,12 +253,15 @@ Status AgentService::RevertOne(const std::string& id, Active& active) {
 }
 
 Result<Json> AgentService::Revert(const Json& req) {
-  std::string id = req.value("fault_id", "");
+  std::string id = req.value(proto::key::kFaultId, "");
   auto it = faults_.find(id);
-  if (it == faults_.end()) return Json{{"verified", true}, {"was_applied", false}};
+  if (it == faults_.end())
+    return Json{{proto::key::kVerified, true}, {proto::key::kWasApplied, false}};
   if (auto s = RevertOne(id, it->second); !s.ok()) return s.Annotate("revert " + id);
   faults_.erase(it);
-  return Json{{"verified", true}, {"was_applied", true}, {"wall_ns", clock_.WallNanos()}};
+  return Json{{proto::key::kVerified, true},
+              {proto::key::kWasApplied, true},
+              {proto::key::kWallNs, clock_.WallNanos()}};
 }
 
 Result<Json> AgentService::RevertAll() {
@@ -260,7 +282,7 @@ Result<Json> AgentService::RevertAll() {
     return FailedPrecondition("could not revert: " + all);
   }
   if (!swept.ok()) return swept.status();
-  return Json{{"reverted", true}};
+  return Json{{proto::key::kReverted, true}};
 }
 
 Result<int> AgentService::SweepJournal() {
@@ -281,15 +303,15 @@ Result<int> AgentService::SweepJournal() {
 }
 
 Result<Json> AgentService::Lease(const Json& req) {
-  int64_t ttl_ms = req.value("ttl_ms", int64_t{5000});
+  int64_t ttl_ms = req.value(proto::key::kTtlMs, int64_t{5000});
   if (ttl_ms == 0) {  // the controller is done and releases the lease
     lease_held_ = false;
-    return Json{{"wall_ns", clock_.WallNanos()}};
+    return Json{{proto::key::kWallNs, clock_.WallNanos()}};
   }
   if (ttl_ms < 100) return InvalidArgument("lease ttl_ms must be 0 (release) or at least 100");
   lease_held_ = true;
   lease_deadline_ = clock_.Now() + std::chrono::milliseconds(ttl_ms);
-  return Json{{"wall_ns", clock_.WallNanos()}};
+  return Json{{proto::key::kWallNs, clock_.WallNanos()}};
 }
 
 void AgentService::RevertEverything(const std::string& why) {
@@ -301,10 +323,11 @@ void AgentService::RevertEverything(const std::string& why) {
 }
 
 Result<Json> AgentService::WorkloadStart(const Json& req) {
-  std::vector<std::string> argv = req.value("argv", std::vector<std::string>{});
-  std::map<std::string, std::string> env = req.value("env", std::map<std::string, std::string>{});
+  std::vector<std::string> argv = req.value(proto::key::kArgv, std::vector<std::string>{});
+  std::map<std::string, std::string> env =
+      req.value(proto::key::kEnv, std::map<std::string, std::string>{});
   std::error_code ec_ignored;
-  std::string metrics_dir = req.value("metrics_dir", "");
+  std::string metrics_dir = req.value(proto::key::kMetricsDir, "");
   if (!metrics_dir.empty()) {
     std::error_code ec;
     const bool created = std::filesystem::create_directories(metrics_dir, ec);
@@ -318,11 +341,13 @@ Result<Json> AgentService::WorkloadStart(const Json& req) {
     }
     tail_.Watch(metrics_dir);
   }
-  if (argv.empty()) return Json{{"started", false}, {"watching", metrics_dir}};
+  if (argv.empty())
+    return Json{{proto::key::kStarted, false}, {proto::key::kWatching, metrics_dir}};
   std::string log = config_.state_dir + "/workload.log";
   std::filesystem::remove(log, ec_ignored);
   if (auto s = workload_.Start(argv, env, log); !s.ok()) return s;
-  return Json{{"started", true}, {"pid", workload_.pid()}, {"log", log}};
+  return Json{
+      {proto::key::kStarted, true}, {proto::key::kPid, workload_.pid()}, {proto::key::kLog, log}};
 }
 
 // With a stop_file, asks the workload to stop by itself (fdrill-collective
@@ -342,24 +367,25 @@ int AgentService::KillRanks() {
 }
 
 Result<Json> AgentService::WorkloadStop(const Json& req) {
-  std::string stop_file = req.value("stop_file", "");
+  std::string stop_file = req.value(proto::key::kStopFile, "");
   if (!stop_file.empty()) {
     std::ofstream touch(stop_file);
     if (!touch) return FailedPrecondition("cannot create stop file " + stop_file);
-    return Json{{"requested", true}, {"running", workload_.running()}};
+    return Json{{proto::key::kRequested, true}, {proto::key::kRunning, workload_.running()}};
   }
   // kill: a hung job (issue #8's restart policy): no grace for the launcher,
   // and every fdrill-collective rank in this node's namespace is killed too —
   // a stopped (SIGSTOP) rank ignores the launcher's SIGTERM.
-  const bool kill = req.value("kill", false);
+  const bool kill = req.value(proto::key::kKill, false);
   auto code = workload_.Stop(kill ? Duration{} : Duration(std::chrono::seconds(5)));
-  Json out = {{"exit_code", code ? Json(*code) : Json(nullptr)}, {"log_tail", LogTail()}};
-  if (kill) out["ranks_killed"] = KillRanks();
+  Json out = {{proto::key::kExitCode, code ? Json(*code) : Json(nullptr)},
+              {proto::key::kLogTail, LogTail()}};
+  if (kill) out[proto::key::kRanksKilled] = KillRanks();
   return out;
 }
 
 Result<Json> AgentService::RunDirRemove(const Json& req) {
-  const std::string dir = req.value("dir", "");
+  const std::string dir = req.value(proto::key::kDir, "");
   if (dir.empty() || dir != tail_.dir()) {
     return FailedPrecondition("run_dir_remove " + dir +
                               ": not the run directory this agent watches (" +
@@ -374,7 +400,7 @@ Result<Json> AgentService::RunDirRemove(const Json& req) {
   std::error_code ec;
   const auto removed = std::filesystem::remove_all(dir, ec);
   if (ec) return FailedPrecondition("run_dir_remove " + dir + ": " + ec.message());
-  return Json{{"removed", removed}};
+  return Json{{proto::key::kRemoved, removed}};
 }
 
 Result<Json> AgentService::Inventory() {
@@ -382,7 +408,7 @@ Result<Json> AgentService::Inventory() {
     return FailedPrecondition("inventory: this agent has no sysfs access");
   auto inv = DiscoverInventory(*host_.sysfs, host_.gpus);
   if (!inv.ok()) return inv.status();
-  (*inv)["node"] = config_.node;
+  (*inv)[proto::key::kNode] = config_.node;
   return inv;
 }
 
@@ -419,8 +445,9 @@ void AgentService::Tick() {
       spdlog::warn("fault {} reached its max duration {}: reverted ({})", id,
                    FormatDuration(active.max_duration), s.ToString());
       if (push_)
-        push_(MakePush("fault_expired",
-                       {{"node", config_.node}, {"fault_id", id}, {"reverted", s.ok()}}));
+        push_(MakePush(proto::kFaultExpired, {{proto::key::kNode, config_.node},
+                                              {proto::key::kFaultId, id},
+                                              {proto::key::kReverted, s.ok()}}));
       if (s.ok()) {
         it = faults_.erase(it);
         continue;
@@ -433,15 +460,17 @@ void AgentService::Tick() {
   if (lease_held_ && now > lease_deadline_) {
     lease_held_ = false;
     RevertEverything("the controller's lease lapsed");
-    if (push_) push_(MakePush("lease_expired", {{"node", config_.node}}));
+    if (push_) push_(MakePush(proto::kLeaseExpired, {{proto::key::kNode, config_.node}}));
   }
   if (auto code = workload_.Poll()) {
     auto last = tail_.Poll(SIZE_MAX);  // the ranks' last lines before the exit
     if (!last.empty() && push_)
-      push_(MakePush("metrics", {{"node", config_.node}, {"records", last}}));
+      push_(MakePush(proto::kMetrics,
+                     {{proto::key::kNode, config_.node}, {proto::key::kRecords, last}}));
     if (push_) {
-      push_(MakePush("workload_exit",
-                     {{"node", config_.node}, {"exit_code", *code}, {"log_tail", LogTail()}}));
+      push_(MakePush(proto::kWorkloadExit, {{proto::key::kNode, config_.node},
+                                            {proto::key::kExitCode, *code},
+                                            {proto::key::kLogTail, LogTail()}}));
     }
   }
   const Duration every = config_.telemetry_interval;
@@ -454,13 +483,15 @@ void AgentService::Tick() {
     sources.gpus = TelemetryGpus();
     auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
     if (counters.ok() && push_)
-      push_(MakePush("counters", {{"node", config_.node}, {"counters", *counters}}));
+      push_(MakePush(proto::kCounters,
+                     {{proto::key::kNode, config_.node}, {proto::key::kCounters, *counters}}));
   }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) {
     last_tail_ = now;
     auto records = tail_.Poll();
     if (!records.empty() && push_)
-      push_(MakePush("metrics", {{"node", config_.node}, {"records", records}}));
+      push_(MakePush(proto::kMetrics,
+                     {{proto::key::kNode, config_.node}, {proto::key::kRecords, records}}));
   }
 }
 

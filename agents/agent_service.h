@@ -1,12 +1,14 @@
 // AgentService: what an agent does, with no sockets. Requests come in as wire
 // messages, replies go out; Tick() is called every few ms from the same
 // thread and drives time-varying faults, the lease, the workload and the
-// metrics tail. Messages the agent originates (metrics, workload_exit,
-// lease_expired) go through the push callback. Single-threaded.
+// metrics tail. Messages the agent originates (proto::kPushTypes: metrics,
+// counters, workload_exit, fault_expired, lease_expired) go through the push
+// callback. Single-threaded.
 //
-// Requests (see docs/protocol.md): hello, check, snapshot, apply, revert,
-// revert_all, lease, workload_start, workload_stop, inventory (reads only:
-// agents/inventory.h plus "node"). An apply's reply carries "target": what
+// Requests (docs/protocol.md; proto::kRequestTypes, harness/wire/protocol.h):
+// hello, check, snapshot, apply, revert, revert_all, lease, workload_start,
+// workload_stop, inventory (reads only: agents/inventory.h plus "node"),
+// run_dir_remove. An apply's reply carries "target": what
 // the fault acts on as resolved on this node (Fault::ResolvedTarget).
 //
 // Safety contract:
@@ -33,6 +35,7 @@
 #include "harness/core/clock.h"
 #include "harness/host/gpus.h"
 #include "harness/host/host.h"
+#include "harness/wire/protocol.h"
 #include "harness/wire/wire.h"
 #include "injectors/injector.h"
 
@@ -121,7 +124,7 @@ class AgentService {
   // SIGKILLs every fdrill-collective rank in this node's namespace; how many.
   int KillRanks();
 
-  Result<std::unique_ptr<Fault>> Prepare(const Json& spec);
+  Result<std::unique_ptr<Fault>> Prepare(const proto::FaultSpec& spec);
   Status RevertOne(const std::string& id, Active& active);
 
   AgentConfig config_;

@@ -1,5 +1,7 @@
 #include "agents/audit.h"
 
+#include "harness/wire/protocol.h"
+
 namespace fdrill {
 
 void AuditLog::Record(int64_t wall_ns, const std::string& peer, const std::string& subject,
@@ -11,9 +13,12 @@ void AuditLog::Record(int64_t wall_ns, const std::string& peer, const std::strin
                {"type", request.value("type", "")},
                {"id", request.value("id", uint64_t{0})},
                {"result", result}};
-  if (request.contains("fault_id")) line["fault_id"] = request["fault_id"];
-  if (request.contains("kind")) line["kind"] = request["kind"];
-  if (request.contains("params")) line["params"] = request["params"];
+  for (const char* key : {proto::key::kFaultId, proto::key::kKind, proto::key::kParams}) {
+    if (request.contains(key)) line[key] = request[key];
+  }
+  // check: which faults it covered, each as sent.
+  if (request.contains(proto::key::kFaults))
+    line[proto::key::kFaults] = request[proto::key::kFaults];
   out_ << line.dump() << "\n";
   out_.flush();
 }

@@ -1,8 +1,8 @@
 // AuditLog: one JSON line per request an agent handles, appended to
 // <state_dir>/audit.jsonl: when (wall clock), who (peer address and, with
-// TLS, the client certificate's subject), what (request type, fault id and
-// kind), and the result. Lease renewals are not logged (one a second).
-// Written and flushed before the reply is sent. Not thread-safe.
+// TLS, the client certificate's subject), what (request type, fault id,
+// kind and params, or a check's list of faults), and the result. Lease renewals are not logged (one
+// a second). Written and flushed before the reply is sent. Not thread-safe.
 #pragma once
 
 #include <fstream>

@@ -1,7 +1,7 @@
 // AgentLink: the controller's connection to one agent. All links share one
 // io_context that runs on a background thread; Connect and Call block the
 // calling (controller) thread until the reply, the deadline, or the link
-// drops. Pushes from the agent (metrics, workload_exit, lease_expired) are
+// drops. Pushes from the agent (proto::kPushTypes, harness/wire/protocol.h) are
 // handed to on_push on the io thread. Thread-safe.
 //
 // With a TlsConfig, Connect also runs a TLS 1.3 handshake presenting the

@@ -61,7 +61,7 @@ Json ClusterInventory(const std::vector<std::string>& nodes,
   Json cluster = {{"nodes", Json::array()}};
   for (size_t i = 0; i < nodes.size(); ++i) {
     Json node = replies[i].ok() ? *replies[i] : Json{{"error", replies[i].status().message()}};
-    for (const char* wire : {"id", "ok", "type"}) node.erase(wire);  // the reply's envelope
+    for (const char* wire : {"v", "id", "ok", "type"}) node.erase(wire);  // the reply's envelope
     node["node"] = nodes[i];
     cluster["nodes"].push_back(std::move(node));
   }

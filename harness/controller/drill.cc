@@ -17,6 +17,7 @@
 #include "harness/controller/residue.h"
 #include "harness/controller/timeline_walker.h"
 #include "harness/controller/workload_supervisor.h"
+#include "harness/wire/protocol.h"
 
 namespace fdrill {
 
@@ -109,18 +110,19 @@ class DrillRun {
 
 void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
   std::string type = msg.value("type", "");
-  if (type == "metrics") {
-    workload_.OnMetrics(n, msg["records"]);
-  } else if (type == "counters") {
-    events_.Counters(n.name, msg.value("counters", Json::object()));
-  } else if (type == "workload_exit") {
-    workload_.OnExit(n.name, msg.value("exit_code", -1), msg.value("log_tail", ""));
-  } else if (type == "fault_expired") {
-    events_.Error(n.name, "fault " + msg.value("fault_id", "?") +
+  if (type == proto::kMetrics) {
+    workload_.OnMetrics(n, msg[proto::key::kRecords]);
+  } else if (type == proto::kCounters) {
+    events_.Counters(n.name, msg.value(proto::key::kCounters, Json::object()));
+  } else if (type == proto::kWorkloadExit) {
+    workload_.OnExit(n.name, msg.value(proto::key::kExitCode, -1),
+                     msg.value(proto::key::kLogTail, ""));
+  } else if (type == proto::kFaultExpired) {
+    events_.Error(n.name, "fault " + msg.value(proto::key::kFaultId, "?") +
                               " outlived its max_duration; the agent reverted it");
     std::lock_guard<std::mutex> lock(state_.mu);
     if (state_.monitor) state_.monitor->AddError();
-  } else if (type == "lease_expired") {
+  } else if (type == proto::kLeaseExpired) {
     events_.Error(n.name, "the agent's lease lapsed; it reverted");
     state_.Fail();
   }
@@ -130,13 +132,13 @@ Status DrillRun::CheckFaults() {
   std::map<std::string, Json> per_node;
   for (const auto& phase : s_.phases) {
     for (const auto& f : phase.faults) {
-      per_node[f.node].push_back({{"id", f.id}, {"kind", f.kind}, {"params", f.params}});
+      per_node[f.node].push_back(proto::FaultSpec{f.id, f.kind, f.params}.ToJson());
     }
   }
   for (auto& n : agents_.nodes()) {
     auto it = per_node.find(n.name);
     if (it == per_node.end()) continue;
-    auto r = n.link->Call("check", {{"faults", it->second}}, kCallTimeout);
+    auto r = n.link->Call(proto::kCheck, {{proto::key::kFaults, it->second}}, kCallTimeout);
     if (!r.ok()) return r.status().Annotate(s_.file);
   }
   return Status::Ok();
@@ -150,7 +152,7 @@ void DrillRun::WriteRunFiles() {
     std::vector<std::string> names;
     for (const auto& n : agents_.nodes()) names.push_back(n.name);
     const Json inventory = ClusterInventory(
-        names, agents_.CallEach("inventory", Json::object(), std::chrono::seconds(20)));
+        names, agents_.CallEach(proto::kInventory, Json::object(), std::chrono::seconds(20)));
     (void)events_.WriteFile("inventory.json", inventory.dump(2) + "\n");
   }
   (void)events_.WriteFile("plan.json", PlanJson(s_, workload_.ReportingRanks()).dump(2) + "\n");
@@ -161,7 +163,7 @@ void DrillRun::WriteRunFiles() {
 std::string DrillRun::Snapshot() {
   std::vector<NodeLink>& nodes = agents_.nodes();
   before_.assign(nodes.size(), Json());
-  const auto snaps = agents_.CallEach("snapshot", {}, kCallTimeout);
+  const auto snaps = agents_.CallEach(proto::kSnapshot, {}, kCallTimeout);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!snaps[i].ok()) {
       events_.Error(nodes[i].name, "snapshot: " + snaps[i].status().message());
@@ -187,8 +189,8 @@ void DrillRun::Cleanup() {
 void DrillRun::CheckResidue() {
   std::vector<NodeLink>& nodes = agents_.nodes();
   Json residue = Json::array();
-  const auto reverted = agents_.CallEach("revert_all", {}, kCallTimeout);
-  const auto snapshots = agents_.CallEach("snapshot", {}, kCallTimeout);
+  const auto reverted = agents_.CallEach(proto::kRevertAll, {}, kCallTimeout);
+  const auto snapshots = agents_.CallEach(proto::kSnapshot, {}, kCallTimeout);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!reverted[i].ok()) {
       events_.Error(nodes[i].name, "revert_all: " + reverted[i].status().message());

@@ -5,6 +5,7 @@
 #include "harness/controller/drill.h"
 #include "harness/tls/certs.h"
 #include "harness/tls/tls_config.h"
+#include "harness/wire/protocol.h"
 
 namespace fdrill {
 
@@ -44,18 +45,20 @@ Status DrillAgents::Connect(const DrillOptions& opt, PushFn on_push, LostFn on_l
     });
     if (auto st = n.link->Connect(opt.connect_timeout); !st.ok()) return st;
     int64_t before = clock_.WallNanos();
-    auto hello = n.link->Call("hello", {}, kCallTimeout);
+    auto hello = n.link->Call(proto::kHello, {}, kCallTimeout);
     int64_t after = clock_.WallNanos();
     if (!hello.ok()) return hello.status();
-    if ((*hello)["node"] != n.name) {
+    if ((*hello)[proto::key::kNode] != n.name) {
       return FailedPrecondition("agent at " + n.link->address() + " says it is " +
-                                (*hello)["node"].get<std::string>() + ", expected " + n.name);
+                                (*hello)[proto::key::kNode].get<std::string>() + ", expected " +
+                                n.name);
     }
-    n.offset_ns = (*hello)["wall_ns"].get<int64_t>() - (before + after) / 2;
-    n.tmpdir = hello->value("tmpdir", n.tmpdir);
+    n.offset_ns = (*hello)[proto::key::kWallNs].get<int64_t>() - (before + after) / 2;
+    n.tmpdir = hello->value(proto::key::kTmpdir, n.tmpdir);
     auto lease = n.link->Call(
         "lease",
-        {{"ttl_ms", std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()}},
+        {{proto::key::kTtlMs,
+          std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()}},
         kCallTimeout);
     if (!lease.ok()) return lease.status();
   }
@@ -117,7 +120,7 @@ void DrillAgents::LeaseLoop() {
   std::vector<Clock::TimePoint> last_ok(nodes_.size(), clock_.Now());
   while (!closing_) {
     auto next = clock_.Now() + s_.lease_renew;
-    const auto replies = CallEach("lease", {{"ttl_ms", ttl_ms}}, s_.lease_renew);
+    const auto replies = CallEach(proto::kLease, {{proto::key::kTtlMs, ttl_ms}}, s_.lease_renew);
     for (size_t i = 0; i < nodes_.size(); ++i) {
       if (closing_) return;
       if (replies[i].ok()) {
@@ -148,7 +151,8 @@ void DrillAgents::Shutdown() {
   if (lease_thread_.joinable()) lease_thread_.join();
   bool all_linked = !nodes_.empty();
   for (auto& n : nodes_) all_linked = all_linked && n.link != nullptr;
-  if (all_linked) (void)CallEach("lease", {{"ttl_ms", 0}}, std::chrono::seconds(2));  // released
+  if (all_linked)
+    (void)CallEach(proto::kLease, {{proto::key::kTtlMs, 0}}, std::chrono::seconds(2));  // released
   for (auto& n : nodes_) {
     if (n.link) n.link->Close();
   }

@@ -1,7 +1,7 @@
 // Panic: every agent of a fabric reverts everything it holds now, stops its
 // workload and drops its lease. Needs no scenario and no run: it is what an
 // operator types when a drill went wrong. Idempotent: an agent with nothing
-// applied answers "nothing to revert". Agents are asked in parallel; one that
+// applied answers {reverted: true}. Agents are asked in parallel; one that
 // does not answer is reported, the others still revert.
 #pragma once
 

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "harness/wire/protocol.h"
+
 namespace fdrill {
 
 Json SnapshotResidue(const std::string& node, Json before_state, const Result<Json>& after) {
@@ -15,15 +17,16 @@ Json SnapshotResidue(const std::string& node, Json before_state, const Result<Js
   }
   std::map<std::string, Json> before;
   // before_state is a copy: [] on a null one (a snapshot never taken) reads as no links.
-  for (const auto& l : before_state["links"]) before[l["name"].get<std::string>()] = l;
-  for (const auto& l : (*after)["links"]) {
-    std::string name = l["name"];
+  for (const auto& l : before_state[proto::key::kLinks])
+    before[l[proto::key::kName].get<std::string>()] = l;
+  for (const auto& l : (*after)[proto::key::kLinks]) {
+    std::string name = l[proto::key::kName];
     auto it = before.find(name);
     if (it == before.end()) {
       residue.push_back({{"node", node}, {"object", name}, {"before", nullptr}, {"after", l}});
       continue;
     }
-    for (const char* key : {"admin_up", "qdisc", "qdisc_handle"}) {
+    for (const char* key : {proto::key::kAdminUp, proto::key::kQdisc, proto::key::kQdiscHandle}) {
       if (it->second[key] != l[key]) {
         residue.push_back({{"node", node},
                            {"object", name + " " + key},
@@ -39,9 +42,11 @@ Json SnapshotResidue(const std::string& node, Json before_state, const Result<Js
   // Process and host faults: stopped ranks, fdrill-burn processes and
   // cgroups (agents that predate the "host" snapshot send none).
   const Json none = Json::object();
-  const Json& host_before = before_state.contains("host") ? before_state["host"] : none;
-  const Json& host_after = after->contains("host") ? (*after)["host"] : none;
-  for (const char* key : {"stopped_ranks", "burners", "burn_cgroups", "fdrill_rules"}) {
+  const Json& host_before =
+      before_state.contains(proto::key::kHost) ? before_state[proto::key::kHost] : none;
+  const Json& host_after = after->contains(proto::key::kHost) ? (*after)[proto::key::kHost] : none;
+  for (const char* key : {proto::key::kStoppedRanks, proto::key::kBurners, proto::key::kBurnCgroups,
+                          proto::key::kFdrillRules}) {
     if (host_before.contains(key) && host_after.contains(key) &&
         host_before[key] != host_after[key]) {
       residue.push_back({{"node", node},

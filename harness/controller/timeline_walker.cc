@@ -4,6 +4,7 @@
 
 #include "harness/controller/drill.h"
 #include "harness/controller/progress.h"
+#include "harness/wire/protocol.h"
 
 namespace fdrill {
 
@@ -112,9 +113,7 @@ bool TimelineWalker::Apply(const Action& a, const FaultSpec& f) {
   }
   auto max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(f.max_duration).count();
   auto r = agents_.node(f.node).link->Call(
-      "apply",
-      {{"fault_id", f.id}, {"kind", f.kind}, {"params", f.params}, {"max_duration_ms", max_ms}},
-      kCallTimeout);
+      proto::kApply, proto::FaultSpec{f.id, f.kind, f.params, max_ms}.ToJson(), kCallTimeout);
   if (!r.ok()) {
     events_.Error(f.node, "apply " + f.id + ": " + r.status().message());
     state_.failed = true;
@@ -122,15 +121,16 @@ bool TimelineWalker::Apply(const Action& a, const FaultSpec& f) {
   }
   // The agent's resolved target; an agent from before it said one gets the
   // scenario's interface param, as the fault_apply event has.
-  events_.FaultApplied(f, r->value("target", f.params.value("interface", "")),
-                       r->value("verified", false));
+  events_.FaultApplied(f, r->value(proto::key::kTarget, f.params.value("interface", "")),
+                       r->value(proto::key::kVerified, false));
   awaiting_impact_[f.id] = a.at;
   return true;
 }
 
 bool TimelineWalker::Revert(const Action& a, const FaultSpec& f) {
   events_.FaultRevert(f.id, f.node, a.reason);
-  auto r = agents_.node(f.node).link->Call("revert", {{"fault_id", f.id}}, kCallTimeout);
+  auto r =
+      agents_.node(f.node).link->Call(proto::kRevert, {{proto::key::kFaultId, f.id}}, kCallTimeout);
   if (!r.ok()) {
     events_.Error(f.node, "revert " + f.id + ": " + r.status().message());
     state_.failed = true;
@@ -140,7 +140,7 @@ bool TimelineWalker::Revert(const Action& a, const FaultSpec& f) {
     std::lock_guard<std::mutex> lock(state_.mu);
     applied_.erase(f.id);
   }
-  events_.FaultReverted(f.id, f.node, r->value("verified", false));
+  events_.FaultReverted(f.id, f.node, r->value(proto::key::kVerified, false));
   return true;
 }
 
@@ -179,8 +179,8 @@ void TimelineWalker::RevertInForce() {
     for (auto& n : agents_.nodes()) {
       if (n.name != node) continue;
       events_.FaultRevert(id, node, "drill ending");
-      auto r = n.link->Call("revert", {{"fault_id", id}}, kCallTimeout);
-      if (r.ok()) events_.FaultReverted(id, node, r->value("verified", false));
+      auto r = n.link->Call(proto::kRevert, {{proto::key::kFaultId, id}}, kCallTimeout);
+      if (r.ok()) events_.FaultReverted(id, node, r->value(proto::key::kVerified, false));
     }
   }
 }

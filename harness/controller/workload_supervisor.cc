@@ -10,6 +10,7 @@
 #include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill.h"
 #include "harness/host/host.h"
+#include "harness/wire/protocol.h"
 
 namespace fdrill {
 
@@ -133,7 +134,8 @@ Status WorkloadSupervisor::Launch(const std::vector<std::string>& argv) {
   if (s_.Emulated()) {
     // n0's agent already watches its run directory (Start); asking again
     // would make it read the ranks' files from their start.
-    auto r = agents_.nodes()[0].link->Call("workload_start", {{"argv", argv}}, kCallTimeout);
+    auto r = agents_.nodes()[0].link->Call(proto::kWorkloadStart, {{proto::key::kArgv, argv}},
+                                           kCallTimeout);
     return r.ok() ? Status::Ok() : r.status();
   }
   if (!job_) {
@@ -149,7 +151,7 @@ Status WorkloadSupervisor::Start() {
   // any), and it samples the node's counters while it watches.
   {
     std::vector<Json> bodies;
-    for (const auto& n : agents_.nodes()) bodies.push_back({{"metrics_dir", RunDir(n)}});
+    for (const auto& n : agents_.nodes()) bodies.push_back({{proto::key::kMetricsDir, RunDir(n)}});
     const auto watching = agents_.CallEachWith("workload_start", bodies, kCallTimeout);
     for (const auto& r : watching) {
       if (!r.ok()) return r.status();
@@ -273,16 +275,18 @@ int WorkloadSupervisor::StopRemains() {
     events_.WorkloadKilled("controller", code);
   }
   for (auto& n : agents_.nodes()) {
-    auto r = n.link->Call("workload_stop", {{"kill", true}}, std::chrono::seconds(15));
+    auto r =
+        n.link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}}, std::chrono::seconds(15));
     if (!r.ok()) {
       events_.Error(n.name, "stopping the failed job: " + r.status().message());
       continue;
     }
-    if ((*r)["exit_code"].is_number()) {
-      code = (*r)["exit_code"].get<int>();
+    if ((*r)[proto::key::kExitCode].is_number()) {
+      code = (*r)[proto::key::kExitCode].get<int>();
       events_.WorkloadKilled(n.name, code);
     }
-    if (r->value("ranks_killed", 0) > 0) events_.RanksKilled(n.name, r->value("ranks_killed", 0));
+    if (r->value(proto::key::kRanksKilled, 0) > 0)
+      events_.RanksKilled(n.name, r->value(proto::key::kRanksKilled, 0));
   }
   return code;
 }
@@ -311,7 +315,8 @@ void WorkloadSupervisor::Stop() {
   NodeLink& n0 = agents_.nodes()[0];
   if (!exited && !s_.workload.External()) {
     // fdrill-collective stops by itself at the stop file (rank 0 reads it on node 0).
-    (void)n0.link->Call("workload_stop", {{"stop_file", RunDir(n0) + "/stop"}}, kCallTimeout);
+    (void)n0.link->Call(proto::kWorkloadStop, {{proto::key::kStopFile, RunDir(n0) + "/stop"}},
+                        kCallTimeout);
     std::unique_lock<std::mutex> lock(state_.mu);
     state_.cv.wait_for(lock, std::chrono::seconds(20),
                        [this] { return workload_exit_.has_value(); });
@@ -326,10 +331,10 @@ void WorkloadSupervisor::Stop() {
     (void)StopRemains();
   }
   if (!exited) {
-    auto r = n0.link->Call("workload_stop", {}, std::chrono::seconds(15));
-    if (r.ok() && (*r)["exit_code"].is_number()) {
-      events_.WorkloadKilled(n0.name, (*r)["exit_code"]);
-      events_.WorkloadLog(r->value("log_tail", ""));
+    auto r = n0.link->Call(proto::kWorkloadStop, {}, std::chrono::seconds(15));
+    if (r.ok() && (*r)[proto::key::kExitCode].is_number()) {
+      events_.WorkloadKilled(n0.name, (*r)[proto::key::kExitCode]);
+      events_.WorkloadLog(r->value(proto::key::kLogTail, ""));
     }
   }
 }
@@ -374,7 +379,7 @@ void WorkloadSupervisor::CheckDigest() {
 
 void WorkloadSupervisor::RemoveRunDirs() {
   std::vector<Json> bodies;
-  for (const auto& n : agents_.nodes()) bodies.push_back({{"dir", RunDir(n)}});
+  for (const auto& n : agents_.nodes()) bodies.push_back({{proto::key::kDir, RunDir(n)}});
   const auto removed = agents_.CallEachWith("run_dir_remove", bodies, kCallTimeout);
   for (size_t i = 0; i < removed.size(); ++i) {
     if (!removed[i].ok())

@@ -5,8 +5,8 @@
 //
 // Requests carry an id > 0; the reply is {"v":1,"type":"reply","id":<same>,
 // "ok":true, ...} or {"ok":false,"code":"<status code>","error":"<message>"}.
-// Messages pushed by an agent without a request (metrics, workload_exit) use
-// id 0. Encoding and decoding only: no sockets here.
+// Messages pushed by an agent without a request (harness/wire/protocol.h:
+// proto::kPushTypes) use id 0. Encoding and decoding only: no sockets here.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/wire/protocol.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_net.h"
 #include "tests/fakes/fake_processes.h"
@@ -125,7 +126,7 @@ TEST_F(AgentServiceTest, RefusesTheManagementInterfaceAndTouchesNothing) {
 TEST_F(AgentServiceTest, CheckFindsAMissingInterfaceWithoutTouchingAnything) {
   Json reply =
       Call("check",
-           {{"faults", Json::array({{{"id", "slow"},
+           {{"faults", Json::array({{{"fault_id", "slow"},
                                      {"kind", "link_rate"},
                                      {"params", {{"interface", "fab7"}, {"rate", "1gbit"}}}}})}});
   EXPECT_FALSE(reply["ok"].get<bool>());
@@ -134,6 +135,39 @@ TEST_F(AgentServiceTest, CheckFindsAMissingInterfaceWithoutTouchingAnything) {
   EXPECT_NE(err.find("fault slow"), std::string::npos) << err;
   EXPECT_NE(err.find("fab7"), std::string::npos) << err;
   EXPECT_TRUE(kernel_.Mutations().empty());
+}
+
+// The agent answers every request type of the protocol's one table (a type
+// added there but not to Dispatch would be "unknown request type").
+TEST_F(AgentServiceTest, AnswersEveryRequestTypeOfTheProtocol) {
+  for (std::string_view type : proto::kRequestTypes) {
+    Json reply = Call(std::string(type));
+    if (reply["ok"].get<bool>()) continue;
+    EXPECT_EQ(reply["error"].get<std::string>().find("unknown request type"), std::string::npos)
+        << type << ": " << reply.dump();
+  }
+}
+
+// A check whose item names its fault with another key than FaultSpec's
+// (check sent "id" before the one table) is refused whole, naming the key,
+// before any fault is checked; the audit line records which faults a check
+// covered.
+TEST_F(AgentServiceTest, CheckReadsEveryFaultSpecBeforeCheckingAny) {
+  Json good = {{"fault_id", "slow"},
+               {"kind", "link_rate"},
+               {"params", {{"interface", "fab0"}, {"rate", "1gbit"}}}};
+  Json renamed = {{"id", "cut"}, {"kind", "link_down"}, {"params", {{"interface", "fab0"}}}};
+  Json reply = Call("check", {{"faults", Json::array({good, renamed})}});
+  EXPECT_FALSE(reply["ok"].get<bool>());
+  EXPECT_EQ(reply["code"], "invalid_argument");
+  EXPECT_NE(reply["error"].get<std::string>().find("needs a \"fault_id\""), std::string::npos)
+      << reply.dump();
+  EXPECT_TRUE(Call("check", {{"faults", Json::array({good})}})["ok"].get<bool>());
+  EXPECT_TRUE(kernel_.Mutations().empty());
+  std::ifstream audit(dir_ / "audit.jsonl");
+  std::string line, last;
+  while (std::getline(audit, line)) last = line;
+  EXPECT_EQ(Json::parse(last)["faults"][0]["fault_id"], "slow") << last;
 }
 
 TEST_F(AgentServiceTest, FailedApplyIsRevertedAndLeavesNoJournalEntry) {

@@ -1,0 +1,111 @@
+// The control protocol's vocabulary (docs/protocol.md), named once for both
+// ends: the agent (agents/agent_service.cc) and the controller
+// (harness/controller/) build and read message bodies only through these
+// names, so a field renamed on one side is renamed on the other, or the
+// build fails. tests/wire/protocol_test.cc holds the table to the document
+// (every request and push type has its section there, and no section names a
+// type that is not here) and the agent to the table (it answers every
+// request type).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "harness/core/json.h"
+#include "harness/core/result.h"
+
+namespace fdrill::proto {
+
+// Request types: the controller sends, the agent answers with a reply.
+inline constexpr char kHello[] = "hello";
+inline constexpr char kCheck[] = "check";
+inline constexpr char kSnapshot[] = "snapshot";
+inline constexpr char kApply[] = "apply";
+inline constexpr char kRevert[] = "revert";
+inline constexpr char kRevertAll[] = "revert_all";
+inline constexpr char kLease[] = "lease";
+inline constexpr char kWorkloadStart[] = "workload_start";
+inline constexpr char kWorkloadStop[] = "workload_stop";
+inline constexpr char kInventory[] = "inventory";
+inline constexpr char kRunDirRemove[] = "run_dir_remove";
+inline constexpr std::array<std::string_view, 11> kRequestTypes = {
+    kHello, kCheck,         kSnapshot,     kApply,     kRevert,      kRevertAll,
+    kLease, kWorkloadStart, kWorkloadStop, kInventory, kRunDirRemove};
+
+// Push types: the agent sends unasked (envelope id 0).
+inline constexpr char kMetrics[] = "metrics";
+inline constexpr char kCounters[] = "counters";
+inline constexpr char kWorkloadExit[] = "workload_exit";
+inline constexpr char kFaultExpired[] = "fault_expired";
+inline constexpr char kLeaseExpired[] = "lease_expired";
+inline constexpr std::array<std::string_view, 5> kPushTypes = {kMetrics, kCounters, kWorkloadExit,
+                                                               kFaultExpired, kLeaseExpired};
+
+// Body keys. One key means one thing in every message that carries it.
+namespace key {
+inline constexpr char kNode[] = "node";          // the agent's node name (replies, pushes)
+inline constexpr char kWallNs[] = "wall_ns";     // the agent's wall clock, ns since epoch
+inline constexpr char kHostname[] = "hostname";  // hello
+inline constexpr char kVersion[] = "version";    // hello
+inline constexpr char kMgmtInterface[] = "mgmt_interface";  // hello
+inline constexpr char kActiveFaults[] = "active_faults";    // hello
+inline constexpr char kTmpdir[] = "tmpdir";                 // hello
+inline constexpr char kFaults[] = "faults";                 // check: [FaultSpec]
+inline constexpr char kFaultId[] = "fault_id";              // FaultSpec, revert, fault_expired
+inline constexpr char kKind[] = "kind";
+inline constexpr char kParams[] = "params";
+inline constexpr char kMaxDurationMs[] = "max_duration_ms";
+inline constexpr char kVerified[] = "verified";  // apply, revert replies
+inline constexpr char kVerify[] = "verify";      // apply reply: "ok" or why not
+inline constexpr char kAlreadyApplied[] = "already_applied";
+inline constexpr char kTarget[] = "target";  // apply reply: the target as resolved on the node
+inline constexpr char kWasApplied[] = "was_applied";
+inline constexpr char kReverted[] = "reverted";  // revert_all reply, fault_expired
+inline constexpr char kLinks[] = "links";  // snapshot: [{name, admin_up, qdisc, qdisc_handle}]
+inline constexpr char kName[] = "name";
+inline constexpr char kAdminUp[] = "admin_up";
+inline constexpr char kQdisc[] = "qdisc";
+inline constexpr char kQdiscHandle[] = "qdisc_handle";
+inline constexpr char kHost[] = "host";  // snapshot: what faults beyond links could leave
+inline constexpr char kStoppedRanks[] = "stopped_ranks";
+inline constexpr char kBurners[] = "burners";
+inline constexpr char kBurnCgroups[] = "burn_cgroups";
+inline constexpr char kFdrillRules[] = "fdrill_rules";
+inline constexpr char kTtlMs[] = "ttl_ms";  // lease: 0 releases
+inline constexpr char kArgv[] = "argv";     // workload_start
+inline constexpr char kEnv[] = "env";
+inline constexpr char kMetricsDir[] = "metrics_dir";
+inline constexpr char kStarted[] = "started";
+inline constexpr char kWatching[] = "watching";
+inline constexpr char kPid[] = "pid";
+inline constexpr char kLog[] = "log";
+inline constexpr char kStopFile[] = "stop_file";  // workload_stop
+inline constexpr char kKill[] = "kill";
+inline constexpr char kRequested[] = "requested";
+inline constexpr char kRunning[] = "running";
+inline constexpr char kExitCode[] = "exit_code";  // workload_stop reply, workload_exit
+inline constexpr char kLogTail[] = "log_tail";
+inline constexpr char kRanksKilled[] = "ranks_killed";
+inline constexpr char kDir[] = "dir";  // run_dir_remove
+inline constexpr char kRemoved[] = "removed";
+inline constexpr char kRecords[] = "records";    // metrics push
+inline constexpr char kCounters[] = "counters";  // counters push
+}  // namespace key
+
+// One fault as `check` lists it and `apply` puts it in force.
+struct FaultSpec {
+  std::string fault_id;
+  std::string kind;
+  Json params = Json::object();
+  int64_t max_duration_ms = 0;  // apply: the agent's own limit; 0 = none. Not sent in check.
+
+  Json ToJson() const;
+  // Reads and type-checks every field before anything acts on it: a missing
+  // fault_id or kind, a field of the wrong JSON type or a negative
+  // max_duration_ms is InvalidArgument naming the field.
+  static Result<FaultSpec> FromJson(const Json& j);
+};
+
+}  // namespace fdrill::proto

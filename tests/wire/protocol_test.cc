@@ -1,0 +1,121 @@
+// The protocol's one table (harness/wire/protocol.h) against its document
+// (docs/protocol.md), and FaultSpec, the fault both check and apply carry.
+#include "harness/wire/protocol.h"
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace fdrill::proto {
+namespace {
+
+std::string ProtocolDoc() {
+  std::ifstream in(std::string(FDRILL_SOURCE_DIR) + "/docs/protocol.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The text of the section whose heading starts with `heading`, up to the next
+// heading of its level.
+std::string Section(const std::string& doc, const std::string& heading) {
+  size_t from = doc.find("\n" + heading);
+  if (from == std::string::npos) return "";
+  size_t to = doc.find("\n## ", from + 1);
+  return doc.substr(from, to == std::string::npos ? std::string::npos : to - from);
+}
+
+TEST(ProtocolDoc, HasASectionForEveryRequestTypeAndNoOther) {
+  const std::string requests = Section(ProtocolDoc(), "## 2. Requests");
+  ASSERT_FALSE(requests.empty()) << "docs/protocol.md has no \"## 2. Requests\" section";
+  std::set<std::string> documented;
+  static const std::regex kHeading(R"(\n### ([a-z_]+) —)");
+  for (std::sregex_iterator it(requests.begin(), requests.end(), kHeading), end; it != end; ++it)
+    documented.insert((*it)[1]);
+  const std::set<std::string> table(kRequestTypes.begin(), kRequestTypes.end());
+  EXPECT_EQ(documented, table) << "docs/protocol.md §2's \"### <type> —\" headings and "
+                                  "proto::kRequestTypes differ";
+}
+
+TEST(ProtocolDoc, HasARowForEveryPushTypeAndNoOther) {
+  const std::string pushes = Section(ProtocolDoc(), "## 3. Pushes");
+  ASSERT_FALSE(pushes.empty()) << "docs/protocol.md has no \"## 3. Pushes\" section";
+  std::set<std::string> documented;
+  static const std::regex kRow(R"(\n\| `([a-z_]+)` \|)");
+  for (std::sregex_iterator it(pushes.begin(), pushes.end(), kRow), end; it != end; ++it)
+    documented.insert((*it)[1]);
+  const std::set<std::string> table(kPushTypes.begin(), kPushTypes.end());
+  EXPECT_EQ(documented, table) << "docs/protocol.md §3's table and proto::kPushTypes differ";
+}
+
+TEST(ProtocolDoc, NamesEveryBodyKey) {
+  const std::string doc = ProtocolDoc();
+  for (const char* k : {key::kNode,         key::kWallNs,        key::kHostname,
+                        key::kVersion,      key::kMgmtInterface, key::kActiveFaults,
+                        key::kTmpdir,       key::kFaults,        key::kFaultId,
+                        key::kKind,         key::kParams,        key::kMaxDurationMs,
+                        key::kVerified,     key::kVerify,        key::kAlreadyApplied,
+                        key::kTarget,       key::kWasApplied,    key::kReverted,
+                        key::kLinks,        key::kName,          key::kAdminUp,
+                        key::kQdisc,        key::kQdiscHandle,   key::kHost,
+                        key::kStoppedRanks, key::kBurners,       key::kBurnCgroups,
+                        key::kFdrillRules,  key::kTtlMs,         key::kArgv,
+                        key::kEnv,          key::kMetricsDir,    key::kStarted,
+                        key::kWatching,     key::kPid,           key::kLog,
+                        key::kStopFile,     key::kKill,          key::kRequested,
+                        key::kRunning,      key::kExitCode,      key::kLogTail,
+                        key::kRanksKilled,  key::kDir,           key::kRemoved,
+                        key::kRecords,      key::kCounters}) {
+    EXPECT_NE(doc.find(std::string("`") + k), std::string::npos)
+        << "docs/protocol.md never names the key \"" << k << "\"";
+  }
+}
+
+TEST(FaultSpec, RoundTrips) {
+  FaultSpec f{"slow", "link_rate", {{"interface", "fab0"}, {"rate", "1gbit"}}, 30000};
+  Json j = f.ToJson();
+  EXPECT_EQ(j[key::kFaultId], "slow");
+  auto back = FaultSpec::FromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->fault_id, "slow");
+  EXPECT_EQ(back->kind, "link_rate");
+  EXPECT_EQ(back->params, f.params);
+  EXPECT_EQ(back->max_duration_ms, 30000);
+  // check's items carry no limit: none is sent, none is read.
+  Json unlimited = FaultSpec{"slow", "link_rate"}.ToJson();
+  EXPECT_FALSE(unlimited.contains(key::kMaxDurationMs));
+  EXPECT_EQ(FaultSpec::FromJson(unlimited)->max_duration_ms, 0);
+}
+
+TEST(FaultSpec, RefusesAMalformedFaultNamingTheField) {
+  struct Case {
+    Json j;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      // The key check sent before the one table: an "id" is not a fault_id.
+      {{{"id", "slow"}, {"kind", "link_rate"}}, "needs a \"fault_id\""},
+      {{{"fault_id", ""}, {"kind", "link_rate"}}, "\"fault_id\" is empty"},
+      {{{"fault_id", "slow"}}, "needs a \"kind\""},
+      {{{"fault_id", 5}, {"kind", "link_rate"}}, "\"fault_id\" has the wrong type: want a string"},
+      {{{"fault_id", "slow"}, {"kind", "link_rate"}, {"params", "rate=1gbit"}},
+       "\"params\" has the wrong type: want an object"},
+      {{{"fault_id", "slow"}, {"kind", "link_rate"}, {"max_duration_ms", "5s"}},
+       "\"max_duration_ms\" has the wrong type"},
+      {{{"fault_id", "slow"}, {"kind", "link_rate"}, {"max_duration_ms", -1}}, "must be >= 0"},
+      {Json::array(), "must be an object"},
+  };
+  for (const auto& c : cases) {
+    auto f = FaultSpec::FromJson(c.j);
+    ASSERT_FALSE(f.ok()) << c.j.dump();
+    EXPECT_EQ(f.status().code(), StatusCode::kInvalidArgument) << c.j.dump();
+    EXPECT_NE(f.status().message().find(c.says), std::string::npos)
+        << c.j.dump() << ": " << f.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace fdrill::proto
