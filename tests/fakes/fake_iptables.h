@@ -17,6 +17,7 @@
 
 #include "harness/host/host.h"
 #include "tests/fakes/known_program.h"
+#include "tests/fakes/next_failures.h"
 
 namespace fdrill {
 
@@ -39,7 +40,7 @@ class FakeIptables final : public ProcessRunner {
   std::vector<Argv> calls;
 
   void FailNext(Argv prefix, std::string err, int code = 4) {
-    failures_.push_back({std::move(prefix), err, code});
+    failures_.Add(std::move(prefix), std::move(err), code);
   }
 
   // Commands that change state: iptables -N/-X/-F/-A/-I/-D and nft.
@@ -79,14 +80,7 @@ class FakeIptables final : public ProcessRunner {
   Result<ProcessResult> Run(const Argv& argv, Duration timeout) override {
     ExpectKnownProgram(argv);
     calls.push_back(argv);
-    for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-      if (argv.size() >= it->prefix.size() &&
-          std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
-        ProcessResult r{it->code, "", it->err};
-        failures_.erase(it);
-        return r;
-      }
-    }
+    if (auto failed = failures_.Take(argv)) return *failed;
     if (argv[0] == "iptables-save") return Ok(Save());
     if (argv[0] == "nft") {
       if (!have_nft) return ProgramMissing("nft");
@@ -105,12 +99,6 @@ class FakeIptables final : public ProcessRunner {
   }
 
  private:
-  struct Failure {
-    Argv prefix;
-    std::string err;
-    int code;
-  };
-
   static ProcessResult Ok(std::string out) { return ProcessResult{0, std::move(out), ""}; }
   static ProcessResult Fail(int code, std::string err) {
     return ProcessResult{code, "", std::move(err)};
@@ -282,7 +270,7 @@ class FakeIptables final : public ProcessRunner {
   }
 
   ProcessRunner* next_;
-  std::vector<Failure> failures_;
+  NextFailures failures_;
 };
 
 }  // namespace fdrill
