@@ -94,6 +94,24 @@ Result<Json> Netdev(SysFs& sysfs, const std::string& root, const std::string& na
   return nd;
 }
 
+// LIST: what DESCRIBE makes of each entry of the directory ROOT but SKIP
+// (an absent ROOT has none); an entry's error names it ("inventory: HCA
+// mlx5_0").
+template <typename Describe>
+Status DescribeEach(SysFs& sysfs, const std::string& root, const std::string& what,
+                    Describe describe, Json& list, std::string_view skip = "") {
+  list = Json::array();
+  auto names = ListOrNone(sysfs, root);
+  if (!names.ok()) return names.status().Annotate("inventory");
+  for (const auto& name : *names) {
+    if (name == skip) continue;
+    auto one = describe(name);
+    if (!one.ok()) return one.status().Annotate("inventory: " + what + " " + name);
+    list.push_back(std::move(*one));
+  }
+  return Status::Ok();
+}
+
 Json GpuLinks(Gpus& nvml, unsigned gpu) {
   Json links = Json::array();
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
@@ -136,24 +154,11 @@ Result<Json> DiscoverInventory(SysFs& sysfs, Gpus* nvml, const InventoryPaths& p
   Json inv = DiscoverGpus(nvml);
 
   std::map<std::string, std::string> owner;  // netdev -> HCA
-  inv["hcas"] = Json::array();
-  auto hcas = ListOrNone(sysfs, paths.infiniband);
-  if (!hcas.ok()) return hcas.status().Annotate("inventory");
-  for (const auto& name : *hcas) {
-    auto hca = Hca(sysfs, paths.infiniband, name, owner);
-    if (!hca.ok()) return hca.status().Annotate("inventory: HCA " + name);
-    inv["hcas"].push_back(std::move(*hca));
-  }
-
-  inv["netdevs"] = Json::array();
-  auto netdevs = ListOrNone(sysfs, paths.net);
-  if (!netdevs.ok()) return netdevs.status().Annotate("inventory");
-  for (const auto& name : *netdevs) {
-    if (name == "lo") continue;
-    auto nd = Netdev(sysfs, paths.net, name, owner);
-    if (!nd.ok()) return nd.status().Annotate("inventory: netdev " + name);
-    inv["netdevs"].push_back(std::move(*nd));
-  }
+  auto hca = [&](const std::string& name) { return Hca(sysfs, paths.infiniband, name, owner); };
+  if (auto s = DescribeEach(sysfs, paths.infiniband, "HCA", hca, inv["hcas"]); !s.ok()) return s;
+  auto netdev = [&](const std::string& name) { return Netdev(sysfs, paths.net, name, owner); };
+  if (auto s = DescribeEach(sysfs, paths.net, "netdev", netdev, inv["netdevs"], "lo"); !s.ok())
+    return s;
 
   inv["numa"] = Json::array();
   auto nodes = ListOrNone(sysfs, paths.numa);

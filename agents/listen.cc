@@ -19,4 +19,10 @@ Status ListenTcp(boost::asio::ip::tcp::acceptor& acceptor, const std::string& ho
   return Status::Ok();
 }
 
+uint16_t ListeningPort(const boost::asio::ip::tcp::acceptor& acceptor) {
+  boost::system::error_code ec;
+  auto ep = acceptor.local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
 }  // namespace fdrill

@@ -22,11 +22,7 @@ Status MetricsHttpServer::Listen(const std::string& host, uint16_t port) {
   return ListenTcp(acceptor_, host, port, "--metrics-listen", "--metrics-listen: ");
 }
 
-uint16_t MetricsHttpServer::port() const {
-  boost::system::error_code ec;
-  auto ep = acceptor_.local_endpoint(ec);
-  return ec ? 0 : ep.port();
-}
+uint16_t MetricsHttpServer::port() const { return ListeningPort(acceptor_); }
 
 void MetricsHttpServer::Start() { asio::co_spawn(io_, AcceptLoop(), asio::detached); }
 

@@ -11,6 +11,24 @@ const char kPrometheusContentType[] = "text/plain; version=0.0.4; charset=utf-8"
 
 namespace {
 
+// The text format's escapes: backslash and newline in HELP text; those and
+// the double quote in a label value.
+std::string Escape(std::string_view v, bool quote) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"' && quote)
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
 struct Family {
   std::string help;
   const char* type;
@@ -30,7 +48,7 @@ class Families {
     std::string out;
     for (const auto& name : order_) {
       const Family& f = by_name_.at(name);
-      out += "# HELP " + name + " " + EscapeHelp(f.help) + "\n";
+      out += "# HELP " + name + " " + Escape(f.help, /*quote=*/false) + "\n";
       out += "# TYPE " + name + " " + f.type + "\n";
       for (const auto& s : f.samples) out += name + s + "\n";
     }
@@ -38,18 +56,6 @@ class Families {
   }
 
  private:
-  static std::string EscapeHelp(std::string_view v) {
-    std::string out;
-    for (char c : v) {
-      if (c == '\\')
-        out += "\\\\";
-      else if (c == '\n')
-        out += "\\n";
-      else
-        out += c;
-    }
-    return out;
-  }
   std::map<std::string, Family> by_name_;
   std::vector<std::string> order_;
 };
@@ -156,21 +162,7 @@ void AddCounter(Families& fams, const std::string& node, const std::string& key,
 
 }  // namespace
 
-std::string EscapeLabelValue(std::string_view v) {
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
+std::string EscapeLabelValue(std::string_view v) { return Escape(v, /*quote=*/true); }
 
 std::string SanitizeMetricPart(std::string_view v) {
   std::string out;

@@ -203,11 +203,7 @@ Status AgentServer::Listen(const std::string& host, uint16_t port) {
   return ListenTcp(acceptor_, host, port, "--listen", "");
 }
 
-uint16_t AgentServer::port() const {
-  boost::system::error_code ec;
-  auto ep = acceptor_.local_endpoint(ec);
-  return ec ? 0 : ep.port();
-}
+uint16_t AgentServer::port() const { return ListeningPort(acceptor_); }
 
 void AgentServer::Start(bool own_ticker) {
   asio::co_spawn(io_, AcceptLoop(), asio::detached);

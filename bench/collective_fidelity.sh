@@ -14,15 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS="${1:-3}"
 ITERS="${2:-50}"
-FDRILL=build/bin/fdrill
-[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 2; }
-if [ -e /run/fdrill/fabric/fabric.json ]; then
-  echo "a fabric is already up; this benchmark builds its own (fdrill fabric down first)" >&2
-  exit 2
-fi
-work=$(mktemp -d /tmp/fdrill-fidelity.XXXXXX)
-cleanup() { $FDRILL fabric down >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
+source bench/own_fabric.sh fidelity
 mpicc -O2 -o "$work/minimal" bench/mpi_allreduce_min.c
 mpicc -O2 -DWITH_LINEUP -o "$work/minimal-lineup" bench/mpi_allreduce_min.c
 $FDRILL fabric up --nodes 4 >/dev/null

@@ -22,15 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FAULTS="${1:-20}"
-FDRILL=build/bin/fdrill
-[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 2; }
-if [ -e /run/fdrill/fabric/fabric.json ]; then
-  echo "a fabric is already up; this benchmark builds its own (fdrill fabric down first)" >&2
-  exit 2
-fi
-work=$(mktemp -d /tmp/fdrill-detection.XXXXXX)
-cleanup() { $FDRILL fabric down >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
+source bench/own_fabric.sh detection
 
 {
   cat <<'EOF'

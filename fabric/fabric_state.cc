@@ -12,6 +12,14 @@ std::string HostPart(const std::string& addr) { return addr.substr(0, addr.find(
 
 }  // namespace
 
+// fabric.json's keys are the members' names: each list serves writing and
+// reading alike, and reading requires every key.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricNode, name, netns, uts_path, mgmt_if, mgmt_addr, mgmt_peer,
+                                   fabric_if, fabric_addr, switch_port, tmpdir, state_dir,
+                                   agent_log, agent_port, agent_pid)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricState, version, state_dir, switch_netns, switch_bridge,
+                                   mgmt_bridge, controller_addr, agent_bin, pki_dir, nodes)
+
 FabricLayout FabricLayout::Default() {
   FabricLayout layout;
   layout.state_dir = kDefaultFabricDir;
@@ -73,68 +81,18 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes,
 }
 
 std::string FabricStateToJson(const FabricState& state) {
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& n : state.nodes) {
-    nodes.push_back({{"name", n.name},
-                     {"netns", n.netns},
-                     {"uts_path", n.uts_path},
-                     {"mgmt_if", n.mgmt_if},
-                     {"mgmt_addr", n.mgmt_addr},
-                     {"mgmt_peer", n.mgmt_peer},
-                     {"fabric_if", n.fabric_if},
-                     {"fabric_addr", n.fabric_addr},
-                     {"switch_port", n.switch_port},
-                     {"tmpdir", n.tmpdir},
-                     {"state_dir", n.state_dir},
-                     {"agent_log", n.agent_log},
-                     {"agent_port", n.agent_port},
-                     {"agent_pid", n.agent_pid}});
-  }
-  nlohmann::json j = {{"version", state.version},
-                      {"state_dir", state.state_dir},
-                      {"switch_netns", state.switch_netns},
-                      {"switch_bridge", state.switch_bridge},
-                      {"mgmt_bridge", state.mgmt_bridge},
-                      {"controller_addr", state.controller_addr},
-                      {"agent_bin", state.agent_bin},
-                      {"pki_dir", state.pki_dir},
-                      {"nodes", nodes}};
-  return j.dump(2) + "\n";
+  return nlohmann::json(state).dump(2) + "\n";
 }
 
 Result<FabricState> FabricStateFromJson(const std::string& text) {
   try {
     auto j = nlohmann::json::parse(text);
-    FabricState s;
-    s.version = j.at("version").get<int>();
-    if (s.version != 1)
-      return InvalidArgument("unsupported fabric.json version " + std::to_string(s.version));
-    s.state_dir = j.at("state_dir").get<std::string>();
-    s.switch_netns = j.at("switch_netns").get<std::string>();
-    s.switch_bridge = j.at("switch_bridge").get<std::string>();
-    s.mgmt_bridge = j.at("mgmt_bridge").get<std::string>();
-    s.controller_addr = j.at("controller_addr").get<std::string>();
-    s.agent_bin = j.at("agent_bin").get<std::string>();
-    s.pki_dir = j.value("pki_dir", "");  // absent: written before TLS; its agents were plaintext
-    for (const auto& jn : j.at("nodes")) {
-      FabricNode n;
-      n.name = jn.at("name").get<std::string>();
-      n.netns = jn.at("netns").get<std::string>();
-      n.uts_path = jn.at("uts_path").get<std::string>();
-      n.mgmt_if = jn.at("mgmt_if").get<std::string>();
-      n.mgmt_addr = jn.at("mgmt_addr").get<std::string>();
-      n.mgmt_peer = jn.at("mgmt_peer").get<std::string>();
-      n.fabric_if = jn.at("fabric_if").get<std::string>();
-      n.fabric_addr = jn.at("fabric_addr").get<std::string>();
-      n.switch_port = jn.at("switch_port").get<std::string>();
-      n.tmpdir = jn.at("tmpdir").get<std::string>();
-      n.state_dir = jn.at("state_dir").get<std::string>();
-      n.agent_log = jn.at("agent_log").get<std::string>();
-      n.agent_port = jn.at("agent_port").get<int>();
-      n.agent_pid = jn.at("agent_pid").get<int>();
-      s.nodes.push_back(std::move(n));
-    }
-    return s;
+    const int version = j.at("version").get<int>();
+    if (version != 1)
+      return InvalidArgument("unsupported fabric.json version " + std::to_string(version));
+    // No pki_dir: written before TLS; its agents were plaintext.
+    if (!j.contains("pki_dir")) j["pki_dir"] = "";
+    return j.get<FabricState>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("not a fabric description: ") + e.what());
   }

@@ -1,5 +1,7 @@
 #include "fabric/mpirun.h"
 
+#include <utility>
+
 namespace fdrill {
 
 std::string MpirunHostfile(const FabricState& state, int ranks_per_node) {
@@ -25,38 +27,21 @@ std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node
   std::string subnet = FabricSubnet(state);
   int ranks = static_cast<int>(state.nodes.size()) * ranks_per_node;
   std::vector<std::string> argv = {
-      "mpirun",
-      "--allow-run-as-root",
-      "-np",
-      std::to_string(ranks),
-      "--hostfile",
-      hostfile_path,
-      "--map-by",
-      "ppr:" + std::to_string(ranks_per_node) + ":node",
-      "--bind-to",
-      "none",
-      "--mca",
-      "mpi_yield_when_idle",
-      "1",
-      "--mca",
-      "plm_rsh_agent",
-      fdrill_bin + " fabric rsh",
-      "--mca",
-      "rtc",
-      "^hwloc",
-      "--mca",
-      "pml",
-      "ob1",
-      "--mca",
-      "btl",
-      "self,vader,tcp",
-      "--mca",
-      "btl_tcp_if_include",
-      subnet,
-      "--mca",
-      "oob_tcp_if_include",
-      subnet,
+      "mpirun",     "--allow-run-as-root",
+      "-np",        std::to_string(ranks),
+      "--hostfile", hostfile_path,
+      "--map-by",   "ppr:" + std::to_string(ranks_per_node) + ":node",
+      "--bind-to",  "none",
   };
+  // The MCA parameters; mpirun.h says why each.
+  const std::pair<const char*, std::string> mca[] = {{"mpi_yield_when_idle", "1"},
+                                                     {"plm_rsh_agent", fdrill_bin + " fabric rsh"},
+                                                     {"rtc", "^hwloc"},
+                                                     {"pml", "ob1"},
+                                                     {"btl", "self,vader,tcp"},
+                                                     {"btl_tcp_if_include", subnet},
+                                                     {"oob_tcp_if_include", subnet}};
+  for (const auto& [name, value] : mca) argv.insert(argv.end(), {"--mca", name, value});
   argv.insert(argv.end(), program_argv.begin(), program_argv.end());
   return argv;
 }

@@ -166,13 +166,20 @@ Status ParseLines(std::string_view text, const char* file, Parse parse, std::vec
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<Plan> ParsePlan(std::string_view text, std::string_view where) {
+// TEXT as one JSON object (WHERE names it in errors) read into a T by
+// READ(fields, where, out): READ's own error first, else the first field's.
+template <typename T, typename Read>
+Result<T> ParseObjectInto(std::string_view text, std::string_view where, Read read) {
   Result<json> parsed = ParseObject(text, where);
   if (!parsed.ok()) return parsed.status();
   Fields f(*parsed, std::string(where));
-  Plan plan;
+  T out;
+  if (Status s = read(f, where, out); !s.ok()) return s;
+  if (!f.status().ok()) return f.status();
+  return out;
+}
+
+Status ReadPlan(Fields& f, std::string_view where, Plan& plan) {
   f.String("name", Need::kOptional, &plan.name);
   f.Integer("ranks", Need::kOptional, &plan.ranks);
   f.Integer("recovery_window_iters", Need::kOptional, &plan.recovery_window_iters);
@@ -219,15 +226,10 @@ Result<Plan> ParsePlan(std::string_view text, std::string_view where) {
       }
     }
   }
-  if (!f.status().ok()) return f.status();
-  return plan;
+  return Status::Ok();
 }
 
-Result<Event> ParseEventLine(std::string_view line, std::string_view where) {
-  Result<json> parsed = ParseObject(line, where);
-  if (!parsed.ok()) return parsed.status();
-  Fields f(*parsed, std::string(where));
-  Event e;
+Status ReadEvent(Fields& f, std::string_view where, Event& e) {
   f.Number("t", Need::kRequired, &e.t);
   f.String("type", Need::kRequired, &e.type);
   f.String("node", Need::kOptional, &e.node);
@@ -285,15 +287,10 @@ Result<Event> ParseEventLine(std::string_view line, std::string_view where) {
       f.Fail("status", "is not completed, aborted or error");
     }
   }
-  if (!f.status().ok()) return f.status();
-  return e;
+  return Status::Ok();
 }
 
-Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view where) {
-  Result<json> parsed = ParseObject(line, where);
-  if (!parsed.ok()) return parsed.status();
-  Fields f(*parsed, std::string(where));
-  MetricRecord m;
+Status ReadMetric(Fields& f, std::string_view, MetricRecord& m) {
   f.Integer("rank", Need::kRequired, &m.rank);
   f.Integer("nranks", Need::kOptional, &m.nranks);
   f.String("host", Need::kOptional, &m.node);  // "node", when present, wins
@@ -310,8 +307,21 @@ Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view whe
   f.Number("t", Need::kRequired, &m.t);
   if (f.status().ok() && !(m.time_ms > 0)) f.Fail("time_ms", "must be greater than 0");
   if (f.status().ok() && !(m.wait_ms >= 0)) f.Fail("wait_ms", "must not be negative");
-  if (!f.status().ok()) return f.status();
-  return m;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Plan> ParsePlan(std::string_view text, std::string_view where) {
+  return ParseObjectInto<Plan>(text, where, ReadPlan);
+}
+
+Result<Event> ParseEventLine(std::string_view line, std::string_view where) {
+  return ParseObjectInto<Event>(line, where, ReadEvent);
+}
+
+Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view where) {
+  return ParseObjectInto<MetricRecord>(line, where, ReadMetric);
 }
 
 Result<RunData> LoadRunDir(const std::string& dir) {

@@ -58,4 +58,22 @@ class Backend {
   virtual Status Close() = 0;
 };
 
+// What every backend does of the runner's calls: SetLayout takes LAYOUT as
+// *CURRENT when it fits the buffers OPTIONS sized (its maxima, in bytes);
+// SetInput's input must be the layout's send_count elements.
+inline Status SetLayoutWithin(const Layout& layout, const BackendOptions& options,
+                              Layout* current) {
+  const size_t element = DTypeSize(options.dtype);
+  if (layout.send_count * element > options.max_send_bytes ||
+      layout.recv_count * element > options.max_recv_bytes) {
+    return Internal("SetLayout: larger than the buffers allocated");
+  }
+  *current = layout;
+  return Status::Ok();
+}
+inline Status CheckInputSize(std::span<const std::byte> input, const Layout& layout, DType dtype) {
+  if (input.size() != layout.send_count * DTypeSize(dtype)) return Internal("SetInput: wrong size");
+  return Status::Ok();
+}
+
 }  // namespace fdrill

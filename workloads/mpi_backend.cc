@@ -35,18 +35,13 @@ class MpiBackend final : public Backend {
     return Status::Ok();
   }
 
+  // send_ and recv_ hold the options' maxima (the constructor).
   Status SetLayout(const Layout& layout) override {
-    const size_t element = DTypeSize(options_.dtype);
-    if (layout.send_count * element > send_.size() || layout.recv_count * element > recv_.size()) {
-      return Internal("SetLayout: larger than the buffers allocated");
-    }
-    layout_ = layout;
-    return Status::Ok();
+    return SetLayoutWithin(layout, options_, &layout_);
   }
 
   Status SetInput(std::span<const std::byte> input) override {
-    if (input.size() != layout_.send_count * DTypeSize(options_.dtype))
-      return Internal("SetInput: wrong size");
+    if (Status s = CheckInputSize(input, layout_, options_.dtype); !s.ok()) return s;
     // MPI_Bcast has one buffer, the root's input: the receive buffer.
     const bool bcast_root = options_.op == Op::kBroadcast && rank_ == options_.root;
     std::memcpy(bcast_root ? recv_.data() : send_.data(), input.data(), input.size());

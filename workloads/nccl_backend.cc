@@ -95,18 +95,11 @@ class NcclBackend final : public Backend {
   }
 
   Status SetLayout(const Layout& layout) override {
-    const size_t element = DTypeSize(options_.dtype);
-    if (layout.send_count * element > options_.max_send_bytes ||
-        layout.recv_count * element > options_.max_recv_bytes) {
-      return Internal("SetLayout: larger than the buffers allocated");
-    }
-    layout_ = layout;
-    return Status::Ok();
+    return SetLayoutWithin(layout, options_, &layout_);
   }
 
   Status SetInput(std::span<const std::byte> input) override {
-    if (input.size() != layout_.send_count * DTypeSize(options_.dtype))
-      return Internal("SetInput: wrong size");
+    if (Status s = CheckInputSize(input, layout_, options_.dtype); !s.ok()) return s;
     // Same stream as the collective, so the copy is ordered before it.
     cudaError_t e =
         cudaMemcpyAsync(send_, input.data(), input.size(), cudaMemcpyHostToDevice, stream_);

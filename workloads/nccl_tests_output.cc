@@ -43,6 +43,13 @@ bool ParseDouble(std::string_view s, double& out) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
+// The first word after the colon of a footer line whose label starts at
+// LABEL ("# Out of bounds values : 0 OK" -> "0"); "" when none follows.
+std::string_view FooterValue(std::string_view body, size_t label) {
+  auto v = Tokens(body.substr(body.find(':', label) + 1));
+  return v.empty() ? std::string_view() : v[0];
+}
+
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -108,20 +115,9 @@ std::string Excerpt(std::string_view l) {
   return std::string(l);
 }
 
-// A measurement: "0", "237858", "1e+06" (%6g); "N/A" without a data check.
-// A trailing '*' (past the error threshold in some builds) is dropped.
-bool ParseWrong(std::string_view s, std::optional<int64_t>& out) {
-  if (s == "N/A") {
-    out.reset();
-    return true;
-  }
-  if (!s.empty() && s.back() == '*') s.remove_suffix(1);
-  double v = 0;
-  if (!ParseDouble(s, v) || !(v >= 0) || v != std::floor(v) || v > 9.0e18) return false;
-  out = static_cast<int64_t>(v);
-  return true;
-}
-
+// A data check's cell: "0", "237858", "1e+06" (%6g); "N/A" (empty OUT)
+// without a data check. A trailing '*' (past the error threshold in some
+// builds) is dropped. False, OUT untouched, when it is no number.
 bool ParseMaxError(std::string_view s, std::optional<double>& out) {
   if (s == "N/A") {
     out.reset();
@@ -131,6 +127,15 @@ bool ParseMaxError(std::string_view s, std::optional<double>& out) {
   double v = 0;
   if (!ParseDouble(s, v)) return false;
   out = v;
+  return true;
+}
+
+// The #wrong cell: as ParseMaxError, and a whole count.
+bool ParseWrong(std::string_view s, std::optional<int64_t>& out) {
+  std::optional<double> v;
+  if (!ParseMaxError(s, v)) return false;
+  if (v && (!(*v >= 0) || *v != std::floor(*v) || *v > 9.0e18)) return false;
+  out = v ? std::optional<int64_t>(static_cast<int64_t>(*v)) : std::nullopt;
   return true;
 }
 
@@ -262,16 +267,12 @@ void NcclTestsParser::CommentLine(std::string_view body) {
     return;
   }
   if (auto p = body.find("Out of bounds values"); p != std::string_view::npos) {
-    auto v = Tokens(body.substr(body.find(':', p) + 1));
-    int64_t n = 0;
-    if (!v.empty() && ParseInt(v[0], n)) header_.out_of_bounds = n;
+    if (int64_t n = 0; ParseInt(FooterValue(body, p), n)) header_.out_of_bounds = n;
     in_table_ = false;
     return;
   }
   if (auto p = body.find("Avg bus bandwidth"); p != std::string_view::npos) {
-    auto v = Tokens(body.substr(body.find(':', p) + 1));
-    double bw = 0;
-    if (!v.empty() && ParseDouble(v[0], bw)) header_.avg_busbw_gbps = bw;
+    if (double bw = 0; ParseDouble(FooterValue(body, p), bw)) header_.avg_busbw_gbps = bw;
     in_table_ = false;
     return;
   }

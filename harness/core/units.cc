@@ -29,95 +29,94 @@ bool SplitNumber(std::string_view text, double* number, std::string* unit) {
 
 std::string Quote(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
+// A unit's spelling (lower case, as SplitNumber leaves it) and how many
+// base units (ns, bits per second, bytes) one of it is.
+struct Unit {
+  std::string_view name;
+  double scale;
+};
+
+constexpr Unit kDurationUnits[] = {{"ns", 1},   {"us", 1e3},   {"ms", 1e6},  {"s", 1e9},
+                                   {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}};
+constexpr Unit kRateUnits[] = {
+    {"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12}};
+constexpr double kKi = 1024.0, kMi = 1024.0 * kKi, kGi = 1024.0 * kMi;
+constexpr Unit kSizeUnits[] = {{"", 1},      {"b", 1},    {"k", kKi},  {"kb", kKi},
+                               {"kib", kKi}, {"m", kMi},  {"mb", kMi}, {"mib", kMi},
+                               {"g", kGi},   {"gb", kGi}, {"gib", kGi}};
+
+// TEXT split into its number and unit, with the unit's scale in UNITS (0:
+// not one of them, which the caller explains). TEXT without a number is
+// "bad WHAT TEXT: expected EXPECTED".
+struct Quantity {
+  double number = 0;
+  std::string unit;
+  double scale = 0;
+};
+
+template <size_t N>
+Result<Quantity> SplitQuantity(std::string_view text, const Unit (&units)[N], const char* what,
+                               const char* expected) {
+  Quantity q;
+  if (!SplitNumber(text, &q.number, &q.unit))
+    return InvalidArgument("bad " + std::string(what) + " " + Quote(text) + ": expected " +
+                           expected);
+  for (const Unit& u : units) {
+    if (u.name == q.unit) q.scale = u.scale;
+  }
+  return q;
+}
+
 }  // namespace
 
 Result<Duration> ParseDuration(std::string_view text) {
-  double n = 0;
-  std::string unit;
-  if (!SplitNumber(text, &n, &unit)) {
-    return InvalidArgument("bad duration " + Quote(text) +
-                           ": expected a number and a unit, like 15s or 500ms");
-  }
-  double ns_per_unit = 0;
-  if (unit == "ns")
-    ns_per_unit = 1;
-  else if (unit == "us")
-    ns_per_unit = 1e3;
-  else if (unit == "ms")
-    ns_per_unit = 1e6;
-  else if (unit == "s")
-    ns_per_unit = 1e9;
-  else if (unit == "m" || unit == "min")
-    ns_per_unit = 60e9;
-  else if (unit == "h")
-    ns_per_unit = 3600e9;
-  else if (unit.empty()) {
-    return InvalidArgument("duration " + Quote(text) + " has no unit: write " + std::string(text) +
-                           "s or " + std::string(text) + "ms");
-  } else {
+  auto q =
+      SplitQuantity(text, kDurationUnits, "duration", "a number and a unit, like 15s or 500ms");
+  if (!q.ok()) return q.status();
+  if (q->scale == 0) {
+    if (q->unit.empty()) {
+      return InvalidArgument("duration " + Quote(text) + " has no unit: write " +
+                             std::string(text) + "s or " + std::string(text) + "ms");
+    }
     return InvalidArgument("bad duration unit in " + Quote(text) + ": use ns, us, ms, s, m or h");
   }
-  return Duration(static_cast<int64_t>(std::llround(n * ns_per_unit)));
+  return Duration(static_cast<int64_t>(std::llround(q->number * q->scale)));
 }
 
 Result<uint64_t> ParseRateBitsPerSec(std::string_view text) {
-  double n = 0;
-  std::string unit;
-  if (!SplitNumber(text, &n, &unit)) {
-    return InvalidArgument("bad rate " + Quote(text) +
-                           ": expected a number and a unit, like 100mbit");
-  }
-  double mult = 0;
-  if (unit == "bit")
-    mult = 1;
-  else if (unit == "kbit")
-    mult = 1e3;
-  else if (unit == "mbit")
-    mult = 1e6;
-  else if (unit == "gbit")
-    mult = 1e9;
-  else if (unit == "tbit")
-    mult = 1e12;
-  else if (unit == "bps" || unit == "kbps" || unit == "mbps" || unit == "gbps") {
-    // tc reads "mbps" as megaBYTES per second; operators usually mean bits.
-    std::string suggestion = std::string(text.substr(0, text.size() - unit.size())) +
-                             unit.substr(0, unit.size() - 3) + "bit";
-    return InvalidArgument("ambiguous rate unit in " + Quote(text) +
-                           ": fdrill takes bits per second, did you mean " + Quote(suggestion) +
-                           "?");
-  } else if (unit.empty()) {
-    return InvalidArgument("rate " + Quote(text) + " has no unit: write " + std::string(text) +
-                           "mbit");
-  } else {
+  auto q = SplitQuantity(text, kRateUnits, "rate", "a number and a unit, like 100mbit");
+  if (!q.ok()) return q.status();
+  const std::string& unit = q->unit;
+  if (q->scale == 0) {
+    if (unit == "bps" || unit == "kbps" || unit == "mbps" || unit == "gbps") {
+      // tc reads "mbps" as megaBYTES per second; operators usually mean bits.
+      std::string suggestion = std::string(text.substr(0, text.size() - unit.size())) +
+                               unit.substr(0, unit.size() - 3) + "bit";
+      return InvalidArgument("ambiguous rate unit in " + Quote(text) +
+                             ": fdrill takes bits per second, did you mean " + Quote(suggestion) +
+                             "?");
+    }
+    if (unit.empty()) {
+      return InvalidArgument("rate " + Quote(text) + " has no unit: write " + std::string(text) +
+                             "mbit");
+    }
     return InvalidArgument("bad rate unit in " + Quote(text) +
                            ": use bit, kbit, mbit or gbit (bits per second)");
   }
-  double bits = n * mult;
+  const double bits = q->number * q->scale;
   if (bits < 8000)
     return InvalidArgument("rate " + Quote(text) + " is below 8kbit, which tbf cannot shape");
   return static_cast<uint64_t>(std::llround(bits));
 }
 
 Result<uint64_t> ParseSizeBytes(std::string_view text) {
-  double n = 0;
-  std::string unit;
-  if (!SplitNumber(text, &n, &unit)) {
-    return InvalidArgument("bad size " + Quote(text) +
-                           ": expected a number and an optional unit, like 4M or 512K");
-  }
-  double mult = 0;
-  if (unit.empty() || unit == "b")
-    mult = 1;
-  else if (unit == "k" || unit == "kb" || unit == "kib")
-    mult = 1024.0;
-  else if (unit == "m" || unit == "mb" || unit == "mib")
-    mult = 1024.0 * 1024;
-  else if (unit == "g" || unit == "gb" || unit == "gib")
-    mult = 1024.0 * 1024 * 1024;
-  else
+  auto q =
+      SplitQuantity(text, kSizeUnits, "size", "a number and an optional unit, like 4M or 512K");
+  if (!q.ok()) return q.status();
+  if (q->scale == 0)
     return InvalidArgument("bad size unit in " + Quote(text) +
                            ": use B, K, M or G (binary multiples)");
-  return static_cast<uint64_t>(std::llround(n * mult));
+  return static_cast<uint64_t>(std::llround(q->number * q->scale));
 }
 
 std::string FormatDuration(Duration d) {

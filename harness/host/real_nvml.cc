@@ -219,24 +219,26 @@ Status Nvml::SetSystemNvlinkBwMode(unsigned mode) {
   return Check(api_->sys_set_bw(mode), "nvmlSystemSetNvlinkBwMode");
 }
 
-Result<Nvml::DeviceBwMode> Nvml::DeviceNvlinkBwMode(unsigned gpu) {
+template <typename Fn, typename... Args>
+Status Nvml::DeviceCall(Fn Api::*fn, const char* symbol, unsigned gpu, Args... args) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::dev_get_bw, "nvmlDeviceGetNvlinkBwMode", static_cast<int>(gpu));
+  auto dev = Ready(fn, symbol, static_cast<int>(gpu));
   if (!dev.ok()) return dev.status();
+  return Check((api_.get()->*fn)(*dev, args...), symbol);
+}
+
+Result<Nvml::DeviceBwMode> Nvml::DeviceNvlinkBwMode(unsigned gpu) {
   nvmlNvlinkGetBwMode_v1_t get = {};
   get.version = nvmlNvlinkGetBwMode_v1;
-  if (auto s = Check(api_->dev_get_bw(*dev, &get), "nvmlDeviceGetNvlinkBwMode"); !s.ok()) return s;
+  if (auto s = DeviceCall(&Api::dev_get_bw, "nvmlDeviceGetNvlinkBwMode", gpu, &get); !s.ok())
+    return s;
   return DeviceBwMode{get.bwMode, get.bIsBest != 0};
 }
 
 Result<std::vector<unsigned>> Nvml::DeviceSupportedNvlinkBwModes(unsigned gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev =
-      Ready(&Api::dev_supported_bw, "nvmlDeviceGetNvlinkSupportedBwModes", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   nvmlNvlinkSupportedBwModes_v1_t sup = {};
   sup.version = nvmlNvlinkSupportedBwModes_v1;
-  if (auto s = Check(api_->dev_supported_bw(*dev, &sup), "nvmlDeviceGetNvlinkSupportedBwModes");
+  if (auto s = DeviceCall(&Api::dev_supported_bw, "nvmlDeviceGetNvlinkSupportedBwModes", gpu, &sup);
       !s.ok())
     return s;
   std::vector<unsigned> out;
@@ -247,149 +249,110 @@ Result<std::vector<unsigned>> Nvml::DeviceSupportedNvlinkBwModes(unsigned gpu) {
 }
 
 Status Nvml::SetDeviceNvlinkBwMode(unsigned gpu, DeviceBwMode mode) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::dev_set_bw, "nvmlDeviceSetNvlinkBwMode", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   nvmlNvlinkSetBwMode_v1_t set = {};
   set.version = nvmlNvlinkSetBwMode_v1;
   set.bSetBest = mode.is_best ? 1 : 0;
   set.bwMode = static_cast<unsigned char>(mode.mode);
-  return Check(api_->dev_set_bw(*dev, &set), "nvmlDeviceSetNvlinkBwMode");
+  return DeviceCall(&Api::dev_set_bw, "nvmlDeviceSetNvlinkBwMode", gpu, &set);
 }
 
 Status Nvml::SetGpuLockedClocks(unsigned gpu, unsigned min_mhz, unsigned max_mhz) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::set_locked, "nvmlDeviceSetGpuLockedClocks", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
-  return Check(api_->set_locked(*dev, min_mhz, max_mhz), "nvmlDeviceSetGpuLockedClocks");
+  return DeviceCall(&Api::set_locked, "nvmlDeviceSetGpuLockedClocks", gpu, min_mhz, max_mhz);
 }
 
 Status Nvml::ResetGpuLockedClocks(unsigned gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::reset_locked, "nvmlDeviceResetGpuLockedClocks", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
-  return Check(api_->reset_locked(*dev), "nvmlDeviceResetGpuLockedClocks");
+  return DeviceCall(&Api::reset_locked, "nvmlDeviceResetGpuLockedClocks", gpu);
 }
 
 Result<unsigned> Nvml::ClockMhz(unsigned gpu, nvmlClockType_t type) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::clock_info, "nvmlDeviceGetClockInfo", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   unsigned mhz = 0;
-  if (auto s = Check(api_->clock_info(*dev, type, &mhz), "nvmlDeviceGetClockInfo"); !s.ok())
+  if (auto s = DeviceCall(&Api::clock_info, "nvmlDeviceGetClockInfo", gpu, type, &mhz); !s.ok())
     return s;
   return mhz;
 }
 
 Result<unsigned> Nvml::MaxClockMhz(unsigned gpu, nvmlClockType_t type) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::max_clock_info, "nvmlDeviceGetMaxClockInfo", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   unsigned mhz = 0;
-  if (auto s = Check(api_->max_clock_info(*dev, type, &mhz), "nvmlDeviceGetMaxClockInfo"); !s.ok())
+  if (auto s = DeviceCall(&Api::max_clock_info, "nvmlDeviceGetMaxClockInfo", gpu, type, &mhz);
+      !s.ok())
     return s;
   return mhz;
 }
 
 Result<unsigned long long> Nvml::ClocksEventReasons(unsigned gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev =
-      Ready(&Api::event_reasons, "nvmlDeviceGetCurrentClocksEventReasons", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   unsigned long long bits = 0;
-  if (auto s = Check(api_->event_reasons(*dev, &bits), "nvmlDeviceGetCurrentClocksEventReasons");
+  if (auto s =
+          DeviceCall(&Api::event_reasons, "nvmlDeviceGetCurrentClocksEventReasons", gpu, &bits);
       !s.ok())
     return s;
   return bits;
 }
 
 Result<unsigned> Nvml::PowerLimitMw(unsigned gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::get_power, "nvmlDeviceGetPowerManagementLimit", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   unsigned mw = 0;
-  if (auto s = Check(api_->get_power(*dev, &mw), "nvmlDeviceGetPowerManagementLimit"); !s.ok())
+  if (auto s = DeviceCall(&Api::get_power, "nvmlDeviceGetPowerManagementLimit", gpu, &mw); !s.ok())
     return s;
   return mw;
 }
 
 Result<Nvml::PowerRange> Nvml::PowerLimitConstraintsMw(unsigned gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::power_range, "nvmlDeviceGetPowerManagementLimitConstraints",
-                   static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   PowerRange r;
-  auto s = Check(api_->power_range(*dev, &r.min_mw, &r.max_mw),
-                 "nvmlDeviceGetPowerManagementLimitConstraints");
-  if (!s.ok()) return s;
+  if (auto s = DeviceCall(&Api::power_range, "nvmlDeviceGetPowerManagementLimitConstraints", gpu,
+                          &r.min_mw, &r.max_mw);
+      !s.ok())
+    return s;
   return r;
 }
 
 Status Nvml::SetPowerLimitMw(unsigned gpu, unsigned mw) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::set_power, "nvmlDeviceSetPowerManagementLimit", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
-  return Check(api_->set_power(*dev, mw), "nvmlDeviceSetPowerManagementLimit");
+  return DeviceCall(&Api::set_power, "nvmlDeviceSetPowerManagementLimit", gpu, mw);
 }
 
 Result<bool> Nvml::NvLinkActive(unsigned gpu, unsigned link) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::link_state, "nvmlDeviceGetNvLinkState", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   nvmlEnableState_t state = NVML_FEATURE_DISABLED;
-  if (auto s = Check(api_->link_state(*dev, link, &state), "nvmlDeviceGetNvLinkState"); !s.ok())
+  if (auto s = DeviceCall(&Api::link_state, "nvmlDeviceGetNvLinkState", gpu, link, &state); !s.ok())
     return s;
   return state == NVML_FEATURE_ENABLED;
 }
 
 Result<unsigned long long> Nvml::NvLinkErrorCounter(unsigned gpu, unsigned link,
                                                     nvmlNvLinkErrorCounter_t counter) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::link_errors, "nvmlDeviceGetNvLinkErrorCounter", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   unsigned long long n = 0;
-  if (auto s = Check(api_->link_errors(*dev, link, counter, &n), "nvmlDeviceGetNvLinkErrorCounter");
-      !s.ok()) {
+  if (auto s =
+          DeviceCall(&Api::link_errors, "nvmlDeviceGetNvLinkErrorCounter", gpu, link, counter, &n);
+      !s.ok())
     return s;
-  }
   return n;
 }
 
 Result<std::string> Nvml::NvLinkRemotePciBusId(unsigned gpu, unsigned link) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev =
-      Ready(&Api::link_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   nvmlPciInfo_t pci = {};
-  auto s = Check(api_->link_remote_pci(*dev, link, &pci), "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-  if (!s.ok()) return s;
+  if (auto s =
+          DeviceCall(&Api::link_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2", gpu, link, &pci);
+      !s.ok())
+    return s;
   return CString(pci.busId, sizeof(pci.busId));
 }
 
+template <typename Fn>
+Result<std::string> Nvml::DeviceText(Fn Api::*fn, const char* symbol, unsigned gpu, size_t size) {
+  std::vector<char> buf(size, '\0');
+  if (auto s = DeviceCall(fn, symbol, gpu, buf.data(), static_cast<unsigned>(size)); !s.ok())
+    return s;
+  return CString(buf.data(), size);
+}
+
 Result<std::string> Nvml::DeviceName(unsigned gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::name, "nvmlDeviceGetName", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
-  char buf[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
-  if (auto s = Check(api_->name(*dev, buf, sizeof(buf)), "nvmlDeviceGetName"); !s.ok()) return s;
-  return CString(buf, sizeof(buf));
+  return DeviceText(&Api::name, "nvmlDeviceGetName", gpu, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
 }
 
 Result<std::string> Nvml::DeviceUuid(unsigned gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::uuid, "nvmlDeviceGetUUID", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
-  char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-  if (auto s = Check(api_->uuid(*dev, buf, sizeof(buf)), "nvmlDeviceGetUUID"); !s.ok()) return s;
-  return CString(buf, sizeof(buf));
+  return DeviceText(&Api::uuid, "nvmlDeviceGetUUID", gpu, NVML_DEVICE_UUID_V2_BUFFER_SIZE);
 }
 
 Result<std::string> Nvml::PciBusId(unsigned gpu) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto dev = Ready(&Api::pci, "nvmlDeviceGetPciInfo_v3", static_cast<int>(gpu));
-  if (!dev.ok()) return dev.status();
   nvmlPciInfo_t pci = {};
-  if (auto s = Check(api_->pci(*dev, &pci), "nvmlDeviceGetPciInfo_v3"); !s.ok()) return s;
+  if (auto s = DeviceCall(&Api::pci, "nvmlDeviceGetPciInfo_v3", gpu, &pci); !s.ok()) return s;
   return CString(pci.busId, sizeof(pci.busId));
 }
 

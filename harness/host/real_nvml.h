@@ -83,6 +83,14 @@ class Nvml final : public Gpus {
   template <typename Fn>
   Result<nvmlDevice_t> Ready(Fn Api::*fn, const char* symbol, int gpu);
   Status Check(nvmlReturn_t r, const char* call) const;
+  // Under mu_: Ready, then `fn` called with GPU `gpu`'s handle and `args`;
+  // NVML's error names `symbol`.
+  template <typename Fn, typename... Args>
+  Status DeviceCall(Fn Api::*fn, const char* symbol, unsigned gpu, Args... args);
+  // A GPU's text that `fn` writes into a buffer of `size` bytes (its name,
+  // its UUID), without the NUL.
+  template <typename Fn>
+  Result<std::string> DeviceText(Fn Api::*fn, const char* symbol, unsigned gpu, size_t size);
 
   std::string library_;
   std::mutex mu_;

@@ -241,41 +241,36 @@ PhaseBlast WalkBlastRadius(const PhaseSpec& phase, const BlastRadiusSpec& limits
     auto on_busiest = [&](size_t i) {
       return phase.faults[i].node == busiest && !prints[i].rails.empty();
     };
+    // OVER, the faults PICK counts, WHERE they are in force (the keys of
+    // HELD, and how many: ONE or MANY), and the culprit among them.
+    auto violation = [&](const std::string& over, auto pick, const std::string& where,
+                         const std::map<std::string, int>& held, const char* one,
+                         const char* many) {
+      return BlastViolation{over + in.Faults(pick) + " in force " + where + " " +
+                                List(InForce::Keys(held)) + " (" + Count(held.size(), one, many) +
+                                ")",
+                            culprit(pick)};
+    };
     if (auto over_nodes = over("max_nodes", limits.max_nodes, in.nodes_.size());
         !over_nodes.empty()) {
-      out.violation = BlastViolation{over_nodes + in.Faults(any) + " in force on nodes " +
-                                         List(InForce::Keys(in.nodes_)) + " (" +
-                                         Count(in.nodes_.size(), "node", "nodes") + ")",
-                                     culprit(any)};
+      out.violation = violation(over_nodes, any, "on nodes", in.nodes_, "node", "nodes");
     } else if (auto over_per_node =
                    over("max_rails_per_node", limits.max_rails_per_node, in.RailsOn(busiest));
                !over_per_node.empty()) {
-      const auto& rails = in.node_rails_.at(busiest);
-      out.violation = BlastViolation{over_per_node + in.Faults(on_busiest) + " in force on " +
-                                         busiest + " on rails " + List(InForce::Keys(rails)) +
-                                         " (" + Count(rails.size(), "rail", "rails") + ")",
-                                     culprit(on_busiest)};
+      out.violation = violation(over_per_node, on_busiest, "on " + busiest + " on rails",
+                                in.node_rails_.at(busiest), "rail", "rails");
     } else if (auto over_rails = over("max_rails", limits.max_rails, in.rails_.size());
                !over_rails.empty()) {
-      out.violation = BlastViolation{over_rails + in.Faults(has_rails) + " in force on rails " +
-                                         List(InForce::Keys(in.rails_)) + " (" +
-                                         Count(in.rails_.size(), "rail", "rails") + ")",
-                                     culprit(has_rails)};
+      out.violation = violation(over_rails, has_rails, "on rails", in.rails_, "rail", "rails");
     } else if (auto over_leaves = over("max_leaves", limits.max_leaves, in.leaves_.size());
                !over_leaves.empty()) {
       out.violation =
-          BlastViolation{over_leaves + in.Faults(has_leaves) + " in force under leaves " +
-                             List(InForce::Keys(in.leaves_)) + " (" +
-                             Count(in.leaves_.size(), "leaf", "leaves") + ")",
-                         culprit(has_leaves)};
+          violation(over_leaves, has_leaves, "under leaves", in.leaves_, "leaf", "leaves");
     } else if (auto over_domains =
                    over("max_nvlink_domains", limits.max_nvlink_domains, in.domains_.size());
                !over_domains.empty()) {
-      out.violation =
-          BlastViolation{over_domains + in.Faults(has_nvlink) + " in force in NVLink domains " +
-                             List(InForce::Keys(in.domains_)) + " (" +
-                             Count(in.domains_.size(), "NVLink domain", "NVLink domains") + ")",
-                         culprit(has_nvlink)};
+      out.violation = violation(over_domains, has_nvlink, "in NVLink domains", in.domains_,
+                                "NVLink domain", "NVLink domains");
     }
   }
   return out;

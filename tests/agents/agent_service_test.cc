@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include "harness/wire/protocol.h"
+#include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_net.h"
 #include "tests/fakes/fake_processes.h"
+#include "tests/support/json_lines.h"
 
 namespace fdrill {
 namespace {
@@ -34,10 +36,7 @@ class JournalWatchingKernel final : public ProcessRunner {
 class AgentServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("fdrill-agent-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    dir_ = ScratchPath("fdrill-agent-test-");
     std::filesystem::create_directories(dir_);
     watcher_ = std::make_unique<JournalWatchingKernel>(kernel_, (dir_ / "journal.jsonl").string());
     service_ = MakeService();
@@ -45,11 +44,8 @@ class AgentServiceTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::unique_ptr<AgentService> MakeService() {
-    AgentConfig c;
-    c.node = "n1";
-    c.state_dir = dir_.string();
-    c.mgmt_interface = "mgmt0";
-    return std::make_unique<AgentService>(c, Host{watcher_.get(), nullptr}, clock_);
+    return std::make_unique<AgentService>(TestAgentConfig("n1", dir_),
+                                          Host{watcher_.get(), nullptr}, clock_);
   }
 
   Json Call(const std::string& type, Json body = Json::object()) {
@@ -270,10 +266,7 @@ TEST_F(AgentServiceTest, AuditLogRecordsWhoWhatAndResult) {
                                 {"params", {{"interface", "mgmt0"}, {"rate", "1gbit"}}}}),
                    "198.19.0.254:5000", "CN=fdrill-controller");
   Call("lease", {{"ttl_ms", 1000}});
-  std::ifstream in(dir_ / "audit.jsonl");
-  std::string line;
-  std::vector<Json> lines;
-  while (std::getline(in, line)) lines.push_back(Json::parse(line));
+  std::vector<Json> lines = ReadJsonLines(dir_ / "audit.jsonl");
   ASSERT_EQ(lines.size(), 1u);  // lease renewals are not audited
   EXPECT_EQ(lines[0]["peer"], "198.19.0.254:5000");
   EXPECT_EQ(lines[0]["subject"], "CN=fdrill-controller");

@@ -17,54 +17,39 @@
 #include "agents/counters.h"
 #include "agents/fake_fleet.h"
 #include "agents/journal.h"
-#include "tests/fakes/fake_clock.h"
+#include "tests/agents/test_agent.h"
 
 namespace fdrill {
 namespace {
 
-std::filesystem::path TestDir() {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("fdrill-fake-host-test-" + std::to_string(getpid()) + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+constexpr char kDirPrefix[] = "fdrill-fake-host-test-";
 
 class FakeHostServiceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = TestDir();
-    AgentConfig c;
-    c.node = "f1";
-    c.state_dir = dir_.string();
-    c.mgmt_interface = "mgmt0";
-    service_ = std::make_unique<AgentService>(c, fake_.host(), clock_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   Json Call(const std::string& type, Json body = Json::object()) {
-    return service_->Handle(MakeRequest(type, ++id_, std::move(body)), "test");
+    return agent_.Call(type, std::move(body));
   }
-  const FakeHostKernel::Iface& Fab0() const { return fake_.kernel.ifaces().at("fab0"); }
+  Json Apply(const std::string& id, const std::string& kind, Json params) {
+    return agent_.Apply(id, kind, std::move(params));
+  }
+  const FakeHostKernel::Iface& Fab0() const { return agent_.fake.kernel.ifaces().at("fab0"); }
 
-  std::filesystem::path dir_;
-  FakeHost fake_;
-  FakeClock clock_;
-  std::unique_ptr<AgentService> service_;
-  uint64_t id_ = 0;
+  FakeHostAgent agent_{"f1", kDirPrefix};
+  // The agent's parts, under the names the tests use.
+  const std::filesystem::path& dir_ = agent_.dir;
+  FakeHostKernel& kernel_ = agent_.fake.kernel;
+  FakeClock& clock_ = agent_.clock;
+  AgentService* const service_ = agent_.service.get();
 };
 
 TEST_F(FakeHostServiceTest, LinkRateIsRecordedVerifiedAndReverted) {
-  Json r = Call("apply", {{"fault_id", "slow"},
-                          {"kind", "link_rate"},
-                          {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}});
+  Json r = Apply("slow", "link_rate", {{"interface", "fab0"}, {"rate", "100mbit"}});
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
   EXPECT_EQ(Fab0().qdisc_kind, "tbf");
   EXPECT_EQ(Fab0().rate_bytes * 8, 100'000'000u);
-  ASSERT_FALSE(fake_.kernel.recorded().empty());
-  EXPECT_EQ(fake_.kernel.recorded().back()[0], "tc");
+  ASSERT_FALSE(kernel_.recorded().empty());
+  EXPECT_EQ(kernel_.recorded().back()[0], "tc");
   EXPECT_EQ(Journal((dir_ / "journal.jsonl").string()).Pending()->size(), 1u);
 
   r = Call("revert", {{"fault_id", "slow"}});
@@ -75,9 +60,7 @@ TEST_F(FakeHostServiceTest, LinkRateIsRecordedVerifiedAndReverted) {
 }
 
 TEST_F(FakeHostServiceTest, LinkFlapTakesTheModelLinkDownAndUp) {
-  Json r = Call("apply", {{"fault_id", "flap"},
-                          {"kind", "link_flap"},
-                          {"params", {{"interface", "fab0"}, {"down", "10s"}}}});
+  Json r = Apply("flap", "link_flap", {{"interface", "fab0"}, {"down", "10s"}});
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_TRUE(r["verified"].get<bool>()) << r.dump();
   EXPECT_FALSE(Fab0().up);
@@ -87,10 +70,8 @@ TEST_F(FakeHostServiceTest, LinkFlapTakesTheModelLinkDownAndUp) {
 
 TEST_F(FakeHostServiceTest, TheLeaseStillRevertsWhenItLapses) {
   ASSERT_TRUE(Call("lease", {{"ttl_ms", 1000}})["ok"].get<bool>());
-  ASSERT_TRUE(Call("apply", {{"fault_id", "slow"},
-                             {"kind", "link_rate"},
-                             {"params", {{"interface", "fab0"}, {"rate", "1gbit"}}}})["ok"]
-                  .get<bool>());
+  ASSERT_TRUE(
+      Apply("slow", "link_rate", {{"interface", "fab0"}, {"rate", "1gbit"}})["ok"].get<bool>());
   std::vector<Json> pushed;
   service_->set_push([&](Json m) { pushed.push_back(m); });
   clock_.Advance(std::chrono::milliseconds(1100));
@@ -104,9 +85,7 @@ TEST_F(FakeHostServiceTest, TheLeaseStillRevertsWhenItLapses) {
 TEST_F(FakeHostServiceTest, TicksFastOnlyWhileAFaultIsInForce) {
   EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
   ASSERT_TRUE(
-      Call("apply", {{"fault_id", "flap"},
-                     {"kind", "link_flap"},
-                     {"params", {{"interface", "fab0"}, {"down", "50ms"}, {"count", 3}}}})["ok"]
+      Apply("flap", "link_flap", {{"interface", "fab0"}, {"down", "50ms"}, {"count", 3}})["ok"]
           .get<bool>());
   EXPECT_EQ(service_->TickInterval(), AgentService::kBusyTick);
   ASSERT_TRUE(Call("revert", {{"fault_id", "flap"}})["ok"].get<bool>());
@@ -114,14 +93,13 @@ TEST_F(FakeHostServiceTest, TicksFastOnlyWhileAFaultIsInForce) {
 }
 
 TEST_F(FakeHostServiceTest, TheManagementInterfaceIsStillRefused) {
-  Json r = Call("apply",
-                {{"fault_id", "cut"}, {"kind", "link_down"}, {"params", {{"interface", "mgmt0"}}}});
+  Json r = Apply("cut", "link_down", {{"interface", "mgmt0"}});
   EXPECT_FALSE(r["ok"].get<bool>());
-  EXPECT_EQ(fake_.kernel.mutations(), 0u);
+  EXPECT_EQ(kernel_.mutations(), 0u);
 }
 
 TEST_F(FakeHostServiceTest, ProcessFaultsFindNothingToTouch) {
-  Json r = Call("apply", {{"fault_id", "hog"}, {"kind", "cpu_hog"}, {"params", {{"threads", 1}}}});
+  Json r = Apply("hog", "cpu_hog", {{"threads", 1}});
   EXPECT_FALSE(r["ok"].get<bool>()) << r.dump();
   EXPECT_EQ(service_->active_faults(), 0u);
 }
@@ -195,7 +173,8 @@ class WireClient {
 // Three agents in one process: each answers on its own address as its own
 // node, and each lease is its own (one lapsing reverts only that agent).
 TEST(FakeFleetTest, EachAgentHasItsOwnAddressNodeAndLease) {
-  auto dir = TestDir();
+  const auto dir = ScratchPath(kDirPrefix);
+  std::filesystem::create_directories(dir);
   FakeFleetConfig c;
   c.agents = 3;
   c.first_address = "127.77.0.1";

@@ -2,22 +2,33 @@
 // the agent's `inventory` request on the fake host.
 #include "agents/inventory.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "agents/agent_service.h"
-#include "agents/fake_host.h"
 #include "harness/host/real_process_runner.h"
-#include "tests/fakes/fake_clock.h"
+#include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/fake_nvml.h"
 
 namespace fdrill {
 namespace {
+
+constexpr char kIb[] = "/sys/class/infiniband/";
+
+// Port PORT of HCA as sysfs shows it, with NETDEV on it (dev_port counts
+// from 0); LID "" leaves the lid file out.
+void SetPort(FakeSysFs& fs, const std::string& hca, int port, const std::string& netdev,
+             const std::string& state, const std::string& phys_state, const std::string& link_layer,
+             const std::string& rate, const std::string& lid = "") {
+  const std::string dir = kIb + hca + "/ports/" + std::to_string(port);
+  fs.SetAttrs(
+      dir,
+      {{"state", state}, {"phys_state", phys_state}, {"link_layer", link_layer}, {"rate", rate}});
+  if (!lid.empty()) fs.SetAttrs(dir, {{"lid", lid}});
+  fs.SetAttrs(kIb + hca + "/device/net/" + netdev, {{"dev_port", std::to_string(port - 1)}});
+}
 
 // Two HCAs as the kernel shows them: mlx5_0 one InfiniBand port (ib0);
 // mlx5_1 a dual-port RoCE NIC (eth2 on port 1, down; eth3 on port 2), no
@@ -25,52 +36,34 @@ namespace {
 // its own device/infiniband link.
 FakeSysFs TwoHcaNode() {
   FakeSysFs fs;
-  auto& f = fs.files;
-  const std::string ib = "/sys/class/infiniband/";
-  f[ib + "mlx5_0/node_guid"] = "b859:9f03:00d4:f3a6\n";
-  f[ib + "mlx5_0/fw_ver"] = "28.39.1002\n";
-  f[ib + "mlx5_0/device/numa_node"] = "0\n";
-  f[ib + "mlx5_0/device/net/ib0/dev_port"] = "0\n";
-  f[ib + "mlx5_0/ports/1/state"] = "4: ACTIVE\n";
-  f[ib + "mlx5_0/ports/1/phys_state"] = "5: LinkUp\n";
-  f[ib + "mlx5_0/ports/1/link_layer"] = "InfiniBand\n";
-  f[ib + "mlx5_0/ports/1/rate"] = "400 Gb/sec (4X NDR)\n";
-  f[ib + "mlx5_0/ports/1/lid"] = "0x1a\n";
-  f[ib + "mlx5_1/node_guid"] = "0c42:a103:0007:1e00\n";
-  f[ib + "mlx5_1/device/numa_node"] = "1\n";
-  f[ib + "mlx5_1/device/net/eth2/dev_port"] = "0\n";
-  f[ib + "mlx5_1/device/net/eth3/dev_port"] = "1\n";
-  f[ib + "mlx5_1/ports/1/state"] = "1: DOWN\n";
-  f[ib + "mlx5_1/ports/1/phys_state"] = "3: Disabled\n";
-  f[ib + "mlx5_1/ports/1/link_layer"] = "Ethernet\n";
-  f[ib + "mlx5_1/ports/1/rate"] = "2.5 Gb/sec (1X SDR)\n";
-  f[ib + "mlx5_1/ports/1/lid"] = "0x0\n";
-  f[ib + "mlx5_1/ports/2/state"] = "4: ACTIVE\n";
-  f[ib + "mlx5_1/ports/2/phys_state"] = "5: LinkUp\n";
-  f[ib + "mlx5_1/ports/2/link_layer"] = "Ethernet\n";
-  f[ib + "mlx5_1/ports/2/rate"] = "100 Gb/sec (4X EDR)\n";
+  fs.SetAttrs(
+      std::string(kIb) + "mlx5_0",
+      {{"node_guid", "b859:9f03:00d4:f3a6"}, {"fw_ver", "28.39.1002"}, {"device/numa_node", "0"}});
+  SetPort(fs, "mlx5_0", 1, "ib0", "4: ACTIVE", "5: LinkUp", "InfiniBand", "400 Gb/sec (4X NDR)",
+          "0x1a");
+  fs.SetAttrs(std::string(kIb) + "mlx5_1",
+              {{"node_guid", "0c42:a103:0007:1e00"}, {"device/numa_node", "1"}});
+  SetPort(fs, "mlx5_1", 1, "eth2", "1: DOWN", "3: Disabled", "Ethernet", "2.5 Gb/sec (1X SDR)",
+          "0x0");
+  SetPort(fs, "mlx5_1", 2, "eth3", "4: ACTIVE", "5: LinkUp", "Ethernet", "100 Gb/sec (4X EDR)");
   const std::string net = "/sys/class/net/";
-  f[net + "lo/operstate"] = "unknown\n";
-  f[net + "ib0/operstate"] = "up\n";
-  f[net + "ib0/speed"] = "400000\n";
-  f[net + "ib0/mtu"] = "4092\n";
-  f[net + "ib0/address"] = "00:00:10:49:fe:80:00:00:00:00:00:00:b8:59:9f:03:00:d4:f3:a6\n";
-  f[net + "ib0/device/numa_node"] = "0\n";
-  f[net + "eth2/operstate"] = "down\n";
-  f[net + "eth2/speed"] = "-1\n";  // what the kernel prints for a link without carrier
-  f[net + "eth2/mtu"] = "9000\n";
-  f[net + "eth3/operstate"] = "up\n";
-  f[net + "eth3/speed"] = "100000\n";
-  f[net + "mgmt0/operstate"] = "up\n";
-  f[net + "mgmt0/speed"] = "1000\n";
-  f[net + "mgmt0/mtu"] = "1500\n";
-  f[net + "mgmt0/address"] = "02:00:00:00:00:01\n";
-  f[net + "eth9/operstate"] = "up\n";
-  f[net + "eth9/device/infiniband/mlx5_9/node_guid"] = "0000:0000:0000:0009\n";
-  const std::string node = "/sys/devices/system/node/";
-  f[node + "online"] = "0-1\n";
-  f[node + "node1/cpulist"] = "32-63\n";
-  f[node + "node0/cpulist"] = "0-31\n";
+  fs.SetAttrs(net + "lo", {{"operstate", "unknown"}});
+  fs.SetAttrs(net + "ib0",
+              {{"operstate", "up"},
+               {"speed", "400000"},
+               {"mtu", "4092"},
+               {"address", "00:00:10:49:fe:80:00:00:00:00:00:00:b8:59:9f:03:00:d4:f3:a6"},
+               {"device/numa_node", "0"}});
+  // -1: what the kernel prints for the speed of a link without carrier.
+  fs.SetAttrs(net + "eth2", {{"operstate", "down"}, {"speed", "-1"}, {"mtu", "9000"}});
+  fs.SetAttrs(net + "eth3", {{"operstate", "up"}, {"speed", "100000"}});
+  fs.SetAttrs(
+      net + "mgmt0",
+      {{"operstate", "up"}, {"speed", "1000"}, {"mtu", "1500"}, {"address", "02:00:00:00:00:01"}});
+  fs.SetAttrs(net + "eth9",
+              {{"operstate", "up"}, {"device/infiniband/mlx5_9/node_guid", "0000:0000:0000:0009"}});
+  fs.SetAttrs("/sys/devices/system/node",
+              {{"online", "0-1"}, {"node1/cpulist", "32-63"}, {"node0/cpulist", "0-31"}});
   return fs;
 }
 
@@ -219,8 +212,8 @@ TEST(InventoryTest, NvmlAbsentSaysWhyAndStillReadsSysfs) {
 }
 
 TEST(InventoryTest, RealSysFsListsSortedNamesAndNotFound) {
-  auto dir = std::filesystem::temp_directory_path() / ("fdrill-list-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = MakeTempDir("fdrill-list-");
+  ASSERT_FALSE(dir.empty());
   std::filesystem::create_directories(dir / "b");
   std::ofstream(dir / "c") << "1";
   std::ofstream(dir / "a") << "1";
@@ -250,17 +243,8 @@ TEST(InventoryTest, FakeSysFsListsImmediateChildren) {
 // The fake host (fdrill-agent --fake-host) answers with its model machine,
 // and the model's link state shows.
 TEST(InventoryTest, FakeHostAgentAnswersItsModel) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("fdrill-inventory-agent-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  FakeHost fake;
-  FakeClock clock;
-  AgentConfig c;
-  c.node = "f7";
-  c.state_dir = dir.string();
-  c.mgmt_interface = "mgmt0";
-  AgentService service(c, fake.host(), clock);
-  Json r = service.Handle(MakeRequest("inventory", 1), "test");
+  FakeHostAgent agent("f7", "fdrill-inventory-agent-");
+  Json r = agent.Call("inventory");
   ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
   EXPECT_EQ(r["node"], "f7");
   EXPECT_EQ(r["gpus"], Json::array());
@@ -277,15 +261,11 @@ TEST(InventoryTest, FakeHostAgentAnswersItsModel) {
   EXPECT_EQ((*fab0)["ib_device"], "mlx5_0");
   EXPECT_EQ(r["numa"], Json::parse(R"([{"node":0,"cpus":"0-7"}])"));
 
-  Json down = service.Handle(
-      MakeRequest("apply", 2,
-                  {{"fault_id", "d"}, {"kind", "link_down"}, {"params", {{"interface", "fab0"}}}}),
-      "test");
+  Json down = agent.Apply("d", "link_down", {{"interface", "fab0"}});
   ASSERT_TRUE(down["ok"].get<bool>()) << down.dump();
-  r = service.Handle(MakeRequest("inventory", 3), "test");
+  r = agent.Call("inventory");
   EXPECT_EQ((*Find(r["netdevs"], "name", "fab0"))["operstate"], "down");
-  EXPECT_TRUE(service.Handle(MakeRequest("revert_all", 4), "test")["ok"].get<bool>());
-  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(agent.Call("revert_all")["ok"].get<bool>());
 }
 
 }  // namespace

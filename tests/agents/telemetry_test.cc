@@ -1,16 +1,10 @@
 // SampleTelemetry: IB port counters from sysfs (the *_data ones in bytes),
 // NVLink counters from NVML field values, merged with the netdev sample; the
 // agent's telemetry interval.
-#include <unistd.h>
-
-#include <filesystem>
-
 #include <gtest/gtest.h>
 
-#include "agents/agent_service.h"
 #include "agents/counters.h"
-#include "agents/fake_host.h"
-#include "tests/fakes/fake_clock.h"
+#include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/fake_nvml.h"
 
@@ -21,21 +15,19 @@ constexpr char kPort[] = "/sys/class/infiniband/mlx5_0/ports/1";
 
 FakeSysFs IbPort() {
   FakeSysFs fs;
-  auto& f = fs.files;
-  const std::string c = std::string(kPort) + "/counters/";
-  f[c + "port_xmit_data"] = "1000\n";  // 4-octet units
-  f[c + "port_rcv_data"] = "2500\n";
-  f[c + "port_xmit_packets"] = "30\n";
-  f[c + "port_rcv_packets"] = "40\n";
-  f[c + "symbol_error"] = "3\n";
-  f[c + "link_downed"] = "1\n";
-  f[c + "port_xmit_wait"] = "77\n";
-  // no link_error_recovery file: left out
-  const std::string hw = std::string(kPort) + "/hw_counters/";
-  f[hw + "out_of_buffer"] = "9\n";
-  f[hw + "np_cnp_sent"] = "12\n";
-  f[hw + "lifespan"] = "10\n";  // a setting (ms), not a counter
-  f["/sys/class/infiniband/mlx5_1/ports/2/counters/port_rcv_errors"] = "5\n";
+  // No link_error_recovery file: left out.
+  fs.SetAttrs(std::string(kPort) + "/counters", {{"port_xmit_data", "1000"},  // 4-octet units
+                                                 {"port_rcv_data", "2500"},
+                                                 {"port_xmit_packets", "30"},
+                                                 {"port_rcv_packets", "40"},
+                                                 {"symbol_error", "3"},
+                                                 {"link_downed", "1"},
+                                                 {"port_xmit_wait", "77"}});
+  fs.SetAttrs(std::string(kPort) + "/hw_counters",
+              {{"out_of_buffer", "9"},
+               {"np_cnp_sent", "12"},
+               {"lifespan", "10"}});  // lifespan: a setting (ms), not a counter
+  fs.SetAttrs("/sys/class/infiniband/mlx5_1/ports/2/counters", {{"port_rcv_errors", "5"}});
   return fs;
 }
 
@@ -142,37 +134,25 @@ TEST(TelemetryTest, IntervalParsesDurationsInItsRange) {
 // The agent pushes one `counters` event per interval while it watches a
 // workload's metrics, on the interval's grid.
 int CountersPushedIn(Duration interval, Duration watched) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("fdrill-telemetry-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  FakeHost fake;
-  FakeClock clock;
-  AgentConfig c;
-  c.node = "f1";
-  c.state_dir = dir.string();
-  c.mgmt_interface = "mgmt0";
-  c.telemetry_interval = interval;
-  AgentService service(c, fake.host(), clock);
+  FakeHostAgent agent("f1", "fdrill-telemetry-",
+                      [&](AgentConfig& c) { c.telemetry_interval = interval; });
   int pushed = 0;
   Json last;
-  service.set_push([&](Json m) {
+  agent.service->set_push([&](Json m) {
     if (m["type"] == "counters") {
       ++pushed;
       last = m;
     }
   });
-  Json r = service.Handle(
-      MakeRequest("workload_start", 1, {{"metrics_dir", (dir / "metrics").string()}}), "t");
+  Json r = agent.Call("workload_start", {{"metrics_dir", (agent.dir / "metrics").string()}});
   EXPECT_TRUE(r["ok"].get<bool>()) << r.dump();
   for (Duration t{}; t <= watched; t += std::chrono::milliseconds(50)) {
-    service.Tick();
-    clock.Advance(std::chrono::milliseconds(50));
+    agent.service->Tick();
+    agent.clock.Advance(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(last["counters"].contains("fab0.rx_bytes")) << last.dump();
   EXPECT_TRUE(last["counters"].contains("ib/mlx5_0/1.port_xmit_data"))
       << last.dump();  // the fake host's HCA
-  std::filesystem::remove_all(dir);
   return pushed;
 }
 

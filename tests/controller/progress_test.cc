@@ -33,13 +33,20 @@ TEST(Progress, TheLineSaysPhaseTimeBusbwAndFaults) {
   EXPECT_EQ(FormatProgress(v).substr(0, 12), "[2h05m / <=2");
 }
 
-std::string Captured(bool terminal, const std::function<void(ProgressLine&)>& body) {
+constexpr Clock::TimePoint kT0{};
+
+// What a ProgressLine (on a terminal or not) writes while BODY updates it
+// with a view that starts in phase "baseline", and then finishes it.
+std::string Captured(bool terminal, const std::function<void(ProgressLine&, ProgressView&)>& body) {
   char* buf = nullptr;
   size_t len = 0;
   std::FILE* f = open_memstream(&buf, &len);
   {
     ProgressLine line(f, terminal);
-    body(line);
+    ProgressView v;
+    v.phase = "baseline";
+    body(line, v);
+    line.Finish();
   }
   std::fclose(f);
   std::string out(buf, len);
@@ -48,15 +55,11 @@ std::string Captured(bool terminal, const std::function<void(ProgressLine&)>& bo
 }
 
 TEST(Progress, OnATerminalOneLineRewrittenAtMostFourTimesASecond) {
-  const Clock::TimePoint t0{};
-  ProgressView v;
-  v.phase = "baseline";
-  const std::string out = Captured(true, [&](ProgressLine& line) {
-    line.Update(v, t0);
-    line.Update(v, t0 + milliseconds(100));  // too soon: not drawn
+  const std::string out = Captured(true, [](ProgressLine& line, ProgressView& v) {
+    line.Update(v, kT0);
+    line.Update(v, kT0 + milliseconds(100));  // too soon: not drawn
     v.phase = "hit";
-    line.Update(v, t0 + milliseconds(300));
-    line.Finish();
+    line.Update(v, kT0 + milliseconds(300));
   });
   EXPECT_EQ(out,
             "\r[   0s / 0s] baseline | busbw - | no faults\x1b[K\r[   0s / 0s] hit | busbw - | no "
@@ -64,16 +67,13 @@ TEST(Progress, OnATerminalOneLineRewrittenAtMostFourTimesASecond) {
 }
 
 TEST(Progress, NotATerminalPlainLinesOnChangeAndEveryTenSeconds) {
-  const Clock::TimePoint t0{};
-  ProgressView v;
-  v.phase = "baseline";
-  const std::string out = Captured(false, [&](ProgressLine& line) {
-    line.Update(v, t0);
-    line.Update(v, t0 + seconds(3));  // nothing changed: quiet
+  // Finish writes no stray newline.
+  const std::string out = Captured(false, [](ProgressLine& line, ProgressView& v) {
+    line.Update(v, kT0);
+    line.Update(v, kT0 + seconds(3));  // nothing changed: quiet
     v.faults = {"cut@n1"};
-    line.Update(v, t0 + seconds(4));   // a fault came: a line
-    line.Update(v, t0 + seconds(15));  // 11 s later: a line
-    line.Finish();                     // no stray newline
+    line.Update(v, kT0 + seconds(4));   // a fault came: a line
+    line.Update(v, kT0 + seconds(15));  // 11 s later: a line
   });
   EXPECT_EQ(out,
             "fdrill: [   0s / 0s] baseline | busbw - | no faults\n"

@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
+#include "tests/support/json_lines.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fdrill {
 namespace {
@@ -48,8 +50,7 @@ class DrillE2E : public ::testing::Test {
     ASSERT_FALSE(fs::exists("/run/fdrill/fabric/fabric.json"))
         << "an emulated fabric is already up; this test will not tear down someone's fabric. "
            "Run `fdrill fabric down` first.";
-    work_ = fs::temp_directory_path() / ("fdrill-e2e-" + std::to_string(getpid()));
-    fs::remove_all(work_);
+    work_ = ScratchPath("fdrill-e2e-");
     fs::create_directories(work_);
     auto up = Fdrill({"fabric", "up", "--nodes", "4"});
     ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
@@ -90,6 +91,13 @@ class DrillE2E : public ::testing::Test {
     return p;
   }
 
+  // `fdrill run scenarios/NAME.yaml --out OUT`.
+  static ProcessResult RunDrill(const std::string& name, const fs::path& out, int timeout_s) {
+    return Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml", "--out",
+                   out.string()},
+                  timeout_s);
+  }
+
   fs::path work_;
   bool up_ = false;
 };
@@ -97,9 +105,7 @@ class DrillE2E : public ::testing::Test {
 TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {
   std::string before = FabricLinks();
   fs::path out = work_ / "run";
-  auto run = Fdrill(
-      {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/quickstart.yaml", "--out", out.string()},
-      240);
+  auto run = RunDrill("quickstart", out, 240);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   for (const char* f : {"scenario.yaml", "events.jsonl", "metrics.jsonl", "summary.json",
                         "report.md", "plan.json"}) {
@@ -120,14 +126,10 @@ TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {
   EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>());
   EXPECT_EQ(s["phases"].size(), 5u);
   EXPECT_EQ(FabricLinks(), before);
-  std::ifstream metrics(out / "metrics.jsonl");
-  std::string line;
-  int lines = 0, wrong = 0;
-  while (std::getline(metrics, line)) {
-    ++lines;
-    wrong += json::parse(line)["wrong"].get<int>();
-  }
-  EXPECT_GT(lines, 400);
+  const std::vector<json> metrics = ReadJsonLines(out / "metrics.jsonl");
+  int wrong = 0;
+  for (const json& m : metrics) wrong += m["wrong"].get<int>();
+  EXPECT_GT(metrics.size(), 400u);
   EXPECT_EQ(wrong, 0);
 }
 
@@ -157,9 +159,7 @@ int OwnProcesses(bool stopped_only) {
 TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   std::string before = FabricLinks();
   fs::path out = work_ / "rps";
-  auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/rank-pause-straggler.yaml",
-                     "--out", out.string()},
-                    180);
+  auto run = RunDrill("rank-pause-straggler", out, 180);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   json s = ReadJson(out / "summary.json");
   EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
@@ -196,9 +196,7 @@ TEST_F(DrillE2E, LinkLossAndPartitionSlowTheJobAndLeaveNoRule) {
   for (const char* name : {"link-loss", "partition"}) {
     SCOPED_TRACE(name);
     fs::path out = work_ / name;
-    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml",
-                       "--out", out.string()},
-                      120);
+    auto run = RunDrill(name, out, 120);
     EXPECT_EQ(run.exit_code, 0) << run.err;
     json s = ReadJson(out / "summary.json");
     EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
@@ -288,9 +286,7 @@ TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
         "gpu-straggler", "firmware-regression", "burn-in-soak.short"}) {
     SCOPED_TRACE(name);
     fs::path out = work_ / name;
-    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml",
-                       "--out", out.string()},
-                      400);
+    auto run = RunDrill(name, out, 400);
     EXPECT_EQ(run.exit_code, 0) << run.err;
     json s = ReadJson(out / "summary.json");
     EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
@@ -298,12 +294,10 @@ TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
     EXPECT_TRUE(s["stopped"].is_null()) << s["stopped"];
     EXPECT_EQ(FabricLinks(), before);
     // Every gate ended because the job was stable, not at its timeout.
-    std::ifstream events(out / "events.jsonl");
-    for (std::string line; std::getline(events, line);) {
-      json e = json::parse(line);
+    for (const json& e : ReadJsonLines(out / "events.jsonl")) {
       if (e["type"] == "phase_end" &&
           e["reason"].get<std::string>().find("timeout") != std::string::npos) {
-        ADD_FAILURE() << "gate timed out: " << line;
+        ADD_FAILURE() << "gate timed out: " << e.dump();
       }
     }
     if (std::string(name) == "link-degrade-ramp") {
@@ -365,13 +359,11 @@ safety:
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
   EXPECT_EQ(FabricLinks(), before);
   // The revert is journalled before the abort, with the stop as its reason.
-  std::ifstream events(out / "events.jsonl");
   bool reverted = false, aborted = false;
-  for (std::string line; std::getline(events, line);) {
-    json e = json::parse(line);
+  for (const json& e : ReadJsonLines(out / "events.jsonl")) {
     if (e["type"] == "fault_revert" && e["id"] == "outage") {
       EXPECT_FALSE(aborted);
-      EXPECT_NE(e.value("reason", "").find("stop condition"), std::string::npos) << line;
+      EXPECT_NE(e.value("reason", "").find("stop condition"), std::string::npos) << e.dump();
       reverted = true;
     }
     if (e["type"] == "abort") {
@@ -398,9 +390,7 @@ TEST_F(DrillE2E, RestartPolicyRecoversCrashesAndHangsAndStopsACrashLoop) {
         Case{"partition-rollback", 0, "hang"}, Case{"crash-loop", 1, "exit"}}) {
     SCOPED_TRACE(c.name);
     fs::path out = work_ / c.name;
-    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + c.name + ".yaml",
-                       "--out", out.string()},
-                      300);
+    auto run = RunDrill(c.name, out, 300);
     EXPECT_EQ(run.exit_code, c.exit_code) << run.err;
     json s = ReadJson(out / "summary.json");
     const json& rb = s["rollback"];

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fdrill {
 namespace {
@@ -103,8 +104,7 @@ class SafetyE2E : public ::testing::Test {
     if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
     ASSERT_FALSE(fs::exists("/run/fdrill/fabric/fabric.json"))
         << "an emulated fabric is already up; this test will not tear down someone's fabric";
-    work_ = fs::temp_directory_path() / ("fdrill-safety-" + std::to_string(getpid()));
-    fs::remove_all(work_);
+    work_ = ScratchPath("fdrill-safety-");
     fs::create_directories(work_);
     ASSERT_EQ(RunFdrill({"fabric", "up", "--nodes", "4"}), 0);
     up_ = true;

@@ -33,14 +33,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// The default fabric under names and subnets of its own.
 FabricLayout TestLayout() {
-  FabricLayout layout;
+  FabricLayout layout = FabricLayout::Default();
   layout.state_dir = FDRILL_E2E_FABRIC_DIR;
   layout.netns_prefix = "fdt-";
   layout.root_prefix = "fdtm-";
   layout.mgmt_net = "198.19.1";
   layout.fabric_net = "198.18.1";
-  layout.agent_port = 7100;
   return layout;
 }
 

@@ -68,6 +68,13 @@ class FakeSysFs final : public SysFs {
   std::map<std::string, std::string> files;
   std::vector<std::pair<std::string, std::string>> writes;
 
+  // sysfs attributes: DIR/NAME holding VALUE and the newline the kernel
+  // prints after it.
+  void SetAttrs(const std::string& dir,
+                std::initializer_list<std::pair<std::string, std::string>> attrs) {
+    for (const auto& [name, value] : attrs) files[dir + "/" + name] = value + "\n";
+  }
+
   Result<std::string> Read(const std::string& path) override {
     auto it = files.find(path);
     if (it == files.end()) return NotFound("cannot read " + path + ": No such file or directory");

@@ -24,6 +24,7 @@
 #include "harness/host/host.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/known_program.h"
+#include "tests/fakes/next_failures.h"
 
 namespace fdrill {
 
@@ -78,7 +79,7 @@ class FakeIbFabric final : public ProcessRunner {
   }
 
   void FailNext(Argv prefix, std::string err, int code = 255) {
-    failures_.push_back({std::move(prefix), err, code});
+    failures_.Add(std::move(prefix), std::move(err), code);
   }
 
   // ibportstate calls that change the port (all but query and -V).
@@ -93,14 +94,7 @@ class FakeIbFabric final : public ProcessRunner {
   Result<ProcessResult> Run(const Argv& argv, Duration) override {
     calls.push_back(argv);
     ExpectKnownProgram(argv);
-    for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-      if (argv.size() >= it->prefix.size() &&
-          std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
-        ProcessResult r{it->code, "", it->err};
-        failures_.erase(it);
-        return r;
-      }
-    }
+    if (auto failed = failures_.Take(argv)) return *failed;
     if (argv.empty() || argv[0] != "ibportstate")
       return ProcessResult{127, "", "FakeIbFabric: unexpected command\n"};
     if (!have_ibportstate) return ProgramMissing("ibportstate");
@@ -172,12 +166,6 @@ class FakeIbFabric final : public ProcessRunner {
   }
 
  private:
-  struct Failure {
-    Argv prefix;
-    std::string err;
-    int code;
-  };
-
   static ProcessResult Err(const std::string& what) {
     return ProcessResult{255, "", "ibportstate: iberror: failed: " + what + "\n"};
   }
@@ -302,7 +290,7 @@ class FakeIbFabric final : public ProcessRunner {
 
   std::string root_;
   std::map<std::pair<std::string, int>, Port> ports_;
-  std::vector<Failure> failures_;
+  NextFailures failures_;
 };
 
 }  // namespace fdrill

@@ -18,6 +18,7 @@
 #include "harness/host/host.h"
 #include "tests/fakes/fake_net.h"
 #include "tests/fakes/known_program.h"
+#include "tests/fakes/next_failures.h"
 
 namespace fdrill {
 
@@ -40,7 +41,7 @@ class FakeIptables final : public ProcessRunner {
   std::vector<Argv> calls;
 
   void FailNext(Argv prefix, std::string err, int code = 4) {
-    failures_.push_back({std::move(prefix), err, code});
+    failures_.Add(std::move(prefix), std::move(err), code);
   }
 
   // Commands that change state: iptables -N/-X/-F/-A/-I/-D and nft.
@@ -80,14 +81,7 @@ class FakeIptables final : public ProcessRunner {
   Result<ProcessResult> Run(const Argv& argv, Duration timeout) override {
     ExpectKnownProgram(argv);
     calls.push_back(argv);
-    for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-      if (argv.size() >= it->prefix.size() &&
-          std::equal(it->prefix.begin(), it->prefix.end(), argv.begin())) {
-        ProcessResult r{it->code, "", it->err};
-        failures_.erase(it);
-        return r;
-      }
-    }
+    if (auto failed = failures_.Take(argv)) return *failed;
     if (argv[0] == "iptables-save") return Ok(Save());
     if (argv[0] == "nft") {
       if (!have_nft) return ProgramMissing("nft");
@@ -106,12 +100,6 @@ class FakeIptables final : public ProcessRunner {
   }
 
  private:
-  struct Failure {
-    Argv prefix;
-    std::string err;
-    int code;
-  };
-
   static ProcessResult Ok(std::string out) { return ProcessResult{0, std::move(out), ""}; }
   static ProcessResult Fail(int code, std::string err) {
     return ProcessResult{code, "", std::move(err)};
@@ -283,7 +271,7 @@ class FakeIptables final : public ProcessRunner {
   }
 
   ProcessRunner* next_;
-  std::vector<Failure> failures_;
+  NextFailures failures_;
 };
 
 // A node as the netfilter injectors see it: iptables (and nft) played by

@@ -13,6 +13,7 @@
 #include "harness/host/host.h"
 #include "harness/wire/wire.h"
 #include "tests/fakes/known_program.h"
+#include "tests/fakes/next_failures.h"
 
 namespace fdrill {
 
@@ -42,7 +43,7 @@ class FakeNetKernel final : public ProcessRunner {
   Host host() { return Host{this, nullptr}; }
 
   void FailNext(std::vector<std::string> prefix, std::string err) {
-    failures_.push_back({std::move(prefix), err});
+    failures_.Add(std::move(prefix), std::move(err), 2);
   }
 
   // Calls that change state (everything but the -j queries).
@@ -57,14 +58,7 @@ class FakeNetKernel final : public ProcessRunner {
   Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration) override {
     calls.push_back(argv);
     ExpectKnownProgram(argv);
-    for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-      if (argv.size() >= it->first.size() &&
-          std::equal(it->first.begin(), it->first.end(), argv.begin())) {
-        std::string err = it->second;
-        failures_.erase(it);
-        return ProcessResult{2, "", err};
-      }
-    }
+    if (auto failed = failures_.Take(argv)) return *failed;
     auto has = [&](size_t i, const char* s) { return argv.size() > i && argv[i] == s; };
     if (has(0, "ip") && has(1, "-j") && has(2, "link")) {
       Json out = Json::array();
@@ -186,7 +180,7 @@ class FakeNetKernel final : public ProcessRunner {
   static ProcessResult NoDevice(const std::string& name) {
     return ProcessResult{1, "", "Cannot find device \"" + name + "\"\n"};
   }
-  std::vector<std::pair<std::vector<std::string>, std::string>> failures_;
+  NextFailures failures_;
 };
 
 }  // namespace fdrill

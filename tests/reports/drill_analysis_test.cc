@@ -40,8 +40,7 @@ bool HasError(const Summary& s, const std::string& part) {
 // Iterations starting in [15, 22) run 3x slower: the fault is on from 15 to
 // 20 and the fabric takes 2.0 s more to come back.
 SyntheticRun SlowThatRecovers() {
-  SyntheticRun run = SyntheticRun::Standard();
-  run.slow.push_back({.from_s = 15.0, .to_s = 22.0, .factor = 3.0, .culprit_node = "n2"});
+  SyntheticRun run = SyntheticRun::SlowN2(22.0);
   return run;
 }
 
@@ -203,8 +202,7 @@ TEST(DrillAnalysis, ANormalIterationEndingJustAfterALinkDownDoesNotHideTheStall)
 }
 
 TEST(DrillAnalysis, AFaultThatNeverRecoversFailsItsExpectation) {
-  SyntheticRun run = SyntheticRun::Standard();
-  run.slow.push_back({.from_s = 15.0, .to_s = 1e9, .factor = 3.0, .culprit_node = "n2"});
+  SyntheticRun run = SyntheticRun::SlowN2(1e9);
   Summary s = AnalyzeRun(run);
   ASSERT_EQ(s.faults.size(), 1u);
   EXPECT_FALSE(s.faults[0].time_to_recover_s.has_value());
@@ -431,14 +429,13 @@ namespace {
 // A stop condition (or a gate's timeout) is the drill stopping itself as the
 // scenario asked: verdict fail with the reason, not a harness error.
 TEST(DrillAnalysis, AStopConditionFailsTheDrillWithItsReason) {
-  SyntheticRun run = SyntheticRun::Standard();
+  SyntheticRun run = SyntheticRun::SlowN2(17.0);
   run.DropEvents("drill_end");
   run.AddEvent(
       17.0, "abort",
       {{"reason", "stop condition min_busbw: busbw below 5 GB/s for 3 iterations in a row"},
        {"cause", "stop_condition"}});
   run.AddEvent(30.1, "drill_end", {{"status", "aborted"}});
-  run.slow.push_back({.from_s = 15.0, .to_s = 17.0, .factor = 3.0, .culprit_node = "n2"});
   Summary s = AnalyzeRun(run);
   EXPECT_EQ(s.verdict, Verdict::kFail) << (s.errors.empty() ? "" : s.errors[0]);
   EXPECT_FALSE(HasError(s, "aborted:"));

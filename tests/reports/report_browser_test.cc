@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using reports_test::SyntheticRun;
 using reports_test::TempDir;
 using reports_test::WriteText;
+using reports_test::WriteWithReports;
 
 std::optional<std::string> FindChromium() {
   const char* path = std::getenv("PATH");
@@ -60,10 +61,8 @@ TEST(ReportHtmlInChromium, RendersThePlotsWithoutConsoleErrors) {
   std::optional<std::string> chromium = FindChromium();
   if (!chromium) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
   TempDir run_dir, work;
-  SyntheticRun run = SyntheticRun::Standard();
-  run.slow.push_back({.from_s = 15.0, .to_s = 22.0, .factor = 3.0, .culprit_node = "n2"});
-  run.WriteTo(run_dir.path());
-  ASSERT_TRUE(WriteReports(run_dir.path().string()).ok());
+  SyntheticRun run = SyntheticRun::SlowN2(22.0);
+  ASSERT_TRUE(WriteWithReports(run, run_dir.path()).ok());
   // A blank page of the same size: what a screenshot of nothing weighs.
   WriteText(work.path() / "blank.html",
             "<!DOCTYPE html><html><head><meta charset=\"utf-8\">"

@@ -20,14 +20,14 @@ using reports_test::ParseXml;
 using reports_test::ReadText;
 using reports_test::SyntheticRun;
 using reports_test::TempDir;
+using reports_test::WriteWithReports;
 using reports_test::XmlDocument;
 using reports_test::XmlElement;
 
 // The Standard drill plus a second fault, "flap<1>", on n1 at 30–32 s: two
 // windows to shade, and an id that must be escaped.
 SyntheticRun TwoFaults() {
-  SyntheticRun run = SyntheticRun::Standard();
-  run.slow.push_back({.from_s = 15.0, .to_s = 22.0, .factor = 3.0, .culprit_node = "n2"});
+  SyntheticRun run = SyntheticRun::SlowN2(22.0);
   run.AddEvent(30.0, "fault_applied",
                {{"id", "flap<1>"}, {"kind", "link_flap"}, {"node", "n1"}, {"verified", true}});
   run.AddEvent(32.0, "fault_reverted", {{"id", "flap<1>"}, {"node", "n1"}, {"verified", true}});
@@ -35,8 +35,7 @@ SyntheticRun TwoFaults() {
 }
 
 std::string WriteAndRead(const SyntheticRun& run, const TempDir& dir, const char* file) {
-  run.WriteTo(dir.path());
-  Result<Summary> s = WriteReports(dir.path().string());
+  Result<Summary> s = WriteWithReports(run, dir.path());
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return ReadText(dir.path() / file);
 }
@@ -132,10 +131,7 @@ const XmlElement* Child(const XmlDocument& doc, const std::string& testcase_name
 
 TEST(JunitXml, OneTestcasePerExpectationPlusHarnessWithFailures) {
   TempDir dir;
-  SyntheticRun run = SyntheticRun::Standard();
-  run.slow.push_back({.from_s = 15.0, .to_s = 1e9, .factor = 3.0, .culprit_node = "n2"});
-  run.WriteTo(dir.path());
-  Result<Summary> s = WriteReports(dir.path().string());
+  Result<Summary> s = WriteWithReports(SyntheticRun::SlowN2(1e9), dir.path());
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ASSERT_EQ(s->verdict, Verdict::kFail);
   const XmlDocument doc = ParseXml(ReadText(dir.path() / kJunitFile));
@@ -159,8 +155,7 @@ TEST(JunitXml, HarnessTestcaseErrorsWhenTheDrillCouldNotRun) {
   SyntheticRun run = SyntheticRun::Standard();
   run.DropEvents("drill_end");
   run.AddEvent(16.0, "error", {{"message", "agent n3 <unreachable> & gone"}});
-  run.WriteTo(dir.path());
-  Result<Summary> s = WriteReports(dir.path().string());
+  Result<Summary> s = WriteWithReports(run, dir.path());
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->verdict, Verdict::kError);
   const XmlDocument doc = ParseXml(ReadText(dir.path() / kJunitFile));
@@ -203,8 +198,7 @@ TEST(Counters, DeltaPerPhaseInEveryReport) {
                {{"node", "n2"}, {"counters", {{"link_downed", 7}, {"rx_drop", 12}}}});
   run.AddEvent(40.0, "counters",
                {{"node", "n2"}, {"counters", {{"link_downed", 7}, {"rx_drop", 12}}}});
-  run.WriteTo(dir.path());
-  Result<Summary> s = WriteReports(dir.path().string());
+  Result<Summary> s = WriteWithReports(run, dir.path());
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   auto delta = [&](const std::string& phase, const std::string& counter) {
     for (const CounterDelta& c : s->counters) {
@@ -229,8 +223,7 @@ TEST(Counters, ANonNumericCounterNamesFileLineAndKey) {
   TempDir dir;
   SyntheticRun run = SyntheticRun::Standard();
   run.AddEvent(0.2, "counters", {{"node", "n2"}, {"counters", {{"link_downed", "many"}}}});
-  run.WriteTo(dir.path());
-  Result<Summary> s = WriteReports(dir.path().string());
+  Result<Summary> s = WriteWithReports(run, dir.path());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("events.jsonl:2: key \"counters\""), std::string::npos)
       << s.status().message();

@@ -14,6 +14,7 @@ using nlohmann::json;
 using reports_test::ReadText;
 using reports_test::SyntheticRun;
 using reports_test::TempDir;
+using reports_test::WriteWithReports;
 
 void ExpectKeys(const json& object, std::initializer_list<const char*> keys) {
   for (const char* key : keys) EXPECT_TRUE(object.contains(key)) << "missing key " << key;
@@ -21,10 +22,7 @@ void ExpectKeys(const json& object, std::initializer_list<const char*> keys) {
 
 TEST(WriteReports, SummaryJsonCarriesTheContractKeys) {
   TempDir dir;
-  SyntheticRun run = SyntheticRun::Standard();
-  run.slow.push_back({.from_s = 15.0, .to_s = 1e9, .factor = 3.0, .culprit_node = "n2"});
-  run.WriteTo(dir.path());
-  Result<Summary> summary = WriteReports(dir.path().string());
+  Result<Summary> summary = WriteWithReports(SyntheticRun::SlowN2(1e9), dir.path());
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
 
   json j = json::parse(ReadText(dir.path() / kSummaryFile));
@@ -62,10 +60,7 @@ TEST(WriteReports, SummaryJsonCarriesTheContractKeys) {
 
 TEST(WriteReports, ReportMdStatesVerdictTablesAndACleanFabric) {
   TempDir dir;
-  SyntheticRun run = SyntheticRun::Standard();
-  run.slow.push_back({.from_s = 15.0, .to_s = 22.0, .factor = 3.0, .culprit_node = "n2"});
-  run.WriteTo(dir.path());
-  Result<Summary> summary = WriteReports(dir.path().string());
+  Result<Summary> summary = WriteWithReports(SyntheticRun::SlowN2(22.0), dir.path());
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(summary->verdict, Verdict::kPass);
   EXPECT_EQ(ExitCodeForVerdict(summary->verdict), 0);
@@ -96,8 +91,7 @@ TEST(WriteReports, ReportMdListsResidueFailuresAndErrors) {
                    {"before", "noqueue"},
                    {"after", "tbf|rate"}}}}});
   run.AddEvent(16.0, "error", {{"message", "agent n3 unreachable"}});
-  run.WriteTo(dir.path());
-  Result<Summary> summary = WriteReports(dir.path().string());
+  Result<Summary> summary = WriteWithReports(run, dir.path());
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   std::string md = ReadText(dir.path() / kReportFile);
   EXPECT_NE(md.find("— ERROR"), std::string::npos) << md;

@@ -1,22 +1,20 @@
 #include "tests/reports/synthetic_run.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 
+#include "tests/support/scratch_dir.h"
+
 namespace fdrill::reports_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-TempDir::TempDir() {
-  std::string pattern = (fs::temp_directory_path() / "fdrill-reports-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
+TempDir::TempDir() : path_(MakeTempDir("fdrill-reports-")) {
+  if (path_.empty()) throw std::runtime_error("mkdtemp failed");
 }
 
 TempDir::~TempDir() {
@@ -61,6 +59,12 @@ SyntheticRun SyntheticRun::Standard() {
   }
   run.AddEvent(run.end_s + 0.7, "residue", {{"items", json::array()}});
   run.AddEvent(run.end_s + 0.8, "drill_end", {{"status", "completed"}});
+  return run;
+}
+
+SyntheticRun SyntheticRun::SlowN2(double until_s) {
+  SyntheticRun run = Standard();
+  run.slow.push_back({.from_s = 15.0, .to_s = until_s, .factor = 3.0, .culprit_node = "n2"});
   return run;
 }
 
@@ -138,6 +142,11 @@ void SyntheticRun::WriteTo(const fs::path& dir) const {
   text.clear();
   for (const std::string& line : MetricLines()) text += line + "\n";
   WriteText(dir / "metrics.jsonl", text);
+}
+
+Result<Summary> WriteWithReports(const SyntheticRun& run, const fs::path& dir) {
+  run.WriteTo(dir);
+  return WriteReports(dir.string());
 }
 
 void WriteText(const fs::path& path, const std::string& text) {

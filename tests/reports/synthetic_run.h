@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/report.h"
+
 namespace fdrill::reports_test {
 
 inline constexpr int kRanks = 4;
@@ -58,6 +60,9 @@ class SyntheticRun {
   // completed. Expectations: max_slowdown 5, max_time_to_recover_s 10,
   // no_residue, data_intact. Callers add spans, stalls and events on top.
   static SyntheticRun Standard();
+  // Standard, with the slow-link fault making n2 three times slower from
+  // 15 s until `until_s` (1e9: the fabric never recovers).
+  static SyntheticRun SlowN2(double until_s);
 
   double start_s = 1.0;  // the first iteration starts here
   double end_s = 40.0;   // iterations start until here
@@ -79,6 +84,10 @@ class SyntheticRun {
   // plan.json, events.jsonl and metrics.jsonl into `dir`.
   void WriteTo(const std::filesystem::path& dir) const;
 };
+
+// RUN written into DIR, then WriteReports over it: the summary, the
+// reports beside the run.
+Result<Summary> WriteWithReports(const SyntheticRun& run, const std::filesystem::path& dir);
 
 void WriteText(const std::filesystem::path& path, const std::string& text);
 std::string ReadText(const std::filesystem::path& path);

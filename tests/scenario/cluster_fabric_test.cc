@@ -13,6 +13,7 @@ namespace fdrill {
 namespace {
 
 using scenario_test::ErrorOf;
+using scenario_test::Load;
 using scenario_test::Replace;
 
 // Line 3 is the fabric, line 4 the workload.
@@ -39,11 +40,6 @@ class SlurmEnv : public ::testing::Test {
  protected:
   void SetUp() override { setenv("SLURM_JOB_NODELIST", "gpu[01-03,07]", 1); }
   void TearDown() override { unsetenv("SLURM_JOB_NODELIST"); }
-  Scenario Load(const std::string& text) {
-    auto s = ParseScenario(text, "drill.yaml");
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? *s : Scenario{};
-  }
 };
 
 TEST_F(SlurmEnv, TheAllocationIsTheInventory) {

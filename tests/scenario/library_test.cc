@@ -16,13 +16,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<fs::path> LibraryFiles() {
+// The files of scenarios/ whose names end in `suffix` (every *.yaml by
+// default), sorted.
+std::vector<fs::path> LibraryFiles(const std::string& suffix = ".yaml") {
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(fs::path(FDRILL_SOURCE_DIR) / "scenarios")) {
-    if (e.path().extension() == ".yaml") out.push_back(e.path());
+    if (e.path().filename().string().ends_with(suffix)) out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// F loads, and its inventory is a real cluster's, not the emulated fabric.
+void ExpectRealInventory(const fs::path& f) {
+  auto s = LoadScenario(f.string());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->Emulated()) << f;
 }
 
 std::string Read(const fs::path& p) {
@@ -68,33 +77,23 @@ TEST(ScenarioLibrary, TheIssuesDrillsExist) {
 // A real-hardware variant sits beside its emulated drill and targets a hosts
 // file, never the emulated fabric.
 TEST(ScenarioLibrary, HardwareVariantsUseAHostsInventory) {
-  int variants = 0;
-  for (const auto& f : LibraryFiles()) {
-    if (f.string().find(".hw.yaml") == std::string::npos) continue;
-    ++variants;
-    auto s = LoadScenario(f.string());
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    EXPECT_FALSE(s->Emulated()) << f;
+  const auto variants = LibraryFiles(".hw.yaml");
+  for (const auto& f : variants) {
+    ExpectRealInventory(f);
     const std::string emulated =
         f.string().substr(0, f.string().size() - std::string(".hw.yaml").size()) + ".yaml";
     EXPECT_TRUE(fs::exists(emulated)) << f << " has no emulated drill beside it";
   }
-  EXPECT_GE(variants, 4);
+  EXPECT_GE(variants.size(), 4u);
 }
 
 // A drill that only a real cluster can run (*.cluster.yaml: an external
 // workload like nccl-tests, which the emulated fabric does not run) has no
 // emulated twin, and must not claim the emulated fabric.
 TEST(ScenarioLibrary, ClusterOnlyDrillsUseARealInventory) {
-  int drills = 0;
-  for (const auto& f : LibraryFiles()) {
-    if (f.string().find(".cluster.yaml") == std::string::npos) continue;
-    ++drills;
-    auto s = LoadScenario(f.string());
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    EXPECT_FALSE(s->Emulated()) << f;
-  }
-  EXPECT_GE(drills, 1);
+  const auto drills = LibraryFiles(".cluster.yaml");
+  for (const auto& f : drills) ExpectRealInventory(f);
+  EXPECT_GE(drills.size(), 1u);
 }
 
 }  // namespace

@@ -16,6 +16,14 @@ inline std::string Replace(std::string text, const std::string& from, const std:
   return at == std::string::npos ? text : text.replace(at, from.size(), to);
 }
 
+// TEXT loaded as drill.yaml (a test failure, and an empty Scenario, when it
+// is refused).
+inline Scenario Load(const std::string& text) {
+  auto s = ParseScenario(text, "drill.yaml");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? *s : Scenario{};
+}
+
 // The refusal of TEXT loaded as drill.yaml (a test failure when it loads).
 inline std::string ErrorOf(const std::string& text) {
   auto s = ParseScenario(text, "drill.yaml");

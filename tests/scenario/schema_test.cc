@@ -31,13 +31,8 @@ phases:
 )";
 
 using scenario_test::ErrorOf;
+using scenario_test::Load;
 using scenario_test::Replace;
-
-Scenario Load(const std::string& text) {
-  auto s = ParseScenario(text, "drill.yaml");
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return s.ok() ? *s : Scenario{};
-}
 
 std::vector<std::string> Ids(const PhaseSpec& p) {
   std::vector<std::string> out;

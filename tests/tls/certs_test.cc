@@ -12,6 +12,7 @@
 
 #include "harness/tls/tls_config.h"
 #include "harness/tls/tls_context.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fdrill {
 namespace {
@@ -31,12 +32,7 @@ unsigned Mode(const fs::path& p) {
 
 class CertsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fdrill-certs-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { dir_ = ScratchPath("fdrill-certs-test-"); }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path dir_;
 };

@@ -1,6 +1,5 @@
 #include "workloads/checkpoint.h"
 
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,15 +9,16 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/scratch_dir.h"
+
 namespace fdrill {
 namespace {
 
 class WorkloadCheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "fdrill-ckpt-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    dir_ = MakeTempDir("fdrill-ckpt-");
+    ASSERT_FALSE(dir_.empty());
   }
   void TearDown() override {
     chmod(dir_.c_str(), 0755);

@@ -5,7 +5,6 @@
 // self,vader,tcp (shared memory and loopback TCP only; no HCA probing). The
 // emulated fabric adds --mca rtc ^hwloc and a per-node TMPDIR (DESIGN.md);
 // a plain local run does not need them.
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -20,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
+#include "tests/support/json_lines.h"
+#include "tests/support/scratch_dir.h"
 
 namespace fdrill {
 namespace {
@@ -49,10 +50,8 @@ std::set<std::string> KeysOf(const nlohmann::json& j) {
 class WorkloadProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "fdrill-collective-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    dir_ = MakeTempDir("fdrill-collective-");
+    ASSERT_FALSE(dir_.empty());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -68,10 +67,7 @@ class WorkloadProcessTest : public ::testing::Test {
   ProcessResult RunTwoRanks(const std::vector<std::string>& flags) { return RunRanks(2, flags); }
 
   std::vector<nlohmann::json> Records(int rank) {
-    std::vector<nlohmann::json> out;
-    std::ifstream in(dir_ + "/r" + std::to_string(rank) + ".jsonl");
-    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-    return out;
+    return ReadJsonLines(dir_ + "/r" + std::to_string(rank) + ".jsonl");
   }
 
   std::string Jsonl() const { return dir_ + "/r{rank}.jsonl"; }
@@ -391,9 +387,8 @@ TEST_F(WorkloadProcessTest, TrainKilledAndResumedEndsWithTheFaultFreeDigest) {
   EXPECT_EQ(digest_of(resumed.out), digest_of(uninterrupted.out));
 
   for (int rank = 0; rank < 2; ++rank) {
-    std::vector<nlohmann::json> records;
-    std::ifstream in(faulty + "/r" + std::to_string(rank) + ".jsonl");
-    for (std::string l; std::getline(in, l);) records.push_back(nlohmann::json::parse(l));
+    std::vector<nlohmann::json> records =
+        ReadJsonLines(faulty + "/r" + std::to_string(rank) + ".jsonl");
     ASSERT_EQ(records.size(), 25u + 20u) << "rank " << rank;  // steps 0..24, then 20..39
     std::set<std::string> keys = kRecordKeys;
     keys.erase("wait_ms");  // the sweep's line-up; training has none

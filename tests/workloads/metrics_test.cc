@@ -8,13 +8,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/scratch_dir.h"
+
 namespace fdrill {
 namespace {
-
-std::string MakeTempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "fdrill-metrics-XXXXXX").string();
-  return mkdtemp(pattern.data()) != nullptr ? pattern : "";
-}
 
 IterationRecord Sample() {
   IterationRecord r;
@@ -87,7 +84,7 @@ TEST(WorkloadMetrics, TrainRecordsAddStepAndRestarted) {
 }
 
 TEST(WorkloadMetrics, AppendKeepsTheEarlierLines) {
-  std::string dir = MakeTempDir();
+  std::string dir = MakeTempDir("fdrill-metrics-");
   ASSERT_FALSE(dir.empty());
   std::string path = dir + "/r0.jsonl";
   for (bool append : {false, true, true}) {
@@ -107,7 +104,7 @@ TEST(WorkloadMetrics, AppendKeepsTheEarlierLines) {
 }
 
 TEST(WorkloadMetrics, WriterCreatesParentsAndEachLineIsReadableAtOnce) {
-  std::string dir = MakeTempDir();
+  std::string dir = MakeTempDir("fdrill-metrics-");
   ASSERT_FALSE(dir.empty());
   std::string path = dir + "/a/b/r1.jsonl";
   auto writer = MetricsWriter::Open(path);
@@ -124,7 +121,7 @@ TEST(WorkloadMetrics, WriterCreatesParentsAndEachLineIsReadableAtOnce) {
 }
 
 TEST(WorkloadMetrics, WriterNamesTheFlagWhenItCannotOpen) {
-  std::string dir = MakeTempDir();
+  std::string dir = MakeTempDir("fdrill-metrics-");
   ASSERT_FALSE(dir.empty());
   std::ofstream(dir + "/file") << "x";
   auto writer = MetricsWriter::Open(dir + "/file/r0.jsonl");

@@ -3,7 +3,6 @@
 // Run() hook lets a test act at an exact iteration.
 #include "workloads/runner.h"
 
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -18,6 +17,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/json_lines.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/workloads/fakes.h"
 #include "workloads/pattern.h"
 #include "workloads/stop.h"
@@ -32,10 +33,8 @@ class WorkloadRunnerTest : public ::testing::Test {
     config_.sizes = {4096};
     config_.warmup = 2;
     config_.iters = 10;
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "fdrill-runner-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    dir_ = MakeTempDir("fdrill-runner-");
+    ASSERT_FALSE(dir_.empty());
   }
   void TearDown() override {
     ClearStopRequest();
@@ -47,12 +46,31 @@ class WorkloadRunnerTest : public ::testing::Test {
     if (!plan.ok()) return plan.status();
     return RunWorkload(config_, *plan, world_, backend_, metrics, err_);
   }
+  // Run() with its records written to RecordsPath().
+  Result<RunOutcome> RunRecorded() {
+    auto metrics = MetricsWriter::Open(RecordsPath());
+    if (!metrics.ok()) return metrics.status();
+    return Run(metrics->get());
+  }
+  std::string RecordsPath() const { return dir_ + "/r0.jsonl"; }
 
-  std::vector<nlohmann::json> Records(const std::string& path) {
-    std::vector<nlohmann::json> out;
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
-    return out;
+  // A stop seen during the first warm-up collective: that one ran, no timed
+  // iteration did, and the run says it was stopped.
+  void ExpectStoppedInWarmup() {
+    Result<RunOutcome> out = Run();
+    ASSERT_TRUE(out.ok());
+    EXPECT_EQ(out->iterations, 0);
+    EXPECT_TRUE(out->stopped);
+    EXPECT_EQ(backend_.runs, 1);
+  }
+
+  // Every collective takes at least 2 ms, so a 1 ms duration is over after
+  // the first.
+  void SlowCollectives() {
+    backend_.on_run = [](int64_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      return Status::Ok();
+    };
   }
 
   Config config_;
@@ -63,10 +81,7 @@ class WorkloadRunnerTest : public ::testing::Test {
 };
 
 TEST_F(WorkloadRunnerTest, RunsWarmupThenTheTimedIterationsAndWritesOneRecordEach) {
-  std::string path = dir_ + "/r0.jsonl";
-  auto metrics = MetricsWriter::Open(path);
-  ASSERT_TRUE(metrics.ok());
-  Result<RunOutcome> out = Run(metrics->get());
+  Result<RunOutcome> out = RunRecorded();
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ(out->iterations, 10);
   EXPECT_FALSE(out->stopped);
@@ -80,11 +95,8 @@ TEST_F(WorkloadRunnerTest, RunsWarmupThenTheTimedIterationsAndWritesOneRecordEac
   // iteration (none after the last: every rank counts -n itself).
   EXPECT_EQ(world_.agreements, 2 + 10);
 
-  std::ifstream in(path);
-  std::string line;
   int64_t expected_iter = 0, last_mono = 0;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
+  for (const nlohmann::json& j : ReadJsonLines(RecordsPath())) {
     EXPECT_EQ(j["iter"], expected_iter++);
     EXPECT_EQ(j["rank"], 0);
     EXPECT_EQ(j["nranks"], 1);
@@ -160,11 +172,7 @@ TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheIterationThatSawIt) {
 TEST_F(WorkloadRunnerTest, StopFileDuringWarmupRunsNoTimedIteration) {
   config_.stop_file = dir_ + "/stop";
   std::ofstream(config_.stop_file) << "";
-  Result<RunOutcome> out = Run();
-  ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->iterations, 0);
-  EXPECT_TRUE(out->stopped);
-  EXPECT_EQ(backend_.runs, 1);
+  ExpectStoppedInWarmup();
 }
 
 TEST_F(WorkloadRunnerTest, StopDuringWarmupRunsNoTimedIteration) {
@@ -172,22 +180,15 @@ TEST_F(WorkloadRunnerTest, StopDuringWarmupRunsNoTimedIteration) {
     if (call == 0) RequestStop();
     return Status::Ok();
   };
-  Result<RunOutcome> out = Run();
-  ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->iterations, 0);
-  EXPECT_TRUE(out->stopped);
-  EXPECT_EQ(backend_.runs, 1);
+  ExpectStoppedInWarmup();
 }
 
 TEST_F(WorkloadRunnerTest, DurationEndsTheRun) {
-  // Each collective takes at least 2 ms, so 1 ms is over after the first;
-  // the line-up before the second ends the size.
+  // 1 ms is over after the first collective; the line-up before the second
+  // ends the size.
   config_.iters.reset();
   config_.duration = std::chrono::milliseconds(1);
-  backend_.on_run = [](int64_t) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    return Status::Ok();
-  };
+  SlowCollectives();
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->iterations, 1);
@@ -207,10 +208,7 @@ TEST_F(WorkloadRunnerTest, BackendErrorEndsTheLoopWithWhereItHappened) {
 TEST_F(WorkloadRunnerTest, SweepRunsWarmupAndIterationsPerSizeWithRunWideIterations) {
   config_.sizes = {1024, 2048, 4096};
   config_.iters = 3;
-  std::string path = dir_ + "/r0.jsonl";
-  auto metrics = MetricsWriter::Open(path);
-  ASSERT_TRUE(metrics.ok());
-  Result<RunOutcome> out = Run(metrics->get());
+  Result<RunOutcome> out = RunRecorded();
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ(out->iterations, 9);
   ASSERT_EQ(out->sizes.size(), 3u);
@@ -220,7 +218,7 @@ TEST_F(WorkloadRunnerTest, SweepRunsWarmupAndIterationsPerSizeWithRunWideIterati
   EXPECT_EQ(backend_.runs, 3 * (2 + 3));
   ASSERT_EQ(backend_.layouts.size(), 3u);
   EXPECT_EQ(backend_.layouts[2].send_count, 1024u);
-  std::vector<nlohmann::json> records = Records(path);
+  std::vector<nlohmann::json> records = ReadJsonLines(RecordsPath());
   ASSERT_EQ(records.size(), 9u);
   for (size_t i = 0; i < records.size(); ++i) {
     EXPECT_EQ(records[i]["iter"], i);
@@ -234,10 +232,7 @@ TEST_F(WorkloadRunnerTest, DurationEndsEachSizeNotTheRun) {
   config_.sizes = {1024, 2048};
   config_.iters.reset();
   config_.duration = std::chrono::milliseconds(1);
-  backend_.on_run = [](int64_t) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    return Status::Ok();
-  };
+  SlowCollectives();
   Result<RunOutcome> out = Run();
   ASSERT_TRUE(out.ok());
   ASSERT_EQ(out->sizes.size(), 2u);

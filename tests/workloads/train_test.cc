@@ -3,8 +3,6 @@
 // test's job (collective_process_test.cc); here a stop request interrupts.
 #include "workloads/train.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/json_lines.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/workloads/fakes.h"
 #include "workloads/stop.h"
 
@@ -22,9 +22,8 @@ class WorkloadTrainTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ClearStopRequest();
-    std::string pattern = (std::filesystem::temp_directory_path() / "fdrill-train-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    dir_ = MakeTempDir("fdrill-train-");
+    ASSERT_FALSE(dir_.empty());
   }
   void TearDown() override {
     ClearStopRequest();
@@ -58,6 +57,14 @@ class WorkloadTrainTest : public ::testing::Test {
     return RunTraining(c, size, *start, world_, backend, metrics, err_);
   }
 
+  // The last Train() started at STEP, from a checkpoint when RESTARTED, and
+  // its outcome says so.
+  void ExpectStartedAt(const TrainOutcome& out, int64_t step, bool restarted) {
+    EXPECT_EQ(started_at_, step);
+    EXPECT_EQ(restarted_, restarted);
+    EXPECT_EQ(out.first_step, step);
+  }
+
   OneRankWorld world_;
   std::ostringstream err_;
   std::string dir_;
@@ -69,9 +76,7 @@ TEST_F(WorkloadTrainTest, FreshRunCheckpointsEveryKSteps) {
   Config c = TrainConfig("a");
   Result<TrainOutcome> out = Train(c);
   ASSERT_TRUE(out.ok()) << out.status().message();
-  EXPECT_EQ(started_at_, 0);
-  EXPECT_FALSE(restarted_);
-  EXPECT_EQ(out->first_step, 0);
+  ExpectStartedAt(*out, 0, /*restarted=*/false);
   EXPECT_EQ(out->steps_run, 10);
   EXPECT_FALSE(out->stopped);
   EXPECT_EQ(out->steps_redone, 0);
@@ -99,9 +104,7 @@ TEST_F(WorkloadTrainTest, InterruptedThenResumedEndsWithTheFaultFreeDigest) {
 
   Result<TrainOutcome> second = Train(c);
   ASSERT_TRUE(second.ok()) << second.status().message();
-  EXPECT_EQ(started_at_, 6);
-  EXPECT_TRUE(restarted_);
-  EXPECT_EQ(second->first_step, 6);
+  ExpectStartedAt(*second, 6, /*restarted=*/true);
   EXPECT_EQ(second->steps_run, 4);
   EXPECT_EQ(second->steps_redone, 2);  // 6 and 7
   EXPECT_EQ(second->digest, clean->digest);
@@ -128,9 +131,7 @@ TEST_F(WorkloadTrainTest, RecordsCarryStepAndRestartedAndAppend) {
     ASSERT_TRUE(
         Train(c, std::nullopt, metrics->get()).ok());  // resumes at 0 (no checkpoint at K=3 yet)
   }
-  std::ifstream in(path);
-  std::vector<nlohmann::json> records;
-  for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
+  std::vector<nlohmann::json> records = ReadJsonLines(path);
   ASSERT_EQ(records.size(), 2u + 4u);
   EXPECT_EQ(records[1]["step"], 1);
   EXPECT_EQ(records[1]["iter"], 1);
@@ -143,27 +144,21 @@ TEST_F(WorkloadTrainTest, RecordsCarryStepAndRestartedAndAppend) {
 TEST_F(WorkloadTrainTest, CheckpointOfAnotherShapeIsRefused) {
   Config c = TrainConfig("shape");
   ASSERT_TRUE(PrepareCheckpointDir(c.train->checkpoint_dir).ok());
-  ASSERT_TRUE(
-      WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{3, 4, std::vector<double>(100, 1.0)})
-          .ok());
-  Result<TrainOutcome> ranks = Train(c);
-  ASSERT_FALSE(ranks.ok());
-  EXPECT_NE(ranks.status().message().find("the checkpoint at step 3 was written by 4 ranks, not 1"),
-            std::string::npos)
-      << ranks.status().message();
-  ASSERT_TRUE(
-      WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{3, 1, std::vector<double>(50, 1.0)})
-          .ok());
-  Result<TrainOutcome> count = Train(c);
-  ASSERT_FALSE(count.ok());
-  EXPECT_NE(count.status().message().find("holds 50 elements, not 100 (-b 800)"),
-            std::string::npos);
-  ASSERT_TRUE(
-      WriteCheckpoint(c.train->checkpoint_dir, Checkpoint{30, 1, std::vector<double>(100, 1.0)})
-          .ok());
-  Result<TrainOutcome> past = Train(c);
-  ASSERT_FALSE(past.ok());
-  EXPECT_NE(past.status().message().find("is past --steps 10"), std::string::npos);
+  struct Case {
+    Checkpoint checkpoint;
+    const char* refusal;
+  };
+  for (const Case& k : std::vector<Case>{
+           {{3, 4, std::vector<double>(100, 1.0)},
+            "the checkpoint at step 3 was written by 4 ranks, not 1"},
+           {{3, 1, std::vector<double>(50, 1.0)}, "holds 50 elements, not 100 (-b 800)"},
+           {{30, 1, std::vector<double>(100, 1.0)}, "is past --steps 10"}}) {
+    SCOPED_TRACE(k.refusal);
+    ASSERT_TRUE(WriteCheckpoint(c.train->checkpoint_dir, k.checkpoint).ok());
+    Result<TrainOutcome> out = Train(c);
+    ASSERT_FALSE(out.ok());
+    EXPECT_NE(out.status().message().find(k.refusal), std::string::npos) << out.status().message();
+  }
 }
 
 TEST_F(WorkloadTrainTest, UnwritableCheckpointDirFailsBeforeAnyStep) {

@@ -1,0 +1,16 @@
+# Sourced (from the tree's root) by the benchmarks that build an emulated
+# fabric of their own: collective_fidelity.sh, detection_latency.sh.
+#   source bench/own_fabric.sh NAME
+# Refuses (exit 2) unless run as root with no fabric up. Sets FDRILL (the
+# built fdrill) and work (a fresh directory /tmp/fdrill-NAME.XXXXXX); on
+# exit, whatever happened, takes the fabric down and removes work. The
+# caller brings the fabric up itself.
+FDRILL=build/bin/fdrill
+[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 2; }
+if [ -e /run/fdrill/fabric/fabric.json ]; then
+  echo "a fabric is already up; this benchmark builds its own (fdrill fabric down first)" >&2
+  exit 2
+fi
+work=$(mktemp -d "/tmp/fdrill-$1.XXXXXX")
+cleanup() { $FDRILL fabric down >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
