@@ -25,4 +25,19 @@ uint16_t ListeningPort(const boost::asio::ip::tcp::acceptor& acceptor) {
   return ec ? 0 : ep.port();
 }
 
+boost::asio::awaitable<std::optional<boost::asio::ip::tcp::socket>> AcceptNext(
+    boost::asio::ip::tcp::acceptor& acceptor) {
+  namespace asio = boost::asio;
+  while (acceptor.is_open()) {
+    boost::system::error_code ec;
+    asio::ip::tcp::socket socket =
+        co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) co_return std::move(socket);
+    if (!acceptor.is_open()) break;
+    asio::steady_timer backoff(acceptor.get_executor(), std::chrono::milliseconds(100));
+    co_await backoff.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  co_return std::nullopt;
+}
+
 }  // namespace fdrill

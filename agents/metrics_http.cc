@@ -32,24 +32,14 @@ void MetricsHttpServer::Stop() {
 }
 
 asio::awaitable<void> MetricsHttpServer::AcceptLoop() {
-  asio::steady_timer backoff(io_);
-  while (acceptor_.is_open()) {
-    boost::system::error_code ec;
-    tcp::socket socket =
-        co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
-      if (!acceptor_.is_open()) co_return;
-      // Out of file descriptors and the like: do not spin on the loop.
-      backoff.expires_after(std::chrono::milliseconds(100));
-      co_await backoff.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      continue;
-    }
+  while (auto socket = co_await AcceptNext(acceptor_)) {
     if (connections_ >= kMaxConnections) {
-      socket.close(ec);  // a scraper needs one; a flood gets none
+      boost::system::error_code ec;
+      socket->close(ec);  // a scraper needs one; a flood gets none
       continue;
     }
     ++connections_;
-    asio::co_spawn(io_, Session(std::move(socket)), asio::detached);
+    asio::co_spawn(io_, Session(std::move(*socket)), asio::detached);
   }
 }
 

@@ -217,14 +217,9 @@ void AgentServer::StopAccepting() {
 }
 
 asio::awaitable<void> AgentServer::AcceptLoop() {
-  while (acceptor_.is_open()) {
+  while (auto accepted = co_await AcceptNext(acceptor_)) {
+    tcp::socket socket = std::move(*accepted);
     boost::system::error_code ec;
-    tcp::socket socket =
-        co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
-      if (!acceptor_.is_open()) co_return;
-      continue;
-    }
     socket.set_option(tcp::no_delay(true), ec);
     if (tls_ != nullptr) {
       auto session =

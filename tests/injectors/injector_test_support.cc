@@ -59,6 +59,14 @@ Argv Iptables(const Argv& args, const std::string& table) {
   return argv;
 }
 
+std::vector<Argv> ThenChainRemoved(std::vector<Argv> before, const std::string& chain,
+                                   const std::string& table) {
+  before.push_back(Iptables({"-F", chain}, table));
+  before.push_back(Iptables({"-X", chain}, table));
+  before.push_back({"nft", "delete", "table", "ip", table});
+  return before;
+}
+
 std::unique_ptr<Fault> FaultOrStandIn(Result<std::unique_ptr<Fault>> made,
                                       const std::string& what) {
   if (made.ok()) return std::move(*made);

@@ -26,6 +26,11 @@ using Argv = std::vector<std::string>;
 // followed by `args`.
 Argv Iptables(const Argv& args, const std::string& table = "filter");
 
+// `before`, then how an iptables-chain fault's revert ends: the chain flushed
+// and deleted, then nft dropping the table iptables-nft left behind.
+std::vector<Argv> ThenChainRemoved(std::vector<Argv> before, const std::string& chain,
+                                   const std::string& table = "filter");
+
 // The fault `made` holds. When it holds an error instead, a test failure
 // (`what`, then the error) and a stand-in whose every step returns that
 // error, so the test fails where it uses the fault instead of crashing.

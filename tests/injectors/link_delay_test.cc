@@ -121,15 +121,14 @@ TEST(LinkDelay, NfqueueApplyVerifyRevertVerifyWithExactArgvAndOrder) {
   Argv insert = {"-I", "OUTPUT", "1"}, del = {"-D", "OUTPUT"};
   insert.insert(insert.end(), jump.begin(), jump.end());
   del.insert(del.end(), jump.begin(), jump.end());
-  std::vector<Argv> want = {
-      Iptables({"-N", rig.chain}),
-      Iptables({"-A", rig.chain, "-j", "NFQUEUE", "--queue-num", q, "--queue-bypass"}),
-      Iptables(insert),
-      Iptables(del),
-      Iptables({"-F", rig.chain}),
-      Iptables({"-X", rig.chain}),
-      {"nft", "delete", "table", "ip", "filter"},
-  };
+  std::vector<Argv> want = ThenChainRemoved(
+      {
+          Iptables({"-N", rig.chain}),
+          Iptables({"-A", rig.chain, "-j", "NFQUEUE", "--queue-num", q, "--queue-bypass"}),
+          Iptables(insert),
+          Iptables(del),
+      },
+      rig.chain);
   EXPECT_EQ(rig.ipt.Mutations(), want);
 }
 

@@ -27,16 +27,15 @@ TEST(LinkLoss, ApplyVerifyRevertVerifyWithExactArgv) {
   Argv insert = {"-I", "OUTPUT", "1"}, del = {"-D"};
   insert.insert(insert.end(), jump.begin() + 1, jump.end());
   del.insert(del.end(), jump.begin(), jump.end());
-  std::vector<Argv> want = {
-      Iptables({"-N", chain}),
-      Iptables({"-A", chain, "-m", "statistic", "--mode", "random", "--probability", "0.015", "-j",
-                "DROP"}),
-      Iptables(insert),
-      Iptables(del),
-      Iptables({"-F", chain}),
-      Iptables({"-X", chain}),
-      {"nft", "delete", "table", "ip", "filter"},
-  };
+  std::vector<Argv> want = ThenChainRemoved(
+      {
+          Iptables({"-N", chain}),
+          Iptables({"-A", chain, "-m", "statistic", "--mode", "random", "--probability", "0.015",
+                    "-j", "DROP"}),
+          Iptables(insert),
+          Iptables(del),
+      },
+      chain);
   EXPECT_EQ(rig.ipt.Mutations(), want);
 }
 

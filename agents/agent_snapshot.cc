@@ -1,0 +1,79 @@
+// AgentService's snapshot request: the node's state a drill compares before
+// and after (docs/protocol.md "snapshot"), so the controller can say whether
+// the fabric was left as found.
+#include <filesystem>
+#include <sstream>
+
+#include "agents/agent_service.h"
+#include "harness/wire/protocol.h"
+#include "injectors/burn_process.h"
+#include "injectors/netdev.h"
+#include "injectors/ranks.h"
+
+namespace fdrill {
+
+// What faults beyond links and qdiscs could leave behind: fdrill's iptables
+// rules, stopped workload ranks of this node, fdrill-burn processes and
+// cgroups.
+Json AgentService::HostSnapshot() {
+  Json host = {{proto::key::kStoppedRanks, 0},
+               {proto::key::kBurners, 0},
+               {proto::key::kBurnCgroups, Json::array()},
+               {proto::key::kFdrillRules, Json::array()}};
+  if (host_.procs == nullptr) return host;
+  const std::string own_ns = host_.procs->OwnNetNs();
+  int stopped = 0, burners = 0;
+  if (auto pids = host_.procs->Pids(); pids.ok()) {
+    for (int pid : *pids) {
+      auto info = host_.procs->Inspect(pid);
+      if (!info.ok() || info->net_ns != own_ns) continue;
+      if (info->exe_name == kWorkloadExe && info->state == 'T') ++stopped;
+      if (info->exe_name == kBurnExe && info->state != 'Z') ++burners;
+    }
+  }
+  // fdrill's iptables rules and chains (link_loss, link_partition,
+  // link_delay): every iptables-save line that names an FDRILL- chain.
+  Json rules = Json::array();
+  if (host_.runner != nullptr) {
+    if (auto saved = RunChecked(*host_.runner, {"iptables-save"}); saved.ok()) {
+      std::istringstream lines(*saved);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find("FDRILL-") != std::string::npos) rules.push_back(line);
+      }
+    }
+  }
+  host[proto::key::kFdrillRules] = rules;
+  host[proto::key::kStoppedRanks] = stopped;
+  host[proto::key::kBurners] = burners;
+  if (host_.sysfs != nullptr) {
+    if (auto info = host_.sysfs->Read("/proc/self/mountinfo"); info.ok()) {
+      std::string mount = CgroupV2Mount(*info);
+      std::error_code ec;
+      if (!mount.empty()) {
+        for (const auto& e : std::filesystem::directory_iterator(mount, ec)) {
+          std::string name = e.path().filename().string();
+          if (name.rfind(std::string(kBurnExe) + "-", 0) == 0)
+            host[proto::key::kBurnCgroups].push_back(name);
+        }
+      }
+    }
+  }
+  return host;
+}
+
+Result<Json> AgentService::Snapshot() {
+  auto links = ListLinks(*host_.runner);
+  if (!links.ok()) return links.status();
+  Json out = Json::array();
+  for (const auto& l : *links) {
+    auto q = ReadRootQdisc(*host_.runner, l.name);
+    if (!q.ok()) return q.status();
+    out.push_back({{proto::key::kName, l.name},
+                   {proto::key::kAdminUp, l.admin_up},
+                   {proto::key::kQdisc, q->kind},
+                   {proto::key::kQdiscHandle, q->handle}});
+  }
+  return Json{{proto::key::kLinks, out}, {proto::key::kHost, HostSnapshot()}};
+}
+
+}  // namespace fdrill
