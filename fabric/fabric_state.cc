@@ -1,5 +1,7 @@
 #include "fabric/fabric_state.h"
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
@@ -14,11 +16,15 @@ std::string HostPart(const std::string& addr) { return addr.substr(0, addr.find(
 
 // fabric.json's keys are the members' names: each list serves writing and
 // reading alike, and reading requires every key.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricShape, nodes, rails, leaves, oversubscription,
+                                   port_rate_bps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodePort, rail, ifname, addr, leaf, leaf_port)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SwitchPort, name, peer, rate_bps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricSwitch, name, role, rail, netns, bridge, ports)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricNode, name, netns, uts_path, mgmt_if, mgmt_addr, mgmt_peer,
-                                   fabric_if, fabric_addr, switch_port, tmpdir, state_dir,
-                                   agent_log, agent_port, agent_pid)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricState, version, state_dir, switch_netns, switch_bridge,
-                                   mgmt_bridge, controller_addr, agent_bin, pki_dir, nodes)
+                                   fabric, tmpdir, state_dir, agent_log, agent_port, agent_pid)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricState, version, state_dir, shape, mgmt_bridge,
+                                   controller_addr, agent_bin, pki_dir, nodes, switches)
 
 FabricLayout FabricLayout::Default() {
   FabricLayout layout;
@@ -31,34 +37,120 @@ FabricLayout FabricLayout::Default() {
   return layout;
 }
 
+std::string NodePort::Ip() const { return HostPart(addr); }
+
+std::string NodePort::Subnet() const {
+  std::string ip = Ip();
+  auto slash = addr.find('/');
+  return ip.substr(0, ip.rfind('.')) + ".0/" +
+         (slash == std::string::npos ? "24" : addr.substr(slash + 1));
+}
+
+const SwitchPort* FabricSwitch::FindPort(const std::string& port) const {
+  for (const auto& p : ports)
+    if (p.name == port) return &p;
+  return nullptr;
+}
+
+std::string FabricSwitch::PortNames() const {
+  std::string out;
+  for (const auto& p : ports) out += (out.empty() ? "" : ", ") + p.name;
+  return out;
+}
+
 std::string FabricNode::MgmtIp() const { return HostPart(mgmt_addr); }
-std::string FabricNode::FabricIp() const { return HostPart(fabric_addr); }
+std::string FabricNode::FabricIp() const { return fabric.empty() ? "" : fabric.front().Ip(); }
+
+const FabricSwitch* FabricState::FindSwitch(const std::string& name) const {
+  for (const auto& sw : switches)
+    if (sw.name == name) return &sw;
+  return nullptr;
+}
+
+std::vector<std::string> FabricState::RailSubnets() const {
+  std::vector<std::string> out;
+  if (nodes.empty()) return out;
+  for (const auto& port : nodes.front().fabric) out.push_back(port.Subnet());
+  return out;
+}
 
 const FabricNode* FabricState::FindNode(const std::string& host) const {
   std::string h = host.substr(host.find('@') == std::string::npos ? 0 : host.find('@') + 1);
   for (const auto& node : nodes) {
-    if (h == node.name || h == node.FabricIp() || h == node.MgmtIp()) return &node;
+    if (h == node.name || h == node.MgmtIp()) return &node;
+    for (const auto& port : node.fabric)
+      if (h == port.Ip()) return &node;
   }
   return nullptr;
 }
 
-Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes,
-                               const std::string& agent_bin) {
-  if (nodes < 1 || nodes > kMaxFabricNodes) {
-    return InvalidArgument("--nodes must be 1.." + std::to_string(kMaxFabricNodes) + ", got " +
-                           std::to_string(nodes));
+Status CheckShape(const FabricLayout& layout, const FabricShape& shape) {
+  if (Status s = CheckShape(shape); !s.ok()) return s;
+  unsigned a = 0, b = 0, c = 0;
+  if (std::sscanf(layout.fabric_net.c_str(), "%u.%u.%u", &a, &b, &c) != 3 ||
+      c + static_cast<unsigned>(shape.rails) - 1 > 255) {
+    return InvalidArgument("--rails " + std::to_string(shape.rails) + " does not fit after " +
+                           layout.fabric_net + ".0/24 (rail r takes the third octet + r)");
   }
+  return Status::Ok();
+}
+
+namespace {
+
+// "198.18.0" + rail 2 -> "198.18.2". CheckShape has made sure it fits.
+std::string RailNet(const std::string& fabric_net, int rail) {
+  auto dot = fabric_net.rfind('.');
+  return fabric_net.substr(0, dot + 1) +
+         std::to_string(std::stoi(fabric_net.substr(dot + 1)) + rail);
+}
+
+}  // namespace
+
+Result<FabricState> PlanFabric(const FabricLayout& layout, const FabricShape& shape,
+                               const std::string& agent_bin) {
+  if (Status s = CheckShape(layout, shape); !s.ok()) return s;
   // Linux interface names are at most 15 bytes: "<root_prefix>n199".
   if (layout.root_prefix.size() > 7)
     return InvalidArgument("root link prefix too long: " + layout.root_prefix);
   FabricState state;
   state.state_dir = layout.state_dir;
-  state.switch_netns = layout.SwitchNetns();
-  state.switch_bridge = "br0";
+  state.shape = shape;
   state.mgmt_bridge = layout.MgmtBridge();
   state.controller_addr = layout.mgmt_net + ".254/24";
   state.agent_bin = agent_bin;
-  for (int i = 0; i < nodes; ++i) {
+  const int per_leaf = shape.NodesPerLeaf();
+  for (int r = 0; r < shape.rails; ++r) {
+    for (int l = 0; l < shape.leaves; ++l) {
+      FabricSwitch sw;
+      sw.name = LeafName(shape, r, l);
+      sw.role = "leaf";
+      sw.rail = r;
+      sw.netns = layout.netns_prefix + sw.name;
+      sw.bridge = "br0";
+      for (int i = l * per_leaf; i < (l + 1) * per_leaf; ++i) {
+        sw.ports.push_back({"swp" + std::to_string(i),
+                            "n" + std::to_string(i) + ":fab" + std::to_string(r),
+                            shape.port_rate_bps});
+      }
+      if (shape.leaves > 1)
+        sw.ports.push_back(
+            {"up0", SpineName(r) + ":dn" + std::to_string(l), shape.UplinkRateBps()});
+      state.switches.push_back(std::move(sw));
+    }
+    if (shape.leaves > 1) {
+      FabricSwitch spine;
+      spine.name = SpineName(r);
+      spine.role = "spine";
+      spine.rail = r;
+      spine.netns = layout.netns_prefix + spine.name;
+      spine.bridge = "br0";
+      for (int l = 0; l < shape.leaves; ++l)
+        spine.ports.push_back(
+            {"dn" + std::to_string(l), LeafName(shape, r, l) + ":up0", shape.UplinkRateBps()});
+      state.switches.push_back(std::move(spine));
+    }
+  }
+  for (int i = 0; i < shape.nodes; ++i) {
     FabricNode n;
     std::string idx = std::to_string(i);
     std::string dir = layout.state_dir + "/n" + idx;
@@ -68,9 +160,11 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes,
     n.mgmt_if = "mgmt0";
     n.mgmt_addr = layout.mgmt_net + "." + std::to_string(i + 1) + "/24";
     n.mgmt_peer = layout.root_prefix + n.name;
-    n.fabric_if = "fab0";
-    n.fabric_addr = layout.fabric_net + "." + std::to_string(i + 1) + "/24";
-    n.switch_port = "swp" + idx;
+    for (int r = 0; r < shape.rails; ++r) {
+      n.fabric.push_back({r, "fab" + std::to_string(r),
+                          RailNet(layout.fabric_net, r) + "." + std::to_string(i + 1) + "/24",
+                          LeafName(shape, r, i / per_leaf), "swp" + idx});
+    }
     n.tmpdir = dir + "/tmp";
     n.state_dir = dir + "/state";
     n.agent_log = dir + "/agent.log";
@@ -80,6 +174,48 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes,
   return state;
 }
 
+Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes,
+                               const std::string& agent_bin) {
+  FabricShape shape;
+  shape.nodes = nodes;
+  return PlanFabric(layout, shape, agent_bin);
+}
+
+namespace {
+
+// Version 1 (one switch, one fabric link per node) in version 2's terms.
+void UpgradeFromV1(nlohmann::json& j) {
+  const std::string netns = j.at("switch_netns").get<std::string>();
+  const std::string bridge = j.at("switch_bridge").get<std::string>();
+  nlohmann::json ports = nlohmann::json::array();
+  for (auto& n : j.at("nodes")) {
+    const std::string ifname = n.at("fabric_if").get<std::string>();
+    const std::string port = n.at("switch_port").get<std::string>();
+    ports.push_back({{"name", port},
+                     {"peer", n.at("name").get<std::string>() + ":" + ifname},
+                     {"rate_bps", 0}});
+    n["fabric"] = nlohmann::json::array({{{"rail", 0},
+                                          {"ifname", ifname},
+                                          {"addr", n.at("fabric_addr")},
+                                          {"leaf", "sw"},
+                                          {"leaf_port", port}}});
+  }
+  j["shape"] = {{"nodes", j.at("nodes").size()},
+                {"rails", 1},
+                {"leaves", 1},
+                {"oversubscription", 1.0},
+                {"port_rate_bps", 0}};
+  j["switches"] = nlohmann::json::array({{{"name", "sw"},
+                                          {"role", "leaf"},
+                                          {"rail", 0},
+                                          {"netns", netns},
+                                          {"bridge", bridge},
+                                          {"ports", ports}}});
+  j["version"] = 2;
+}
+
+}  // namespace
+
 std::string FabricStateToJson(const FabricState& state) {
   return nlohmann::json(state).dump(2) + "\n";
 }
@@ -88,8 +224,9 @@ Result<FabricState> FabricStateFromJson(const std::string& text) {
   try {
     auto j = nlohmann::json::parse(text);
     const int version = j.at("version").get<int>();
-    if (version != 1)
+    if (version != 1 && version != 2)
       return InvalidArgument("unsupported fabric.json version " + std::to_string(version));
+    if (version == 1) UpgradeFromV1(j);
     // No pki_dir: written before TLS; its agents were plaintext.
     if (!j.contains("pki_dir")) j["pki_dir"] = "";
     return j.get<FabricState>();

@@ -7,8 +7,19 @@
 //                     namespace, kept alive by a bind mount at <state_dir>/n<i>/uts)
 //   management        root-ns bridge "fdm-br" 198.19.0.254/24 (the controller);
 //                     veth "fdm-n<i>" (root, on fdm-br) <-> "mgmt0" 198.19.0.<i+1>/24
-//   fabric            netns "fdrill-sw" holding bridge "br0"; veth "swp<i>" (in
-//                     fdrill-sw, on br0) <-> "fab0" 198.18.0.<i+1>/24 (in the node)
+//   rails             rail r: interface "fab<r>" on every node, 198.18.<r>.<i+1>/24
+//                     (the layout's fabric_net, third octet + r)
+//   leaf switches     a namespace each, holding bridge "br0"; node i's rail-r
+//                     port is veth "swp<i>" on leaf i / (nodes / leaves) of rail r
+//                     <-> "fab<r>" in the node. One rail, one leaf (the
+//                     default): the one switch is "sw" (netns "fdrill-sw");
+//                     else "rail<r>-leaf<l>" (netns "fdrill-rail<r>-leaf<l>")
+//   spine             with more than one leaf per rail, "rail<r>-spine": leaf l's
+//                     uplink "up0" <-> the spine's "dn<l>", on the spine's br0
+//   capacity          with a port rate, every switch port's egress carries a
+//                     tbf root qdisc (handle 1:): swp* at the port rate, up0 and
+//                     dn* at port rate x nodes per leaf / oversubscription. A
+//                     node's fab* keeps the kernel's default qdisc, for faults.
 //   per node          TMPDIR <state_dir>/n<i>/tmp, agent state <state_dir>/n<i>/state,
 //                     agent log <state_dir>/n<i>/agent.log, agent on mgmt0 port 7100
 //   certificates      <state_dir>/pki (0700): ca.pem/.key, controller.pem/.key,
@@ -21,59 +32,86 @@
 // Pure data and JSON; touches nothing except through SysFs in Load/Save.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "fabric/fabric_shape.h"
 #include "harness/core/result.h"
 #include "harness/host/host.h"
 
 namespace fdrill {
 
-inline constexpr int kMaxFabricNodes = 200;  // node addresses .1-.200 of one /24
 inline constexpr char kDefaultFabricDir[] = "/run/fdrill/fabric";
 
 struct FabricLayout {
   std::string state_dir;     // "/run/fdrill/fabric"
-  std::string netns_prefix;  // "fdrill-": node netns <prefix>n<i>, switch <prefix>sw
+  std::string netns_prefix;  // "fdrill-": node netns <prefix>n<i>, switch <prefix><switch name>
   std::string root_prefix;   // "fdm-": root-ns links <prefix>br, <prefix>n<i> (<= 7 chars)
   std::string mgmt_net;      // "198.19.0": first three octets of the management /24
-  std::string fabric_net;    // "198.18.0": first three octets of the fabric /24
+  std::string fabric_net;    // "198.18.0": first three octets of rail 0's /24
   int agent_port = 7100;
 
   static FabricLayout Default();
   std::string StateFile() const { return state_dir + "/fabric.json"; }
   std::string PkiDir() const { return state_dir + "/pki"; }
-  std::string SwitchNetns() const { return netns_prefix + "sw"; }
   std::string MgmtBridge() const { return root_prefix + "br"; }
 };
 
+// One fabric interface of a node: its rail's link to a leaf switch.
+struct NodePort {
+  int rail = 0;
+  std::string ifname;          // "fab0"
+  std::string addr;            // "198.18.0.1/24"
+  std::string leaf;            // the switch's name: "sw", "rail0-leaf1"
+  std::string leaf_port;       // that switch's end of the link: "swp0"
+  std::string Ip() const;      // addr without the prefix length
+  std::string Subnet() const;  // "198.18.0.0/24"
+};
+
+// A switch port and what is cabled to it.
+struct SwitchPort {
+  std::string name;       // "swp0", "up0", "dn1"
+  std::string peer;       // "n0:fab0", "rail0-spine:dn1", "rail0-leaf1:up0"
+  uint64_t rate_bps = 0;  // modelled egress capacity (tbf root 1:); 0: unshaped
+};
+
+struct FabricSwitch {
+  std::string name;  // "sw", "rail0-leaf1", "rail0-spine"
+  std::string role;  // "leaf" or "spine"
+  int rail = 0;
+  std::string netns;   // <netns_prefix><name>
+  std::string bridge;  // "br0"
+  std::vector<SwitchPort> ports;
+
+  const SwitchPort* FindPort(const std::string& port) const;
+  std::string PortNames() const;  // "swp0, swp1, up0" for messages
+};
+
 struct FabricNode {
-  std::string name;         // "n0"
-  std::string netns;        // "fdrill-n0"
-  std::string uts_path;     // bind mount of the node's UTS namespace
-  std::string mgmt_if;      // "mgmt0"
-  std::string mgmt_addr;    // "198.19.0.1/24"
-  std::string mgmt_peer;    // "fdm-n0": the root-ns end of the management veth
-  std::string fabric_if;    // "fab0"
-  std::string fabric_addr;  // "198.18.0.1/24"
-  std::string switch_port;  // "swp0": the switch-ns end of the fabric veth
-  std::string tmpdir;       // TMPDIR inside the node
-  std::string state_dir;    // the agent's --state-dir
+  std::string name;              // "n0"
+  std::string netns;             // "fdrill-n0"
+  std::string uts_path;          // bind mount of the node's UTS namespace
+  std::string mgmt_if;           // "mgmt0"
+  std::string mgmt_addr;         // "198.19.0.1/24"
+  std::string mgmt_peer;         // "fdm-n0": the root-ns end of the management veth
+  std::vector<NodePort> fabric;  // one per rail, rail 0 first
+  std::string tmpdir;            // TMPDIR inside the node
+  std::string state_dir;         // the agent's --state-dir
   std::string agent_log;
   int agent_port = 7100;
   int agent_pid = 0;  // 0: not started
 
   std::string NetnsPath() const { return "/run/netns/" + netns; }
   std::string MgmtIp() const;    // mgmt_addr without the prefix length
-  std::string FabricIp() const;  // fabric_addr without the prefix length
+  std::string FabricIp() const;  // rail 0's address without the prefix length
 };
 
 struct FabricState {
-  int version = 1;
+  int version = 2;
   std::string state_dir;
-  std::string switch_netns;     // "fdrill-sw"
-  std::string switch_bridge;    // "br0"
+  FabricShape shape;
   std::string mgmt_bridge;      // "fdm-br"
   std::string controller_addr;  // "198.19.0.254/24" on mgmt_bridge
   std::string agent_bin;        // absolute path of the agent every node runs
@@ -82,15 +120,30 @@ struct FabricState {
   // --insecure (plaintext), and `fdrill run` must be told --insecure too.
   std::string pki_dir;
   std::vector<FabricNode> nodes;
+  std::vector<FabricSwitch> switches;  // per rail its leaves, then its spine
+
+  const FabricSwitch* FindSwitch(const std::string& name) const;
+  // Every rail's subnet, rail 0 first ("198.18.0.0/24,198.18.1.0/24" joined).
+  std::vector<std::string> RailSubnets() const;
 
   // By node name ("n1"), fabric or management address ("198.18.0.2"), or
   // "user@host" as Open MPI may pass it. nullptr when nothing matches.
   const FabricNode* FindNode(const std::string& host) const;
 };
 
-// The fabric `up` builds for `nodes` nodes (1..kMaxFabricNodes); agent pids 0.
+// CheckShape's refusals, and rails that do not fit after the layout's
+// fabric_net (rail r takes its third octet + r), naming the flag.
+Status CheckShape(const FabricLayout& layout, const FabricShape& shape);
+
+// The fabric `up` builds for `shape`; agent pids 0.
+Result<FabricState> PlanFabric(const FabricLayout& layout, const FabricShape& shape,
+                               const std::string& agent_bin);
+// A flat fabric of `nodes` nodes (one rail, one leaf, unshaped).
 Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes, const std::string& agent_bin);
 
+// fabric.json, version 2. Reading also takes version 1 (one flat switch,
+// written before rails), so a fabric left up across an upgrade still comes
+// down with its agents.
 std::string FabricStateToJson(const FabricState& state);
 Result<FabricState> FabricStateFromJson(const std::string& json);
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fabric/inventory.h"
+#include "harness/core/units.h"
 
 namespace fdrill {
 
@@ -49,34 +50,65 @@ Result<FabricStatus> GetFabricStatus(const std::string& state_dir, const FabricH
   if (!state.ok()) return state.status();
   FabricStatus status;
   status.state = std::move(state).value();
-  auto sw = LinkStatesIn(*host.runner, status.state.switch_netns);
+  std::map<std::string, std::map<std::string, std::string>> by_switch;
+  for (const auto& sw : status.state.switches)
+    by_switch[sw.name] = LinkStatesIn(*host.runner, sw.netns);
   for (const auto& n : status.state.nodes) {
     auto in_node = LinkStatesIn(*host.runner, n.netns);
     NodeStatus ns;
     ns.node = n;
     ns.agent_alive = AgentAlive(*host.fs, status.state.agent_bin, n.name, n.agent_pid);
-    ns.fabric_link = StateOf(in_node, n.fabric_if);
-    ns.switch_port = StateOf(sw, n.switch_port);
+    for (const auto& port : n.fabric) {
+      ns.fabric_links.push_back(StateOf(in_node, port.ifname));
+      ns.switch_ports.push_back(StateOf(by_switch[port.leaf], port.leaf_port));
+    }
     ns.mgmt_link = StateOf(in_node, n.mgmt_if);
     status.nodes.push_back(ns);
+  }
+  for (const auto& sw : status.state.switches) {
+    for (const auto& port : sw.ports) {
+      if (port.name.rfind("swp", 0) == 0) continue;  // node ports: in the node rows
+      status.uplinks.push_back(
+          {sw.name + ":" + port.name, port.peer, StateOf(by_switch[sw.name], port.name)});
+    }
   }
   return status;
 }
 
 std::string RenderStatusTable(const FabricStatus& status) {
   const FabricState& s = status.state;
-  std::string out =
-      fmt::format("fabric: {} nodes, switch netns {}, management bridge {} ({}), agent {}\n",
-                  s.nodes.size(), s.switch_netns, s.mgmt_bridge, s.controller_addr, s.agent_bin);
-  out += fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8} {:<8} {:<8}\n", "NODE", "MGMT", "FABRIC",
-                     "AGENT", "fab0", "swp", "mgmt0");
+  const FabricShape& shape = s.shape;
+  std::string out = fmt::format("fabric: {} nodes", s.nodes.size());
+  if (!shape.Flat()) {
+    out += fmt::format(" x {} rail(s), {} leaf switch(es) per rail", shape.rails, shape.leaves);
+  }
+  if (shape.port_rate_bps > 0) {
+    out += fmt::format(", ports {}", FormatRate(shape.port_rate_bps));
+    if (shape.leaves > 1)
+      out += fmt::format(", uplinks {} ({}:1)", FormatRate(shape.UplinkRateBps()),
+                         shape.oversubscription);
+  }
+  out += fmt::format(", management bridge {} ({}), agent {}\n", s.mgmt_bridge, s.controller_addr,
+                     s.agent_bin);
+  // Per rail: the node's fab<r> state, then its leaf port's (swp<i>).
+  std::string header = fmt::format("{:<6} {:<16} {:<16} {:<16}", "NODE", "MGMT", "FABRIC", "AGENT");
+  for (int r = 0; r < shape.rails; ++r)
+    header += fmt::format(" {:<8} {:<8}", "fab" + std::to_string(r), "swp");
+  out += header + fmt::format(" {:<8}\n", "mgmt0");
   for (const auto& n : status.nodes) {
     std::string agent = n.node.agent_pid > 0 ? fmt::format("{} {}", n.node.agent_pid,
                                                            n.agent_alive ? "alive" : "dead")
                                              : "not started";
-    out +=
-        fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8} {:<8} {:<8}\n", n.node.name, n.node.mgmt_addr,
-                    n.node.fabric_addr, agent, n.fabric_link, n.switch_port, n.mgmt_link);
+    std::string row = fmt::format("{:<6} {:<16} {:<16} {:<16}", n.node.name, n.node.mgmt_addr,
+                                  n.node.fabric.empty() ? "" : n.node.fabric[0].addr, agent);
+    for (size_t r = 0; r < n.fabric_links.size(); ++r)
+      row += fmt::format(" {:<8} {:<8}", n.fabric_links[r], n.switch_ports[r]);
+    out += row + fmt::format(" {:<8}\n", n.mgmt_link);
+  }
+  if (!status.uplinks.empty()) {
+    out += fmt::format("{:<20} {:<20} {:<8}\n", "UPLINK", "PEER", "STATE");
+    for (const auto& u : status.uplinks)
+      out += fmt::format("{:<20} {:<20} {:<8}\n", u.port, u.peer, u.state);
   }
   return out;
 }
@@ -87,10 +119,18 @@ std::string RenderStatusJson(const FabricStatus& status) {
     const NodeStatus& n = status.nodes[i];
     auto& jn = j["nodes"][i];
     jn["agent_alive"] = n.agent_alive;
-    jn["links"] = {{n.node.fabric_if, n.fabric_link},
-                   {n.node.switch_port, n.switch_port},
-                   {n.node.mgmt_if, n.mgmt_link}};
+    // Node-side links by name, switch-side by "switch:port".
+    nlohmann::json links = {{n.node.mgmt_if, n.mgmt_link}};
+    for (size_t r = 0; r < n.node.fabric.size(); ++r) {
+      const NodePort& port = n.node.fabric[r];
+      links[port.ifname] = n.fabric_links[r];
+      links[port.leaf + ":" + port.leaf_port] = n.switch_ports[r];
+    }
+    jn["links"] = links;
   }
+  nlohmann::json uplinks = nlohmann::json::object();
+  for (const auto& u : status.uplinks) uplinks[u.port] = u.state;
+  j["uplinks"] = uplinks;
   return j.dump(2) + "\n";
 }
 

@@ -15,14 +15,22 @@ struct NodeStatus {
   bool agent_alive = false;
   // Operational state as `ip link` reports it ("UP", "DOWN", "LOWERLAYERDOWN",
   // ...); "missing" when the link does not exist.
-  std::string fabric_link;  // fab0 in the node
-  std::string switch_port;  // swp<i> in the switch namespace
-  std::string mgmt_link;    // mgmt0 in the node
+  std::vector<std::string> fabric_links;  // per node.fabric entry: fab<r> in the node
+  std::vector<std::string> switch_ports;  // per node.fabric entry: swp<i> on its leaf
+  std::string mgmt_link;                  // mgmt0 in the node
+};
+
+// The uplinks' states (up0 on a leaf, dn<l> on a spine), by "switch:port".
+struct UplinkStatus {
+  std::string port;   // "rail0-leaf1:up0"
+  std::string peer;   // "rail0-spine:dn1"
+  std::string state;  // as NodeStatus's
 };
 
 struct FabricStatus {
   FabricState state;
   std::vector<NodeStatus> nodes;  // in state.nodes order
+  std::vector<UplinkStatus> uplinks;
 };
 
 // Parses `ip -o link show` into (name, state) pairs; state is the word after

@@ -1,7 +1,9 @@
 #include "fabric/fabric_up.h"
 
+#include <algorithm>
 #include <set>
 
+#include "fabric/fabric_topology.h"
 #include "fabric/inventory.h"
 #include "harness/tls/certs.h"
 
@@ -108,6 +110,8 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
     if (Status s = MakePki(state, host, rollback); !s.ok()) return s;
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
+  if (Status s = host.fs->Write(TopologyPath(state.state_dir), TopologyYaml(state.shape)); !s.ok())
+    return s;
   for (auto& n : state.nodes) {
     SpawnSpec spec{AgentArgv(state, n), n.NetnsPath(), n.uts_path, n.tmpdir, n.agent_log};
     auto pid = host.node->Spawn(spec);
@@ -122,32 +126,71 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
 
 }  // namespace
 
+namespace {
+
+// The modelled egress capacity of a switch port: a tbf root qdisc, handle 1:
+// (a fault's qdiscs use fd1:). Burst as link_rate's: veth and GSO hand tbf
+// super-packets of up to 64 KiB, so at least 128 KiB or 10 ms of rate; a
+// 20 ms queue is a switch buffer's order of magnitude.
+FabricStep ShapeStep(const std::string& netns, const SwitchPort& port) {
+  uint64_t burst = std::max<uint64_t>(128 * 1024, port.rate_bps / 8 / 100);
+  return {{"tc", "-n", netns, "qdisc", "replace", "dev", port.name, "root", "handle", "1:", "tbf",
+           "rate", std::to_string(port.rate_bps) + "bit", "burst", std::to_string(burst), "latency",
+           "20ms"},
+          {}};
+}
+
+void AddBridgePort(std::vector<FabricStep>& steps, const FabricSwitch& sw,
+                   const std::string& port) {
+  steps.push_back({{"ip", "-n", sw.netns, "link", "set", port, "master", sw.bridge}, {}});
+  steps.push_back({{"ip", "-n", sw.netns, "link", "set", port, "up"}, {}});
+}
+
+}  // namespace
+
 std::vector<FabricStep> BuildSteps(const FabricState& s) {
   const std::string& br = s.mgmt_bridge;
-  const std::string& sw = s.switch_netns;
-  const std::string& swbr = s.switch_bridge;
   std::vector<FabricStep> steps = {
       {{"mkdir", "-p", s.state_dir}, {"rm", "-rf", "--one-file-system", s.state_dir}},
       {{"ip", "link", "add", br, "type", "bridge"}, {"ip", "link", "del", br}},
       {{"ip", "addr", "add", s.controller_addr, "dev", br}, {}},
       {{"ip", "link", "set", br, "up"}, {}},
-      {{"ip", "netns", "add", sw}, {"ip", "netns", "del", sw}},
-      {{"ip", "-n", sw, "link", "add", swbr, "type", "bridge"}, {}},
-      {{"ip", "-n", sw, "link", "set", swbr, "up"}, {}},
   };
+  for (const auto& sw : s.switches) {
+    steps.push_back({{"ip", "netns", "add", sw.netns}, {"ip", "netns", "del", sw.netns}});
+    steps.push_back({{"ip", "-n", sw.netns, "link", "add", sw.bridge, "type", "bridge"}, {}});
+    steps.push_back({{"ip", "-n", sw.netns, "link", "set", sw.bridge, "up"}, {}});
+  }
+  // Uplinks: a leaf's up0 <-> its spine's dn<l>, created in both namespaces.
+  for (const auto& leaf : s.switches) {
+    const SwitchPort* up = leaf.FindPort("up0");
+    if (up == nullptr) continue;
+    const std::string spine_name = up->peer.substr(0, up->peer.find(':'));
+    const std::string spine_port = up->peer.substr(up->peer.find(':') + 1);
+    const FabricSwitch* spine = s.FindSwitch(spine_name);
+    if (spine == nullptr) continue;  // PlanFabric always makes it
+    steps.push_back({{"ip", "link", "add", up->name, "netns", leaf.netns, "type", "veth", "peer",
+                      "name", spine_port, "netns", spine->netns},
+                     {}});
+    AddBridgePort(steps, leaf, up->name);
+    AddBridgePort(steps, *spine, spine_port);
+  }
   for (const auto& n : s.nodes) {
     const std::string& ns = n.netns;
+    steps.push_back({{"mkdir", "-p", n.tmpdir, n.state_dir}, {}});
+    steps.push_back({{"ip", "netns", "add", ns}, {"ip", "netns", "del", ns}});
+    steps.push_back({{"ip", "-n", ns, "link", "set", "lo", "up"}, {}});
+    for (const auto& port : n.fabric) {
+      const FabricSwitch* leaf = s.FindSwitch(port.leaf);
+      if (leaf == nullptr) continue;  // PlanFabric always makes it
+      steps.push_back({{"ip", "link", "add", port.leaf_port, "netns", leaf->netns, "type", "veth",
+                        "peer", "name", port.ifname, "netns", ns},
+                       {}});
+      AddBridgePort(steps, *leaf, port.leaf_port);
+      steps.push_back({{"ip", "-n", ns, "addr", "add", port.addr, "dev", port.ifname}, {}});
+      steps.push_back({{"ip", "-n", ns, "link", "set", port.ifname, "up"}, {}});
+    }
     std::vector<FabricStep> node_steps = {
-        {{"mkdir", "-p", n.tmpdir, n.state_dir}, {}},
-        {{"ip", "netns", "add", ns}, {"ip", "netns", "del", ns}},
-        {{"ip", "-n", ns, "link", "set", "lo", "up"}, {}},
-        {{"ip", "link", "add", n.switch_port, "netns", sw, "type", "veth", "peer", "name",
-          n.fabric_if, "netns", ns},
-         {}},
-        {{"ip", "-n", sw, "link", "set", n.switch_port, "master", swbr}, {}},
-        {{"ip", "-n", sw, "link", "set", n.switch_port, "up"}, {}},
-        {{"ip", "-n", ns, "addr", "add", n.fabric_addr, "dev", n.fabric_if}, {}},
-        {{"ip", "-n", ns, "link", "set", n.fabric_if, "up"}, {}},
         {{"ip", "link", "add", n.mgmt_peer, "type", "veth", "peer", "name", n.mgmt_if, "netns", ns},
          {"ip", "link", "del", n.mgmt_peer}},
         {{"ip", "link", "set", n.mgmt_peer, "master", br}, {}},
@@ -160,6 +203,11 @@ std::vector<FabricStep> BuildSteps(const FabricState& s) {
         {{"unshare", "--uts=" + n.uts_path, "hostname", n.name}, {"umount", n.uts_path}, true},
     };
     for (auto& step : node_steps) steps.push_back(std::move(step));
+  }
+  // Capacity last: every port exists by now.
+  for (const auto& sw : s.switches) {
+    for (const auto& port : sw.ports)
+      if (port.rate_bps > 0) steps.push_back(ShapeStep(sw.netns, port));
   }
   return steps;
 }
@@ -201,7 +249,7 @@ Status CheckNoFabric(const FabricLayout& layout, const FabricHost& host) {
 }
 
 Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host) {
-  auto planned = PlanFabric(options.layout, options.nodes, options.agent_bin);
+  auto planned = PlanFabric(options.layout, options.shape, options.agent_bin);
   if (!planned.ok()) return planned.status();
   if (Status s = CheckNoFabric(options.layout, host); !s.ok()) return s;
   FabricState state = std::move(planned).value();

@@ -34,8 +34,9 @@ struct FabricStep {
 };
 
 // The creation steps for `state`, in order: state dir, management bridge,
-// switch namespace and bridge, then per node its namespace, fabric link,
-// management link and UTS namespace. Pure.
+// every switch's namespace and bridge, the leaf-spine uplinks, then per node
+// its namespace, fabric link per rail, management link and UTS namespace,
+// and last the modelled capacities (tbf on switch ports). Pure.
 std::vector<FabricStep> BuildSteps(const FabricState& state);
 
 // The agent command line for `node`: with state.pki_dir, --tls-ca/--tls-cert/
@@ -48,7 +49,7 @@ Status CheckNoFabric(const FabricLayout& layout, const FabricHost& host);
 
 struct UpOptions {
   FabricLayout layout = FabricLayout::Default();
-  int nodes = 4;
+  FabricShape shape;      // --nodes 4 alone: one rail, one leaf, unshaped
   std::string agent_bin;  // absolute path
   bool wait_ready = true;
   bool insecure = false;  // agents serve plaintext (--insecure); no pki made

@@ -11,20 +11,17 @@ std::string MpirunHostfile(const FabricState& state, int ranks_per_node) {
   return out;
 }
 
-std::string FabricSubnet(const FabricState& state) {
-  if (state.nodes.empty()) return "";
-  std::string ip = state.nodes.front().FabricIp();
-  std::string prefix_len = "24";
-  const std::string& addr = state.nodes.front().fabric_addr;
-  if (auto slash = addr.find('/'); slash != std::string::npos) prefix_len = addr.substr(slash + 1);
-  return ip.substr(0, ip.rfind('.')) + ".0/" + prefix_len;
+std::string FabricSubnets(const FabricState& state) {
+  std::string out;
+  for (const auto& subnet : state.RailSubnets()) out += (out.empty() ? "" : ",") + subnet;
+  return out;
 }
 
 std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node,
                                     const std::string& fdrill_bin,
                                     const std::vector<std::string>& program_argv,
                                     const std::string& hostfile_path) {
-  std::string subnet = FabricSubnet(state);
+  const std::string subnets = FabricSubnets(state);
   int ranks = static_cast<int>(state.nodes.size()) * ranks_per_node;
   std::vector<std::string> argv = {
       "mpirun",     "--allow-run-as-root",
@@ -39,8 +36,8 @@ std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node
                                                      {"rtc", "^hwloc"},
                                                      {"pml", "ob1"},
                                                      {"btl", "self,vader,tcp"},
-                                                     {"btl_tcp_if_include", subnet},
-                                                     {"oob_tcp_if_include", subnet}};
+                                                     {"btl_tcp_if_include", subnets},
+                                                     {"oob_tcp_if_include", subnets}};
   for (const auto& [name, value] : mca) argv.insert(argv.end(), {"--mca", name, value});
   argv.insert(argv.end(), program_argv.begin(), program_argv.end());
   return argv;

@@ -13,10 +13,13 @@
 //   --mca rtc ^hwloc   reported to crash Open MPI 4.1's hwloc shmem across
 //       namespaces; not reproduced with per-node hostname + TMPDIR, kept as
 //       cheap insurance.
-//   --mca pml ob1 --mca btl self,vader,tcp and *_if_include <fabric /24>
-//       keep ranks on plain TCP over fab0: without btl_tcp_if_include the
-//       TCP BTL stripes over mgmt0 as well (measured), so a fabric fault
-//       would not be the only path.
+//   --mca pml ob1 --mca btl self,vader,tcp and *_if_include <every rail's /24>
+//       keep ranks on plain TCP over the fab* interfaces: without
+//       btl_tcp_if_include the TCP BTL stripes over mgmt0 as well
+//       (measured), so a fabric fault would not be the only path. With
+//       several rails the TCP BTL opens a connection per rail interface and
+//       stripes messages over all of them, so a rail fault is a partial
+//       failure of the job's transport.
 //   --map-by ppr:R:node --bind-to none  R ranks on every node; the emulated
 //       nodes share this machine's cores, so pinning would stack ranks.
 //   --mca mpi_yield_when_idle 1  for the same reason: busy-polling ranks
@@ -40,8 +43,9 @@ namespace fdrill {
 // fabric address, first node first (where mpirun runs).
 std::string MpirunHostfile(const FabricState& state, int ranks_per_node);
 
-// The fabric's /24 in CIDR form, "198.18.0.0/24".
-std::string FabricSubnet(const FabricState& state);
+// Every rail's /24 in CIDR form, comma-separated as Open MPI's
+// *_if_include take them: "198.18.0.0/24,198.18.1.0/24".
+std::string FabricSubnets(const FabricState& state);
 
 // mpirun argv for nodes x ranks_per_node ranks of program_argv, reading the
 // hostfile (MpirunHostfile's contents) at hostfile_path.

@@ -15,6 +15,7 @@
 #include "fabric/real_node_system.h"
 #include "harness/cli/commands.h"
 #include "harness/core/clock.h"
+#include "harness/core/units.h"
 #include "harness/host/real_process_runner.h"
 
 namespace fdrill {
@@ -71,23 +72,42 @@ Result<std::string> ResolveAgentBin(const std::string& given) {
 
 struct UpFlags {
   int nodes = 4;
+  int rails = 1;
+  int leaves = 1;
+  double oversubscription = 1;
+  std::string port_rate;  // "" : unshaped
   std::string agent_bin;
   bool no_wait = false;
 };
 
 int RunUp(const UpFlags& flags) {
+  UpOptions options;
+  options.shape.nodes = flags.nodes;
+  options.shape.rails = flags.rails;
+  options.shape.leaves = flags.leaves;
+  options.shape.oversubscription = flags.oversubscription;
+  if (!flags.port_rate.empty()) {
+    auto rate = ParseRateBitsPerSec(flags.port_rate);
+    if (!rate.ok()) return Fail("up", rate.status().Annotate("--port-rate"));
+    options.shape.port_rate_bps = *rate;
+  }
+  // Before the agent binary is looked for: a shape that cannot be built is
+  // the first thing to hear about.
+  if (Status s = CheckShape(options.layout, options.shape); !s.ok()) return Fail("up", s);
   auto bin = ResolveAgentBin(flags.agent_bin);
   if (!bin.ok()) return Fail("up", bin.status());
-  UpOptions options;
-  options.nodes = flags.nodes;
   options.agent_bin = *bin;
   options.wait_ready = !flags.no_wait;
   RealFabricHost host;
   auto state = FabricUp(options, host.Get());
   if (!state.ok()) return Fail("up", state.status());
-  std::cout << "fabric up: " << state->nodes.size() << " nodes; controller at "
-            << state->controller_addr << " on " << state->mgmt_bridge << "; agents "
-            << (flags.no_wait ? "started" : "ready") << " on port "
+  std::cout << "fabric up: " << state->nodes.size() << " nodes";
+  if (!state->shape.Flat()) {
+    std::cout << " x " << state->shape.rails << " rail(s), " << state->switches.size()
+              << " switches";
+  }
+  std::cout << "; controller at " << state->controller_addr << " on " << state->mgmt_bridge
+            << "; agents " << (flags.no_wait ? "started" : "ready") << " on port "
             << state->nodes.front().agent_port << "\nstate: " << options.layout.StateFile() << "\n";
   return 0;
 }
@@ -168,6 +188,17 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
   up->add_option("--nodes", up_flags->nodes, "number of nodes")
       ->check(CLI::Range(1, kMaxFabricNodes))
       ->capture_default_str();
+  up->add_option("--rails", up_flags->rails,
+                 "fabric interfaces per node (fab0..), each rail its own subnet and switches")
+      ->capture_default_str();
+  up->add_option("--leaves", up_flags->leaves,
+                 "leaf switches per rail (must divide --nodes); more than one adds a spine")
+      ->capture_default_str();
+  up->add_option("--oversubscription", up_flags->oversubscription,
+                 "K: a leaf's uplink carries port rate x nodes per leaf / K (needs --port-rate)")
+      ->capture_default_str();
+  up->add_option("--port-rate", up_flags->port_rate,
+                 "modelled switch port capacity, tc's spelling (1gbit, 500mbit); default unshaped");
   up->add_option("--agent-bin", up_flags->agent_bin,
                  "agent executable (default: fdrill-agent next to fdrill)");
   up->add_flag("--no-wait", up_flags->no_wait, "do not wait for the agents to accept connections");

@@ -83,6 +83,8 @@ class DrillRun {
   Status Run();
 
  private:
+  // The emulated fabric that is up is one the drill can run on.
+  Status CheckFabricFits() const;
   // Step 1: every agent parses its faults' params and applies its guards.
   Status CheckFaults();
   // The run directory's fixed files and first events.
@@ -202,12 +204,26 @@ void DrillRun::CheckResidue() {
   events_.Residue(residue);
 }
 
+// A flat drill runs on any flat fabric with enough nodes; a drill that
+// declares rails, leaves or capacities needs exactly that fabric, since its
+// nodes' places (which leaf, which rail) follow from the shape.
+Status DrillRun::CheckFabricFits() const {
+  const FabricShape& want = s_.emulated;
+  FabricShape have = fabric_.shape;
+  have.nodes = static_cast<int>(fabric_.nodes.size());
+  const bool fits = want.Flat() && want.port_rate_bps == 0
+                        ? have.Flat() && have.port_rate_bps == 0 && have.nodes >= want.nodes
+                        : have == want;
+  if (fits) return Status::Ok();
+  return FailedPrecondition(s_.file + ": the drill needs an emulated fabric of " + want.Describe() +
+                            " and the one up is " + have.Describe() +
+                            "; run `fdrill fabric down && fdrill fabric up " + want.UpFlags() +
+                            "`");
+}
+
 Status DrillRun::Run() {
-  if (s_.Emulated() && static_cast<int>(fabric_.nodes.size()) < s_.nodes) {
-    return FailedPrecondition(
-        s_.file + ": the drill needs " + std::to_string(s_.nodes) +
-        " nodes and the emulated fabric has " + std::to_string(fabric_.nodes.size()) +
-        "; run `fdrill fabric down && fdrill fabric up --nodes " + std::to_string(s_.nodes) + "`");
+  if (s_.Emulated()) {
+    if (Status st = CheckFabricFits(); !st.ok()) return st;
   }
   auto connected = agents_.Connect(
       opt_, [this](const NodeLink& n, const Json& m) { OnPush(n, m); },

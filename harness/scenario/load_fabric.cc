@@ -2,7 +2,10 @@
 // are named, so that every later section can select among them.
 #include <set>
 #include <string>
+#include <tuple>
 
+#include "fabric/fabric_topology.h"
+#include "harness/core/units.h"
 #include "harness/scenario/hostlist.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/selector.h"
@@ -83,11 +86,38 @@ Status LoadFabric(const YamlReader& y, const YAML::Node& n, Scenario* s) {
         "fabric.agent_port is for hosts and slurm fabrics; the emulated fabric places its agents");
   const YAML::Node em = n["emulated"];
   if (!em) return y.Error(n, "fabric needs emulated: {nodes: N}, hosts: FILE or slurm: true");
-  if (auto st = y.CheckKeys(em, "fabric.emulated", {"nodes"}); !st.ok()) return st;
+  if (auto st = y.CheckKeys(em, "fabric.emulated",
+                            {"nodes", "rails", "leaves", "oversubscription", "port_rate"});
+      !st.ok())
+    return st;
   if (!em["nodes"]) return y.Error(em, "fabric.emulated needs nodes");
-  auto nodes = y.Int(em["nodes"], "fabric.emulated.nodes", 2, 200);
+  auto nodes = y.Int(em["nodes"], "fabric.emulated.nodes", 2, kMaxFabricNodes);
   if (!nodes.ok()) return nodes.status();
   s->nodes = static_cast<int>(*nodes);
+  FabricShape& shape = s->emulated;
+  shape.nodes = s->nodes;
+  for (auto [key, out, hi] : {std::tuple{"rails", &shape.rails, kMaxFabricRails},
+                              std::tuple{"leaves", &shape.leaves, kMaxFabricLeaves}}) {
+    if (!em[key]) continue;
+    auto v = y.Int(em[key], std::string("fabric.emulated.") + key, 1, hi);
+    if (!v.ok()) return v.status();
+    *out = static_cast<int>(*v);
+  }
+  if (em["oversubscription"]) {
+    auto k = y.Number(em["oversubscription"], "fabric.emulated.oversubscription");
+    if (!k.ok()) return k.status();
+    shape.oversubscription = *k;
+  }
+  if (em["port_rate"]) {
+    auto text = y.Str(em["port_rate"], "fabric.emulated.port_rate");
+    if (!text.ok()) return text.status();
+    auto rate = ParseRateBitsPerSec(*text);
+    if (!rate.ok())
+      return y.Error(em["port_rate"], "fabric.emulated.port_rate: " + rate.status().message());
+    shape.port_rate_bps = *rate;
+  }
+  if (Status st = CheckShape(shape, ShapeNames::Scenario()); !st.ok())
+    return y.Error(em, st.message());
   return Status::Ok();
 }
 
@@ -162,10 +192,22 @@ Status LoadTargets(const YamlReader& y, const YAML::Node& n, const Scenario& s, 
   return Status::Ok();
 }
 
-// topology: FILE, relative to the scenario's directory like fabric.hosts.
+// topology: FILE, relative to the scenario's directory like fabric.hosts;
+// `emulated`: the map of the emulated fabric the drill declares.
 Status LoadTopologyKey(const YamlReader& y, const YAML::Node& n, Scenario* s) {
   auto path = y.Str(n, "topology");
   if (!path.ok()) return path.status();
+  if (*path == "emulated") {
+    if (!s->Emulated()) {
+      return y.Error(n, "topology: emulated is the emulated fabric's map; this drill runs on the " +
+                            s->FabricName() + ": name its topology FILE");
+    }
+    auto topology = ParseTopology(TopologyYaml(s->emulated),
+                                  "the emulated fabric's map (" + s->emulated.Describe() + ")");
+    if (!topology.ok()) return y.Error(n, "topology: " + topology.status().message());
+    s->topology = std::move(*topology);
+    return Status::Ok();
+  }
   auto topology = LoadTopology(y.Resolve(*path));
   // Named from the scenario's place, then the topology file's.
   if (!topology.ok()) return y.Error(n, "topology: " + topology.status().message());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/fabric_shape.h"
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 #include "harness/scenario/blast_radius.h"
@@ -127,6 +128,7 @@ struct Scenario {
   std::string name;
   std::string description;
   int nodes = 0;                        // fabric size the drill needs
+  FabricShape emulated;                 // fabric.emulated's shape (nodes as above)
   std::string hosts_file;               // set when the inventory is a hosts file
   bool slurm = false;                   // the inventory is SLURM_JOB_NODELIST
   std::string slurm_nodelist;           // ... as it read at load time
@@ -137,8 +139,10 @@ struct Scenario {
   Duration lease_ttl = std::chrono::seconds(5);
   Duration lease_renew = std::chrono::seconds(1);
   int max_faulted_nodes = 1;  // blast radius: nodes with a fault in one phase
-  // topology: FILE (relative to the scenario) and safety.blast_radius: the
-  // limits on faults in force at once, checked when the scenario loads.
+  // topology: FILE (relative to the scenario), or `emulated`: the map of the
+  // emulated fabric's declared shape (TopologyYaml, what `fabric up` writes);
+  // and safety.blast_radius: the limits on faults in force at once, checked
+  // when the scenario loads.
   std::optional<Topology> topology;
   BlastRadiusSpec blast_radius;
   StopSpec stop;

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "harness/core/did_you_mean.h"
+#include "harness/core/units.h"
 #include "harness/scenario/hostlist.h"
 #include "harness/scenario/yaml_errors.h"
 
@@ -84,6 +85,9 @@ class TopologyParser {
 
   Status ParseRails(const YAML::Node& n, Topology* t);
   Status ParseLeaves(const YAML::Node& n, Topology* t);
+  Status ParseSpines(const YAML::Node& n, Topology* t);
+  Result<std::vector<TopologyPort>> Ports(const YAML::Node& n, const std::string& what) const;
+  Status CheckCabling(const YAML::Node& root, const Topology& t) const;
   Status ParseDomains(const YAML::Node& n, Topology* t);
 
   std::string file_;
@@ -152,7 +156,7 @@ Status TopologyParser::ParseLeaves(const YAML::Node& n, Topology* t) {
     leaf.name = kv.first.as<std::string>();
     const std::string what = "leaves." + leaf.name;
     const YAML::Node l = kv.second;
-    if (auto st = CheckKeys(l, what, {"nodes", "rails"}); !st.ok()) return st;
+    if (auto st = CheckKeys(l, what, {"nodes", "rails", "ports"}); !st.ok()) return st;
     if (!l["nodes"]) return Error(l, what + " needs nodes (a hostlist like gpu[001-016])");
     auto nodes = Nodes(l["nodes"], what + ".nodes");
     if (!nodes.ok()) return nodes.status();
@@ -167,6 +171,11 @@ Status TopologyParser::ParseLeaves(const YAML::Node& n, Topology* t) {
                                                "\" in rails:" + (hint.empty() ? "" : "; " + hint));
       }
       leaf.rails = *rails;
+    }
+    if (l["ports"]) {
+      auto ports = Ports(l["ports"], what + ".ports");
+      if (!ports.ok()) return ports.status();
+      leaf.ports = std::move(*ports);
     }
     // A leaf listing no rails takes all of them (or the one fabric when the
     // file names no rails).
@@ -183,6 +192,104 @@ Status TopologyParser::ParseLeaves(const YAML::Node& n, Topology* t) {
       }
     }
     t->leaves.push_back(std::move(leaf));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<TopologyPort>> TopologyParser::Ports(const YAML::Node& n,
+                                                        const std::string& what) const {
+  if (!n.IsMap() || n.size() == 0)
+    return Error(n, what + " must map port names to {to: NODE:IFNAME or SWITCH:PORT, rate}");
+  std::vector<TopologyPort> out;
+  for (const auto& kv : n) {
+    TopologyPort port;
+    port.name = kv.first.as<std::string>();
+    const std::string at = what + "." + port.name;
+    const YAML::Node p = kv.second;
+    if (auto st = CheckKeys(p, at, {"to", "rate"}); !st.ok()) return st;
+    if (!p["to"] || !p["to"].IsScalar())
+      return Error(p, at + " needs to: (NODE:IFNAME like n0:fab0, or SWITCH:PORT like spine:dn0)");
+    port.to = p["to"].as<std::string>();
+    const auto colon = port.to.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == port.to.size())
+      return Error(p["to"], at + ".to must be NODE:IFNAME or SWITCH:PORT, got \"" + port.to + "\"");
+    if (p["rate"]) {
+      auto rate = ParseRateBitsPerSec(p["rate"].Scalar());
+      if (!rate.ok()) return Error(p["rate"], at + ".rate: " + rate.status().message());
+      port.rate_bps = *rate;
+    }
+    out.push_back(std::move(port));
+  }
+  return out;
+}
+
+Status TopologyParser::ParseSpines(const YAML::Node& n, Topology* t) {
+  if (!n.IsMap())
+    return Error(n, "spines must be a mapping of spine switch names to {rails, ports}");
+  std::set<std::string> rail_names;
+  for (const auto& r : t->rails) rail_names.insert(r.name);
+  for (const auto& kv : n) {
+    Spine spine;
+    spine.name = kv.first.as<std::string>();
+    const std::string what = "spines." + spine.name;
+    const YAML::Node sp = kv.second;
+    if (auto st = CheckKeys(sp, what, {"rails", "ports"}); !st.ok()) return st;
+    for (const auto& leaf : t->leaves) {
+      if (leaf.name == spine.name)
+        return Error(kv.first, what + ": a leaf has this name too (switch names are unique)");
+    }
+    if (sp["rails"]) {
+      auto rails = Names(sp["rails"], what + ".rails");
+      if (!rails.ok()) return rails.status();
+      for (const auto& r : *rails) {
+        if (rail_names.count(r)) continue;
+        const std::string hint = DidYouMean(r, rail_names);
+        return Error(Entry(sp["rails"], r), what + ".rails: no rail \"" + r +
+                                                "\" in rails:" + (hint.empty() ? "" : "; " + hint));
+      }
+      spine.rails = *rails;
+    }
+    if (sp["ports"]) {
+      auto ports = Ports(sp["ports"], what + ".ports");
+      if (!ports.ok()) return ports.status();
+      spine.ports = std::move(*ports);
+    }
+    t->spines.push_back(std::move(spine));
+  }
+  return Status::Ok();
+}
+
+// Every port's far end exists: a node port's node is on that leaf, and a
+// switch port's peer names this port back.
+Status TopologyParser::CheckCabling(const YAML::Node& root, const Topology& t) const {
+  auto check = [&](const std::string& section, const std::string& name,
+                   const std::vector<TopologyPort>& ports, const std::set<std::string>* nodes) {
+    for (const auto& port : ports) {
+      const YAML::Node at = root[section][name]["ports"][port.name]["to"];
+      const std::string far = port.to.substr(0, port.to.find(':'));
+      const std::string far_port = port.to.substr(port.to.find(':') + 1);
+      const std::vector<TopologyPort>* theirs = t.SwitchPorts(far);
+      if (theirs == nullptr) {
+        if (nodes != nullptr && nodes->count(far)) continue;  // a node on this leaf
+        return Error(at, section + "." + name + ".ports." + port.name + ".to: " + far +
+                             (nodes != nullptr ? " is neither a node of this leaf nor a switch"
+                                               : " is not a switch in leaves: or spines:"));
+      }
+      const std::string back = name + ":" + port.name;
+      bool points_back = false;
+      for (const auto& p : *theirs) points_back |= p.name == far_port && p.to == back;
+      if (!points_back) {
+        return Error(at, section + "." + name + ".ports." + port.name + ".to: " + port.to +
+                             " is not cabled back (its to: must be " + back + ")");
+      }
+    }
+    return Status::Ok();
+  };
+  for (const auto& l : t.leaves) {
+    if (auto st = check("leaves", l.name, l.ports, &l.nodes); !st.ok()) return st;
+  }
+  for (const auto& s : t.spines) {
+    if (auto st = check("spines", s.name, s.ports, nullptr); !st.ok()) return st;
   }
   return Status::Ok();
 }
@@ -221,7 +328,8 @@ Result<Topology> TopologyParser::Parse(const std::string& text) {
   Topology t;
   t.file = file_;
   try {
-    if (auto st = CheckKeys(root, "the topology", {"rails", "leaves", "nvlink_domains"}); !st.ok())
+    if (auto st = CheckKeys(root, "the topology", {"rails", "leaves", "spines", "nvlink_domains"});
+        !st.ok())
       return st;
     // Rails first: leaves name them.
     if (root["rails"]) {
@@ -230,6 +338,10 @@ Result<Topology> TopologyParser::Parse(const std::string& text) {
     if (root["leaves"]) {
       if (auto st = ParseLeaves(root["leaves"], &t); !st.ok()) return st;
     }
+    if (root["spines"]) {
+      if (auto st = ParseSpines(root["spines"], &t); !st.ok()) return st;
+    }
+    if (auto st = CheckCabling(root, t); !st.ok()) return st;
     if (root["nvlink_domains"]) {
       if (auto st = ParseDomains(root["nvlink_domains"], &t); !st.ok()) return st;
     }
@@ -269,6 +381,14 @@ std::optional<std::string> Topology::LeafOf(const std::string& node,
       return l.name;
   }
   return std::nullopt;
+}
+
+const std::vector<TopologyPort>* Topology::SwitchPorts(const std::string& name) const {
+  for (const auto& l : leaves)
+    if (l.name == name) return &l.ports;
+  for (const auto& s : spines)
+    if (s.name == name) return &s.ports;
+  return nullptr;
 }
 
 std::optional<std::string> Topology::NvlinkDomainOf(const std::string& node) const {

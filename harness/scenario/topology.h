@@ -2,14 +2,19 @@
 // (schema: scenarios/README.md, "Topology files"):
 //   rails:           rail k = the k-th HCA/NIC on every node (rail-optimised
 //                    fabrics: each rail is its own set of leaf switches)
-//   leaves:          leaf switches and the nodes cabled to them, per rail
+//   leaves:          leaf switches and the nodes cabled to them, per rail;
+//                    optionally their ports: what each is cabled to and its
+//                    capacity (`fdrill fabric up` writes them)
+//   spines:          spine switches joining a rail's leaves, with their ports
 //   nvlink_domains:  NVLink/NVSwitch domains (an NVL72 rack, one HGX node)
 // Loading is pure and strict: unknown keys, a node on two leaves of one rail
 // or in two NVLink domains, a device or netdev on two rails, and bad
-// hostlists are errors reading "FILE:LINE:COL: what". Queries never fail:
+// hostlists, a port cabled to a node not on its leaf or to a switch port that
+// does not point back, are errors reading "FILE:LINE:COL: what". Queries never fail:
 // they say "not in the topology" with nullopt. Immutable once loaded.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -29,10 +34,25 @@ struct Rail {
   bool HasNode(const std::string& node) const { return !nodes || nodes->count(node) > 0; }
 };
 
+// A switch port: what is cabled to it ("n0:fab0" for a node's interface,
+// "rail0-spine:dn0" for another switch's port) and the capacity it carries.
+struct TopologyPort {
+  std::string name;       // "swp0", "up0", "dn1"
+  std::string to;         // "NODE:IFNAME" or "SWITCH:PORT"
+  uint64_t rate_bps = 0;  // 0: not given
+};
+
 struct Leaf {
   std::string name;
   std::set<std::string> nodes;
-  std::vector<std::string> rails;  // empty: every rail of its nodes is cabled to it
+  std::vector<std::string> rails;   // empty: every rail of its nodes is cabled to it
+  std::vector<TopologyPort> ports;  // empty: the file does not say
+};
+
+struct Spine {
+  std::string name;
+  std::vector<std::string> rails;
+  std::vector<TopologyPort> ports;
 };
 
 struct NvlinkDomain {
@@ -44,7 +64,11 @@ struct Topology {
   std::string file;
   std::vector<Rail> rails;
   std::vector<Leaf> leaves;
+  std::vector<Spine> spines;
   std::vector<NvlinkDomain> nvlink_domains;
+
+  // The ports of the leaf or spine NAME; nullptr when no switch has it.
+  const std::vector<TopologyPort>* SwitchPorts(const std::string& name) const;
 
   // The rail NODE's HCA or netdev NAME is on.
   std::optional<std::string> RailOf(const std::string& node, const std::string& name) const;

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <functional>
 
 #include <gmock/gmock.h>
@@ -72,6 +73,63 @@ int ListenOn(const std::string& ip, int port) {
   return fd;
 }
 
+// Bits per second `to` receives from `from` over to_ip:port when `from`
+// sends as fast as it can for `seconds`, measured by the receiver from
+// accept to EOF; -1 when either side failed.
+double MeasureBitsPerSec(const FabricNode& from, const FabricNode& to, const std::string& to_ip,
+                         int port, double seconds) {
+  int ready[2], result[2];
+  if (pipe(ready) != 0 || pipe(result) != 0) return -1;
+  pid_t receiver = fork();
+  if (receiver == 0) {
+    if (!EnterNode(to).ok()) _exit(100);
+    int fd = ListenOn(to_ip, port);
+    char ok = fd >= 0 ? 'y' : 'n';
+    if (write(ready[1], &ok, 1) != 1 || fd < 0) _exit(101);
+    int c = accept(fd, nullptr, nullptr);
+    if (c < 0) _exit(102);
+    auto start = std::chrono::steady_clock::now();
+    static char buf[1 << 16];
+    double bytes = 0;
+    for (ssize_t n; (n = read(c, buf, sizeof(buf))) > 0;) bytes += static_cast<double>(n);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double bps = secs > 0 ? bytes * 8 / secs : -1;
+    _exit(write(result[1], &bps, sizeof(bps)) == sizeof(bps) ? 0 : 103);
+  }
+  close(ready[1]);
+  close(result[1]);
+  char ok = 0;
+  bool listening = read(ready[0], &ok, 1) == 1 && ok == 'y';
+  close(ready[0]);
+  int sent =
+      listening
+          ? RunInNode(from,
+                      [&] {
+                        sockaddr_in addr{};
+                        addr.sin_family = AF_INET;
+                        addr.sin_port = htons(static_cast<uint16_t>(port));
+                        inet_pton(AF_INET, to_ip.c_str(), &addr.sin_addr);
+                        int fd = socket(AF_INET, SOCK_STREAM, 0);
+                        if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+                          return 1;
+                        static char buf[1 << 16] = {};
+                        auto end = std::chrono::steady_clock::now() +
+                                   std::chrono::duration<double>(seconds);
+                        while (std::chrono::steady_clock::now() < end)
+                          if (write(fd, buf, sizeof(buf)) < 0) return 2;
+                        close(fd);
+                        return 0;
+                      })
+          : 1;
+  double bps = -1;
+  if (read(result[0], &bps, sizeof(bps)) != sizeof(bps)) bps = -1;
+  close(result[0]);
+  if (sent != 0) kill(receiver, SIGKILL);
+  int status = 0;
+  waitpid(receiver, &status, 0);
+  return sent == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? bps : -1;
+}
+
 class FabricE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -106,9 +164,15 @@ class FabricE2eTest : public ::testing::Test {
   FabricHost Host() { return FabricHost{&runner_, &fs_, &node_, &clock_}; }
 
   Result<FabricState> Up(int nodes, const std::string& agent = FDRILL_STAND_IN_AGENT) {
+    FabricShape shape;
+    shape.nodes = nodes;
+    return Up(shape, agent);
+  }
+  Result<FabricState> Up(const FabricShape& shape,
+                         const std::string& agent = FDRILL_STAND_IN_AGENT) {
     UpOptions options;
     options.layout = TestLayout();
-    options.nodes = nodes;
+    options.shape = shape;
     options.agent_bin = agent;
     return FabricUp(options, Host());
   }
@@ -148,8 +212,8 @@ TEST_F(FabricE2eTest, NodesHaveTheirOwnHostnameTmpdirAndAgent) {
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   for (const auto& n : status->nodes) {
     EXPECT_TRUE(n.agent_alive) << n.node.name;
-    EXPECT_EQ(n.fabric_link, "UP") << n.node.name;
-    EXPECT_EQ(n.switch_port, "UP") << n.node.name;
+    EXPECT_EQ(n.fabric_links, std::vector<std::string>{"UP"}) << n.node.name;
+    EXPECT_EQ(n.switch_ports, std::vector<std::string>{"UP"}) << n.node.name;
     EXPECT_EQ(n.mgmt_link, "UP") << n.node.name;
   }
 }
@@ -193,7 +257,7 @@ TEST_F(FabricE2eTest, FabricConnectsNodesAndOnlyNodesManagementReachesController
 
   // The root namespace has no address on the fabric (a TCP probe from it
   // proves nothing: some sandboxes answer every SYN on their default route).
-  auto root_addrs = RunChecked(runner_, {"ip", "-o", "addr", "show", "to", FabricSubnet(*state)});
+  auto root_addrs = RunChecked(runner_, {"ip", "-o", "addr", "show", "to", FabricSubnets(*state)});
   ASSERT_TRUE(root_addrs.ok()) << root_addrs.status().ToString();
   EXPECT_EQ(*root_addrs, "");
 
@@ -213,6 +277,59 @@ TEST_F(FabricE2eTest, FabricConnectsNodesAndOnlyNodesManagementReachesController
                       }),
             0);
   close(fd);
+}
+
+// 8 nodes x 2 rails x 2 leaves: every rail reaches across its spine, the
+// switch ports and the oversubscribed uplinks carry the modelled capacity
+// (100 Mbit/s ports, 4 nodes per leaf, 8:1 -> 50 Mbit/s uplinks; unshaped
+// veths here carry gigabits), and the nodes' fab* keep the kernel default.
+TEST_F(FabricE2eTest, RailsLeavesAndSpineCarryTheModelledCapacity) {
+  FabricShape shape;
+  shape.nodes = 8;
+  shape.rails = 2;
+  shape.leaves = 2;
+  shape.oversubscription = 8;
+  shape.port_rate_bps = 100'000'000;
+  auto start = std::chrono::steady_clock::now();
+  auto state = Up(shape);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  RecordProperty("fabric_up_8x2x2_ms",
+                 static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count()));
+  const FabricNode& n0 = state->nodes[0];
+  const FabricNode& n1 = state->nodes[1];
+  const FabricNode& n7 = state->nodes[7];
+
+  auto status = GetFabricStatus(FDRILL_E2E_FABRIC_DIR, Host());
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  for (const auto& n : status->nodes) {
+    EXPECT_EQ(n.fabric_links, (std::vector<std::string>{"UP", "UP"})) << n.node.name;
+    EXPECT_EQ(n.switch_ports, (std::vector<std::string>{"UP", "UP"})) << n.node.name;
+  }
+  ASSERT_EQ(status->uplinks.size(), 8u);  // per rail: 2 x up0, 2 x dn
+  for (const auto& u : status->uplinks) EXPECT_EQ(u.state, "UP") << u.port;
+
+  // n0 (leaf 0) to n7 (leaf 1) crosses the spine on each rail; n0 to n1 stays in leaf 0.
+  for (int rail = 0; rail < 2; ++rail) {
+    const std::string to = n7.fabric[rail].Ip();
+    double cross = MeasureBitsPerSec(n0, n7, to, 7310 + rail, 1.5);
+    EXPECT_GT(cross, 25e6) << "rail " << rail << " n0 -> n7 over the spine";
+    EXPECT_LT(cross, 55e6) << "rail " << rail << " n0 -> n7 over the spine";
+  }
+  double inside = MeasureBitsPerSec(n0, n1, n1.fabric[1].Ip(), 7312, 1.5);
+  EXPECT_GT(inside, 60e6) << "n0 -> n1 inside leaf 0";
+  EXPECT_LT(inside, 110e6) << "n0 -> n1 inside leaf 0";
+
+  auto uplink = RunChecked(runner_, {"tc", "-n", "fdt-rail1-leaf0", "qdisc", "show", "dev", "up0"});
+  ASSERT_TRUE(uplink.ok()) << uplink.status().ToString();
+  EXPECT_THAT(*uplink, HasSubstr("qdisc tbf 1: root"));
+  EXPECT_THAT(*uplink, HasSubstr("rate 50Mbit"));
+  for (const auto& port : n0.fabric) {
+    auto q = RunChecked(runner_, {"tc", "-n", n0.netns, "qdisc", "show", "dev", port.ifname});
+    ASSERT_TRUE(q.ok()) << q.status().ToString();
+    EXPECT_THAT(*q, HasSubstr("qdisc noqueue 0: root")) << port.ifname;
+  }
 }
 
 TEST_F(FabricE2eTest, DownLeavesNothingAndIsIdempotent) {

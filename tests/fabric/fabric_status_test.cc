@@ -47,18 +47,18 @@ TEST(FabricStatusTest, ReportsAgentsAndLinksPerNode) {
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   ASSERT_EQ(status->nodes.size(), 2u);
   EXPECT_TRUE(status->nodes[0].agent_alive);
-  EXPECT_EQ(status->nodes[0].fabric_link, "UP");
-  EXPECT_EQ(status->nodes[0].switch_port, "UP");
+  EXPECT_EQ(status->nodes[0].fabric_links, std::vector<std::string>{"UP"});
+  EXPECT_EQ(status->nodes[0].switch_ports, std::vector<std::string>{"UP"});
   EXPECT_FALSE(status->nodes[1].agent_alive);
-  EXPECT_EQ(status->nodes[1].fabric_link, "missing");
-  EXPECT_EQ(status->nodes[1].switch_port, "DOWN");
+  EXPECT_EQ(status->nodes[1].fabric_links, std::vector<std::string>{"missing"});
+  EXPECT_EQ(status->nodes[1].switch_ports, std::vector<std::string>{"DOWN"});
 
   std::string table = RenderStatusTable(*status);
   EXPECT_THAT(table, HasSubstr("n0     198.19.0.1/24    198.18.0.1/24    10 alive"));
   EXPECT_THAT(table, HasSubstr("11 dead"));
   auto json = nlohmann::json::parse(RenderStatusJson(*status));
   EXPECT_EQ(json["nodes"][0]["agent_alive"], true);
-  EXPECT_EQ(json["nodes"][1]["links"]["swp1"], "DOWN");
+  EXPECT_EQ(json["nodes"][1]["links"]["sw:swp1"], "DOWN");
   EXPECT_EQ(json["nodes"][1]["mgmt_addr"], "198.19.0.2/24");
 }
 

@@ -15,7 +15,7 @@ class FabricUpFixture : public ::testing::Test {
  protected:
   explicit FabricUpFixture(int nodes) : node_(&clock_) {
     fs_.files["/proc/self/mountinfo"] = "22 1 0:21 / /proc rw - proc proc rw\n";
-    options_.nodes = nodes;
+    options_.shape.nodes = nodes;
     options_.agent_bin = "/opt/fdrill/bin/fdrill-agent";
   }
   FabricHost Host() { return FabricHost{&runner_, &fs_, &node_, &clock_}; }

@@ -1,5 +1,7 @@
 #include "fabric/fabric_up.h"
 
+#include <algorithm>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -84,6 +86,54 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
   ASSERT_TRUE(saved.ok()) << saved.status().ToString();
   EXPECT_EQ(saved->nodes[1].agent_pid, 1001);
   EXPECT_EQ(saved->agent_bin, "/opt/fdrill/bin/fdrill-agent");
+}
+
+TEST_F(FabricUpTest, RailsLeavesAndSpineAreCabledAndShapedOnTheSwitchSide) {
+  options_.shape.nodes = 4;
+  options_.shape.rails = 2;
+  options_.shape.leaves = 2;
+  options_.shape.oversubscription = 2;
+  options_.shape.port_rate_bps = 1'000'000'000;
+  auto state = FabricUp(options_, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  const auto& calls = runner_.calls();
+  auto has = [&](const Argv& argv) {
+    return std::find(calls.begin(), calls.end(), argv) != calls.end();
+  };
+  EXPECT_TRUE(has({"ip", "netns", "add", "fdrill-rail1-spine"}));
+  EXPECT_TRUE(has({"ip", "link", "add", "up0", "netns", "fdrill-rail1-leaf1", "type", "veth",
+                   "peer", "name", "dn1", "netns", "fdrill-rail1-spine"}));
+  EXPECT_TRUE(has({"ip", "-n", "fdrill-rail1-spine", "link", "set", "dn1", "master", "br0"}));
+  // n3 sits on leaf 1 of each rail, fab1 on rail 1's.
+  EXPECT_TRUE(has({"ip", "link", "add", "swp3", "netns", "fdrill-rail1-leaf1", "type", "veth",
+                   "peer", "name", "fab1", "netns", "fdrill-n3"}));
+  EXPECT_TRUE(has({"ip", "-n", "fdrill-n3", "addr", "add", "198.18.1.4/24", "dev", "fab1"}));
+  // Capacity on the switch side only: 1 Gbit/s ports, 2 nodes x 1 Gbit/s / 2 uplinks.
+  auto tc = runner_.CallsStartingWith({"tc"});
+  EXPECT_EQ(tc.size(), 2u * (4 + 2 + 2));  // per rail: 4 node ports, 2 up0, 2 dn
+  EXPECT_TRUE(
+      has({"tc", "-n", "fdrill-rail0-leaf1", "qdisc", "replace", "dev", "swp2", "root", "handle",
+           "1:", "tbf", "rate", "1000000000bit", "burst", "1250000", "latency", "20ms"}));
+  EXPECT_TRUE(
+      has({"tc", "-n", "fdrill-rail0-spine", "qdisc", "replace", "dev", "dn0", "root", "handle",
+           "1:", "tbf", "rate", "1000000000bit", "burst", "1250000", "latency", "20ms"}));
+  for (const auto& argv : tc) EXPECT_EQ(argv[2].rfind("fdrill-rail", 0), 0u) << argv[2];
+  // Every tc step comes after the last link is made.
+  auto first_tc =
+      std::find_if(calls.begin(), calls.end(), [](const Argv& a) { return a[0] == "tc"; });
+  EXPECT_EQ(
+      std::find_if(first_tc, calls.end(),
+                   [](const Argv& a) { return a[0] == "ip" && a[1] == "link" && a[2] == "add"; }),
+      calls.end());
+}
+
+TEST_F(FabricUpTest, UnbuildableShapeTouchesNothing) {
+  options_.shape.nodes = 6;
+  options_.shape.leaves = 4;
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(), HasSubstr("--leaves 4 does not divide --nodes 6"));
+  EXPECT_TRUE(runner_.calls().empty());
 }
 
 TEST_F(FabricUpTest, RefusesWhenAFabricExistsAndTouchesNothing) {
@@ -183,7 +233,7 @@ TEST_F(FabricUpTest, NoWaitSkipsTheReadinessProbe) {
 
 TEST_F(FabricUpTest, RejectsNodeCountsOutOfRange) {
   for (int n : {0, 201}) {
-    options_.nodes = n;
+    options_.shape.nodes = n;
     auto state = FabricUp(options_, Host());
     ASSERT_FALSE(state.ok());
     EXPECT_EQ(state.status().code(), StatusCode::kInvalidArgument);

@@ -1,5 +1,7 @@
 #include "fabric/mpirun.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace fdrill {
@@ -62,7 +64,22 @@ TEST(MpirunTest, SubnetFollowsTheLayout) {
   layout.fabric_net = "198.18.7";
   auto state = PlanFabric(layout, 2, "/bin/agent");
   ASSERT_TRUE(state.ok());
-  EXPECT_EQ(FabricSubnet(*state), "198.18.7.0/24");
+  EXPECT_EQ(FabricSubnets(*state), "198.18.7.0/24");
+}
+
+TEST(MpirunTest, EveryRailCarriesTheJob) {
+  FabricShape shape;
+  shape.nodes = 4;
+  shape.rails = 2;
+  auto state = PlanFabric(FabricLayout::Default(), shape, "/bin/agent");
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(FabricSubnets(*state), "198.18.0.0/24,198.18.1.0/24");
+  auto argv = MpirunArgv(*state, 1, "/f", {"prog"}, "/h");
+  auto at = std::find(argv.begin(), argv.end(), "btl_tcp_if_include");
+  ASSERT_NE(at, argv.end());
+  EXPECT_EQ(*(at + 1), "198.18.0.0/24,198.18.1.0/24");
+  // The hostfile names each node by rail 0's address, where `fabric rsh` finds it.
+  EXPECT_EQ(MpirunHostfile(*state, 1).substr(0, 19), "198.18.0.1 slots=1\n");
 }
 
 }  // namespace

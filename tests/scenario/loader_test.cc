@@ -127,6 +127,49 @@ TEST(ScenarioLoader, TimelineAndSafetyRules) {
   EXPECT_NE(yaml.find("not valid YAML"), std::string::npos) << yaml;
 }
 
+TEST(ScenarioLoader, EmulatedFabricShapeAndItsMap) {
+  const std::string tiered =
+      Replace(kGood, "emulated: {nodes: 4}",
+              "emulated: {nodes: 8, rails: 2, leaves: 2, oversubscription: 4, port_rate: 1gbit}\n"
+              "topology: emulated");
+  auto s = ParseScenario(tiered, "drill.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->emulated.nodes, 8);
+  EXPECT_EQ(s->emulated.rails, 2);
+  EXPECT_EQ(s->emulated.leaves, 2);
+  EXPECT_EQ(s->emulated.UplinkRateBps(), 1'000'000'000u);  // 4 x 1 Gbit/s / 4
+  ASSERT_TRUE(s->topology.has_value());
+  EXPECT_EQ(s->topology->LeafOf("n6", "rail1"), "rail1-leaf1");
+  EXPECT_EQ(s->topology->RailOf("n6", "fab1"), "rail1");
+  EXPECT_NE(s->topology->file.find("8 nodes x 2 rails x 2 leaves"), std::string::npos);
+
+  auto flat = ParseScenario(kGood, "drill.yaml");
+  ASSERT_TRUE(flat.ok());
+  EXPECT_TRUE(flat->emulated.Flat());
+  EXPECT_EQ(flat->emulated.port_rate_bps, 0u);
+}
+
+TEST(ScenarioLoader, EmulatedShapesThatCannotBeBuiltNameTheKey) {
+  EXPECT_EQ(ErrorOf(Replace(kGood, "emulated: {nodes: 4}", "emulated: {nodes: 6, leaves: 4}")),
+            "drill.yaml:3:13: fabric.emulated.leaves 4 does not divide fabric.emulated.nodes 6: "
+            "every leaf holds the same number of nodes (nodes per leaf = nodes / leaves); use a "
+            "divisor of 6");
+  EXPECT_NE(ErrorOf(Replace(kGood, "emulated: {nodes: 4}",
+                            "emulated: {nodes: 4, leaves: 2, oversubscription: 2}"))
+                .find("fabric.emulated.oversubscription needs fabric.emulated.port_rate"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Replace(kGood, "emulated: {nodes: 4}", "emulated: {nodes: 4, rails: 9}"))
+                .find("fabric.emulated.rails"),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(Replace(kGood, "emulated: {nodes: 4}", "emulated: {nodes: 4, port_rate: 1gbps}"))
+          .find("drill.yaml:3:35: fabric.emulated.port_rate: "),
+      std::string::npos);
+  EXPECT_NE(ErrorOf(Replace(kGood, "emulated: {nodes: 4}", "emulated: {nodes: 4, rail: 2}"))
+                .find("did you mean \"rails\""),
+            std::string::npos);
+}
+
 TEST(ScenarioLoader, MissingFileIsNotFound) {
   auto s = LoadScenario("/nonexistent/x.yaml");
   EXPECT_EQ(s.status().code(), StatusCode::kNotFound);

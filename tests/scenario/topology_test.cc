@@ -77,7 +77,7 @@ TEST(Topology, RailsMayDifferByNode) {
 TEST(Topology, UnknownKeysAreRefusedWithAHint) {
   EXPECT_EQ(ErrorOf(Replace(kTopology, "leaves:", "leafs:")),
             "topo.yaml:4:1: unknown key \"leafs\" in the topology; did you mean \"leaves\"? "
-            "(allowed: leaves, nvlink_domains, rails)");
+            "(allowed: leaves, nvlink_domains, rails, spines)");
   EXPECT_EQ(
       ErrorOf(Replace(kTopology, "interfaces: [ib1]", "interface: [ib1]")),
       "topo.yaml:3:28: unknown key \"interface\" in rails.rail1; did you mean \"interfaces\"? "
@@ -154,6 +154,63 @@ TEST(Topology, ShapesAreChecked) {
   EXPECT_EQ(ErrorOf("rails: {rail0: {devices: [}\n").rfind("topo.yaml:1:", 0), 0u);
   EXPECT_EQ(ErrorOf("rails:\n  rail0: {devices: []}\n"),
             "topo.yaml:2:20: rails.rail0.devices must be a name or a non-empty list of names");
+}
+
+constexpr char kCabled[] = R"(rails:
+  rail0: {interfaces: [fab0]}
+leaves:
+  leaf0:
+    nodes: [n0, n1]
+    ports:
+      swp0: {to: "n0:fab0", rate: 100mbit}
+      swp1: {to: "n1:fab0", rate: 100mbit}
+      up0: {to: "spine:dn0", rate: 50mbit}
+  leaf1:
+    nodes: [n2]
+    ports:
+      swp2: {to: "n2:fab0"}
+      up0: {to: "spine:dn1"}
+spines:
+  spine:
+    rails: [rail0]
+    ports:
+      dn0: {to: "leaf0:up0", rate: 50mbit}
+      dn1: {to: "leaf1:up0"}
+)";
+
+TEST(Topology, PortsSayWhatIsCabledWhereAndTheirCapacity) {
+  auto t = ParseTopology(kCabled, "topo.yaml");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->spines.size(), 1u);
+  EXPECT_EQ(t->spines[0].rails, std::vector<std::string>{"rail0"});
+  const auto* leaf0 = t->SwitchPorts("leaf0");
+  ASSERT_NE(leaf0, nullptr);
+  ASSERT_EQ(leaf0->size(), 3u);
+  EXPECT_EQ((*leaf0)[2].name, "up0");
+  EXPECT_EQ((*leaf0)[2].to, "spine:dn0");
+  EXPECT_EQ((*leaf0)[2].rate_bps, 50'000'000u);
+  EXPECT_EQ((*t->SwitchPorts("leaf1"))[0].rate_bps, 0u);
+  EXPECT_EQ(t->SwitchPorts("spine")->size(), 2u);
+  EXPECT_EQ(t->SwitchPorts("leaf9"), nullptr);
+}
+
+TEST(Topology, EveryCableHasTwoEnds) {
+  EXPECT_EQ(ErrorOf(Replace(kCabled, "swp1: {to: \"n1:fab0\"", "swp1: {to: \"n2:fab0\"")),
+            "topo.yaml:8:18: leaves.leaf0.ports.swp1.to: n2 is neither a node of this leaf nor a "
+            "switch");
+  EXPECT_EQ(ErrorOf(Replace(kCabled, "dn1: {to: \"leaf1:up0\"}", "dn1: {to: \"leaf0:up0\"}")),
+            "topo.yaml:14:17: leaves.leaf1.ports.up0.to: spine:dn1 is not cabled back (its to: "
+            "must be leaf1:up0)");
+  EXPECT_EQ(ErrorOf(Replace(kCabled, "up0: {to: \"spine:dn1\"}", "up0: {to: spine}")),
+            "topo.yaml:14:17: leaves.leaf1.ports.up0.to must be NODE:IFNAME or SWITCH:PORT, got "
+            "\"spine\"");
+  EXPECT_NE(ErrorOf(Replace(kCabled, "rate: 100mbit}\n      swp1", "rate: 100mbps}\n      swp1"))
+                .find("leaves.leaf0.ports.swp0.rate: "),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Replace(kCabled, "dn0: {to: \"leaf0:up0\", rate: 50mbit}",
+                            "dn0: {to: \"leaf0:up0\", speed: 50mbit}"))
+                .find("unknown key \"speed\" in spines.spine.ports.dn0"),
+            std::string::npos);
 }
 
 TEST(Topology, LoadsFilesAndTellsThemFromDrills) {
