@@ -24,7 +24,8 @@ if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
                  "a Debian package belongs in /usr (-DCMAKE_INSTALL_PREFIX=/usr)")
 endif()
 
-# Binaries stripped: the debug info of RelWithDebInfo stays in the build tree.
+# Binaries stripped (with -DCMAKE_BUILD_TYPE=RelWithDebInfo the debug info
+# stays in the build tree; the default Release build has none).
 set(CPACK_STRIP_FILES ON)
 
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # fdrill_<version>_<arch>.deb
