@@ -1,6 +1,7 @@
 #include "fabric/fabric_up.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "fabric/fabric_topology.h"
@@ -248,9 +249,27 @@ Status CheckNoFabric(const FabricLayout& layout, const FabricHost& host) {
                             "); run `fdrill fabric down` first");
 }
 
+Status CheckRoomFor(const FabricShape& shape, SysFs& fs) {
+  auto meminfo = fs.Read("/proc/meminfo");
+  if (!meminfo.ok()) return Status::Ok();  // nothing to go by: let the kernel say
+  const auto at = meminfo->find("MemAvailable:");
+  if (at == std::string::npos) return Status::Ok();
+  const uint64_t available_kib = std::strtoull(meminfo->c_str() + at + 13, nullptr, 10);
+  const uint64_t needed_kib = uint64_t{kMemoryPerNodeMiB} * 1024 * shape.nodes;
+  if (available_kib >= needed_kib) return Status::Ok();
+  return FailedPrecondition(
+      "--nodes " + std::to_string(shape.nodes) + " needs about " +
+      std::to_string(needed_kib / 1024) + " MiB (" + std::to_string(kMemoryPerNodeMiB) +
+      " MiB a node: its agent, namespaces and a rank of the workload) and this machine has " +
+      std::to_string(available_kib / 1024) +
+      " MiB available (/proc/meminfo); use at most --nodes " +
+      std::to_string(available_kib / 1024 / kMemoryPerNodeMiB));
+}
+
 Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host) {
   auto planned = PlanFabric(options.layout, options.shape, options.agent_bin);
   if (!planned.ok()) return planned.status();
+  if (Status s = CheckRoomFor(options.shape, *host.fs); !s.ok()) return s;
   if (Status s = CheckNoFabric(options.layout, host); !s.ok()) return s;
   FabricState state = std::move(planned).value();
   if (!options.insecure) state.pki_dir = options.layout.PkiDir();

@@ -3,9 +3,11 @@
 // every agent accepts a TCP connection on its management address.
 //
 // Contract:
-// - Refuses (FailedPrecondition, touching nothing) when any part of a fabric
-//   with this layout exists: fabric.json, a <netns_prefix>* namespace, a
-//   <root_prefix>* link, the state dir.
+// - Refuses (touching nothing) a shape that cannot be built (CheckShape),
+//   more nodes than this machine's memory holds (CheckRoomFor), and
+//   (FailedPrecondition) any part of a fabric with this layout that exists:
+//   fabric.json, a <netns_prefix>* namespace, a <root_prefix>* link, the
+//   state dir.
 // - Every step is one argv (ip, mkdir, touch, unshare) run through
 //   ProcessRunner; each step that creates something records how to undo it.
 //   When a step fails, the undo list runs in reverse (best effort) and the
@@ -55,6 +57,15 @@ struct UpOptions {
   bool insecure = false;  // agents serve plaintext (--insecure); no pki made
   Duration ready_timeout = std::chrono::seconds(10);
 };
+
+// What one emulated node needs of this machine's memory: its agent (~12 MiB
+// resident, docs/performance.md), its namespaces, and one rank of the
+// workload with MPI's buffers, rounded up.
+inline constexpr int kMemoryPerNodeMiB = 64;
+
+// FailedPrecondition naming --nodes when MemAvailable (/proc/meminfo) is
+// under nodes x kMemoryPerNodeMiB; Ok when /proc/meminfo cannot be read.
+Status CheckRoomFor(const FabricShape& shape, SysFs& fs);
 
 Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host);
 

@@ -136,6 +136,20 @@ TEST_F(FabricUpTest, UnbuildableShapeTouchesNothing) {
   EXPECT_TRUE(runner_.calls().empty());
 }
 
+TEST_F(FabricUpTest, MoreNodesThanMemoryHoldsTouchesNothing) {
+  fs_.files["/proc/meminfo"] = "MemTotal:  1024000 kB\nMemAvailable:     262144 kB\n";
+  options_.shape.nodes = 8;  // 8 x 64 MiB > 256 MiB
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.status().message(),
+            "--nodes 8 needs about 512 MiB (64 MiB a node: its agent, namespaces and a rank of the "
+            "workload) and this machine has 256 MiB available (/proc/meminfo); use at most "
+            "--nodes 4");
+  EXPECT_TRUE(runner_.calls().empty());
+  options_.shape.nodes = 4;
+  EXPECT_TRUE(FabricUp(options_, Host()).ok());
+}
+
 TEST_F(FabricUpTest, RefusesWhenAFabricExistsAndTouchesNothing) {
   runner_.OnOutput({"ip", "netns", "list"},
                    "fdrill-n1 (id: 2)\nfdrill-n0 (id: 1)\nfdrill-sw\nother\n");
