@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,12 +27,39 @@ Status SetNs(const std::string& path, int nstype, const char* what) {
   return Status::Ok();
 }
 
+// A mount namespace of our own with a sysfs of the node's network
+// namespace on /sys (sysfs shows the netns of whoever mounts it), as `ip
+// netns exec` does. The cgroup tree at /sys/fs/cgroup is moved aside to
+// `park` (a fresh directory of this process in the node's TMPDIR) while the
+// new sysfs goes on, then moved back onto it, so cgroup faults act on the
+// same hierarchy. Mount events stay ours (MS_SLAVE): nothing propagates
+// back to the machine.
+Status RemountSys(const std::string& tmpdir) {
+  auto fail = [](const std::string& what) {
+    return FailedPrecondition(what + ": " + strerror(errno));
+  };
+  if (unshare(CLONE_NEWNS) != 0) return fail("unshare mount namespace");
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0)
+    return fail("mount --make-rslave /");
+  const std::string park = tmpdir + "/.fdrill-cgroup-" + std::to_string(getpid());
+  if (mkdir(park.c_str(), 0700) != 0 && errno != EEXIST) return fail("mkdir " + park);
+  // EINVAL: /sys/fs/cgroup is no mount point here; nothing to carry over.
+  const bool moved = mount("/sys/fs/cgroup", park.c_str(), nullptr, MS_MOVE, nullptr) == 0;
+  if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0)
+    return fail("mount sysfs on /sys");
+  if (moved && mount(park.c_str(), "/sys/fs/cgroup", nullptr, MS_MOVE, nullptr) != 0)
+    return fail("move the cgroup tree back onto /sys/fs/cgroup");
+  rmdir(park.c_str());
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status EnterNode(const std::string& netns_path, const std::string& uts_path,
                  const std::string& tmpdir) {
   if (Status s = SetNs(netns_path, CLONE_NEWNET, "network"); !s.ok()) return s;
   if (Status s = SetNs(uts_path, CLONE_NEWUTS, "UTS"); !s.ok()) return s;
+  if (Status s = RemountSys(tmpdir); !s.ok()) return s;
   if (setenv("TMPDIR", tmpdir.c_str(), 1) != 0)
     return Internal(std::string("setenv TMPDIR: ") + strerror(errno));
   return Status::Ok();

@@ -3,9 +3,12 @@
 // rest of the fabric acts only through ProcessRunner.
 //
 // A node is its network namespace (/run/netns/<netns>), its UTS namespace (the
-// bind mount at uts_path, hostname = node name) and its TMPDIR. The mount
-// namespace is shared, so /sys still shows the root namespace's interfaces
-// (unlike `ip netns exec`); nothing fdrill runs in a node reads them.
+// bind mount at uts_path, hostname = node name) and its TMPDIR. Whoever
+// enters it also gets a mount namespace of its own with the node's sysfs on
+// /sys, as `ip netns exec` does, so /sys/class/net lists the node's fab* and
+// mgmt0 (the agent's inventory and netdev counters read them there); the
+// machine's /sys/fs/cgroup is bound back in, so cgroup faults act on the
+// real hierarchy.
 //
 // These change the calling process. Call them from a single-threaded process
 // (the CLI) or in a child after fork().
@@ -19,8 +22,9 @@
 
 namespace fdrill {
 
-// setns into the node's network and UTS namespaces and set TMPDIR. Needs
-// CAP_SYS_ADMIN. On error the process may have entered only the first.
+// setns into the node's network and UTS namespaces, remount /sys in a new
+// mount namespace (above) and set TMPDIR. Needs CAP_SYS_ADMIN. On error the
+// process may have done only the first steps.
 Status EnterNode(const std::string& netns_path, const std::string& uts_path,
                  const std::string& tmpdir);
 Status EnterNode(const FabricNode& node);

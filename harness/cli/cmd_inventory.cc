@@ -1,10 +1,12 @@
 // fdrill inventory: what every agent found on its node — GPUs and NVLinks
 // (NVML), HCAs and ports (/sys/class/infiniband), netdevs, NUMA — as a
 // table, or as JSON ({"nodes": [<agent inventory>, ...]}, docs/formats.md)
-// with --json. Reads only; an agent that does not answer is listed with its
-// error and makes the exit code 2.
+// with --json. On the emulated fabric, its switches and what each port is
+// cabled to follow ("switches" in the JSON). Reads only; an agent that does not answer is listed
+// with its error and makes the exit code 2.
 #include <cstdio>
 
+#include "fabric/fabric_state.h"
 #include "harness/cli/agent_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/inventory_table.h"
@@ -29,11 +31,29 @@ int Inventory(const AgentFlags& flags, bool json) {
     names.push_back(resolved->agents[i].node);
     if (!results[i].ok()) rc = 2;
   }
-  const Json cluster = ClusterInventory(names, results);
+  Json cluster = ClusterInventory(names, results);
+  // The emulated fabric's switches and their cabling, from the fabric's map.
+  if (flags.hosts_file.empty() && !flags.slurm) {
+    if (auto fabric = LoadFabricState(flags.fabric_dir); fabric.ok()) {
+      Json switches = Json::array();
+      for (const auto& sw : fabric->switches) {
+        Json ports = Json::array();
+        for (const auto& p : sw.ports)
+          ports.push_back({{"name", p.name}, {"to", p.peer}, {"rate_bps", p.rate_bps}});
+        switches.push_back({{"name", sw.name},
+                            {"role", sw.role},
+                            {"rail", sw.rail},
+                            {"netns", sw.netns},
+                            {"ports", ports}});
+      }
+      cluster["switches"] = switches;
+    }
+  }
   if (json) {
     std::printf("%s\n", cluster.dump(2).c_str());
   } else {
     std::fputs(FormatInventoryTable(cluster).c_str(), stdout);
+    if (std::string sw = FormatSwitchTable(cluster); !sw.empty()) std::printf("\n%s", sw.c_str());
   }
   return rc;
 }

@@ -4,6 +4,8 @@
 #include <map>
 #include <vector>
 
+#include "harness/core/units.h"
+
 namespace fdrill {
 
 namespace {
@@ -166,6 +168,20 @@ std::string FormatInventoryTable(const Json& cluster) {
     for (const auto& n : notes) out += n + "\n";
   }
   return out;
+}
+
+std::string FormatSwitchTable(const Json& cluster) {
+  std::vector<Row> rows = {{"SWITCH", "ROLE", "RAIL", "PORTS"}};
+  for (const auto& sw : List(cluster, "switches")) {
+    std::vector<std::string> ports;
+    for (const auto& p : List(sw, "ports")) {
+      std::string port = Text(p, "name") + " -> " + Text(p, "to");
+      if (p.value("rate_bps", uint64_t{0}) > 0) port += " " + FormatRate(p["rate_bps"]);
+      ports.push_back(port);
+    }
+    rows.push_back({Text(sw, "name"), Text(sw, "role"), Text(sw, "rail"), Join(ports, ", ")});
+  }
+  return rows.size() > 1 ? Align(rows) : std::string();
 }
 
 }  // namespace fdrill

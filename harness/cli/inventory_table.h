@@ -28,4 +28,11 @@ namespace fdrill {
 
 std::string FormatInventoryTable(const Json& cluster);
 
+// The emulated fabric's switches, when cluster has "switches" (`fdrill
+// inventory` on the emulated fabric adds them from fabric.json):
+//   SWITCH        ROLE   RAIL  PORTS
+//   rail0-leaf0   leaf   0     swp0 -> n0:fab0 500mbit, ..., up0 -> rail0-spine:dn0 1gbit
+// "" when there are none.
+std::string FormatSwitchTable(const Json& cluster);
+
 }  // namespace fdrill

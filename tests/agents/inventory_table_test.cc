@@ -104,5 +104,21 @@ TEST(InventoryTableTest, MixedGpuModelsAndNoPortsAnywhere) {
   EXPECT_EQ(lines.size(), 4u);  // NVML ok: no note
 }
 
+TEST(InventoryTableTest, SwitchesListTheirPortsWithWhatIsCabledAndTheRate) {
+  Json c = Json::parse(R"({"nodes": [], "switches": [
+    {"name": "rail0-leaf0", "role": "leaf", "rail": 0, "ports": [
+      {"name": "swp0", "to": "n0:fab0", "rate_bps": 500000000},
+      {"name": "up0", "to": "rail0-spine:dn0", "rate_bps": 1000000000}]},
+    {"name": "sw", "role": "leaf", "rail": 0, "ports": [{"name": "swp1", "to": "n1:fab0",
+      "rate_bps": 0}]}]})");
+  auto lines = Lines(FormatSwitchTable(c));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(Cells(lines[0]), (std::vector<std::string>{"SWITCH", "ROLE", "RAIL", "PORTS"}));
+  EXPECT_EQ(lines[1].substr(lines[0].find("PORTS")),
+            "swp0 -> n0:fab0 500mbit, up0 -> rail0-spine:dn0 1gbit");
+  EXPECT_EQ(lines[2].substr(lines[0].find("PORTS")), "swp1 -> n1:fab0");
+  EXPECT_EQ(FormatSwitchTable(Json::parse(R"({"nodes": []})")), "");
+}
+
 }  // namespace
 }  // namespace fdrill

@@ -1,0 +1,155 @@
+// End-to-end on the leaf/spine fabric: `fdrill fabric up --nodes 8 --rails 2
+// --leaves 2 --port-rate 500mbit --oversubscription 2`, what `fdrill
+// inventory` and the map say about it, and the library's tiered drills run
+// on it. Each test brings the fabric up and tears it down in TearDown, also
+// when an assertion fails; like drill_e2e_test it refuses to run over a
+// fabric that is already up.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/host/real_process_runner.h"
+#include "tests/support/scratch_dir.h"
+
+namespace fdrill {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+ProcessResult Fdrill(std::vector<std::string> args, int timeout_s = 60) {
+  RealProcessRunner runner;
+  args.insert(args.begin(), FDRILL_BIN);
+  auto r = runner.Run(args, std::chrono::seconds(timeout_s));
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : ProcessResult{};
+}
+
+std::string Sh(const std::vector<std::string>& argv) {
+  RealProcessRunner runner;
+  auto r = runner.Run(argv, std::chrono::seconds(10));
+  return r.ok() ? r->out : "";
+}
+
+json ReadJson(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+class TieredDrillE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
+    ASSERT_FALSE(fs::exists("/run/fdrill/fabric/fabric.json"))
+        << "an emulated fabric is already up; this test will not tear down someone's fabric. "
+           "Run `fdrill fabric down` first.";
+    work_ = ScratchPath("fdrill-tiered-e2e-");
+    fs::create_directories(work_);
+    auto up = Fdrill({"fabric", "up", "--nodes", "8", "--rails", "2", "--leaves", "2",
+                      "--port-rate", "500mbit", "--oversubscription", "2"});
+    ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+    up_ = true;
+  }
+  void TearDown() override {
+    if (up_) {
+      auto down = Fdrill({"fabric", "down"});
+      EXPECT_EQ(down.exit_code, 0) << down.out << down.err;
+      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos)
+          << "namespaces left behind";
+    }
+    if (!work_.empty()) fs::remove_all(work_);
+  }
+
+  // Every node link's root qdisc and state, and every switch port's modelled
+  // capacity and state: what a drill must leave exactly as it found it.
+  std::string FabricLinks() {
+    std::string out;
+    for (const char* ns : {"fdrill-rail0-leaf0", "fdrill-rail0-leaf1", "fdrill-rail0-spine",
+                           "fdrill-rail1-leaf0", "fdrill-rail1-leaf1", "fdrill-rail1-spine"}) {
+      out += Sh({"tc", "-n", ns, "qdisc", "show"});
+      out += Sh({"ip", "-n", ns, "-br", "link", "show"});
+    }
+    for (int i = 0; i < 8; ++i) {
+      std::string ns = "fdrill-n" + std::to_string(i);
+      out += Sh({"tc", "-n", ns, "qdisc", "show"});
+      out += Sh({"ip", "-n", ns, "-br", "link", "show"});
+    }
+    return out;
+  }
+
+  fs::path work_;
+  bool up_ = false;
+};
+
+TEST_F(TieredDrillE2E, InventoryListsEveryRailOnEveryNodeAndTheSwitchesWithTheirPorts) {
+  auto inv = Fdrill({"inventory", "--json"});
+  ASSERT_EQ(inv.exit_code, 0) << inv.err;
+  json c = json::parse(inv.out);
+  ASSERT_EQ(c["nodes"].size(), 8u);
+  for (const auto& node : c["nodes"]) {
+    std::set<std::string> netdevs;
+    for (const auto& n : node["netdevs"]) netdevs.insert(n["name"].get<std::string>());
+    EXPECT_TRUE(netdevs.count("fab0") && netdevs.count("fab1")) << node.dump();
+  }
+  ASSERT_EQ(c["switches"].size(), 6u);  // per rail 2 leaves and a spine
+  const json& leaf = c["switches"][4];
+  EXPECT_EQ(leaf["name"], "rail1-leaf1");
+  ASSERT_EQ(leaf["ports"].size(), 5u);
+  EXPECT_EQ(leaf["ports"][0]["to"], "n4:fab1");
+  EXPECT_EQ(leaf["ports"][4]["to"], "rail1-spine:dn1");
+  EXPECT_EQ(leaf["ports"][4]["rate_bps"], 1'000'000'000);  // 4 x 500 Mbit/s / 2
+
+  auto table = Fdrill({"inventory"});
+  EXPECT_THAT(table.out, HasSubstr("up0 -> rail0-spine:dn0 1gbit"));
+  EXPECT_THAT(table.out, HasSubstr("fab1"));
+
+  // The map on disk is the one drills read with `topology: emulated`.
+  auto validate = Fdrill({"validate", "/run/fdrill/fabric/topology.yaml"});
+  EXPECT_EQ(validate.exit_code, 0) << validate.out << validate.err;
+}
+
+TEST_F(TieredDrillE2E, ADrillOfAnotherShapeIsRefusedBeforeAnythingIsTouched) {
+  const std::string before = FabricLinks();
+  auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/quickstart.yaml", "--out",
+                     (work_ / "q").string()});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("the drill needs an emulated fabric of 4 nodes x 1 rail x 1 leaf, "
+                                 "unshaped and the one up is 8 nodes x 2 rails x 2 leaves"));
+  EXPECT_THAT(run.err, HasSubstr("fdrill fabric up --nodes 4`"));
+  EXPECT_EQ(FabricLinks(), before);
+}
+
+// One rail of two down for 10 s on one node: Open MPI striping over both
+// rails stalls (it does not move fragments off the dead rail's TCP
+// connection) and is whole after; nothing is left on nodes or switches.
+TEST_F(TieredDrillE2E, RailDownIsAPartialFailureTheJobLivesThrough) {
+  const std::string before = FabricLinks();
+  fs::path out = work_ / "rail-down";
+  auto run = Fdrill(
+      {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/rail-down.yaml", "--out", out.string()},
+      300);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  ASSERT_EQ(s["faults"].size(), 1u);
+  const json& f = s["faults"][0];
+  std::cout << "rail-down: " << f.dump() << "\n";
+  // The job stalled through the outage instead of carrying on over rail 0,
+  // and never failed.
+  EXPECT_GE(f["stall_ms"].get<double>(), 9000.0) << f.dump();
+  EXPECT_TRUE(f["job_failed_after_s"].is_null()) << f.dump();
+  ASSERT_TRUE(f["time_to_recover_s"].is_number()) << f.dump();
+  EXPECT_EQ(FabricLinks(), before);
+}
+
+}  // namespace
+}  // namespace fdrill
