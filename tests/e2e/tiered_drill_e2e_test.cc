@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -68,19 +69,36 @@ class TieredDrillE2E : public ::testing::Test {
     if (!work_.empty()) fs::remove_all(work_);
   }
 
-  // Every node link's root qdisc and state, and every switch port's modelled
-  // capacity and state: what a drill must leave exactly as it found it.
+  // Every node link's and switch port's qdiscs (the modelled capacities
+  // included) and admin state: what a drill must leave exactly as it found
+  // it. Admin state alone: carrier (NO-CARRIER, LOWER_UP, the operstate) is
+  // the kernel's echo of it and was once caught mid-change on a spine port
+  // after a passing drill.
+  static std::string AdminStates(const std::string& ns) {
+    std::string out;
+    std::istringstream in(Sh({"ip", "-n", ns, "-o", "link", "show"}));
+    for (std::string line; std::getline(in, line);) {
+      auto name_at = line.find(": ");
+      auto open = line.find('<'), close = line.find('>');
+      if (name_at == std::string::npos || open == std::string::npos || close == std::string::npos)
+        continue;
+      std::string name = line.substr(name_at + 2, line.find(':', name_at + 2) - name_at - 2);
+      std::string flags = "," + line.substr(open + 1, close - open - 1) + ",";
+      out += name + (flags.find(",UP,") != std::string::npos ? " up\n" : " down\n");
+    }
+    return out;
+  }
   std::string FabricLinks() {
     std::string out;
     for (const char* ns : {"fdrill-rail0-leaf0", "fdrill-rail0-leaf1", "fdrill-rail0-spine",
                            "fdrill-rail1-leaf0", "fdrill-rail1-leaf1", "fdrill-rail1-spine"}) {
       out += Sh({"tc", "-n", ns, "qdisc", "show"});
-      out += Sh({"ip", "-n", ns, "-br", "link", "show"});
+      out += AdminStates(ns);
     }
     for (int i = 0; i < 8; ++i) {
       std::string ns = "fdrill-n" + std::to_string(i);
       out += Sh({"tc", "-n", ns, "qdisc", "show"});
-      out += Sh({"ip", "-n", ns, "-br", "link", "show"});
+      out += AdminStates(ns);
     }
     return out;
   }
