@@ -17,9 +17,9 @@ struct Agent {
 void StopAgents(const FabricState& state, const DownOptions& options, const FabricHost& host,
                 DownReport& report) {
   std::vector<Agent> alive;
-  for (const auto& n : state.nodes) {
-    if (AgentAlive(*host.fs, state.agent_bin, n.name, n.agent_pid))
-      alive.push_back({n.name, n.agent_pid});
+  for (const FabricNode* n : state.AgentHosts()) {
+    if (AgentAlive(*host.fs, state.agent_bin, n->name, n->agent_pid))
+      alive.push_back({n->name, n->agent_pid});
   }
   if (alive.empty()) return;
   for (const auto& a : alive) {

@@ -20,9 +20,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricShape, nodes, rails, leaves, oversubscr
                                    port_rate_bps)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodePort, rail, ifname, addr, leaf, leaf_port)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SwitchPort, name, peer, rate_bps)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricSwitch, name, role, rail, netns, bridge, ports)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricNode, name, netns, uts_path, mgmt_if, mgmt_addr, mgmt_peer,
                                    fabric, tmpdir, state_dir, agent_log, agent_port, agent_pid)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricSwitch, name, role, rail, netns, bridge, ports, agent)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricState, version, state_dir, shape, mgmt_bridge,
                                    controller_addr, agent_bin, pki_dir, nodes, switches)
 
@@ -64,6 +64,27 @@ std::string FabricNode::FabricIp() const { return fabric.empty() ? "" : fabric.f
 const FabricSwitch* FabricState::FindSwitch(const std::string& name) const {
   for (const auto& sw : switches)
     if (sw.name == name) return &sw;
+  return nullptr;
+}
+
+std::vector<const FabricNode*> FabricState::AgentHosts() const {
+  std::vector<const FabricNode*> out;
+  for (const auto& n : nodes) out.push_back(&n);
+  for (const auto& sw : switches) out.push_back(&sw.agent);
+  return out;
+}
+
+std::vector<FabricNode*> FabricState::AgentHosts() {
+  std::vector<FabricNode*> out;
+  for (auto& n : nodes) out.push_back(&n);
+  for (auto& sw : switches) out.push_back(&sw.agent);
+  return out;
+}
+
+const FabricNode* FabricState::FindAgentHost(const std::string& name) const {
+  if (const FabricNode* n = FindNode(name)) return n;
+  for (const auto& sw : switches)
+    if (sw.name == name) return &sw.agent;
   return nullptr;
 }
 
@@ -150,6 +171,28 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, const FabricShape& sh
       state.switches.push_back(std::move(spine));
     }
   }
+  if (state.switches.size() > static_cast<size_t>(kMaxFabricSwitches)) {
+    return InvalidArgument(std::to_string(state.switches.size()) + " switches (" +
+                           shape.Describe() + ") do not fit the management network: at most " +
+                           std::to_string(kMaxFabricSwitches) +
+                           " switch agents (.201-.253); use fewer --rails or --leaves");
+  }
+  for (size_t k = 0; k < state.switches.size(); ++k) {
+    FabricSwitch& sw = state.switches[k];
+    FabricNode& a = sw.agent;
+    const std::string dir = layout.state_dir + "/" + sw.name;
+    a.name = sw.name;
+    a.netns = sw.netns;
+    a.uts_path = dir + "/uts";
+    a.mgmt_if = "mgmt0";
+    a.mgmt_addr =
+        layout.mgmt_net + "." + std::to_string(kFirstSwitchHost + static_cast<int>(k)) + "/24";
+    a.mgmt_peer = layout.root_prefix + "s" + std::to_string(k);
+    a.tmpdir = dir + "/tmp";
+    a.state_dir = dir + "/state";
+    a.agent_log = dir + "/agent.log";
+    a.agent_port = layout.agent_port;
+  }
   for (int i = 0; i < shape.nodes; ++i) {
     FabricNode n;
     std::string idx = std::to_string(i);
@@ -183,6 +226,14 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes,
 
 namespace {
 
+// Version 1 fabrics ran no agent on their switch.
+nlohmann::json SwitchWithoutAgent(const std::string& netns) {
+  FabricNode none;
+  none.name = "sw";
+  none.netns = netns;
+  return none;
+}
+
 // Version 1 (one switch, one fabric link per node) in version 2's terms.
 void UpgradeFromV1(nlohmann::json& j) {
   const std::string netns = j.at("switch_netns").get<std::string>();
@@ -210,7 +261,8 @@ void UpgradeFromV1(nlohmann::json& j) {
                                           {"rail", 0},
                                           {"netns", netns},
                                           {"bridge", bridge},
-                                          {"ports", ports}}});
+                                          {"ports", ports},
+                                          {"agent", SwitchWithoutAgent(netns)}}});
   j["version"] = 2;
 }
 

@@ -44,6 +44,9 @@
 namespace fdrill {
 
 inline constexpr char kDefaultFabricDir[] = "/run/fdrill/fabric";
+// Switch agents' management addresses: .201-.253 of the management /24.
+inline constexpr int kFirstSwitchHost = 201;
+inline constexpr int kMaxFabricSwitches = 53;
 
 struct FabricLayout {
   std::string state_dir;     // "/run/fdrill/fabric"
@@ -77,18 +80,6 @@ struct SwitchPort {
   uint64_t rate_bps = 0;  // modelled egress capacity (tbf root 1:); 0: unshaped
 };
 
-struct FabricSwitch {
-  std::string name;  // "sw", "rail0-leaf1", "rail0-spine"
-  std::string role;  // "leaf" or "spine"
-  int rail = 0;
-  std::string netns;   // <netns_prefix><name>
-  std::string bridge;  // "br0"
-  std::vector<SwitchPort> ports;
-
-  const SwitchPort* FindPort(const std::string& port) const;
-  std::string PortNames() const;  // "swp0, swp1, up0" for messages
-};
-
 struct FabricNode {
   std::string name;              // "n0"
   std::string netns;             // "fdrill-n0"
@@ -108,6 +99,24 @@ struct FabricNode {
   std::string FabricIp() const;  // rail 0's address without the prefix length
 };
 
+struct FabricSwitch {
+  std::string name;  // "sw", "rail0-leaf1", "rail0-spine"
+  std::string role;  // "leaf" or "spine"
+  int rail = 0;
+  std::string netns;   // <netns_prefix><name>
+  std::string bridge;  // "br0"
+  std::vector<SwitchPort> ports;
+  // The switch's management side, as a node's: its namespace is `netns`, its
+  // management veth <root_prefix>s<k> <-> mgmt0 at <mgmt_net>.<201+k>, its
+  // own UTS namespace (hostname = the switch's name), TMPDIR, state dir and
+  // log under <state_dir>/<name>/, and an agent started with --role switch.
+  // `fabric` is empty.
+  FabricNode agent;
+
+  const SwitchPort* FindPort(const std::string& port) const;
+  std::string PortNames() const;  // "swp0, swp1, up0" for messages
+};
+
 struct FabricState {
   int version = 2;
   std::string state_dir;
@@ -123,6 +132,11 @@ struct FabricState {
   std::vector<FabricSwitch> switches;  // per rail its leaves, then its spine
 
   const FabricSwitch* FindSwitch(const std::string& name) const;
+  // Every agent the fabric runs: the nodes', then the switches'.
+  std::vector<const FabricNode*> AgentHosts() const;
+  std::vector<FabricNode*> AgentHosts();
+  // A node or switch by name (a node also by address, as FindNode).
+  const FabricNode* FindAgentHost(const std::string& name) const;
   // Every rail's subnet, rail 0 first ("198.18.0.0/24,198.18.1.0/24" joined).
   std::vector<std::string> RailSubnets() const;
 

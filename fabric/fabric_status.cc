@@ -66,6 +66,13 @@ Result<FabricStatus> GetFabricStatus(const std::string& state_dir, const FabricH
     status.nodes.push_back(ns);
   }
   for (const auto& sw : status.state.switches) {
+    if (sw.agent.agent_pid > 0) {
+      NodeStatus as;
+      as.node = sw.agent;
+      as.agent_alive = AgentAlive(*host.fs, status.state.agent_bin, sw.name, sw.agent.agent_pid);
+      as.mgmt_link = StateOf(by_switch[sw.name], sw.agent.mgmt_if);
+      status.switch_agents.push_back(as);
+    }
     for (const auto& port : sw.ports) {
       if (port.name.rfind("swp", 0) == 0) continue;  // node ports: in the node rows
       status.uplinks.push_back(
@@ -104,6 +111,14 @@ std::string RenderStatusTable(const FabricStatus& status) {
     for (size_t r = 0; r < n.fabric_links.size(); ++r)
       row += fmt::format(" {:<8} {:<8}", n.fabric_links[r], n.switch_ports[r]);
     out += row + fmt::format(" {:<8}\n", n.mgmt_link);
+  }
+  if (!status.switch_agents.empty()) {
+    out += fmt::format("{:<14} {:<16} {:<16} {:<8}\n", "SWITCH", "MGMT", "AGENT", "mgmt0");
+    for (const auto& a : status.switch_agents) {
+      out += fmt::format("{:<14} {:<16} {:<16} {:<8}\n", a.node.name, a.node.mgmt_addr,
+                         fmt::format("{} {}", a.node.agent_pid, a.agent_alive ? "alive" : "dead"),
+                         a.mgmt_link);
+    }
   }
   if (!status.uplinks.empty()) {
     out += fmt::format("{:<20} {:<20} {:<8}\n", "UPLINK", "PEER", "STATE");

@@ -31,6 +31,9 @@ struct FabricStatus {
   FabricState state;
   std::vector<NodeStatus> nodes;  // in state.nodes order
   std::vector<UplinkStatus> uplinks;
+  // The switches' agents: node is the switch's agent side, fabric_links and
+  // switch_ports empty.
+  std::vector<NodeStatus> switch_agents;
 };
 
 // Parses `ip -o link show` into (name, state) pairs; state is the word after

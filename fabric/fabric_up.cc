@@ -52,12 +52,13 @@ std::string LogTail(SysFs& fs, const std::string& path) {
 }
 
 Status WaitForAgents(const FabricState& state, const UpOptions& options, const FabricHost& host) {
+  const std::vector<const FabricNode*> hosts = state.AgentHosts();
   std::set<size_t> pending;
-  for (size_t i = 0; i < state.nodes.size(); ++i) pending.insert(i);
+  for (size_t i = 0; i < hosts.size(); ++i) pending.insert(i);
   auto deadline = host.clock->Now() + options.ready_timeout;
   for (;;) {
     for (auto it = pending.begin(); it != pending.end();) {
-      const FabricNode& n = state.nodes[*it];
+      const FabricNode& n = *hosts[*it];
       if (host.node->TcpConnects(n.MgmtIp(), n.agent_port, std::chrono::milliseconds(200))) {
         it = pending.erase(it);
         continue;
@@ -70,7 +71,7 @@ Status WaitForAgents(const FabricState& state, const UpOptions& options, const F
     }
     if (pending.empty()) return Status::Ok();
     if (host.clock->Now() >= deadline) {
-      const FabricNode& n = state.nodes[*pending.begin()];
+      const FabricNode& n = *hosts[*pending.begin()];
       return DeadlineExceeded(
           std::to_string(pending.size()) + " agent(s) did not accept a connection within " +
           FormatDuration(options.ready_timeout) + ", first " + n.name + " on " + n.MgmtIp() + ":" +
@@ -93,7 +94,7 @@ Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollb
   };
   if (Status s = write("ca", *ca); !s.ok()) return s;
   std::vector<std::string> names = {"controller"};
-  for (const auto& n : state.nodes) names.push_back(n.name);
+  for (const FabricNode* n : state.AgentHosts()) names.push_back(n->name);
   for (const auto& name : names) {
     auto leaf = MakeLeaf(*ca, name);
     if (!leaf.ok()) return leaf.status().Annotate("certificate for " + name);
@@ -113,11 +114,11 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
   if (Status s = host.fs->Write(TopologyPath(state.state_dir), TopologyYaml(state.shape)); !s.ok())
     return s;
-  for (auto& n : state.nodes) {
-    SpawnSpec spec{AgentArgv(state, n), n.NetnsPath(), n.uts_path, n.tmpdir, n.agent_log};
+  for (FabricNode* n : state.AgentHosts()) {
+    SpawnSpec spec{AgentArgv(state, *n), n->NetnsPath(), n->uts_path, n->tmpdir, n->agent_log};
     auto pid = host.node->Spawn(spec);
-    if (!pid.ok()) return pid.status().Annotate("starting the agent on " + n.name);
-    n.agent_pid = *pid;
+    if (!pid.ok()) return pid.status().Annotate("starting the agent on " + n->name);
+    n->agent_pid = *pid;
     rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
@@ -145,6 +146,25 @@ void AddBridgePort(std::vector<FabricStep>& steps, const FabricSwitch& sw,
                    const std::string& port) {
   steps.push_back({{"ip", "-n", sw.netns, "link", "set", port, "master", sw.bridge}, {}});
   steps.push_back({{"ip", "-n", sw.netns, "link", "set", port, "up"}, {}});
+}
+
+// A host's management veth on the bridge `br`, its address, and its own UTS
+// namespace with its name as hostname.
+void AddManagement(std::vector<FabricStep>& steps, const std::string& br, const FabricNode& n) {
+  const std::string& ns = n.netns;
+  std::vector<FabricStep> more = {
+      {{"ip", "link", "add", n.mgmt_peer, "type", "veth", "peer", "name", n.mgmt_if, "netns", ns},
+       {"ip", "link", "del", n.mgmt_peer}},
+      {{"ip", "link", "set", n.mgmt_peer, "master", br}, {}},
+      {{"ip", "link", "set", n.mgmt_peer, "up"}, {}},
+      {{"ip", "-n", ns, "addr", "add", n.mgmt_addr, "dev", n.mgmt_if}, {}},
+      {{"ip", "-n", ns, "link", "set", n.mgmt_if, "up"}, {}},
+      // unshare needs the mount point to exist; it bind-mounts the new UTS
+      // namespace there, then runs hostname inside it.
+      {{"touch", n.uts_path}, {}},
+      {{"unshare", "--uts=" + n.uts_path, "hostname", n.name}, {"umount", n.uts_path}, true},
+  };
+  for (auto& step : more) steps.push_back(std::move(step));
 }
 
 }  // namespace
@@ -191,19 +211,14 @@ std::vector<FabricStep> BuildSteps(const FabricState& s) {
       steps.push_back({{"ip", "-n", ns, "addr", "add", port.addr, "dev", port.ifname}, {}});
       steps.push_back({{"ip", "-n", ns, "link", "set", port.ifname, "up"}, {}});
     }
-    std::vector<FabricStep> node_steps = {
-        {{"ip", "link", "add", n.mgmt_peer, "type", "veth", "peer", "name", n.mgmt_if, "netns", ns},
-         {"ip", "link", "del", n.mgmt_peer}},
-        {{"ip", "link", "set", n.mgmt_peer, "master", br}, {}},
-        {{"ip", "link", "set", n.mgmt_peer, "up"}, {}},
-        {{"ip", "-n", ns, "addr", "add", n.mgmt_addr, "dev", n.mgmt_if}, {}},
-        {{"ip", "-n", ns, "link", "set", n.mgmt_if, "up"}, {}},
-        // unshare needs the mount point to exist; it bind-mounts the new UTS
-        // namespace there, then runs hostname inside it.
-        {{"touch", n.uts_path}, {}},
-        {{"unshare", "--uts=" + n.uts_path, "hostname", n.name}, {"umount", n.uts_path}, true},
-    };
-    for (auto& step : node_steps) steps.push_back(std::move(step));
+    AddManagement(steps, br, n);
+  }
+  // The switches' management sides, after the nodes': node i keeps
+  // .<i+1> and its place in the step order whatever the shape.
+  for (const auto& sw : s.switches) {
+    steps.push_back({{"mkdir", "-p", sw.agent.tmpdir, sw.agent.state_dir}, {}});
+    steps.push_back({{"ip", "-n", sw.netns, "link", "set", "lo", "up"}, {}});
+    AddManagement(steps, br, sw.agent);
   }
   // Capacity last: every port exists by now.
   for (const auto& sw : s.switches) {
@@ -221,6 +236,11 @@ std::vector<std::string> AgentArgv(const FabricState& state, const FabricNode& n
                                    node.MgmtIp() + ":" + std::to_string(node.agent_port),
                                    "--state-dir",
                                    node.state_dir};
+  // A switch's agent may touch its ports and nothing else: no process or
+  // host faults (`ranks`, `cpu`, `memory` are not allowed), never mgmt0.
+  if (const FabricSwitch* sw = state.FindSwitch(node.name); sw != nullptr && &sw->agent == &node) {
+    for (const auto& port : sw->ports) argv.insert(argv.end(), {"--allow", port.name});
+  }
   if (state.pki_dir.empty()) {
     argv.push_back("--insecure");
   } else {

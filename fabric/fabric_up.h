@@ -41,8 +41,10 @@ struct FabricStep {
 // and last the modelled capacities (tbf on switch ports). Pure.
 std::vector<FabricStep> BuildSteps(const FabricState& state);
 
-// The agent command line for `node`: with state.pki_dir, --tls-ca/--tls-cert/
-// --tls-key from there; without, --insecure.
+// The agent command line for `node` (a node or a switch's agent): with
+// state.pki_dir, --tls-ca/--tls-cert/--tls-key from there; without,
+// --insecure. A switch's agent gets `--allow PORT` for each of its ports,
+// so it refuses any fault on anything else.
 std::vector<std::string> AgentArgv(const FabricState& state, const FabricNode& node);
 
 // FailedPrecondition "fabric already up with N nodes; ..." when anything of a

@@ -23,7 +23,8 @@ void AgentFlags::Add(CLI::App* cmd) {
 
 Result<AgentFlags::Resolved> AgentFlags::Resolve() const {
   std::string pki;  // the emulated fabric's, when that is where the agents are
-  auto agents = ResolveAgents(hosts_file, slurm, static_cast<uint16_t>(port), fabric_dir, &pki);
+  auto agents = ResolveAgents(hosts_file, slurm, static_cast<uint16_t>(port), fabric_dir, &pki,
+                              with_switches);
   if (!agents.ok()) return agents.status();
   const bool real = !hosts_file.empty() || slurm;
   auto tls = ControllerTls(

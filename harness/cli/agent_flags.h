@@ -27,6 +27,7 @@ struct AgentFlags {
   std::string fabric_dir;
   std::string tls_dir;
   bool insecure = false;
+  bool with_switches = false;  // the emulated fabric's switch agents too (panic)
 
   void Add(CLI::App* cmd);
   struct Resolved {

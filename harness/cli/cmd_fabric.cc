@@ -159,11 +159,11 @@ int RunExec(std::vector<std::string> args) {
   if (args.empty()) return Fail("exec", InvalidArgument("no command given to run in " + node_name));
   auto state = LoadFabricState();
   if (!state.ok()) return Fail("exec", state.status());
-  const FabricNode* node = state->FindNode(node_name);
+  const FabricNode* node = state->FindAgentHost(node_name);
   if (node == nullptr) {
     std::string names;
-    for (const auto& n : state->nodes) names += (names.empty() ? "" : ", ") + n.name;
-    return Fail("exec", NotFound("no node " + node_name + " (nodes: " + names + ")"));
+    for (const FabricNode* n : state->AgentHosts()) names += (names.empty() ? "" : ", ") + n->name;
+    return Fail("exec", NotFound("no node or switch " + node_name + " (" + names + ")"));
   }
   return Fail("exec", ExecInNode(*node, args));
 }
@@ -216,7 +216,7 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
   // exec and rsh take the rest of the line verbatim (orted's words include
   // options such as "-mca"), so CLI11 must not parse it.
   auto* exec = fabric->add_subcommand(
-      "exec", "run a command inside a node: fdrill fabric exec NODE -- CMD ARGS...");
+      "exec", "run a command inside a node or switch: fdrill fabric exec NODE -- CMD ARGS...");
   exec->prefix_command();
   exec->callback([exec, exit_code] { *exit_code = RunExec(exec->remaining()); });
 

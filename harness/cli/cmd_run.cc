@@ -234,7 +234,8 @@ int PrintPlan(const std::string& file) {
   return 0;
 }
 
-int Panic(const AgentFlags& flags) {
+int Panic(AgentFlags flags) {
+  flags.with_switches = true;  // a switch port can hold a fault too
   auto resolved = flags.Resolve();
   if (!resolved.ok()) return Fail(resolved.status());
   int rc = 0;

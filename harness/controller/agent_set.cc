@@ -10,10 +10,16 @@
 
 namespace fdrill {
 
-std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric) {
+std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric, bool with_switches) {
   std::vector<AgentAddress> out;
   for (const auto& n : fabric.nodes)
     out.push_back({n.name, n.MgmtIp(), static_cast<uint16_t>(n.agent_port)});
+  if (with_switches) {
+    for (const auto& sw : fabric.switches) {
+      if (sw.agent.agent_pid == 0) continue;  // a version-1 fabric: no switch agent
+      out.push_back({sw.name, sw.agent.MgmtIp(), static_cast<uint16_t>(sw.agent.agent_port)});
+    }
+  }
   return out;
 }
 
@@ -25,7 +31,7 @@ std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, u
 
 Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm,
                                                 uint16_t port, const std::string& fabric_dir,
-                                                std::string* fabric_pki) {
+                                                std::string* fabric_pki, bool with_switches) {
   if (!hosts_file.empty() && slurm)
     return InvalidArgument("--hosts and --slurm exclude each other: give one");
   if (!hosts_file.empty()) {
@@ -53,7 +59,7 @@ Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, b
     return fabric.status();
   }
   *fabric_pki = fabric->pki_dir;
-  return AgentsOfFabric(*fabric);
+  return AgentsOfFabric(*fabric, with_switches);
 }
 
 Json ClusterInventory(const std::vector<std::string>& nodes,

@@ -25,7 +25,9 @@ struct AgentAddress {
   uint16_t port = 7100;
 };
 
-std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric);
+// The emulated fabric's node agents; with_switches: its switches' agents
+// after them (`fdrill panic` reaches every agent that can hold a fault).
+std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric, bool with_switches = false);
 // Real nodes: dialled by their own names, at `port`.
 std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, uint16_t port);
 
@@ -34,7 +36,8 @@ std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, u
 // name the flag and what would be right.
 Result<std::vector<AgentAddress>> ResolveAgents(const std::string& hosts_file, bool slurm,
                                                 uint16_t port, const std::string& fabric_dir,
-                                                std::string* fabric_pki);
+                                                std::string* fabric_pki,
+                                                bool with_switches = false);
 
 // {"nodes": [<each agent's inventory reply, without the wire envelope, with
 // "node">, or {"node", "error"} where it did not answer]} — what `fdrill

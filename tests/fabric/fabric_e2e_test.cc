@@ -344,9 +344,9 @@ TEST_F(FabricE2eTest, DownLeavesNothingAndIsIdempotent) {
 
   auto down = FabricDown(DownOptions{TestLayout()}, Host());
   ASSERT_TRUE(down.ok()) << down.status().ToString();
-  EXPECT_EQ(down->agents_stopped, 2);
-  for (const auto& n : state->nodes)
-    EXPECT_FALSE(AgentAlive(fs_, state->agent_bin, n.name, n.agent_pid));
+  EXPECT_EQ(down->agents_stopped, 3);  // two nodes and the switch
+  for (const FabricNode* n : state->AgentHosts())
+    EXPECT_FALSE(AgentAlive(fs_, state->agent_bin, n->name, n->agent_pid));
   auto inv = TakeInventory(TestLayout(), runner_, fs_);
   ASSERT_TRUE(inv.ok());
   EXPECT_TRUE(inv->empty());

@@ -53,6 +53,17 @@ TEST_F(FabricUpTest, TwoNodesRunExactlyTheseIpCommands) {
     };
     expected.insert(expected.end(), node.begin(), node.end());
   }
+  // The switch's management side last: its agent on 198.19.0.201.
+  std::vector<Argv> sw = {
+      {"ip", "-n", "fdrill-sw", "link", "set", "lo", "up"},
+      {"ip", "link", "add", "fdm-s0", "type", "veth", "peer", "name", "mgmt0", "netns",
+       "fdrill-sw"},
+      {"ip", "link", "set", "fdm-s0", "master", "fdm-br"},
+      {"ip", "link", "set", "fdm-s0", "up"},
+      {"ip", "-n", "fdrill-sw", "addr", "add", "198.19.0.201/24", "dev", "mgmt0"},
+      {"ip", "-n", "fdrill-sw", "link", "set", "mgmt0", "up"},
+  };
+  expected.insert(expected.end(), sw.begin(), sw.end());
   EXPECT_EQ(runner_.CallsStartingWith({"ip"}), expected);
 }
 
@@ -63,13 +74,23 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
   EXPECT_THAT(
       runner_.CallsStartingWith({"mkdir"}),
       ElementsAre(Argv{"mkdir", "-p", d}, Argv{"mkdir", "-p", d + "/n0/tmp", d + "/n0/state"},
-                  Argv{"mkdir", "-p", d + "/n1/tmp", d + "/n1/state"}));
+                  Argv{"mkdir", "-p", d + "/n1/tmp", d + "/n1/state"},
+                  Argv{"mkdir", "-p", d + "/sw/tmp", d + "/sw/state"}));
   EXPECT_THAT(runner_.CallsStartingWith({"unshare"}),
               ElementsAre(Argv{"unshare", "--uts=" + d + "/n0/uts", "hostname", "n0"},
-                          Argv{"unshare", "--uts=" + d + "/n1/uts", "hostname", "n1"}));
-  EXPECT_EQ(runner_.CallsStartingWith({"touch"}).size(), 2u);
+                          Argv{"unshare", "--uts=" + d + "/n1/uts", "hostname", "n1"},
+                          Argv{"unshare", "--uts=" + d + "/sw/uts", "hostname", "sw"}));
+  EXPECT_EQ(runner_.CallsStartingWith({"touch"}).size(), 3u);
 
-  ASSERT_EQ(node_.spawned.size(), 2u);
+  // Two node agents, then the switch's, allowed its ports alone.
+  ASSERT_EQ(node_.spawned.size(), 3u);
+  EXPECT_EQ(
+      node_.spawned[2].argv,
+      (Argv{"/opt/fdrill/bin/fdrill-agent", "--node", "sw", "--listen", "198.19.0.201:7100",
+            "--state-dir", d + "/sw/state", "--allow", "swp0", "--allow", "swp1", "--tls-ca",
+            d + "/pki/ca.pem", "--tls-cert", d + "/pki/sw.pem", "--tls-key", d + "/pki/sw.key"}));
+  EXPECT_EQ(node_.spawned[2].netns_path, "/run/netns/fdrill-sw");
+  EXPECT_EQ(state->switches[0].agent.agent_pid, 1002);
   const SpawnSpec& s1 = node_.spawned[1];
   EXPECT_EQ(s1.argv,
             (Argv{"/opt/fdrill/bin/fdrill-agent", "--node", "n1", "--listen", "198.19.0.2:7100",
@@ -216,16 +237,17 @@ TEST_F(FabricUpTest, AgentThatFailsToStartKillsTheOnesStarted) {
 
 TEST_F(FabricUpTest, AgentsThatNeverListenTimeOutAndRollBack) {
   node_.connects = false;
-  // Both agents stay alive but never accept.
+  // Both nodes' agents and the switch's stay alive but never accept.
   fs_.files["/proc/1000/cmdline"] = ProcCmdline({"/opt/fdrill/bin/fdrill-agent", "--node", "n0"});
   fs_.files["/proc/1001/cmdline"] = ProcCmdline({"/opt/fdrill/bin/fdrill-agent", "--node", "n1"});
+  fs_.files["/proc/1002/cmdline"] = ProcCmdline({"/opt/fdrill/bin/fdrill-agent", "--node", "sw"});
   auto state = FabricUp(options_, Host());
   ASSERT_FALSE(state.ok());
   EXPECT_EQ(state.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_THAT(
       state.status().message(),
-      HasSubstr("2 agent(s) did not accept a connection within 10s, first n0 on 198.19.0.1:7100"));
-  EXPECT_EQ(runner_.CallsStartingWith({"kill"}).size(), 2u);
+      HasSubstr("3 agent(s) did not accept a connection within 10s, first n0 on 198.19.0.1:7100"));
+  EXPECT_EQ(runner_.CallsStartingWith({"kill"}).size(), 3u);
 }
 
 TEST_F(FabricUpTest, AgentThatExitsIsReportedWithItsLog) {

@@ -30,15 +30,16 @@ TEST_F(FabricPkiTest, UpMakesACaAndACertPerNodeAndTheController) {
   EXPECT_THAT(runner_.calls(), Contains(Argv{"install", "-d", "-m", "0700", pki_}));
 
   const std::string& ca = fs_.files[pki_ + "/ca.pem"];
-  for (std::string name : {"controller", "n0", "n1", "n2"}) {
+  for (std::string name : {"controller", "n0", "n1", "n2", "sw"}) {
     ASSERT_TRUE(fs_.files.count(pki_ + "/" + name + ".key")) << name;
     const std::string& cert = fs_.files[pki_ + "/" + name + ".pem"];
     EXPECT_TRUE(VerifyCert(ca, cert).ok()) << name;
     EXPECT_EQ(*CertSubject(cert), "CN=" + name);
   }
 
-  // The pki exists before any agent starts, and each agent gets its own.
-  ASSERT_EQ(node_.spawned.size(), 3u);
+  // The pki exists before any agent starts, and each agent gets its own: the
+  // three nodes', then the switch's.
+  ASSERT_EQ(node_.spawned.size(), 4u);
   const Argv& argv = node_.spawned[2].argv;
   Argv tail(argv.end() - 6, argv.end());
   EXPECT_EQ(tail, (Argv{"--tls-ca", pki_ + "/ca.pem", "--tls-cert", pki_ + "/n2.pem", "--tls-key",
