@@ -66,12 +66,21 @@ Result<Json> AgentService::Snapshot() {
   if (!links.ok()) return links.status();
   Json out = Json::array();
   for (const auto& l : *links) {
-    auto q = ReadRootQdisc(*host_.runner, l.name);
-    if (!q.ok()) return q.status();
+    auto tree = ReadQdiscs(*host_.runner, l.name);
+    if (!tree.ok()) return tree.status();
+    Json root = {{"kind", ""}, {"handle", ""}};
+    Json lines = Json::array();
+    for (const auto& q : *tree) {
+      if (q.parent.empty()) root = {{"kind", q.kind}, {"handle", q.handle}};
+      lines.push_back(q.kind + " " + q.handle +
+                      (q.parent.empty() ? " root " : " parent " + q.parent + " ") +
+                      q.options.dump());
+    }
     out.push_back({{proto::key::kName, l.name},
                    {proto::key::kAdminUp, l.admin_up},
-                   {proto::key::kQdisc, q->kind},
-                   {proto::key::kQdiscHandle, q->handle}});
+                   {proto::key::kQdisc, root["kind"]},
+                   {proto::key::kQdiscHandle, root["handle"]},
+                   {proto::key::kQdiscTree, lines}});
   }
   return Json{{proto::key::kLinks, out}, {proto::key::kHost, HostSnapshot()}};
 }

@@ -6,6 +6,7 @@
 
 #include "fabric/fabric_topology.h"
 #include "fabric/inventory.h"
+#include "harness/core/units.h"
 #include "harness/tls/certs.h"
 
 namespace fdrill {
@@ -131,15 +132,22 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
 namespace {
 
 // The modelled egress capacity of a switch port: a tbf root qdisc, handle 1:
-// (a fault's qdiscs use fd1:). Burst as link_rate's: veth and GSO hand tbf
-// super-packets of up to 64 KiB, so at least 128 KiB or 10 ms of rate; a
-// 20 ms queue is a switch buffer's order of magnitude.
-FabricStep ShapeStep(const std::string& netns, const SwitchPort& port) {
-  uint64_t burst = std::max<uint64_t>(128 * 1024, port.rate_bps / 8 / 100);
-  return {{"tc", "-n", netns, "qdisc", "replace", "dev", port.name, "root", "handle", "1:", "tbf",
-           "rate", std::to_string(port.rate_bps) + "bit", "burst", std::to_string(burst), "latency",
-           "20ms"},
-          {}};
+// (a fault's qdiscs use fd1:), burst as link_rate's (DefaultTbfBurstBytes),
+// over an explicit bfifo 10: holding 20 ms of rate plus the burst (a switch
+// buffer's order of magnitude; what tbf's own `latency 20ms` would size its
+// built-in queue to). The explicit queue is what lets a fault cap the port
+// without touching its tbf: link_rate swaps the fifo for its own tbf and
+// puts the fifo back exactly (injectors/link_rate.cc).
+void AddShape(std::vector<FabricStep>& steps, const std::string& netns, const SwitchPort& port) {
+  const uint64_t burst = DefaultTbfBurstBytes(port.rate_bps);
+  const uint64_t queue = port.rate_bps / 8 / 50 + burst;
+  steps.push_back({{"tc", "-n", netns, "qdisc", "replace", "dev", port.name, "root", "handle", "1:",
+                    "tbf", "rate", std::to_string(port.rate_bps) + "bit", "burst",
+                    std::to_string(burst), "latency", "20ms"},
+                   {}});
+  steps.push_back({{"tc", "-n", netns, "qdisc", "replace", "dev", port.name, "parent", "1:1",
+                    "handle", "10:", "bfifo", "limit", std::to_string(queue)},
+                   {}});
 }
 
 void AddBridgePort(std::vector<FabricStep>& steps, const FabricSwitch& sw,
@@ -223,7 +231,7 @@ std::vector<FabricStep> BuildSteps(const FabricState& s) {
   // Capacity last: every port exists by now.
   for (const auto& sw : s.switches) {
     for (const auto& port : sw.ports)
-      if (port.rate_bps > 0) steps.push_back(ShapeStep(sw.netns, port));
+      if (port.rate_bps > 0) AddShape(steps, sw.netns, port);
   }
   return steps;
 }

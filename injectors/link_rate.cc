@@ -1,32 +1,43 @@
-// link_rate: caps an interface's egress with a token-bucket root qdisc.
+// link_rate: caps an interface's egress with a token-bucket qdisc.
 //
 // Mechanism: `tc qdisc replace dev IF root handle fd1: tbf rate R burst B
-// latency L`. The handle fd1: marks the qdisc as fdrill's. Apply refuses an
-// interface whose root qdisc is not one the kernel attached by itself
-// (noqueue, pfifo_fast, mq, fq_codel): deleting our qdisc brings exactly that
-// default back, and we will not replace a qdisc we cannot restore.
-// Verify reads `tc -j qdisc show` and checks kind tbf, handle fd1: and the
-// rate (tc reports bytes/s). Revert deletes the root qdisc only while it is
-// still ours, so it is safe after a failed Apply and safe twice.
+// latency L`. The handle fd1: marks the qdisc as fdrill's. Verify reads
+// `tc -j qdisc show` and checks kind tbf, handle fd1: and the rate (tc
+// reports bytes/s). Revert acts only while the qdisc is still ours, so it is
+// safe after a failed Apply and safe twice.
+// What was there decides how it is put back (Capture reads the whole tree):
+//  - a kernel default root (noqueue, pfifo_fast, mq, fq_codel): fd1: becomes
+//    the root; deleting it brings exactly that default back.
+//  - a tbf root H: whose queue is an explicit bfifo/pfifo child at H:1 (the
+//    emulated fabric's modelled switch ports: tbf 1: over bfifo 10:): fd1:
+//    replaces that child, so the port's own tbf stays untouched and the
+//    cap is min(its rate, R); Revert puts the child back with its handle,
+//    kind and limit (integers tc round-trips exactly), and VerifyReverted
+//    compares the root and the child with what Capture saw. A tbf's burst
+//    does not round-trip through tc (it is stored as time: 655360 bytes at
+//    500mbit reads back 655312, then 655250), which is why the root is never
+//    replaced and re-created.
+//  - anything else, a tbf with its built-in queue included: refused; fdrill
+//    will not replace a qdisc it cannot restore.
 // Burst: veth and GSO hand tbf super-packets of up to 64 KiB, and a packet
 // larger than the burst is dropped, so burst defaults to max(128 KiB, 10 ms
-// of rate).
+// of rate) (DefaultTbfBurstBytes).
 //
 // Per-peer mode (params.peers): only traffic to those addresses is capped.
-//   tc qdisc replace dev IF root handle fd1: htb default 0
+//   tc qdisc replace dev IF root handle fd1: htb default 0   (or parent H:1)
 //   tc class replace dev IF parent fd1: classid fd1:1 htb rate R ceil R burst B cburst B
 //   tc filter add dev IF parent fd1: protocol ip prio 1 u32 match ip dst PEER flowid fd1:1   (per
 //   peer)
 // Everything else is unshaped: `default 0` names no class, and htb sends
 // unclassified packets straight out through its direct queue (sch_htb.c,
 // htb_classify: no class for the default minor -> HTB_DIRECT), which avoids
-// a catch-all class whose rate would itself be a cap. Verify reads the root
-// qdisc (htb fd1:), the shaped class (`tc -j class show`: iproute2 6.1
+// a catch-all class whose rate would itself be a cap. Verify reads the fd1:
+// qdisc (htb), the shaped class (`tc -j class show`: iproute2 6.1
 // prints htb classes as text even with -j, "class htb fd1:1 root prio 0
 // rate 100Mbit ceil ...", rates in powers of 1000) and the filters
 // (`tc -j filter show`: u32 keys as {"value": hex, "mask": hex, "off": 16},
 // 16 being the IPv4 destination's offset). Capture and Revert are the tbf
-// mode's: deleting the root qdisc takes its classes and filters with it.
+// mode's: removing fd1: takes its classes and filters with it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -68,6 +79,30 @@ double TcRate(const std::string& text) {
   return -1;
 }
 
+Json QdiscJson(const Qdisc& q) {
+  return {{"kind", q.kind}, {"handle", q.handle}, {"parent", q.parent}, {"options", q.options}};
+}
+
+Qdisc QdiscFromJson(const Json& j) {
+  Qdisc q;
+  q.kind = j.value("kind", "");
+  q.handle = j.value("handle", "");
+  q.parent = j.value("parent", "");
+  q.options = j.value("options", Json::object());
+  return q;
+}
+
+std::string Describe(const Qdisc& q) {
+  return q.kind + " " + q.handle + (q.parent.empty() ? "" : " (parent " + q.parent + ")") + " " +
+         q.options.dump();
+}
+
+const Qdisc* ChildOf(const std::vector<Qdisc>& tree, const std::string& parent) {
+  for (const auto& q : tree)
+    if (q.parent == parent) return &q;
+  return nullptr;
+}
+
 class LinkRate final : public Fault {
  public:
   LinkRate(Host host, std::string ifname, uint64_t rate, uint64_t burst, Duration latency,
@@ -80,17 +115,54 @@ class LinkRate final : public Fault {
         peers_(std::move(peers)) {}
 
   Status Capture() override {
-    auto kind =
-        ReadDefaultRootQdisc(*host_.runner, ifname_, Who(),
-                             "Remove it, or run `fdrill-agent --revert-all` if a drill left it");
-    if (!kind.ok()) return kind.status();
-    prior_kind_ = *kind;
-    return Status::Ok();
+    auto tree = ReadQdiscs(*host_.runner, ifname_);
+    if (!tree.ok()) return tree.status().Annotate(Who());
+    const Qdisc* root = ChildOf(*tree, "");
+    if (root == nullptr) return Internal(Who() + ": tc shows no root qdisc");
+    if (IsDefaultQdisc(root->kind)) {
+      prior_kind_ = root->kind;
+      return Status::Ok();
+    }
+    if (root->kind == "tbf" && root->handle != kHandle) {
+      const std::string parent = root->handle + "1";  // "1:" -> its class "1:1"
+      const Qdisc* child = ChildOf(*tree, parent);
+      if (child != nullptr && (child->kind == "bfifo" || child->kind == "pfifo") &&
+          child->options.contains("limit")) {
+        parent_ = parent;
+        prior_root_ = *root;
+        prior_child_ = *child;
+        return Status::Ok();
+      }
+      return FailedPrecondition(
+          Who() + ": root qdisc is tbf " + root->handle +
+          (child == nullptr ? " with its built-in queue"
+                            : " over " + child->kind + " " + child->handle) +
+          "; fdrill nests its cap under a tbf only when the tbf's queue is an explicit bfifo or "
+          "pfifo it can put back exactly (`tc qdisc add dev " +
+          ifname_ + " parent " + parent + " handle 10: bfifo limit BYTES`)");
+    }
+    return FailedPrecondition(Who() + ": root qdisc is " + root->kind + " (handle " + root->handle +
+                              "), not a kernel default or a tbf over a fifo; fdrill will not "
+                              "replace a qdisc it cannot restore. Remove it, or run "
+                              "`fdrill-agent --revert-all` if a drill left it");
   }
 
-  Json Saved() const override { return {{"prior_kind", prior_kind_}}; }
+  Json Saved() const override {
+    Json j = {{"prior_kind", prior_kind_}};
+    if (Nested()) {
+      j["parent"] = parent_;
+      j["prior_root"] = QdiscJson(prior_root_);
+      j["prior_child"] = QdiscJson(prior_child_);
+    }
+    return j;
+  }
   Status Load(const Json& saved) override {
     prior_kind_ = saved.value("prior_kind", "");
+    parent_ = saved.value("parent", "");
+    if (Nested()) {
+      prior_root_ = QdiscFromJson(saved.value("prior_root", Json::object()));
+      prior_child_ = QdiscFromJson(saved.value("prior_child", Json::object()));
+    }
     return Status::Ok();
   }
 
@@ -103,47 +175,108 @@ class LinkRate final : public Fault {
   }
 
   Status Verify() override {
-    auto q = ReadRootQdisc(*host_.runner, ifname_);
-    if (!q.ok()) return q.status();
+    auto tree = ReadQdiscs(*host_.runner, ifname_);
+    if (!tree.ok()) return tree.status().Annotate(Who());
+    const Qdisc* q = ChildOf(*tree, parent_);
+    if (q == nullptr) return FailedPrecondition(Who() + ": no qdisc at " + Where());
     if (!peers_.empty()) return VerifyPerPeer(*q);
     uint64_t bytes_per_sec = q->options.value("rate", uint64_t{0});
     if (q->kind != "tbf" || q->handle != kHandle || bytes_per_sec * 8 != rate_) {
-      return FailedPrecondition(Who() + ": root qdisc is " + q->kind + " " + q->handle + " at " +
-                                std::to_string(bytes_per_sec * 8) + " bit/s, expected tbf " +
-                                kHandle + " at " + std::to_string(rate_) + " bit/s");
+      return FailedPrecondition(Who() + ": " + Where() + " qdisc is " + q->kind + " " + q->handle +
+                                " at " + std::to_string(bytes_per_sec * 8) +
+                                " bit/s, expected tbf " + kHandle + " at " +
+                                std::to_string(rate_) + " bit/s");
     }
     return Status::Ok();
   }
 
-  Status Revert() override { return DeleteOwnRootQdisc(*host_.runner, ifname_, kHandle, Who()); }
+  Status Revert() override {
+    if (!Nested()) return DeleteOwnRootQdisc(*host_.runner, ifname_, kHandle, Who());
+    auto tree = ReadQdiscs(*host_.runner, ifname_);
+    if (!tree.ok()) {
+      return tree.status().code() == StatusCode::kNotFound ? Status::Ok()
+                                                           : tree.status().Annotate(Who());
+    }
+    const Qdisc* child = ChildOf(*tree, parent_);
+    if (child == nullptr || child->handle != kHandle) return Status::Ok();  // not ours (now)
+    auto r = RunChecked(*host_.runner, RestoreChildArgv());
+    return r.ok() ? Status::Ok() : r.status().Annotate(Who());
+  }
 
   Status VerifyReverted() override {
-    return ExpectPriorRootQdisc(*host_.runner, ifname_, kHandle, prior_kind_, Who());
+    if (!Nested()) return ExpectPriorRootQdisc(*host_.runner, ifname_, kHandle, prior_kind_, Who());
+    auto tree = ReadQdiscs(*host_.runner, ifname_);
+    if (!tree.ok()) return tree.status().Annotate(Who());
+    const Qdisc* root = ChildOf(*tree, "");
+    const Qdisc* child = ChildOf(*tree, parent_);
+    if (root == nullptr || !(*root == prior_root_)) {
+      return FailedPrecondition(Who() + ": root qdisc is " + (root ? Describe(*root) : "missing") +
+                                ", expected " + Describe(prior_root_) + " as found");
+    }
+    if (child == nullptr || !(*child == prior_child_)) {
+      return FailedPrecondition(Who() + ": " + parent_ + " holds " +
+                                (child ? Describe(*child) : "nothing") + ", expected " +
+                                Describe(prior_child_) + " as found");
+    }
+    return Status::Ok();
   }
 
   std::string Target() const override { return ifname_; }
   std::vector<std::string> Mechanism() const override {
     std::vector<std::string> out;
     for (const auto& argv : ApplySteps()) out.push_back("apply: " + JoinArgv(argv));
-    out.push_back("revert: " + JoinArgv(DeleteRootQdiscArgv(ifname_)));
+    out.push_back("revert: " +
+                  JoinArgv(Nested() ? RestoreChildArgv() : DeleteRootQdiscArgv(ifname_)));
     return out;
   }
 
  private:
   std::string Who() const { return "link_rate " + ifname_; }
+  // Under a tbf's class (its fifo replaced) rather than at the root.
+  bool Nested() const { return !parent_.empty(); }
+  std::string Where() const { return Nested() ? "parent " + parent_ : "root"; }
+  // `tc qdisc replace dev IF root` or `... parent H:1`, then `handle fd1: ...`.
+  std::vector<std::string> At() const {
+    std::vector<std::string> argv = {"tc", "qdisc", "replace", "dev", ifname_};
+    if (Nested()) {
+      argv.insert(argv.end(), {"parent", parent_});
+    } else {
+      argv.push_back("root");
+    }
+    argv.insert(argv.end(), {"handle", kHandle});
+    return argv;
+  }
+  // The fifo Capture found under the tbf, as it was: handle, kind, limit.
+  std::vector<std::string> RestoreChildArgv() const {
+    return {"tc",
+            "qdisc",
+            "replace",
+            "dev",
+            ifname_,
+            "parent",
+            parent_,
+            "handle",
+            prior_child_.handle,
+            prior_child_.kind,
+            "limit",
+            std::to_string(prior_child_.options.value("limit", uint64_t{0}))};
+  }
 
   std::vector<std::vector<std::string>> ApplySteps() const {
     std::string rate = std::to_string(rate_) + "bit", burst = std::to_string(burst_);
     if (peers_.empty()) {
-      return {
-          {"tc", "qdisc", "replace", "dev", ifname_, "root", "handle", kHandle, "tbf", "rate", rate,
-           "burst", burst, "latency",
-           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) +
-               "ms"}};
+      std::vector<std::string> tbf = At();
+      tbf.insert(tbf.end(),
+                 {"tbf", "rate", rate, "burst", burst, "latency",
+                  std::to_string(
+                      std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) +
+                      "ms"});
+      return {tbf};
     }
+    std::vector<std::string> htb = At();
+    htb.insert(htb.end(), {"htb", "default", "0"});
     std::vector<std::vector<std::string>> steps = {
-        {"tc", "qdisc", "replace", "dev", ifname_, "root", "handle", kHandle, "htb", "default",
-         "0"},
+        htb,
         {"tc", "class", "replace", "dev", ifname_, "parent", kHandle, "classid", kShapedClass,
          "htb", "rate", rate, "ceil", rate, "burst", burst, "cburst", burst}};
     for (const auto& peer : peers_) {
@@ -153,10 +286,10 @@ class LinkRate final : public Fault {
     return steps;
   }
 
-  Status VerifyPerPeer(const RootQdisc& q) {
+  Status VerifyPerPeer(const Qdisc& q) {
     const std::string who = Who();
     if (q.kind != "htb" || q.handle != kHandle) {
-      return FailedPrecondition(who + ": root qdisc is " + q.kind + " " + q.handle +
+      return FailedPrecondition(who + ": " + Where() + " qdisc is " + q.kind + " " + q.handle +
                                 ", expected htb " + kHandle);
     }
     auto classes = RunChecked(*host_.runner, {"tc", "-j", "class", "show", "dev", ifname_});
@@ -201,7 +334,10 @@ class LinkRate final : public Fault {
   uint64_t burst_;
   Duration latency_;
   std::vector<std::string> peers_;  // empty: the whole interface (tbf)
-  std::string prior_kind_;
+  std::string prior_kind_;  // root mode: the kernel default that was there
+  std::string parent_;      // nested mode: the tbf's class ("1:1"); "" in root mode
+  Qdisc prior_root_;        // nested mode: the tbf, as found
+  Qdisc prior_child_;       // nested mode: its fifo, as found
 };
 
 Result<std::unique_ptr<LinkRate>> Build(const Json& params, Host host) {
@@ -210,7 +346,7 @@ Result<std::unique_ptr<LinkRate>> Build(const Json& params, Host host) {
   if (!ifname.ok()) return ifname.status();
   auto rate = p.Rate("rate");
   if (!rate.ok()) return rate.status();
-  uint64_t default_burst = std::max<uint64_t>(128 * 1024, *rate / 8 / 100);
+  uint64_t default_burst = DefaultTbfBurstBytes(*rate);
   auto burst = p.Size("burst", default_burst);
   if (!burst.ok()) return burst.status();
   if (*burst < 2048)

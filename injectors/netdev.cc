@@ -59,6 +59,26 @@ Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::stri
   return link.ok() ? Status::Ok() : link.status().Annotate(who);
 }
 
+Result<std::vector<Qdisc>> ReadQdiscs(ProcessRunner& runner, const std::string& ifname) {
+  auto j = RunJson(runner, {"tc", "-j", "qdisc", "show", "dev", ifname});
+  if (!j.ok()) {
+    if (j.status().message().find("Cannot find device") != std::string::npos) {
+      return NotFound("no interface \"" + ifname + "\" here");
+    }
+    return j.status();
+  }
+  std::vector<Qdisc> out;
+  for (const auto& q : *j) {
+    Qdisc d;
+    d.kind = q.value("kind", "");
+    d.handle = q.value("handle", "");
+    d.parent = q.value("root", false) ? "" : q.value("parent", "");
+    d.options = q.value("options", Json::object());
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname) {
   auto j = RunJson(runner, {"tc", "-j", "qdisc", "show", "dev", ifname, "root"});
   if (!j.ok()) {

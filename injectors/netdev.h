@@ -27,6 +27,19 @@ struct RootQdisc {
   Json options = Json::object();
 };
 
+// One qdisc of an interface's tree, as `tc -j qdisc show dev IF` lists it:
+// the root, then each child with its parent ("1:1"). A classful qdisc's
+// default child (tbf's own bfifo) is not listed: it is not in the tree tc
+// can address.
+struct Qdisc {
+  std::string kind;
+  std::string handle;
+  std::string parent;  // "" for the root
+  Json options = Json::object();
+  bool operator==(const Qdisc&) const = default;
+};
+Result<std::vector<Qdisc>> ReadQdiscs(ProcessRunner& runner, const std::string& ifname);
+
 // NotFound naming the interface and listing the ones that exist.
 Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname);
 // For capability probes: Ok when params.interface is absent (or not a

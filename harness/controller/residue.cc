@@ -26,12 +26,16 @@ Json SnapshotResidue(const std::string& node, Json before_state, const Result<Js
       residue.push_back({{"node", node}, {"object", name}, {"before", nullptr}, {"after", l}});
       continue;
     }
-    for (const char* key : {proto::key::kAdminUp, proto::key::kQdisc, proto::key::kQdiscHandle}) {
-      if (it->second[key] != l[key]) {
-        residue.push_back({{"node", node},
-                           {"object", name + " " + key},
-                           {"before", it->second[key]},
-                           {"after", l[key]}});
+    // qdisc_tree: every qdisc with its options, so a switch port's tbf and
+    // queue must come back exactly, not only its root's kind (agents that
+    // predate it send none: null on both sides).
+    for (const char* key : {proto::key::kAdminUp, proto::key::kQdisc, proto::key::kQdiscHandle,
+                            proto::key::kQdiscTree}) {
+      const Json was = it->second.value(key, Json());
+      const Json now = l.value(key, Json());
+      if (was != now) {
+        residue.push_back(
+            {{"node", node}, {"object", name + " " + key}, {"before", was}, {"after", now}});
       }
     }
     before.erase(it);

@@ -1,5 +1,7 @@
 #include "harness/core/units.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -143,5 +145,9 @@ std::string FormatSize(uint64_t bytes) {
 }
 
 double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e9; }
+
+uint64_t DefaultTbfBurstBytes(uint64_t bits_per_sec) {
+  return std::max<uint64_t>(128 * 1024, bits_per_sec / 8 / 100);
+}
 
 }  // namespace fdrill

@@ -26,6 +26,10 @@ Result<uint64_t> ParseSizeBytes(std::string_view text);
 std::string FormatDuration(Duration d);
 // "100mbit": tc's spelling, exact when the rate is a whole multiple.
 std::string FormatRate(uint64_t bits_per_sec);
+// A tbf's burst at `bits_per_sec` unless told otherwise: veth and GSO hand
+// tbf super-packets of up to 64 KiB and tbf drops a packet larger than its
+// burst, so at least 128 KiB, or 10 ms of rate when that is more.
+uint64_t DefaultTbfBurstBytes(uint64_t bits_per_sec);
 // "4MiB", "512KiB", "100B".
 std::string FormatSize(uint64_t bytes);
 

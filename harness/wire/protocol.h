@@ -68,6 +68,7 @@ inline constexpr char kName[] = "name";
 inline constexpr char kAdminUp[] = "admin_up";
 inline constexpr char kQdisc[] = "qdisc";
 inline constexpr char kQdiscHandle[] = "qdisc_handle";
+inline constexpr char kQdiscTree[] = "qdisc_tree";
 inline constexpr char kHost[] = "host";  // snapshot: what faults beyond links could leave
 inline constexpr char kStoppedRanks[] = "stopped_ranks";
 inline constexpr char kBurners[] = "burners";

@@ -40,6 +40,22 @@ TEST(SnapshotResidue, NamesEveryChangedAddedAndRemovedObject) {
   EXPECT_EQ(items[4]["object"], "host burners");
 }
 
+TEST(SnapshotResidue, AQueueUnderTheRootThatCameBackDifferentIsResidue) {
+  // A switch port: same root kind and handle, but its fifo's limit changed.
+  Json port = Link("up0", true, "tbf");
+  port["qdisc_handle"] = "1:";
+  port["qdisc_tree"] = {R"(tbf 1: root {"burst":655312,"lat":20000,"rate":62500000})",
+                        R"(bfifo 10: parent 1:1 {"limit":1905360})"};
+  Json changed = port;
+  changed["qdisc_tree"][1] = R"(bfifo 10: parent 1:1 {"limit":1000})";
+  const Json before = {{"links", {port}}};
+  const Json after = {{"links", {changed}}};
+  const Json items = SnapshotResidue("rail0-leaf0", before, Result<Json>(after));
+  ASSERT_EQ(items.size(), 1u) << items.dump();
+  EXPECT_EQ(items[0]["object"], "up0 qdisc_tree");
+  EXPECT_EQ(SnapshotResidue("rail0-leaf0", before, Result<Json>(before)), Json::array());
+}
+
 TEST(SnapshotResidue, AFailedSnapshotIsOneItem) {
   const Json items = SnapshotResidue("n2", Json::object(), Result<Json>(DeadlineExceeded("late")));
   ASSERT_EQ(items.size(), 1u);

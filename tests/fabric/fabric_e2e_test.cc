@@ -328,6 +328,7 @@ TEST_F(FabricE2eTest, RailsLeavesAndSpineCarryTheModelledCapacity) {
   ASSERT_TRUE(uplink.ok()) << uplink.status().ToString();
   EXPECT_THAT(*uplink, HasSubstr("qdisc tbf 1: root"));
   EXPECT_THAT(*uplink, HasSubstr("rate 50Mbit"));
+  EXPECT_THAT(*uplink, HasSubstr("qdisc bfifo 10: parent 1:1 limit"));
   for (const auto& port : n0.fabric) {
     auto q = RunChecked(runner_, {"tc", "-n", n0.netns, "qdisc", "show", "dev", port.ifname});
     ASSERT_TRUE(q.ok()) << q.status().ToString();

@@ -131,13 +131,17 @@ TEST_F(FabricUpTest, RailsLeavesAndSpineAreCabledAndShapedOnTheSwitchSide) {
   EXPECT_TRUE(has({"ip", "-n", "fdrill-n3", "addr", "add", "198.18.1.4/24", "dev", "fab1"}));
   // Capacity on the switch side only: 1 Gbit/s ports, 2 nodes x 1 Gbit/s / 2 uplinks.
   auto tc = runner_.CallsStartingWith({"tc"});
-  EXPECT_EQ(tc.size(), 2u * (4 + 2 + 2));  // per rail: 4 node ports, 2 up0, 2 dn
+  // per rail: 4 node ports, 2 up0, 2 dn; each a tbf and its explicit queue
+  EXPECT_EQ(tc.size(), 2u * 2u * (4 + 2 + 2));
   EXPECT_TRUE(
       has({"tc", "-n", "fdrill-rail0-leaf1", "qdisc", "replace", "dev", "swp2", "root", "handle",
            "1:", "tbf", "rate", "1000000000bit", "burst", "1250000", "latency", "20ms"}));
   EXPECT_TRUE(
       has({"tc", "-n", "fdrill-rail0-spine", "qdisc", "replace", "dev", "dn0", "root", "handle",
            "1:", "tbf", "rate", "1000000000bit", "burst", "1250000", "latency", "20ms"}));
+  // 20 ms of rate plus the burst, as an explicit fifo a fault can swap out and back.
+  EXPECT_TRUE(has({"tc", "-n", "fdrill-rail0-spine", "qdisc", "replace", "dev", "dn0", "parent",
+                   "1:1", "handle", "10:", "bfifo", "limit", "3750000"}));
   for (const auto& argv : tc) EXPECT_EQ(argv[2].rfind("fdrill-rail", 0), 0u) << argv[2];
   // Every tc step comes after the last link is made.
   auto first_tc =

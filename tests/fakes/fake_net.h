@@ -1,5 +1,7 @@
 // FakeNetKernel: a ProcessRunner that plays the kernel for `ip` and `tc`.
-// It keeps per-interface admin state and root qdisc, answers the JSON
+// It keeps per-interface admin state, root qdisc and at most one child qdisc
+// (the one under a root tbf's class, as the emulated fabric's switch ports
+// have), answers the JSON
 // queries the network injectors make, applies `ip link set` and `tc qdisc
 // replace|del` to that state, and records every argv. FailNext(prefix)
 // makes the next matching command fail as the real tool would.
@@ -27,6 +29,10 @@ class FakeNetKernel final : public ProcessRunner {
     std::vector<std::string>
         classes;  // `tc class show` text lines (iproute2 6.1 prints htb as text under -j)
     Json filters = Json::array();  // `tc -j filter show`
+    // The qdisc grafted at `child_parent` ("1:1"), as `tc -j qdisc show`
+    // lists it ({"kind", "handle", "parent", "options"}); null: none.
+    std::string child_parent;
+    Json child;
   };
 
   FakeNetKernel() {
@@ -86,7 +92,31 @@ class FakeNetKernel final : public ProcessRunner {
                 {"handle", it->second.qdisc_handle},
                 {"root", true},
                 {"options", it->second.qdisc_options}};
-      return ProcessResult{0, Json::array({q}).dump(), ""};
+      Json all = Json::array({q});
+      if (!has(6, "root") && !it->second.child.is_null()) all.push_back(it->second.child);
+      return ProcessResult{0, all.dump(), ""};
+    }
+    if (has(0, "tc") && has(1, "qdisc") && has(2, "replace") && has(3, "dev") && has(5, "parent")) {
+      // tc qdisc replace dev IF parent P handle H KIND ... : grafts under the root tbf's class.
+      auto it = ifaces.find(argv[4]);
+      if (it == ifaces.end()) return NoDevice(argv[4]);
+      Iface& i = it->second;
+      if (i.qdisc_kind != "tbf" || argv[6] != i.qdisc_handle + "1")
+        return ProcessResult{2, "", "Error: Failed to find specified qdisc.\n"};
+      Json options = Json::object();
+      const std::string& kind = argv[9];
+      if (kind == "bfifo" || kind == "pfifo") {
+        options = {{"limit", std::stoull(argv[11])}};
+      } else if (kind == "tbf") {
+        options = {{"rate", std::stoull(argv[11]) / 8}, {"burst", std::stoull(argv[13])}};
+      } else if (kind == "htb") {
+        options = {{"r2q", 10}, {"default", "0x" + argv[11]}};
+        i.classes.clear();
+        i.filters = Json::array();
+      }
+      i.child_parent = argv[6];
+      i.child = {{"kind", kind}, {"handle", argv[8]}, {"parent", argv[6]}, {"options", options}};
+      return ProcessResult{0, "", ""};
     }
     if (has(0, "tc") && has(1, "qdisc") && has(2, "replace") && has(3, "dev")) {
       auto it = ifaces.find(argv[4]);
@@ -95,6 +125,7 @@ class FakeNetKernel final : public ProcessRunner {
       // tc qdisc replace dev IF root handle H netem delay Dus Jus
       it->second.qdisc_handle = argv[7];
       it->second.qdisc_kind = argv[8];
+      it->second.child = Json();
       if (argv[8] == "htb") {  // tc qdisc replace dev IF root handle H htb default N
         it->second.qdisc_options = {{"r2q", 10}, {"default", "0x" + argv[10]}};
         it->second.classes.clear();
@@ -127,7 +158,8 @@ class FakeNetKernel final : public ProcessRunner {
     if (has(0, "tc") && has(1, "class") && has(2, "replace") && has(3, "dev") && has(9, "htb")) {
       auto it = ifaces.find(argv[4]);
       if (it == ifaces.end()) return NoDevice(argv[4]);
-      if (it->second.qdisc_kind != "htb")
+      const bool htb_child = !it->second.child.is_null() && it->second.child["kind"] == "htb";
+      if (it->second.qdisc_kind != "htb" && !htb_child)
         return ProcessResult{2, "", "Error: Parent Qdisc doesn't exists.\n"};
       std::string rate = TcRate(std::stoull(argv[11]));
       it->second.classes.push_back("class htb " + argv[8] + " root prio 0 rate " + rate + " ceil " +

@@ -78,6 +78,91 @@ TEST(LinkRate, RestoredFromJournalRevertsWhatALostAgentApplied) {
   EXPECT_EQ(k.ifaces["fab0"].qdisc_kind, "noqueue");
 }
 
+// An emulated switch port: the fabric's tbf 1: (its modelled capacity) over
+// an explicit bfifo 10:, as `fdrill fabric up` builds it.
+void ShapedPort(FakeNetKernel& k, const std::string& port) {
+  FakeNetKernel::Iface& i = k.ifaces[port];
+  i.qdisc_kind = "tbf";
+  i.qdisc_handle = "1:";
+  i.qdisc_options = {{"rate", 62500000}, {"burst", 655312}, {"lat", 20000}};
+  i.child_parent = "1:1";
+  i.child = {{"kind", "bfifo"},
+             {"handle", "10:"},
+             {"parent", "1:1"},
+             {"options", {{"limit", 1905360}}}};
+}
+
+TEST(LinkRateOnAShapedPort, NestsUnderTheTbfAndPutsItsFifoBackExactly) {
+  FakeNetKernel k;
+  ShapedPort(k, "up0");
+  const FakeNetKernel::Iface found = k.ifaces["up0"];
+  auto f = MakeOk("link_rate", {{"interface", "up0"}, {"rate", "100mbit"}}, k.host());
+  ASSERT_TRUE(f->Capture().ok());
+  EXPECT_EQ(f->Saved()["parent"], "1:1");
+  ASSERT_TRUE(AppliedAndVerified(*f));
+  EXPECT_EQ(k.ifaces["up0"].qdisc_options, found.qdisc_options) << "the port's own tbf untouched";
+  EXPECT_EQ(k.ifaces["up0"].child["handle"], "fd1:");
+  ASSERT_TRUE(Reverted(*f));
+  EXPECT_EQ(k.ifaces["up0"].child, found.child);
+  EXPECT_EQ(k.ifaces["up0"].qdisc_options, found.qdisc_options);
+  std::vector<Argv> want = {
+      {"tc", "qdisc", "replace", "dev", "up0", "parent", "1:1", "handle", "fd1:", "tbf", "rate",
+       "100000000bit", "burst", "131072", "latency", "50ms"},
+      {"tc", "qdisc", "replace", "dev", "up0", "parent", "1:1", "handle", "10:", "bfifo", "limit",
+       "1905360"},
+  };
+  EXPECT_EQ(k.Mutations(), want);
+  // Safe twice: the fifo is back, nothing of ours is left to revert.
+  ASSERT_TRUE(f->Revert().ok());
+  EXPECT_EQ(k.Mutations().size(), 2u);
+}
+
+TEST(LinkRateOnAShapedPort, VerifyRevertedComparesRootAndChildWithWhatWasFound) {
+  FakeNetKernel k;
+  ShapedPort(k, "up0");
+  auto f = MakeOk("link_rate", {{"interface", "up0"}, {"rate", "100mbit"}}, k.host());
+  ASSERT_TRUE(CapturedAndApplied(*f));
+  ASSERT_TRUE(f->Revert().ok());
+  k.ifaces["up0"].child["options"]["limit"] = 1000;
+  EXPECT_TRUE(ErrorContains(f->VerifyReverted(), "expected bfifo 10: (parent 1:1)"));
+}
+
+TEST(LinkRateOnAShapedPort, ATbfWithItsBuiltInQueueIsRefusedSayingWhatWouldDo) {
+  FakeNetKernel k;
+  ShapedPort(k, "up0");
+  k.ifaces["up0"].child = Json();
+  auto f = MakeOk("link_rate", {{"interface", "up0"}, {"rate", "100mbit"}}, k.host());
+  EXPECT_TRUE(ErrorContains(f->Capture(), StatusCode::kFailedPrecondition,
+                            "tbf 1: with its built-in queue; fdrill nests its cap under a tbf "
+                            "only when the tbf's queue is an explicit bfifo or pfifo"));
+  EXPECT_TRUE(k.Mutations().empty());
+}
+
+TEST(LinkRateOnAShapedPort, RestoredFromJournalPutsTheFifoBack) {
+  FakeNetKernel k;
+  ShapedPort(k, "up0");
+  const Json child = k.ifaces["up0"].child;
+  Json record =
+      JournalApplyAndDie("link_rate", {{"interface", "up0"}, {"rate", "100mbit"}}, k.host());
+  ASSERT_EQ(k.ifaces["up0"].child["handle"], "fd1:");
+  ASSERT_TRUE(Reverted(*Restore(record, k.host())));
+  EXPECT_EQ(k.ifaces["up0"].child, child);
+}
+
+TEST(LinkRateOnAShapedPort, PerPeerHtbNestsToo) {
+  FakeNetKernel k;
+  ShapedPort(k, "up0");
+  const Json child = k.ifaces["up0"].child;
+  auto f = MakeOk("link_rate",
+                  {{"interface", "up0"}, {"rate", "50mbit"}, {"peers", {"198.18.0.2"}}}, k.host());
+  ASSERT_TRUE(f->Capture().ok());
+  ASSERT_TRUE(AppliedAndVerified(*f));
+  EXPECT_EQ(k.Mutations()[0], (Argv{"tc", "qdisc", "replace", "dev", "up0", "parent", "1:1",
+                                    "handle", "fd1:", "htb", "default", "0"}));
+  ASSERT_TRUE(Reverted(*f));
+  EXPECT_EQ(k.ifaces["up0"].child, child);
+}
+
 TEST(LinkRatePerPeer, HtbWithOneShapedClassAndAU32FilterPerPeer) {
   FakeNetKernel k;
   auto f = MakeOk(

@@ -60,7 +60,7 @@ TEST(ProtocolDoc, NamesEveryBodyKey) {
                         key::kVerified,     key::kVerify,        key::kAlreadyApplied,
                         key::kTarget,       key::kWasApplied,    key::kReverted,
                         key::kLinks,        key::kName,          key::kAdminUp,
-                        key::kQdisc,        key::kQdiscHandle,   key::kHost,
+                        key::kQdisc,        key::kQdiscHandle,   key::kQdiscTree,     key::kHost,
                         key::kStoppedRanks, key::kBurners,       key::kBurnCgroups,
                         key::kFdrillRules,  key::kTtlMs,         key::kArgv,
                         key::kEnv,          key::kMetricsDir,    key::kStarted,
