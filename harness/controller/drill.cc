@@ -137,7 +137,7 @@ Status DrillRun::CheckFaults() {
       per_node[f.node].push_back(proto::FaultSpec{f.id, f.kind, f.params}.ToJson());
     }
   }
-  for (auto& n : agents_.nodes()) {
+  for (auto& n : agents_.agents()) {
     auto it = per_node.find(n.name);
     if (it == per_node.end()) continue;
     auto r = n.link->Call(proto::kCheck, {{proto::key::kFaults, it->second}}, kCallTimeout);
@@ -152,18 +152,18 @@ void DrillRun::WriteRunFiles() {
     // What the drill ran on, as each agent found it (fdrill inventory's
     // JSON); an agent that cannot say is recorded, not fatal.
     std::vector<std::string> names;
-    for (const auto& n : agents_.nodes()) names.push_back(n.name);
+    for (const auto& n : agents_.agents()) names.push_back(n.name);
     const Json inventory = ClusterInventory(
         names, agents_.CallEach(proto::kInventory, Json::object(), std::chrono::seconds(20)));
     (void)events_.WriteFile("inventory.json", inventory.dump(2) + "\n");
   }
   (void)events_.WriteFile("plan.json", PlanJson(s_, workload_.ReportingRanks()).dump(2) + "\n");
   events_.DrillStart(s_.name);
-  for (auto& n : agents_.nodes()) events_.AgentConnected(n.name, n.link->address(), n.offset_ns);
+  for (auto& n : agents_.agents()) events_.AgentConnected(n.name, n.link->address(), n.offset_ns);
 }
 
 std::string DrillRun::Snapshot() {
-  std::vector<NodeLink>& nodes = agents_.nodes();
+  std::vector<NodeLink>& nodes = agents_.agents();
   before_.assign(nodes.size(), Json());
   const auto snaps = agents_.CallEach(proto::kSnapshot, {}, kCallTimeout);
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -189,7 +189,7 @@ void DrillRun::Cleanup() {
 // Whatever happened, every agent reverts everything it holds; what its
 // node's state still differs in from the snapshot before is residue.
 void DrillRun::CheckResidue() {
-  std::vector<NodeLink>& nodes = agents_.nodes();
+  std::vector<NodeLink>& nodes = agents_.agents();
   Json residue = Json::array();
   const auto reverted = agents_.CallEach(proto::kRevertAll, {}, kCallTimeout);
   const auto snapshots = agents_.CallEach(proto::kSnapshot, {}, kCallTimeout);

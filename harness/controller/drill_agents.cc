@@ -20,18 +20,36 @@ Status DrillAgents::Connect(const DrillOptions& opt, PushFn on_push, LostFn on_l
       std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
           io_.get_executor());
   io_thread_ = std::thread([this] { io_.run(); });
-  nodes_.resize(static_cast<size_t>(s_.nodes));
-  for (int i = 0; i < s_.nodes; ++i) {
-    NodeLink& n = nodes_[static_cast<size_t>(i)];
-    if (s_.Emulated()) {
-      const FabricNode& fn = fabric_.nodes[static_cast<size_t>(i)];
+  const std::vector<std::string> switches = s_.SwitchTargets();
+  node_count_ = static_cast<size_t>(s_.nodes);
+  // Sized once: the links' callbacks hold references into it.
+  nodes_.resize(node_count_ + switches.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeLink& n = nodes_[i];
+    if (i >= node_count_) {
+      // A switch of the emulated fabric: its agent on the management network.
+      const std::string& name = switches[i - node_count_];
+      const FabricSwitch* sw = fabric_.FindSwitch(name);
+      if (sw == nullptr || sw->agent.agent_pid == 0) {
+        return FailedPrecondition(
+            s_.file + ": a fault names switch " + name + ", and the fabric up " +
+            (sw == nullptr ? std::string("has no such switch")
+                           : "runs no agent on it (it was built by an older fdrill)") +
+            "; run `fdrill fabric down && fdrill fabric up " + s_.emulated.UpFlags() + "`");
+      }
+      n.name = name;
+      n.address = sw->agent.MgmtIp();
+      n.port = static_cast<uint16_t>(sw->agent.agent_port);
+      n.tmpdir = sw->agent.tmpdir;
+    } else if (s_.Emulated()) {
+      const FabricNode& fn = fabric_.nodes[i];
       n.name = fn.name;
       n.address = fn.MgmtIp();
       n.port = static_cast<uint16_t>(fn.agent_port);
       n.tmpdir = fn.tmpdir;
     } else {
       // A real node: its agent on the host's own name (DNS or /etc/hosts), at fabric.agent_port.
-      n.name = s_.host_names[static_cast<size_t>(i)];
+      n.name = s_.host_names[i];
       n.address = n.name;
       n.port = static_cast<uint16_t>(s_.agent_port);
       n.tmpdir = "/tmp";
@@ -87,11 +105,12 @@ std::vector<Result<Json>> DrillAgents::CallEachWith(const std::string& type,
     std::vector<std::optional<Result<Json>>> replies;
     size_t pending = 0;
   };
+  const size_t count = std::min(bodies.size(), nodes_.size());
   auto round = std::make_shared<Round>();
-  round->replies.resize(nodes_.size());
-  round->pending = nodes_.size();
-  std::vector<uint64_t> ids(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) {
+  round->replies.resize(count);
+  round->pending = count;
+  std::vector<uint64_t> ids(count);
+  for (size_t i = 0; i < count; ++i) {
     ids[i] = nodes_[i].link->CallAsync(type, bodies[i], [round, i](Result<Json> r) {
       std::lock_guard<std::mutex> lock(round->mu);
       if (round->replies[i]) return;
@@ -103,7 +122,7 @@ std::vector<Result<Json>> DrillAgents::CallEachWith(const std::string& type,
   std::unique_lock<std::mutex> lock(round->mu);
   round->cv.wait_for(lock, timeout, [&] { return round->pending == 0; });
   std::vector<Result<Json>> out;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     if (round->replies[i]) {
       out.push_back(std::move(*round->replies[i]));
     } else {

@@ -1,9 +1,11 @@
-// DrillAgents: a drill's connections to its nodes' agents — one AgentLink per
-// node on one io thread, the lease every agent holds while the drill runs,
-// and calls to every agent at once.
+// DrillAgents: a drill's connections to its agents — one AgentLink per node
+// and per switch a fault names (the emulated fabric's switch agents), on one
+// io thread, the lease every agent holds while the drill runs, and calls to
+// every agent at once.
 //
 // Contract:
-//  - Connect dials every node in order, checks that each agent is the node
+//  - Connect dials every node in order, then every switch in
+//    Scenario::SwitchTargets() order, checks that each agent is the node
 //    it should be, measures its clock offset and takes its lease; then a
 //    lease thread renews every lease each lease_renew. A renewal that fails
 //    long enough for the lease to lapse, or a dropped connection, is
@@ -26,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,14 +69,20 @@ class DrillAgents {
   Status Connect(const DrillOptions& opt, PushFn on_push, LostFn on_lost);
   void Shutdown();
 
-  // In the scenario's node order; stable from Connect to Shutdown.
-  std::vector<NodeLink>& nodes() { return nodes_; }
+  // The workload's nodes, in the scenario's node order; stable from Connect
+  // to Shutdown.
+  std::span<NodeLink> nodes() { return {nodes_.data(), std::min(node_count_, nodes_.size())}; }
+  // Every agent: the nodes, then the switches faults name.
+  std::vector<NodeLink>& agents() { return nodes_; }
+  // A node or a switch by name.
   NodeLink& node(const std::string& name);
 
-  // `type` to every agent in parallel; one result per node, in order. An
-  // agent that has not answered by `timeout` is a DeadlineExceeded.
+  // `type` to every agent (nodes and switches) in parallel; one result per
+  // agent, in agents() order. An agent that has not answered by `timeout`
+  // is a DeadlineExceeded.
   std::vector<Result<Json>> CallEach(const std::string& type, const Json& body, Duration timeout);
-  // ... with a body per node.
+  // ... with a body per agent, to the first bodies.size() agents (the
+  // nodes, when one body per node is given).
   std::vector<Result<Json>> CallEachWith(const std::string& type, const std::vector<Json>& bodies,
                                          Duration timeout);
 
@@ -88,7 +97,8 @@ class DrillAgents {
   std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread io_thread_;
   std::thread lease_thread_;
-  std::vector<NodeLink> nodes_;
+  std::vector<NodeLink> nodes_;  // the nodes, then the switches
+  size_t node_count_ = 0;
   std::atomic<bool> closing_{false};
   std::mutex mu_;  // for cv_ only: the lease thread's wait
   std::condition_variable cv_;

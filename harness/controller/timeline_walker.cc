@@ -176,7 +176,7 @@ void TimelineWalker::ShowProgress(Duration now) {
 
 void TimelineWalker::RevertInForce() {
   for (const auto& [id, node] : std::map<std::string, std::string>(applied_)) {
-    for (auto& n : agents_.nodes()) {
+    for (auto& n : agents_.agents()) {
       if (n.name != node) continue;
       events_.FaultRevert(id, node, "drill ending");
       auto r = n.link->Call(proto::kRevert, {{proto::key::kFaultId, id}}, kCallTimeout);

@@ -92,12 +92,11 @@ class InForce {
 
   void Change(size_t i, int by) {
     const Footprint& p = prints_[i];
-    const std::string& node = phase_.faults[i].node;
-    Bump(&nodes_, node, by);
-    for (const auto& r : p.rails) {
-      Bump(&rails_, r, by);
-      Bump(&node_rails_[node], r, by);
+    for (const auto& node : p.nodes) {
+      Bump(&nodes_, node, by);
+      for (const auto& r : p.rails) Bump(&node_rails_[node], r, by);
     }
+    for (const auto& r : p.rails) Bump(&rails_, r, by);
     for (const auto& l : p.leaves) Bump(&leaves_, l, by);
     if (p.nvlink) Bump(&domains_, *p.nvlink, by);
     if (by > 0) {
@@ -137,8 +136,53 @@ class InForce {
 
 }  // namespace
 
-Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
+namespace {
+
+// A switch port's reach in the map: the switch's rails, and through the
+// port either one node ("n3:fab1") or a leaf ("rail1-leaf0:up0" from a
+// spine, or the leaf itself behind its own uplink).
+Footprint SwitchPortFootprint(const FaultSpec& f, const Topology& topology) {
   Footprint out;
+  const std::string port = StringParam(f.params, "interface");
+  auto leaf_reach = [&](const std::string& leaf_name) {
+    for (const auto& l : topology.leaves) {
+      if (l.name != leaf_name) continue;
+      out.leaves.insert(l.name);
+      out.nodes.insert(l.nodes.begin(), l.nodes.end());
+      out.rails.insert(l.rails.begin(), l.rails.end());
+    }
+  };
+  for (const auto& sp : topology.spines) {
+    if (sp.name != f.node) continue;
+    out.rails.insert(sp.rails.begin(), sp.rails.end());
+    for (const auto& p : sp.ports) {
+      if (p.name == port) leaf_reach(p.to.substr(0, p.to.find(':')));
+    }
+  }
+  for (const auto& l : topology.leaves) {
+    if (l.name != f.node) continue;
+    out.rails.insert(l.rails.begin(), l.rails.end());
+    out.leaves.insert(l.name);
+    for (const auto& p : l.ports) {
+      if (p.name != port) continue;
+      const std::string peer = p.to.substr(0, p.to.find(':'));
+      if (l.nodes.count(peer)) {
+        out.nodes.insert(peer);
+      } else {
+        leaf_reach(l.name);  // its uplink: everything behind the leaf
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
+  // The loader refuses a switch fault without a map.
+  if (f.on_switch && topology) return SwitchPortFootprint(f, *topology);
+  Footprint out;
+  out.nodes.insert(f.node);
   auto rail_of = [&](const std::string& name) {
     std::optional<std::string> rail = topology ? topology->RailOf(f.node, name) : std::nullopt;
     return rail ? *rail : name;

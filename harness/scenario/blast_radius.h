@@ -46,6 +46,10 @@ struct BlastRadiusSpec {
 // What one fault touches. Rails are named as the topology names them; an
 // interface or HCA on no rail counts as its own rail, named after it.
 struct Footprint {
+  // The nodes it reaches: its own node; for a switch port the nodes behind
+  // it (a node port: that node; a leaf's uplink, or the spine port facing a
+  // leaf: every node of that leaf).
+  std::set<std::string> nodes;
   std::set<std::string> rails;
   std::set<std::string> leaves;       // the node's leaf on each rail touched
   std::optional<std::string> nvlink;  // the node's NVLink domain; a node in none is its own
@@ -55,7 +59,9 @@ struct Footprint {
 // as link_partition allows: every rail of the node); ib_port -> params.
 // device's rail; gpu -> the node's NVLink domain; nccl -> the rails its
 // ib_hca takes away, and the NVLink domain with p2p_disable or nvls_enable
-// false; rank and node -> the node alone. Without a topology every
+// false; rank and node -> the node alone; a switch port (FaultSpec::
+// on_switch) -> the switch's rail, the leaf it is or faces, and the nodes
+// behind the port. Without a topology every
 // interface and HCA is its own rail and every node its own NVLink domain.
 Footprint FootprintOf(const FaultSpec& f, const Topology* topology);
 

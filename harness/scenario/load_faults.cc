@@ -1,5 +1,6 @@
 #include "harness/scenario/load_faults.h"
 
+#include <algorithm>
 #include <set>
 
 #include "harness/core/did_you_mean.h"
@@ -12,7 +13,8 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
                          const PhaseCopy& copy, std::vector<FaultSpec>* out) const {
   if (auto st = y_.CheckKeys(
           n, "fault",
-          {"id", "kind", "node", "target", "params", "at", "for", "ramp", "max_duration"});
+          {"id", "kind", "node", "target", "switch", "params", "at", "for", "ramp",
+           "max_duration"});
       !st.ok()) {
     return st;
   }
@@ -24,20 +26,83 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
   if (!target.ok()) return target.status();
   auto params = Params(n, *target);
   if (!params.ok()) return params.status();
+  if (n["switch"]) {
+    if (auto st = CheckSwitchFault(n, *kind, *params); !st.ok()) return st;
+  }
   auto window = LoadWindow(n, phase);
   if (!window.ok()) return window.status();
   Ramp ramp;
   if (auto st = LoadRamp(n, *params, *window, &ramp); !st.ok()) return st;
   auto id = BaseId(n, *kind, index, copy);
   if (!id.ok()) return id.status();
-  return Expand(n, *kind, *target, *params, *window, ramp, *id, out);
+  const size_t first = out->size();
+  if (auto st = Expand(n, *kind, *target, *params, *window, ramp, *id, out); !st.ok()) return st;
+  for (size_t i = first; i < out->size(); ++i) (*out)[i].on_switch = n["switch"].IsDefined();
+  return Status::Ok();
+}
+
+namespace {
+// What a switch agent can do to one of its ports: take it down, flap it, or
+// cap its egress. link_loss, link_partition and link_delay hook iptables'
+// OUTPUT and PREROUTING, which see a host's own traffic, not what a bridge
+// forwards; process, GPU, HCA and NCCL faults have nothing to act on there.
+const std::vector<std::string> kSwitchKinds = {"link_down", "link_flap", "link_rate"};
+}  // namespace
+
+Status FaultLoader::CheckSwitchFault(const YAML::Node& n, const std::string& kind,
+                                     const Json& params) const {
+  const YAML::Node at = n["switch"];
+  const std::string name = at.as<std::string>();
+  if (!s_.Emulated()) {
+    return y_.Error(at, "switch faults need the emulated fabric, where every switch runs an agent "
+                        "(fabric: {emulated: ...}); a real fabric's switches run no fdrill-agent");
+  }
+  if (!s_.topology) {
+    return y_.Error(at, "a fault on switch " + name +
+                            " needs the fabric's map to know its ports: add `topology: emulated`");
+  }
+  const std::vector<TopologyPort>* ports = s_.topology->SwitchPorts(name);
+  if (ports == nullptr) {
+    std::set<std::string> names;
+    for (const auto& l : s_.topology->leaves) names.insert(l.name);
+    for (const auto& sp : s_.topology->spines) names.insert(sp.name);
+    std::string all;
+    for (const auto& x : names) all += (all.empty() ? "" : ", ") + x;
+    const std::string hint = DidYouMean(name, names);
+    return y_.Error(at, "no switch " + name + " in this fabric (switches: " + all + ")" +
+                            (hint.empty() ? "" : "; " + hint));
+  }
+  if (std::find(kSwitchKinds.begin(), kSwitchKinds.end(), kind) == kSwitchKinds.end()) {
+    return y_.Error(n["kind"], "kind " + kind +
+                                   " does not act on a switch port; on a switch use link_down, "
+                                   "link_flap or link_rate (params.interface: the port)");
+  }
+  std::string port_names;
+  for (const auto& p : *ports) port_names += (port_names.empty() ? "" : ", ") + p.name;
+  if (!params.contains("interface") || !params["interface"].is_string()) {
+    return y_.Error(n["params"] ? n["params"] : n,
+                    "a fault on switch " + name + " needs params.interface: one of its ports (" +
+                        port_names + ")");
+  }
+  const std::string port = params["interface"].get<std::string>();
+  for (const auto& p : *ports) {
+    if (p.name == port) return Status::Ok();
+  }
+  return y_.Error(n["params"], "switch " + name + " has no port " + port + " (ports: " +
+                                   port_names + ")");
 }
 
 Result<Target> FaultLoader::Select(const YAML::Node& n) const {
   if (n["node"] && n["target"])
     return y_.Error(n["target"], "a fault takes node: or target:, not both");
   Target target;
-  if (n["target"]) {
+  if (n["switch"]) {
+    if (n["node"] || n["target"])
+      return y_.Error(n["switch"], "a fault takes switch:, node: or target:, only one");
+    auto name = y_.Str(n["switch"], "switch");
+    if (!name.ok()) return name.status();
+    target.nodes = {*name};
+  } else if (n["target"]) {
     auto name = y_.Str(n["target"], "target");
     if (!name.ok()) return name.status();
     auto it = targets_.find(*name);

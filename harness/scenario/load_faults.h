@@ -1,6 +1,7 @@
 // FaultLoader: one entry of a phase's faults: list, as written, into the
 // FaultSpecs the drill runs (internal to harness/scenario). An entry selects
-// nodes (node: or a target:), takes a window in its phase (at:, for:) and
+// nodes (node: or a target:) or one switch of the emulated fabric (switch:,
+// its port as params.interface), takes a window in its phase (at:, for:) and
 // may ramp one param; it becomes one FaultSpec per node and ramp step, each
 // with its id, its max_duration, and its params checked by the injector's own
 // parser (nothing is touched). Const: one loader serves every phase.
@@ -52,6 +53,9 @@ class FaultLoader {
   };
 
   Result<Target> Select(const YAML::Node& n) const;
+  // switch: NAME: a leaf or spine of the emulated fabric's map, a kind that
+  // acts on a port (kSwitchKinds), and params.interface one of its ports.
+  Status CheckSwitchFault(const YAML::Node& n, const std::string& kind, const Json& params) const;
   // The target's selector params plus the fault's own params:.
   Result<Json> Params(const YAML::Node& n, const Target& target) const;
   Result<Duration> At(const YAML::Node& n) const;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -168,6 +169,16 @@ Duration Scenario::TotalDuration() const {
   Duration total{};
   for (const auto& p : phases) total += p.MaxDuration();
   return total;
+}
+
+std::vector<std::string> Scenario::SwitchTargets() const {
+  std::set<std::string> names;
+  for (const auto& p : phases) {
+    for (const auto& f : p.faults) {
+      if (f.on_switch) names.insert(f.node);
+    }
+  }
+  return {names.begin(), names.end()};
 }
 
 std::vector<std::string> Scenario::NodeNames() const {

@@ -21,6 +21,9 @@ struct FaultSpec {
   std::string id;    // unique in the scenario; "<phase>-<kind>" when not given
   std::string kind;  // injector name
   std::string node;  // "n1"; a selector naming several nodes becomes one fault each
+  // node names a switch of the emulated fabric ("rail0-leaf1", switch: in
+  // the scenario); its agent holds the fault, on the port params.interface.
+  bool on_switch = false;
   Json params;       // validated by the injector's parser
   int line = 0;      // 1-based line in the scenario file, for messages
   int column = 0;    // 1-based column of the fault's entry
@@ -152,6 +155,8 @@ struct Scenario {
   // Sum of the phases' longest durations (a gate's timeout).
   Duration TotalDuration() const;
   std::vector<std::string> NodeNames() const;  // n0..n{nodes-1}, or the hosts file's
+  // The switches faults name, sorted: the switch agents the drill connects to.
+  std::vector<std::string> SwitchTargets() const;
   bool Emulated() const { return hosts_file.empty() && !slurm; }
   // "emulated n0..n3", "hosts file F", "Slurm allocation gpu[01-04]".
   std::string FabricName() const;

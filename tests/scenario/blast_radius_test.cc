@@ -3,6 +3,8 @@
 // ramps, gates), and the refusal for each limit, word for word.
 #include "harness/scenario/blast_radius.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -30,10 +32,13 @@ nvlink_domains:
 class BlastRadiusTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) / "blast_radius_test";
+    // Per process: test binaries run side by side (ctest -j).
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("blast_radius_test." + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "topo.yaml") << kTopology;
   }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // A drill whose phase "hit" (6 s, from t=5s, faults on line 11 on) holds
   // FAULTS, under safety.blast_radius BLAST.
@@ -324,6 +329,40 @@ TEST_F(BlastRadiusTest, EachKindTouchesWhatItsParamsName) {
   EXPECT_EQ(FootprintOf(Fault("nvlink_bw_mode", "n2", {{"mode", "off"}}), nullptr).nvlink, "n2");
   const Footprint cpu = FootprintOf(Fault("cpu_hog", "n0", Json::object()), nullptr);
   EXPECT_TRUE(cpu.rails.empty() && !cpu.nvlink);
+}
+
+// The emulated fabric's map, 8 nodes x 2 rails x 2 leaves; one switch fault
+// in phase hit, under safety.blast_radius BLAST.
+std::string SwitchDrill(const std::string& sw, const std::string& port, const std::string& blast) {
+  return "name: t\nfabric:\n  emulated: {nodes: 8, rails: 2, leaves: 2}\ntopology: emulated\n"
+         "phases:\n  - name: baseline\n    duration: 5s\n  - name: hit\n    duration: 6s\n"
+         "    faults:\n      - {id: s, kind: link_down, switch: " +
+         sw + ", params: {interface: " + port +
+         "}}\n  - name: recovery\n    duration: 5s\nsafety:\n  blast_radius: " + blast + "\n";
+}
+
+TEST_F(BlastRadiusTest, ASwitchPortReachesTheNodesBehindIt) {
+  auto reach = [&](const std::string& sw, const std::string& port) {
+    auto s = Load(SwitchDrill(sw, port, "{max_rails: 1}"));
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? FootprintOf(s->phases[1].faults[0], &*s->topology) : Footprint{};
+  };
+  using Set = std::set<std::string>;
+  const Footprint node_port = reach("rail1-leaf1", "swp5");
+  EXPECT_EQ(node_port.nodes, Set{"n5"});
+  EXPECT_EQ(node_port.rails, Set{"rail1"});
+  EXPECT_EQ(node_port.leaves, Set{"rail1-leaf1"});
+  const Footprint uplink = reach("rail0-leaf1", "up0");
+  EXPECT_EQ(uplink.nodes, (Set{"n4", "n5", "n6", "n7"}));
+  EXPECT_EQ(uplink.leaves, Set{"rail0-leaf1"});
+  const Footprint spine = reach("rail0-spine", "dn0");
+  EXPECT_EQ(spine.nodes, (Set{"n0", "n1", "n2", "n3"}));
+  EXPECT_EQ(spine.leaves, Set{"rail0-leaf0"});
+  EXPECT_EQ(spine.rails, Set{"rail0"});
+  // ... and is held to the limits by them.
+  const std::string e = ErrorOf(SwitchDrill("rail0-leaf1", "up0", "{max_nodes: 2}"));
+  EXPECT_NE(e.find("blast_radius.max_nodes 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("n4, n5, n6 and n7"), std::string::npos) << e;
 }
 
 TEST_F(BlastRadiusTest, TheHardwareFlapDrillIsBoundedToOneRail) {

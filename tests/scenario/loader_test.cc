@@ -170,6 +170,57 @@ TEST(ScenarioLoader, EmulatedShapesThatCannotBeBuiltNameTheKey) {
             std::string::npos);
 }
 
+// A fault on a switch port of the emulated fabric: 8 nodes x 2 rails x 2 leaves.
+std::string SwitchDrill(const std::string& fault) {
+  return Replace(
+      Replace(kGood, "emulated: {nodes: 4}",
+              "emulated: {nodes: 8, rails: 2, leaves: 2, oversubscription: 2, port_rate: 1gbit}\n"
+              "topology: emulated"),
+      "      - kind: link_rate\n        node: n1\n        params: {interface: fab0, rate: "
+      "100mbit}",
+      fault);
+}
+
+TEST(ScenarioLoader, SwitchFaultsNameASwitchOfTheMapAndOneOfItsPorts) {
+  auto s = ParseScenario(SwitchDrill("      - kind: link_rate\n        switch: rail0-leaf1\n"
+                                     "        params: {interface: up0, rate: 100mbit}"),
+                         "drill.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const FaultSpec& f = s->phases[1].faults[0];
+  EXPECT_TRUE(f.on_switch);
+  EXPECT_EQ(f.node, "rail0-leaf1");
+  EXPECT_EQ(s->SwitchTargets(), std::vector<std::string>{"rail0-leaf1"});
+  EXPECT_TRUE(ParseScenario(kGood, "drill.yaml")->SwitchTargets().empty());
+  EXPECT_TRUE(ParseScenario(SwitchDrill("      - kind: link_flap\n        switch: rail1-spine\n"
+                                        "        params: {interface: dn0, down: 1s}"),
+                            "drill.yaml")
+                  .ok());
+
+  EXPECT_EQ(ErrorOf(SwitchDrill("      - kind: link_down\n        switch: rail0-leaf3\n"
+                                "        params: {interface: up0}")),
+            "drill.yaml:13:17: no switch rail0-leaf3 in this fabric (switches: rail0-leaf0, "
+            "rail0-leaf1, rail0-spine, rail1-leaf0, rail1-leaf1, rail1-spine); did you mean "
+            "\"rail0-leaf0\"?");
+  EXPECT_EQ(ErrorOf(SwitchDrill("      - kind: link_down\n        switch: rail0-leaf1\n"
+                                "        params: {interface: swp0}")),
+            "drill.yaml:14:17: switch rail0-leaf1 has no port swp0 (ports: swp4, swp5, swp6, "
+            "swp7, up0)");
+  EXPECT_NE(ErrorOf(SwitchDrill("      - kind: link_loss\n        switch: rail0-leaf1\n"
+                                "        params: {interface: up0, percent: 5}"))
+                .find("kind link_loss does not act on a switch port; on a switch use link_down, "
+                      "link_flap or link_rate"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(SwitchDrill("      - kind: link_down\n        switch: rail0-leaf1\n"
+                                "        node: n1\n        params: {interface: up0}"))
+                .find("a fault takes switch:, node: or target:, only one"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Replace(SwitchDrill("      - kind: link_down\n        switch: rail0-leaf1\n"
+                                        "        params: {interface: up0}"),
+                            "topology: emulated", ""))
+                .find("needs the fabric's map to know its ports: add `topology: emulated`"),
+            std::string::npos);
+}
+
 TEST(ScenarioLoader, MissingFileIsNotFound) {
   auto s = LoadScenario("/nonexistent/x.yaml");
   EXPECT_EQ(s.status().code(), StatusCode::kNotFound);
