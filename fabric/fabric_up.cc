@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "fabric/fabric_status.h"
 #include "fabric/fabric_topology.h"
 #include "fabric/inventory.h"
 #include "harness/core/units.h"
@@ -82,6 +83,37 @@ Status WaitForAgents(const FabricState& state, const UpOptions& options, const F
   }
 }
 
+// A veth whose peer comes up gets its carrier at once, but its operstate
+// (what `ip link` prints as "state", and what a bridge checks before it
+// forwards on a port) follows later, from the kernel's linkwatch work —
+// measured here up to ~1 s after the last step (a spine's dn0 read
+// "NO-CARRIER ... state DOWN" right after up, "state UP" 2 s later). So `up`
+// returns only once no switch port reads DOWN, and a drill started right
+// after it never begins on a port the bridge still holds disabled.
+Status WaitForPorts(const FabricState& state, const UpOptions& options, const FabricHost& host) {
+  const auto deadline = host.clock->Now() + options.ready_timeout;
+  for (;;) {
+    std::vector<std::string> down;
+    for (const auto& sw : state.switches) {
+      auto out = RunChecked(*host.runner, {"ip", "-n", sw.netns, "-o", "link", "show"});
+      if (!out.ok()) return out.status().Annotate("reading " + sw.name + "'s ports");
+      for (const auto& [name, link_state] : ParseLinkStates(*out)) {
+        if (link_state == "DOWN" && sw.FindPort(name) != nullptr)
+          down.push_back(sw.name + ":" + name);
+      }
+    }
+    if (down.empty()) return Status::Ok();
+    if (host.clock->Now() >= deadline) {
+      std::string list;
+      for (const auto& d : down) list += (list.empty() ? "" : ", ") + d;
+      return DeadlineExceeded(std::to_string(down.size()) + " switch port(s) still DOWN " +
+                              FormatDuration(options.ready_timeout) + " after the fabric was " +
+                              "built: " + list);
+    }
+    host.node->SleepFor(std::chrono::milliseconds(100));
+  }
+}
+
 // A CA made for this fabric alone, and a cert for the controller and each
 // node. The files go under the state dir, so `down` removes them with it.
 Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollback) {
@@ -123,8 +155,9 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
     rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
-  if (options.wait_ready) return WaitForAgents(state, options, host);
-  return Status::Ok();
+  if (!options.wait_ready) return Status::Ok();
+  if (Status s = WaitForAgents(state, options, host); !s.ok()) return s;
+  return WaitForPorts(state, options, host);
 }
 
 }  // namespace
@@ -141,8 +174,8 @@ namespace {
 void AddShape(std::vector<FabricStep>& steps, const std::string& netns, const SwitchPort& port) {
   const uint64_t burst = DefaultTbfBurstBytes(port.rate_bps);
   const uint64_t queue = port.rate_bps / 8 / 50 + burst;
-  steps.push_back({{"tc", "-n", netns, "qdisc", "replace", "dev", port.name, "root", "handle", "1:",
-                    "tbf", "rate", std::to_string(port.rate_bps) + "bit", "burst",
+  steps.push_back({{"tc", "-n", netns, "qdisc", "replace", "dev", port.name, "root", "handle",
+                    "1:", "tbf", "rate", std::to_string(port.rate_bps) + "bit", "burst",
                     std::to_string(burst), "latency", "20ms"},
                    {}});
   steps.push_back({{"tc", "-n", netns, "qdisc", "replace", "dev", port.name, "parent", "1:1",

@@ -184,8 +184,8 @@ class LinkRate final : public Fault {
     if (q->kind != "tbf" || q->handle != kHandle || bytes_per_sec * 8 != rate_) {
       return FailedPrecondition(Who() + ": " + Where() + " qdisc is " + q->kind + " " + q->handle +
                                 " at " + std::to_string(bytes_per_sec * 8) +
-                                " bit/s, expected tbf " + kHandle + " at " +
-                                std::to_string(rate_) + " bit/s");
+                                " bit/s, expected tbf " + kHandle + " at " + std::to_string(rate_) +
+                                " bit/s");
     }
     return Status::Ok();
   }
@@ -227,6 +227,12 @@ class LinkRate final : public Fault {
     for (const auto& argv : ApplySteps()) out.push_back("apply: " + JoinArgv(argv));
     out.push_back("revert: " +
                   JoinArgv(Nested() ? RestoreChildArgv() : DeleteRootQdiscArgv(ifname_)));
+    // Before Capture (fdrill plan) the tree is not known yet.
+    if (!Nested() && prior_kind_.empty()) {
+      out.push_back(
+          "note: where the root is a tbf H: over a fifo (a modelled switch port), "
+          "parent H:1 instead of root; the tbf stays and revert puts the fifo back");
+    }
     return out;
   }
 
@@ -266,11 +272,11 @@ class LinkRate final : public Fault {
     std::string rate = std::to_string(rate_) + "bit", burst = std::to_string(burst_);
     if (peers_.empty()) {
       std::vector<std::string> tbf = At();
-      tbf.insert(tbf.end(),
-                 {"tbf", "rate", rate, "burst", burst, "latency",
-                  std::to_string(
-                      std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) +
-                      "ms"});
+      tbf.insert(
+          tbf.end(),
+          {"tbf", "rate", rate, "burst", burst, "latency",
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) +
+               "ms"});
       return {tbf};
     }
     std::vector<std::string> htb = At();
@@ -334,10 +340,10 @@ class LinkRate final : public Fault {
   uint64_t burst_;
   Duration latency_;
   std::vector<std::string> peers_;  // empty: the whole interface (tbf)
-  std::string prior_kind_;  // root mode: the kernel default that was there
-  std::string parent_;      // nested mode: the tbf's class ("1:1"); "" in root mode
-  Qdisc prior_root_;        // nested mode: the tbf, as found
-  Qdisc prior_child_;       // nested mode: its fifo, as found
+  std::string prior_kind_;          // root mode: the kernel default that was there
+  std::string parent_;              // nested mode: the tbf's class ("1:1"); "" in root mode
+  Qdisc prior_root_;                // nested mode: the tbf, as found
+  Qdisc prior_child_;               // nested mode: its fifo, as found
 };
 
 Result<std::unique_ptr<LinkRate>> Build(const Json& params, Host host) {

@@ -127,18 +127,20 @@ int Validate(const std::vector<std::string>& files) {
   return rc;
 }
 
-// The mechanism line of a fault's apply or revert, as the injector states it.
+// The mechanism line of a fault's apply or revert, as the injector states it;
+// with apply, its notes after it (what depends on what Capture will find).
 std::string HowOf(const FaultSpec& f, bool apply) {
   auto fault = MakeFault(f.kind, f.params, Host{});
   if (!fault.ok()) return fault.status().message();
-  std::string how;
+  std::string how, notes;
   for (const auto& line : (*fault)->Mechanism()) {
     const bool is_apply = line.rfind("apply: ", 0) == 0;
     if (is_apply == apply && (line.rfind("apply: ", 0) == 0 || line.rfind("revert: ", 0) == 0)) {
       how = line.substr(line.find(": ") + 2);
     }
+    if (apply && line.rfind("note: ", 0) == 0) notes += "\n" + std::string(20, ' ') + line;
   }
-  return how;
+  return how + notes;
 }
 
 int PrintPlan(const std::string& file) {

@@ -1,7 +1,6 @@
 #include "harness/core/units.h"
 
 #include <algorithm>
-
 #include <cctype>
 #include <cmath>
 #include <cstdlib>

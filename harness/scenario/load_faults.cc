@@ -11,10 +11,9 @@ namespace fdrill {
 
 Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t index,
                          const PhaseCopy& copy, std::vector<FaultSpec>* out) const {
-  if (auto st = y_.CheckKeys(
-          n, "fault",
-          {"id", "kind", "node", "target", "switch", "params", "at", "for", "ramp",
-           "max_duration"});
+  if (auto st = y_.CheckKeys(n, "fault",
+                             {"id", "kind", "node", "target", "switch", "params", "at", "for",
+                              "ramp", "max_duration"});
       !st.ok()) {
     return st;
   }
@@ -54,8 +53,9 @@ Status FaultLoader::CheckSwitchFault(const YAML::Node& n, const std::string& kin
   const YAML::Node at = n["switch"];
   const std::string name = at.as<std::string>();
   if (!s_.Emulated()) {
-    return y_.Error(at, "switch faults need the emulated fabric, where every switch runs an agent "
-                        "(fabric: {emulated: ...}); a real fabric's switches run no fdrill-agent");
+    return y_.Error(at,
+                    "switch faults need the emulated fabric, where every switch runs an agent "
+                    "(fabric: {emulated: ...}); a real fabric's switches run no fdrill-agent");
   }
   if (!s_.topology) {
     return y_.Error(at, "a fault on switch " + name +
@@ -88,8 +88,8 @@ Status FaultLoader::CheckSwitchFault(const YAML::Node& n, const std::string& kin
   for (const auto& p : *ports) {
     if (p.name == port) return Status::Ok();
   }
-  return y_.Error(n["params"], "switch " + name + " has no port " + port + " (ports: " +
-                                   port_names + ")");
+  return y_.Error(n["params"],
+                  "switch " + name + " has no port " + port + " (ports: " + port_names + ")");
 }
 
 Result<Target> FaultLoader::Select(const YAML::Node& n) const {

@@ -24,9 +24,9 @@ struct FaultSpec {
   // node names a switch of the emulated fabric ("rail0-leaf1", switch: in
   // the scenario); its agent holds the fault, on the port params.interface.
   bool on_switch = false;
-  Json params;       // validated by the injector's parser
-  int line = 0;      // 1-based line in the scenario file, for messages
-  int column = 0;    // 1-based column of the fault's entry
+  Json params;     // validated by the injector's parser
+  int line = 0;    // 1-based line in the scenario file, for messages
+  int column = 0;  // 1-based column of the fault's entry
   // Window inside its phase: applied `at` after the phase starts, reverted
   // `length` later; length 0 means "at the phase's end" (fixed phases only).
   Duration at{};

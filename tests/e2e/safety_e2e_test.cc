@@ -209,13 +209,14 @@ TEST_F(SafetyE2E, KilledAgentRevertsFromItsJournalWhenRestarted) {
   std::printf("[ measured ] restarted agent reverted its journal %.3f s after start\n",
               std::chrono::duration<double>(Clock::now() - started).count());
   // The agent logs the sweep once it is over, so the line can trail the revert by a moment.
-  EXPECT_GE(WaitFor(
-                [&] {
-                  return Sh({"cat", (work_ / "agent-restart.log").string()})
-                             .find("from the journal") != std::string::npos;
-                },
-                5),
-            0)
+  EXPECT_GE(
+      WaitFor(
+          [&] {
+            return Sh({"cat", (work_ / "agent-restart.log").string()}).find("from the journal") !=
+                   std::string::npos;
+          },
+          5),
+      0)
       << Sh({"cat", (work_ / "agent-restart.log").string()});
   // The controller lost n1 and ends the drill; everything else is reverted.
   int status = 0;

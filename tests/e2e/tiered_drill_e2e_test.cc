@@ -169,5 +169,34 @@ TEST_F(TieredDrillE2E, RailDownIsAPartialFailureTheJobLivesThrough) {
   EXPECT_EQ(FabricLinks(), before);
 }
 
+// A fault held by a switch's own agent: rail 0's leaf-0 uplink capped under
+// its modelled tbf, the job slowed, the port's tbf and fifo back exactly.
+TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFound) {
+  const std::string before = FabricLinks();
+  const std::string port_before =
+      Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"});
+  ASSERT_NE(port_before.find("qdisc bfifo 10: parent 1:1"), std::string::npos) << port_before;
+  fs::path out = work_ / "uplink-congestion";
+  auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/uplink-congestion.yaml",
+                     "--out", out.string()},
+                    300);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  ASSERT_EQ(s["faults"].size(), 1u);
+  const json& f = s["faults"][0];
+  std::cout << "uplink-congestion: " << f.dump() << "\n";
+  EXPECT_EQ(f["node"], "rail0-leaf0");
+  EXPECT_EQ(f["target"], "up0");
+  EXPECT_GE(f["slowdown"].get<double>(), 2.0) << f.dump();
+  EXPECT_TRUE(f["job_failed_after_s"].is_null()) << f.dump();
+  // The switch's agent was in the drill: it connected and was snapshotted.
+  const std::string events = Sh({"cat", (out / "events.jsonl").string()});
+  EXPECT_NE(events.find(R"("node":"rail0-leaf0")"), std::string::npos);
+  EXPECT_EQ(Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"}), port_before);
+  EXPECT_EQ(FabricLinks(), before);
+}
+
 }  // namespace
 }  // namespace fdrill

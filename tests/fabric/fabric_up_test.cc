@@ -64,7 +64,37 @@ TEST_F(FabricUpTest, TwoNodesRunExactlyTheseIpCommands) {
       {"ip", "-n", "fdrill-sw", "link", "set", "mgmt0", "up"},
   };
   expected.insert(expected.end(), sw.begin(), sw.end());
+  // Agents ready, then the switch's ports read until none is DOWN.
+  expected.push_back({"ip", "-n", "fdrill-sw", "-o", "link", "show"});
   EXPECT_EQ(runner_.CallsStartingWith({"ip"}), expected);
+}
+
+// `ip -o link show` in a switch: swp1 as the kernel prints a veth whose
+// operstate linkwatch has not caught up with yet.
+constexpr char kSwp1Down[] =
+    "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT\\    "
+    "link/loopback 00:00:00:00:00:00\n"
+    "2: br0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP mode DEFAULT\\"
+    "    link/ether 4a:dc:db:d8:14:f7\n"
+    "3: swp1@if3: <NO-CARRIER,BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue master br0 "
+    "state DOWN mode DEFAULT\\    link/ether 4a:dc:db:d8:14:f7\n";
+
+TEST_F(FabricUpTest, UpReturnsOnceNoSwitchPortReadsDown) {
+  runner_.On({"ip", "-n", "fdrill-sw", "-o", "link", "show"}, ProcessResult{0, kSwp1Down, ""}, 3);
+  auto state = FabricUp(options_, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(runner_.CallsStartingWith({"ip", "-n", "fdrill-sw", "-o", "link", "show"}).size(), 4u);
+}
+
+TEST_F(FabricUpTest, APortThatStaysDownFailsNamingItAndRollsBack) {
+  runner_.On({"ip", "-n", "fdrill-sw", "-o", "link", "show"}, ProcessResult{0, kSwp1Down, ""});
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(state.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(state.status().message(),
+              HasSubstr("1 switch port(s) still DOWN 10s after the fabric was built: sw:swp1"));
+  EXPECT_EQ(runner_.CallsStartingWith({"kill"}).size(), 3u);
+  EXPECT_EQ(runner_.CallsStartingWith({"ip", "netns", "del"}).size(), 3u);
 }
 
 TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {

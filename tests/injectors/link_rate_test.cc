@@ -86,10 +86,8 @@ void ShapedPort(FakeNetKernel& k, const std::string& port) {
   i.qdisc_handle = "1:";
   i.qdisc_options = {{"rate", 62500000}, {"burst", 655312}, {"lat", 20000}};
   i.child_parent = "1:1";
-  i.child = {{"kind", "bfifo"},
-             {"handle", "10:"},
-             {"parent", "1:1"},
-             {"options", {{"limit", 1905360}}}};
+  i.child = {
+      {"kind", "bfifo"}, {"handle", "10:"}, {"parent", "1:1"}, {"options", {{"limit", 1905360}}}};
 }
 
 TEST(LinkRateOnAShapedPort, NestsUnderTheTbfAndPutsItsFifoBackExactly) {

@@ -34,10 +34,12 @@ TEST(Registry, MechanismNamesTheExactArgv) {
   auto f = MakeFault("link_rate", {{"interface", "fab0"}, {"rate", "100mbit"}}, Host{&k, nullptr});
   ASSERT_TRUE(f.ok());
   auto lines = (*f)->Mechanism();
-  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_EQ(lines.size(), 3u);
   EXPECT_NE(lines[0].find("tc qdisc replace dev fab0 root handle fd1: tbf rate 100000000bit"),
             std::string::npos)
       << lines[0];
+  // Before Capture it cannot know whether the port is a modelled switch port.
+  EXPECT_EQ(lines[2].rfind("note: where the root is a tbf H: over a fifo", 0), 0u) << lines[2];
   EXPECT_TRUE(k.calls.empty());
 }
 

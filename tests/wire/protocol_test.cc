@@ -53,22 +53,19 @@ TEST(ProtocolDoc, HasARowForEveryPushTypeAndNoOther) {
 
 TEST(ProtocolDoc, NamesEveryBodyKey) {
   const std::string doc = ProtocolDoc();
-  for (const char* k : {key::kNode,         key::kWallNs,        key::kHostname,
-                        key::kVersion,      key::kMgmtInterface, key::kActiveFaults,
-                        key::kTmpdir,       key::kFaults,        key::kFaultId,
-                        key::kKind,         key::kParams,        key::kMaxDurationMs,
-                        key::kVerified,     key::kVerify,        key::kAlreadyApplied,
-                        key::kTarget,       key::kWasApplied,    key::kReverted,
-                        key::kLinks,        key::kName,          key::kAdminUp,
-                        key::kQdisc,        key::kQdiscHandle,   key::kQdiscTree,     key::kHost,
-                        key::kStoppedRanks, key::kBurners,       key::kBurnCgroups,
-                        key::kFdrillRules,  key::kTtlMs,         key::kArgv,
-                        key::kEnv,          key::kMetricsDir,    key::kStarted,
-                        key::kWatching,     key::kPid,           key::kLog,
-                        key::kStopFile,     key::kKill,          key::kRequested,
-                        key::kRunning,      key::kExitCode,      key::kLogTail,
-                        key::kRanksKilled,  key::kDir,           key::kRemoved,
-                        key::kRecords,      key::kCounters}) {
+  for (const char* k :
+       {key::kNode,          key::kWallNs,       key::kHostname,       key::kVersion,
+        key::kMgmtInterface, key::kActiveFaults, key::kTmpdir,         key::kFaults,
+        key::kFaultId,       key::kKind,         key::kParams,         key::kMaxDurationMs,
+        key::kVerified,      key::kVerify,       key::kAlreadyApplied, key::kTarget,
+        key::kWasApplied,    key::kReverted,     key::kLinks,          key::kName,
+        key::kAdminUp,       key::kQdisc,        key::kQdiscHandle,    key::kQdiscTree,
+        key::kHost,          key::kStoppedRanks, key::kBurners,        key::kBurnCgroups,
+        key::kFdrillRules,   key::kTtlMs,        key::kArgv,           key::kEnv,
+        key::kMetricsDir,    key::kStarted,      key::kWatching,       key::kPid,
+        key::kLog,           key::kStopFile,     key::kKill,           key::kRequested,
+        key::kRunning,       key::kExitCode,     key::kLogTail,        key::kRanksKilled,
+        key::kDir,           key::kRemoved,      key::kRecords,        key::kCounters}) {
     // As a word: `host.burners`, `{started:false, watching}`.
     const std::regex word(std::string("(^|[^a-z_])") + k + "([^a-z_]|$)");
     EXPECT_TRUE(std::regex_search(doc, word))
