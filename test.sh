@@ -23,9 +23,15 @@ elif [ -e /run/fdrill/fabric/fabric.json ]; then
   echo "test.sh: an emulated fabric is up (./demo.sh leaves its fabric up): taking it down for the e2e tests" >&2
   build/bin/fdrill fabric down >&2
 fi
-# One test at a time: some unit tests share scratch paths (found running
-# them side by side), and the e2e tests build fabrics under fixed names.
-ctest --test-dir build --output-on-failure --timeout 600 "$@"
+# Unit tests side by side (each keeps its scratch files per process); the
+# e2e, cluster and package tests one at a time, since they build fabrics and
+# listen under fixed names. With arguments, ctest gets exactly those.
+if [ $# -eq 0 ]; then
+  ctest --test-dir build --output-on-failure --timeout 600 -L '^unit$' -j "$(nproc)"
+  ctest --test-dir build --output-on-failure --timeout 600 -LE '^unit$'
+else
+  ctest --test-dir build --output-on-failure --timeout 600 "$@"
+fi
 
 # libFuzzer targets (wire decoder, scenario loader; clang, ASan + UBSan) for
 # a bounded time each: FDRILL_FUZZ_SECONDS (default 30; 0 skips).

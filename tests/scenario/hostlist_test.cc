@@ -1,5 +1,8 @@
 #include "harness/scenario/hostlist.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -121,11 +124,18 @@ TEST(Hostlist, SelectAllNamesEveryNode) {
 class HostsFileTest : public ::testing::Test {
  protected:
   std::string Write(const std::string& text) {
-    const std::string path = ::testing::TempDir() + "/hosts-" + std::to_string(++n_);
+    // Per process: test binaries run side by side (ctest -j).
+    const std::string path =
+        ::testing::TempDir() + "/hosts-" + std::to_string(getpid()) + "-" + std::to_string(++n_);
     std::ofstream(path) << text;
+    paths_.push_back(path);
     return path;
   }
+  void TearDown() override {
+    for (const auto& p : paths_) std::remove(p.c_str());
+  }
   int n_ = 0;
+  std::vector<std::string> paths_;
 };
 
 TEST_F(HostsFileTest, ReadsLinesCommentsAndSeveralExpressionsPerLine) {
