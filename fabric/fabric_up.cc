@@ -277,10 +277,11 @@ std::vector<std::string> AgentArgv(const FabricState& state, const FabricNode& n
                                    node.MgmtIp() + ":" + std::to_string(node.agent_port),
                                    "--state-dir",
                                    node.state_dir};
-  // A switch's agent may touch its ports and nothing else: no process or
+  // A switch's agent may touch its ports and its bridge and nothing else: no process or
   // host faults (`ranks`, `cpu`, `memory` are not allowed), never mgmt0.
   if (const FabricSwitch* sw = state.FindSwitch(node.name); sw != nullptr && &sw->agent == &node) {
     for (const auto& port : sw->ports) argv.insert(argv.end(), {"--allow", port.name});
+    argv.insert(argv.end(), {"--allow", sw->bridge});  // switch_down's target
   }
   if (state.pki_dir.empty()) {
     argv.push_back("--insecure");

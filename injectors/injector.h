@@ -76,8 +76,10 @@ enum class Scope {
   kNode,       // the node's CPUs or memory: the node alone
   kNccl,       // what NCCL may use in jobs started on the node: the rails params.ib_hca takes
                // away, and the NVLink domain with p2p_disable or nvls_enable false
+  kSwitch,     // a whole switch of the emulated fabric (switch: in a scenario): every node
+               // behind its ports, on its rail
 };
-// "interface", "ib_port", "gpu", "rank", "node", "nccl".
+// "interface", "ib_port", "gpu", "rank", "node", "nccl", "switch".
 const char* ScopeName(Scope scope);
 
 // Can this node run the fault? Reads only (runs a tool's version query, reads
@@ -109,6 +111,7 @@ Result<std::unique_ptr<Fault>> MakeLinkRate(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkFlap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkDown(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeSwitchDown(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkPartition(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortFlap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortDisable(const Json& params, Host host);

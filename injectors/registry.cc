@@ -25,6 +25,8 @@ const char* ScopeName(Scope scope) {
       return "node";
     case Scope::kNccl:
       return "nccl";
+    case Scope::kSwitch:
+      return "switch";
   }
   return "node";
 }
@@ -110,6 +112,10 @@ const std::vector<InjectorInfo>& Injectors() {
        "p2p_disable (bool), nvls_enable (bool), ib_hca (NCCL_IB_HCA list), max_channels (1-64): "
        "at least one",
        &MakeNcclEnv, nullptr},
+      {"switch_down", Scope::kSwitch,
+       "take every port of an emulated switch down, as a leaf or spine losing power (ip link; "
+       "switch: in a scenario)",
+       "bridge (default br0)", &MakeSwitchDown, &ProbeLinkFlap},
   };
   return kInjectors;
 }

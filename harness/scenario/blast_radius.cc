@@ -144,6 +144,7 @@ namespace {
 Footprint SwitchPortFootprint(const FaultSpec& f, const Topology& topology) {
   Footprint out;
   const std::string port = StringParam(f.params, "interface");
+  const bool whole = f.kind == "switch_down";  // every port of the switch
   auto leaf_reach = [&](const std::string& leaf_name) {
     for (const auto& l : topology.leaves) {
       if (l.name != leaf_name) continue;
@@ -156,7 +157,7 @@ Footprint SwitchPortFootprint(const FaultSpec& f, const Topology& topology) {
     if (sp.name != f.node) continue;
     out.rails.insert(sp.rails.begin(), sp.rails.end());
     for (const auto& p : sp.ports) {
-      if (p.name == port) leaf_reach(p.to.substr(0, p.to.find(':')));
+      if (whole || p.name == port) leaf_reach(p.to.substr(0, p.to.find(':')));
     }
   }
   for (const auto& l : topology.leaves) {
@@ -164,7 +165,7 @@ Footprint SwitchPortFootprint(const FaultSpec& f, const Topology& topology) {
     out.rails.insert(l.rails.begin(), l.rails.end());
     out.leaves.insert(l.name);
     for (const auto& p : l.ports) {
-      if (p.name != port) continue;
+      if (!whole && p.name != port) continue;
       const std::string peer = p.to.substr(0, p.to.find(':'));
       if (l.nodes.count(peer)) {
         out.nodes.insert(peer);
@@ -211,6 +212,7 @@ Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
       break;
     case Scope::kRank:
     case Scope::kNode:
+    case Scope::kSwitch:  // on a node: refused when the scenario loads
       break;
   }
   if (out.nvlink && topology) out.nvlink = topology->NvlinkDomainOf(f.node).value_or(f.node);

@@ -27,6 +27,11 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
   if (!params.ok()) return params.status();
   if (n["switch"]) {
     if (auto st = CheckSwitchFault(n, *kind, *params); !st.ok()) return st;
+  } else if (const InjectorInfo* info = FindInjector(*kind);
+             info != nullptr && info->scope == Scope::kSwitch) {
+    return y_.Error(n["kind"], *kind +
+                                   " acts on a whole switch of the emulated fabric: name it "
+                                   "with switch: (like switch: rail0-leaf0), not node:");
   }
   auto window = LoadWindow(n, phase);
   if (!window.ok()) return window.status();
@@ -42,10 +47,11 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
 
 namespace {
 // What a switch agent can do to one of its ports: take it down, flap it, or
-// cap its egress. link_loss, link_partition and link_delay hook iptables'
-// OUTPUT and PREROUTING, which see a host's own traffic, not what a bridge
-// forwards; process, GPU, HCA and NCCL faults have nothing to act on there.
-const std::vector<std::string> kSwitchKinds = {"link_down", "link_flap", "link_rate"};
+// cap its egress; or to the whole switch: every port down (switch_down). link_loss, link_partition
+// and link_delay hook iptables' OUTPUT and PREROUTING, which see a host's own traffic, not what a
+// bridge forwards; process, GPU, HCA and NCCL faults have nothing to act on there.
+const std::vector<std::string> kSwitchKinds = {"link_down", "link_flap", "link_rate",
+                                               "switch_down"};
 }  // namespace
 
 Status FaultLoader::CheckSwitchFault(const YAML::Node& n, const std::string& kind,
@@ -75,8 +81,10 @@ Status FaultLoader::CheckSwitchFault(const YAML::Node& n, const std::string& kin
   if (std::find(kSwitchKinds.begin(), kSwitchKinds.end(), kind) == kSwitchKinds.end()) {
     return y_.Error(n["kind"], "kind " + kind +
                                    " does not act on a switch port; on a switch use link_down, "
-                                   "link_flap or link_rate (params.interface: the port)");
+                                   "link_flap or link_rate (params.interface: the port), or "
+                                   "switch_down (the whole switch)");
   }
+  if (kind == "switch_down") return Status::Ok();
   std::string port_names;
   for (const auto& p : *ports) port_names += (port_names.empty() ? "" : ", ") + p.name;
   if (!params.contains("interface") || !params["interface"].is_string()) {

@@ -198,5 +198,25 @@ TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFou
   EXPECT_EQ(FabricLinks(), before);
 }
 
+// A whole leaf dark (switch_down by its own agent): n0-n3 lose rail 1.
+TEST_F(TieredDrillE2E, LeafDownStallsTheJobAndEveryPortComesBack) {
+  const std::string before = FabricLinks();
+  fs::path out = work_ / "leaf-down";
+  auto run = Fdrill(
+      {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/leaf-down.yaml", "--out", out.string()},
+      300);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  ASSERT_EQ(s["faults"].size(), 1u);
+  const json& f = s["faults"][0];
+  std::cout << "leaf-down: " << f.dump() << "\n";
+  EXPECT_EQ(f["node"], "rail1-leaf0");
+  EXPECT_GE(f["stall_ms"].get<double>(), 9000.0) << f.dump();
+  EXPECT_TRUE(f["job_failed_after_s"].is_null()) << f.dump();
+  EXPECT_EQ(FabricLinks(), before);
+}
+
 }  // namespace
 }  // namespace fdrill

@@ -114,11 +114,11 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
 
   // Two node agents, then the switch's, allowed its ports alone.
   ASSERT_EQ(node_.spawned.size(), 3u);
-  EXPECT_EQ(
-      node_.spawned[2].argv,
-      (Argv{"/opt/fdrill/bin/fdrill-agent", "--node", "sw", "--listen", "198.19.0.201:7100",
-            "--state-dir", d + "/sw/state", "--allow", "swp0", "--allow", "swp1", "--tls-ca",
-            d + "/pki/ca.pem", "--tls-cert", d + "/pki/sw.pem", "--tls-key", d + "/pki/sw.key"}));
+  EXPECT_EQ(node_.spawned[2].argv,
+            (Argv{"/opt/fdrill/bin/fdrill-agent", "--node", "sw", "--listen", "198.19.0.201:7100",
+                  "--state-dir", d + "/sw/state", "--allow", "swp0", "--allow", "swp1", "--allow",
+                  "br0", "--tls-ca", d + "/pki/ca.pem", "--tls-cert", d + "/pki/sw.pem",
+                  "--tls-key", d + "/pki/sw.key"}));
   EXPECT_EQ(node_.spawned[2].netns_path, "/run/netns/fdrill-sw");
   EXPECT_EQ(state->switches[0].agent.agent_pid, 1002);
   const SpawnSpec& s1 = node_.spawned[1];

@@ -33,6 +33,7 @@ class FakeNetKernel final : public ProcessRunner {
     // lists it ({"kind", "handle", "parent", "options"}); null: none.
     std::string child_parent;
     Json child;
+    std::string master;  // the bridge it is a port of ("br0"); "" for none
   };
 
   FakeNetKernel() {
@@ -67,9 +68,16 @@ class FakeNetKernel final : public ProcessRunner {
     if (auto failed = failures_.Take(argv)) return *failed;
     auto has = [&](size_t i, const char* s) { return argv.size() > i && argv[i] == s; };
     if (has(0, "ip") && has(1, "-j") && has(2, "link")) {
+      // ip -j link show [master BRIDGE]
+      const bool by_master = has(4, "master");
+      if (by_master && !ifaces.count(argv[5])) return NoDevice(argv[5]);
       Json out = Json::array();
       int index = 1;
       for (const auto& [name, i] : ifaces) {
+        if (by_master && i.master != argv[5]) {
+          ++index;
+          continue;
+        }
         Json flags = Json::array({"BROADCAST", "MULTICAST"});
         if (i.up) flags.push_back("UP");
         out.push_back({{"ifindex", index++},

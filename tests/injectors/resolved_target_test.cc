@@ -34,6 +34,8 @@ TEST(ResolvedTarget, NetworkKindsNameTheInterfaceOrThePeers) {
             "fab0");
   EXPECT_EQ(ResolvedOf("link_partition", {{"peers", {"198.18.0.2", "198.18.0.4"}}}, host),
             "peers:198.18.0.2,198.18.0.4");
+  // A switch's agent: the bridge whose every port goes down.
+  EXPECT_EQ(ResolvedOf("switch_down", Json::object(), host), "br0");
 }
 
 TEST(ResolvedTarget, IbPortKindsNameTheHcaPort) {
@@ -90,7 +92,7 @@ TEST(ResolvedTarget, EveryRegisteredKindIsCovered) {
       "link_rate",      "link_flap",     "link_loss",       "link_down",     "link_delay",
       "link_partition", "ib_port_flap",  "ib_port_disable", "ib_port_width", "ib_port_speed",
       "gpu_clock_lock", "gpu_power_cap", "nvlink_bw_mode",  "rank_pause",    "rank_kill",
-      "cpu_hog",        "mem_pressure",  "nccl_env"};
+      "cpu_hog",        "mem_pressure",  "nccl_env",        "switch_down"};
   for (const auto& info : Injectors())
     EXPECT_TRUE(covered.count(info.name)) << info.name << " has no test here";
 }
