@@ -32,13 +32,21 @@ Json AgentService::HostSnapshot() {
     }
   }
   // fdrill's iptables rules and chains (link_loss, link_partition,
-  // link_delay): every iptables-save line that names an FDRILL- chain.
+  // link_delay): every iptables-save line that names an FDRILL- chain; and
+  // every nft table named fdrill_*.
   Json rules = Json::array();
   if (host_.runner != nullptr) {
     if (auto saved = RunChecked(*host_.runner, {"iptables-save"}); saved.ok()) {
       std::istringstream lines(*saved);
       for (std::string line; std::getline(lines, line);) {
         if (line.find("FDRILL-") != std::string::npos) rules.push_back(line);
+      }
+    }
+    // ... and fdrill's nft tables (port_loss's `bridge fdrill_loss_<port>`).
+    if (auto tables = RunChecked(*host_.runner, {"nft", "list", "tables"}); tables.ok()) {
+      std::istringstream lines(*tables);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find(" fdrill_") != std::string::npos) rules.push_back(line);
       }
     }
   }

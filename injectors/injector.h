@@ -112,6 +112,7 @@ Result<std::unique_ptr<Fault>> MakeLinkFlap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkDown(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeSwitchDown(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakePortLoss(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkPartition(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortFlap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortDisable(const Json& params, Host host);
@@ -133,6 +134,7 @@ Status ProbeLinkFlap(const Json& params, Host host);
 Status ProbeLinkLoss(const Json& params, Host host);
 Status ProbeLinkDown(const Json& params, Host host);
 Status ProbeLinkPartition(const Json& params, Host host);
+Status ProbePortLoss(const Json& params, Host host);
 Status ProbeIbPort(const Json& params, Host host);  // all four ib_port_* kinds
 Status ProbeRanks(const Json& params, Host host);   // rank_pause, rank_kill
 Status ProbeMemPressure(const Json& params, Host host);

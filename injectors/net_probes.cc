@@ -1,4 +1,5 @@
-// Capability probes of link_rate and link_flap (link_down shares link_flap's),
+// Capability probes of link_rate, link_flap (link_down and switch_down share
+// it) and port_loss,
 // kept apart from their injector files: each checks that its iproute2 tool
 // runs and, when params name an interface, that the interface exists.
 // Kernel features (the tbf qdisc) show up only when Apply runs.
@@ -14,7 +15,9 @@ Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv,
   auto r = runner.Run(argv, std::chrono::seconds(5));
   if (!r.ok()) {
     if (IsProgramMissing(r.status())) {
-      return Unsupported(who + " needs " + argv[0] + " (iproute2): " + r.status().message());
+      return Unsupported(who + " needs " + argv[0] + " (" +
+                         (argv[0] == "nft" ? "nftables" : "iproute2") +
+                         "): " + r.status().message());
     }
     return r.status().Annotate(who);
   }
@@ -28,6 +31,11 @@ Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv,
 Status ProbeLinkRate(const Json& params, Host host) {
   if (auto s = ProbeTool(*host.runner, {"tc", "-V"}, "link_rate"); !s.ok()) return s;
   return ProbeInterface(*host.runner, params, "link_rate");
+}
+
+Status ProbePortLoss(const Json& params, Host host) {
+  if (auto s = ProbeTool(*host.runner, {"nft", "--version"}, "port_loss"); !s.ok()) return s;
+  return ProbeInterface(*host.runner, params, "port_loss");
 }
 
 Status ProbeLinkFlap(const Json& params, Host host) {

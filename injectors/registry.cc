@@ -116,6 +116,11 @@ const std::vector<InjectorInfo>& Injectors() {
        "take every port of an emulated switch down, as a leaf or spine losing power (ip link; "
        "switch: in a scenario)",
        "bridge (default br0)", &MakeSwitchDown, &ProbeLinkFlap},
+      {"port_loss", Scope::kInterface,
+       "drop a random share of the frames an emulated switch forwards out of one port (nftables "
+       "bridge family, own table; switch: in a scenario)",
+       "interface (the switch port, e.g. up0), percent (0 < p <= 100)", &MakePortLoss,
+       &ProbePortLoss},
   };
   return kInjectors;
 }

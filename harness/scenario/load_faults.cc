@@ -28,10 +28,12 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
   if (n["switch"]) {
     if (auto st = CheckSwitchFault(n, *kind, *params); !st.ok()) return st;
   } else if (const InjectorInfo* info = FindInjector(*kind);
-             info != nullptr && info->scope == Scope::kSwitch) {
-    return y_.Error(n["kind"], *kind +
-                                   " acts on a whole switch of the emulated fabric: name it "
-                                   "with switch: (like switch: rail0-leaf0), not node:");
+             (info != nullptr && info->scope == Scope::kSwitch) || *kind == "port_loss") {
+    return y_.Error(n["kind"],
+                    *kind +
+                        " acts on a switch of the emulated fabric: name it with "
+                        "switch: (like switch: rail0-leaf0), not node:" +
+                        (*kind == "port_loss" ? " (on a node's interface: link_loss)" : ""));
   }
   auto window = LoadWindow(n, phase);
   if (!window.ok()) return window.status();
@@ -46,11 +48,12 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
 }
 
 namespace {
-// What a switch agent can do to one of its ports: take it down, flap it, or
-// cap its egress; or to the whole switch: every port down (switch_down). link_loss, link_partition
+// What a switch agent can do to one of its ports: take it down, flap it, cap
+// its egress or drop a share of what it forwards out (port_loss); or to the
+// whole switch: every port down (switch_down). link_loss, link_partition
 // and link_delay hook iptables' OUTPUT and PREROUTING, which see a host's own traffic, not what a
 // bridge forwards; process, GPU, HCA and NCCL faults have nothing to act on there.
-const std::vector<std::string> kSwitchKinds = {"link_down", "link_flap", "link_rate",
+const std::vector<std::string> kSwitchKinds = {"link_down", "link_flap", "link_rate", "port_loss",
                                                "switch_down"};
 }  // namespace
 
@@ -81,8 +84,8 @@ Status FaultLoader::CheckSwitchFault(const YAML::Node& n, const std::string& kin
   if (std::find(kSwitchKinds.begin(), kSwitchKinds.end(), kind) == kSwitchKinds.end()) {
     return y_.Error(n["kind"], "kind " + kind +
                                    " does not act on a switch port; on a switch use link_down, "
-                                   "link_flap or link_rate (params.interface: the port), or "
-                                   "switch_down (the whole switch)");
+                                   "link_flap, link_rate or port_loss (params.interface: the "
+                                   "port), or switch_down (the whole switch)");
   }
   if (kind == "switch_down") return Status::Ok();
   std::string port_names;

@@ -184,13 +184,20 @@ TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFou
   json s = ReadJson(out / "summary.json");
   EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
-  ASSERT_EQ(s["faults"].size(), 1u);
+  ASSERT_EQ(s["faults"].size(), 2u);
   const json& f = s["faults"][0];
   std::cout << "uplink-congestion: " << f.dump() << "\n";
   EXPECT_EQ(f["node"], "rail0-leaf0");
   EXPECT_EQ(f["target"], "up0");
   EXPECT_GE(f["slowdown"].get<double>(), 2.0) << f.dump();
   EXPECT_TRUE(f["job_failed_after_s"].is_null()) << f.dump();
+  // The spine's loss on the way down to leaf 0 (port_loss: its own nft table).
+  const json& loss = s["faults"][1];
+  std::cout << "downlink-loss: " << loss.dump() << "\n";
+  EXPECT_EQ(loss["node"], "rail0-spine");
+  EXPECT_EQ(loss["target"], "dn0");
+  EXPECT_GE(loss["slowdown"].get<double>(), 1.5) << loss.dump();
+  EXPECT_EQ(Sh({"ip", "netns", "exec", "fdrill-rail0-spine", "nft", "list", "tables"}), "");
   // The switch's agent was in the drill: it connected and was snapshotted.
   const std::string events = Sh({"cat", (out / "events.jsonl").string()});
   EXPECT_NE(events.find(R"("node":"rail0-leaf0")"), std::string::npos);

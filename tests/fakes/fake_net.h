@@ -68,13 +68,13 @@ class FakeNetKernel final : public ProcessRunner {
     if (auto failed = failures_.Take(argv)) return *failed;
     auto has = [&](size_t i, const char* s) { return argv.size() > i && argv[i] == s; };
     if (has(0, "ip") && has(1, "-j") && has(2, "link")) {
-      // ip -j link show [master BRIDGE]
-      const bool by_master = has(4, "master");
-      if (by_master && !ifaces.count(argv[5])) return NoDevice(argv[5]);
+      // ip -j link show [master BRIDGE | dev IF]
+      const bool by_master = has(4, "master"), by_dev = has(4, "dev");
+      if ((by_master || by_dev) && !ifaces.count(argv[5])) return NoDevice(argv[5]);
       Json out = Json::array();
       int index = 1;
       for (const auto& [name, i] : ifaces) {
-        if (by_master && i.master != argv[5]) {
+        if ((by_master && i.master != argv[5]) || (by_dev && name != argv[5])) {
           ++index;
           continue;
         }
@@ -84,6 +84,7 @@ class FakeNetKernel final : public ProcessRunner {
                        {"ifname", name},
                        {"flags", flags},
                        {"operstate", i.up ? "UP" : "DOWN"}});
+        if (!i.master.empty()) out.back()["master"] = i.master;
       }
       return ProcessResult{0, out.dump(), ""};
     }

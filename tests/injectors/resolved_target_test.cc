@@ -36,6 +36,7 @@ TEST(ResolvedTarget, NetworkKindsNameTheInterfaceOrThePeers) {
             "peers:198.18.0.2,198.18.0.4");
   // A switch's agent: the bridge whose every port goes down.
   EXPECT_EQ(ResolvedOf("switch_down", Json::object(), host), "br0");
+  EXPECT_EQ(ResolvedOf("port_loss", {{"interface", "up0"}, {"percent", 5}}, host), "up0");
 }
 
 TEST(ResolvedTarget, IbPortKindsNameTheHcaPort) {
@@ -92,7 +93,7 @@ TEST(ResolvedTarget, EveryRegisteredKindIsCovered) {
       "link_rate",      "link_flap",     "link_loss",       "link_down",     "link_delay",
       "link_partition", "ib_port_flap",  "ib_port_disable", "ib_port_width", "ib_port_speed",
       "gpu_clock_lock", "gpu_power_cap", "nvlink_bw_mode",  "rank_pause",    "rank_kill",
-      "cpu_hog",        "mem_pressure",  "nccl_env",        "switch_down"};
+      "cpu_hog",        "mem_pressure",  "nccl_env",        "switch_down",   "port_loss"};
   for (const auto& info : Injectors())
     EXPECT_TRUE(covered.count(info.name)) << info.name << " has no test here";
 }

@@ -208,8 +208,16 @@ TEST(ScenarioLoader, SwitchFaultsNameASwitchOfTheMapAndOneOfItsPorts) {
   EXPECT_NE(ErrorOf(SwitchDrill("      - kind: link_loss\n        switch: rail0-leaf1\n"
                                 "        params: {interface: up0, percent: 5}"))
                 .find("kind link_loss does not act on a switch port; on a switch use link_down, "
-                      "link_flap or link_rate"),
+                      "link_flap, link_rate or port_loss"),
             std::string::npos);
+  EXPECT_NE(ErrorOf(Replace(kGood, "kind: link_rate", "kind: port_loss"))
+                .find("port_loss acts on a switch of the emulated fabric: name it with switch: "
+                      "(like switch: rail0-leaf0), not node: (on a node's interface: link_loss)"),
+            std::string::npos);
+  EXPECT_TRUE(ParseScenario(SwitchDrill("      - kind: port_loss\n        switch: rail0-spine\n"
+                                        "        params: {interface: dn1, percent: 2}"),
+                            "drill.yaml")
+                  .ok());
   EXPECT_NE(ErrorOf(SwitchDrill("      - kind: link_down\n        switch: rail0-leaf1\n"
                                 "        node: n1\n        params: {interface: up0}"))
                 .find("a fault takes switch:, node: or target:, only one"),
