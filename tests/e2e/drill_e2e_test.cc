@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
+#include "tests/support/e2e_cli.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/scratch_dir.h"
 
@@ -24,24 +25,9 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-ProcessResult Fdrill(std::vector<std::string> args, int timeout_s = 30) {
-  RealProcessRunner runner;
-  args.insert(args.begin(), FDRILL_BIN);
-  auto r = runner.Run(args, std::chrono::seconds(timeout_s));
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? *r : ProcessResult{};
-}
-
-std::string Sh(const std::vector<std::string>& argv) {
-  RealProcessRunner runner;
-  auto r = runner.Run(argv, std::chrono::seconds(10));
-  return r.ok() ? r->out : "";
-}
-
-json ReadJson(const fs::path& p) {
-  std::ifstream in(p);
-  return json::parse(in);
-}
+using e2e::Fdrill;
+using e2e::ReadJson;
+using e2e::Sh;
 
 class DrillE2E : public ::testing::Test {
  protected:

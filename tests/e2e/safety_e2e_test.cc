@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
+#include "tests/support/e2e_cli.h"
 #include "tests/support/scratch_dir.h"
 
 namespace fdrill {
@@ -45,23 +46,7 @@ int RunFdrill(const std::vector<std::string>& args) {
   return r.ok() ? r->exit_code : -1;
 }
 
-// Starts argv in the background in its own session; returns its pid.
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
-  std::fflush(stdout);  // or the child, reopening stdout, writes our buffered output again
-  pid_t pid = fork();
-  if (pid == 0) {
-    setsid();
-    FILE* f = freopen(log.c_str(), "a", stdout);
-    (void)f;
-    dup2(1, 2);
-    std::vector<char*> c;
-    for (const auto& a : argv) c.push_back(const_cast<char*>(a.c_str()));
-    c.push_back(nullptr);
-    execv(c[0], c.data());
-    _exit(127);
-  }
-  return pid;
-}
+using e2e::Spawn;
 
 std::string Qdisc(int node) {
   return Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(node), "tc", "qdisc", "show", "dev",

@@ -4,8 +4,11 @@
 // on it. Each test brings the fabric up and tears it down in TearDown, also
 // when an assertion fails; like drill_e2e_test it refuses to run over a
 // fabric that is already up.
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
+#include "tests/support/e2e_cli.h"
 #include "tests/support/scratch_dir.h"
 
 namespace fdrill {
@@ -26,24 +30,10 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-ProcessResult Fdrill(std::vector<std::string> args, int timeout_s = 60) {
-  RealProcessRunner runner;
-  args.insert(args.begin(), FDRILL_BIN);
-  auto r = runner.Run(args, std::chrono::seconds(timeout_s));
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? *r : ProcessResult{};
-}
-
-std::string Sh(const std::vector<std::string>& argv) {
-  RealProcessRunner runner;
-  auto r = runner.Run(argv, std::chrono::seconds(10));
-  return r.ok() ? r->out : "";
-}
-
-json ReadJson(const fs::path& p) {
-  std::ifstream in(p);
-  return json::parse(in);
-}
+using e2e::Fdrill;
+using e2e::ReadJson;
+using e2e::Sh;
+using e2e::Spawn;
 
 class TieredDrillE2E : public ::testing::Test {
  protected:
@@ -223,6 +213,64 @@ TEST_F(TieredDrillE2E, LeafDownStallsTheJobAndEveryPortComesBack) {
   EXPECT_GE(f["stall_ms"].get<double>(), 9000.0) << f.dump();
   EXPECT_TRUE(f["job_failed_after_s"].is_null()) << f.dump();
   EXPECT_EQ(FabricLinks(), before);
+}
+
+// A switch's agent keeps its own lease: the controller SIGKILLed while a
+// switch holds a fault, the switch reverts it by itself within the lease TTL
+// and its port is exactly as found.
+TEST_F(TieredDrillE2E, KilledControllerLeavesTheSwitchAsFoundWithinTtl) {
+  const std::string port_before =
+      Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"});
+  const fs::path drill = work_ / "hold.yaml";
+  std::ofstream(drill) << R"(name: switch-hold
+fabric:
+  emulated: {nodes: 8, rails: 2, leaves: 2, port_rate: 500mbit, oversubscription: 2}
+topology: emulated
+workload: {size: 64K}
+safety: {lease_ttl: 3s, lease_renew: 500ms}
+phases:
+  - name: baseline
+    duration: 2s
+  - name: hold
+    duration: 60s
+    faults:
+      - {id: capped, kind: link_rate, switch: rail0-leaf0, params: {interface: up0, rate: 10mbit}}
+  - name: after
+    duration: 2s
+)";
+  const fs::path out = work_ / "hold";
+  pid_t controller = Spawn({FDRILL_BIN, "run", drill.string(), "--out", out.string()},
+                           (work_ / "controller.log").string());
+  auto capped = [] {
+    return Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"}).find("fd1:") !=
+           std::string::npos;
+  };
+  bool applied = false;
+  for (int i = 0; i < 600 && !applied; ++i) {
+    applied = capped();
+    if (!applied) usleep(100'000);
+  }
+  ASSERT_TRUE(applied) << Sh({"cat", (work_ / "controller.log").string()});
+  ASSERT_EQ(kill(controller, SIGKILL), 0);
+  waitpid(controller, nullptr, 0);
+  const auto killed = std::chrono::steady_clock::now();
+  bool reverted = false;
+  for (int i = 0; i < 80 && !reverted; ++i) {
+    reverted = !capped();
+    if (!reverted) usleep(100'000);
+  }
+  const double after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  ASSERT_TRUE(reverted) << "rail0-leaf0 up0 still capped 8 s after the controller died";
+  std::printf(
+      "[ measured ] switch fault reverted %.3f s after SIGKILL of the controller (TTL 3 s)\n",
+      after);
+  EXPECT_LE(after, 4.0);
+  EXPECT_EQ(Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"}), port_before);
+  // The ranks go too: nothing of the drill outlives the lease.
+  for (int i = 0; i < 100 && !Sh({"pgrep", "-f", "fdrill-collective"}).empty(); ++i)
+    usleep(100'000);
+  EXPECT_EQ(Sh({"pgrep", "-f", "fdrill-collective"}), "");
 }
 
 }  // namespace
