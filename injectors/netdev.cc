@@ -26,6 +26,7 @@ LinkState FromJson(const Json& link) {
   LinkState s;
   s.name = link.value("ifname", "");
   s.operstate = link.value("operstate", "UNKNOWN");
+  s.master = link.value("master", "");
   for (const auto& f : link.value("flags", Json::array())) {
     if (f == "UP") s.admin_up = true;
   }

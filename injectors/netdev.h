@@ -1,6 +1,7 @@
 // Observing network interfaces through iproute2's JSON output, shared by the
 // network injectors and the agent's fabric snapshot.
-//   `ip -j link show dev IF`      -> [{"ifname", "flags": [.. "UP" ..], "operstate"}]
+//   `ip -j link show dev IF`      -> [{"ifname", "flags": [.. "UP" ..], "operstate",
+//                                     "master" (a bridge port's bridge)}]
 //   `tc -j qdisc show dev IF root` -> [{"kind", "handle", "root": true, "options"}]
 // tc reports tbf "rate" in bytes per second.
 #pragma once
@@ -19,6 +20,7 @@ struct LinkState {
   std::string name;
   bool admin_up = false;  // IFF_UP: what `ip link set up/down` changes
   std::string operstate;  // "UP", "DOWN", "LOWERLAYERDOWN", ...
+  std::string master;     // the bridge it is a port of ("br0"); "" for none
 };
 
 struct RootQdisc {

@@ -38,14 +38,9 @@ class PortLoss final : public Fault {
       : host_(host), port_(std::move(port)), micro_percent_(micro_percent) {}
 
   Status Capture() override {
-    auto link = host_.runner->Run({"ip", "-j", "link", "show", "dev", port_}, kTimeout);
-    if (!link.ok()) return link.status().Annotate(Who());
-    Json j = Json::parse(link->out, nullptr, false);
-    if (link->exit_code != 0 || !j.is_array() || j.empty()) {
-      auto missing = ReadLink(*host_.runner, port_);  // NotFound listing what exists
-      return missing.ok() ? Internal(Who() + ": ip printed no JSON") : missing.status();
-    }
-    if (!j[0].contains("master")) {
+    auto link = ReadLink(*host_.runner, port_);  // NotFound listing what exists
+    if (!link.ok()) return link.status();
+    if (link->master.empty()) {
       return FailedPrecondition(Who() + ": " + port_ +
                                 " is on no bridge; port_loss is for a switch's ports (on a node's "
                                 "interface use link_loss)");

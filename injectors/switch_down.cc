@@ -1,8 +1,9 @@
 // switch_down: a whole switch of the emulated fabric down — a leaf or spine
 // losing power — for the fault's whole window. Run by that switch's agent.
 //
-// Mechanism: every port of the switch's bridge (`ip -j link show master
-// BRIDGE`: the swp*, up0 and dn* veths, never mgmt0, which is on no bridge)
+// Mechanism: every port of the switch's bridge (the links `ip -j link show`
+// gives that master: the swp*, up0 and dn* veths, never mgmt0, which is on
+// no bridge)
 // is taken administratively down with `ip link set dev PORT down`, so every
 // cable's far end (a node's fab*, the spine's dn*, a leaf's up0) reads
 // NO-CARRIER, as behind a switch without power. The bridge itself stays up.
@@ -21,8 +22,6 @@
 namespace fdrill {
 
 namespace {
-
-constexpr auto kTimeout = std::chrono::seconds(5);
 
 class SwitchDown final : public Fault {
  public:
@@ -78,7 +77,7 @@ class SwitchDown final : public Fault {
   std::string Target() const override { return bridge_; }
   std::vector<std::string> Mechanism() const override {
     return {"apply: ip link set dev PORT down, for every port of " + bridge_ +
-                " (ip -j link show master " + bridge_ + ")",
+                " (the links ip -j link show gives master " + bridge_ + ")",
             "revert: ip link set dev PORT up, for each of them"};
   }
 
@@ -89,22 +88,13 @@ class SwitchDown final : public Fault {
     return {"ip", "link", "set", "dev", port, up ? "up" : "down"};
   }
 
-  // The bridge's ports as `ip -j link show master BRIDGE` lists them.
+  // The bridge's ports: the links whose master it is.
   Result<std::vector<LinkState>> Ports() const {
-    auto r = host_.runner->Run({"ip", "-j", "link", "show", "master", bridge_}, kTimeout);
-    if (!r.ok()) return r.status().Annotate(Who());
-    if (r->exit_code != 0)
-      return FailedPrecondition(Who() + ": `ip -j link show master " + bridge_ + "` exited " +
-                                std::to_string(r->exit_code) + ": " + r->err);
-    Json j = Json::parse(r->out, nullptr, false);
-    if (!j.is_array()) return Internal(Who() + ": ip printed no JSON array");
+    auto links = ListLinks(*host_.runner);
+    if (!links.ok()) return links.status().Annotate(Who());
     std::vector<LinkState> out;
-    for (const auto& link : j) {
-      LinkState s;
-      s.name = link.value("ifname", "");
-      for (const auto& f : link.value("flags", Json::array()))
-        if (f == "UP") s.admin_up = true;
-      out.push_back(std::move(s));
+    for (auto& l : *links) {
+      if (l.master == bridge_) out.push_back(std::move(l));
     }
     return out;
   }
