@@ -93,6 +93,20 @@ class TieredDrillE2E : public ::testing::Test {
     return out;
   }
 
+  // Runs scenarios/NAME.yaml into work_/NAME and returns its summary.json,
+  // having checked that the drill passed and left no residue.
+  json RunLibraryDrill(const std::string& name) {
+    const fs::path out = work_ / name;
+    auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/" + name + ".yaml",
+                       "--out", out.string()},
+                      300);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    json s = ReadJson(out / "summary.json");
+    EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
+    EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+    return s;
+  }
+
   fs::path work_;
   bool up_ = false;
 };
@@ -140,14 +154,7 @@ TEST_F(TieredDrillE2E, ADrillOfAnotherShapeIsRefusedBeforeAnythingIsTouched) {
 // connection) and is whole after; nothing is left on nodes or switches.
 TEST_F(TieredDrillE2E, RailDownIsAPartialFailureTheJobLivesThrough) {
   const std::string before = FabricLinks();
-  fs::path out = work_ / "rail-down";
-  auto run = Fdrill(
-      {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/rail-down.yaml", "--out", out.string()},
-      300);
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  json s = ReadJson(out / "summary.json");
-  EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
-  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  json s = RunLibraryDrill("rail-down");
   ASSERT_EQ(s["faults"].size(), 1u);
   const json& f = s["faults"][0];
   std::cout << "rail-down: " << f.dump() << "\n";
@@ -166,14 +173,7 @@ TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFou
   const std::string port_before =
       Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"});
   ASSERT_NE(port_before.find("qdisc bfifo 10: parent 1:1"), std::string::npos) << port_before;
-  fs::path out = work_ / "uplink-congestion";
-  auto run = Fdrill({"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/uplink-congestion.yaml",
-                     "--out", out.string()},
-                    300);
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  json s = ReadJson(out / "summary.json");
-  EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
-  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  json s = RunLibraryDrill("uplink-congestion");
   ASSERT_EQ(s["faults"].size(), 2u);
   const json& f = s["faults"][0];
   std::cout << "uplink-congestion: " << f.dump() << "\n";
@@ -189,7 +189,7 @@ TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFou
   EXPECT_GE(loss["slowdown"].get<double>(), 1.5) << loss.dump();
   EXPECT_EQ(Sh({"ip", "netns", "exec", "fdrill-rail0-spine", "nft", "list", "tables"}), "");
   // The switch's agent was in the drill: it connected and was snapshotted.
-  const std::string events = Sh({"cat", (out / "events.jsonl").string()});
+  const std::string events = Sh({"cat", (work_ / "uplink-congestion" / "events.jsonl").string()});
   EXPECT_NE(events.find(R"("node":"rail0-leaf0")"), std::string::npos);
   EXPECT_EQ(Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"}), port_before);
   EXPECT_EQ(FabricLinks(), before);
@@ -198,14 +198,7 @@ TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFou
 // A whole leaf dark (switch_down by its own agent): n0-n3 lose rail 1.
 TEST_F(TieredDrillE2E, LeafDownStallsTheJobAndEveryPortComesBack) {
   const std::string before = FabricLinks();
-  fs::path out = work_ / "leaf-down";
-  auto run = Fdrill(
-      {"run", std::string(FDRILL_SOURCE_DIR) + "/scenarios/leaf-down.yaml", "--out", out.string()},
-      300);
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  json s = ReadJson(out / "summary.json");
-  EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
-  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  json s = RunLibraryDrill("leaf-down");
   ASSERT_EQ(s["faults"].size(), 1u);
   const json& f = s["faults"][0];
   std::cout << "leaf-down: " << f.dump() << "\n";
