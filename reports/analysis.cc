@@ -91,6 +91,14 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
   b.count = static_cast<int>(in.size());
   std::vector<double> busbw = BusbwOf(in);
   b.busbw_median = Median(busbw);
+  double time = 0, weighted = 0;
+  for (const Iteration* it : in) {
+    const double d = it->end_s - it->start_s;
+    if (d <= 0) continue;
+    time += d;
+    weighted += d * it->busbw_gbps;
+  }
+  if (time > 0 && weighted > 0) b.busbw_mean = weighted / time;
   b.mad = MedianAbsoluteDeviation(busbw);
   if (b.busbw_median && b.mad) b.band_low = BandLow(*b.busbw_median, *b.mad, options);
   return b;
@@ -139,6 +147,60 @@ std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
   return out;
 }
 
+namespace {
+
+// Each phase's slowdown against the baseline: its median over the phase's.
+void SetPhaseSlowdowns(const Baseline& baseline, std::vector<PhaseStats>* phases) {
+  for (PhaseStats& p : *phases) {
+    if (baseline.busbw_median && p.busbw_gbps_p50 && *p.busbw_gbps_p50 > 0) {
+      p.slowdown = *baseline.busbw_median / *p.busbw_gbps_p50;
+    }
+  }
+}
+
+std::vector<MetricRecord> RecordsOf(const std::vector<MetricRecord>& all,
+                                    const std::string& workload) {
+  std::vector<MetricRecord> out;
+  for (const MetricRecord& m : all) {
+    if (m.workload == workload) out.push_back(m);
+  }
+  return out;
+}
+
+// Each tenant on its own: its iterations, phases and baseline, and what
+// every fault did to it (the same definitions as the top level), into
+// summary->workloads and each fault's workloads[]. The faults' own problems
+// (an apply never confirmed) are the top level's errors already.
+void AnalyzeTenants(const RunData& run, const AnalysisOptions& options, int window, Summary* s) {
+  for (const PlanWorkload& w : run.plan.workloads) {
+    const std::vector<Iteration> series = BuildIterations(RecordsOf(run.metrics, w.name));
+    const std::vector<PhaseStats> phases = AnalyzePhases(run.events, series, RunEnd(run, series));
+    WorkloadStats stats{.name = w.name, .nodes = w.nodes, .ranks = w.ranks, .start = w.start};
+    stats.baseline = ComputeBaseline(phases, series, FirstFaultAt(run.events), options);
+    stats.phases = phases;
+    SetPhaseSlowdowns(stats.baseline, &stats.phases);
+    // A tenant that arrived mid-drill has no baseline: its phases show its
+    // busbw, the faults' effect on it is not measured.
+    if (w.start.empty() && !series.empty() && stats.baseline.count == 0) {
+      s->errors.push_back("workload " + w.name + ": the baseline (" + stats.baseline.phase +
+                          ") holds no iteration: its slowdown and recovery cannot be measured");
+    }
+    std::vector<std::string> ignored;
+    const std::vector<FaultStats> felt =
+        AnalyzeFaults(run.events, series, stats.baseline, window, &ignored);
+    for (size_t i = 0; i < felt.size() && i < s->faults.size(); ++i) {
+      s->faults[i].workloads.push_back({.workload = w.name,
+                                        .slowdown = felt[i].slowdown,
+                                        .time_to_impact_s = felt[i].time_to_impact_s,
+                                        .time_to_recover_s = felt[i].time_to_recover_s,
+                                        .stall_ms = felt[i].stall_ms});
+    }
+    s->workloads.push_back(std::move(stats));
+  }
+}
+
+}  // namespace
+
 Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   Summary s;
   s.name = run.plan.name;
@@ -149,15 +211,23 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   const std::vector<std::string> harness_errors = HarnessErrors(run);
   s.errors.insert(s.errors.end(), harness_errors.begin(), harness_errors.end());
 
-  const std::vector<Iteration> series = BuildIterations(run.metrics);
+  // With tenants, ranks are numbered per workload: the top level is the
+  // first workload's, each one's effect is AnalyzeTenants'.
+  const std::vector<MetricRecord> primary =
+      run.plan.workloads.empty() ? std::vector<MetricRecord>{}
+                                 : RecordsOf(run.metrics, run.plan.workloads.front().name);
+  const std::vector<Iteration> series =
+      BuildIterations(run.plan.workloads.empty() ? run.metrics : primary);
   s.phases = AnalyzePhases(run.events, series, RunEnd(run, series));
   s.baseline = ComputeBaseline(s.phases, series, FirstFaultAt(run.events), options);
+  SetPhaseSlowdowns(s.baseline, &s.phases);
   if (!series.empty() && s.baseline.count == 0) {
     s.errors.push_back("the baseline (" + s.baseline.phase +
                        ") holds no iteration: slowdown and recovery cannot be measured");
   }
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
   s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors);
+  AnalyzeTenants(run, options, window, &s);
   s.rollback = AnalyzeRollback(run, &s.errors);
   s.rollback.failures = AnalyzeFailures(run.events, series, s.baseline, window);
   s.counters = CounterDeltas(run.events, s.phases);

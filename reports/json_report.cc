@@ -38,7 +38,8 @@ Json Phase(const PhaseStats& p) {
           {"iterations", p.count},
           {"iter_ms_p50", Number(p.iter_ms_p50)},
           {"iter_ms_p99", Number(p.iter_ms_p99)},
-          {"busbw_gbps_p50", Number(p.busbw_gbps_p50)}};
+          {"busbw_gbps_p50", Number(p.busbw_gbps_p50)},
+          {"slowdown", Number(p.slowdown)}};
 }
 
 Json Ranks(const FaultStats& f) {
@@ -53,22 +54,33 @@ Json Ranks(const FaultStats& f) {
 }
 
 Json Fault(const FaultStats& f) {
-  return {{"id", f.id},
-          {"kind", f.kind},
-          {"node", f.node},
-          {"target", f.target},
-          {"applied_at_s", Number(f.applied_at_s)},
-          {"reverted_at_s", Number(f.reverted_at_s)},
-          {"slowdown", Number(f.slowdown)},
-          {"time_to_impact_s", Number(f.time_to_impact_s)},
-          {"time_to_recover_s", Number(f.time_to_recover_s)},
-          {"stall_ms", Number(f.stall_ms)},
-          {"job_failed_after_s", Number(f.job_failed_after_s)},
-          {"lost_gpu_s", Number(f.lost_gpu_s)},
-          {"culprit_link", f.culprit_link ? Json(*f.culprit_link) : Json(nullptr)},
-          {"ranks", Ranks(f)},
-          {"culprit", f.culprit ? Json(*f.culprit) : Json(nullptr)},
-          {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)}};
+  Json j = {{"id", f.id},
+            {"kind", f.kind},
+            {"node", f.node},
+            {"target", f.target},
+            {"applied_at_s", Number(f.applied_at_s)},
+            {"reverted_at_s", Number(f.reverted_at_s)},
+            {"slowdown", Number(f.slowdown)},
+            {"time_to_impact_s", Number(f.time_to_impact_s)},
+            {"time_to_recover_s", Number(f.time_to_recover_s)},
+            {"stall_ms", Number(f.stall_ms)},
+            {"job_failed_after_s", Number(f.job_failed_after_s)},
+            {"lost_gpu_s", Number(f.lost_gpu_s)},
+            {"culprit_link", f.culprit_link ? Json(*f.culprit_link) : Json(nullptr)},
+            {"ranks", Ranks(f)},
+            {"culprit", f.culprit ? Json(*f.culprit) : Json(nullptr)},
+            {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)}};
+  if (!f.workloads.empty()) {
+    Json per = Json::object();
+    for (const WorkloadEffect& w : f.workloads) {
+      per[w.workload] = {{"slowdown", Number(w.slowdown)},
+                         {"stall_ms", Number(w.stall_ms)},
+                         {"time_to_impact_s", Number(w.time_to_impact_s)},
+                         {"time_to_recover_s", Number(w.time_to_recover_s)}};
+    }
+    j["workloads"] = std::move(per);
+  }
+  return j;
 }
 
 }  // namespace
@@ -80,8 +92,23 @@ std::string RenderSummaryJson(const Summary& s) {
   j["baseline"] = {{"phase", s.baseline.phase},
                    {"iterations", s.baseline.count},
                    {"busbw_median", Number(s.baseline.busbw_median)},
+                   {"busbw_mean", Number(s.baseline.busbw_mean)},
                    {"mad", Number(s.baseline.mad)},
                    {"band_low", Number(s.baseline.band_low)}};
+  if (!s.workloads.empty()) {
+    Json per = Json::object();
+    for (const WorkloadStats& w : s.workloads) {
+      Json phases = Json::array();
+      for (const PhaseStats& p : w.phases) phases.push_back(Phase(p));
+      per[w.name] = {{"nodes", w.nodes},
+                     {"ranks", w.ranks},
+                     {"start", w.start.empty() ? Json(nullptr) : Json(w.start)},
+                     {"baseline_busbw_median", Number(w.baseline.busbw_median)},
+                     {"baseline_iterations", w.baseline.count},
+                     {"phases", std::move(phases)}};
+    }
+    j["workloads"] = std::move(per);
+  }
   j["phases"] = Json::array();
   for (const PhaseStats& p : s.phases) j["phases"].push_back(Phase(p));
   j["faults"] = Json::array();

@@ -72,11 +72,12 @@ void WritePhases(const Summary& s, std::string* out) {
   }
   *out +=
       "| phase | start (s) | end (s) | iterations | iter p50 (ms) | iter p99 (ms) | "
-      "busbw p50 (GB/s) |\n|---|---:|---:|---:|---:|---:|---:|\n";
+      "busbw p50 (GB/s) | slowdown |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const PhaseStats& p : s.phases) {
-    fmt::format_to(std::back_inserter(*out), "| {} | {:.2f} | {:.2f} | {} | {} | {} | {} |\n",
+    fmt::format_to(std::back_inserter(*out), "| {} | {:.2f} | {:.2f} | {} | {} | {} | {} | {} |\n",
                    Cell(p.name), p.start_s, p.end_s, p.count, Num(p.iter_ms_p50, 1),
-                   Num(p.iter_ms_p99, 1), Num(p.busbw_gbps_p50, 3));
+                   Num(p.iter_ms_p99, 1), Num(p.busbw_gbps_p50, 3),
+                   p.slowdown ? Num(p.slowdown, 2) + "×" : kNone);
   }
   *out += "\n";
 }
@@ -115,6 +116,39 @@ void WriteFaults(const Summary& s, std::string* out) {
     }
     fmt::format_to(std::back_inserter(*out), "- {}: {}\n", Cell(f.id),
                    ranks.empty() ? kNone : ranks);
+  }
+  *out += "\n";
+}
+
+// With tenants: each one's baseline and what every fault did to it.
+void WriteWorkloads(const Summary& s, std::string* out) {
+  if (s.workloads.empty()) return;
+  *out +=
+      "## Workloads\n\nEach tenant measured on its own iterations against its own baseline "
+      "(the tables above are the first one's).\n\n| workload | nodes | ranks | baseline busbw "
+      "(GB/s) | busbw p50 by phase (GB/s, slowdown) |\n|---|---|---:|---:|---|\n";
+  for (const WorkloadStats& w : s.workloads) {
+    std::string nodes;
+    for (const auto& n : w.nodes) nodes += (nodes.empty() ? "" : " ") + n;
+    std::string phases;
+    for (const PhaseStats& p : w.phases) {
+      phases +=
+          fmt::format("{}{} {}{}", phases.empty() ? "" : "; ", p.name, Num(p.busbw_gbps_p50, 3),
+                      p.slowdown ? " (" + Num(p.slowdown, 2) + "×)" : "");
+    }
+    fmt::format_to(std::back_inserter(*out), "| {} | {} | {} | {} | {} |\n", Cell(w.name),
+                   Cell(nodes) + (w.start.empty() ? "" : " (from " + w.start + ")"), w.ranks,
+                   Num(w.baseline.busbw_median, 3), Cell(phases));
+  }
+  *out +=
+      "\n| fault | workload | slowdown | impact (s) | recover (s) | stall (ms) |\n"
+      "|---|---|---:|---:|---:|---:|\n";
+  for (const FaultStats& f : s.faults) {
+    for (const WorkloadEffect& w : f.workloads) {
+      fmt::format_to(std::back_inserter(*out), "| {} | {} | {} | {} | {} | {} |\n", Cell(f.id),
+                     Cell(w.workload), w.slowdown ? Num(w.slowdown, 2) + "×" : kNone,
+                     Num(w.time_to_impact_s, 2), Num(w.time_to_recover_s, 2), Num(w.stall_ms, 1));
+    }
   }
   *out += "\n";
 }
@@ -213,6 +247,7 @@ std::string RenderMarkdown(const Summary& summary) {
   WriteBaseline(summary, &out);
   WritePhases(summary, &out);
   WriteFaults(summary, &out);
+  WriteWorkloads(summary, &out);
   WriteRollback(summary, &out);
   WriteCounters(summary, &out);
   WriteExpectations(summary, &out);

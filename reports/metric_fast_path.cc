@@ -128,7 +128,7 @@ bool ToDouble(const Scalar& v, double* out) {
 constexpr uint32_t kRank = 1 << 0, kNranks = 1 << 1, kHost = 1 << 2, kNode = 1 << 3, kIter = 1 << 4,
                    kOp = 1 << 5, kBytes = 1 << 6, kTimeMs = 1 << 7, kAlgbw = 1 << 8,
                    kBusbw = 1 << 9, kWrong = 1 << 10, kT = 1 << 11, kWaitMs = 1 << 12,
-                   kAttempt = 1 << 13;
+                   kAttempt = 1 << 13, kWorkload = 1 << 14;
 
 uint32_t KeyOf(std::string_view k) {
   switch (k.size()) {
@@ -148,6 +148,8 @@ uint32_t KeyOf(std::string_view k) {
       return k == "nranks" ? kNranks : 0;
     case 7:
       return k == "time_ms" ? kTimeMs : k == "wait_ms" ? kWaitMs : k == "attempt" ? kAttempt : 0;
+    case 8:
+      return k == "workload" ? kWorkload : 0;
     case 10:
       return k == "algbw_gbps" ? kAlgbw : k == "busbw_gbps" ? kBusbw : 0;
     default:
@@ -225,6 +227,11 @@ bool ParseMetricLineFast(std::string_view line, MetricRecord* out) {
         case kOp:
           ok = v.kind == Scalar::kString;
           m.op.assign(v.text);
+          break;
+        case kWorkload:
+          // Tenant names are plain words (the loader's rule): no escapes.
+          ok = v.kind == Scalar::kString && v.text.find('\\') == std::string_view::npos;
+          m.workload.assign(v.text);
           break;
       }
       if (!ok) return false;

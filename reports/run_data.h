@@ -22,6 +22,8 @@ struct MetricRecord {
   // restart (a resumed --train run repeats the steps since its checkpoint).
   int attempt = 0;
   std::string op;  // "all_reduce", ...; empty when absent
+  // The tenant that wrote it (workloads:); empty for a drill's one workload.
+  std::string workload;
   int64_t bytes = 0;
   double time_ms = 0;     // the collective alone
   double wait_ms = 0;     // the line-up before it (a straggler's delay); 0 when absent
@@ -78,23 +80,43 @@ struct Event {
 struct MetricExpectation {
   std::string metric;
   std::string fault;
+  std::string phase;  // slowdown over that phase (PhaseStats::slowdown)
   std::optional<double> max;
   std::optional<double> min;
 };
 
+// expectations.workloads.NAME: what each fault may do to one tenant
+// (faults[].workloads.NAME); metrics are per-fault ones.
+struct WorkloadExpectations {
+  std::string name;
+  std::optional<double> max_slowdown;
+  std::optional<double> max_time_to_recover_s;
+  std::vector<MetricExpectation> metrics;
+};
+
 struct Expectations {
   std::vector<MetricExpectation> metrics;
+  std::vector<WorkloadExpectations> workloads;
   std::optional<double> max_slowdown;
   std::optional<double> max_time_to_recover_s;
   std::optional<bool> no_residue;
   std::optional<bool> data_intact;
 };
 
+// plan.json workloads[]: a tenant sharing the fabric.
+struct PlanWorkload {
+  std::string name;
+  std::vector<std::string> nodes;
+  int ranks = 0;
+  std::string start;  // a phase's name: it arrived then (no baseline of its own)
+};
+
 // plan.json: the resolved drill.
 struct Plan {
   std::string name;
   std::vector<std::string> nodes;
-  int ranks = 0;
+  int ranks = 0;                        // the first workload's, with tenants
+  std::vector<PlanWorkload> workloads;  // empty: one workload on every node
   int recovery_window_iters = 5;
   Expectations expectations;
 };

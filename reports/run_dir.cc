@@ -179,6 +179,41 @@ Result<T> ParseObjectInto(std::string_view text, std::string_view where, Read re
   return out;
 }
 
+// expectations.workloads: {NAME: {max_slowdown, max_time_to_recover_s, metrics}}.
+Status ReadWorkloadExpectations(const json& ws, std::string_view where, Expectations* x) {
+  if (!ws.is_object()) {
+    return InvalidArgument(fmt::format("{}: expectations.workloads is not an object", where));
+  }
+  for (const auto& [name, w] : ws.items()) {
+    if (!w.is_object()) {
+      return InvalidArgument(
+          fmt::format("{}: expectations.workloads.{} is not an object", where, name));
+    }
+    Fields wf(w, fmt::format("{}: expectations.workloads.{}", where, name));
+    WorkloadExpectations we;
+    we.name = name;
+    wf.Optional("max_slowdown", &we.max_slowdown);
+    wf.Optional("max_time_to_recover_s", &we.max_time_to_recover_s);
+    if (!wf.status().ok()) return wf.status();
+    if (w.contains("metrics") && w["metrics"].is_array()) {
+      for (const json& m : w["metrics"]) {
+        if (!m.is_object()) continue;
+        Fields mf(m, fmt::format("{}: expectations.workloads.{}.metrics", where, name));
+        MetricExpectation me;
+        mf.String("metric", Need::kRequired, &me.metric);
+        mf.String("fault", Need::kOptional, &me.fault);
+        mf.String("phase", Need::kOptional, &me.phase);
+        mf.Optional("max", &me.max);
+        mf.Optional("min", &me.min);
+        if (!mf.status().ok()) return mf.status();
+        we.metrics.push_back(std::move(me));
+      }
+    }
+    x->workloads.push_back(std::move(we));
+  }
+  return Status::Ok();
+}
+
 Status ReadPlan(Fields& f, std::string_view where, Plan& plan) {
   f.String("name", Need::kOptional, &plan.name);
   f.Integer("ranks", Need::kOptional, &plan.ranks);
@@ -218,12 +253,37 @@ Status ReadPlan(Fields& f, std::string_view where, Plan& plan) {
           MetricExpectation me;
           mf.String("metric", Need::kRequired, &me.metric);
           mf.String("fault", Need::kOptional, &me.fault);
+          mf.String("phase", Need::kOptional, &me.phase);
           mf.Optional("max", &me.max);
           mf.Optional("min", &me.min);
           if (!mf.status().ok()) return mf.status();
           x.metrics.push_back(std::move(me));
         }
       }
+      if (e->contains("workloads")) {
+        if (auto st = ReadWorkloadExpectations((*e)["workloads"], where, &x); !st.ok()) return st;
+      }
+    }
+  }
+  if (const json* ws = f.Find("workloads", Need::kOptional); ws != nullptr) {
+    if (!ws->is_array()) return InvalidArgument(fmt::format("{}: workloads is not a list", where));
+    for (const json& w : *ws) {
+      if (!w.is_object()) {
+        return InvalidArgument(
+            fmt::format("{}: workloads holds an entry that is not an object", where));
+      }
+      Fields wf(w, fmt::format("{}: workloads", where));
+      PlanWorkload pw;
+      wf.String("name", Need::kRequired, &pw.name);
+      wf.Integer("ranks", Need::kRequired, &pw.ranks);
+      wf.String("start", Need::kOptional, &pw.start);
+      if (!wf.status().ok()) return wf.status();
+      if (w.contains("nodes") && w["nodes"].is_array()) {
+        for (const json& n : w["nodes"]) {
+          if (n.is_string()) pw.nodes.push_back(n.get<std::string>());
+        }
+      }
+      plan.workloads.push_back(std::move(pw));
     }
   }
   return Status::Ok();
@@ -298,6 +358,7 @@ Status ReadMetric(Fields& f, std::string_view, MetricRecord& m) {
   f.Integer("iter", Need::kRequired, &m.iter);
   f.Integer("attempt", Need::kOptional, &m.attempt);
   f.String("op", Need::kOptional, &m.op);
+  f.String("workload", Need::kOptional, &m.workload);
   f.Integer("bytes", Need::kRequired, &m.bytes);
   f.Number("time_ms", Need::kRequired, &m.time_ms);
   f.Number("algbw_gbps", Need::kOptional, &m.algbw_gbps);

@@ -30,12 +30,19 @@ struct PhaseStats {
   std::optional<double> iter_ms_p50;
   std::optional<double> iter_ms_p99;
   std::optional<double> busbw_gbps_p50;
+  // The baseline's busbw median / busbw_gbps_p50: how much slower the job
+  // ran over the whole phase (a neighbour's load, not only a fault's).
+  std::optional<double> slowdown;
 };
 
 struct Baseline {
   std::string phase;  // where it was measured; see README.md
   int count = 0;
   std::optional<double> busbw_median;
+  // Time-weighted mean of the iterations' busbw (bytes moved / time): what a
+  // fault's window is measured as, so an untouched job reads 1.00, not the
+  // few percent by which a median of a skewed series exceeds its mean.
+  std::optional<double> busbw_mean;
   std::optional<double> mad;
   std::optional<double> band_low;
 };
@@ -46,6 +53,26 @@ struct RankBreakdown {
   std::string node;
   double time_ms_p50 = 0;  // inside the collective
   double wait_ms_p50 = 0;  // in the line-up before it (waiting for peers)
+};
+
+// What one fault did to one tenant (workloads:): the same definitions,
+// measured on that workload's own iterations against its own baseline.
+struct WorkloadEffect {
+  std::string workload;
+  std::optional<double> slowdown;
+  std::optional<double> time_to_impact_s;
+  std::optional<double> time_to_recover_s;
+  std::optional<double> stall_ms;
+};
+
+// One tenant of the drill and its own baseline.
+struct WorkloadStats {
+  std::string name;
+  std::vector<std::string> nodes;
+  int ranks = 0;
+  std::string start;  // the phase it arrived with; empty: from the start
+  Baseline baseline;
+  std::vector<PhaseStats> phases;  // its own iterations; slowdown against its baseline
 };
 
 struct FaultStats {
@@ -72,6 +99,9 @@ struct FaultStats {
   // The node and rank that were slowest while the fault was on.
   std::optional<std::string> culprit;
   std::optional<int> culprit_rank;
+  // With tenants: the fault's effect on each, in plan order (the top-level
+  // numbers above are the first workload's).
+  std::vector<WorkloadEffect> workloads;
 };
 
 // How much a node's counter rose over a phase (from `counters` events; see
@@ -123,9 +153,10 @@ struct ExpectationResult {
 struct Summary {
   std::string name;
   Verdict verdict = Verdict::kError;
-  Baseline baseline;
+  Baseline baseline;  // the first workload's, with tenants
   std::vector<PhaseStats> phases;
   std::vector<FaultStats> faults;
+  std::vector<WorkloadStats> workloads;  // with tenants (plan.json workloads), each one
   bool residue_checked = false;
   std::vector<ResidueItem> residue;
   Rollback rollback;

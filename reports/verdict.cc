@@ -122,39 +122,57 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
   return r;
 }
 
-std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected,
-                                                    const Summary& summary) {
-  std::vector<ExpectationResult> out;
+namespace {
+
+// The per-fault limits (max_slowdown, max_time_to_recover, metrics) over
+// FAULTS, and phase slowdowns over PHASES, each result's name prefixed with
+// PREFIX ("" or "workloads.b.").
+void JudgeFaults(const std::vector<FaultStats>& faults, const std::vector<PhaseStats>& phases,
+                 std::optional<double> max_slowdown, std::optional<double> max_time_to_recover_s,
+                 const std::vector<MetricExpectation>& metrics, const Summary& summary,
+                 const std::string& prefix, std::vector<ExpectationResult>* out) {
   // Per fault: the measurement must exist and be within the limit.
   auto per_fault = [&](const char* name, std::optional<double> limit,
                        std::optional<double> FaultStats::*measured) {
     if (!limit) return;
-    for (const FaultStats& f : summary.faults) {
+    for (const FaultStats& f : faults) {
       const std::optional<double>& m = f.*measured;
-      ExpectationResult e{.name = fmt::format("{}[{}]", name, f.id), .limit = *limit};
+      ExpectationResult e{.name = fmt::format("{}{}[{}]", prefix, name, f.id), .limit = *limit};
       if (m) e.measured = *m;
       e.pass = m && *m <= *limit;
-      out.push_back(std::move(e));
+      out->push_back(std::move(e));
     }
   };
-  per_fault("slowdown", expected.max_slowdown, &FaultStats::slowdown);
-  per_fault("time_to_recover", expected.max_time_to_recover_s, &FaultStats::time_to_recover_s);
-  for (const MetricExpectation& m : expected.metrics) {
+  per_fault("slowdown", max_slowdown, &FaultStats::slowdown);
+  per_fault("time_to_recover", max_time_to_recover_s, &FaultStats::time_to_recover_s);
+  for (const MetricExpectation& m : metrics) {
     for (auto [bound, is_max] : {std::pair{m.max, true}, std::pair{m.min, false}}) {
       if (!bound) continue;
       auto judge = [&](const std::string& name, std::optional<double> measured) {
-        ExpectationResult e{.name = fmt::format("{} {}", is_max ? "max" : "min", name),
+        ExpectationResult e{.name = fmt::format("{} {}{}", is_max ? "max" : "min", prefix, name),
                             .limit = *bound};
         if (measured) e.measured = *measured;
         e.pass = measured && (is_max ? *measured <= *bound : *measured >= *bound);
-        out.push_back(std::move(e));
+        out->push_back(std::move(e));
       };
       if (m.metric.find('.') != std::string::npos) {
         judge(m.metric, RunMetric(m.metric, summary));
         continue;
       }
+      if (!m.phase.empty()) {
+        // The phase as first run; a phase that never ran has no measurement.
+        std::optional<double> measured;
+        for (const PhaseStats& p : phases) {
+          if (p.name == m.phase) {
+            measured = p.slowdown;
+            break;
+          }
+        }
+        judge(fmt::format("{}[phase {}]", m.metric, m.phase), measured);
+        continue;
+      }
       bool any = false;
-      for (const FaultStats& f : summary.faults) {
+      for (const FaultStats& f : faults) {
         if (!m.fault.empty() && !FaultRefMatches(f.id, m.fault)) continue;
         any = true;
         judge(fmt::format("{}[{}]", m.metric, f.id), FaultMetric(m.metric, f));
@@ -163,6 +181,42 @@ std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected
       // measurement: the expectation fails rather than vanishing.
       if (!any && !m.fault.empty()) judge(fmt::format("{}[{}]", m.metric, m.fault), std::nullopt);
     }
+  }
+}
+
+// The faults as one tenant felt them: each fault's id with that
+// workload's numbers (none where the analysis has none for it).
+std::vector<FaultStats> AsFeltBy(const std::string& workload, const std::vector<FaultStats>& all) {
+  std::vector<FaultStats> out;
+  for (const FaultStats& f : all) {
+    FaultStats g;
+    g.id = f.id;
+    for (const WorkloadEffect& w : f.workloads) {
+      if (w.workload != workload) continue;
+      g.slowdown = w.slowdown;
+      g.time_to_impact_s = w.time_to_impact_s;
+      g.time_to_recover_s = w.time_to_recover_s;
+      g.stall_ms = w.stall_ms;
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected,
+                                                    const Summary& summary) {
+  std::vector<ExpectationResult> out;
+  JudgeFaults(summary.faults, summary.phases, expected.max_slowdown, expected.max_time_to_recover_s,
+              expected.metrics, summary, "", &out);
+  for (const WorkloadExpectations& w : expected.workloads) {
+    std::vector<PhaseStats> phases;
+    for (const WorkloadStats& ws : summary.workloads) {
+      if (ws.name == w.name) phases = ws.phases;
+    }
+    JudgeFaults(AsFeltBy(w.name, summary.faults), phases, w.max_slowdown, w.max_time_to_recover_s,
+                w.metrics, summary, "workloads." + w.name + ".", &out);
   }
 
   if (expected.no_residue.value_or(false)) {

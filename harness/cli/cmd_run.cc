@@ -151,6 +151,18 @@ int PrintPlan(const std::string& file) {
                 s->name.c_str(), s->nodes, s->FabricName().c_str(),
                 JoinArgv(s->workload.command).c_str(), s->workload.ranks_per_node,
                 FormatDuration(s->TotalDuration()).c_str());
+  } else if (!s->tenants.empty()) {
+    std::printf("drill %s: %d nodes (%s), %zu workloads, at most %s\n", s->name.c_str(), s->nodes,
+                s->FabricName().c_str(), s->tenants.size(),
+                FormatDuration(s->TotalDuration()).c_str());
+    for (const auto& t : s->tenants) {
+      std::string nodes;
+      for (const auto& n : t.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+      std::printf("workload %s on %s: %s %s %s x %d rank(s)/node (%s)%s\n", t.name.c_str(),
+                  nodes.c_str(), t.dtype.c_str(), t.op.c_str(), FormatSize(t.size_bytes).c_str(),
+                  t.ranks_per_node, t.backend.c_str(),
+                  t.start.empty() ? "" : (", launched when phase " + t.start + " starts").c_str());
+    }
   } else {
     std::printf("drill %s: %d nodes (%s), %s %s %s x %d rank(s)/node (%s), at most %s\n",
                 s->name.c_str(), s->nodes, s->FabricName().c_str(), s->workload.dtype.c_str(),

@@ -28,6 +28,7 @@ Json MetricLimitsJson(const std::vector<MetricLimit>& limits) {
   for (const auto& m : limits) {
     Json j = {{"metric", m.metric}};
     if (!m.fault.empty()) j["fault"] = m.fault;
+    if (!m.phase.empty()) j["phase"] = m.phase;
     if (m.max) j["max"] = *m.max;
     if (m.min) j["min"] = *m.min;
     out.push_back(std::move(j));
@@ -47,22 +48,46 @@ Json StopJson(const StopSpec& stop) {
   return j;
 }
 
-// plan.json: what the report measures the run against.
-Json PlanJson(const Scenario& s, int reporting_ranks) {
+Json LimitsJson(std::optional<double> max_slowdown, std::optional<double> max_recover) {
+  return {{"max_slowdown", max_slowdown ? Json(*max_slowdown) : Json(nullptr)},
+          {"max_time_to_recover_s", max_recover ? Json(*max_recover) : Json(nullptr)}};
+}
+
+// plan.json: what the report measures the run against. With tenants,
+// `workloads` lists each (name, nodes, ranks) and top-level ranks are the
+// first's, whose numbers the summary's top level gives.
+Json PlanJson(const Scenario& s,
+              const std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads) {
   const ExpectSpec& e = s.expect;
-  return {{"name", s.name},
-          {"nodes", s.NodeNames()},
-          {"ranks", std::max(1, reporting_ranks)},
-          {"fabric", s.FabricName()},
-          {"recovery_window_iters", s.recovery_window_iters},
-          {"expectations",
-           {{"max_slowdown", e.max_slowdown ? Json(*e.max_slowdown) : Json(nullptr)},
-            {"max_time_to_recover_s",
-             e.max_time_to_recover_s ? Json(*e.max_time_to_recover_s) : Json(nullptr)},
-            {"no_residue", e.no_residue},
-            {"data_intact", e.data_intact},
-            {"metrics", MetricLimitsJson(e.metrics)}}},
-          {"stop", StopJson(s.stop)}};
+  Json tenants = Json::array();
+  for (const auto& w : workloads) {
+    if (w->spec().name.empty()) continue;
+    Json t = {{"name", w->spec().name}, {"nodes", w->spec().nodes}, {"ranks", w->ReportingRanks()}};
+    if (!w->spec().start.empty()) t["start"] = w->spec().start;
+    tenants.push_back(std::move(t));
+  }
+  Json tenant_limits = Json::object();
+  for (const auto& [name, limits] : e.workloads) {
+    Json j = LimitsJson(limits.max_slowdown, limits.max_time_to_recover_s);
+    j["metrics"] = MetricLimitsJson(limits.metrics);
+    tenant_limits[name] = std::move(j);
+  }
+  Json plan = {{"name", s.name},
+               {"nodes", s.NodeNames()},
+               {"ranks", std::max(1, workloads.front()->ReportingRanks())},
+               {"fabric", s.FabricName()},
+               {"recovery_window_iters", s.recovery_window_iters},
+               {"expectations",
+                {{"max_slowdown", e.max_slowdown ? Json(*e.max_slowdown) : Json(nullptr)},
+                 {"max_time_to_recover_s",
+                  e.max_time_to_recover_s ? Json(*e.max_time_to_recover_s) : Json(nullptr)},
+                 {"no_residue", e.no_residue},
+                 {"data_intact", e.data_intact},
+                 {"metrics", MetricLimitsJson(e.metrics)}}},
+               {"stop", StopJson(s.stop)}};
+  if (!tenants.empty()) plan["workloads"] = std::move(tenants);
+  if (!tenant_limits.empty()) plan["expectations"]["workloads"] = std::move(tenant_limits);
+  return plan;
 }
 
 class DrillRun {
@@ -72,8 +97,8 @@ class DrillRun {
         fabric_(f),
         opt_(o),
         agents_(s, f, clock_),
-        workload_(s, f, o, *o.runner, clock_, state_, agents_, events_),
-        walker_(s, o, clock_, state_, agents_, events_, workload_) {
+        workloads_(MakeWorkloads()),
+        walker_(s, o, clock_, state_, agents_, events_, workloads_) {
     state_.interrupt = o.abort;
   }
   // The agents first (their threads call into the rest), then the members
@@ -95,6 +120,9 @@ class DrillRun {
   // Step 5: runs on every path once the fabric may have been touched.
   void Cleanup();
   void CheckResidue();
+  std::vector<std::unique_ptr<WorkloadSupervisor>> MakeWorkloads();
+  // The workload NODE runs, or null (a node no tenant uses, a switch).
+  WorkloadSupervisor* WorkloadOn(const std::string& node);
 
   const Scenario& s_;
   const FabricState& fabric_;
@@ -106,24 +134,43 @@ class DrillRun {
   std::string run_id_;
   std::vector<Json> before_;  // each node's snapshot before the drill
   DrillAgents agents_;
-  WorkloadSupervisor workload_;
+  // One per workload (Scenario::Workloads()), each tenant on its own nodes.
+  std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
   TimelineWalker walker_;
 };
+
+std::vector<std::unique_ptr<WorkloadSupervisor>> DrillRun::MakeWorkloads() {
+  std::vector<std::unique_ptr<WorkloadSupervisor>> out;
+  const std::vector<WorkloadSpec> specs = s_.Workloads();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    out.push_back(std::make_unique<WorkloadSupervisor>(s_, specs[i], i, fabric_, opt_, *opt_.runner,
+                                                       clock_, state_, agents_, events_));
+  }
+  return out;
+}
+
+WorkloadSupervisor* DrillRun::WorkloadOn(const std::string& node) {
+  for (auto& w : workloads_) {
+    if (w->Has(node)) return w.get();
+  }
+  return nullptr;
+}
 
 void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
   std::string type = msg.value("type", "");
   if (type == proto::kMetrics) {
-    workload_.OnMetrics(n, msg[proto::key::kRecords]);
+    if (WorkloadSupervisor* w = WorkloadOn(n.name)) w->OnMetrics(n, msg[proto::key::kRecords]);
   } else if (type == proto::kCounters) {
     events_.Counters(n.name, msg.value(proto::key::kCounters, Json::object()));
   } else if (type == proto::kWorkloadExit) {
-    workload_.OnExit(n.name, msg.value(proto::key::kExitCode, -1),
-                     msg.value(proto::key::kLogTail, ""));
+    if (WorkloadSupervisor* w = WorkloadOn(n.name)) {
+      w->OnExit(n.name, msg.value(proto::key::kExitCode, -1), msg.value(proto::key::kLogTail, ""));
+    }
   } else if (type == proto::kFaultExpired) {
     events_.Error(n.name, "fault " + msg.value(proto::key::kFaultId, "?") +
                               " outlived its max_duration; the agent reverted it");
     std::lock_guard<std::mutex> lock(state_.mu);
-    if (state_.monitor) state_.monitor->AddError();
+    if (!state_.monitors.empty()) state_.monitors.front()->AddError();
   } else if (type == proto::kLeaseExpired) {
     events_.Error(n.name, "the agent's lease lapsed; it reverted");
     state_.Fail();
@@ -157,7 +204,7 @@ void DrillRun::WriteRunFiles() {
         names, agents_.CallEach(proto::kInventory, Json::object(), std::chrono::seconds(20)));
     (void)events_.WriteFile("inventory.json", inventory.dump(2) + "\n");
   }
-  (void)events_.WriteFile("plan.json", PlanJson(s_, workload_.ReportingRanks()).dump(2) + "\n");
+  (void)events_.WriteFile("plan.json", PlanJson(s_, workloads_).dump(2) + "\n");
   events_.DrillStart(s_.name);
   for (auto& n : agents_.agents()) events_.AgentConnected(n.name, n.link->address(), n.offset_ns);
 }
@@ -179,11 +226,11 @@ std::string DrillRun::Snapshot() {
 
 void DrillRun::Cleanup() {
   walker_.RevertInForce();
-  workload_.Stop();
+  for (auto& w : workloads_) w->Stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the agents' last metrics tail
-  if (s_.workload.Train()) workload_.CheckDigest();
+  if (s_.workload.Train()) workloads_.front()->CheckDigest();
   CheckResidue();
-  if (!s_.Emulated()) workload_.RemoveRunDirs();
+  if (!s_.Emulated()) workloads_.front()->RemoveRunDirs();
 }
 
 // Whatever happened, every agent reverts everything it holds; what its
@@ -238,14 +285,23 @@ Status DrillRun::Run() {
   rec_ = std::move(*rec);
   events_.Attach(rec_.get());
   run_id_ = std::to_string(clock_.WallNanos() / 1000000);
-  workload_.set_run_id(run_id_);
+  for (auto& w : workloads_) w->set_run_id(run_id_);
   WriteRunFiles();
   std::string status = Snapshot();
   if (status == "completed") {
-    if (auto st = workload_.Start(); !st.ok()) {
-      events_.Error("workload: " + st.message());
-      status = "error";
-    } else {
+    Status started = Status::Ok();
+    for (auto& w : workloads_) {
+      if (!w->spec().start.empty()) continue;  // the walker starts it with its phase
+      started = w->Start();
+      if (!started.ok()) {
+        const std::string& name = w->spec().name;
+        events_.Error((name.empty() ? "workload: " : "workload " + name + ": ") +
+                      started.message());
+        status = "error";
+        break;
+      }
+    }
+    if (started.ok()) {
       walker_.Walk();
       if (state_.failed) {
         status = "error";

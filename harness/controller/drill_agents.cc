@@ -97,6 +97,23 @@ std::vector<Result<Json>> DrillAgents::CallEach(const std::string& type, const J
 std::vector<Result<Json>> DrillAgents::CallEachWith(const std::string& type,
                                                     const std::vector<Json>& bodies,
                                                     Duration timeout) {
+  std::vector<NodeLink*> to;
+  for (size_t i = 0; i < std::min(bodies.size(), nodes_.size()); ++i) to.push_back(&nodes_[i]);
+  return CallAll(to, type, bodies, timeout);
+}
+
+std::vector<Result<Json>> DrillAgents::CallEachNamed(const std::vector<std::string>& names,
+                                                     const std::string& type,
+                                                     const std::vector<Json>& bodies,
+                                                     Duration timeout) {
+  std::vector<NodeLink*> to;
+  for (const auto& name : names) to.push_back(&node(name));
+  return CallAll(to, type, bodies, timeout);
+}
+
+std::vector<Result<Json>> DrillAgents::CallAll(const std::vector<NodeLink*>& to,
+                                               const std::string& type,
+                                               const std::vector<Json>& bodies, Duration timeout) {
   // Every agent at once (AgentLink::CallAsync), then wait for the answers
   // until the deadline: a round costs the slowest agent, not their sum.
   struct Round {
@@ -105,13 +122,13 @@ std::vector<Result<Json>> DrillAgents::CallEachWith(const std::string& type,
     std::vector<std::optional<Result<Json>>> replies;
     size_t pending = 0;
   };
-  const size_t count = std::min(bodies.size(), nodes_.size());
+  const size_t count = std::min(bodies.size(), to.size());
   auto round = std::make_shared<Round>();
   round->replies.resize(count);
   round->pending = count;
   std::vector<uint64_t> ids(count);
   for (size_t i = 0; i < count; ++i) {
-    ids[i] = nodes_[i].link->CallAsync(type, bodies[i], [round, i](Result<Json> r) {
+    ids[i] = to[i]->link->CallAsync(type, bodies[i], [round, i](Result<Json> r) {
       std::lock_guard<std::mutex> lock(round->mu);
       if (round->replies[i]) return;
       round->replies[i] = std::move(r);
@@ -126,8 +143,8 @@ std::vector<Result<Json>> DrillAgents::CallEachWith(const std::string& type,
     if (round->replies[i]) {
       out.push_back(std::move(*round->replies[i]));
     } else {
-      nodes_[i].link->Forget(ids[i]);
-      out.push_back(DeadlineExceeded(type + " to " + nodes_[i].name + ": no answer within " +
+      to[i]->link->Forget(ids[i]);
+      out.push_back(DeadlineExceeded(type + " to " + to[i]->name + ": no answer within " +
                                      FormatDuration(timeout)));
     }
   }

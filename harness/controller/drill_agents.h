@@ -85,8 +85,14 @@ class DrillAgents {
   // nodes, when one body per node is given).
   std::vector<Result<Json>> CallEachWith(const std::string& type, const std::vector<Json>& bodies,
                                          Duration timeout);
+  // ... with a body per named agent (names as node() takes them), in order.
+  std::vector<Result<Json>> CallEachNamed(const std::vector<std::string>& names,
+                                          const std::string& type, const std::vector<Json>& bodies,
+                                          Duration timeout);
 
  private:
+  std::vector<Result<Json>> CallAll(const std::vector<NodeLink*>& to, const std::string& type,
+                                    const std::vector<Json>& bodies, Duration timeout);
   void LeaseLoop();
 
   const Scenario& s_;

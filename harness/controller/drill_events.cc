@@ -70,8 +70,11 @@ void DrillEvents::ImpactSeen(const std::string& id, Duration after) {
   Event("impact_seen", {{"id", id}, {"after_s", ToSeconds(after)}});
 }
 
-void DrillEvents::WorkloadStart(const std::string& node, const std::vector<std::string>& argv) {
-  Event("workload_start", {{"node", node}, {"argv", argv}});
+void DrillEvents::WorkloadStart(const std::string& node, const std::string& workload,
+                                const std::vector<std::string>& argv) {
+  Json fields = {{"node", node}, {"argv", argv}};
+  if (!workload.empty()) fields["workload"] = workload;
+  Event("workload_start", std::move(fields));
 }
 
 void DrillEvents::WorkloadRestart(const std::string& node, const std::vector<std::string>& argv,
@@ -79,20 +82,22 @@ void DrillEvents::WorkloadRestart(const std::string& node, const std::vector<std
   Event("workload_start", {{"node", node}, {"argv", argv}, {"attempt", attempt}});
 }
 
-void DrillEvents::WorkloadExited(const std::string& node, int exit_code,
-                                 const std::string& log_tail) {
+void DrillEvents::WorkloadExited(const std::string& node, const std::string& workload,
+                                 int exit_code, const std::string& log_tail) {
   RunRecorder* rec = rec_.load();
   if (rec == nullptr) return;
-  rec->Event("workload_exit", {{"node", node}, {"exit_code", exit_code}});
-  (void)rec->WriteFile("workload.log", log_tail);
+  Json fields = {{"node", node}, {"exit_code", exit_code}};
+  if (!workload.empty()) fields["workload"] = workload;
+  rec->Event("workload_exit", std::move(fields));
+  (void)rec->WriteFile(LogName(workload), log_tail);
 }
 
 void DrillEvents::WorkloadKilled(const std::string& node, const Json& exit_code) {
   Event("workload_exit", {{"node", node}, {"exit_code", exit_code}, {"forced", true}});
 }
 
-void DrillEvents::WorkloadLog(const std::string& log_tail) {
-  (void)WriteFile("workload.log", log_tail);
+void DrillEvents::WorkloadLog(const std::string& workload, const std::string& log_tail) {
+  (void)WriteFile(LogName(workload), log_tail);
 }
 
 void DrillEvents::WorkloadHung(const std::string& reason) {
@@ -145,9 +150,9 @@ void DrillEvents::RunDirKept(const std::string& node, const std::string& reason)
   Event("run_dir_kept", {{"node", node}, {"reason", reason}});
 }
 
-void DrillEvents::Metrics(const std::string& node, const Json& records, int64_t offset_ns,
-                          int attempt) {
-  if (RunRecorder* rec = rec_.load()) rec->Metrics(node, records, offset_ns, attempt);
+void DrillEvents::Metrics(const std::string& node, const std::string& workload, const Json& records,
+                          int64_t offset_ns, int attempt) {
+  if (RunRecorder* rec = rec_.load()) rec->Metrics(node, records, offset_ns, attempt, workload);
 }
 
 Status DrillEvents::WriteFile(const std::string& name, const std::string& content) {

@@ -49,14 +49,21 @@ class DrillEvents {
   void ImpactSeen(const std::string& id, Duration after);
 
   // The workload. `node` is where it was started or seen: n0's agent, or
-  // "controller" for a real cluster's launcher.
-  void WorkloadStart(const std::string& node, const std::vector<std::string>& argv);
+  // "controller" for a real cluster's launcher; `workload` a tenant's name
+  // (written when not empty).
+  void WorkloadStart(const std::string& node, const std::string& workload,
+                     const std::vector<std::string>& argv);
   void WorkloadRestart(const std::string& node, const std::vector<std::string>& argv, int attempt);
   // It exited by itself: the event, and its output tail as workload.log.
-  void WorkloadExited(const std::string& node, int exit_code, const std::string& log_tail);
+  // A tenant's log is workload-<name>.log.
+  void WorkloadExited(const std::string& node, const std::string& workload, int exit_code,
+                      const std::string& log_tail);
   // It was stopped by force; exit_code as the agent or launcher gave it.
   void WorkloadKilled(const std::string& node, const Json& exit_code);
-  void WorkloadLog(const std::string& log_tail);
+  void WorkloadLog(const std::string& workload, const std::string& log_tail);
+  static std::string LogName(const std::string& workload) {
+    return workload.empty() ? "workload.log" : "workload-" + workload + ".log";
+  }
   void WorkloadHung(const std::string& reason);
   void WorkloadFailed(int exit_code);
   void RanksKilled(const std::string& node, int count);
@@ -73,7 +80,8 @@ class DrillEvents {
   void RunDirKept(const std::string& node, const std::string& reason);
 
   // Not events: records to metrics.jsonl and files of the run directory.
-  void Metrics(const std::string& node, const Json& records, int64_t offset_ns, int attempt);
+  void Metrics(const std::string& node, const std::string& workload, const Json& records,
+               int64_t offset_ns, int attempt);
   Status WriteFile(const std::string& name, const std::string& content);
 
  private:

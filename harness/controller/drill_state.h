@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "harness/controller/live_monitor.h"
 
@@ -25,8 +26,9 @@ struct DrillState {
   std::atomic<bool> failed{false};
   const std::atomic<bool>* interrupt = nullptr;  // set by SIGINT/SIGTERM, or none
   // The live view the engine's gates and stop conditions read (guarded by
-  // mu); null until the timeline starts, times relative to t0_wall_ns.
-  std::unique_ptr<LiveMonitor> monitor;
+  // mu): one per workload, in Scenario::Workloads() order; empty until the
+  // timeline starts, times relative to t0_wall_ns.
+  std::vector<std::unique_ptr<LiveMonitor>> monitors;
   int64_t t0_wall_ns = 0;
 
   bool Interrupted() const { return interrupt != nullptr && interrupt->load(); }

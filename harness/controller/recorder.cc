@@ -39,7 +39,7 @@ double RunRecorder::Event(const std::string& type, Json fields) {
 }
 
 size_t RunRecorder::Metrics(const std::string& node, const Json& records, int64_t agent_offset_ns,
-                            int attempt) {
+                            int attempt, const std::string& workload) {
   std::lock_guard<std::mutex> lock(mu_);
   size_t n = 0;
   for (const auto& rec : records) {
@@ -48,6 +48,7 @@ size_t RunRecorder::Metrics(const std::string& node, const Json& records, int64_
     int64_t wall = rec["wall_ns"].get<int64_t>() - agent_offset_ns;
     line["node"] = node;
     if (attempt > 0) line["attempt"] = attempt;
+    if (!workload.empty()) line["workload"] = workload;
     line["t"] = static_cast<double>(wall - start_wall_ns_) / 1e9;
     metrics_ << line.dump() << "\n";
     ++n;

@@ -27,9 +27,10 @@ class RunRecorder {
   // Appends records (from one node) to metrics.jsonl with node and t, where
   // t maps the rank's wall_ns through the agent's clock offset.
   // Returns how many records were written.
-  // `attempt` > 0 (a relaunched workload) is written into each record.
+  // `attempt` > 0 (a relaunched workload) and a tenant's `workload` name
+  // are written into each record.
   size_t Metrics(const std::string& node, const Json& records, int64_t agent_offset_ns,
-                 int attempt = 0);
+                 int attempt = 0, const std::string& workload = "");
   Status WriteFile(const std::string& name, const std::string& content);
 
  private:

@@ -10,14 +10,14 @@ namespace fdrill {
 
 TimelineWalker::TimelineWalker(const Scenario& s, const DrillOptions& opt, const Clock& clock,
                                DrillState& state, DrillAgents& agents, DrillEvents& events,
-                               WorkloadSupervisor& workload)
+                               std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads)
     : s_(s),
       opt_(opt),
       clock_(clock),
       state_(state),
       agents_(agents),
       events_(events),
-      workload_(workload),
+      workloads_(workloads),
       total_(s.TotalDuration()),
       gated_(std::any_of(s.phases.begin(), s.phases.end(),
                          [](const PhaseSpec& p) { return p.gate.has_value(); })) {}
@@ -28,21 +28,29 @@ void TimelineWalker::Walk() {
   {
     std::lock_guard<std::mutex> lock(state_.mu);
     state_.t0_wall_ns = clock_.WallNanos();
-    state_.monitor = std::make_unique<LiveMonitor>(std::max(1, workload_.ReportingRanks()), s_.stop,
-                                                   s_.recovery_window_iters);
+    state_.monitors.clear();
+    for (const auto& w : workloads_) {
+      state_.monitors.push_back(std::make_unique<LiveMonitor>(std::max(1, w->ReportingRanks()),
+                                                              s_.stop, s_.recovery_window_iters));
+    }
   }
   while (!engine.Finished()) {
     const Duration now = clock_.Now() - t0;
     EngineInput in;
-    WorkloadSupervisor::Health health;
+    std::vector<WorkloadSupervisor::Health> health;
     {
       std::lock_guard<std::mutex> lock(state_.mu);
-      in.stable_since = state_.monitor->StableSince();
-      in.stop = state_.monitor->StopReason(now);
-      health = workload_.HealthLocked(now);
+      in.stable_since = StableSinceLocked();
+      in.stop = StopReasonLocked(now);
+      for (const auto& w : workloads_) health.push_back(w->HealthLocked(now));
     }
     if (state_.failed) return;  // a lost agent or lease: RevertInForce reverts what it can
-    const std::optional<std::string> job_end = workload_.Supervise(now, health);
+    std::optional<std::string> job_end;
+    for (size_t i = 0; i < workloads_.size() && !job_end; ++i) {
+      job_end = workloads_[i]->Supervise(now, health[i]);
+      const std::string& name = workloads_[i]->spec().name;
+      if (job_end && !name.empty()) job_end = "workload " + name + ": " + *job_end;
+    }
     std::string cause;
     std::vector<Action> actions;
     if (job_end) {
@@ -66,7 +74,7 @@ void TimelineWalker::Walk() {
       if (!Execute(a)) return;
       if (a.kind == Action::kPhaseEnd && a.phase == 0) {
         std::lock_guard<std::mutex> lock(state_.mu);
-        state_.monitor->EndBaseline();
+        for (auto& m : state_.monitors) m->EndBaseline();
       }
     }
     {
@@ -79,7 +87,7 @@ void TimelineWalker::Walk() {
     const auto wake = t0 + std::min(next, now + std::chrono::milliseconds(20));
     std::unique_lock<std::mutex> lock(state_.mu);
     state_.cv.wait_until(lock, std::max(wake, clock_.Now()),
-                         [this] { return state_.Aborted() || workload_.ExitedLocked(); });
+                         [this] { return state_.Aborted() || AnyExitedLocked(); });
   }
 }
 
@@ -88,7 +96,8 @@ bool TimelineWalker::Execute(const Action& a) {
   switch (a.kind) {
     case Action::kPhaseStart:
       current_phase_ = phase->name;
-      [[fallthrough]];
+      events_.Phase(a.kind, phase->name, a.reason);
+      return StartArrivals(phase->name);
     case Action::kPhaseEnd:
       events_.Phase(a.kind, phase->name, a.reason);
       return true;
@@ -144,10 +153,55 @@ bool TimelineWalker::Revert(const Action& a, const FaultSpec& f) {
   return true;
 }
 
+std::optional<Duration> TimelineWalker::StableSinceLocked() const {
+  std::optional<Duration> since;
+  for (size_t i = 0; i < state_.monitors.size(); ++i) {
+    // A tenant that arrived after the baseline has no band to be back in.
+    if (!workloads_[i]->spec().start.empty()) continue;
+    const std::optional<Duration> s = state_.monitors[i]->StableSince();
+    if (!s) return std::nullopt;
+    since = since ? std::max(*since, *s) : *s;
+  }
+  return since;
+}
+
+std::optional<std::string> TimelineWalker::StopReasonLocked(Duration now) const {
+  for (size_t i = 0; i < state_.monitors.size(); ++i) {
+    std::optional<std::string> reason = state_.monitors[i]->StopReason(now);
+    if (!reason) continue;
+    const std::string& name = workloads_[i]->spec().name;
+    return name.empty() ? *reason : "workload " + name + ": " + *reason;
+  }
+  return std::nullopt;
+}
+
+bool TimelineWalker::AnyExitedLocked() const {
+  return std::any_of(workloads_.begin(), workloads_.end(),
+                     [](const auto& w) { return w->ExitedLocked(); });
+}
+
+// A fault's impact shows live once any workload's does.
+bool TimelineWalker::StartArrivals(const std::string& phase) {
+  for (auto& w : workloads_) {
+    if (w->spec().start != phase || w->started()) continue;
+    if (Status st = w->Begin(); !st.ok()) {
+      events_.Error("workload " + w->spec().name + ": " + st.message());
+      state_.failed = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+// A fault's impact shows live once any workload's does.
 void TimelineWalker::RecordImpactsLocked(Duration at) {
-  const std::optional<Duration> below = state_.monitor->last_below_band_end();
   for (auto it = awaiting_impact_.begin(); it != awaiting_impact_.end();) {
-    if ((below && *below > it->second) || state_.monitor->SlowInProgress(at, it->second)) {
+    bool seen = false;
+    for (const auto& m : state_.monitors) {
+      const std::optional<Duration> below = m->last_below_band_end();
+      seen = seen || (below && *below > it->second) || m->SlowInProgress(at, it->second);
+    }
+    if (seen) {
       events_.ImpactSeen(it->first, at - it->second);
       it = awaiting_impact_.erase(it);
     } else {
@@ -164,12 +218,13 @@ void TimelineWalker::ShowProgress(Duration now) {
   v.total = total_;
   v.total_is_max = gated_;
   std::lock_guard<std::mutex> lock(state_.mu);
-  v.busbw_gbps = state_.monitor->RecentBusbw();
-  v.baseline_gbps = state_.monitor->baseline_median();
+  // The first workload's (with tenants, the one the drill is about).
+  v.busbw_gbps = state_.monitors.front()->RecentBusbw();
+  v.baseline_gbps = state_.monitors.front()->baseline_median();
   for (const auto& [id, node] : applied_) {
     v.faults.push_back(id.find('@') == std::string::npos ? id + "@" + node : id);
   }
-  v.attempt = workload_.restarts_locked();
+  v.attempt = workloads_.front()->restarts_locked();
   v.restarts_allowed = s_.workload.restart.max_restarts;
   opt_.progress->Update(v, clock_.Now());
 }

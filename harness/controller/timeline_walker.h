@@ -1,7 +1,7 @@
 // TimelineWalker: step 4 of a drill (drill.h) — walks the scenario's
 // timeline on the controller thread. Each turn (at most 20 ms apart, or at
-// the engine's next deadline) it reads the live monitor and the workload's
-// health, lets the supervisor act on a failed or hung job, asks the pure
+// the engine's next deadline) it reads the live monitors and each
+// workload's health, lets its supervisor act on a failed or hung job, asks the pure
 // DrillEngine for what is due, and carries the actions out on the agents:
 // apply and revert each fault, with the events around every call (through
 // DrillEvents). It records when a fault's impact first shows live, and
@@ -16,7 +16,10 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/controller/drill_agents.h"
 #include "harness/controller/drill_events.h"
@@ -33,7 +36,8 @@ struct DrillOptions;
 class TimelineWalker {
  public:
   TimelineWalker(const Scenario& s, const DrillOptions& opt, const Clock& clock, DrillState& state,
-                 DrillAgents& agents, DrillEvents& events, WorkloadSupervisor& workload);
+                 DrillAgents& agents, DrillEvents& events,
+                 std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads);
 
   void Walk();
   // Step 5 starts here: every fault still in force, reverted ("drill ending").
@@ -53,6 +57,14 @@ class TimelineWalker {
   // ended after a fault's apply (docs/performance.md: detection latency).
   void RecordImpactsLocked(Duration at);
   void ShowProgress(Duration now);
+  // Every workload's live view together: stable once all are (since the
+  // latest of them), the first stop condition any meets.
+  std::optional<Duration> StableSinceLocked() const;
+  std::optional<std::string> StopReasonLocked(Duration now) const;
+  bool AnyExitedLocked() const;
+  // Launches the tenants that arrive with PHASE (workloads.NAME.start);
+  // false when one could not be (the drill fails).
+  bool StartArrivals(const std::string& phase);
 
   const Scenario& s_;
   const DrillOptions& opt_;
@@ -60,7 +72,7 @@ class TimelineWalker {
   DrillState& state_;
   DrillAgents& agents_;
   DrillEvents& events_;
-  WorkloadSupervisor& workload_;
+  std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads_;
   // The drill's length (at most, when gated): fixed, so not re-summed over
   // every phase at each 20 ms turn of the timeline loop.
   const Duration total_;

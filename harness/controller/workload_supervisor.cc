@@ -22,47 +22,60 @@ constexpr auto kLaunchGrace = std::chrono::seconds(10);
 
 }  // namespace
 
+std::vector<NodeLink*> WorkloadSupervisor::Nodes() const {
+  std::vector<NodeLink*> out;
+  for (const auto& name : w_.nodes) out.push_back(&agents_.node(name));
+  return out;
+}
+
+bool WorkloadSupervisor::Has(const std::string& node) const {
+  return std::find(w_.nodes.begin(), w_.nodes.end(), node) != w_.nodes.end();
+}
+
+std::string WorkloadSupervisor::RunDirName() const {
+  return "fdrill-" + run_id_ + (w_.name.empty() ? "" : "-" + w_.name);
+}
+
 std::string WorkloadSupervisor::RunDir(const NodeLink& n) const {
-  return (s_.Emulated() ? n.tmpdir : std::string("/tmp")) + "/fdrill-" + run_id_;
+  return (s_.Emulated() ? n.tmpdir : std::string("/tmp")) + "/" + RunDirName();
 }
 
 int WorkloadSupervisor::ReportingRanks() const {
-  if (s_.workload.output == "nccl-tests") return 1;
-  if (s_.workload.output == "none") return 0;
-  return s_.nodes * s_.workload.ranks_per_node;
+  if (w_.output == "nccl-tests") return 1;
+  if (w_.output == "none") return 0;
+  return static_cast<int>(w_.nodes.size()) * w_.ranks_per_node;
 }
 
 std::string WorkloadSupervisor::StartNode() const {
-  return s_.Emulated() ? agents_.nodes()[0].name : std::string("controller");
+  return s_.Emulated() ? Lead().name : std::string("controller");
 }
 
 std::vector<std::string> WorkloadSupervisor::Collective() const {
-  if (s_.workload.External()) return s_.workload.command;
-  const std::string node0_dir = RunDir(agents_.nodes()[0]);
+  if (w_.External()) return w_.command;
+  const std::string node0_dir = RunDir(Lead());
   std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-collective"};
-  if (s_.workload.Train()) {
+  if (w_.Train()) {
     // Rank 0 (on n0, first in the hostfile) reads and writes the checkpoint;
     // a relaunch runs the same command and resumes from it.
-    argv.insert(argv.end(), {"--train", "--steps", std::to_string(s_.workload.steps),
-                             "--checkpoint-every", std::to_string(s_.workload.checkpoint_every),
-                             "--checkpoint-dir", node0_dir + "/checkpoint"});
+    argv.insert(argv.end(), {"--train", "--steps", std::to_string(w_.steps), "--checkpoint-every",
+                             std::to_string(w_.checkpoint_every), "--checkpoint-dir",
+                             node0_dir + "/checkpoint"});
   } else {
     auto total =
         std::chrono::duration_cast<std::chrono::seconds>(s_.TotalDuration() + opt_.start_timeout);
-    argv.insert(argv.end(), {"--op", s_.workload.op, "--dtype", s_.workload.dtype, "-w",
-                             std::to_string(s_.workload.warmup), "--duration",
-                             std::to_string(total.count()) + "s"});
-    if (s_.workload.Reduces()) argv.insert(argv.end(), {"--redop", s_.workload.redop});
+    argv.insert(argv.end(), {"--op", w_.op, "--dtype", w_.dtype, "-w", std::to_string(w_.warmup),
+                             "--duration", std::to_string(total.count()) + "s"});
+    if (w_.Reduces()) argv.insert(argv.end(), {"--redop", w_.redop});
   }
-  argv.insert(argv.end(), {"-b", std::to_string(s_.workload.size_bytes), "--jsonl",
-                           (s_.Emulated() ? "{tmpdir}" : "/tmp") +
-                               ("/fdrill-" + run_id_ + "/rank-{rank}.jsonl"),
-                           "--stop-file", node0_dir + "/stop", "--backend", s_.workload.backend});
+  argv.insert(argv.end(),
+              {"-b", std::to_string(w_.size_bytes), "--jsonl",
+               (s_.Emulated() ? "{tmpdir}" : "/tmp") + ("/" + RunDirName() + "/rank-{rank}.jsonl"),
+               "--stop-file", node0_dir + "/stop", "--backend", w_.backend});
   return argv;
 }
 
 void WorkloadSupervisor::FeedMonitorLocked(int64_t offset_ns, const Json& records) {
-  if (!state_.monitor) return;
+  if (state_.monitors.size() <= index_) return;
   for (const auto& r : records) {
     if (!r.contains("iter") || !r.contains("rank") || !r.contains("wall_ns")) continue;
     LiveSample x;
@@ -75,13 +88,13 @@ void WorkloadSupervisor::FeedMonitorLocked(int64_t offset_ns, const Json& record
     const double alg = r.value("algbw_gbps", 0.0);
     x.bus_factor = alg > 0 ? r.value("busbw_gbps", 0.0) / alg : 1.0;
     x.wrong = r.value("wrong", int64_t{0});
-    state_.monitor->Add(x);
+    monitor().Add(x);
   }
 }
 
 void WorkloadSupervisor::OnMetrics(const NodeLink& n, const Json& records) {
   std::lock_guard<std::mutex> lock(state_.mu);
-  events_.Metrics(n.name, records, n.offset_ns, attempt_);
+  events_.Metrics(n.name, w_.name, records, n.offset_ns, attempt_);
   for (const auto& r : records) {
     if (r.contains("rank")) ranks_seen_.insert(r["rank"].get<int>());
   }
@@ -97,7 +110,7 @@ void WorkloadSupervisor::OnMetrics(const NodeLink& n, const Json& records) {
 }
 
 void WorkloadSupervisor::OnExit(const std::string& node, int code, const std::string& log_tail) {
-  events_.WorkloadExited(node, code, log_tail);
+  events_.WorkloadExited(node, w_.name, code, log_tail);
   std::lock_guard<std::mutex> lock(state_.mu);
   workload_exit_ = code;
   last_log_tail_ = log_tail;
@@ -105,7 +118,7 @@ void WorkloadSupervisor::OnExit(const std::string& node, int code, const std::st
 }
 
 void WorkloadSupervisor::OnJobLine(const std::string& line) {
-  if (s_.workload.output != "nccl-tests") return;
+  if (w_.output != "nccl-tests") return;
   const size_t failures_before = nccl_parser_.failures.size();
   const auto rows = nccl_parser_.Feed(line + "\n");
   // nccl-tests' own failure reports ("Test NCCL failure common.cu:..."):
@@ -113,7 +126,7 @@ void WorkloadSupervisor::OnJobLine(const std::string& line) {
   for (size_t i = failures_before; i < nccl_parser_.failures.size(); ++i) {
     events_.Error("controller", "nccl-tests: " + nccl_parser_.failures[i]);
     std::lock_guard<std::mutex> lock(state_.mu);
-    if (state_.monitor) state_.monitor->AddError();
+    if (state_.monitors.size() > index_) monitor().AddError();
   }
   if (rows.empty()) return;
   Json records = Json::array();
@@ -124,7 +137,7 @@ void WorkloadSupervisor::OnJobLine(const std::string& line) {
   for (const auto& row : rows) {
     records.push_back(ToMetricsRecord(row, external_iter_++, now, !row.has_oop));
   }
-  events_.Metrics(agents_.nodes()[0].name, records, 0, attempt_);
+  events_.Metrics(Lead().name, w_.name, records, 0, attempt_);
   ranks_seen_.insert(0);
   FeedMonitorLocked(0, records);
   state_.cv.notify_all();
@@ -134,8 +147,7 @@ Status WorkloadSupervisor::Launch(const std::vector<std::string>& argv) {
   if (s_.Emulated()) {
     // n0's agent already watches its run directory (Start); asking again
     // would make it read the ranks' files from their start.
-    auto r = agents_.nodes()[0].link->Call(proto::kWorkloadStart, {{proto::key::kArgv, argv}},
-                                           kCallTimeout);
+    auto r = Lead().link->Call(proto::kWorkloadStart, {{proto::key::kArgv, argv}}, kCallTimeout);
     return r.ok() ? Status::Ok() : r.status();
   }
   if (!job_) {
@@ -146,38 +158,47 @@ Status WorkloadSupervisor::Launch(const std::vector<std::string>& argv) {
   return job_->Start(argv);
 }
 
-Status WorkloadSupervisor::Start() {
+Status WorkloadSupervisor::Begin() {
   // Every agent watches its node's run directory: the ranks' JSONL (if
   // any), and it samples the node's counters while it watches.
   {
     std::vector<Json> bodies;
-    for (const auto& n : agents_.nodes()) bodies.push_back({{proto::key::kMetricsDir, RunDir(n)}});
-    const auto watching = agents_.CallEachWith("workload_start", bodies, kCallTimeout);
+    for (const NodeLink* n : Nodes()) bodies.push_back({{proto::key::kMetricsDir, RunDir(*n)}});
+    const auto watching = agents_.CallEachNamed(w_.nodes, "workload_start", bodies, kCallTimeout);
     for (const auto& r : watching) {
       if (!r.ok()) return r.status();
     }
   }
   std::vector<std::string> argv;
-  if (s_.workload.External()) nccl_parser_ = NcclTestsParser(s_.workload.command.front());
+  if (w_.External()) nccl_parser_ = NcclTestsParser(w_.command.front());
   const std::string dir = events_.dir();
   if (s_.Emulated()) {
+    // The tenant's nodes only: its mpirun places ranks on them.
     FabricState used = fabric_;
-    used.nodes.resize(static_cast<size_t>(s_.nodes));
-    std::string hostfile = dir + "/hostfile";
-    if (auto st = events_.WriteFile("hostfile", MpirunHostfile(used, s_.workload.ranks_per_node));
-        !st.ok()) {
+    used.nodes.clear();
+    for (const auto& node : fabric_.nodes) {
+      if (Has(node.name)) used.nodes.push_back(node);
+    }
+    const std::string name = w_.name.empty() ? "hostfile" : "hostfile-" + w_.name;
+    std::string hostfile = dir + "/" + name;
+    if (auto st = events_.WriteFile(name, MpirunHostfile(used, w_.ranks_per_node)); !st.ok()) {
       return st;
     }
-    argv = MpirunArgv(used, s_.workload.ranks_per_node, opt_.bin_dir + "/fdrill", Collective(),
-                      hostfile);
+    argv = MpirunArgv(used, w_.ranks_per_node, opt_.bin_dir + "/fdrill", Collective(), hostfile);
   } else {
     if (auto st = events_.WriteFile("hostfile", ClusterHostfile(s_)); !st.ok()) return st;
     argv =
         ClusterLaunchArgv(s_, Collective(), std::filesystem::absolute(dir + "/hostfile").string());
   }
   launch_argv_ = argv;
-  events_.WorkloadStart(StartNode(), argv);
+  events_.WorkloadStart(StartNode(), w_.name, argv);
   if (auto st = Launch(argv); !st.ok()) return st;
+  started_ = true;
+  return Status::Ok();
+}
+
+Status WorkloadSupervisor::Start() {
+  if (auto st = Begin(); !st.ok()) return st;
   size_t want = static_cast<size_t>(ReportingRanks());
   auto deadline = clock_.Now() + opt_.start_timeout;
   std::unique_lock<std::mutex> lock(state_.mu);
@@ -185,7 +206,8 @@ Status WorkloadSupervisor::Start() {
     if (workload_exit_) {
       return FailedPrecondition("the workload exited with status " +
                                 std::to_string(*workload_exit_) +
-                                " before every rank reported; see " + dir + "/workload.log");
+                                " before every rank reported; see " + events_.dir() + "/" +
+                                DrillEvents::LogName(w_.name));
     }
     if (state_.Aborted()) return FailedPrecondition("aborted while the workload was starting");
     if (clock_.Now() > deadline) {
@@ -200,15 +222,14 @@ Status WorkloadSupervisor::Start() {
 WorkloadSupervisor::Health WorkloadSupervisor::HealthLocked(Duration now) const {
   Health h;
   h.exit_code = workload_exit_;
-  const auto& policy = s_.workload.restart;
+  const auto& policy = w_.restart;
   if (!h.exit_code && !relaunch_at_ && policy.hang_timeout) {
     const Duration limit =
-        *policy.hang_timeout +
-        (state_.monitor->AttemptReported() ? Duration{} : Duration(kLaunchGrace));
-    if (state_.monitor->QuietFor(now) > limit) {
-      h.hang = fmt::format("no iteration completed for {:.1f} s (hang_timeout {})",
-                           ToSeconds(state_.monitor->QuietFor(now)),
-                           FormatDuration(*policy.hang_timeout));
+        *policy.hang_timeout + (monitor().AttemptReported() ? Duration{} : Duration(kLaunchGrace));
+    if (monitor().QuietFor(now) > limit) {
+      h.hang =
+          fmt::format("no iteration completed for {:.1f} s (hang_timeout {})",
+                      ToSeconds(monitor().QuietFor(now)), FormatDuration(*policy.hang_timeout));
     }
   }
   return h;
@@ -227,8 +248,8 @@ std::optional<std::string> WorkloadSupervisor::Supervise(Duration now, const Hea
     }
     job_end = OnJobFailure(now, code, true);
   } else if (health.exit_code) {
-    if (s_.workload.Train() && *health.exit_code == 0) {
-      job_end = "the job finished its " + std::to_string(s_.workload.steps) + " steps";
+    if (w_.Train() && *health.exit_code == 0) {
+      job_end = "the job finished its " + std::to_string(w_.steps) + " steps";
     } else {
       // The job ended before the drill did (a killed rank, a collective
       // error): a result of the drill, not a failure of the harness.
@@ -247,7 +268,7 @@ std::optional<std::string> WorkloadSupervisor::Supervise(Duration now, const Hea
 }
 
 std::optional<std::string> WorkloadSupervisor::OnJobFailure(Duration now, int code, bool hang) {
-  const RestartSpec& policy = s_.workload.restart;
+  const RestartSpec& policy = w_.restart;
   std::lock_guard<std::mutex> lock(state_.mu);
   if (restarts_ < policy.max_restarts) {
     // backoff, 2 x backoff, 4 x backoff, ... up to 5 minutes (or backoff, if longer).
@@ -257,7 +278,7 @@ std::optional<std::string> WorkloadSupervisor::OnJobFailure(Duration now, int co
     ++restarts_;
     relaunch_at_ = now + wait;
     workload_exit_.reset();
-    lost_from_ = state_.monitor->last_complete_iter();
+    lost_from_ = monitor().last_complete_iter();
     events_.RelaunchScheduled(restarts_, wait, lost_from_);
     return std::nullopt;
   }
@@ -274,7 +295,8 @@ int WorkloadSupervisor::StopRemains() {
     code = job_->Stop(std::chrono::seconds(5));
     events_.WorkloadKilled("controller", code);
   }
-  for (auto& n : agents_.nodes()) {
+  for (NodeLink* np : Nodes()) {
+    NodeLink& n = *np;
     auto r =
         n.link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}}, std::chrono::seconds(15));
     if (!r.ok()) {
@@ -297,23 +319,24 @@ void WorkloadSupervisor::Relaunch(Duration now) {
     relaunch_at_.reset();
     ++attempt_;
     awaiting_first_ = true;
-    state_.monitor->NewAttempt(now);
+    monitor().NewAttempt(now);
   }
   events_.WorkloadRestart(StartNode(), launch_argv_, attempt_);
   if (auto st = Launch(launch_argv_); !st.ok()) {
-    events_.Error(agents_.nodes()[0].name, "relaunch: " + st.message());
+    events_.Error(Lead().name, "relaunch: " + st.message());
     state_.failed = true;
   }
 }
 
 void WorkloadSupervisor::Stop() {
+  if (!started_) return;  // a late tenant whose phase never came
   bool exited = false;
   {
     std::lock_guard<std::mutex> lock(state_.mu);
     exited = workload_exit_.has_value();
   }
-  NodeLink& n0 = agents_.nodes()[0];
-  if (!exited && !s_.workload.External()) {
+  NodeLink& n0 = Lead();
+  if (!exited && !w_.External()) {
     // fdrill-collective stops by itself at the stop file (rank 0 reads it on node 0).
     (void)n0.link->Call(proto::kWorkloadStop, {{proto::key::kStopFile, RunDir(n0) + "/stop"}},
                         kCallTimeout);
@@ -334,7 +357,7 @@ void WorkloadSupervisor::Stop() {
     auto r = n0.link->Call(proto::kWorkloadStop, {}, std::chrono::seconds(15));
     if (r.ok() && (*r)[proto::key::kExitCode].is_number()) {
       events_.WorkloadKilled(n0.name, (*r)[proto::key::kExitCode]);
-      events_.WorkloadLog(r->value(proto::key::kLogTail, ""));
+      events_.WorkloadLog(w_.name, r->value(proto::key::kLogTail, ""));
     }
   }
 }
@@ -360,11 +383,11 @@ void WorkloadSupervisor::CheckDigest() {
   }
   const std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-train-ref",
                                          "--nranks",
-                                         std::to_string(s_.nodes * s_.workload.ranks_per_node),
+                                         std::to_string(ReportingRanks()),
                                          "--steps",
                                          steps,
                                          "-b",
-                                         std::to_string(s_.workload.size_bytes)};
+                                         std::to_string(w_.size_bytes)};
   auto r = runner_.Run(argv, std::chrono::seconds(300));
   std::string expected;
   if (r.ok() && r->exit_code == 0 && r->out.rfind("digest: ", 0) == 0) {
@@ -379,11 +402,10 @@ void WorkloadSupervisor::CheckDigest() {
 
 void WorkloadSupervisor::RemoveRunDirs() {
   std::vector<Json> bodies;
-  for (const auto& n : agents_.nodes()) bodies.push_back({{proto::key::kDir, RunDir(n)}});
-  const auto removed = agents_.CallEachWith("run_dir_remove", bodies, kCallTimeout);
+  for (const NodeLink* n : Nodes()) bodies.push_back({{proto::key::kDir, RunDir(*n)}});
+  const auto removed = agents_.CallEachNamed(w_.nodes, "run_dir_remove", bodies, kCallTimeout);
   for (size_t i = 0; i < removed.size(); ++i) {
-    if (!removed[i].ok())
-      events_.RunDirKept(agents_.nodes()[i].name, removed[i].status().message());
+    if (!removed[i].ok()) events_.RunDirKept(w_.nodes[i], removed[i].status().message());
   }
 }
 

@@ -1,5 +1,6 @@
-// WorkloadSupervisor: the drill's workload from launch to its last word —
-// fdrill-collective through n0's agent on the emulated fabric, or a real
+// WorkloadSupervisor: one of the drill's workloads (the only one, or one
+// tenant of workloads:) from launch to its last word — fdrill-collective
+// through its first node's agent on the emulated fabric, or a real
 // cluster's launcher on this host (LocalJob); the ranks' metrics as agents
 // push them (or nccl-tests' table as the launcher prints it) into the run
 // directory and the live monitor; a failed or hung job stopped and, within
@@ -42,10 +43,14 @@ class WorkloadSupervisor {
     std::optional<std::string> hang;  // why it counts as hung (workload.restart.hang_timeout)
   };
 
-  WorkloadSupervisor(const Scenario& s, const FabricState& fabric, const DrillOptions& opt,
-                     ProcessRunner& runner, const Clock& clock, DrillState& state,
-                     DrillAgents& agents, DrillEvents& events)
+  // `w` is Scenario::Workloads()[index]: its live view is
+  // state.monitors[index].
+  WorkloadSupervisor(const Scenario& s, WorkloadSpec w, size_t index, const FabricState& fabric,
+                     const DrillOptions& opt, ProcessRunner& runner, const Clock& clock,
+                     DrillState& state, DrillAgents& agents, DrillEvents& events)
       : s_(s),
+        w_(std::move(w)),
+        index_(index),
         fabric_(fabric),
         opt_(opt),
         runner_(runner),
@@ -54,7 +59,11 @@ class WorkloadSupervisor {
         agents_(agents),
         events_(events) {}
 
-  // Names the ranks' run directory on every node (/tmp/fdrill-<run_id>);
+  const WorkloadSpec& spec() const { return w_; }
+  // Whether NODE runs this workload's ranks.
+  bool Has(const std::string& node) const;
+  // Names the ranks' run directory on every node (/tmp/fdrill-<run_id>,
+  // with a tenant's name after it);
   // before Start, Stop or RemoveRunDirs.
   void set_run_id(const std::string& run_id) { run_id_ = run_id; }
   // How many ranks report iterations: every rank (fdrill-collective), one
@@ -69,6 +78,11 @@ class WorkloadSupervisor {
   // returns once every reporting rank has reported (or the job exited, the
   // drill aborted, or opt.start_timeout passed: an error).
   Status Start();
+  // Start's first half, for a tenant that arrives mid-drill (start: PHASE):
+  // the agents watch and the job is launched; its ranks report when they
+  // do, the timeline does not wait for them.
+  Status Begin();
+  bool started() const { return started_; }
 
   // Each turn of the timeline: HealthLocked reads, Supervise acts. A failed
   // or hung job is stopped; the policy relaunches it later (Supervise
@@ -92,6 +106,7 @@ class WorkloadSupervisor {
   // node's TMPDIR on the emulated fabric, /tmp on a real one (the ranks run
   // as the operator, the agent as root: /tmp is what both have).
   std::string RunDir(const NodeLink& n) const;
+  std::string RunDirName() const;  // fdrill-<run_id>[-<tenant>]
   std::vector<std::string> Collective() const;
   Status Launch(const std::vector<std::string>& argv);
   // A real cluster's job runs on this host (LocalJob): its output lines.
@@ -106,7 +121,14 @@ class WorkloadSupervisor {
   int StopRemains();
   std::string StartNode() const;
 
+  // This workload's nodes, in its order; its first launches the job.
+  std::vector<NodeLink*> Nodes() const;
+  NodeLink& Lead() const { return *Nodes().front(); }
+  LiveMonitor& monitor() const { return *state_.monitors[index_]; }
+
   const Scenario& s_;
+  const WorkloadSpec w_;
+  const size_t index_;
   const FabricState& fabric_;
   const DrillOptions& opt_;
   ProcessRunner& runner_;
@@ -119,6 +141,7 @@ class WorkloadSupervisor {
   // Guarded by state_.mu.
   std::set<int> ranks_seen_;
   std::optional<int> workload_exit_;
+  bool started_ = false;  // launched (Begin); controller thread only
   std::string last_log_tail_;
   // Restart policy (workload.restart), guarded by state_.mu where the io
   // thread reads it: which launch of the workload runs, how many relaunches

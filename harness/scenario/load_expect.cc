@@ -11,10 +11,146 @@
 
 namespace fdrill {
 
+namespace {
+
+// WHERE.metrics (expect.metrics, expect.workloads.NAME.metrics): a list of
+// {metric, max|min, fault} over `names`.
+Status LoadMetricLimits(const YamlReader& y, const YAML::Node& n, const Scenario& s,
+                        const std::string& where, const std::set<std::string>& names,
+                        std::vector<MetricLimit>* out) {
+  if (!n.IsSequence())
+    return y.Error(n, where + ".metrics must be a list of {metric, max|min, fault}");
+  for (const auto& m : n) {
+    if (auto st =
+            y.CheckKeys(m, where + ".metrics entry", {"metric", "fault", "phase", "max", "min"});
+        !st.ok())
+      return st;
+    MetricLimit limit;
+    if (!m["metric"])
+      return y.Error(m, where + ".metrics entry needs metric: (one of " + JoinWords(names) + ")");
+    auto metric = y.Str(m["metric"], "metric");
+    if (!metric.ok()) return metric.status();
+    if (!names.count(*metric)) {
+      std::string hint = DidYouMean(*metric, names);
+      return y.Error(m["metric"], "unknown metric \"" + *metric + "\"" +
+                                      (hint.empty() ? "" : "; " + hint) +
+                                      " (known: " + JoinWords(names) + ")");
+    }
+    limit.metric = *metric;
+    const bool per_fault = metric->find('.') == std::string::npos;
+    if (m["fault"]) {
+      if (!per_fault)
+        return y.Error(m["fault"], "metric " + *metric + " is one number for the run; drop fault:");
+      auto f = y.Str(m["fault"], "fault");
+      if (!f.ok()) return f.status();
+      bool found = false;
+      std::set<std::string> all;
+      for (const auto& p : s.phases) {
+        for (const auto& x : p.faults) {
+          all.insert(x.id);
+          found = found || FaultRefMatches(x.id, *f);
+        }
+      }
+      if (!found) {
+        std::string hint = DidYouMean(*f, all);
+        return y.Error(m["fault"], "no fault has id \"" + *f + "\"" +
+                                       (hint.empty() ? "" : "; " + hint) +
+                                       " (`fdrill plan` lists the ids)");
+      }
+      limit.fault = *f;
+    }
+    if (m["phase"]) {
+      // A phase's slowdown: its busbw p50 against the baseline's median
+      // (a neighbour arriving, a load that is not a fault).
+      if (*metric != "slowdown" || m["fault"]) {
+        return y.Error(m["phase"], where +
+                                       ".metrics entry: phase: goes with metric: slowdown and "
+                                       "no fault: (the slowdown over that whole phase)");
+      }
+      auto phase = y.Str(m["phase"], "phase");
+      if (!phase.ok()) return phase.status();
+      std::set<std::string> all;
+      for (const auto& p : s.phases) all.insert(p.name);
+      if (!all.count(*phase)) {
+        std::string hint = DidYouMean(*phase, all);
+        return y.Error(m["phase"], "no phase is named \"" + *phase + "\"" +
+                                       (hint.empty() ? "" : "; " + hint) +
+                                       " (phases: " + JoinWords(all) + ")");
+      }
+      limit.phase = *phase;
+    }
+    for (auto [key, field] : {std::pair{"max", &limit.max}, std::pair{"min", &limit.min}}) {
+      if (!m[key]) continue;
+      auto v = y.Number(m[key], std::string(where + ".metrics ") + key);
+      if (!v.ok()) return v.status();
+      *field = *v;
+    }
+    if (!limit.max && !limit.min) return y.Error(m, where + ".metrics entry needs max: or min:");
+    if (limit.max && limit.min && *limit.min > *limit.max)
+      return y.Error(m, where + ".metrics entry: min is above max");
+    out->push_back(std::move(limit));
+  }
+  return Status::Ok();
+}
+
+// expect.workloads: NAME -> {max_slowdown, max_time_to_recover, metrics}:
+// what each fault may do to one tenant.
+Status LoadWorkloadExpects(const YamlReader& y, const YAML::Node& n, const Scenario& s,
+                           ExpectSpec* e) {
+  std::set<std::string> tenants;
+  for (const auto& t : s.tenants) tenants.insert(t.name);
+  if (tenants.empty()) {
+    return y.Error(n,
+                   "expect.workloads names tenants of workloads:; this drill has one "
+                   "workload: (use expect's own max_slowdown and metrics)");
+  }
+  if (!n.IsMap()) return y.Error(n, "expect.workloads must map a tenant's name to its limits");
+  for (const auto& entry : n) {
+    auto name = y.Str(entry.first, "expect.workloads key");
+    if (!name.ok()) return name.status();
+    if (!tenants.count(*name)) {
+      std::string hint = DidYouMean(*name, tenants);
+      return y.Error(entry.first, "no workload \"" + *name + "\"" +
+                                      (hint.empty() ? "" : "; " + hint) +
+                                      " (workloads: " + JoinWords(tenants) + ")");
+    }
+    const std::string where = "expect.workloads." + *name;
+    const YAML::Node w = entry.second;
+    if (auto st = y.CheckKeys(w, where, {"max_slowdown", "max_time_to_recover", "metrics"});
+        !st.ok())
+      return st;
+    WorkloadExpect limits;
+    if (w["max_slowdown"]) {
+      double v = 0;
+      if (!YAML::convert<double>::decode(w["max_slowdown"], v) || v < 1) {
+        return y.Error(w["max_slowdown"],
+                       where + ".max_slowdown must be a number >= 1 (a ratio, like 1.1)");
+      }
+      limits.max_slowdown = v;
+    }
+    if (w["max_time_to_recover"]) {
+      auto d = y.Dur(w["max_time_to_recover"], where + ".max_time_to_recover");
+      if (!d.ok()) return d.status();
+      limits.max_time_to_recover_s = ToSeconds(*d);
+    }
+    if (w["metrics"]) {
+      // What summary.json gives per workload: faults[].workloads.NAME.
+      const std::set<std::string> names = {"slowdown", "stall_ms", "time_to_impact_s",
+                                           "time_to_recover_s"};
+      if (auto st = LoadMetricLimits(y, w["metrics"], s, where, names, &limits.metrics); !st.ok())
+        return st;
+    }
+    e->workloads.emplace_back(*name, std::move(limits));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status LoadExpect(const YamlReader& y, const YAML::Node& n, const Scenario& s, ExpectSpec* e) {
-  if (auto st = y.CheckKeys(
-          n, "expect",
-          {"max_slowdown", "max_time_to_recover", "no_residue", "data_intact", "metrics"});
+  if (auto st = y.CheckKeys(n, "expect",
+                            {"max_slowdown", "max_time_to_recover", "no_residue", "data_intact",
+                             "metrics", "workloads"});
       !st.ok())
     return st;
   if (n["max_slowdown"]) {
@@ -39,60 +175,14 @@ Status LoadExpect(const YamlReader& y, const YAML::Node& n, const Scenario& s, E
     *field = b;
   }
   if (n["metrics"]) {
-    if (!n["metrics"].IsSequence())
-      return y.Error(n["metrics"], "expect.metrics must be a list of {metric, max|min, fault}");
     const auto& known = ExpectableMetrics();
-    const std::set<std::string> names(known.begin(), known.end());
-    for (const auto& m : n["metrics"]) {
-      if (auto st = y.CheckKeys(m, "expect.metrics entry", {"metric", "fault", "max", "min"});
-          !st.ok())
-        return st;
-      MetricLimit limit;
-      if (!m["metric"])
-        return y.Error(m, "expect.metrics entry needs metric: (one of " + JoinWords(names) + ")");
-      auto metric = y.Str(m["metric"], "metric");
-      if (!metric.ok()) return metric.status();
-      if (!names.count(*metric)) {
-        std::string hint = DidYouMean(*metric, names);
-        return y.Error(m["metric"], "unknown metric \"" + *metric + "\"" +
-                                        (hint.empty() ? "" : "; " + hint) +
-                                        " (known: " + JoinWords(names) + ")");
-      }
-      limit.metric = *metric;
-      const bool per_fault = metric->find('.') == std::string::npos;
-      if (m["fault"]) {
-        if (!per_fault)
-          return y.Error(m["fault"],
-                         "metric " + *metric + " is one number for the run; drop fault:");
-        auto f = y.Str(m["fault"], "fault");
-        if (!f.ok()) return f.status();
-        bool found = false;
-        std::set<std::string> all;
-        for (const auto& p : s.phases) {
-          for (const auto& x : p.faults) {
-            all.insert(x.id);
-            found = found || FaultRefMatches(x.id, *f);
-          }
-        }
-        if (!found) {
-          std::string hint = DidYouMean(*f, all);
-          return y.Error(m["fault"], "no fault has id \"" + *f + "\"" +
-                                         (hint.empty() ? "" : "; " + hint) +
-                                         " (`fdrill plan` lists the ids)");
-        }
-        limit.fault = *f;
-      }
-      for (auto [key, field] : {std::pair{"max", &limit.max}, std::pair{"min", &limit.min}}) {
-        if (!m[key]) continue;
-        auto v = y.Number(m[key], std::string("expect.metrics ") + key);
-        if (!v.ok()) return v.status();
-        *field = *v;
-      }
-      if (!limit.max && !limit.min) return y.Error(m, "expect.metrics entry needs max: or min:");
-      if (limit.max && limit.min && *limit.min > *limit.max)
-        return y.Error(m, "expect.metrics entry: min is above max");
-      e->metrics.push_back(std::move(limit));
-    }
+    if (auto st = LoadMetricLimits(y, n["metrics"], s, "expect",
+                                   std::set<std::string>(known.begin(), known.end()), &e->metrics);
+        !st.ok())
+      return st;
+  }
+  if (n["workloads"]) {
+    if (auto st = LoadWorkloadExpects(y, n["workloads"], s, e); !st.ok()) return st;
   }
   return Status::Ok();
 }

@@ -35,6 +35,8 @@ Status LoadTargets(const YamlReader& y, const YAML::Node& n, const Scenario& s, 
 // load_workload.cc: workload: (fdrill-collective's settings, mode: train
 // and its restart policy, a real cluster's command and launcher).
 Status LoadWorkload(const YamlReader& y, const YAML::Node& n, Scenario* s);
+// workloads: (tenants, each on its own nodes; emulated fabric only).
+Status LoadTenants(const YamlReader& y, const YAML::Node& n, Scenario* s);
 
 // load_safety.cc: safety: (leases, stop conditions, blast radius). Before
 // the phases, whose faults it limits.

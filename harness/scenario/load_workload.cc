@@ -1,6 +1,8 @@
 // workload: what runs during the drill — fdrill-collective's op, size and
 // ranks, mode: train with its restart policy, or (a real cluster only) a
 // command of its own with its launcher and output format.
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -8,6 +10,7 @@
 
 #include "harness/core/did_you_mean.h"
 #include "harness/scenario/load_sections.h"
+#include "harness/scenario/selector.h"
 #include "harness/scenario/yaml_errors.h"
 
 namespace fdrill {
@@ -22,15 +25,15 @@ const std::map<std::string, int> kDTypeBytes = {
     {"float32", 4}, {"float64", 8}, {"int32", 4}, {"float16", 2}, {"bfloat16", 2}};
 const std::set<std::string> kRedOps = {"sum", "prod", "min", "max"};
 
-// workload.KEY, when given, one of `allowed` (else "did you mean").
-Status Word(const YamlReader& y, const YAML::Node& n, const char* key,
+// WHERE.KEY (workload.KEY, workloads.NAME.KEY), when given, one of `allowed` (else "did you mean").
+Status Word(const YamlReader& y, const YAML::Node& n, const std::string& where, const char* key,
             const std::set<std::string>& allowed, std::string* out) {
   if (!n[key]) return Status::Ok();
-  auto v = y.Str(n[key], std::string("workload.") + key);
+  auto v = y.Str(n[key], where + "." + key);
   if (!v.ok()) return v.status();
   if (!allowed.count(*v)) {
     std::string hint = DidYouMean(*v, allowed);
-    return y.Error(n[key], std::string("workload.") + key + " \"" + *v + "\" is not one of " +
+    return y.Error(n[key], where + "." + key + " \"" + *v + "\" is not one of " +
                                JoinWords(allowed) + (hint.empty() ? "" : "; " + hint));
   }
   *out = *v;
@@ -38,18 +41,19 @@ Status Word(const YamlReader& y, const YAML::Node& n, const char* key,
 }
 
 // mode, steps, checkpoint_every and the restart policy.
-Status LoadTrain(const YamlReader& y, const YAML::Node& n, WorkloadSpec* w) {
+Status LoadTrain(const YamlReader& y, const YAML::Node& n, const std::string& where,
+                 WorkloadSpec* w) {
   if (n["mode"]) {
-    auto m = y.Str(n["mode"], "workload.mode");
+    auto m = y.Str(n["mode"], where + ".mode");
     if (!m.ok()) return m.status();
     if (*m != "sweep" && *m != "train")
-      return y.Error(n["mode"], "workload.mode must be sweep (the default) or train");
+      return y.Error(n["mode"], where + ".mode must be sweep (the default) or train");
     w->mode = *m;
   }
   if (!w->Train()) {
     for (const char* key : {"steps", "checkpoint_every", "restart"}) {
       if (n[key]) {
-        return y.Error(n[key], std::string("workload.") + key +
+        return y.Error(n[key], where + "." + key +
                                    " needs mode: train (a restart resumes from the checkpoint the "
                                    "training loop writes)");
       }
@@ -61,29 +65,29 @@ Status LoadTrain(const YamlReader& y, const YAML::Node& n, WorkloadSpec* w) {
                    "mode: train needs steps: N and checkpoint_every: K (like steps: 2000, "
                    "checkpoint_every: 50)");
   }
-  auto steps = y.Int(n["steps"], "workload.steps", 1, int64_t{1} << 40);
+  auto steps = y.Int(n["steps"], where + ".steps", 1, int64_t{1} << 40);
   if (!steps.ok()) return steps.status();
   w->steps = *steps;
-  auto every = y.Int(n["checkpoint_every"], "workload.checkpoint_every", 1, w->steps);
+  auto every = y.Int(n["checkpoint_every"], where + ".checkpoint_every", 1, w->steps);
   if (!every.ok()) return every.status();
   w->checkpoint_every = *every;
   if (n["restart"]) {
     const YAML::Node r = n["restart"];
-    if (auto st = y.CheckKeys(r, "workload.restart", {"max_restarts", "backoff", "hang_timeout"});
+    if (auto st = y.CheckKeys(r, where + ".restart", {"max_restarts", "backoff", "hang_timeout"});
         !st.ok())
       return st;
     if (r["max_restarts"]) {
-      auto m = y.Int(r["max_restarts"], "workload.restart.max_restarts", 0, 100);
+      auto m = y.Int(r["max_restarts"], where + ".restart.max_restarts", 0, 100);
       if (!m.ok()) return m.status();
       w->restart.max_restarts = static_cast<int>(*m);
     }
     if (r["backoff"]) {
-      auto d = y.Dur(r["backoff"], "workload.restart.backoff");
+      auto d = y.Dur(r["backoff"], where + ".restart.backoff");
       if (!d.ok()) return d.status();
       w->restart.backoff = *d;
     }
     if (r["hang_timeout"]) {
-      auto d = y.Dur(r["hang_timeout"], "workload.restart.hang_timeout");
+      auto d = y.Dur(r["hang_timeout"], where + ".restart.hang_timeout");
       if (!d.ok()) return d.status();
       w->restart.hang_timeout = *d;
     }
@@ -91,14 +95,19 @@ Status LoadTrain(const YamlReader& y, const YAML::Node& n, WorkloadSpec* w) {
   return Status::Ok();
 }
 
-Status LoadCollective(const YamlReader& y, const YAML::Node& n, WorkloadSpec* w) {
-  if (auto s = y.CheckKeys(n, "workload",
-                           {"mode", "op", "dtype", "redop", "size", "ranks_per_node", "backend",
-                            "warmup", "steps", "checkpoint_every", "restart", "command", "output",
-                            "launcher", "launcher_args", "rsh_agent"});
-      !s.ok())
-    return s;
-  if (auto st = LoadTrain(y, n, w); !st.ok()) return st;
+Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::string& where,
+                      WorkloadSpec* w) {
+  std::set<std::string> keys = {
+      "mode",           "op",      "dtype",  "redop",    "size",
+      "ranks_per_node", "backend", "warmup", "steps",    "checkpoint_every",
+      "restart",        "command", "output", "launcher", "launcher_args",
+      "rsh_agent"};
+  if (where != "workload") {  // a tenant's (LoadTenants reads them)
+    keys.insert("nodes");
+    keys.insert("start");
+  }
+  if (auto s = y.CheckKeys(n, where, keys); !s.ok()) return s;
+  if (auto st = LoadTrain(y, n, where, w); !st.ok()) return st;
   std::set<std::string> dtypes;
   for (const auto& [d, bytes] : kDTypeBytes) dtypes.insert(d);
   if (w->Train()) {
@@ -106,38 +115,38 @@ Status LoadCollective(const YamlReader& y, const YAML::Node& n, WorkloadSpec* w)
     for (const char* key : {"op", "dtype", "redop", "warmup"}) {
       if (n[key])
         return y.Error(
-            n[key], std::string("workload.") + key +
+            n[key], where + "." + key +
                         " is fixed in mode: train (all_reduce, float64, sum, no warm-up); drop it");
     }
     w->dtype = "float64";
   }
-  if (auto st = Word(y, n, "op", kOps, &w->op); !st.ok()) return st;
-  if (auto st = Word(y, n, "dtype", dtypes, &w->dtype); !st.ok()) return st;
-  if (auto st = Word(y, n, "redop", kRedOps, &w->redop); !st.ok()) return st;
+  if (auto st = Word(y, n, where, "op", kOps, &w->op); !st.ok()) return st;
+  if (auto st = Word(y, n, where, "dtype", dtypes, &w->dtype); !st.ok()) return st;
+  if (auto st = Word(y, n, where, "redop", kRedOps, &w->redop); !st.ok()) return st;
   if (n["redop"] && !w->Reduces()) {
-    return y.Error(n["redop"], "workload.redop: " + w->op + " does not reduce; drop redop");
+    return y.Error(n["redop"], where + ".redop: " + w->op + " does not reduce; drop redop");
   }
-  if (auto st = Word(y, n, "backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
+  if (auto st = Word(y, n, where, "backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
   if (n["size"]) {
-    auto text = y.Str(n["size"], "workload.size");
+    auto text = y.Str(n["size"], where + ".size");
     if (!text.ok()) return text.status();
     auto sz = ParseSizeBytes(*text);
-    if (!sz.ok()) return y.Error(n["size"], "workload.size: " + sz.status().message());
+    if (!sz.ok()) return y.Error(n["size"], where + ".size: " + sz.status().message());
     w->size_bytes = *sz;
   }
   const int elem = kDTypeBytes.at(w->dtype);
   if (w->size_bytes == 0 || w->size_bytes % static_cast<uint64_t>(elem) != 0) {
-    return y.Error(n["size"] ? n["size"] : n, "workload.size must be a positive multiple of " +
+    return y.Error(n["size"] ? n["size"] : n, where + ".size must be a positive multiple of " +
                                                   std::to_string(elem) + " bytes (one " + w->dtype +
                                                   ")");
   }
   if (n["ranks_per_node"]) {
-    auto r = y.Int(n["ranks_per_node"], "workload.ranks_per_node", 1, 64);
+    auto r = y.Int(n["ranks_per_node"], where + ".ranks_per_node", 1, 64);
     if (!r.ok()) return r.status();
     w->ranks_per_node = static_cast<int>(*r);
   }
   if (n["warmup"]) {
-    auto r = y.Int(n["warmup"], "workload.warmup", 0, 1000);
+    auto r = y.Int(n["warmup"], where + ".warmup", 0, 1000);
     if (!r.ok()) return r.status();
     w->warmup = static_cast<int>(*r);
   }
@@ -176,7 +185,8 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
   };
   if (auto st = list("command", &w->command); !st.ok()) return st;
   if (auto st = list("launcher_args", &w->launcher_args); !st.ok()) return st;
-  if (auto st = Word(y, n, "launcher", {"mpirun", "srun", "none"}, &w->launcher); !st.ok())
+  if (auto st = Word(y, n, "workload", "launcher", {"mpirun", "srun", "none"}, &w->launcher);
+      !st.ok())
     return st;
   if (w->External()) {
     // nccl-tests binaries are all <collective>_perf; anything else reports no iterations unless
@@ -184,7 +194,8 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
     const std::string base = std::filesystem::path(w->command.front()).filename().string();
     w->output =
         base.size() > 5 && base.compare(base.size() - 5, 5, "_perf") == 0 ? "nccl-tests" : "none";
-    if (auto st = Word(y, n, "output", {"nccl-tests", "none"}, &w->output); !st.ok()) return st;
+    if (auto st = Word(y, n, "workload", "output", {"nccl-tests", "none"}, &w->output); !st.ok())
+      return st;
     if (w->Train())
       return y.Error(n["mode"],
                      "workload.mode: train runs fdrill-collective (its digest is checked); drop "
@@ -220,8 +231,85 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
 }  // namespace
 
 Status LoadWorkload(const YamlReader& y, const YAML::Node& n, Scenario* s) {
-  if (auto st = LoadCollective(y, n, &s->workload); !st.ok()) return st;
+  if (auto st = LoadCollective(y, n, "workload", &s->workload); !st.ok()) return st;
   return LoadExternal(y, n, *s, &s->workload);
+}
+
+// workloads: NAME -> {nodes: SELECTOR, op, size, ...}: tenants sharing the
+// fabric. Each runs fdrill-collective's sweep on its own nodes, launched by
+// its first node's agent; what a single workload: may add (mode: train, a
+// restart policy, a real cluster's command) is one job's and is refused.
+Status LoadTenants(const YamlReader& y, const YAML::Node& n, Scenario* s) {
+  if (!n.IsMap() || n.size() == 0) {
+    return y.Error(n,
+                   "workloads must map each tenant's name to its job, like "
+                   "{a: {nodes: \"n[0-3]\"}, b: {nodes: \"n[4-7]\", op: alltoall}}");
+  }
+  if (!s->Emulated()) {
+    return y.Error(n,
+                   "workloads (several tenants) runs on the emulated fabric; a drill on a "
+                   "hosts file or Slurm allocation has one workload:");
+  }
+  std::map<std::string, std::string> owner;  // node -> tenant
+  const std::vector<std::string> inventory = s->NodeNames();
+  for (const auto& entry : n) {
+    auto name = y.Str(entry.first, "workloads key");
+    if (!name.ok()) return name.status();
+    const bool word = !name->empty() && std::all_of(name->begin(), name->end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    if (!word) {
+      return y.Error(entry.first, "workload name \"" + *name +
+                                      "\" must be letters, digits, _ or - (it tags metrics and "
+                                      "names the summary's workloads.<name>)");
+    }
+    const std::string where = "workloads." + *name;
+    const YAML::Node w = entry.second;
+    if (!w.IsMap())
+      return y.Error(w, where + " must be a mapping with nodes: and the job's settings");
+    for (const char* key : {"mode", "steps", "checkpoint_every", "restart", "command", "output",
+                            "launcher", "launcher_args", "rsh_agent"}) {
+      if (w[key]) {
+        return y.Error(w[key], where + "." + key +
+                                   ": tenants run fdrill-collective sweeps; mode: train, restart "
+                                   "and command are for a drill with one workload:");
+      }
+    }
+    if (!w["nodes"]) {
+      return y.Error(w, where +
+                            " needs nodes: (a hostlist like \"n[0-3]\" or a list of names; "
+                            "no node in two tenants)");
+    }
+    WorkloadSpec spec;
+    spec.name = *name;
+    auto exprs = y.StrList(w["nodes"], where + ".nodes");
+    if (!exprs.ok()) return exprs.status();
+    auto nodes = SelectNodes(*exprs, inventory);
+    if (!nodes.ok()) return y.Error(w["nodes"], where + ".nodes: " + nodes.status().message());
+    for (const auto& node : *nodes) {
+      auto [at, fresh] = owner.emplace(node, *name);
+      if (!fresh) {
+        return y.Error(w["nodes"], where + ".nodes: " + node + " is already workload " +
+                                       at->second + "'s; tenants share the fabric, not nodes");
+      }
+    }
+    spec.nodes = *nodes;
+    if (w["start"]) {
+      auto start = y.Str(w["start"], where + ".start");
+      if (!start.ok()) return start.status();
+      if (s->tenants.empty()) {
+        return y.Error(w["start"], where +
+                                       ".start: the first workload is the one the drill "
+                                       "measures against its baseline; it runs from the "
+                                       "start (list the late one second)");
+      }
+      spec.start = *start;  // a phase's name: checked once the phases are loaded
+    }
+    if (auto st = LoadCollective(y, w, where, &spec); !st.ok()) return st;
+    s->tenants.push_back(std::move(spec));
+  }
+  s->workload = s->tenants.front();
+  return Status::Ok();
 }
 
 }  // namespace fdrill

@@ -12,6 +12,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "harness/core/did_you_mean.h"
 #include "harness/core/expectable_metrics.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/scenario.h"
@@ -32,6 +33,7 @@ class Loader {
  private:
   Result<Scenario> LoadChecked(const std::string& text);
   Status CheckOutputNone(const YAML::Node& root, const Scenario& s) const;
+  Status CheckTenantStarts(const YAML::Node& root, const Scenario& s) const;
 
   YamlReader y_;
 };
@@ -93,7 +95,7 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
                            ": a scenario is a YAML mapping (name, fabric, workload, phases, ...)");
   if (auto st = y_.CheckKeys(root, "the scenario",
                              {"name", "description", "fabric", "topology", "targets", "workload",
-                              "phases", "safety", "expect", "analysis"});
+                              "workloads", "phases", "safety", "expect", "analysis"});
       !st.ok())
     return st;
   if (!root["name"]) return InvalidArgument(y_.file() + ": the scenario needs a name");
@@ -116,14 +118,23 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
   if (root["targets"]) {
     if (auto st = LoadTargets(y_, root["targets"], s, &targets); !st.ok()) return st;
   }
+  if (root["workload"] && root["workloads"]) {
+    return y_.Error(root["workloads"],
+                    "workload and workloads are exclusive: one job on every node (workload:) or "
+                    "named tenants each on its own nodes (workloads:)");
+  }
   if (root["workload"]) {
     if (auto st = LoadWorkload(y_, root["workload"], &s); !st.ok()) return st;
+  }
+  if (root["workloads"]) {
+    if (auto st = LoadTenants(y_, root["workloads"], &s); !st.ok()) return st;
   }
   if (root["safety"]) {
     if (auto st = LoadSafety(y_, root["safety"], &s); !st.ok()) return st;
   }
   if (!root["phases"]) return InvalidArgument(y_.file() + ": the scenario needs phases");
   if (auto st = LoadPhases(y_, root["phases"], targets, &s); !st.ok()) return st;
+  if (auto st = CheckTenantStarts(root, s); !st.ok()) return st;
   if (root["expect"]) {
     if (auto st = LoadExpect(y_, root["expect"], s, &s.expect); !st.ok()) return st;
   }
@@ -138,6 +149,28 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
   }
   if (auto st = CheckOutputNone(root, s); !st.ok()) return st;
   return s;
+}
+
+// workloads.NAME.start names a phase of the timeline (once, as written:
+// not a repeat's copy), and not the first.
+Status Loader::CheckTenantStarts(const YAML::Node& root, const Scenario& s) const {
+  std::vector<std::string> names;
+  for (const auto& p : s.phases) names.push_back(p.name);
+  for (const auto& t : s.tenants) {
+    if (t.start.empty()) continue;
+    const YAML::Node at = root["workloads"][t.name]["start"];
+    const auto it = std::find(names.begin(), names.end(), t.start);
+    if (it == names.end()) {
+      std::string hint = DidYouMean(t.start, std::set<std::string>(names.begin(), names.end()));
+      return y_.Error(at, "workloads." + t.name + ".start: no phase is named \"" + t.start + "\"" +
+                              (hint.empty() ? "" : "; " + hint));
+    }
+    if (it == names.begin()) {
+      return y_.Error(at, "workloads." + t.name + ".start: " + t.start +
+                              " is the first phase; drop start to run from the beginning");
+    }
+  }
+  return Status::Ok();
 }
 
 // A command whose output is not read reports no iterations: anything
@@ -169,6 +202,13 @@ Duration Scenario::TotalDuration() const {
   Duration total{};
   for (const auto& p : phases) total += p.MaxDuration();
   return total;
+}
+
+std::vector<WorkloadSpec> Scenario::Workloads() const {
+  if (!tenants.empty()) return tenants;
+  WorkloadSpec all = workload;
+  all.nodes = NodeNames();
+  return {all};
 }
 
 std::vector<std::string> Scenario::SwitchTargets() const {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fabric/fabric_shape.h"
@@ -64,6 +65,14 @@ struct RestartSpec {
 };
 
 struct WorkloadSpec {
+  // A tenant of `workloads:` (its key, and the nodes it runs on, in
+  // inventory order); empty for `workload:`, which runs on every node.
+  std::string name;
+  std::vector<std::string> nodes;
+  // A tenant launched when this phase starts (a neighbour arriving
+  // mid-drill) rather than before the timeline; empty: from the start.
+  // Never the first tenant, whose baseline the drill measures.
+  std::string start;
   std::string mode = "sweep";    // sweep | train (fdrill-collective --train)
   int64_t steps = 0;             // train: steps 0..steps-1
   int64_t checkpoint_every = 0;  // train: a checkpoint after every K-th step
@@ -113,8 +122,18 @@ struct StopSpec {
 struct MetricLimit {
   std::string metric;  // "slowdown", "stall_ms", "rollback.iterations_lost", ...
   std::string fault;   // a fault id, or "" for every fault (per-fault metrics)
+  // slowdown over a whole phase (baseline busbw / the phase's), not a fault.
+  std::string phase;
   std::optional<double> max;
   std::optional<double> min;
+};
+
+// expect.workloads.NAME: limits on what each fault did to one tenant
+// (summary faults[].workloads.NAME); metrics name per-fault metrics only.
+struct WorkloadExpect {
+  std::optional<double> max_slowdown;
+  std::optional<double> max_time_to_recover_s;
+  std::vector<MetricLimit> metrics;
 };
 
 struct ExpectSpec {
@@ -123,6 +142,7 @@ struct ExpectSpec {
   bool no_residue = true;
   bool data_intact = true;
   std::vector<MetricLimit> metrics;
+  std::vector<std::pair<std::string, WorkloadExpect>> workloads;  // in the file's order
 };
 
 struct Scenario {
@@ -137,7 +157,13 @@ struct Scenario {
   std::string slurm_nodelist;           // ... as it read at load time
   std::vector<std::string> host_names;  // the hosts file's (or allocation's) names, in order
   int agent_port = 7100;                // hosts/slurm: where every node's fdrill-agent listens
+  // workload:, or with workloads: a copy of the first tenant (tenants run
+  // sweeps with no restart policy, so what the rest of the drill reads of
+  // it — mode, restart — is the same for all of them).
   WorkloadSpec workload;
+  // workloads: (emulated fabric only): several named jobs, each on its own
+  // nodes, no node in two; empty for workload:.
+  std::vector<WorkloadSpec> tenants;
   std::vector<PhaseSpec> phases;  // repeats expanded, in order
   Duration lease_ttl = std::chrono::seconds(5);
   Duration lease_renew = std::chrono::seconds(1);
@@ -155,6 +181,8 @@ struct Scenario {
   // Sum of the phases' longest durations (a gate's timeout).
   Duration TotalDuration() const;
   std::vector<std::string> NodeNames() const;  // n0..n{nodes-1}, or the hosts file's
+  // What runs: the tenants, or `workload` on every node (its name empty).
+  std::vector<WorkloadSpec> Workloads() const;
   // The switches faults name, sorted: the switch agents the drill connects to.
   std::vector<std::string> SwitchTargets() const;
   bool Emulated() const { return hosts_file.empty() && !slurm; }

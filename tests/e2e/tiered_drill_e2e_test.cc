@@ -187,12 +187,61 @@ TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFou
   EXPECT_EQ(loss["node"], "rail0-spine");
   EXPECT_EQ(loss["target"], "dn0");
   EXPECT_GE(loss["slowdown"].get<double>(), 1.5) << loss.dump();
+  // The tenant inside leaf 0 (n0, n1) never crossed the uplink: untouched,
+  // measured against its own baseline; the crossing tenant is the top level.
+  for (const json& fault : s["faults"]) {
+    EXPECT_GE(fault["workloads"]["cross"]["slowdown"].get<double>(), 1.5) << fault.dump();
+    EXPECT_LE(fault["workloads"]["local"]["slowdown"].get<double>(), 1.1) << fault.dump();
+  }
   EXPECT_EQ(Sh({"ip", "netns", "exec", "fdrill-rail0-spine", "nft", "list", "tables"}), "");
   // The switch's agent was in the drill: it connected and was snapshotted.
   const std::string events = Sh({"cat", (work_ / "uplink-congestion" / "events.jsonl").string()});
   EXPECT_NE(events.find(R"("node":"rail0-leaf0")"), std::string::npos);
   EXPECT_EQ(Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"}), port_before);
   EXPECT_EQ(FabricLinks(), before);
+}
+
+// Two tenants, one on each leaf: a port capped on a's leaf slows a, and b's
+// slowdown, measured on b's own iterations, stays within 1.1.
+TEST_F(TieredDrillE2E, BlastRadiusProvenByMeasurement) {
+  const std::string before = FabricLinks();
+  json s = RunLibraryDrill("blast-radius-proof");
+  ASSERT_EQ(s["faults"].size(), 1u);
+  const json& f = s["faults"][0];
+  std::cout << "blast-radius-proof: " << f["workloads"].dump() << "\n";
+  EXPECT_GE(f["workloads"]["a"]["slowdown"].get<double>(), 2.0) << f.dump();
+  EXPECT_LE(f["workloads"]["b"]["slowdown"].get<double>(), 1.1) << f.dump();
+  EXPECT_EQ(s["workloads"]["a"]["nodes"], json({"n0", "n1", "n2", "n3"}));
+  EXPECT_EQ(s["workloads"]["b"]["ranks"], 4);
+  // Each tenant had its own mpirun, hostfile and log; every record says whose.
+  const fs::path dir = work_ / "blast-radius-proof";
+  EXPECT_EQ(Sh({"cat", (dir / "hostfile-b").string()}).find("198.18.0."), 0u);
+  EXPECT_TRUE(fs::exists(dir / "workload-a.log"));
+  std::ifstream metrics(dir / "metrics.jsonl");
+  std::set<std::string> tags;
+  for (std::string line; std::getline(metrics, line);) tags.insert(json::parse(line)["workload"]);
+  EXPECT_EQ(tags, (std::set<std::string>{"a", "b"}));
+  EXPECT_EQ(FabricLinks(), before);
+}
+
+// A neighbour arriving mid-drill on a thin (8:1) spine: the job under test
+// slows by a measured factor; the neighbour's launch is on the timeline.
+TEST_F(TieredDrillE2E, NoisyNeighbourOnAThinSpineSlowsTheJob) {
+  auto down = Fdrill({"fabric", "down"});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  auto up = Fdrill({"fabric", "up", "--nodes", "8", "--rails", "2", "--leaves", "2", "--port-rate",
+                    "500mbit", "--oversubscription", "8"});
+  ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+  json s = RunLibraryDrill("noisy-neighbour");
+  const json& a = s["workloads"]["a"];
+  const json& b = s["workloads"]["b"];
+  std::cout << "noisy-neighbour: a " << a["phases"].dump() << "\nb " << b["phases"].dump() << "\n";
+  ASSERT_EQ(a["phases"].size(), 2u);
+  EXPECT_GE(a["phases"][1]["slowdown"].get<double>(), 1.3);
+  EXPECT_EQ(b["start"], "noise");
+  EXPECT_GT(b["phases"][1]["iterations"].get<int>(), 0);  // it ran, from phase noise on
+  EXPECT_EQ(b["phases"][0]["iterations"].get<int>(), 0);
+  EXPECT_TRUE(s["errors"].empty()) << s["errors"].dump();
 }
 
 // A whole leaf dark (switch_down by its own agent): n0-n3 lose rail 1.

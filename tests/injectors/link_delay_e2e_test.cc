@@ -101,7 +101,7 @@ class LinkDelayE2e : public ::testing::Test {
   }
 
   struct Rtts {
-    double min, median, max;
+    double min, median, p90, max;
   };
   Rtts Measure(int n = 21) {
     std::vector<double> v;
@@ -111,12 +111,12 @@ class LinkDelayE2e : public ::testing::Test {
       v.push_back(ms);
     }
     std::sort(v.begin(), v.end());
-    return {v.front(), v[v.size() / 2], v.back()};
+    return {v.front(), v[v.size() / 2], v[v.size() * 9 / 10], v.back()};
   }
   static std::string Show(const Rtts& r) {
-    char buf[96];
-    std::snprintf(buf, sizeof(buf), "min %.3f ms, median %.3f ms, max %.3f ms", r.min, r.median,
-                  r.max);
+    char buf[128];
+    std::snprintf(buf, sizeof(buf), "min %.3f ms, median %.3f ms, p90 %.3f ms, max %.3f ms", r.min,
+                  r.median, r.p90, r.max);
     return buf;
   }
 
@@ -153,10 +153,13 @@ class LinkDelayE2e : public ::testing::Test {
       // round trip during it is the fastest before plus the delay: minimum
       // against minimum (against the median before, a noisy baseline once
       // read 19.53 ms for 20 ms), less 0.5 ms for the delay line's own
-      // timer (min against min once read 19.98 ms). The upper bound keeps
-      // the median, which only makes it looser.
+      // timer (min against min once read 19.98 ms). The upper bound holds
+      // the 90th percentile of 21 round trips (the third largest), so a
+      // jitter window is still checked but one or two round trips caught by
+      // a busy machine's scheduler are not the fault's (a max once read
+      // 32.6 ms for 20 ms, median 20.5 ms).
       EXPECT_GE(during.min - before.min, lo - 0.5) << Show(before) << " / " << Show(during);
-      EXPECT_LE(during.max - before.median, hi) << Show(during);
+      EXPECT_LE(during.p90 - before.median, hi) << Show(during);
     }
     Status reverted = f->Revert();
     ASSERT_TRUE(reverted.ok()) << reverted.ToString();
@@ -208,7 +211,7 @@ TEST_F(LinkDelayE2e, ADeadAgentsRuleBypassesAndTheJournalSweepRemovesIt) {
   first->reset();  // the agent died: its socket closed, the rule stayed
   EXPECT_NE(Ruleset(), rules_before);
   Rtts orphaned = Measure();
-  EXPECT_LT(orphaned.max, 10.0) << "--queue-bypass should pass packets undelayed: "
+  EXPECT_LT(orphaned.p90, 10.0) << "--queue-bypass should pass packets undelayed: "
                                 << Show(orphaned);
   auto again = RestoreFault(record, host());
   ASSERT_TRUE(again.ok()) << again.status().ToString();

@@ -17,6 +17,7 @@ void ExpectSame(const MetricRecord& a, const MetricRecord& b) {
   EXPECT_EQ(a.node, b.node);
   EXPECT_EQ(a.iter, b.iter);
   EXPECT_EQ(a.op, b.op);
+  EXPECT_EQ(a.workload, b.workload);
   EXPECT_EQ(a.bytes, b.bytes);
   EXPECT_EQ(a.time_ms, b.time_ms);  // bit for bit: both round correctly
   EXPECT_EQ(a.wait_ms, b.wait_ms);
@@ -53,11 +54,14 @@ TEST(MetricFastPath, AgreesWithTheStrictParserOnWhatItAccepts) {
   ExpectAccepted(std::string("{") + kMinimal + R"(,"host":"h1","node":"n1","extra":"x"} )");
   ExpectAccepted(std::string("{") + kMinimal + R"(,"node":null,"host":"h1","x":true,"y":-0})");
   ExpectAccepted(R"({"rank":0,"iter":-3,"bytes":0,"time_ms":1e-3,"wrong":2,"t":-1.5E+2})");
+  ExpectAccepted(std::string("{") + kMinimal + R"(,"workload":"noisy-b"})");
 }
 
 TEST(MetricFastPath, DeclinesWhatItDoesNotFullyUnderstand) {
   const std::string min = kMinimal;
-  ExpectDeclined("{" + min + R"(,"extra":{"a":1}})");      // nested object
+  ExpectDeclined("{" + min + R"(,"extra":{"a":1}})");       // nested object
+  ExpectDeclined("{" + min + R"(,"workload":"a\u0062"})");  // an escape: the strict parser's
+  ExpectDeclined("{" + min + R"(,"workload":7})");
   ExpectDeclined("{" + min + R"(,"extra":[1]})");          // nested array
   ExpectDeclined("{" + min + R"(,"node":"n\u0031"})");     // escape
   ExpectDeclined("{" + min + ",\"node\":\"n\xc3\xa9\"}");  // non-ASCII
