@@ -77,12 +77,14 @@ struct RankPoints {
   std::vector<XY> busbw;
 };
 
-// Per rank, its own time and busbw (the record's, or recomputed from its
-// time as series.h does) at the record's t, in time order.
-std::map<int, RankPoints> PerRank(const std::vector<MetricRecord>& metrics) {
-  std::map<int, RankPoints> out;
+// Per rank (per tenant and rank, with workloads:), its own time and busbw
+// (the record's, or recomputed from its time as series.h does) at the
+// record's t, in time order.
+using RankKey = std::pair<std::string, int>;  // (workload, rank)
+std::map<RankKey, RankPoints> PerRank(const std::vector<MetricRecord>& metrics) {
+  std::map<RankKey, RankPoints> out;
   for (const MetricRecord& m : metrics) {
-    RankPoints& r = out[m.rank];
+    RankPoints& r = out[{m.workload, m.rank}];
     if (r.node.empty()) r.node = m.node;
     double busbw = m.busbw_gbps;
     if (!(busbw > 0)) {
@@ -102,7 +104,7 @@ std::map<int, RankPoints> PerRank(const std::vector<MetricRecord>& metrics) {
 }
 
 void WriteCharts(const Summary& s, const RunData& run, const HtmlOptions& o, std::string* out) {
-  const std::map<int, RankPoints> ranks = PerRank(run.metrics);
+  const std::map<RankKey, RankPoints> ranks = PerRank(run.metrics);
   Chart busbw{.title = "Bus bandwidth per rank", .y_label = "busbw (GB/s)"};
   Chart time{.title = "Iteration time per rank (log scale)",
              .y_label = "iteration time (ms)",
@@ -131,9 +133,12 @@ void WriteCharts(const Summary& s, const RunData& run, const HtmlOptions& o, std
 
   std::string legend = "<p class=\"legend\">";
   size_t i = 0;
-  for (const auto& [rank, r] : ranks) {
+  for (const auto& [key, r] : ranks) {
     const char* color = kPalette[i++ % std::size(kPalette)];
-    const std::string label = fmt::format("rank {} ({})", rank, r.node);
+    const auto& [workload, rank] = key;
+    const std::string label = workload.empty()
+                                  ? fmt::format("rank {} ({})", rank, r.node)
+                                  : fmt::format("{} rank {} ({})", workload, rank, r.node);
     busbw.series.push_back({.label = label,
                             .color = color,
                             .points = DownsampleMinMax(r.busbw, o.max_points_per_series)});
@@ -167,14 +172,48 @@ void WritePhases(const Summary& s, std::string* out) {
     return;
   }
   Table t({"phase", "start (s)", "end (s)", "iterations", "iter p50 (ms)", "iter p99 (ms)",
-           "busbw p50 (GB/s)"},
-          {false, true, true, true, true, true, true});
+           "busbw p50 (GB/s)", "slowdown"},
+          {false, true, true, true, true, true, true, true});
   for (const PhaseStats& p : s.phases) {
     t.Row({Esc(p.name), fmt::format("{:.2f}", p.start_s), fmt::format("{:.2f}", p.end_s),
            std::to_string(p.count), Num(p.iter_ms_p50, 1), Num(p.iter_ms_p99, 1),
-           Num(p.busbw_gbps_p50, 3)});
+           Num(p.busbw_gbps_p50, 3), p.slowdown ? Num(p.slowdown, 2) + "×" : kNone});
   }
   *out += t.Done();
+}
+
+// With tenants: each one's baseline and phases, and what each fault did to it.
+void WriteWorkloads(const Summary& s, std::string* out) {
+  if (s.workloads.empty()) return;
+  *out +=
+      "<h2>Workloads</h2>\n<p>Each tenant measured on its own iterations against its own "
+      "baseline (the tables above are the first one's).</p>\n";
+  Table w({"workload", "nodes", "ranks", "baseline busbw (GB/s)",
+           "busbw p50 by phase (GB/s, "
+           "slowdown)"},
+          {false, false, true, true, false});
+  for (const WorkloadStats& ws : s.workloads) {
+    std::string nodes, phases;
+    for (const auto& n : ws.nodes) nodes += (nodes.empty() ? "" : " ") + n;
+    if (!ws.start.empty()) nodes += " (from " + ws.start + ")";
+    for (const PhaseStats& p : ws.phases) {
+      phases +=
+          fmt::format("{}{} {}{}", phases.empty() ? "" : "; ", p.name, Num(p.busbw_gbps_p50, 3),
+                      p.slowdown ? " (" + Num(p.slowdown, 2) + "×)" : "");
+    }
+    w.Row({Esc(ws.name), Esc(nodes), std::to_string(ws.ranks), Num(ws.baseline.busbw_median, 3),
+           Esc(phases)});
+  }
+  *out += w.Done();
+  Table t({"fault", "workload", "slowdown", "impact (s)", "recover (s)", "stall (ms)"},
+          {false, false, true, true, true, true});
+  for (const FaultStats& f : s.faults) {
+    for (const WorkloadEffect& e : f.workloads) {
+      t.Row({Esc(f.id), Esc(e.workload), e.slowdown ? Num(e.slowdown, 2) + "×" : kNone,
+             Num(e.time_to_impact_s, 2), Num(e.time_to_recover_s, 2), Num(e.stall_ms, 1)});
+    }
+  }
+  if (!s.faults.empty()) *out += t.Done();
 }
 
 void WriteFaults(const Summary& s, std::string* out) {
@@ -297,6 +336,7 @@ std::string RenderHtml(const Summary& s, const RunData& run, const HtmlOptions& 
   WriteCharts(s, run, options, &out);
   WritePhases(s, &out);
   WriteFaults(s, &out);
+  WriteWorkloads(s, &out);
   WriteCounters(s, &out);
   WriteRest(s, &out);
   out += "</body></html>\n";

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/analysis.h"
+#include "reports/html_report.h"
 #include "reports/json_report.h"
 #include "reports/markdown_report.h"
 #include "reports/run_dir.h"
@@ -25,7 +26,7 @@ using reports_test::WriteText;
 // a's run (its events and plan) with b's records added; b's records before
 // `b_from_s` are left out (a tenant that arrived then).
 Summary AnalyzeTenants(SyntheticRun a, const SyntheticRun& b, const std::string& b_start = "",
-                       double b_from_s = 0) {
+                       double b_from_s = 0, RunData* out = nullptr) {
   json wb = {{"name", "b"}, {"nodes", {"n4", "n5", "n6", "n7"}}, {"ranks", 4}};
   if (!b_start.empty()) wb["start"] = b_start;
   a.plan["workloads"] = json::array(
@@ -48,6 +49,7 @@ Summary AnalyzeTenants(SyntheticRun a, const SyntheticRun& b, const std::string&
   WriteText(dir.path() / "metrics.jsonl", lines);
   Result<RunData> data = LoadRunDir(dir.path().string());
   EXPECT_TRUE(data.ok()) << data.status().ToString();
+  if (data.ok() && out != nullptr) *out = *data;
   return data.ok() ? Analyze(*data) : Summary{};
 }
 
@@ -66,7 +68,8 @@ SyntheticRun Unhurt() {
 TEST(TenantAnalysis, EachTenantIsMeasuredOnItsOwnSeries) {
   SyntheticRun a = SyntheticRun::SlowN2(22.0);
   a.plan["expectations"]["workloads"] = {{"b", {{"max_slowdown", 1.1}}}};
-  const Summary s = AnalyzeTenants(a, Unhurt());
+  RunData run;
+  const Summary s = AnalyzeTenants(a, Unhurt(), "", 0, &run);
   EXPECT_TRUE(s.errors.empty()) << s.errors[0];
   // The top level is a's: ranks numbered 0..3 in both tenants do not mix.
   ASSERT_EQ(s.faults.size(), 1u);
@@ -95,6 +98,12 @@ TEST(TenantAnalysis, EachTenantIsMeasuredOnItsOwnSeries) {
   EXPECT_NEAR(j["faults"][0]["workloads"]["b"]["slowdown"].get<double>(), 1.0, 0.02);
   EXPECT_EQ(j["workloads"]["a"]["ranks"], 4);
   EXPECT_NE(RenderMarkdown(s).find("| slow-link | b | 1.0"), std::string::npos);
+  // report.html: the Workloads section, and a line per tenant's rank (ranks
+  // 0..3 of a and of b are eight series, not four).
+  const std::string html = RenderHtml(s, run, HtmlOptions{});
+  EXPECT_NE(html.find("<h2>Workloads</h2>"), std::string::npos);
+  EXPECT_NE(html.find("b rank 3 (n7)"), std::string::npos);
+  EXPECT_NE(html.find("a rank 3 (n3)"), std::string::npos);
 }
 
 TEST(TenantAnalysis, ATenantHurtTooFailsItsExpectation) {
