@@ -3,6 +3,7 @@
 #include "reports/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <utility>
@@ -99,6 +100,10 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
     weighted += d * it->busbw_gbps;
   }
   if (time > 0 && weighted > 0) b.busbw_mean = weighted / time;
+  if (!in.empty() && weighted > 0) {
+    const double span = in.back()->end_s - in.front()->start_s;
+    if (span > 0) b.progress_gbps = weighted / span;
+  }
   b.mad = MedianAbsoluteDeviation(busbw);
   if (b.busbw_median && b.mad) b.band_low = BandLow(*b.busbw_median, *b.mad, options);
   return b;
@@ -113,6 +118,22 @@ double BandLow(double median, double mad, const AnalysisOptions& options) {
   return median - width;
 }
 
+double CounterIncrease(const std::vector<std::pair<double, double>>& series, double from_s,
+                       double to_s) {
+  double rise = 0;
+  const std::pair<double, double>* prev = nullptr;
+  for (const auto& sample : series) {
+    if (sample.first > to_s) break;
+    if (prev != nullptr && sample.first > from_s) {
+      // A counter that went down was reset (a qdisc replaced, a port reset):
+      // what it holds now is what it counted since.
+      rise += sample.second >= prev->second ? sample.second - prev->second : sample.second;
+    }
+    prev = &sample;
+  }
+  return rise;
+}
+
 std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
                                         const std::vector<PhaseStats>& phases) {
   // (node, counter) -> samples (t, value), in timeline order.
@@ -124,24 +145,18 @@ std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
   std::vector<CounterDelta> out;
   for (const PhaseStats& p : phases) {
     for (const auto& [key, series] : samples) {
-      const std::pair<double, double>* from = nullptr;
-      const std::pair<double, double>* to = nullptr;
-      bool inside = false;
-      for (const auto& sample : series) {
-        const double t = sample.first;
-        if (t <= p.start_s) from = &sample;
-        if (t > p.end_s) continue;
-        to = &sample;
-        if (t >= p.start_s) {
-          inside = true;
-          if (from == nullptr) from = &sample;
-        }
-      }
+      // From the last sample at or before the phase's start (or, when none,
+      // the first inside it) to the last at or before its end.
+      const bool inside = std::any_of(series.begin(), series.end(), [&](const auto& x) {
+        return x.first >= p.start_s && x.first <= p.end_s;
+      });
       if (!inside) continue;
+      double from = p.start_s;
+      if (series.front().first > p.start_s) from = series.front().first;
       out.push_back({.phase = p.name,
                      .node = key.first,
                      .counter = key.second,
-                     .delta = to->second - from->second});
+                     .delta = CounterIncrease(series, from, p.end_s)});
     }
   }
   return out;
@@ -227,6 +242,17 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   }
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
   s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors);
+  if (s.baseline.progress_gbps && !series.empty()) {
+    double from = -std::numeric_limits<double>::infinity();
+    for (const PhaseStats& p : s.phases) {
+      if (p.name == s.baseline.phase) from = p.end_s;
+    }
+    const double to = series.back().end_s;
+    if (std::isfinite(from) && to > from) {
+      s.ettr = Progress(series, RedoneIterations(series), from, to) / *s.baseline.progress_gbps /
+               (to - from);
+    }
+  }
   AnalyzeTenants(run, options, window, &s);
   s.rollback = AnalyzeRollback(run, &s.errors);
   s.rollback.failures = AnalyzeFailures(run.events, series, s.baseline, window);

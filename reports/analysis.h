@@ -53,16 +53,35 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
                                       const Baseline& baseline, int recovery_window_iters,
                                       std::vector<std::string>* errors);
 
+// Which iterations redo a step an earlier launch of the job completed (a
+// relaunch resuming from its checkpoint): aligned with SERIES.
+std::vector<bool> RedoneIterations(const std::vector<Iteration>& series);
+
+// The work the job did in [from_s, to_s), in GB of busbw-seconds: each
+// iteration's busbw x the part of it inside the interval; redone ones
+// (RedoneIterations) are not progress. Over a Baseline's progress_gbps it is
+// the wall time the job would have needed at its baseline rate.
+double Progress(const std::vector<Iteration>& series, const std::vector<bool>& redone,
+                double from_s, double to_s);
+
 // The first W consecutive iterations that all start at or after reverted_at_s,
 // end by bound_s and have busbw >= band_low: their first start minus
 // reverted_at_s (>= 0). std::nullopt when there is no such window.
 std::optional<double> TimeToRecover(const std::vector<Iteration>& series, double reverted_at_s,
                                     double band_low, int window_iters, double bound_s);
 
-// Per phase, node and counter: the last sample at or before the phase's end
-// minus the last sample at or before its start (or, when none, the first
-// sample inside it). Only counters sampled inside [start, end] are reported.
-// In phase order, then node, then counter name.
+// How much one cumulative counter rose over (from_s, to_s]: the sum of the
+// rises between consecutive samples, from the last sample at or before
+// from_s to the last at or before to_s. A sample below the one before is a
+// reset (a qdisc replaced, a port reset): it counts as its own value, never
+// as a negative rise. SERIES is (t, value) in time order.
+double CounterIncrease(const std::vector<std::pair<double, double>>& series, double from_s,
+                       double to_s);
+
+// Per phase, node and counter: CounterIncrease from the last sample at or
+// before the phase's start (or, when none, the first sample inside it) to
+// the last at or before its end. Only counters sampled inside [start, end]
+// are reported. In phase order, then node, then counter name.
 std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
                                         const std::vector<PhaseStats>& phases);
 

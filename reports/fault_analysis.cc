@@ -62,7 +62,8 @@ void FindCulprit(const std::vector<const Iteration*>& in, FaultStats* f) {
 // the revert (or the data's end).
 void FindCulpritLink(const std::vector<Event>& events, FaultStats* f) {
   const double from = f->applied_at_s, to = f->reverted_at_s.value_or(kInf);
-  std::map<std::pair<std::string, std::string>, double> before, after;  // (node, counter)
+  // (node, counter) -> samples (t, value), in timeline order.
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> samples;
   for (const Event& e : events) {
     if (e.type != "counters") continue;
     for (const auto& [name, value] : e.counters) {
@@ -71,17 +72,15 @@ void FindCulpritLink(const std::vector<Event>& events, FaultStats* f) {
                                ".link_error_recovery", "_discards", ".dl_"}) {
         interesting = interesting || name.find(part) != std::string::npos;
       }
-      if (!interesting) continue;
-      if (e.t <= from) before[{e.node, name}] = value;
-      if (e.t <= to) after[{e.node, name}] = value;
+      if (interesting) samples[{e.node, name}].push_back({e.t, value});
     }
   }
   std::map<std::pair<std::string, std::string>, std::pair<double, std::string>>
       by_link;  // (node, if)
-  for (const auto& [key, value] : after) {
-    auto b = before.find(key);
-    if (b == before.end()) continue;
-    const double rise = value - b->second;
+  for (const auto& [key, series] : samples) {
+    // A counter needs a sample at or before the apply to say what changed.
+    if (series.front().first > from) continue;
+    const double rise = CounterIncrease(series, from, to);
     if (rise <= 0) continue;
     const std::string& name = key.second;
     const std::string iface = name.substr(0, name.find('.'));
@@ -110,8 +109,8 @@ double NextFaultAfter(const std::vector<FaultStats>& faults, size_t i) {
   return bound;
 }
 
-void Measure(const std::vector<Iteration>& series, const Baseline& baseline, int window_iters,
-             double bound_s, FaultStats* f) {
+void Measure(const std::vector<Iteration>& series, const std::vector<bool>& redone,
+             const Baseline& baseline, int window_iters, double bound_s, FaultStats* f) {
   if (series.empty()) return;
   const double applied = f->applied_at_s;
   const double window_end = f->reverted_at_s.value_or(std::min(bound_s, series.back().end_s));
@@ -155,21 +154,61 @@ void Measure(const std::vector<Iteration>& series, const Baseline& baseline, int
   const double stall_until = f->reverted_at_s && f->time_to_recover_s
                                  ? *f->reverted_at_s + *f->time_to_recover_s
                                  : bound_s;
-  double lost_s = 0;
-  int ranks = 0;
   for (const Iteration* it : Overlapping(series, applied, stall_until)) {
     f->stall_ms = std::max(f->stall_ms.value_or(0), it->time_ms);
-    ranks = std::max(ranks, static_cast<int>(it->ranks.size()));
-    if (baseline.busbw_median && *baseline.busbw_median > 0) {
-      const double overlap = std::min(it->end_s, stall_until) - std::max(it->start_s, applied);
-      if (overlap > 0)
-        lost_s += overlap * std::max(0.0, 1.0 - it->busbw_gbps / *baseline.busbw_median);
-    }
   }
-  if (baseline.busbw_median && std::isfinite(stall_until)) f->lost_gpu_s = lost_s * ranks;
+  if (baseline.progress_gbps && std::isfinite(stall_until) && stall_until > applied) {
+    const double progressed =
+        Progress(series, redone, applied, stall_until) / *baseline.progress_gbps;
+    int ranks = 0;
+    for (const Iteration& it : series) ranks = std::max(ranks, static_cast<int>(it.ranks.size()));
+    // Steps a relaunch redid after the job was back in band are this
+    // fault's cost too (until the next fault).
+    double redone_after = 0;
+    for (size_t i = 0; i < series.size(); ++i) {
+      if (!redone[i]) continue;
+      const double overlap =
+          std::min(series[i].end_s, bound_s) - std::max(series[i].start_s, stall_until);
+      if (overlap > 0) redone_after += overlap;
+    }
+    f->lost_gpu_s = (std::max(0.0, (stall_until - applied) - progressed) + redone_after) * ranks;
+  }
 }
 
 }  // namespace
+
+std::vector<bool> RedoneIterations(const std::vector<Iteration>& series) {
+  // The highest step each launch completed; a later launch's step at or
+  // below the highest of every launch before it is done again.
+  std::map<int, int64_t> highest;
+  for (const Iteration& it : series) {
+    auto [at, fresh] = highest.emplace(it.attempt, it.iter);
+    if (!fresh) at->second = std::max(at->second, it.iter);
+  }
+  std::vector<bool> out;
+  out.reserve(series.size());
+  for (const Iteration& it : series) {
+    bool again = false;
+    for (const auto& [attempt, top] : highest) {
+      if (attempt >= it.attempt) break;
+      again = again || it.iter <= top;
+    }
+    out.push_back(again);
+  }
+  return out;
+}
+
+double Progress(const std::vector<Iteration>& series, const std::vector<bool>& redone,
+                double from_s, double to_s) {
+  double work = 0;
+  for (size_t i = 0; i < series.size(); ++i) {
+    const Iteration& it = series[i];
+    if (redone[i]) continue;
+    const double overlap = std::min(it.end_s, to_s) - std::max(it.start_s, from_s);
+    if (overlap > 0) work += overlap * it.busbw_gbps;
+  }
+  return work;
+}
 
 std::optional<double> TimeToRecover(const std::vector<Iteration>& series, double reverted_at_s,
                                     double band_low, int window_iters, double bound_s) {
@@ -192,6 +231,7 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
                                       const std::vector<Iteration>& series,
                                       const Baseline& baseline, int recovery_window_iters,
                                       std::vector<std::string>* errors) {
+  const std::vector<bool> redone = RedoneIterations(series);
   std::vector<FaultStats> faults;
   std::map<std::string, const Event*> requested;  // fault_apply not yet confirmed
   for (const Event& e : events) {
@@ -225,7 +265,7 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
     if (!faults[i].reverted_at_s) {
       errors->push_back(Describe(faults[i]) + ": never reverted (no fault_reverted event)");
     }
-    Measure(series, baseline, recovery_window_iters, NextFaultAfter(faults, i), &faults[i]);
+    Measure(series, redone, baseline, recovery_window_iters, NextFaultAfter(faults, i), &faults[i]);
     FindCulpritLink(events, &faults[i]);
     for (const Event& e : events) {
       if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 &&

@@ -93,8 +93,10 @@ std::string RenderSummaryJson(const Summary& s) {
                    {"iterations", s.baseline.count},
                    {"busbw_median", Number(s.baseline.busbw_median)},
                    {"busbw_mean", Number(s.baseline.busbw_mean)},
+                   {"progress_gbps", Number(s.baseline.progress_gbps)},
                    {"mad", Number(s.baseline.mad)},
                    {"band_low", Number(s.baseline.band_low)}};
+  j["ettr"] = Number(s.ettr);
   if (!s.workloads.empty()) {
     Json per = Json::object();
     for (const WorkloadStats& w : s.workloads) {

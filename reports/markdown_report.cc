@@ -157,9 +157,11 @@ void WriteRollback(const Summary& s, std::string* out) {
   const Rollback& r = s.rollback;
   fmt::format_to(
       std::back_inserter(*out),
-      "## Rollback\n\n- restarts: {}\n- iterations lost: {}\n- data intact: {}\n\n", r.restarts,
-      r.iterations_lost,
-      r.data_intact ? std::string("yes") : fmt::format("no ({} wrong elements)", r.wrong_elements));
+      "## Rollback\n\n- restarts: {}\n- iterations lost: {}\n- data intact: {}\n- effective "
+      "time after the baseline (ETTR): {}\n\n",
+      r.restarts, r.iterations_lost,
+      r.data_intact ? std::string("yes") : fmt::format("no ({} wrong elements)", r.wrong_elements),
+      Num(s.ettr, 3));
   if (r.digest_steps) {
     fmt::format_to(
         std::back_inserter(*out),

@@ -43,6 +43,10 @@ struct Baseline {
   // fault's window is measured as, so an untouched job reads 1.00, not the
   // few percent by which a median of a skewed series exceeds its mean.
   std::optional<double> busbw_mean;
+  // What the job moves per second of wall time (busbw x iteration time,
+  // summed, over the baseline's span, gaps between iterations included): the
+  // rate lost_gpu_s and ettr count progress against.
+  std::optional<double> progress_gbps;
   std::optional<double> mad;
   std::optional<double> band_low;
 };
@@ -90,7 +94,9 @@ struct FaultStats {
   // it (a killed rank ends an Open MPI job); null when the job did not fail.
   std::optional<double> job_failed_after_s;
   // GPU-seconds the fault cost: ranks x the seconds of [applied, recovered)
-  // the job did not progress at its baseline rate (README.md).
+  // the job did not progress at its baseline rate — slow iterations, time
+  // with no iteration at all (a dead job, a restart) and steps a relaunch
+  // redid (README.md).
   std::optional<double> lost_gpu_s;
   // The node's interface whose drop/error/qdisc counters rose most while the
   // fault was on ("n1 fab0 qdisc_overlimits +1234"); null without counters.
@@ -157,6 +163,11 @@ struct Summary {
   std::vector<PhaseStats> phases;
   std::vector<FaultStats> faults;
   std::vector<WorkloadStats> workloads;  // with tenants (plan.json workloads), each one
+  // Effective-time ratio after the baseline: the wall time the work done
+  // would have taken at the baseline's rate (progress_gbps), redone steps
+  // left out, over the wall time from the baseline's end to the last
+  // iteration; 1 for a job no fault touched. Null without a baseline.
+  std::optional<double> ettr;
   bool residue_checked = false;
   std::vector<ResidueItem> residue;
   Rollback rollback;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -397,6 +398,22 @@ TEST_F(DrillE2E, RestartPolicyRecoversCrashesAndHangsAndStopsACrashLoop) {
       ASSERT_TRUE(last["iterations_lost"].is_number()) << rb.dump(2);
       EXPECT_LE(last["iterations_lost"].get<int>(), 20);  // checkpoint_every
       EXPECT_TRUE(last["back_in_band_s"].is_number()) << rb.dump(2);
+      if (std::string(c.name) == "rank-crash-rollback") {
+        // The outage — the kill until the relaunched job's first step — and
+        // the steps redone cost the whole job: at least ranks x the outage.
+        // The events time the outage's end when the controller receives the
+        // relaunch's first record: up to one iteration (~11 ms here) and one
+        // push (20 ms) after that progress began, so 0.05 s of it is not lost.
+        const double outage =
+            first["time_to_detect_s"].get<double>() + last["time_to_restart_s"].get<double>();
+        const json& crash = s["faults"][0];
+        std::cout << "rank-crash-rollback: outage " << outage << " s, steps redone "
+                  << last["iterations_lost"] << ", lost_gpu_s " << crash["lost_gpu_s"] << ", ettr "
+                  << s["ettr"] << "\n";
+        ASSERT_TRUE(crash["lost_gpu_s"].is_number()) << crash.dump();
+        EXPECT_GE(crash["lost_gpu_s"].get<double>(), 4 * (outage - 0.05)) << crash.dump();
+        EXPECT_LT(s["ettr"].get<double>(), 1.0);
+      }
     } else {
       EXPECT_EQ(s["verdict"], "fail");
       EXPECT_EQ(rb["restarts"], 2);

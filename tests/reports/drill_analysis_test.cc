@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/core/expectable_metrics.h"
 #include "reports/analysis.h"
@@ -114,6 +115,86 @@ TEST(DrillAnalysis, CulpritLinkIsTheOneWhoseDropCountersRose) {
   ASSERT_EQ(s.faults.size(), 1u);
   ASSERT_TRUE(s.faults[0].culprit_link.has_value());
   EXPECT_EQ(*s.faults[0].culprit_link, "n1 fab0 (qdisc_overlimits +800)");
+}
+
+// A counter that goes down was reset (link_rate replaces the root qdisc,
+// whose counters start again at 0): a reset, never a negative delta. Seen in
+// the quickstart as `fab0.qdisc_drops -68`.
+TEST(DrillAnalysis, ACounterResetIsAResetNotANegativeDelta) {
+  const std::vector<std::pair<double, double>> drops = {
+      {14.0, 68}, {16.0, 3}, {18.0, 10}, {21.0, 2}, {24.0, 2}};
+  EXPECT_DOUBLE_EQ(CounterIncrease(drops, 14.0, 19.0), 10);  // reset to 3, then +7
+  EXPECT_DOUBLE_EQ(CounterIncrease(drops, 14.0, 30.0), 12);  // and reset again to 2
+  EXPECT_DOUBLE_EQ(CounterIncrease(drops, 16.0, 18.0), 7);
+  EXPECT_DOUBLE_EQ(CounterIncrease(drops, 21.0, 30.0), 0);
+  EXPECT_DOUBLE_EQ(CounterIncrease({{1.0, 5}, {2.0, 9}}, 0.0, 3.0), 4);  // from the first sample
+
+  SyntheticRun run = SlowThatRecovers();
+  for (const auto& [t, v] : drops) {
+    run.AddEvent(t, "counters", {{"node", "n1"}, {"counters", {{"fab0.qdisc_drops", v}}}});
+  }
+  Summary s = AnalyzeRun(run);
+  for (const CounterDelta& c : s.counters) {
+    EXPECT_GE(c.delta, 0) << c.phase << " " << c.counter;
+  }
+  ASSERT_EQ(s.faults.size(), 1u);
+  ASSERT_TRUE(s.faults[0].culprit_link.has_value());
+  EXPECT_EQ(*s.faults[0].culprit_link, "n1 fab0 (qdisc_drops +10)");  // apply 15 .. revert 20
+}
+
+// The job made no progress for about 4 s inside the fault's window (no
+// iteration at all: a dead job, a restart): those seconds count whole. Seen:
+// rank-crash-rollback reported 0.0 GPU·s for a 5.7 s outage on 4 ranks.
+TEST(DrillAnalysis, LostGpuSecondsCountTimeWithNoIterationAtAll) {
+  SyntheticRun run = SyntheticRun::Standard();
+  TempDir dir;
+  run.WriteTo(dir.path());
+  std::string kept;
+  for (const std::string& line : run.MetricLines()) {
+    const double t = nlohmann::json::parse(line)["t"].get<double>();
+    if (t > 15.5 && t <= 19.5) continue;  // nothing completes from 15.5 to 19.5
+    kept += line + "\n";
+  }
+  reports_test::WriteText(dir.path() / "metrics.jsonl", kept);
+  Result<RunData> data = LoadRunDir(dir.path().string());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Summary s = Analyze(*data);
+  ASSERT_EQ(s.faults.size(), 1u);
+  ASSERT_TRUE(s.faults[0].lost_gpu_s.has_value());
+  EXPECT_GE(*s.faults[0].lost_gpu_s, 4 * 3.9);
+  EXPECT_LE(*s.faults[0].lost_gpu_s, 4 * 4.2);
+  // 4 s lost of the 25 after the baseline.
+  ASSERT_TRUE(s.ettr.has_value());
+  EXPECT_NEAR(*s.ettr, 21.0 / 25.0, 0.02);
+}
+
+TEST(DrillAnalysis, AnUntouchedRunHasAnEttrOfOneAndLosesNothing) {
+  const Summary s = AnalyzeRun(SyntheticRun::Standard());
+  ASSERT_TRUE(s.ettr.has_value());
+  EXPECT_NEAR(*s.ettr, 1.0, 0.02);
+  EXPECT_LT(*s.faults[0].lost_gpu_s, 4 * 0.1);
+}
+
+// A relaunch resumes from its checkpoint and does steps 5..9 again: that
+// work is not progress.
+TEST(DrillAnalysis, StepsARelaunchRedoesAreNotProgress) {
+  std::vector<Iteration> series;
+  for (int64_t i = 0; i < 10; ++i) series.push_back({.iter = i, .attempt = 0});
+  for (int64_t i = 5; i < 13; ++i) series.push_back({.iter = i, .attempt = 1});
+  for (int64_t i = 12; i < 14; ++i) series.push_back({.iter = i, .attempt = 2});
+  const std::vector<bool> redone = RedoneIterations(series);
+  for (size_t k = 0; k < series.size(); ++k) {
+    const Iteration& it = series[k];
+    const bool again = (it.attempt == 1 && it.iter <= 9) || (it.attempt == 2 && it.iter <= 12);
+    EXPECT_EQ(redone[k], again) << "attempt " << it.attempt << " step " << it.iter;
+  }
+  series[12].start_s = 0;
+  series[12].end_s = 2;
+  series[12].busbw_gbps = 3;  // attempt 1 step 7: redone
+  series[15].start_s = 1;
+  series[15].end_s = 3;
+  series[15].busbw_gbps = 5;  // attempt 1 step 10: new
+  EXPECT_DOUBLE_EQ(Progress(series, redone, 0, 2.5), 1.5 * 5);
 }
 
 // An IB port that went down during the fault (link_downed, symbol errors)
