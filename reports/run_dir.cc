@@ -179,6 +179,29 @@ Result<T> ParseObjectInto(std::string_view text, std::string_view where, Read re
   return out;
 }
 
+// KEY (expectations.metrics, expectations.workloads.NAME.metrics): a list of
+// {metric, fault, phase, max, min}, each with a metric name.
+Status ReadMetricExpectations(const json& ms, const std::string& key, std::string_view where,
+                              std::vector<MetricExpectation>* out) {
+  if (!ms.is_array()) return InvalidArgument(fmt::format("{}: {} is not a list", where, key));
+  for (const json& m : ms) {
+    if (!m.is_object() || !m.contains("metric") || !m["metric"].is_string()) {
+      return InvalidArgument(
+          fmt::format("{}: {} holds an entry without a metric name", where, key));
+    }
+    Fields mf(m, fmt::format("{}: {}", where, key));
+    MetricExpectation me;
+    mf.String("metric", Need::kRequired, &me.metric);
+    mf.String("fault", Need::kOptional, &me.fault);
+    mf.String("phase", Need::kOptional, &me.phase);
+    mf.Optional("max", &me.max);
+    mf.Optional("min", &me.min);
+    if (!mf.status().ok()) return mf.status();
+    out->push_back(std::move(me));
+  }
+  return Status::Ok();
+}
+
 // expectations.workloads: {NAME: {max_slowdown, max_time_to_recover_s, metrics}}.
 Status ReadWorkloadExpectations(const json& ws, std::string_view where, Expectations* x) {
   if (!ws.is_object()) {
@@ -195,19 +218,10 @@ Status ReadWorkloadExpectations(const json& ws, std::string_view where, Expectat
     wf.Optional("max_slowdown", &we.max_slowdown);
     wf.Optional("max_time_to_recover_s", &we.max_time_to_recover_s);
     if (!wf.status().ok()) return wf.status();
-    if (w.contains("metrics") && w["metrics"].is_array()) {
-      for (const json& m : w["metrics"]) {
-        if (!m.is_object()) continue;
-        Fields mf(m, fmt::format("{}: expectations.workloads.{}.metrics", where, name));
-        MetricExpectation me;
-        mf.String("metric", Need::kRequired, &me.metric);
-        mf.String("fault", Need::kOptional, &me.fault);
-        mf.String("phase", Need::kOptional, &me.phase);
-        mf.Optional("max", &me.max);
-        mf.Optional("min", &me.min);
-        if (!mf.status().ok()) return mf.status();
-        we.metrics.push_back(std::move(me));
-      }
+    if (w.contains("metrics")) {
+      const std::string key = "expectations.workloads." + name + ".metrics";
+      if (auto st = ReadMetricExpectations(w["metrics"], key, where, &we.metrics); !st.ok())
+        return st;
     }
     x->workloads.push_back(std::move(we));
   }
@@ -241,24 +255,10 @@ Status ReadPlan(Fields& f, std::string_view where, Plan& plan) {
       ef.Optional("data_intact", &x.data_intact);
       if (!ef.status().ok()) return ef.status();
       if (e->contains("metrics")) {
-        const json& ms = (*e)["metrics"];
-        if (!ms.is_array())
-          return InvalidArgument(fmt::format("{}: expectations.metrics is not a list", where));
-        for (const json& m : ms) {
-          if (!m.is_object() || !m.contains("metric") || !m["metric"].is_string()) {
-            return InvalidArgument(fmt::format(
-                "{}: expectations.metrics holds an entry without a metric name", where));
-          }
-          Fields mf(m, fmt::format("{}: expectations.metrics", where));
-          MetricExpectation me;
-          mf.String("metric", Need::kRequired, &me.metric);
-          mf.String("fault", Need::kOptional, &me.fault);
-          mf.String("phase", Need::kOptional, &me.phase);
-          mf.Optional("max", &me.max);
-          mf.Optional("min", &me.min);
-          if (!mf.status().ok()) return mf.status();
-          x.metrics.push_back(std::move(me));
-        }
+        if (auto st =
+                ReadMetricExpectations((*e)["metrics"], "expectations.metrics", where, &x.metrics);
+            !st.ok())
+          return st;
       }
       if (e->contains("workloads")) {
         if (auto st = ReadWorkloadExpectations((*e)["workloads"], where, &x); !st.ok()) return st;

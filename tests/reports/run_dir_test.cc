@@ -104,6 +104,33 @@ TEST(ParsePlan, ExpectationsMayBeNullAndRecoveryWindowDefaultsToFive) {
   EXPECT_FALSE(ParsePlan(R"({"recovery_window_iters":0})", "plan.json").ok());
 }
 
+// A tenant's metric limits are read as strictly as the drill's own.
+TEST(ParsePlan, MetricLimitsOfTheDrillAndOfATenantAreReadAlike) {
+  auto plan = ParsePlan(
+      R"({"expectations":{"metrics":[{"metric":"slowdown","phase":"noise","min":1.3}],
+          "workloads":{"b":{"max_slowdown":1.1,
+                            "metrics":[{"metric":"stall_ms","fault":"cap","max":500}]}}}})",
+      "plan.json");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->expectations.metrics[0].phase, "noise");
+  ASSERT_EQ(plan->expectations.workloads.size(), 1u);
+  EXPECT_EQ(plan->expectations.workloads[0].metrics[0].fault, "cap");
+  for (const char* metrics : {R"("x")", R"([{"max":1}])", R"([7])"}) {
+    const std::string text =
+        std::string(R"({"expectations":{"workloads":{"b":{"metrics":)") + metrics + "}}}}";
+    auto bad = ParsePlan(text, "plan.json");
+    ASSERT_FALSE(bad.ok()) << metrics;
+    EXPECT_NE(bad.status().message().find("plan.json: expectations.workloads.b.metrics"),
+              std::string::npos)
+        << bad.status().message();
+    const std::string top = std::string(R"({"expectations":{"metrics":)") + metrics + "}}";
+    auto bad_top = ParsePlan(top, "plan.json");
+    ASSERT_FALSE(bad_top.ok()) << metrics;
+    EXPECT_NE(bad_top.status().message().find("plan.json: expectations.metrics"),
+              std::string::npos);
+  }
+}
+
 TEST(LoadRunDir, MissingPlanIsAnErrorMissingMetricsIsANote) {
   TempDir dir;
   SyntheticRun::Standard().WriteTo(dir.path());
