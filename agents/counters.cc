@@ -55,7 +55,56 @@ Json WithQdiscs(ProcessRunner& runner, const std::string& mgmt_interface, Json& 
   return out;
 }
 
+// The transport counters of the node's network namespace that say packets
+// were lost somewhere on its paths (a dropped or shaped-away segment is
+// retransmitted; a dead peer or link makes the retransmit timer fire):
+// /proc/net/snmp "Tcp:" and /proc/net/netstat "TcpExt:" name -> key.
+struct TransportCounter {
+  const char* section;
+  const char* field;
+  const char* key;
+};
+constexpr TransportCounter kTransportCounters[] = {
+    {"Tcp:", "RetransSegs", "tcp.retrans_segs"},
+    {"Tcp:", "InErrs", "tcp.in_errs"},
+    {"TcpExt:", "TCPTimeouts", "tcp.timeouts"},
+    {"TcpExt:", "TCPLostRetransmit", "tcp.lost_retransmits"},
+};
+
+// "<if>.carrier_changes" for every interface OUT holds counters of: the
+// kernel's count of carrier transitions (/sys/class/net/IF/carrier_changes,
+// up and down both count), so a flap shows as a rise even when the link
+// carried nothing before or after. The agent's sysfs shows its own network
+// namespace (fabric/node_enter.cc remounts it on the emulated fabric).
+void WithCarrierChanges(SysFs& sysfs, Json& out) {
+  std::vector<std::string> interfaces;
+  for (const auto& [key, value] : out.items()) {
+    if (key.ends_with(".rx_bytes")) interfaces.push_back(key.substr(0, key.size() - 9));
+  }
+  for (const auto& name : interfaces) {
+    auto v = ReadSysInt(sysfs, "/sys/class/net/" + name + "/carrier_changes");
+    if (v && *v >= 0) out[name + ".carrier_changes"] = static_cast<uint64_t>(*v);
+  }
+}
+
 }  // namespace
+
+void ParseProcNetStats(const std::string& text, Json& out) {
+  std::istringstream lines(text);
+  std::string header, values;
+  while (std::getline(lines, header) && std::getline(lines, values)) {
+    std::istringstream names(header), numbers(values);
+    std::string section, again;
+    if (!(names >> section) || !(numbers >> again) || section != again) return;
+    std::string name, number;
+    while (names >> name && numbers >> number) {
+      for (const auto& c : kTransportCounters) {
+        if (section != c.section || name != c.field) continue;
+        if (auto v = ParseSysInt(number); v && *v >= 0) out[c.key] = static_cast<uint64_t>(*v);
+      }
+    }
+  }
+}
 
 bool ParseProcNetDev(const std::string& text, const std::string& mgmt_interface, Json& out) {
   // Inter-|   Receive                                                |  Transmit
@@ -91,8 +140,13 @@ Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs,
   Json out = Json::object();
   if (sysfs != nullptr) {
     auto dev = sysfs->Read("/proc/net/dev");
-    if (dev.ok() && ParseProcNetDev(*dev, mgmt_interface, out))
+    if (dev.ok() && ParseProcNetDev(*dev, mgmt_interface, out)) {
+      WithCarrierChanges(*sysfs, out);
+      for (const char* file : {"/proc/net/snmp", "/proc/net/netstat"}) {
+        if (auto text = sysfs->Read(file); text.ok()) ParseProcNetStats(*text, out);
+      }
       return WithQdiscs(runner, mgmt_interface, out);
+    }
     out = Json::object();
   }
   auto links = RunChecked(runner, {"ip", "-s", "-j", "link", "show"});

@@ -11,6 +11,12 @@
 // drops and overlimits (what tbf/htb shaping shows). Names are
 // "<interface>.<counter>", values cumulative; reports take per-phase deltas
 // and name the link whose drops/errors rose most during a fault.
+// Also "<if>.carrier_changes" (/sys/class/net/IF/carrier_changes: a flap
+// rises it by two, a link down by one) and, for the node's network
+// namespace, the transport's loss signals "tcp.retrans_segs",
+// "tcp.in_errs" (/proc/net/snmp), "tcp.timeouts" and
+// "tcp.lost_retransmits" (/proc/net/netstat) — read only on the
+// /proc/net/dev path below.
 // Interface counters come from /proc/net/dev when `sysfs` can read it (it is
 // /proc/self/net/dev: the agent's own network namespace, which /sys/class/net
 // may not be; and no process to start — `ip` every second was a third of an
@@ -73,6 +79,11 @@ void SampleNvLinkCounters(Gpus& gpus, Json& out);
 constexpr Duration kMinTelemetryInterval = std::chrono::milliseconds(100);
 constexpr Duration kMaxTelemetryInterval = std::chrono::hours(1);  // the error message names both
 Result<Duration> ParseTelemetryInterval(std::string_view text);
+
+// Adds the kTransportCounters keys ("tcp.retrans_segs", ...) found in
+// /proc/net/snmp or /proc/net/netstat text (pairs of "Section: names" and
+// "Section: values" lines) to `out`; anything else is ignored.
+void ParseProcNetStats(const std::string& text, Json& out);
 
 // The netdev part alone.
 Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::string& mgmt_interface);

@@ -90,6 +90,10 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
                   std::numeric_limits<double>::infinity(), false);
   }
   b.count = static_cast<int>(in.size());
+  if (!in.empty()) {
+    b.start_s = in.front()->start_s;
+    b.end_s = in.back()->end_s;
+  }
   std::vector<double> busbw = BusbwOf(in);
   b.busbw_median = Median(busbw);
   double time = 0, weighted = 0;
@@ -242,6 +246,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   }
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
   s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors);
+  s.anomalies = FindAnomalies(run.events, series, s.baseline, s.faults);
   if (s.baseline.progress_gbps && !series.empty()) {
     double from = -std::numeric_limits<double>::infinity();
     for (const PhaseStats& p : s.phases) {

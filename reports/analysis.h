@@ -85,6 +85,21 @@ double CounterIncrease(const std::vector<std::pair<double, double>>& series, dou
 std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
                                         const std::vector<PhaseStats>& phases);
 
+// Anomalies: maximal runs of consecutive iterations after the baseline, of
+// one launch of the job, each below the baseline band and none overlapping
+// what a scheduled fault explains (its apply - 0.5 s to its recovery + 1 s,
+// or to the next fault's apply when it never recovered) or a restart (its
+// failure to kAnomalyRestartGraceS after the relaunch), lasting at least
+// kAnomalyMinIterations iterations and kAnomalyMinSeconds, for which
+// Localise names an element (against the baseline's span). A dip nothing
+// can be named for is the shared machine's noise, not an anomaly.
+constexpr int kAnomalyMinIterations = 10;
+constexpr double kAnomalyMinSeconds = 2.0;
+constexpr double kAnomalyRestartGraceS = 15.0;
+std::vector<Anomaly> FindAnomalies(const std::vector<Event>& events,
+                                   const std::vector<Iteration>& series, const Baseline& baseline,
+                                   const std::vector<FaultStats>& faults);
+
 // Whether events[i], a failing workload_exit, was recovered from: a
 // workload_restart (the restart policy's relaunch reporting) follows it.
 bool RecoveredByRestart(const std::vector<Event>& events, size_t i);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "reports/analysis.h"
+#include "reports/localise.h"
 #include "reports/stats.h"
 
 namespace fdrill {
@@ -22,80 +23,52 @@ std::string Describe(const FaultStats& f) {
   return what.empty() ? "fault " + f.id : fmt::format("fault {} ({})", f.id, what);
 }
 
-// The rank the others waited for: the largest median of time_ms − wait_ms
-// over `in` (lowest rank on ties). A straggler waits least in the line-up
-// before each collective (its peers wait for it); a rank slow inside the
-// collective has the longest time. Records without wait_ms count it as 0.
-// Also fills the per-rank breakdown (medians of time_ms and wait_ms).
-void FindCulprit(const std::vector<const Iteration*>& in, FaultStats* f) {
-  std::map<int, std::vector<double>> scores, times, waits;
+// Per rank, the medians of time_ms and wait_ms over `in`, by rank.
+void BreakDownRanks(const std::vector<const Iteration*>& in, FaultStats* f) {
+  std::map<int, std::vector<double>> times, waits;
   std::map<int, std::string> nodes;
   for (const Iteration* it : in) {
     for (const RankSample& r : it->ranks) {
-      scores[r.rank].push_back(r.time_ms - r.wait_ms);
       times[r.rank].push_back(r.time_ms);
       waits[r.rank].push_back(r.wait_ms);
       nodes[r.rank] = r.node;
     }
   }
-  std::optional<double> worst;
-  for (auto& [rank, samples] : scores) {
-    std::optional<double> m = Median(std::move(samples));
-    if (m && (!worst || *m > *worst)) {
-      worst = m;
-      f->culprit_rank = rank;
-      f->culprit = nodes[rank];
-    }
+  for (auto& [rank, samples] : times) {
     f->ranks.push_back({.rank = rank,
                         .node = nodes[rank],
-                        .time_ms_p50 = Median(std::move(times[rank])).value_or(0),
+                        .time_ms_p50 = Median(std::move(samples)).value_or(0),
                         .wait_ms_p50 = Median(std::move(waits[rank])).value_or(0)});
   }
 }
 
-// The link counters that rose most while the fault was on: per node and
-// link (a netdev, an IB port "ib/<dev>/<port>", an NVLink "gpu<i>/nvlink<l>"),
-// the sum of the increases of its error and drop counters — *_errors,
-// *_dropped, qdisc_*, and IB's symbol_error, link_downed,
-// link_error_recovery, *_discards, NVLink's dl_* (replay, recovery, CRC) —
-// between the last sample before the apply and the last sample at or before
-// the revert (or the data's end).
-void FindCulpritLink(const std::vector<Event>& events, FaultStats* f) {
-  const double from = f->applied_at_s, to = f->reverted_at_s.value_or(kInf);
-  // (node, counter) -> samples (t, value), in timeline order.
-  std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> samples;
-  for (const Event& e : events) {
-    if (e.type != "counters") continue;
-    for (const auto& [name, value] : e.counters) {
-      bool interesting = false;
-      for (const char* part : {"_errors", "_dropped", ".qdisc_", ".symbol_error", ".link_downed",
-                               ".link_error_recovery", "_discards", ".dl_"}) {
-        interesting = interesting || name.find(part) != std::string::npos;
-      }
-      if (interesting) samples[{e.node, name}].push_back({e.t, value});
-    }
+// The localisation over the fault's window against the baseline's span,
+// and the culprit fields it fills.
+void LocaliseFault(const CounterIndex& counters, const std::vector<Iteration>& series,
+                   const Baseline& baseline, double bound_s, FaultStats* f) {
+  double to = f->reverted_at_s.value_or(bound_s);
+  if (!std::isfinite(to)) {
+    to = f->applied_at_s;
+    for (const auto& [key, s] : counters.series()) to = std::max(to, s.back().first);
+    if (!series.empty()) to = std::max(to, series.back().end_s);
   }
-  std::map<std::pair<std::string, std::string>, std::pair<double, std::string>>
-      by_link;  // (node, if)
-  for (const auto& [key, series] : samples) {
-    // A counter needs a sample at or before the apply to say what changed.
-    if (series.front().first > from) continue;
-    const double rise = CounterIncrease(series, from, to);
-    if (rise <= 0) continue;
-    const std::string& name = key.second;
-    const std::string iface = name.substr(0, name.find('.'));
-    auto& link = by_link[{key.first, iface}];
-    link.first += rise;
-    link.second += (link.second.empty() ? "" : ", ") + name.substr(name.find('.') + 1) +
-                   fmt::format(" +{:g}", rise);
-  }
-  double best = 0;
-  for (const auto& [link, total] : by_link) {
-    if (total.first > best) {
-      best = total.first;
-      f->culprit_link = link.first + " " + link.second + " (" + total.second + ")";
-    }
-  }
+  f->localisation = Localise(counters, series,
+                             {.from_s = f->applied_at_s,
+                              .to_s = to,
+                              .ref_from_s = baseline.start_s,
+                              .ref_to_s = baseline.end_s});
+  if (!f->localisation) return;
+  const Culprit& c = *f->localisation;
+  f->culprit = c.node;
+  f->culprit_rank = c.rank;
+  if (!c.link.empty()) f->culprit_link = c.node + " " + c.link + " (" + c.link_rises + ")";
+}
+
+// Whether a live `culprit` event names the fault's element: its node, and
+// its interface when the fault targets one and the culprit is a link.
+bool NamesTheFault(const Event& e, const FaultStats& f) {
+  if (e.node != f.node) return false;
+  return e.link.empty() || f.target.empty() || e.link == f.target;
 }
 
 // The earliest apply of another fault after this one was reverted (or, when
@@ -134,7 +107,7 @@ void Measure(const std::vector<Iteration>& series, const std::vector<bool>& redo
   const std::optional<double> base =
       baseline.busbw_mean ? baseline.busbw_mean : baseline.busbw_median;
   if (covered > 0 && weighted > 0 && base) f->slowdown = *base / (weighted / covered);
-  FindCulprit(in, f);
+  BreakDownRanks(in, f);
 
   if (baseline.band_low) {
     for (const Iteration& it : series) {
@@ -232,6 +205,7 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
                                       const Baseline& baseline, int recovery_window_iters,
                                       std::vector<std::string>* errors) {
   const std::vector<bool> redone = RedoneIterations(series);
+  const CounterIndex counters(events);
   std::vector<FaultStats> faults;
   std::map<std::string, const Event*> requested;  // fault_apply not yet confirmed
   for (const Event& e : events) {
@@ -265,8 +239,16 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
     if (!faults[i].reverted_at_s) {
       errors->push_back(Describe(faults[i]) + ": never reverted (no fault_reverted event)");
     }
-    Measure(series, redone, baseline, recovery_window_iters, NextFaultAfter(faults, i), &faults[i]);
-    FindCulpritLink(events, &faults[i]);
+    const double bound = NextFaultAfter(faults, i);
+    Measure(series, redone, baseline, recovery_window_iters, bound, &faults[i]);
+    LocaliseFault(counters, series, baseline, bound, &faults[i]);
+    for (const Event& e : events) {
+      if (e.type == "culprit" && e.id == faults[i].id && e.t >= faults[i].applied_at_s &&
+          NamesTheFault(e, faults[i])) {
+        faults[i].time_to_localise_s = e.t - faults[i].applied_at_s;
+        break;
+      }
+    }
     for (const Event& e : events) {
       if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 &&
           e.t >= faults[i].applied_at_s) {

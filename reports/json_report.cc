@@ -53,6 +53,16 @@ Json Ranks(const FaultStats& f) {
   return out;
 }
 
+Json CulpritJson(const std::optional<Culprit>& c) {
+  if (!c) return nullptr;
+  return {{"element", c->element},
+          {"node", c->node},
+          {"link", c->link.empty() ? Json(nullptr) : Json(c->link)},
+          {"rank", c->rank ? Json(*c->rank) : Json(nullptr)},
+          {"confidence", c->confidence},
+          {"evidence", c->evidence}};
+}
+
 Json Fault(const FaultStats& f) {
   Json j = {{"id", f.id},
             {"kind", f.kind},
@@ -69,7 +79,9 @@ Json Fault(const FaultStats& f) {
             {"culprit_link", f.culprit_link ? Json(*f.culprit_link) : Json(nullptr)},
             {"ranks", Ranks(f)},
             {"culprit", f.culprit ? Json(*f.culprit) : Json(nullptr)},
-            {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)}};
+            {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)},
+            {"localisation", CulpritJson(f.localisation)},
+            {"time_to_localise_s", Number(f.time_to_localise_s)}};
   if (!f.workloads.empty()) {
     Json per = Json::object();
     for (const WorkloadEffect& w : f.workloads) {
@@ -115,6 +127,14 @@ std::string RenderSummaryJson(const Summary& s) {
   for (const PhaseStats& p : s.phases) j["phases"].push_back(Phase(p));
   j["faults"] = Json::array();
   for (const FaultStats& f : s.faults) j["faults"].push_back(Fault(f));
+  j["anomalies"] = Json::array();
+  for (const Anomaly& a : s.anomalies) {
+    j["anomalies"].push_back({{"start_s", Number(a.start_s)},
+                              {"end_s", Number(a.end_s)},
+                              {"iterations", a.iterations},
+                              {"slowdown", Number(a.slowdown)},
+                              {"culprit", CulpritJson(a.culprit)}});
+  }
   j["residue_checked"] = s.residue_checked;
   j["residue"] = Json::array();
   for (const ResidueItem& r : s.residue) {

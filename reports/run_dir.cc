@@ -303,6 +303,11 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
     f.String("kind", Need::kOptional, &e.kind);
     e.target = f.Text("target");
     f.Optional("verified", &e.verified);
+  } else if (type == "culprit") {
+    f.String("id", Need::kRequired, &e.id);
+    f.String("node", Need::kRequired, &e.node);
+    f.String("element", Need::kRequired, &e.element);
+    f.String("link", Need::kOptional, &e.link);
   } else if (type == "workload_start") {
     f.Optional("attempt", &e.attempt);
   } else if (type == "workload_exit") {

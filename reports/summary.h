@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "reports/localise.h"
 #include "reports/run_data.h"
 
 namespace fdrill {
@@ -38,6 +39,10 @@ struct PhaseStats {
 struct Baseline {
   std::string phase;  // where it was measured; see README.md
   int count = 0;
+  // The span of its iterations (first start .. last end): the reference
+  // the localisation compares a fault's counters and waits with.
+  double start_s = 0;
+  double end_s = 0;
   std::optional<double> busbw_median;
   // Time-weighted mean of the iterations' busbw (bytes moved / time): what a
   // fault's window is measured as, so an untouched job reads 1.00, not the
@@ -98,16 +103,32 @@ struct FaultStats {
   // with no iteration at all (a dead job, a restart) and steps a relaunch
   // redid (README.md).
   std::optional<double> lost_gpu_s;
-  // The node's interface whose drop/error/qdisc counters rose most while the
-  // fault was on ("n1 fab0 qdisc_overlimits +1234"); null without counters.
+  // What the evidence names while the fault was on (reports/localise.h),
+  // null when nothing stood out; culprit / culprit_rank / culprit_link are
+  // its node, rank and link ("n1 fab0 (qdisc_overlimits +1234)").
+  std::optional<Culprit> localisation;
   std::optional<std::string> culprit_link;
   std::vector<RankBreakdown> ranks;  // by rank
-  // The node and rank that were slowest while the fault was on.
   std::optional<std::string> culprit;
   std::optional<int> culprit_rank;
+  // Seconds from the apply to the controller's first live `culprit` event
+  // naming this fault's node (and link, for a link fault); null when it
+  // named none in the window.
+  std::optional<double> time_to_localise_s;
   // With tenants: the fault's effect on each, in plan order (the top-level
   // numbers above are the first workload's).
   std::vector<WorkloadEffect> workloads;
+};
+
+// A stretch of iterations below the baseline band that no fault the drill
+// applied (or its recovery, or a restart) explains, with what the evidence
+// names for it. Only stretches the localisation can name are anomalies.
+struct Anomaly {
+  double start_s = 0;
+  double end_s = 0;
+  int iterations = 0;
+  std::optional<double> slowdown;  // the baseline's mean over the stretch's
+  Culprit culprit;
 };
 
 // How much a node's counter rose over a phase (from `counters` events; see
@@ -172,6 +193,9 @@ struct Summary {
   std::vector<ResidueItem> residue;
   Rollback rollback;
   std::vector<CounterDelta> counters;  // empty when no counters were sampled
+  // Slowdowns no fault of the drill explains (reports/README.md): a link
+  // degraded behind fdrill's back shows here with its culprit.
+  std::vector<Anomaly> anomalies;
   std::vector<ExpectationResult> expectations;
   // Why the drill stopped before its timeline ended (a stop condition, a
   // gate's timeout); null when it ran to the end.

@@ -161,7 +161,14 @@ void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
   if (type == proto::kMetrics) {
     if (WorkloadSupervisor* w = WorkloadOn(n.name)) w->OnMetrics(n, msg[proto::key::kRecords]);
   } else if (type == proto::kCounters) {
-    events_.Counters(n.name, msg.value(proto::key::kCounters, Json::object()));
+    const Json counters = msg.value(proto::key::kCounters, Json::object());
+    events_.Counters(n.name, counters);
+    int64_t t0 = 0;
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      t0 = state_.t0_wall_ns;
+    }
+    if (t0 != 0) state_.localiser.OnCounters(n.name, (clock_.WallNanos() - t0) / 1e9, counters);
   } else if (type == proto::kWorkloadExit) {
     if (WorkloadSupervisor* w = WorkloadOn(n.name)) {
       w->OnExit(n.name, msg.value(proto::key::kExitCode, -1), msg.value(proto::key::kLogTail, ""));

@@ -70,6 +70,17 @@ void DrillEvents::ImpactSeen(const std::string& id, Duration after) {
   Event("impact_seen", {{"id", id}, {"after_s", ToSeconds(after)}});
 }
 
+void DrillEvents::CulpritNamed(const std::string& id, const Culprit& c) {
+  Json fields = {{"id", id},
+                 {"node", c.node},
+                 {"element", c.element},
+                 {"confidence", c.confidence},
+                 {"evidence", c.evidence}};
+  if (!c.link.empty()) fields["link"] = c.link;
+  if (c.rank) fields["rank"] = *c.rank;
+  Event("culprit", std::move(fields));
+}
+
 void DrillEvents::WorkloadStart(const std::string& node, const std::string& workload,
                                 const std::vector<std::string>& argv) {
   Json fields = {{"node", node}, {"argv", argv}};

@@ -19,6 +19,7 @@
 #include "harness/controller/recorder.h"
 #include "harness/scenario/scenario.h"
 #include "harness/wire/wire.h"
+#include "reports/localise.h"
 
 namespace fdrill {
 
@@ -47,6 +48,8 @@ class DrillEvents {
   void FaultRevert(const std::string& id, const std::string& node, const std::string& reason);
   void FaultReverted(const std::string& id, const std::string& node, bool verified);
   void ImpactSeen(const std::string& id, Duration after);
+  // The live localisation named (another) culprit for fault `id`.
+  void CulpritNamed(const std::string& id, const Culprit& c);
 
   // The workload. `node` is where it was started or seen: n0's agent, or
   // "controller" for a real cluster's launcher; `workload` a tenant's name

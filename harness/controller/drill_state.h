@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "harness/controller/live_localiser.h"
 #include "harness/controller/live_monitor.h"
 
 namespace fdrill {
@@ -30,6 +31,8 @@ struct DrillState {
   // timeline starts, times relative to t0_wall_ns.
   std::vector<std::unique_ptr<LiveMonitor>> monitors;
   int64_t t0_wall_ns = 0;
+  // The live culprit (its own lock; fed by pushes, ticked by the walker).
+  LiveLocaliser localiser;
 
   bool Interrupted() const { return interrupt != nullptr && interrupt->load(); }
   bool Aborted() const { return Interrupted() || failed.load(); }

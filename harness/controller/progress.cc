@@ -31,6 +31,7 @@ std::string FormatProgress(const ProgressView& v) {
   } else {
     out += " | faults: ";
     for (size_t i = 0; i < v.faults.size(); ++i) out += (i ? ", " : "") + v.faults[i];
+    if (!v.culprit.empty()) out += " | culprit: " + v.culprit;
   }
   return out;
 }
@@ -46,6 +47,7 @@ void ProgressLine::Update(const ProgressView& v, Clock::TimePoint now) {
   }
   std::string key = v.phase;
   for (const auto& f : v.faults) key += "|" + f;
+  key += "|" + v.culprit;
   if (key == last_key_ && last_ && now - *last_ < std::chrono::seconds(10)) return;
   last_key_ = key;
   last_ = now;

@@ -1,7 +1,9 @@
 // The live progress line of `fdrill run`: phase, elapsed / total, current
-// busbw against the baseline, faults in force.
+// busbw against the baseline, faults in force and what the live
+// localisation names for them.
 //
 //   [  42s / 2m00s] flap | busbw 0.81 GB/s = 0.46x baseline 1.76 | faults: port-flap@gpu03
+//   | culprit: link gpu03 ib/mlx5_0/1 (high)
 //
 // On a terminal it is one line rewritten in place (\r, erase to end of
 // line), at most 4 times a second; Finish() ends it with a newline. Not on
@@ -28,6 +30,7 @@ struct ProgressView {
   std::optional<double> busbw_gbps;  // recent median
   std::optional<double> baseline_gbps;
   std::vector<std::string> faults;  // "id@node", in force now
+  std::string culprit;              // the live culprit ("link n1 fab0 (high)"); "" none
   int attempt = 0;                  // > 0: the job was relaunched this often
   int restarts_allowed = 0;
 };

@@ -72,14 +72,21 @@ void TimelineWalker::Walk() {
         continue;
       }
       if (!Execute(a)) return;
+      if (a.kind == Action::kPhaseStart && a.phase == 0) {
+        state_.localiser.BaselineStarted(ToSeconds(now));
+      }
       if (a.kind == Action::kPhaseEnd && a.phase == 0) {
         std::lock_guard<std::mutex> lock(state_.mu);
         for (auto& m : state_.monitors) m->EndBaseline();
+        state_.localiser.BaselineEnded(ToSeconds(now));
       }
     }
     {
       std::lock_guard<std::mutex> lock(state_.mu);
       RecordImpactsLocked(clock_.Now() - t0);
+    }
+    for (const auto& u : state_.localiser.Tick(ToSeconds(clock_.Now() - t0))) {
+      events_.CulpritNamed(u.id, u.culprit);
     }
     ShowProgress(clock_.Now() - t0);
     if (engine.Finished()) break;
@@ -133,6 +140,7 @@ bool TimelineWalker::Apply(const Action& a, const FaultSpec& f) {
   events_.FaultApplied(f, r->value(proto::key::kTarget, f.params.value("interface", "")),
                        r->value(proto::key::kVerified, false));
   awaiting_impact_[f.id] = a.at;
+  state_.localiser.FaultOn(f.id, ToSeconds(a.at));
   return true;
 }
 
@@ -149,6 +157,7 @@ bool TimelineWalker::Revert(const Action& a, const FaultSpec& f) {
     std::lock_guard<std::mutex> lock(state_.mu);
     applied_.erase(f.id);
   }
+  state_.localiser.FaultOff(f.id);
   events_.FaultReverted(f.id, f.node, r->value(proto::key::kVerified, false));
   return true;
 }
@@ -225,6 +234,7 @@ void TimelineWalker::ShowProgress(Duration now) {
     v.faults.push_back(id.find('@') == std::string::npos ? id + "@" + node : id);
   }
   v.attempt = workloads_.front()->restarts_locked();
+  v.culprit = state_.localiser.Current();
   v.restarts_allowed = s_.workload.restart.max_restarts;
   opt_.progress->Update(v, clock_.Now());
 }

@@ -74,7 +74,8 @@ std::vector<std::string> WorkloadSupervisor::Collective() const {
   return argv;
 }
 
-void WorkloadSupervisor::FeedMonitorLocked(int64_t offset_ns, const Json& records) {
+void WorkloadSupervisor::FeedMonitorLocked(int64_t offset_ns, const Json& records,
+                                           const std::string& from_node) {
   if (state_.monitors.size() <= index_) return;
   for (const auto& r : records) {
     if (!r.contains("iter") || !r.contains("rank") || !r.contains("wall_ns")) continue;
@@ -89,6 +90,13 @@ void WorkloadSupervisor::FeedMonitorLocked(int64_t offset_ns, const Json& record
     x.bus_factor = alg > 0 ? r.value("busbw_gbps", 0.0) / alg : 1.0;
     x.wrong = r.value("wrong", int64_t{0});
     monitor().Add(x);
+    // The drill's (first) workload is what the live culprit reads.
+    if (index_ == 0) {
+      const std::string node =
+          r.value("node", from_node.empty() ? r.value("host", std::string()) : from_node);
+      state_.localiser.OnRecord(node, x.rank, attempt_, x.iter, ToSeconds(x.end), x.time_ms,
+                                x.wait_ms);
+    }
   }
 }
 
@@ -105,7 +113,7 @@ void WorkloadSupervisor::OnMetrics(const NodeLink& n, const Json& records) {
     awaiting_first_ = false;
     events_.Resumed(restarts_, attempt_, resumed, std::max<int64_t>(0, lost_from_ + 1 - resumed));
   }
-  FeedMonitorLocked(n.offset_ns, records);
+  FeedMonitorLocked(n.offset_ns, records, n.name);
   state_.cv.notify_all();
 }
 
@@ -139,7 +147,7 @@ void WorkloadSupervisor::OnJobLine(const std::string& line) {
   }
   events_.Metrics(Lead().name, w_.name, records, 0, attempt_);
   ranks_seen_.insert(0);
-  FeedMonitorLocked(0, records);
+  FeedMonitorLocked(0, records, "");
   state_.cv.notify_all();
 }
 

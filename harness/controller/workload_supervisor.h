@@ -111,7 +111,9 @@ class WorkloadSupervisor {
   Status Launch(const std::vector<std::string>& argv);
   // A real cluster's job runs on this host (LocalJob): its output lines.
   void OnJobLine(const std::string& line);
-  void FeedMonitorLocked(int64_t offset_ns, const Json& records);
+  // FROM_NODE: the agent that pushed RECORDS ("" from a launcher's output):
+  // the node of a record that does not name one.
+  void FeedMonitorLocked(int64_t offset_ns, const Json& records, const std::string& from_node);
   // The job failed (code) or hung: schedule a relaunch if the policy allows,
   // else the reason the drill ends with.
   std::optional<std::string> OnJobFailure(Duration now, int code, bool hang);

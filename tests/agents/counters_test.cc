@@ -48,6 +48,46 @@ TEST(CountersTest, ReadsProcNetDevWithoutStartingIp) {
   EXPECT_TRUE(runner.CallsStartingWith({"ip"}).empty());
 }
 
+// As Linux 6.1 prints them (net/ipv4/proc.c), shortened to the fields read
+// and a neighbour on each side.
+constexpr char kProcNetSnmp[] =
+    "Udp: InDatagrams NoPorts\n"
+    "Udp: 5 6\n"
+    "Tcp: OutSegs RetransSegs InErrs OutRsts\n"
+    "Tcp: 1482291 324 2 131309\n";
+constexpr char kProcNetNetstat[] =
+    "TcpExt: SyncookiesSent TCPTimeouts TCPLostRetransmit TCPSpuriousRTOs\n"
+    "TcpExt: 0 79 3 1\n"
+    "IpExt: InNoRoutes\n"
+    "IpExt: 0\n";
+
+TEST(CountersTest, AddsCarrierChangesAndTheTransportsLossCounters) {
+  FakeProcessRunner runner;
+  runner.OnOutput({"tc"}, "[]");
+  FakeSysFs sysfs;
+  sysfs.files["/proc/net/dev"] = kProcNetDev;
+  sysfs.files["/sys/class/net/fab0/carrier_changes"] = "7\n";
+  sysfs.files["/proc/net/snmp"] = kProcNetSnmp;
+  sysfs.files["/proc/net/netstat"] = kProcNetNetstat;
+  auto c = SampleCounters(runner, &sysfs, "mgmt0");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)["fab0.carrier_changes"], 7);
+  EXPECT_EQ((*c)["tcp.retrans_segs"], 324);
+  EXPECT_EQ((*c)["tcp.in_errs"], 2);
+  EXPECT_EQ((*c)["tcp.timeouts"], 79);
+  EXPECT_EQ((*c)["tcp.lost_retransmits"], 3);
+  EXPECT_FALSE(c->contains("mgmt0.carrier_changes"));
+  EXPECT_FALSE(c->contains("tcp.out_segs"));
+}
+
+TEST(CountersTest, ProcNetStatsWithMismatchedLinesAddsNothingWrong) {
+  Json out = Json::object();
+  ParseProcNetStats("Tcp: RetransSegs\nUdp: 5\n", out);
+  EXPECT_TRUE(out.empty()) << out.dump();
+  ParseProcNetStats("Tcp: RetransSegs InErrs\nTcp: 9 -1\n", out);
+  EXPECT_EQ(out.dump(), R"({"tcp.retrans_segs":9})");
+}
+
 TEST(CountersTest, FallsBackToIpWhenProcNetDevIsUnreadableOrOdd) {
   for (const char* text : {"", "garbage\n"}) {
     FakeProcessRunner runner;

@@ -21,6 +21,12 @@ TEST(Progress, TheLineSaysPhaseTimeBusbwAndFaults) {
   EXPECT_EQ(
       FormatProgress(v),
       "[  42s / 2m00s] flap | busbw 0.81 GB/s = 0.46x baseline 1.76 | faults: port-flap@gpu03");
+  v.culprit = "link gpu03 ib/mlx5_0/1 (high)";
+  EXPECT_EQ(
+      FormatProgress(v),
+      "[  42s / 2m00s] flap | busbw 0.81 GB/s = 0.46x baseline 1.76 | faults: port-flap@gpu03 "
+      "| culprit: link gpu03 ib/mlx5_0/1 (high)");
+  v.culprit.clear();
   v.total_is_max = true;
   v.faults.clear();
   v.baseline_gbps.reset();

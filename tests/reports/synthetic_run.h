@@ -29,7 +29,7 @@ struct SlowSpan {
   double from_s = 0;
   double to_s = 0;
   double factor = 1;
-  std::string culprit_node;  // its rank is the slowest while the span lasts
+  std::string culprit_node;  // its rank is the slowest and its peers wait for it
 };
 
 struct Stall {

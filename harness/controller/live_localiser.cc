@@ -1,0 +1,99 @@
+#include "harness/controller/live_localiser.h"
+
+#include <algorithm>
+
+namespace fdrill {
+
+void LiveLocaliser::OnCounters(const std::string& node, double t, const Json& counters) {
+  if (!counters.is_object()) return;
+  Event e{.t = t, .type = "counters", .node = node};
+  for (auto it = counters.begin(); it != counters.end(); ++it) {
+    if (it.value().is_number()) e.counters.emplace_back(it.key(), it.value().get<double>());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  counters_.Add(e);
+}
+
+void LiveLocaliser::OnRecord(const std::string& node, int rank, int attempt, int64_t iter,
+                             double end_s, double time_ms, double wait_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Iteration& it = iterations_[{attempt, iter}];
+  it.iter = iter;
+  it.attempt = attempt;
+  it.end_s = std::max(it.end_s, end_s);
+  it.time_ms = std::max(it.time_ms, time_ms + wait_ms);
+  it.start_s = it.end_s - it.time_ms / 1000;
+  it.ranks.push_back({.rank = rank, .node = node, .time_ms = time_ms, .wait_ms = wait_ms});
+}
+
+void LiveLocaliser::BaselineStarted(double t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  baseline_from_ = t;
+}
+
+void LiveLocaliser::BaselineEnded(double t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  baseline_to_ = t;
+}
+
+void LiveLocaliser::FaultOn(const std::string& id, double t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_[id] = Fault{.applied = t};
+}
+
+void LiveLocaliser::FaultOff(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_.erase(id);
+}
+
+void LiveLocaliser::PruneLocked(double now) {
+  const double keep_from = now - kKeepSeconds;
+  std::erase_if(iterations_, [&](const auto& entry) {
+    const Iteration& it = entry.second;
+    const bool in_baseline = baseline_from_ && it.end_s >= *baseline_from_ &&
+                             (!baseline_to_ || it.end_s <= *baseline_to_);
+    return it.end_s < keep_from && !in_baseline;
+  });
+}
+
+std::vector<LiveLocaliser::Update> LiveLocaliser::Tick(double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Update> out;
+  if (last_tick_ && now - *last_tick_ < kTickEvery) return out;
+  last_tick_ = now;
+  PruneLocked(now);
+  if (on_.empty()) return out;
+  std::vector<Iteration> series;
+  series.reserve(iterations_.size());
+  for (const auto& [key, it] : iterations_) series.push_back(it);
+  std::sort(series.begin(), series.end(),
+            [](const Iteration& a, const Iteration& b) { return a.end_s < b.end_s; });
+  for (auto& [id, f] : on_) {
+    LocaliseWindow w{.from_s = f.applied, .to_s = now};
+    if (baseline_from_ && baseline_to_) {
+      w.ref_from_s = *baseline_from_;
+      w.ref_to_s = *baseline_to_;
+    }
+    std::optional<Culprit> c = Localise(counters_, series, w);
+    if (!c) continue;
+    if (f.published && f.published->element == c->element &&
+        f.published->confidence == c->confidence) {
+      continue;
+    }
+    f.published = c;
+    out.push_back({id, *c});
+  }
+  return out;
+}
+
+std::string LiveLocaliser::Current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Fault* latest = nullptr;
+  for (const auto& [id, f] : on_) {
+    if (f.published && (latest == nullptr || f.applied > latest->applied)) latest = &f;
+  }
+  if (latest == nullptr) return "";
+  return latest->published->element + " (" + latest->published->confidence + ")";
+}
+
+}  // namespace fdrill

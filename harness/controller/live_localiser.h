@@ -1,0 +1,69 @@
+// LiveLocaliser: the culprit while the drill runs. It keeps what the
+// localisation (reports/localise.h) reads — every node's counter samples
+// and the first workload's per-rank records — and, at most every
+// kTickEvery, localises each fault in force over [its apply, now] against
+// the baseline phase, exactly as the report will. A culprit that differs
+// from the one last published for that fault is returned for a `culprit`
+// event (docs/formats.md); the report's time_to_localise_s is the first of
+// them that names the fault's node (and link).
+//
+// Thread-safe: agent pushes feed it from the io thread, the timeline
+// walker ticks it from the controller thread. Times are seconds on the
+// drill's timeline (DrillState::t0_wall_ns). Memory: the baseline's
+// iterations plus the last kKeepSeconds of the rest.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/core/json.h"
+#include "reports/localise.h"
+
+namespace fdrill {
+
+class LiveLocaliser {
+ public:
+  static constexpr double kTickEvery = 0.25;
+  static constexpr double kKeepSeconds = 120;
+
+  void OnCounters(const std::string& node, double t, const Json& counters);
+  // One rank's record of one iteration (attempt: the job's launch).
+  void OnRecord(const std::string& node, int rank, int attempt, int64_t iter, double end_s,
+                double time_ms, double wait_ms);
+  void BaselineStarted(double t);
+  void BaselineEnded(double t);
+  void FaultOn(const std::string& id, double t);
+  void FaultOff(const std::string& id);
+
+  struct Update {
+    std::string id;
+    Culprit culprit;
+  };
+  // The faults whose culprit changed since last published; nothing when
+  // called again within kTickEvery.
+  std::vector<Update> Tick(double now);
+  // What the progress line shows: the culprit last published for a fault
+  // still in force ("link n1 fab0 (high)"); empty when none.
+  std::string Current() const;
+
+ private:
+  struct Fault {
+    double applied = 0;
+    std::optional<Culprit> published;
+  };
+  void PruneLocked(double now);
+
+  mutable std::mutex mu_;
+  CounterIndex counters_;
+  std::map<std::pair<int, int64_t>, Iteration> iterations_;  // (attempt, iter)
+  std::optional<double> baseline_from_, baseline_to_;
+  std::map<std::string, Fault> on_;  // in force, by id
+  std::optional<double> last_tick_;
+};
+
+}  // namespace fdrill

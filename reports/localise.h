@@ -1,0 +1,79 @@
+// Localisation: which element of the fabric a slowdown came from — a link
+// (a node's netdev, IB port or NVLink), a rank, or a node's transport —
+// from every signal a run records, with a confidence and the evidence in
+// words. Used for each fault the drill applied (FaultStats::localisation),
+// for slowdowns nobody scheduled (anomalies) and live by the controller
+// (a `culprit` event). Pure functions; definitions in reports/README.md.
+//
+// Signals, each compared with a reference interval (the baseline) so that
+// a counter that always rises (a chronically noisy port) is not news:
+// 1. Link counters (`counters` events): per node and link, the rises of its
+//    error-class counters above what the reference rate predicts. A carrier
+//    change or IB link_downed says "this link went down" (weight 1000); IB
+//    symbol/recovery errors, NVLink DL replay/recovery/CRC and *_errors
+//    weigh 10 per event; drops, discards and qdisc drops/overlimits (a
+//    shaper holding packets back) weigh 1.
+// 2. The transport: a node's TCP retransmissions and retransmit timeouts
+//    (tcp.retrans_segs, tcp.timeouts x 10) above the reference rate.
+// 3. The ranks: the rank that entered the collective last (its median wait
+//    in the line-up is the smallest while its peers' median wait grew).
+// The link with the largest weighted excess wins (high confidence when it
+// is at least 3x the next link's); without link evidence a
+// clear last-arriving rank; without either, the node that retransmitted
+// most (low confidence: a node retransmits toward a broken peer too).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reports/run_data.h"
+#include "reports/series.h"
+
+namespace fdrill {
+
+struct Culprit {
+  // "link n1 fab0", "rank 2 (n2)", "node n3".
+  std::string element;
+  std::string node;
+  std::string link;         // the interface or port on `node`; empty unless a link
+  std::string link_rises;   // a link's counters that rose: "qdisc_overlimits +800, ..."
+  std::optional<int> rank;  // a rank on `node` the evidence names, if any
+  std::string confidence;   // "high" | "medium" | "low"
+  std::vector<std::string> evidence;
+};
+
+// Counter samples from `counters` events: (node, counter) -> (t, value) in
+// time order. Built once per run (or incrementally, live).
+class CounterIndex {
+ public:
+  using Series = std::vector<std::pair<double, double>>;
+  CounterIndex() = default;
+  explicit CounterIndex(const std::vector<Event>& events);
+  void Add(const Event& counters_event);
+  const std::map<std::pair<std::string, std::string>, Series>& series() const { return series_; }
+
+ private:
+  std::map<std::pair<std::string, std::string>, Series> series_;
+};
+
+struct LocaliseWindow {
+  double from_s = 0;  // the fault's apply (or an anomaly's start)
+  double to_s = 0;    // its revert, or as far as the data goes
+  // The reference: the baseline phase; empty (ref_to_s <= ref_from_s) = none.
+  double ref_from_s = 0;
+  double ref_to_s = 0;
+};
+
+// The element the evidence points at in `w`, or nullopt when nothing stood
+// out (a fault-free interval, a fault the signals cannot see).
+std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<Iteration>& series,
+                                const LocaliseWindow& w);
+
+// The weight of one counter as link evidence (signal 1 above); 0 for a
+// counter that is not (bytes, packets, port_xmit_wait).
+double LinkEvidenceWeight(const std::string& counter);
+
+}  // namespace fdrill

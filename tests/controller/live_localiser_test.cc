@@ -1,0 +1,64 @@
+// The live culprit: published once per change while a fault is in force,
+// the same answer the report's localisation gives over the same data.
+#include "harness/controller/live_localiser.h"
+
+#include <gtest/gtest.h>
+
+namespace fdrill {
+namespace {
+
+// n0..n3 push counters every second from 0 to `until`; n1's shaper holds
+// packets back from 15 s on.
+void PushCounters(LiveLocaliser& l, int from, int until) {
+  for (int t = from; t <= until; ++t) {
+    for (int n = 0; n < 4; ++n) {
+      const double ovl = n == 1 && t > 15 ? 300.0 * (t - 15) : 0;
+      l.OnCounters("n" + std::to_string(n), t,
+                   Json{{"fab0.qdisc_overlimits", ovl}, {"fab0.tx_bytes", 1e9 * t}});
+    }
+  }
+}
+
+TEST(LiveLocaliser, NamesTheLinkOnceAndAgainOnlyWhenTheAnswerChanges) {
+  LiveLocaliser l;
+  l.BaselineStarted(0);
+  PushCounters(l, 0, 10);
+  l.BaselineEnded(10);
+  EXPECT_TRUE(l.Tick(11).empty());  // nothing in force
+  l.FaultOn("slow", 15.2);
+  PushCounters(l, 11, 16);
+  auto u = l.Tick(16.1);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].id, "slow");
+  EXPECT_EQ(u[0].culprit.element, "link n1 fab0");
+  EXPECT_EQ(u[0].culprit.confidence, "high");
+  EXPECT_EQ(l.Current(), "link n1 fab0 (high)");
+  EXPECT_TRUE(l.Tick(16.2).empty());  // within kTickEvery
+  PushCounters(l, 17, 18);
+  EXPECT_TRUE(l.Tick(18.1).empty());  // the same answer is not published again
+  l.FaultOff("slow");
+  EXPECT_EQ(l.Current(), "");
+  EXPECT_TRUE(l.Tick(19).empty());
+}
+
+// Without link counters, the rank its peers wait for (records as pushed).
+TEST(LiveLocaliser, NamesTheRankThePeersWaitFor) {
+  LiveLocaliser l;
+  l.BaselineStarted(0);
+  for (int i = 0; i < 400; ++i) {
+    const double end = 0.05 * i + 0.04;
+    const bool slow = end > 15;
+    for (int r = 0; r < 4; ++r) {
+      l.OnRecord("n" + std::to_string(r), r, 0, i, end, 10, slow && r != 3 ? 30 : 0.2);
+    }
+  }
+  l.BaselineEnded(10);
+  l.FaultOn("pause", 15);
+  auto u = l.Tick(19.9);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].culprit.element, "rank 3 (n3)");
+  EXPECT_EQ(u[0].culprit.rank, 3);
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -1,0 +1,237 @@
+// The localisation (reports/localise.h) on hand-built counters and ranks,
+// and anomalies (FindAnomalies) on whole synthetic drills: a link degraded
+// with no fault of the drill's is found and named; noise is not.
+#include "reports/localise.h"
+
+#include <gtest/gtest.h>
+
+#include "reports/analysis.h"
+#include "reports/run_dir.h"
+#include "tests/reports/synthetic_run.h"
+
+namespace fdrill {
+namespace {
+
+using reports_test::SyntheticRun;
+using reports_test::TempDir;
+
+// Samples every second from 0 to 30 s for nodes n0..n3; `value(node, t)`
+// gives each counter's cumulative value.
+template <typename F>
+std::vector<Event> Samples(const std::vector<std::string>& counters, F value) {
+  std::vector<Event> out;
+  for (int t = 0; t <= 30; ++t) {
+    for (int n = 0; n < 4; ++n) {
+      Event e{.t = static_cast<double>(t), .type = "counters", .node = "n" + std::to_string(n)};
+      for (const std::string& c : counters) e.counters.push_back({c, value(e.node, c, t)});
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+// Baseline [0, 10), fault [15, 20).
+constexpr LocaliseWindow kWindow{.from_s = 15, .to_s = 20, .ref_from_s = 0, .ref_to_s = 10};
+
+// Ranks 0..3 on n0..n3, one iteration every 50 ms; in [slow_from, slow_to)
+// the peers of `last` wait `gap_ms` for it.
+std::vector<Iteration> Iterations(int last, double gap_ms, double slow_from, double slow_to) {
+  std::vector<Iteration> out;
+  for (int i = 0; i < 600; ++i) {
+    Iteration it{.iter = i, .start_s = i * 0.05, .end_s = i * 0.05 + 0.04, .time_ms = 40};
+    it.busbw_gbps = 10;
+    for (int r = 0; r < 4; ++r) {
+      const bool slow = it.start_s >= slow_from && it.start_s < slow_to;
+      it.ranks.push_back({.rank = r,
+                          .node = "n" + std::to_string(r),
+                          .time_ms = 40,
+                          .wait_ms = slow && r != last ? gap_ms : 0.3});
+    }
+    out.push_back(std::move(it));
+  }
+  return out;
+}
+
+TEST(Localise, TheLinkWhoseShaperHeldPacketsBackNotTheBusiestOne) {
+  const auto events = Samples({"fab0.qdisc_overlimits", "fab0.tx_bytes"},
+                              [](const std::string& node, const std::string& c, int t) -> double {
+                                if (c == "fab0.tx_bytes") return node == "n3" ? 9e9 * t : 1e9 * t;
+                                return node == "n1" && t > 15 ? 700.0 * (t - 15) : 0;
+                              });
+  auto c = Localise(CounterIndex(events), {}, kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link n1 fab0");
+  EXPECT_EQ(c->node, "n1");
+  EXPECT_EQ(c->link, "fab0");
+  EXPECT_EQ(c->link_rises, "qdisc_overlimits +3500");
+  EXPECT_EQ(c->confidence, "high");
+}
+
+// A link that went down carries nothing — and neither does any other link
+// of a collective that waits for it. Its carrier change names it.
+TEST(Localise, ALinkThatWentDownByItsCarrierChangeWhenEveryLinkFellSilent) {
+  const auto events = Samples({"fab0.carrier_changes", "fab0.tx_bytes"},
+                              [](const std::string& node, const std::string& c, int t) -> double {
+                                if (c == "fab0.tx_bytes")
+                                  return 1e9 * std::min(t, 15);  // all silent from 15 s
+                                return node == "n2" ? 1 + (t >= 16) + (t >= 19) : 1;
+                              });
+  auto c = Localise(CounterIndex(events), {}, kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link n2 fab0");
+  EXPECT_EQ(c->confidence, "high");
+  EXPECT_EQ(c->evidence.front(), "n2 fab0: carrier_changes +2");
+}
+
+// A port that always drops a little is not news; the same rate in the
+// window as in the baseline names nothing.
+TEST(Localise, ACounterRisingAtItsBaselineRateIsNotEvidence) {
+  const auto events = Samples({"fab0.rx_dropped"},
+                              [](const std::string& node, const std::string&, int t) -> double {
+                                return node == "n3" ? 40.0 * t : 0;
+                              });
+  EXPECT_FALSE(Localise(CounterIndex(events), {}, kWindow).has_value());
+  EXPECT_FALSE(Localise(CounterIndex(events), Iterations(0, 0, 0, 0), kWindow).has_value());
+}
+
+TEST(Localise, WithoutLinkEvidenceTheRankItsPeersWaitedFor) {
+  auto c = Localise(CounterIndex(), Iterations(2, 35, 15, 20), kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "rank 2 (n2)");
+  EXPECT_EQ(c->node, "n2");
+  EXPECT_EQ(c->rank, 2);
+  EXPECT_TRUE(c->link.empty());
+  EXPECT_EQ(c->confidence, "high");
+  EXPECT_NE(c->evidence.front().find("entered the collective last"), std::string::npos);
+  // A gap of a few hundredths of an iteration is noise.
+  EXPECT_FALSE(Localise(CounterIndex(), Iterations(2, 2.5, 15, 20), kWindow).has_value());
+}
+
+// The same gap before the fault (a rank on a slower host) is no evidence.
+TEST(Localise, ARankThatWasAlwaysLastIsNotNews) {
+  EXPECT_FALSE(Localise(CounterIndex(), Iterations(2, 35, 0, 30), kWindow).has_value());
+}
+
+// A slow link stalls whichever ranks wait on it: the link's evidence
+// stands, the rank is reported.
+TEST(Localise, LinkEvidenceWinsOverARankOnAnotherNode) {
+  const auto events = Samples({"fab0.tx_dropped"},
+                              [](const std::string& node, const std::string&, int t) -> double {
+                                return node == "n1" && t > 15 ? 10.0 * (t - 15) : 0;
+                              });
+  auto c = Localise(CounterIndex(events), Iterations(3, 35, 15, 20), kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link n1 fab0");
+  EXPECT_EQ(c->confidence, "high");
+  EXPECT_FALSE(c->rank.has_value());
+  EXPECT_NE(c->evidence.back().find("rank 3 (n3)"), std::string::npos);
+}
+
+TEST(Localise, TwoLinksWithComparableEvidenceIsMediumConfidence) {
+  const auto events = Samples(
+      {"fab0.tx_dropped"}, [](const std::string& node, const std::string&, int t) -> double {
+        if (t <= 15) return 0;
+        return node == "n1" ? 10.0 * (t - 15) : node == "n3" ? 6.0 * (t - 15) : 0;
+      });
+  auto c = Localise(CounterIndex(events), {}, kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link n1 fab0");
+  EXPECT_EQ(c->confidence, "medium");
+  EXPECT_EQ(c->evidence[1], "also n3 fab0: tx_dropped +30");
+}
+
+TEST(Localise, RetransmissionsAloneNameANodeAtLowConfidence) {
+  const auto events = Samples({"tcp.retrans_segs", "tcp.timeouts"},
+                              [](const std::string& node, const std::string& c, int t) -> double {
+                                if (node != "n0" || t <= 15) return 3.0 * t;
+                                return c == "tcp.timeouts" ? 3.0 * t : 3.0 * t + 200.0 * (t - 15);
+                              });
+  auto c = Localise(CounterIndex(events), {}, kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "node n0");
+  EXPECT_EQ(c->confidence, "low");
+}
+
+TEST(Localise, EvidenceWeights) {
+  EXPECT_EQ(LinkEvidenceWeight("carrier_changes"), 1000);
+  EXPECT_EQ(LinkEvidenceWeight("link_downed"), 1000);
+  EXPECT_EQ(LinkEvidenceWeight("symbol_error"), 10);
+  EXPECT_EQ(LinkEvidenceWeight("dl_crc"), 10);
+  EXPECT_EQ(LinkEvidenceWeight("rx_errors"), 10);
+  EXPECT_EQ(LinkEvidenceWeight("qdisc_overlimits"), 1);
+  EXPECT_EQ(LinkEvidenceWeight("port_xmit_discards"), 1);
+  EXPECT_EQ(LinkEvidenceWeight("tx_bytes"), 0);
+  EXPECT_EQ(LinkEvidenceWeight("port_xmit_wait"), 0);
+}
+
+Summary AnalyzeRun(const SyntheticRun& run) {
+  TempDir dir;
+  run.WriteTo(dir.path());
+  Result<RunData> data = LoadRunDir(dir.path().string());
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  return data.ok() ? Analyze(*data) : Summary{};
+}
+
+// n1's shaper counters, sampled every second; rising from `from` to `to`.
+void AddShaperCounters(SyntheticRun& run, double from, double to) {
+  for (int t = 0; t <= 40; ++t) {
+    for (int n = 0; n < 4; ++n) {
+      const double ovl = n == 1 ? 500.0 * std::clamp(t - from, 0.0, to - from) : 0;
+      run.AddEvent(t + 0.01 * n, "counters",
+                   {{"node", "n" + std::to_string(n)},
+                    {"counters", {{"fab0.qdisc_overlimits", ovl}, {"fab0.tx_bytes", 1e9 * t}}}});
+    }
+  }
+}
+
+// A link degraded behind the drill's back in the recovery phase: an
+// anomaly with its culprit; the drill's own fault is not one.
+TEST(Anomalies, ASlowdownNoFaultExplainsIsFoundAndNamed) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.slow.push_back({.from_s = 27.0, .to_s = 33.0, .factor = 3.0, .culprit_node = "n0"});
+  AddShaperCounters(run, 27, 33);
+  Summary s = AnalyzeRun(run);
+  ASSERT_EQ(s.anomalies.size(), 1u);
+  const Anomaly& a = s.anomalies[0];
+  EXPECT_NEAR(a.start_s, 27.0, 0.2);
+  EXPECT_NEAR(a.end_s, 33.0, 0.3);
+  EXPECT_GE(a.iterations, 10);
+  ASSERT_TRUE(a.slowdown.has_value());
+  EXPECT_NEAR(*a.slowdown, 3.0, 0.1);
+  EXPECT_EQ(a.culprit.element, "link n1 fab0");
+}
+
+TEST(Anomalies, NoneInADrillWhoseOnlySlowdownIsItsFault) {
+  SyntheticRun run = SyntheticRun::SlowN2(20.0);
+  AddShaperCounters(run, 15, 20);
+  Summary s = AnalyzeRun(run);
+  EXPECT_TRUE(s.anomalies.empty());
+  ASSERT_EQ(s.faults.size(), 1u);
+  ASSERT_TRUE(s.faults[0].localisation.has_value());
+  EXPECT_EQ(s.faults[0].localisation->element, "link n1 fab0");
+}
+
+// A slow stretch nothing can be named for (no counter, every rank alike) is
+// the machine's noise: no anomaly.
+TEST(Anomalies, ASlowStretchWithNoEvidenceIsNotAnAnomaly) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.slow.push_back({.from_s = 27.0, .to_s = 33.0, .factor = 3.0, .culprit_node = "none"});
+  Summary s = AnalyzeRun(run);
+  EXPECT_TRUE(s.anomalies.empty());
+}
+
+// A fault-free drill: no culprit anywhere, no anomaly.
+TEST(Anomalies, AFaultFreeDrillHasNone) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.DropEvents("fault_apply");
+  run.DropEvents("fault_applied");
+  run.DropEvents("fault_revert");
+  run.DropEvents("fault_reverted");
+  AddShaperCounters(run, 100, 100);
+  Summary s = AnalyzeRun(run);
+  EXPECT_TRUE(s.anomalies.empty());
+  EXPECT_TRUE(s.faults.empty());
+}
+
+}  // namespace
+}  // namespace fdrill
