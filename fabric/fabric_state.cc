@@ -268,6 +268,22 @@ void UpgradeFromV1(nlohmann::json& j) {
 
 }  // namespace
 
+std::string SwitchesJson(const FabricState& state) {
+  nlohmann::json switches = nlohmann::json::array();
+  for (const auto& sw : state.switches) {
+    nlohmann::json ports = nlohmann::json::array();
+    for (const auto& p : sw.ports) {
+      ports.push_back({{"name", p.name}, {"to", p.peer}, {"rate_bps", p.rate_bps}});
+    }
+    switches.push_back({{"name", sw.name},
+                        {"role", sw.role},
+                        {"rail", sw.rail},
+                        {"netns", sw.netns},
+                        {"ports", ports}});
+  }
+  return switches.dump();
+}
+
 std::string FabricStateToJson(const FabricState& state) {
   return nlohmann::json(state).dump(2) + "\n";
 }

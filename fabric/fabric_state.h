@@ -159,6 +159,9 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes, const std:
 // written before rails), so a fabric left up across an upgrade still comes
 // down with its agents.
 std::string FabricStateToJson(const FabricState& state);
+// The switches and their cabling as `fdrill inventory` and a run's
+// inventory.json list them (docs/formats.md "switches"): a JSON array text.
+std::string SwitchesJson(const FabricState& state);
 Result<FabricState> FabricStateFromJson(const std::string& json);
 
 // NotFound when <dir>/fabric.json does not exist; InvalidArgument when it is

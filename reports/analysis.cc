@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "reports/link_stats.h"
 #include "reports/stats.h"
 
 namespace fdrill {
@@ -262,6 +263,11 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   s.rollback = AnalyzeRollback(run, &s.errors);
   s.rollback.failures = AnalyzeFailures(run.events, series, s.baseline, window);
   s.counters = CounterDeltas(run.events, s.phases);
+  {
+    const CounterIndex index(run.events);
+    s.links = AnalyzeLinks(index, s.phases, run.switches);
+    s.transport = AnalyzeTransport(index, s.phases);
+  }
 
   if (const std::vector<ResidueItem>* items = LastResidue(run.events)) {
     s.residue_checked = true;

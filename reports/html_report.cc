@@ -6,8 +6,11 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "reports/cell_text.h"
+#include "reports/fabric_map.h"
+#include "reports/link_stats.h"
 #include "reports/series.h"
 #include "reports/svg_plot.h"
 #include "reports/xml_text.h"
@@ -43,6 +46,7 @@ std::string Esc(std::string_view s) { return EscapeXml(s); }
 
 std::string Num(const std::optional<double>& x, int decimals) { return CellNumber(x, decimals); }
 std::string Value(const ExpectValue& v) { return CellExpectValue(v); }
+std::string CulpritText(const Culprit& c) { return c.element + " (" + c.confidence + ")"; }
 
 // A table: `head` cells, then rows of cells already escaped; cells of
 // columns in `numeric` are right-aligned.
@@ -223,35 +227,103 @@ void WriteFaults(const Summary& s, std::string* out) {
     return;
   }
   Table t({"fault", "kind", "node", "target", "applied (s)", "reverted (s)", "slowdown",
-           "impact (s)", "recover (s)", "stall (ms)", "lost GPU·s", "waited for", "link"},
-          {false, false, false, false, true, true, true, true, true, true, true, false, false});
+           "impact (s)", "recover (s)", "stall (ms)", "lost GPU·s", "culprit", "localised (s)"},
+          {false, false, false, false, true, true, true, true, true, true, true, false, true});
   for (const FaultStats& f : s.faults) {
     std::string recover = Num(f.time_to_recover_s, 2);
     if (f.reverted_at_s && !f.time_to_recover_s) recover = "never";
-    t.Row({Esc(f.id), Esc(f.kind), Esc(f.node), Esc(f.target),
-           fmt::format("{:.2f}", f.applied_at_s), Num(f.reverted_at_s, 2),
-           f.slowdown ? Num(f.slowdown, 2) + "×" : kNone, Num(f.time_to_impact_s, 2), recover,
-           Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
-           f.culprit ? Esc(fmt::format("{} (rank {})", *f.culprit, *f.culprit_rank)) : kNone,
-           f.culprit_link ? Esc(*f.culprit_link) : kNone});
+    t.Row(
+        {Esc(f.id), Esc(f.kind), Esc(f.node), Esc(f.target), fmt::format("{:.2f}", f.applied_at_s),
+         Num(f.reverted_at_s, 2), f.slowdown ? Num(f.slowdown, 2) + "×" : kNone,
+         Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
+         f.localisation ? Esc(CulpritText(*f.localisation)) : kNone, Num(f.time_to_localise_s, 2)});
   }
   *out += t.Done();
 }
 
-void WriteCounters(const Summary& s, std::string* out) {
-  if (s.counters.empty()) return;
-  *out += "<h2>Counters</h2>\n";
-  Table t({"phase", "node", "counter", "delta"}, {false, false, false, true});
-  int zero = 0;
-  for (const CounterDelta& c : s.counters) {
-    if (c.delta == 0) {
-      ++zero;
-      continue;
+// Per fault: the culprit, its evidence in words and the fabric map; then
+// every link over time; then the anomalies.
+void WhereItHurt(const Summary& s, const RunData& run, std::string* out) {
+  if (s.links.empty() && s.faults.empty() && s.anomalies.empty()) return;
+  const CounterIndex counters(run.events);
+  *out += "<h2>Where it hurt</h2>\n";
+  for (const FaultStats& f : s.faults) {
+    *out += fmt::format("<h3>{} ({} on {})</h3>\n", Esc(f.id), Esc(f.kind), Esc(f.node));
+    if (!f.localisation) {
+      *out +=
+          "<p>No element stood out: no link counter rose beyond its baseline rate, no rank "
+          "arrived last, no node retransmitted.</p>\n";
+    } else {
+      *out += fmt::format(
+          "<p>Culprit: <b>{}</b>{}</p>\n<ul>\n", Esc(CulpritText(*f.localisation)),
+          f.time_to_localise_s
+              ? fmt::format(", named live {:.2f} s after the apply", *f.time_to_localise_s)
+              : "");
+      for (const std::string& e : f.localisation->evidence) *out += "<li>" + Esc(e) + "</li>\n";
+      *out += "</ul>\n";
     }
-    t.Row({Esc(c.phase), Esc(c.node), Esc(c.counter), fmt::format("{:g}", c.delta)});
+    *out += RenderFabricMap(s, run, counters, f);
   }
-  if (zero < static_cast<int>(s.counters.size())) *out += t.Done();
-  *out += fmt::format("<p>{} of {} counter deltas were zero.</p>\n", zero, s.counters.size());
+  double x_min = 0, x_max = 0;
+  for (const PhaseStats& p : s.phases) x_max = std::max(x_max, p.end_s);
+  if (!s.links.empty()) {
+    *out +=
+        "<h3>Links over time</h3>\n<p class=\"note\">Each link's send rate against its "
+        "baseline: white nothing sent, blue as usual, red where its error or drop counters "
+        "rose; fault windows in orange, anomalies dashed purple.</p>\n";
+    *out += RenderHeatMap(s, counters, x_min, x_max);
+  }
+  *out += "<h3>Anomalies</h3>\n";
+  if (s.anomalies.empty()) {
+    *out +=
+        "<p>none — no slowdown outside the drill's own faults that an element can be "
+        "named for.</p>\n";
+    return;
+  }
+  Table t({"from (s)", "to (s)", "iterations", "slowdown", "culprit", "evidence"},
+          {true, true, true, true, false, false});
+  for (const Anomaly& a : s.anomalies) {
+    t.Row({fmt::format("{:.2f}", a.start_s), fmt::format("{:.2f}", a.end_s),
+           std::to_string(a.iterations), a.slowdown ? Num(a.slowdown, 2) + "×" : kNone,
+           Esc(CulpritText(a.culprit)),
+           Esc(fmt::format("{}", fmt::join(a.culprit.evidence, "; ")))});
+  }
+  *out += t.Done();
+}
+
+// Per link and phase (the links with the most evidence first): what it
+// sent and received and what its counters saw; raw deltas in summary.json.
+void WriteLinks(const Summary& s, std::string* out) {
+  if (s.links.empty()) return;
+  *out += "<h2>Links</h2>\n";
+  const std::vector<const LinkStats*> top = TopLinks(s, kHeatMapMaxLinks);
+  Table t({"link", "phase", "tx Gbit/s", "rx Gbit/s", "utilisation", "drops", "errors", "shaped",
+           "carrier changes"},
+          {false, false, true, true, true, true, true, true, true});
+  for (const LinkStats* l : top) {
+    for (const LinkPhase& p : l->phases) {
+      t.Row({Esc(l->node + " " + l->link), Esc(p.phase), Num(p.tx_gbps, 3), Num(p.rx_gbps, 3),
+             p.utilisation ? fmt::format("{:.0f} %", 100 * *p.utilisation) : kNone,
+             fmt::format("{:g}", p.drops), fmt::format("{:g}", p.errors),
+             fmt::format("{:g}", p.shaped), fmt::format("{:g}", p.carrier_changes)});
+    }
+  }
+  *out += t.Done();
+  if (top.size() < s.links.size()) {
+    *out +=
+        fmt::format("<p class=\"note\">{} of {} links shown.</p>\n", top.size(), s.links.size());
+  }
+  if (!s.transport.empty()) {
+    Table tt({"node", "phase", "TCP retransmitted segments", "retransmit timeouts"},
+             {false, false, true, true});
+    for (const NodeTransport& n : s.transport) {
+      for (const TransportPhase& p : n.phases) {
+        tt.Row({Esc(n.node), Esc(p.phase), fmt::format("{:g}", p.retrans_segs),
+                fmt::format("{:g}", p.timeouts)});
+      }
+    }
+    *out += "<h3>Transport</h3>\n" + tt.Done();
+  }
 }
 
 void WriteRest(const Summary& s, std::string* out) {
@@ -336,8 +408,9 @@ std::string RenderHtml(const Summary& s, const RunData& run, const HtmlOptions& 
   WriteCharts(s, run, options, &out);
   WritePhases(s, &out);
   WriteFaults(s, &out);
+  WhereItHurt(s, run, &out);
   WriteWorkloads(s, &out);
-  WriteCounters(s, &out);
+  WriteLinks(s, &out);
   WriteRest(s, &out);
   out += "</body></html>\n";
   return out;

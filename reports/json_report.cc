@@ -127,6 +127,33 @@ std::string RenderSummaryJson(const Summary& s) {
   for (const PhaseStats& p : s.phases) j["phases"].push_back(Phase(p));
   j["faults"] = Json::array();
   for (const FaultStats& f : s.faults) j["faults"].push_back(Fault(f));
+  j["links"] = Json::array();
+  for (const LinkStats& l : s.links) {
+    Json phases = Json::array();
+    for (const LinkPhase& p : l.phases) {
+      phases.push_back({{"phase", p.phase},
+                        {"tx_gbps", Number(p.tx_gbps)},
+                        {"rx_gbps", Number(p.rx_gbps)},
+                        {"utilisation", Number(p.utilisation)},
+                        {"drops", p.drops},
+                        {"errors", p.errors},
+                        {"shaped", p.shaped},
+                        {"carrier_changes", p.carrier_changes}});
+    }
+    j["links"].push_back({{"node", l.node},
+                          {"link", l.link},
+                          {"capacity_gbps", Number(l.capacity_gbps)},
+                          {"phases", std::move(phases)}});
+  }
+  j["transport"] = Json::array();
+  for (const NodeTransport& n : s.transport) {
+    Json phases = Json::array();
+    for (const TransportPhase& p : n.phases) {
+      phases.push_back(
+          {{"phase", p.phase}, {"retrans_segs", p.retrans_segs}, {"timeouts", p.timeouts}});
+    }
+    j["transport"].push_back({{"node", n.node}, {"phases", std::move(phases)}});
+  }
   j["anomalies"] = Json::array();
   for (const Anomaly& a : s.anomalies) {
     j["anomalies"].push_back({{"start_s", Number(a.start_s)},

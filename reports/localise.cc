@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "reports/analysis.h"
 #include "reports/stats.h"
@@ -53,14 +54,12 @@ std::string Rise(const std::string& counter, const Excess& e) {
                      e.expected);
 }
 
-struct Candidate {
-  std::string node, link;
-  double score = 0;
-  std::vector<std::string> rises;
-};
+using Candidate = LinkEvidence;
+
+}  // namespace
 
 // Signal 1: per (node, link), the weighted excess of its error counters.
-std::vector<Candidate> LinkCandidates(const CounterIndex& counters, const LocaliseWindow& w) {
+std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const LocaliseWindow& w) {
   std::map<std::pair<std::string, std::string>, Candidate> by_link;
   for (const auto& [key, s] : counters.series()) {
     const auto [link, counter] = SplitKey(key.second);
@@ -81,6 +80,8 @@ std::vector<Candidate> LinkCandidates(const CounterIndex& counters, const Locali
                    [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
   return out;
 }
+
+namespace {
 
 // Signal 2: per node, retransmissions and timeouts above the reference.
 std::vector<Candidate> TransportCandidates(const CounterIndex& counters, const LocaliseWindow& w) {
@@ -106,69 +107,78 @@ std::vector<Candidate> TransportCandidates(const CounterIndex& counters, const L
   return out;
 }
 
-// Per rank, the median wait in the line-up over the iterations overlapping
-// [from, to); with its node.
-std::map<int, std::pair<double, std::string>> MedianWaits(const std::vector<Iteration>& series,
+// Per rank, the delay it caused its peers over the iterations that end in
+// [from, to), in ms per second: in each iteration with every rank, the rank
+// that waited least in the line-up arrived last, and the others' median
+// wait is what they waited for it. Its node too.
+std::map<int, std::pair<double, std::string>> CausedDelay(const std::vector<Iteration>& series,
                                                           double from, double to) {
-  std::map<int, std::vector<double>> waits;
-  std::map<int, std::string> nodes;
-  for (const Iteration* it : Overlapping(series, from, to)) {
-    for (const RankSample& r : it->ranks) {
-      waits[r.rank].push_back(r.wait_ms);
-      nodes[r.rank] = r.node;
-    }
-  }
   std::map<int, std::pair<double, std::string>> out;
-  for (auto& [rank, v] : waits) out[rank] = {Median(std::move(v)).value_or(0), nodes[rank]};
+  if (!(to > from)) return out;
+  size_t ranks = 0;
+  for (const Iteration* it : EndingIn(series, from, to, false))
+    ranks = std::max(ranks, it->ranks.size());
+  for (const Iteration* it : EndingIn(series, from, to, false)) {
+    if (it->ranks.size() < 2 || it->ranks.size() < ranks) continue;
+    const RankSample* last = &it->ranks.front();
+    for (const RankSample& r : it->ranks) {
+      out.try_emplace(r.rank, 0.0, r.node);
+      if (r.wait_ms < last->wait_ms) last = &r;
+    }
+    std::vector<double> others;
+    for (const RankSample& r : it->ranks) {
+      if (&r != last) others.push_back(r.wait_ms);
+    }
+    out[last->rank].first += Median(std::move(others)).value_or(0) - last->wait_ms;
+  }
+  for (auto& [rank, v] : out) v.first /= (to - from);
   return out;
 }
 
 struct RankEvidence {
   int rank = 0;
   std::string node;
-  double gap_ms = 0;      // the others' median wait minus its own, in the window
-  double ref_gap_ms = 0;  // the same in the reference
-  double iter_ms = 0;
+  double caused = 0;      // ms of its peers' wait per second, in the window
+  double ref_caused = 0;  // the same in the reference
+  double next = 0;        // the next rank's, in the window
 };
 
-// Signal 3: the rank its peers waited for. Clear when the others' median
-// wait exceeds its own by at least 2 ms and a fifth of an iteration, and by
-// more than twice what it did in the reference.
+// Signal 3: the rank its peers waited for. Clear when it caused at least
+// kRankMinExcess ms/s more delay than in the reference and twice as much,
+// and 15 % more than any other rank.
+constexpr double kRankMinExcess = 30;
 std::optional<RankEvidence> LastToArrive(const std::vector<Iteration>& series,
                                          const LocaliseWindow& w) {
-  const auto in = MedianWaits(series, w.from_s, w.to_s);
+  const auto in = CausedDelay(series, w.from_s, w.to_s);
   if (in.size() < 2) return std::nullopt;
-  const auto least = std::min_element(in.begin(), in.end(), [](const auto& a, const auto& b) {
-    return a.second.first < b.second.first;
-  });
-  auto gap_of = [&](const std::map<int, std::pair<double, std::string>>& waits) {
-    std::vector<double> others;
-    double own = 0;
-    for (const auto& [rank, v] : waits) {
-      if (rank == least->first) {
-        own = v.first;
-      } else {
-        others.push_back(v.first);
-      }
+  RankEvidence e;
+  bool first = true;
+  for (const auto& [rank, v] : in) {
+    if (first || v.first > e.caused) {
+      if (!first) e.next = std::max(e.next, e.caused);
+      e.rank = rank;
+      e.node = v.second;
+      e.caused = v.first;
+      first = false;
+    } else {
+      e.next = std::max(e.next, v.first);
     }
-    return Median(std::move(others)).value_or(0) - own;
-  };
-  RankEvidence e{.rank = least->first, .node = least->second.second, .gap_ms = gap_of(in)};
-  if (w.ref_to_s > w.ref_from_s) {
-    const auto ref = MedianWaits(series, w.ref_from_s, w.ref_to_s);
-    if (ref.count(e.rank) != 0) e.ref_gap_ms = std::max(0.0, gap_of(ref));
   }
-  e.iter_ms = Median(TimeMsOf(Overlapping(series, w.from_s, w.to_s))).value_or(0);
-  const bool clear = e.gap_ms >= 2 && e.gap_ms >= 0.2 * e.iter_ms && e.gap_ms > 2 * e.ref_gap_ms;
+  if (w.ref_to_s > w.ref_from_s) {
+    const auto ref = CausedDelay(series, w.ref_from_s, w.ref_to_s);
+    if (auto it = ref.find(e.rank); it != ref.end()) e.ref_caused = it->second.first;
+  }
+  const bool clear = e.caused - e.ref_caused >= kRankMinExcess && e.caused >= 2 * e.ref_caused &&
+                     e.caused >= 1.15 * e.next;
   if (!clear) return std::nullopt;
   return e;
 }
 
 std::string RankWords(const RankEvidence& r) {
   return fmt::format(
-      "rank {} ({}) entered the collective last: the others waited {:.1f} ms more for it "
-      "(median), {:.1f} ms in the baseline",
-      r.rank, r.node, r.gap_ms, r.ref_gap_ms);
+      "rank {} ({}) entered the collective last: its peers waited {:.0f} ms per second for it "
+      "({:.0f} in the baseline; the next rank {:.0f})",
+      r.rank, r.node, r.caused, r.ref_caused, r.next);
 }
 
 }  // namespace
@@ -199,7 +209,7 @@ void CounterIndex::Add(const Event& e) {
 std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<Iteration>& series,
                                 const LocaliseWindow& w) {
   if (!(w.to_s > w.from_s)) return std::nullopt;
-  const std::vector<Candidate> links = LinkCandidates(counters, w);
+  const std::vector<Candidate> links = LinkEvidenceIn(counters, w);
   const std::vector<Candidate> transport = TransportCandidates(counters, w);
   const std::optional<RankEvidence> last = LastToArrive(series, w);
   auto transport_words = [&](const std::string& node) -> std::optional<std::string> {
@@ -245,7 +255,9 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
     out.evidence.push_back(RankWords(*last));
     out.evidence.push_back("no link counter rose beyond its baseline rate");
     if (auto t = transport_words(last->node)) out.evidence.push_back(*t);
-    out.confidence = last->gap_ms >= 0.5 * last->iter_ms ? "high" : "medium";
+    out.confidence = last->caused - last->ref_caused >= 100 && last->caused >= 1.5 * last->next
+                         ? "high"
+                         : "medium";
     return out;
   }
   if (!transport.empty()) {

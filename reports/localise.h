@@ -15,8 +15,11 @@
 //    shaper holding packets back) weigh 1.
 // 2. The transport: a node's TCP retransmissions and retransmit timeouts
 //    (tcp.retrans_segs, tcp.timeouts x 10) above the reference rate.
-// 3. The ranks: the rank that entered the collective last (its median wait
-//    in the line-up is the smallest while its peers' median wait grew).
+// 3. The ranks: the rank its peers waited for. In each iteration the rank
+//    that waited least in the line-up arrived last, and the others' median
+//    wait is the delay it caused; per rank, that delay in ms per second,
+//    against the reference (a straggler stopped 50 ms of every 200 ms
+//    causes ~100 ms/s where every rank causes ~30 by chance here).
 // The link with the largest weighted excess wins (high confidence when it
 // is at least 3x the next link's); without link evidence a
 // clear last-arriving rank; without either, the node that retransmitted
@@ -71,6 +74,16 @@ struct LocaliseWindow {
 // out (a fault-free interval, a fault the signals cannot see).
 std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<Iteration>& series,
                                 const LocaliseWindow& w);
+
+// Signal 1 alone: every link whose error-class counters rose beyond their
+// reference rate in W, the strongest first.
+struct LinkEvidence {
+  std::string node;
+  std::string link;
+  double score = 0;                // the weighted excess
+  std::vector<std::string> rises;  // "qdisc_overlimits +800", ...
+};
+std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const LocaliseWindow& w);
 
 // The weight of one counter as link evidence (signal 1 above); 0 for a
 // counter that is not (bytes, packets, port_xmit_wait).

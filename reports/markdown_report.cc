@@ -5,8 +5,10 @@
 #include <iterator>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "reports/cell_text.h"
+#include "reports/link_stats.h"
 
 namespace fdrill {
 
@@ -90,19 +92,29 @@ void WriteFaults(const Summary& s, std::string* out) {
   }
   *out +=
       "| fault | kind | node | target | applied (s) | reverted (s) | slowdown | impact (s) | "
-      "recover (s) | stall (ms) | lost GPU·s | waited for | link |\n"
-      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+      "recover (s) | stall (ms) | lost GPU·s | culprit | localised (s) |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
   for (const FaultStats& f : s.faults) {
     std::string recover = Num(f.time_to_recover_s, 2);
     if (f.reverted_at_s && !f.time_to_recover_s) recover = "never";
-    std::string slowest =
-        f.culprit ? fmt::format("{} (rank {})", *f.culprit, *f.culprit_rank) : kNone;
+    const std::string culprit =
+        f.localisation ? f.localisation->element + " (" + f.localisation->confidence + ")" : kNone;
     fmt::format_to(std::back_inserter(*out),
                    "| {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                    Cell(f.id), Cell(f.kind), Cell(f.node), Cell(f.target), f.applied_at_s,
                    Num(f.reverted_at_s, 2), f.slowdown ? Num(f.slowdown, 2) + "×" : kNone,
                    Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
-                   Cell(slowest), f.culprit_link ? Cell(*f.culprit_link) : kNone);
+                   Cell(culprit), Num(f.time_to_localise_s, 2));
+  }
+  *out += "\nWhere it hurt (the evidence for each culprit):\n\n";
+  for (const FaultStats& f : s.faults) {
+    if (!f.localisation) {
+      fmt::format_to(std::back_inserter(*out), "- {}: no element stood out\n", Cell(f.id));
+      continue;
+    }
+    fmt::format_to(std::back_inserter(*out), "- {}: {} — {}\n", Cell(f.id),
+                   Cell(f.localisation->element),
+                   Cell(fmt::format("{}", fmt::join(f.localisation->evidence, "; "))));
   }
   *out +=
       "\nPer rank while each fault was on (medians: time inside the collective / wait in the "
@@ -184,23 +196,60 @@ void WriteRollback(const Summary& s, std::string* out) {
   *out += "\n";
 }
 
-// Only when counters were sampled; zero deltas are summed up, not listed.
-void WriteCounters(const Summary& s, std::string* out) {
-  if (s.counters.empty()) return;
-  *out += "## Counters\n\n";
-  const auto unchanged = std::count_if(s.counters.begin(), s.counters.end(),
-                                       [](const CounterDelta& c) { return c.delta == 0; });
-  if (unchanged < static_cast<std::ptrdiff_t>(s.counters.size())) {
-    *out += "| phase | node | counter | delta |\n|---|---|---|---:|\n";
-    for (const CounterDelta& c : s.counters) {
-      if (c.delta == 0) continue;
-      fmt::format_to(std::back_inserter(*out), "| {} | {} | {} | {:g} |\n", Cell(c.phase),
-                     Cell(c.node), Cell(c.counter), c.delta);
-    }
-    *out += "\n";
+void WriteAnomalies(const Summary& s, std::string* out) {
+  *out += "## Anomalies\n\n";
+  if (s.anomalies.empty()) {
+    *out +=
+        "none — no slowdown outside the drill's own faults that an element can be named for.\n\n";
+    return;
   }
-  fmt::format_to(std::back_inserter(*out), "{} of {} counter deltas were zero.\n\n", unchanged,
-                 s.counters.size());
+  *out +=
+      "| from (s) | to (s) | iterations | slowdown | culprit | evidence "
+      "|\n|---:|---:|---:|---:|---|---|\n";
+  for (const Anomaly& a : s.anomalies) {
+    fmt::format_to(std::back_inserter(*out), "| {:.2f} | {:.2f} | {} | {} | {} | {} |\n", a.start_s,
+                   a.end_s, a.iterations, a.slowdown ? Num(a.slowdown, 2) + "×" : kNone,
+                   Cell(a.culprit.element + " (" + a.culprit.confidence + ")"),
+                   Cell(fmt::format("{}", fmt::join(a.culprit.evidence, "; "))));
+  }
+  *out += "\n";
+}
+
+// Only when counters were sampled: the links that matter most (TopLinks),
+// each with its send rate by phase and what its counters saw; every link
+// and raw counter is in summary.json.
+void WriteLinks(const Summary& s, std::string* out) {
+  if (s.links.empty()) return;
+  *out += "## Links\n\n";
+  const std::vector<const LinkStats*> top = TopLinks(s, kMarkdownTopLinks);
+  fmt::format_to(std::back_inserter(*out),
+                 "The {} of {} links with the most drops, errors and carrier changes, then the "
+                 "busiest (all in summary.json `links`).\n\n| link | tx Gbit/s by phase | drops | "
+                 "errors | shaped | carrier changes | node's TCP retransmits |\n"
+                 "|---|---|---:|---:|---:|---:|---:|\n",
+                 top.size(), s.links.size());
+  for (const LinkStats* l : top) {
+    std::string by_phase;
+    double drops = 0, errors = 0, shaped = 0, carrier = 0;
+    for (const LinkPhase& p : l->phases) {
+      if (p.tx_gbps) {
+        by_phase += fmt::format("{}{} {:.3g}", by_phase.empty() ? "" : ", ", p.phase, *p.tx_gbps);
+      }
+      drops += p.drops;
+      errors += p.errors;
+      shaped += p.shaped;
+      carrier += p.carrier_changes;
+    }
+    double retrans = 0;
+    for (const NodeTransport& n : s.transport) {
+      if (n.node != l->node) continue;
+      for (const TransportPhase& p : n.phases) retrans += p.retrans_segs;
+    }
+    fmt::format_to(std::back_inserter(*out), "| {} {} | {} | {:g} | {:g} | {:g} | {:g} | {:g} |\n",
+                   Cell(l->node), Cell(l->link), by_phase.empty() ? kNone : Cell(by_phase), drops,
+                   errors, shaped, carrier, retrans);
+  }
+  *out += "\n";
 }
 
 void WriteExpectations(const Summary& s, std::string* out) {
@@ -251,7 +300,8 @@ std::string RenderMarkdown(const Summary& summary) {
   WriteFaults(summary, &out);
   WriteWorkloads(summary, &out);
   WriteRollback(summary, &out);
-  WriteCounters(summary, &out);
+  WriteAnomalies(summary, &out);
+  WriteLinks(summary, &out);
   WriteExpectations(summary, &out);
   WriteResidue(summary, &out);
   WriteErrors(summary, &out);

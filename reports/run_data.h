@@ -123,10 +123,24 @@ struct Plan {
   Expectations expectations;
 };
 
+// inventory.json's switches (the emulated fabric's, docs/formats.md): what
+// the report's fabric map draws above the nodes.
+struct InventoryPort {
+  std::string name;  // "swp3", "up0", "dn1"
+  std::string to;    // "n3:fab0", "rail0-spine:dn1"
+  double rate_bps = 0;
+};
+struct InventorySwitch {
+  std::string name;  // "rail0-leaf1", "rail0-spine", "sw"
+  std::string role;  // "leaf" | "spine"
+  std::vector<InventoryPort> ports;
+};
+
 struct RunData {
   Plan plan;
-  std::vector<Event> events;          // in file order (the controller's timeline)
-  std::vector<MetricRecord> metrics;  // in file order
+  std::vector<InventorySwitch> switches;  // empty: none recorded (a real cluster)
+  std::vector<Event> events;              // in file order (the controller's timeline)
+  std::vector<MetricRecord> metrics;      // in file order
   // Problems that did not stop loading (e.g. metrics.jsonl absent because the
   // workload never started); they become entries of the summary's errors[].
   std::vector<std::string> load_notes;

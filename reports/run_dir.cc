@@ -390,6 +390,29 @@ Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view whe
   return ParseObjectInto<MetricRecord>(line, where, ReadMetric);
 }
 
+Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return InvalidArgument("inventory.json: not a JSON object");
+  std::vector<InventorySwitch> out;
+  if (!j.contains("switches")) return out;
+  if (!j["switches"].is_array()) return InvalidArgument("inventory.json: switches is not a list");
+  for (const json& sw : j["switches"]) {
+    if (!sw.is_object() || !sw.value("name", json()).is_string()) {
+      return InvalidArgument("inventory.json: a switch without a name");
+    }
+    InventorySwitch info{.name = sw["name"].get<std::string>(), .role = sw.value("role", "")};
+    for (const json& p : sw.value("ports", json::array())) {
+      if (!p.is_object()) continue;
+      info.ports.push_back({.name = p.value("name", ""),
+                            .to = p.value("to", ""),
+                            .rate_bps = p.value("rate_bps", 0.0)});
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
 Result<RunData> LoadRunDir(const std::string& dir) {
   namespace fs = std::filesystem;
   const fs::path root(dir);
@@ -407,6 +430,16 @@ Result<RunData> LoadRunDir(const std::string& dir) {
   if (!s.ok()) return s.Annotate(dir);
 
   std::error_code ec;
+  if (fs::exists(root / kInventoryFile, ec)) {
+    Result<std::string> text = ReadFile(root / kInventoryFile);
+    Result<std::vector<InventorySwitch>> switches =
+        text.ok() ? ParseSwitches(*text) : Result<std::vector<InventorySwitch>>(text.status());
+    if (switches.ok()) {
+      run.switches = std::move(switches).value();
+    } else {
+      run.load_notes.push_back("the fabric map has no switches: " + switches.status().message());
+    }
+  }
   if (!fs::exists(root / kMetricsFile, ec)) {
     run.load_notes.push_back("metrics.jsonl is absent");
     return run;

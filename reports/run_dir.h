@@ -18,6 +18,12 @@ namespace fdrill {
 inline constexpr char kPlanFile[] = "plan.json";
 inline constexpr char kEventsFile[] = "events.jsonl";
 inline constexpr char kMetricsFile[] = "metrics.jsonl";
+// Optional, for the fabric map only: a missing or unreadable one draws the
+// nodes alone (noted in load_notes when it is there but broken).
+inline constexpr char kInventoryFile[] = "inventory.json";
+
+// inventory.json's "switches" (empty when it has none).
+Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text);
 
 Result<RunData> LoadRunDir(const std::string& dir);
 

@@ -140,6 +140,39 @@ struct CounterDelta {
   double delta = 0;
 };
 
+// One link's traffic and evidence over one phase, from `counters` samples
+// (CounterIncrease: resets are resets): a node's netdev ("fab0"), IB port
+// ("ib/mlx5_0/1") or NVLink ("gpu0/nvlink3").
+struct LinkPhase {
+  std::string phase;
+  std::optional<double> tx_gbps;  // bits sent / the phase's seconds, in Gbit/s; null: not counted
+  std::optional<double> rx_gbps;
+  double drops = 0;            // *_dropped, qdisc_drops, *discards
+  double errors = 0;           // *_errors, symbol_error, link_error_recovery, dl_*
+  double shaped = 0;           // qdisc_overlimits: packets a shaper held back
+  double carrier_changes = 0;  // carrier_changes + link_downed
+  // tx_gbps over the link's capacity (inventory.json's switch port that
+  // cables it, rate_bps); null when the capacity is not known.
+  std::optional<double> utilisation;
+};
+struct LinkStats {
+  std::string node;
+  std::string link;
+  std::optional<double> capacity_gbps;
+  std::vector<LinkPhase> phases;  // in phase order
+};
+// A node's transport over one phase: TCP segments retransmitted and
+// retransmit timeouts (tcp.retrans_segs, tcp.timeouts).
+struct TransportPhase {
+  std::string phase;
+  double retrans_segs = 0;
+  double timeouts = 0;
+};
+struct NodeTransport {
+  std::string node;
+  std::vector<TransportPhase> phases;
+};
+
 // One failure of the job and what followed (workload_failed, then the
 // workload_restart of the relaunch, if any).
 struct RestartStats {
@@ -193,6 +226,8 @@ struct Summary {
   std::vector<ResidueItem> residue;
   Rollback rollback;
   std::vector<CounterDelta> counters;  // empty when no counters were sampled
+  std::vector<LinkStats> links;        // by node, then link; empty without counters
+  std::vector<NodeTransport> transport;
   // Slowdowns no fault of the drill explains (reports/README.md): a link
   // degraded behind fdrill's back shows here with its culprit.
   std::vector<Anomaly> anomalies;

@@ -35,18 +35,7 @@ int Inventory(const AgentFlags& flags, bool json) {
   // The emulated fabric's switches and their cabling, from the fabric's map.
   if (flags.hosts_file.empty() && !flags.slurm) {
     if (auto fabric = LoadFabricState(flags.fabric_dir); fabric.ok()) {
-      Json switches = Json::array();
-      for (const auto& sw : fabric->switches) {
-        Json ports = Json::array();
-        for (const auto& p : sw.ports)
-          ports.push_back({{"name", p.name}, {"to", p.peer}, {"rate_bps", p.rate_bps}});
-        switches.push_back({{"name", sw.name},
-                            {"role", sw.role},
-                            {"rail", sw.rail},
-                            {"netns", sw.netns},
-                            {"ports", ports}});
-      }
-      cluster["switches"] = switches;
+      cluster["switches"] = Json::parse(SwitchesJson(*fabric));
     }
   }
   if (json) {

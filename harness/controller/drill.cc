@@ -207,8 +207,13 @@ void DrillRun::WriteRunFiles() {
     // JSON); an agent that cannot say is recorded, not fatal.
     std::vector<std::string> names;
     for (const auto& n : agents_.agents()) names.push_back(n.name);
-    const Json inventory = ClusterInventory(
+    Json inventory = ClusterInventory(
         names, agents_.CallEach(proto::kInventory, Json::object(), std::chrono::seconds(20)));
+    // The emulated fabric's switches, as `fdrill inventory` lists them: the
+    // report's fabric map draws them.
+    if (s_.Emulated() && !fabric_.switches.empty()) {
+      inventory["switches"] = Json::parse(SwitchesJson(fabric_));
+    }
     (void)events_.WriteFile("inventory.json", inventory.dump(2) + "\n");
   }
   (void)events_.WriteFile("plan.json", PlanJson(s_, workloads_).dump(2) + "\n");

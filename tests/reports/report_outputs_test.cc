@@ -2,6 +2,7 @@
 // the reports read from `counters` events.
 #include <algorithm>
 #include <regex>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -74,7 +75,7 @@ TEST(HtmlReport, IsOneOfflineFileWithShadedFaultWindowsAndTheTables) {
                            "<td>slow-link</td><td>link_rate</td>", "rank 2 (n2)"}) {
     EXPECT_NE(html.find(part), std::string::npos) << part;
   }
-  EXPECT_EQ(html.find("<h2>Counters</h2>"), std::string::npos);  // none were sampled
+  EXPECT_EQ(html.find("<h2>Links</h2>"), std::string::npos);  // no counters were sampled
 }
 
 TEST(HtmlReport, ErrorRunWithoutMetricsStillRenders) {
@@ -187,17 +188,21 @@ TEST(MiniXml, RejectsWhatIsNotWellFormed) {
   EXPECT_NE(ParseXml("<a>").error, "");
 }
 
+// Raw deltas per phase in summary.json; per link and phase (traffic,
+// drops, errors, carrier changes) in every report.
 TEST(Counters, DeltaPerPhaseInEveryReport) {
   TempDir dir;
   SyntheticRun run = SyntheticRun::Standard();
-  run.AddEvent(0.2, "counters",
-               {{"node", "n2"}, {"counters", {{"link_downed", 4}, {"rx_drop", 0}}}});
-  run.AddEvent(14.9, "counters",
-               {{"node", "n2"}, {"counters", {{"link_downed", 4}, {"rx_drop", 0}}}});
-  run.AddEvent(20.0, "counters",
-               {{"node", "n2"}, {"counters", {{"link_downed", 7}, {"rx_drop", 12}}}});
-  run.AddEvent(40.0, "counters",
-               {{"node", "n2"}, {"counters", {{"link_downed", 7}, {"rx_drop", 12}}}});
+  for (auto [t, downed, drops, sent] :
+       {std::tuple{0.2, 4, 0, 0.0}, std::tuple{14.9, 4, 0, 1.5e10}, std::tuple{20.0, 7, 12, 1.6e10},
+        std::tuple{40.0, 7, 12, 4.1e10}}) {
+    run.AddEvent(t, "counters",
+                 {{"node", "n2"},
+                  {"counters",
+                   {{"ib/mlx5_0/1.link_downed", downed},
+                    {"fab0.rx_dropped", drops},
+                    {"fab0.tx_bytes", sent}}}});
+  }
   Result<Summary> s = WriteWithReports(run, dir.path());
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   auto delta = [&](const std::string& phase, const std::string& counter) {
@@ -206,16 +211,30 @@ TEST(Counters, DeltaPerPhaseInEveryReport) {
     }
     return -1.0;
   };
-  EXPECT_EQ(delta("baseline", "link_downed"), 0);
-  EXPECT_EQ(delta("slow-link", "link_downed"), 3);
-  EXPECT_EQ(delta("slow-link", "rx_drop"), 12);
-  EXPECT_EQ(delta("recovery", "link_downed"), 0);
+  EXPECT_EQ(delta("baseline", "ib/mlx5_0/1.link_downed"), 0);
+  EXPECT_EQ(delta("slow-link", "ib/mlx5_0/1.link_downed"), 3);
+  EXPECT_EQ(delta("slow-link", "fab0.rx_dropped"), 12);
+  EXPECT_EQ(delta("recovery", "ib/mlx5_0/1.link_downed"), 0);
+  ASSERT_EQ(s->links.size(), 2u);
+  const LinkStats& fab0 = s->links[0];
+  EXPECT_EQ(fab0.link, "fab0");
+  ASSERT_EQ(fab0.phases.size(), 3u);
+  EXPECT_EQ(fab0.phases[1].phase, "slow-link");
+  EXPECT_EQ(fab0.phases[1].drops, 12);
+  ASSERT_TRUE(fab0.phases[1].tx_gbps.has_value());
+  EXPECT_NEAR(*fab0.phases[1].tx_gbps, 1.6, 1e-9);  // 1 GB in 5 s
+  EXPECT_EQ(s->links[1].link, "ib/mlx5_0/1");
+  EXPECT_EQ(s->links[1].phases[1].carrier_changes, 3);
   const std::string html = ReadText(dir.path() / kHtmlReportFile);
-  EXPECT_NE(html.find("<td>slow-link</td><td>n2</td><td>link_downed</td><td class=\"n\">3</td>"),
-            std::string::npos);
-  EXPECT_NE(ReadText(dir.path() / kReportFile).find("| slow-link | n2 | rx_drop | 12 |"),
-            std::string::npos);
-  EXPECT_NE(ReadText(dir.path() / kSummaryFile).find("\"counter\": \"link_downed\""),
+  EXPECT_NE(html.find("<h2>Links</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td>n2 ib/mlx5_0/1</td><td>slow-link</td>"), std::string::npos);
+  const std::string md = ReadText(dir.path() / kReportFile);
+  EXPECT_NE(md.find("| n2 ib/mlx5_0/1 | — | 0 | 0 | 0 | 3 | 0 |"), std::string::npos) << md;
+  EXPECT_NE(
+      md.find("| n2 fab0 | baseline 8.28, slow-link 1.6, recovery 9.76 | 12 | 0 | 0 | 0 | 0 |"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(ReadText(dir.path() / kSummaryFile).find("\"counter\": \"ib/mlx5_0/1.link_downed\""),
             std::string::npos);
 }
 

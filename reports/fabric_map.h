@@ -1,0 +1,42 @@
+// Where it hurt, drawn (report.html): the physical map of the fabric — its
+// switches (inventory.json's, on the emulated fabric: leaves, spines and
+// their uplinks), the nodes and each node's links — coloured by what each
+// link did while one fault was on, and a link x time heat map of every
+// link's traffic with the fault windows and anomalies marked. Inline SVG
+// only, as svg_plot.h: no script, nothing fetched. Pure.
+//
+// Colours: a link's traffic over the baseline's (the fault window's mean
+// tx rate / the baseline phase's) from white (nothing sent) to blue (as
+// usual); red where its error-class counters rose (reports/localise.h's
+// signal 1); the culprit drawn thick and labelled. Switch-to-switch links
+// have no counters (no agent runs in a switch) and are drawn grey, dashed.
+#pragma once
+
+#include <string>
+
+#include "reports/localise.h"
+#include "reports/run_data.h"
+#include "reports/summary.h"
+
+namespace fdrill {
+
+// Maps of more nodes than this are left out (a note says so): a drawing of
+// a thousand nodes shows nothing; the Links table and heat map still list
+// the links that matter.
+inline constexpr size_t kMapMaxNodes = 64;
+// The heat map shows at most this many links: those with evidence first,
+// then the busiest.
+inline constexpr size_t kHeatMapMaxLinks = 96;
+
+// One <svg> of the fabric while FAULT was on.
+std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterIndex& counters,
+                            const FaultStats& fault);
+
+// One <svg>: rows = links, columns = time from x_min to x_max (seconds).
+std::string RenderHeatMap(const Summary& s, const CounterIndex& counters, double x_min,
+                          double x_max);
+
+// White (0) to blue (>= 1) for a traffic ratio; exposed for tests.
+std::string TrafficColour(double ratio);
+
+}  // namespace fdrill

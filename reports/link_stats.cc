@@ -1,0 +1,178 @@
+#include "reports/link_stats.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "reports/analysis.h"
+
+namespace fdrill {
+
+namespace {
+
+std::pair<std::string, std::string> SplitKey(const std::string& key) {
+  const size_t dot = key.find('.');
+  if (dot == std::string::npos) return {key, ""};
+  return {key.substr(0, dot), key.substr(dot + 1)};
+}
+
+enum class Kind { kNone, kDrop, kError, kShaped, kCarrier };
+
+Kind KindOf(const std::string& c) {
+  if (c == "carrier_changes" || c == "link_downed") return Kind::kCarrier;
+  if (c == "qdisc_overlimits") return Kind::kShaped;
+  if (c.ends_with("_dropped") || c.find("discards") != std::string::npos || c == "qdisc_drops") {
+    return Kind::kDrop;
+  }
+  if (c.ends_with("_errors") || c == "symbol_error" || c == "link_error_recovery" ||
+      c.starts_with("dl_")) {
+    return Kind::kError;
+  }
+  return Kind::kNone;
+}
+
+// From the last sample at or before the phase's start (or the first inside
+// it) to the last at or before its end; nullopt when no sample is inside.
+std::optional<double> RiseOver(const CounterIndex::Series& s, const PhaseStats& p) {
+  bool inside = false;
+  for (const auto& x : s) inside = inside || (x.first >= p.start_s && x.first <= p.end_s);
+  if (!inside) return std::nullopt;
+  const double from = s.front().first > p.start_s ? s.front().first : p.start_s;
+  return CounterIncrease(s, from, p.end_s);
+}
+
+}  // namespace
+
+std::string TxCounterOf(const std::string& link) {
+  return link.starts_with("ib/") ? "port_xmit_data" : "tx_bytes";
+}
+std::string RxCounterOf(const std::string& link) {
+  return link.starts_with("ib/") ? "port_rcv_data" : "rx_bytes";
+}
+
+std::vector<LinkStats> AnalyzeLinks(const CounterIndex& counters,
+                                    const std::vector<PhaseStats>& phases,
+                                    const std::vector<InventorySwitch>& switches) {
+  std::map<std::pair<std::string, std::string>, LinkStats> by_link;
+  for (const auto& [key, s] : counters.series()) {
+    const auto [link, counter] = SplitKey(key.second);
+    if (link == "tcp" || counter.empty()) continue;
+    LinkStats& l = by_link[{key.first, link}];
+    if (l.phases.empty()) {
+      l.node = key.first;
+      l.link = link;
+      for (const PhaseStats& p : phases) l.phases.push_back({.phase = p.name});
+    }
+    for (size_t i = 0; i < phases.size(); ++i) {
+      const std::optional<double> rise = RiseOver(s, phases[i]);
+      if (!rise) continue;
+      LinkPhase& lp = l.phases[i];
+      const double seconds = phases[i].end_s - phases[i].start_s;
+      if (counter == TxCounterOf(link) && seconds > 0) lp.tx_gbps = *rise * 8 / seconds / 1e9;
+      if (counter == RxCounterOf(link) && seconds > 0) lp.rx_gbps = *rise * 8 / seconds / 1e9;
+      switch (KindOf(counter)) {
+        case Kind::kDrop:
+          lp.drops += *rise;
+          break;
+        case Kind::kError:
+          lp.errors += *rise;
+          break;
+        case Kind::kShaped:
+          lp.shaped += *rise;
+          break;
+        case Kind::kCarrier:
+          lp.carrier_changes += *rise;
+          break;
+        case Kind::kNone:
+          break;
+      }
+    }
+  }
+  for (const InventorySwitch& sw : switches) {
+    for (const InventoryPort& p : sw.ports) {
+      const size_t colon = p.to.find(':');
+      if (colon == std::string::npos || p.rate_bps <= 0) continue;
+      auto it = by_link.find({p.to.substr(0, colon), p.to.substr(colon + 1)});
+      if (it != by_link.end()) it->second.capacity_gbps = p.rate_bps / 1e9;
+    }
+  }
+  std::vector<LinkStats> out;
+  for (auto& [k, l] : by_link) {
+    if (l.capacity_gbps) {
+      for (LinkPhase& p : l.phases) {
+        if (p.tx_gbps) p.utilisation = *p.tx_gbps / *l.capacity_gbps;
+      }
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::vector<const LinkStats*> TopLinks(const Summary& s, size_t n) {
+  std::vector<std::pair<std::pair<double, double>, const LinkStats*>> scored;
+  for (const LinkStats& l : s.links) {
+    double evidence = 0, sent = 0;
+    for (const LinkPhase& p : l.phases) {
+      evidence += p.carrier_changes * 1000 + p.errors * 10 + p.drops + p.shaped;
+      sent += p.tx_gbps.value_or(0);
+    }
+    scored.push_back({{evidence, sent}, &l});
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<const LinkStats*> out;
+  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+std::vector<NodeTransport> AnalyzeTransport(const CounterIndex& counters,
+                                            const std::vector<PhaseStats>& phases) {
+  std::map<std::string, NodeTransport> by_node;
+  for (const auto& [key, s] : counters.series()) {
+    const auto [group, counter] = SplitKey(key.second);
+    if (group != "tcp" || (counter != "retrans_segs" && counter != "timeouts")) continue;
+    NodeTransport& n = by_node[key.first];
+    if (n.phases.empty()) {
+      n.node = key.first;
+      for (const PhaseStats& p : phases) n.phases.push_back({.phase = p.name});
+    }
+    for (size_t i = 0; i < phases.size(); ++i) {
+      const std::optional<double> rise = RiseOver(s, phases[i]);
+      if (!rise) continue;
+      (counter == "timeouts" ? n.phases[i].timeouts : n.phases[i].retrans_segs) += *rise;
+    }
+  }
+  std::vector<NodeTransport> out;
+  for (auto& [k, n] : by_node) out.push_back(std::move(n));
+  return out;
+}
+
+std::vector<RatePoint> LinkRates(const CounterIndex& counters, const std::string& node,
+                                 const std::string& link) {
+  std::vector<RatePoint> out;
+  const auto& all = counters.series();
+  auto tx = all.find({node, link + "." + TxCounterOf(link)});
+  if (tx == all.end()) return out;
+  // Times at which an error-class counter of the link rose.
+  std::set<double> evidence;
+  for (auto it = all.lower_bound({node, link + "."}); it != all.end() && it->first.first == node;
+       ++it) {
+    const auto [l, c] = SplitKey(it->first.second);
+    if (l != link || LinkEvidenceWeight(c) <= 0) continue;
+    for (size_t i = 1; i < it->second.size(); ++i) {
+      if (it->second[i].second != it->second[i - 1].second) evidence.insert(it->second[i].first);
+    }
+  }
+  const auto& s = tx->second;
+  for (size_t i = 1; i < s.size(); ++i) {
+    const double dt = s[i].first - s[i - 1].first;
+    if (dt <= 0 || s[i].second < s[i - 1].second) continue;
+    out.push_back({.t0 = s[i - 1].first,
+                   .t1 = s[i].first,
+                   .gbps = (s[i].second - s[i - 1].second) * 8 / dt / 1e9,
+                   .evidence = evidence.count(s[i].first) != 0});
+  }
+  return out;
+}
+
+}  // namespace fdrill

@@ -1,0 +1,107 @@
+// The fabric map and the link x time heat map of report.html.
+#include "reports/fabric_map.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "reports/analysis.h"
+#include "reports/run_dir.h"
+#include "tests/reports/mini_xml.h"
+#include "tests/reports/synthetic_run.h"
+
+namespace fdrill {
+namespace {
+
+using reports_test::ParseXml;
+using reports_test::SyntheticRun;
+using reports_test::TempDir;
+
+// Standard run (slow-link on n2, 15..20 s) whose counters show n2 fab0's
+// shaper holding packets back while n2's traffic falls to a tenth.
+RunData RunWithCounters() {
+  SyntheticRun run = SyntheticRun::SlowN2(20.0);
+  for (int t = 0; t <= 40; ++t) {
+    for (int n = 0; n < 4; ++n) {
+      const bool slow = t > 15 && t <= 20;
+      double sent = 1e9 * std::min(t, 15) + (slow ? 1e8 : 1e9) * std::max(0, std::min(t, 20) - 15) +
+                    1e9 * std::max(0, t - 20);
+      run.AddEvent(t + 0.01 * n, "counters",
+                   {{"node", "n" + std::to_string(n)},
+                    {"counters",
+                     {{"fab0.tx_bytes", sent},
+                      {"fab0.qdisc_overlimits", n == 2 ? 100.0 * std::clamp(t - 15, 0, 5) : 0}}}});
+    }
+  }
+  TempDir dir;
+  run.WriteTo(dir.path());
+  std::ofstream(dir.path() / kInventoryFile) << R"({"nodes": [], "switches": [
+    {"name": "sw", "role": "leaf", "ports": [
+      {"name": "swp0", "to": "n0:fab0", "rate_bps": 1e10}, {"name": "swp1", "to": "n1:fab0", "rate_bps": 1e10},
+      {"name": "swp2", "to": "n2:fab0", "rate_bps": 1e10}, {"name": "swp3", "to": "n3:fab0", "rate_bps": 1e10}]}]})";
+  Result<RunData> data = LoadRunDir(dir.path().string());
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  return data.ok() ? *data : RunData{};
+}
+
+TEST(FabricMap, TheFaultedLinkIsRedThickAndNamedTheCulprit) {
+  const RunData run = RunWithCounters();
+  ASSERT_EQ(run.switches.size(), 1u);
+  const Summary s = Analyze(run);
+  ASSERT_EQ(s.faults.size(), 1u);
+  ASSERT_TRUE(s.faults[0].localisation.has_value());
+  EXPECT_EQ(s.faults[0].localisation->element, "link n2 fab0");
+  // Capacity from the switch port that cables the link.
+  ASSERT_EQ(s.links.size(), 4u);
+  ASSERT_TRUE(s.links[2].capacity_gbps.has_value());
+  EXPECT_EQ(*s.links[2].capacity_gbps, 10);
+  ASSERT_TRUE(s.links[2].phases[0].utilisation.has_value());
+  // ~8 Gbit/s of 10 (14 GB counted by the last sample inside the 14.5 s phase)
+  EXPECT_NEAR(*s.links[2].phases[0].utilisation, 0.8, 0.05);
+
+  const std::string svg = RenderFabricMap(s, run, CounterIndex(run.events), s.faults[0]);
+  EXPECT_EQ(ParseXml(svg).error, "") << svg;
+  EXPECT_NE(svg.find("stroke=\"#dc2626\" stroke-width=\"7\" data-link=\"n2 fab0\""),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("culprit (high)"), std::string::npos);
+  EXPECT_NE(svg.find(">sw</text>"), std::string::npos);
+  // Another node's link: no evidence, traffic down to a tenth (light blue).
+  EXPECT_NE(svg.find("data-link=\"n0 fab0\""), std::string::npos);
+  EXPECT_EQ(svg.find("stroke=\"#dc2626\" stroke-width=\"4\" data-link=\"n0 fab0\""),
+            std::string::npos);
+}
+
+TEST(FabricMap, TheHeatMapHasARowPerLinkRedWhereCountersRoseAndTheFaultWindow) {
+  const RunData run = RunWithCounters();
+  const Summary s = Analyze(run);
+  const std::string svg = RenderHeatMap(s, CounterIndex(run.events), 0, 41);
+  EXPECT_EQ(ParseXml(svg).error, "") << svg;
+  for (const char* row : {">n0 fab0<", ">n1 fab0<", ">n2 fab0<", ">n3 fab0<"}) {
+    EXPECT_NE(svg.find(row), std::string::npos) << row;
+  }
+  EXPECT_NE(svg.find("fill=\"#dc2626\"><title>n2 fab0 15.0"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("data-fault=\"slow-link\""), std::string::npos);
+  // 10 % of the baseline's traffic: nearly white.
+  EXPECT_NE(svg.find("(10 % of its baseline)"), std::string::npos);
+}
+
+TEST(FabricMap, TrafficColoursRunFromWhiteToBlue) {
+  EXPECT_EQ(TrafficColour(0), "#ffffff");
+  EXPECT_EQ(TrafficColour(1), "#1d4ed8");
+  EXPECT_EQ(TrafficColour(7), "#1d4ed8");
+  EXPECT_EQ(TrafficColour(-1), "#ffffff");
+}
+
+TEST(FabricMap, TooManyNodesIsANoteNotADrawing) {
+  SyntheticRun run = SyntheticRun::Standard();
+  Summary s;
+  for (size_t i = 0; i <= kMapMaxNodes; ++i)
+    s.links.push_back({.node = "n" + std::to_string(i), .link = "fab0"});
+  RunData data;
+  const std::string out = RenderFabricMap(s, data, CounterIndex(), FaultStats{.id = "x"});
+  EXPECT_NE(out.find("65 nodes: too many to draw"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace fdrill
