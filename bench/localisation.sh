@@ -10,6 +10,10 @@
 #      recovery, after a 10 s baseline.
 #   2. FREE fault-free drills of 40 s.
 #
+# link_loss is measured but outside the target: netfilter drops show in no
+# link counter, and a 10 % loss of TSO super-packets raises the transport's
+# retransmissions too little to place it (see README "Where it hurt").
+#
 # Correct = summary.json's faults[].localisation names the fault's node,
 # and for a link kind its interface (fab0). time_to_localise_s = the first
 # live `culprit` event that does so, after the apply. A false positive = a
@@ -126,14 +130,19 @@ def pct(v, p):
     h = (len(v) - 1) * p / 100
     lo = int(h)
     return v[lo] + (h - lo) * (v[min(lo + 1, len(v) - 1)] - v[lo])
-print(f"{'kind':12} {'faults':>6} {'correct':>7} {'accuracy':>8} {'ttl p50 s':>9} {'ttl p99 s':>9}")
+# time to localise: of the faults localised correctly (the first live
+# culprit event that named them).
+print(f"{'kind':14} {'faults':>6} {'correct':>7} {'accuracy':>8} {'ttl p50 s':>9} {'ttl p99 s':>9}")
 kinds = sorted({r[0] for r in rows})
-ttl_all, correct_all = [], 0
-for k in kinds + ["all"]:
-    rs = [r for r in rows if k == "all" or r[0] == k]
+outside = {"link_loss"}
+for k in kinds + ["targets"]:
+    rs = [r for r in rows if (k == "targets" and r[0] not in outside) or r[0] == k]
+    if not rs: continue
     ok = sum(int(r[3]) for r in rs)
-    ttl = [float(r[4]) for r in rs if r[4] != "null"]
-    print(f"{k:12} {len(rs):6} {ok:7} {100 * ok / len(rs):7.1f}% {pct(ttl, 50):9.2f} {pct(ttl, 99):9.2f}")
+    ttl = [float(r[4]) for r in rs if r[4] != "null" and r[3] == "1"]
+    name = k + (" *" if k in outside else "")
+    print(f"{name:14} {len(rs):6} {ok:7} {100 * ok / len(rs):7.1f}% {pct(ttl, 50):9.2f} {pct(ttl, 99):9.2f}")
+print("* outside the target: no counter sees netfilter drops")
 wrong = [r for r in rows if r[3] == "0"]
 for r in wrong:
     print(f"  wrong: {r[0]} on {r[1]} -> {r[2]}")

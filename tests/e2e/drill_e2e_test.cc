@@ -4,12 +4,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -108,6 +110,22 @@ TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {
     if (f["kind"] == "link_rate") {
       EXPECT_GE(f["slowdown"].get<double>(), 3.0) << f.dump();
     }
+    // Where it hurt: the faulted node's fab0 (n1's shaper, n2's carrier),
+    // named live too.
+    ASSERT_TRUE(f["localisation"].is_object()) << f.dump();
+    EXPECT_EQ(f["localisation"]["element"], "link " + f["node"].get<std::string>() + " fab0")
+        << f.dump();
+    ASSERT_FALSE(f["time_to_localise_s"].is_null()) << f.dump();
+    EXPECT_LT(f["time_to_localise_s"].get<double>(), 5.0) << f.dump();
+  }
+  EXPECT_TRUE(s["anomalies"].empty()) << s["anomalies"].dump();
+  for (const auto& c : s["counters"]) EXPECT_GE(c["delta"].get<double>(), 0) << c.dump();
+  for (const char* part :
+       {"<h2>Where it hurt</h2>", "data-link=\"n1 fab0\"", "class=\"chart heatmap\""}) {
+    std::ifstream html(out / "report.html");
+    const std::string text((std::istreambuf_iterator<char>(html)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find(part), std::string::npos) << part;
   }
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
   EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>());
@@ -118,6 +136,43 @@ TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {
   for (const json& m : metrics) wrong += m["wrong"].get<int>();
   EXPECT_GT(metrics.size(), 400u);
   EXPECT_EQ(wrong, 0);
+}
+
+// A link degraded by hand in the middle of a drill, behind fdrill's back
+// (tc on n1's fab0, as an operator or a failing NIC would): not a fault of
+// the drill's, so it is an anomaly, with its culprit.
+TEST_F(DrillE2E, ALinkDegradedByHandIsAnAnomalyWithItsCulprit) {
+  fs::path scenario = work_ / "steady.yaml";
+  std::ofstream(scenario) << R"(name: steady
+fabric: {emulated: {nodes: 4}}
+workload: {size: 4M}
+phases:
+  - {name: baseline, duration: 10s}
+  - {name: steady, duration: 25s}
+)";
+  fs::path out = work_ / "run";
+  std::atomic<bool> done{false};
+  std::thread hand([&] {
+    // Into the steady phase (the drill's start takes a few seconds), 8 s.
+    for (int i = 0; i < 170 && !done; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (done) return;
+    Sh({"ip", "netns", "exec", "fdrill-n1", "tc", "qdisc", "add", "dev", "fab0", "root", "tbf",
+        "rate", "100mbit", "burst", "128k", "latency", "50ms"});
+    for (int i = 0; i < 80 && !done; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Sh({"ip", "netns", "exec", "fdrill-n1", "tc", "qdisc", "del", "dev", "fab0", "root"});
+  });
+  auto run = Fdrill({"run", scenario.string(), "--out", out.string()}, 180);
+  done = true;
+  hand.join();
+  json s = ReadJson(out / "summary.json");
+  EXPECT_TRUE(s["faults"].empty());
+  ASSERT_EQ(s["anomalies"].size(), 1u) << s["anomalies"].dump(2) << run.err;
+  const json& a = s["anomalies"][0];
+  EXPECT_EQ(a["culprit"]["element"], "link n1 fab0") << a.dump(2);
+  EXPECT_GE(a["slowdown"].get<double>(), 2.0) << a.dump(2);
+  EXPECT_GE(a["end_s"].get<double>() - a["start_s"].get<double>(), 4.0) << a.dump(2);
 }
 
 // Processes of fdrill's own: the workload's ranks and fdrill-burn, by
