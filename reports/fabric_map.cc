@@ -112,7 +112,7 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
     place(spine_names, spine_y, std::min(140.0, width / spine_names.size() - 10));
 
   std::string out = fmt::format(
-      "<svg class=\"chart map\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" "
+      "<svg class=\"chart map\" viewBox=\"0 0 {} {}\" "
       "width=\"{}\" height=\"{}\" role=\"img\" data-fault=\"{}\"><title>The fabric while {} was "
       "on</title>\n",
       width, height, width, height, Esc(f.id), Esc(f.id));
@@ -222,7 +222,7 @@ std::string RenderHeatMap(const Summary& s, const CounterIndex& counters, double
   const double height = top + row_h * rows.size() + 30;
   auto X = [&](double t) { return label_w + (t - x_min) / (x_max - x_min) * plot_w; };
   std::string out = fmt::format(
-      "<svg class=\"chart heatmap\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {:.0f}\" "
+      "<svg class=\"chart heatmap\" viewBox=\"0 0 {} {:.0f}\" "
       "width=\"{}\" height=\"{:.0f}\" role=\"img\"><title>Each link's traffic over time against "
       "its baseline (white: nothing sent; blue: as usual; red: error counters rose)</title>\n",
       label_w + plot_w + 10, height, label_w + plot_w + 10, height);

@@ -75,34 +75,75 @@ class Table {
   std::string html_;
 };
 
+// One rank's points, cut into segments where nothing ran: a line drawn
+// across a dead job or a restart would be a ramp through time no iteration
+// covered.
 struct RankPoints {
   std::string node;
-  std::vector<XY> time_ms;
-  std::vector<XY> busbw;
+  std::vector<std::vector<XY>> time_ms;  // segments, in time order
+  std::vector<std::vector<XY>> busbw;
 };
+// A gap in a rank's records longer than this (from one iteration's end to
+// the next one's start), or a new launch of the job, starts a new segment.
+constexpr double kLineBreakS = 1.0;
 
 // Per rank (per tenant and rank, with workloads:), its own time and busbw
 // (the record's, or recomputed from its time as series.h does) at the
 // record's t, in time order.
 using RankKey = std::pair<std::string, int>;  // (workload, rank)
 std::map<RankKey, RankPoints> PerRank(const std::vector<MetricRecord>& metrics) {
+  std::map<RankKey, std::vector<const MetricRecord*>> records;
+  for (const MetricRecord& m : metrics) records[{m.workload, m.rank}].push_back(&m);
   std::map<RankKey, RankPoints> out;
-  for (const MetricRecord& m : metrics) {
-    RankPoints& r = out[{m.workload, m.rank}];
-    if (r.node.empty()) r.node = m.node;
-    double busbw = m.busbw_gbps;
-    if (!(busbw > 0)) {
-      busbw = static_cast<double>(m.bytes) * OpBusFactor(m.op, m.nranks) / m.time_ms / 1e6;
+  for (auto& [key, list] : records) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const MetricRecord* a, const MetricRecord* b) { return a->t < b->t; });
+    RankPoints& r = out[key];
+    const MetricRecord* prev = nullptr;
+    for (const MetricRecord* m : list) {
+      if (r.node.empty()) r.node = m->node;
+      double busbw = m->busbw_gbps;
+      if (!(busbw > 0)) {
+        busbw = static_cast<double>(m->bytes) * OpBusFactor(m->op, m->nranks) / m->time_ms / 1e6;
+      }
+      const double started = m->t - (m->time_ms + m->wait_ms) / 1000;
+      if (prev == nullptr || m->attempt != prev->attempt || started - prev->t > kLineBreakS) {
+        r.time_ms.emplace_back();
+        r.busbw.emplace_back();
+      }
+      r.time_ms.back().push_back({m->t, m->time_ms});
+      r.busbw.back().push_back({m->t, busbw});
+      prev = m;
     }
-    r.time_ms.push_back({m.t, m.time_ms});
-    r.busbw.push_back({m.t, busbw});
   }
-  const auto by_x = [](const XY& a, const XY& b) { return a.x < b.x; };
-  for (auto& [rank, r] : out) {
-    if (!std::is_sorted(r.time_ms.begin(), r.time_ms.end(), by_x)) {
-      std::stable_sort(r.time_ms.begin(), r.time_ms.end(), by_x);
-      std::stable_sort(r.busbw.begin(), r.busbw.end(), by_x);
+  return out;
+}
+
+// From each failure of the job (workload_failed) until its relaunch
+// reported (workload_restart), or the run's end.
+std::vector<ChartBand> JobDownBands(const std::vector<Event>& events, double x_max) {
+  std::vector<ChartBand> out;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].type != "workload_failed") continue;
+    double until = x_max;
+    bool relaunched = false;
+    for (size_t j = i + 1; j < events.size(); ++j) {
+      if (events[j].type == "workload_restart") {
+        until = events[j].t;
+        relaunched = true;
+        break;
+      }
     }
+    out.push_back(
+        {.id = "job down",
+         .tooltip = fmt::format("job down from {:.2f} s ({}){}", events[i].t, events[i].reason,
+                                relaunched ? fmt::format(", relaunched job reporting at "
+                                                         "{:.2f} s",
+                                                         until)
+                                           : ""),
+         .x0 = events[i].t,
+         .x1 = until,
+         .job_down = true});
   }
   return out;
 }
@@ -129,6 +170,7 @@ void WriteCharts(const Summary& s, const RunData& run, const HtmlOptions& o, std
            .x1 = f.reverted_at_s.value_or(c->x_max)});
     }
     for (const PhaseStats& p : s.phases) c->markers.push_back({.label = p.name, .x = p.start_s});
+    for (ChartBand& b : JobDownBands(run.events, c->x_max)) c->bands.push_back(std::move(b));
   }
   if (s.baseline.busbw_median) {
     busbw.rules.push_back({.label = "baseline median", .y = *s.baseline.busbw_median});
@@ -143,12 +185,17 @@ void WriteCharts(const Summary& s, const RunData& run, const HtmlOptions& o, std
     const std::string label = workload.empty()
                                   ? fmt::format("rank {} ({})", rank, r.node)
                                   : fmt::format("{} rank {} ({})", workload, rank, r.node);
-    busbw.series.push_back({.label = label,
-                            .color = color,
-                            .points = DownsampleMinMax(r.busbw, o.max_points_per_series)});
-    time.series.push_back({.label = label,
-                           .color = color,
-                           .points = DownsampleMinMax(r.time_ms, o.max_points_per_series)});
+    size_t total = 0;
+    for (const auto& seg : r.busbw) total += seg.size();
+    for (size_t k = 0; k < r.busbw.size(); ++k) {
+      // The point budget shared by the segments, as their lengths.
+      const size_t budget = std::max<size_t>(
+          2, o.max_points_per_series * r.busbw[k].size() / std::max<size_t>(total, 1));
+      busbw.series.push_back(
+          {.label = label, .color = color, .points = DownsampleMinMax(r.busbw[k], budget)});
+      time.series.push_back(
+          {.label = label, .color = color, .points = DownsampleMinMax(r.time_ms[k], budget)});
+    }
     legend += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>",
                           color, Esc(label));
   }
@@ -163,8 +210,10 @@ void WriteCharts(const Summary& s, const RunData& run, const HtmlOptions& o, std
   *out += RenderSvgChart(time);
   *out += legend;
   *out += fmt::format(
-      "<p class=\"note\">Shaded: fault windows, from applied to reverted. Dashed verticals: "
-      "phase starts. Each line holds at most {} points per rank: every run of iterations keeps "
+      "<p class=\"note\">Shaded: fault windows, from applied to reverted; grey: the job was down "
+      "(failed, until its relaunch reported). Lines break where a rank recorded nothing for over "
+      "a second. Dashed verticals: phase starts. Each line holds at most {} points per rank: every "
+      "run of iterations keeps "
       "its fastest and its slowest, so no spike or stall is hidden.</p>\n",
       o.max_points_per_series);
 }

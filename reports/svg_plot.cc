@@ -127,6 +127,16 @@ std::string RenderSvgChart(const Chart& c, int width, int height) {
   for (const ChartBand& b : c.bands) {
     const double x0 = x(b.x0);
     const double x1 = std::max(x(b.x1), x0 + 1);
+    if (b.job_down) {
+      fmt::format_to(
+          w,
+          "<g class=\"job-down\"><title>{0}</title><rect class=\"job-down\" "
+          "x=\"{1:.1f}\" y=\"{2}\" width=\"{3:.1f}\" height=\"{4:.1f}\" fill=\"#6b7280\" "
+          "fill-opacity=\"0.25\" stroke=\"#374151\" stroke-dasharray=\"3 2\"/>"
+          "<text x=\"{5:.1f}\" y=\"{6}\" fill=\"#1f2937\">{7}</text></g>\n",
+          EscapeXml(b.tooltip), x0, kTop, x1 - x0, plot_h, x0 + 3, kTop + 24, EscapeXml(b.id));
+      continue;
+    }
     fmt::format_to(w,
                    "<g class=\"fault-window\" data-fault=\"{0}\"><title>{1}</title>"
                    "<rect class=\"fault-window\" data-fault=\"{0}\" x=\"{2:.1f}\" y=\"{3}\" "

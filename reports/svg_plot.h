@@ -35,6 +35,9 @@ struct ChartBand {  // a shaded x interval: a fault window
   std::string tooltip;
   double x0 = 0;
   double x1 = 0;
+  // The job was down (failed, until its relaunch reported): grey, not a
+  // fault's amber, class "job-down".
+  bool job_down = false;
 };
 
 struct ChartMarker {  // a dashed vertical: a phase boundary

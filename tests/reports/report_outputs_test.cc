@@ -78,6 +78,33 @@ TEST(HtmlReport, IsOneOfflineFileWithShadedFaultWindowsAndTheTables) {
   EXPECT_EQ(html.find("<h2>Links</h2>"), std::string::npos);  // no counters were sampled
 }
 
+// A job that died and was relaunched: each rank's line breaks across the
+// time nothing ran, and that time is shaded as the job being down.
+TEST(HtmlReport, LinesBreakAcrossAGapAndTheJobDownTimeIsShaded) {
+  RunData run;
+  run.plan.nodes = {"n0", "n1"};
+  for (int rank = 0; rank < 2; ++rank) {
+    for (double t : {1.0, 2.0, 3.0, 4.0, 5.0, 10.0, 11.0, 12.0}) {
+      run.metrics.push_back({.rank = rank,
+                             .nranks = 2,
+                             .node = "n" + std::to_string(rank),
+                             .iter = static_cast<int64_t>(t),
+                             .attempt = t > 6 ? 1 : 0,
+                             .bytes = 1000000,
+                             .time_ms = 50,
+                             .busbw_gbps = 1,
+                             .t = t});
+    }
+  }
+  run.events.push_back({.t = 5.5, .type = "workload_failed", .reason = "rank 1 exited 1"});
+  run.events.push_back({.t = 9.9, .type = "workload_restart"});
+  const std::string html = RenderHtml(Analyze(run), run);
+  EXPECT_EQ(Count(html, "<polyline class=\"series\""), 8u);  // 2 ranks x 2 segments x 2 charts
+  EXPECT_EQ(Count(html, "<rect class=\"job-down\""), 2u);
+  EXPECT_NE(html.find("job down from 5.50 s (rank 1 exited 1), relaunched job reporting at 9.90 s"),
+            std::string::npos);
+}
+
 TEST(HtmlReport, ErrorRunWithoutMetricsStillRenders) {
   TempDir dir;
   SyntheticRun run = SyntheticRun::Standard();
