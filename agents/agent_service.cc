@@ -418,6 +418,7 @@ void AgentService::Tick() {
     sources.mgmt_interface = config_.mgmt_interface;
     sources.gpus = TelemetryGpus();
     auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
+    if (counters.ok() && host_.procs != nullptr) SampleRankCpu(*host_.procs, *counters);
     if (counters.ok() && push_)
       push_(MakePush(proto::kCounters,
                      {{proto::key::kNode, config_.node}, {proto::key::kCounters, *counters}}));

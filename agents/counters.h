@@ -53,6 +53,7 @@
 
 #include "harness/host/gpus.h"
 #include "harness/host/host.h"
+#include "harness/host/processes.h"
 #include "harness/wire/wire.h"
 
 namespace fdrill {
@@ -84,6 +85,13 @@ Result<Duration> ParseTelemetryInterval(std::string_view text);
 // /proc/net/snmp or /proc/net/netstat text (pairs of "Section: names" and
 // "Section: values" lines) to `out`; anything else is ignored.
 void ParseProcNetStats(const std::string& text, Json& out);
+
+// "rank/<r>.cpu_seconds" for every workload rank on this node (injectors/
+// ranks.h FindRanks: fdrill-collective in the agent's network namespace):
+// its user + system CPU time so far. A stopped or starved rank's rate falls
+// against its peers' (busy-polling ranks use a core each) — the
+// localisation's per-rank CPU signal. Nothing when no rank runs here.
+void SampleRankCpu(ProcessTable& procs, Json& out);
 
 // The netdev part alone.
 Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::string& mgmt_interface);

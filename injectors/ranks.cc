@@ -14,7 +14,7 @@ Result<std::vector<RankProc>> FindRanks(ProcessTable& procs, std::optional<int> 
     if (info->exe_name != kWorkloadExe || info->net_ns != own_ns || info->state == 'Z') continue;
     const int r = RankOf(*info);
     if (rank && r != *rank) continue;
-    out.push_back({pid, info->start_ticks, r});
+    out.push_back({pid, info->start_ticks, r, info->cpu_ticks});
   }
   if (out.empty()) {
     return NotFound(std::string(rank ? "params.rank: " : "") + "no " + kWorkloadExe + " process (" +

@@ -27,6 +27,7 @@ struct RankProc {
   int pid = 0;
   uint64_t start_ticks = 0;
   int rank = -1;
+  uint64_t cpu_ticks = 0;  // user + system CPU time so far (ProcInfo)
 };
 
 // Every matching process (NotFound, naming params.rank, when none).

@@ -93,7 +93,7 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
   for (const InventorySwitch& sw : run.switches)
     (sw.role == "spine" ? spines : leaves).push_back(&sw);
   const double width = 1100, node_w = std::min(120.0, width / nodes.size() - 10);
-  const double height = spines.empty() ? 230 : 320;
+  const double height = spines.empty() ? 250 : 340;
   const double node_y = height - 60, leaf_y = node_y - 130, spine_y = 20;
   std::map<std::string, Box> boxes;
   auto place = [&](const std::vector<std::string>& names, double y, double w_each) {
@@ -154,16 +154,19 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
     const bool culprit =
         f.localisation && f.localisation->node == l.first && f.localisation->link == l.second;
     auto ev = evidence.find(l);
-    std::string colour = ev != evidence.end() ? "#dc2626" : TrafficColour(std::max(ratio, 0.08));
+    // A link whose traffic fell below half its baseline is drawn dashed
+    // (white on white would vanish), at least a fifth of the way to blue.
+    std::string colour = ev != evidence.end() ? "#dc2626" : TrafficColour(std::max(ratio, 0.2));
+    const char* dash = ev == evidence.end() && ratio < 0.5 ? " stroke-dasharray=\"6 4\"" : "";
     std::string tip = fmt::format("{} {}: tx {} -> {} Gbit/s", l.first, l.second,
                                   base ? fmt::format("{:.3g}", *base) : "?",
                                   during ? fmt::format("{:.3g}", *during) : "?");
     if (ev != evidence.end()) tip += "; " + fmt::format("{}", fmt::join(ev->second.rises, ", "));
     out += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-        "stroke-width=\"{}\" data-link=\"{} {}\"><title>{}</title></line>\n",
+        "stroke-width=\"{}\" data-link=\"{} {}\"{}><title>{}</title></line>\n",
         x, n.y, sw.cx(), sw.y + sw.h, colour, culprit ? 7 : (ev != evidence.end() ? 4 : 3),
-        Esc(l.first), Esc(l.second), Esc(tip));
+        Esc(l.first), Esc(l.second), dash, Esc(tip));
     out += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\">{}</text>\n", x,
         n.y - 4, Esc(l.second));
@@ -185,6 +188,11 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
         b.x, b.y, b.w, b.h, is_node ? "#f3f4f6" : "#e5e7eb", culprit_node ? "#b91c1c" : "#6b7280",
         culprit_node ? 3 : 1, b.cx(), b.y + 21, Esc(name));
   }
+  out += fmt::format(
+      "<text x=\"10\" y=\"{:.0f}\" font-size=\"11\" fill=\"#374151\">Links: blue as usual, "
+      "paler as their traffic fell (dashed below half), red where error or drop counters rose; "
+      "hover a link for its numbers.</text>\n",
+      height - 6);
   out += "</svg>\n";
   return out;
 }

@@ -56,7 +56,7 @@ std::vector<LinkStats> AnalyzeLinks(const CounterIndex& counters,
   std::map<std::pair<std::string, std::string>, LinkStats> by_link;
   for (const auto& [key, s] : counters.series()) {
     const auto [link, counter] = SplitKey(key.second);
-    if (link == "tcp" || counter.empty()) continue;
+    if (link == "tcp" || link.starts_with("rank/") || counter.empty()) continue;
     LinkStats& l = by_link[{key.first, link}];
     if (l.phases.empty()) {
       l.node = key.first;

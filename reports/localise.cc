@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -63,7 +64,7 @@ std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const Loc
   std::map<std::pair<std::string, std::string>, Candidate> by_link;
   for (const auto& [key, s] : counters.series()) {
     const auto [link, counter] = SplitKey(key.second);
-    if (link == "tcp") continue;
+    if (link == "tcp" || link.starts_with("rank/")) continue;
     const double weight = LinkEvidenceWeight(counter);
     if (weight <= 0) continue;
     const Excess e = ExcessOf(s, w);
@@ -174,6 +175,61 @@ std::optional<RankEvidence> LastToArrive(const std::vector<Iteration>& series,
   return e;
 }
 
+// The rate a cumulative counter rose at between its last sample at or
+// before FROM and its last at or before TO (resets as CounterIncrease);
+// nullopt without two such samples.
+std::optional<double> RateOver(const CounterIndex::Series& s, double from, double to) {
+  const std::pair<double, double>* a = nullptr;
+  const std::pair<double, double>* b = nullptr;
+  for (const auto& x : s) {
+    if (x.first <= from) a = &x;
+    if (x.first <= to) b = &x;
+  }
+  if (a == nullptr || b == nullptr || !(b->first > a->first)) return std::nullopt;
+  return CounterIncrease(s, a->first, b->first) / (b->first - a->first);
+}
+
+struct CpuEvidence {
+  int rank = 0;
+  std::string node;
+  double ratio = 1;   // its CPU rate in the window over its rate in the reference
+  double others = 1;  // the other ranks' median ratio
+};
+
+// Signal 3b: the rank that got less CPU time than it did in the reference
+// while its peers did not ("rank/<r>.cpu_seconds", agents/counters.h): at
+// most 85 % of its reference rate, and 12 points below its peers' median.
+std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const LocaliseWindow& w) {
+  if (!(w.ref_to_s > w.ref_from_s)) return std::nullopt;
+  std::vector<CpuEvidence> ranks;
+  for (const auto& [key, s] : counters.series()) {
+    const auto [link, counter] = SplitKey(key.second);
+    if (!link.starts_with("rank/") || counter != "cpu_seconds") continue;
+    const std::optional<double> ref = RateOver(s, w.ref_from_s, w.ref_to_s);
+    const std::optional<double> in = RateOver(s, w.from_s, w.to_s);
+    if (!ref || !in || *ref < 0.05) continue;
+    ranks.push_back({.rank = std::atoi(link.c_str() + 5), .node = key.first, .ratio = *in / *ref});
+  }
+  if (ranks.size() < 2) return std::nullopt;
+  auto low = std::min_element(ranks.begin(), ranks.end(),
+                              [](const auto& a, const auto& b) { return a.ratio < b.ratio; });
+  std::vector<double> others;
+  for (const CpuEvidence& r : ranks) {
+    if (&r != &*low) others.push_back(r.ratio);
+  }
+  CpuEvidence e = *low;
+  e.others = Median(std::move(others)).value_or(1);
+  if (e.ratio > 0.85 || e.others - e.ratio < 0.12) return std::nullopt;
+  return e;
+}
+
+std::string CpuWords(const CpuEvidence& c) {
+  return fmt::format(
+      "rank {} ({}) ran {:.0f} % of its baseline CPU time while its peers ran {:.0f} %: stopped "
+      "or starved",
+      c.rank, c.node, 100 * c.ratio, 100 * c.others);
+}
+
 std::string RankWords(const RankEvidence& r) {
   return fmt::format(
       "rank {} ({}) entered the collective last: its peers waited {:.0f} ms per second for it "
@@ -212,6 +268,7 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
   const std::vector<Candidate> links = LinkEvidenceIn(counters, w);
   const std::vector<Candidate> transport = TransportCandidates(counters, w);
   const std::optional<RankEvidence> last = LastToArrive(series, w);
+  const std::optional<CpuEvidence> starved = StarvedRank(counters, w);
   auto transport_words = [&](const std::string& node) -> std::optional<std::string> {
     for (const Candidate& c : transport) {
       if (c.node == node) return node + ": " + fmt::format("{}", fmt::join(c.rises, ", "));
@@ -246,6 +303,18 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
       }
     }
     out.confidence = alone ? "high" : "medium";
+    return out;
+  }
+  if (starved) {
+    out.element = fmt::format("rank {} ({})", starved->rank, starved->node);
+    out.node = starved->node;
+    out.rank = starved->rank;
+    out.evidence.push_back(CpuWords(*starved));
+    const bool agree = last && last->rank == starved->rank;
+    if (last) out.evidence.push_back(RankWords(*last) + (agree ? "" : " — another rank"));
+    out.evidence.push_back("no link counter rose beyond its baseline rate");
+    if (auto t = transport_words(starved->node)) out.evidence.push_back(*t);
+    out.confidence = agree || starved->ratio <= 0.7 ? "high" : "medium";
     return out;
   }
   if (last) {

@@ -20,9 +20,12 @@
 //    wait is the delay it caused; per rank, that delay in ms per second,
 //    against the reference (a straggler stopped 50 ms of every 200 ms
 //    causes ~100 ms/s where every rank causes ~30 by chance here).
+// 3b. The ranks' CPU time ("rank/<r>.cpu_seconds"): a rank that ran at most
+//    85 % of its baseline CPU rate while its peers' median stayed 12 points
+//    above it was stopped or starved.
 // The link with the largest weighted excess wins (high confidence when it
-// is at least 3x the next link's); without link evidence a
-// clear last-arriving rank; without either, the node that retransmitted
+// is at least 3x the next link's); without link evidence a starved rank
+// (3b), else a clear last-arriving rank; without any, the node that retransmitted
 // most (low confidence: a node retransmits toward a broken peer too).
 #pragma once
 

@@ -22,6 +22,7 @@ struct ProcInfo {
   int pid = 0;
   uint64_t start_ticks = 0;  // /proc/PID/stat field 22: start time, clock ticks after boot
   char state = '?';          // /proc/PID/stat field 3: R S D T t Z X ...
+  uint64_t cpu_ticks = 0;    // fields 14 + 15: user + system CPU time, clock ticks
   std::string exe_name;      // basename of /proc/PID/exe; "" when unreadable
   std::string net_ns;        // /proc/PID/ns/net link text, e.g. "net:[4026531840]"
   std::map<std::string, std::string> env;  // /proc/PID/environ

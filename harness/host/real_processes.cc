@@ -49,7 +49,9 @@ Status ParseProcStat(const std::string& text, ProcInfo* info) {
   // Field 3 (state) is the first after the comm; start time is field 22.
   std::string field;
   rest >> info->state;
+  info->cpu_ticks = 0;
   for (int i = 4; i <= 21 && rest >> field; ++i) {
+    if (i == 14 || i == 15) info->cpu_ticks += std::strtoull(field.c_str(), nullptr, 10);
   }
   if (!(rest >> info->start_ticks))
     return InvalidArgument("malformed stat (no start time): " + text);

@@ -254,6 +254,7 @@ TEST(RealProcesses, ParsesStatWithAwkwardComm) {
                   .ok());
   EXPECT_EQ(info.state, 'T');
   EXPECT_EQ(info.start_ticks, 777u);
+  EXPECT_EQ(info.cpu_ticks, 14u + 15u);  // utime + stime
   EXPECT_FALSE(ParseProcStat("garbage", &info).ok());
 }
 

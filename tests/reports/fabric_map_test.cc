@@ -86,6 +86,34 @@ TEST(FabricMap, TheHeatMapHasARowPerLinkRedWhereCountersRoseAndTheFaultWindow) {
   EXPECT_NE(svg.find("(10 % of its baseline)"), std::string::npos);
 }
 
+// A leaf/spine fabric: the spine above the leaves, its downlinks grey and
+// dashed (no counters), each node link to the leaf its port is cabled to.
+TEST(FabricMap, LeavesAndASpineAreDrawnWithTheirCabling) {
+  RunData run = RunWithCounters();
+  run.switches = {{.name = "rail0-leaf0",
+                   .role = "leaf",
+                   .ports = {{.name = "swp0", .to = "n0:fab0"},
+                             {.name = "swp1", .to = "n1:fab0"},
+                             {.name = "up0", .to = "rail0-spine:dn0"}}},
+                  {.name = "rail0-leaf1",
+                   .role = "leaf",
+                   .ports = {{.name = "swp2", .to = "n2:fab0"},
+                             {.name = "swp3", .to = "n3:fab0"},
+                             {.name = "up0", .to = "rail0-spine:dn1"}}},
+                  {.name = "rail0-spine",
+                   .role = "spine",
+                   .ports = {{.name = "dn0", .to = "rail0-leaf0:up0"},
+                             {.name = "dn1", .to = "rail0-leaf1:up0"}}}};
+  const Summary s = Analyze(run);
+  const std::string svg = RenderFabricMap(s, run, CounterIndex(run.events), s.faults[0]);
+  EXPECT_EQ(ParseXml(svg).error, "") << svg;
+  for (const char* part : {">rail0-spine</text>", ">rail0-leaf0</text>", ">rail0-leaf1</text>",
+                           "rail0-spine dn0 - rail0-leaf0:up0 (a switch link: no counters)"}) {
+    EXPECT_NE(svg.find(part), std::string::npos) << part;
+  }
+  EXPECT_EQ(svg.find(">fabric</text>"), std::string::npos);
+}
+
 TEST(FabricMap, TrafficColoursRunFromWhiteToBlue) {
   EXPECT_EQ(TrafficColour(0), "#ffffff");
   EXPECT_EQ(TrafficColour(1), "#1d4ed8");

@@ -152,6 +152,32 @@ TEST(Localise, RetransmissionsAloneNameANodeAtLowConfidence) {
   EXPECT_EQ(c->confidence, "low");
 }
 
+// A rank stopped a quarter of the time runs three quarters of its CPU;
+// its busy-polling peers keep theirs. The CPU signal names it, ahead of
+// the line-up's.
+TEST(Localise, ARankThatLostItsCpuTimeIsNamed) {
+  const auto events = Samples({"rank/0.cpu_seconds", "fab0.tx_bytes"},
+                              [](const std::string& node, const std::string& c, int t) -> double {
+                                if (c == "fab0.tx_bytes") return 1e9 * t;
+                                if (node != "n2" || t <= 15) return 0.9 * t;
+                                return 0.9 * 15 + 0.65 * (t - 15);
+                              });
+  auto c = Localise(CounterIndex(events), Iterations(1, 35, 15, 20), kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "rank 0 (n2)");  // the counter names its rank; the node is the agent's
+  EXPECT_EQ(c->node, "n2");
+  EXPECT_EQ(c->confidence, "medium");  // the line-up blames another rank; 72 % is not <= 70 %
+  EXPECT_EQ(c->evidence.front(),
+            "rank 0 (n2) ran 72 % of its baseline CPU time while its peers ran 100 %: stopped or "
+            "starved");
+  // Every rank losing CPU alike (a hog on a shared machine) names nothing.
+  const auto all =
+      Samples({"rank/0.cpu_seconds"}, [](const std::string&, const std::string&, int t) -> double {
+        return t <= 15 ? 0.9 * t : 0.9 * 15 + 0.5 * (t - 15);
+      });
+  EXPECT_FALSE(Localise(CounterIndex(all), {}, kWindow).has_value());
+}
+
 TEST(Localise, EvidenceWeights) {
   EXPECT_EQ(LinkEvidenceWeight("carrier_changes"), 1000);
   EXPECT_EQ(LinkEvidenceWeight("link_downed"), 1000);
