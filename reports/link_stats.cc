@@ -10,12 +10,6 @@ namespace fdrill {
 
 namespace {
 
-std::pair<std::string, std::string> SplitKey(const std::string& key) {
-  const size_t dot = key.find('.');
-  if (dot == std::string::npos) return {key, ""};
-  return {key.substr(0, dot), key.substr(dot + 1)};
-}
-
 enum class Kind { kNone, kDrop, kError, kShaped, kCarrier };
 
 Kind KindOf(const std::string& c) {
@@ -55,7 +49,7 @@ std::vector<LinkStats> AnalyzeLinks(const CounterIndex& counters,
                                     const std::vector<InventorySwitch>& switches) {
   std::map<std::pair<std::string, std::string>, LinkStats> by_link;
   for (const auto& [key, s] : counters.series()) {
-    const auto [link, counter] = SplitKey(key.second);
+    const auto [link, counter] = SplitCounterKey(key.second);
     if (link == "tcp" || link.starts_with("rank/") || counter.empty()) continue;
     LinkStats& l = by_link[{key.first, link}];
     if (l.phases.empty()) {
@@ -129,7 +123,7 @@ std::vector<NodeTransport> AnalyzeTransport(const CounterIndex& counters,
                                             const std::vector<PhaseStats>& phases) {
   std::map<std::string, NodeTransport> by_node;
   for (const auto& [key, s] : counters.series()) {
-    const auto [group, counter] = SplitKey(key.second);
+    const auto [group, counter] = SplitCounterKey(key.second);
     if (group != "tcp" || (counter != "retrans_segs" && counter != "timeouts")) continue;
     NodeTransport& n = by_node[key.first];
     if (n.phases.empty()) {
@@ -157,7 +151,7 @@ std::vector<RatePoint> LinkRates(const CounterIndex& counters, const std::string
   std::set<double> evidence;
   for (auto it = all.lower_bound({node, link + "."}); it != all.end() && it->first.first == node;
        ++it) {
-    const auto [l, c] = SplitKey(it->first.second);
+    const auto [l, c] = SplitCounterKey(it->first.second);
     if (l != link || LinkEvidenceWeight(c) <= 0) continue;
     for (size_t i = 1; i < it->second.size(); ++i) {
       if (it->second[i].second != it->second[i - 1].second) evidence.insert(it->second[i].first);

@@ -12,15 +12,13 @@
 
 namespace fdrill {
 
-namespace {
-
-// "fab0.qdisc_drops" -> ("fab0", "qdisc_drops"); "ib/mlx5_0/1.symbol_error"
-// -> ("ib/mlx5_0/1", "symbol_error"). The link part never holds a dot.
-std::pair<std::string, std::string> SplitKey(const std::string& key) {
+std::pair<std::string, std::string> SplitCounterKey(const std::string& key) {
   const size_t dot = key.find('.');
   if (dot == std::string::npos) return {key, ""};
   return {key.substr(0, dot), key.substr(dot + 1)};
 }
+
+namespace {
 
 bool Contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
@@ -63,7 +61,7 @@ using Candidate = LinkEvidence;
 std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const LocaliseWindow& w) {
   std::map<std::pair<std::string, std::string>, Candidate> by_link;
   for (const auto& [key, s] : counters.series()) {
-    const auto [link, counter] = SplitKey(key.second);
+    const auto [link, counter] = SplitCounterKey(key.second);
     if (link == "tcp" || link.starts_with("rank/")) continue;
     const double weight = LinkEvidenceWeight(counter);
     if (weight <= 0) continue;
@@ -88,7 +86,7 @@ namespace {
 std::vector<Candidate> TransportCandidates(const CounterIndex& counters, const LocaliseWindow& w) {
   std::map<std::string, Candidate> by_node;
   for (const auto& [key, s] : counters.series()) {
-    const auto [link, counter] = SplitKey(key.second);
+    const auto [link, counter] = SplitCounterKey(key.second);
     if (link != "tcp") continue;
     double weight = 0;
     if (counter == "retrans_segs") weight = 1;
@@ -176,10 +174,11 @@ std::optional<RankEvidence> LastToArrive(const std::vector<Iteration>& series,
 }
 
 // The rate a cumulative counter rose at between its last sample at or
-// before FROM and its last at or before TO (resets as CounterIncrease);
-// nullopt without two such samples.
+// before FROM (or, when it started later — a rank's first sample comes
+// after the baseline began — its first sample) and its last at or before
+// TO (resets as CounterIncrease); nullopt without two such samples.
 std::optional<double> RateOver(const CounterIndex::Series& s, double from, double to) {
-  const std::pair<double, double>* a = nullptr;
+  const std::pair<double, double>* a = s.empty() ? nullptr : &s.front();
   const std::pair<double, double>* b = nullptr;
   for (const auto& x : s) {
     if (x.first <= from) a = &x;
@@ -203,7 +202,7 @@ std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const Local
   if (!(w.ref_to_s > w.ref_from_s)) return std::nullopt;
   std::vector<CpuEvidence> ranks;
   for (const auto& [key, s] : counters.series()) {
-    const auto [link, counter] = SplitKey(key.second);
+    const auto [link, counter] = SplitCounterKey(key.second);
     if (!link.starts_with("rank/") || counter != "cpu_seconds") continue;
     const std::optional<double> ref = RateOver(s, w.ref_from_s, w.ref_to_s);
     const std::optional<double> in = RateOver(s, w.from_s, w.to_s);

@@ -14,18 +14,11 @@
 namespace fdrill {
 namespace {
 
+using reports_test::AnalyzeRun;
 using reports_test::kBaselineGbps;
 using reports_test::kBaseMs;
 using reports_test::SyntheticRun;
 using reports_test::TempDir;
-
-Summary AnalyzeRun(const SyntheticRun& run) {
-  TempDir dir;
-  run.WriteTo(dir.path());
-  Result<RunData> data = LoadRunDir(dir.path().string());
-  EXPECT_TRUE(data.ok()) << data.status().ToString();
-  return data.ok() ? Analyze(*data) : Summary{};
-}
 
 const ExpectationResult* Find(const Summary& s, const std::string& name) {
   auto it = std::find_if(s.expectations.begin(), s.expectations.end(),

@@ -12,6 +12,7 @@
 namespace fdrill {
 namespace {
 
+using reports_test::AnalyzeRun;
 using reports_test::SyntheticRun;
 using reports_test::TempDir;
 
@@ -170,6 +171,21 @@ TEST(Localise, ARankThatLostItsCpuTimeIsNamed) {
   EXPECT_EQ(c->evidence.front(),
             "rank 0 (n2) ran 72 % of its baseline CPU time while its peers ran 100 %: stopped or "
             "starved");
+  // Ranks sampled only from after the baseline began (the workload starts
+  // with it): the reference runs from their first sample.
+  const auto late = Samples({"rank/0.cpu_seconds"},
+                            [](const std::string& node, const std::string&, int t) -> double {
+                              if (t < 2) return 0;
+                              return node != "n2" || t <= 15 ? 0.9 * t : 0.9 * 15 + 0.6 * (t - 15);
+                            });
+  std::vector<Event> from_two;
+  for (const Event& e : late) {
+    if (e.t >= 2) from_two.push_back(e);
+  }
+  auto l = Localise(CounterIndex(from_two), {}, kWindow);
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->element, "rank 0 (n2)");
+  EXPECT_EQ(l->confidence, "high");  // 67 %
   // Every rank losing CPU alike (a hog on a shared machine) names nothing.
   const auto all =
       Samples({"rank/0.cpu_seconds"}, [](const std::string&, const std::string&, int t) -> double {
@@ -188,14 +204,6 @@ TEST(Localise, EvidenceWeights) {
   EXPECT_EQ(LinkEvidenceWeight("port_xmit_discards"), 1);
   EXPECT_EQ(LinkEvidenceWeight("tx_bytes"), 0);
   EXPECT_EQ(LinkEvidenceWeight("port_xmit_wait"), 0);
-}
-
-Summary AnalyzeRun(const SyntheticRun& run) {
-  TempDir dir;
-  run.WriteTo(dir.path());
-  Result<RunData> data = LoadRunDir(dir.path().string());
-  EXPECT_TRUE(data.ok()) << data.status().ToString();
-  return data.ok() ? Analyze(*data) : Summary{};
 }
 
 // n1's shaper counters, sampled every second; rising from `from` to `to`.

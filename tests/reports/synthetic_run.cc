@@ -6,6 +6,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+
+#include "reports/run_dir.h"
 #include "tests/support/scratch_dir.h"
 
 namespace fdrill::reports_test {
@@ -20,6 +23,14 @@ TempDir::TempDir() : path_(MakeTempDir("fdrill-reports-")) {
 TempDir::~TempDir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+Summary AnalyzeRun(const SyntheticRun& run) {
+  TempDir dir;
+  run.WriteTo(dir.path());
+  Result<RunData> data = LoadRunDir(dir.path().string());
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  return data.ok() ? Analyze(*data) : Summary{};
 }
 
 SyntheticRun::SyntheticRun() {

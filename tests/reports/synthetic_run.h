@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/analysis.h"
 #include "reports/report.h"
 
 namespace fdrill::reports_test {
@@ -49,6 +50,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+class SyntheticRun;
+// RUN written to a temporary directory, loaded and analysed (an empty
+// Summary, with a test failure, when it does not load).
+Summary AnalyzeRun(const SyntheticRun& run);
 
 class SyntheticRun {
  public:
