@@ -116,6 +116,15 @@ void AddCounter(Families& fams, const std::string& node, const std::string& key,
   const std::string_view k(key);
   if (dot != std::string::npos && dot > 0 && dot + 1 < key.size()) {
     std::string_view owner = k.substr(0, dot), counter = k.substr(dot + 1);
+    // "tcp.retrans_segs": the node's transport (agents/counters.h).
+    if (owner == "tcp") {
+      Family& f = fams.Get(CounterFamily("fdrill_tcp_", counter),
+                           "The node's TCP counter " + std::string(counter) +
+                               " (cumulative, /proc/net/snmp or netstat).",
+                           "counter");
+      Add(f, {{"node", node}}, value);
+      return;
+    }
     if (owner.find('/') == std::string_view::npos) {
       Family& f = fams.Get(CounterFamily("fdrill_netdev_", counter),
                            "Network interface counter " + std::string(counter) +

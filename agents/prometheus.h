@@ -10,6 +10,7 @@
 //   fdrill_lease_active / fdrill_workload_running     gauge, 0 or 1
 //   fdrill_counters_sample_age_seconds                gauge, absent before the first sample
 //   counters, cumulative as the kernel/device keeps them, by key shape:
+//     "tcp.<counter>"               -> fdrill_tcp_<counter>_total (the node's)
 //     "<interface>.<counter>"       -> fdrill_netdev_<counter>_total{interface}
 //     "ib/<device>/<port>.<counter>" -> fdrill_ib_port_<counter>_total{device,port}
 //     "gpu<i>/nvlink<l>.<counter>"  -> fdrill_nvlink_<counter>_total{gpu,link}

@@ -286,6 +286,7 @@ AgentMetricsSnapshot BusySnapshot() {
   s.counters = {
       {"fab0.rx_bytes", 18446744073709551615ull},  // 2^64-1: must print exactly
       {"fab0.qdisc_drops", 7},
+      {"tcp.retrans_segs", 324},
       {"eth0.100.tx_packets", 3},  // a VLAN: splits at the last dot
       {"ib/mlx5_0/1.symbol_error", 4},
       {"ib/mlx5_0/1.link_downed_total", 1},  // already _total: not doubled
@@ -330,6 +331,9 @@ TEST(PrometheusTest, CounterKeysMapToFamiliesAndLabels) {
       has("fdrill_netdev_rx_bytes_total{" + node + ",interface=\"fab0\"} 18446744073709551615"));
   EXPECT_TRUE(has("fdrill_netdev_qdisc_drops_total{" + node + ",interface=\"fab0\"} 7"));
   EXPECT_TRUE(has("fdrill_netdev_tx_packets_total{" + node + ",interface=\"eth0.100\"} 3"));
+  // The node's transport counters are the node's, not an interface's.
+  EXPECT_TRUE(has("fdrill_tcp_retrans_segs_total{" + node + "} 324")) << text;
+  EXPECT_EQ(text.find("interface=\"tcp\""), std::string::npos);
   EXPECT_TRUE(
       has("fdrill_ib_port_symbol_error_total{" + node + ",device=\"mlx5_0\",port=\"1\"} 4"));
   EXPECT_TRUE(has("fdrill_ib_port_link_downed_total{" + node + ",device=\"mlx5_0\",port=\"1\"} 1"));
