@@ -9,6 +9,7 @@
 
 #include "agents/counters.h"
 #include "agents/inventory.h"
+#include "agents/software.h"
 #include "harness/core/log.h"
 #include "harness/core/version.h"
 #include "harness/wire/protocol.h"
@@ -345,6 +346,9 @@ Result<Json> AgentService::Inventory() {
   auto inv = DiscoverInventory(*host_.sysfs, host_.gpus);
   if (!inv.ok()) return inv.status();
   (*inv)[proto::key::kNode] = config_.node;
+  Json software = DiscoverSoftware(*host_.sysfs);
+  software["fdrill"] = kFdrillVersion;
+  (*inv)["software"] = std::move(software);
   return inv;
 }
 
@@ -410,13 +414,18 @@ void AgentService::Tick() {
     }
   }
   const Duration every = config_.telemetry_interval;
-  if (tail_.watching() && now - last_counters_ >= every) {
+  // Counters while a drill owns the node (a switch's agent has no workload
+  // to watch) or a workload's run is watched.
+  if ((tail_.watching() || lease_held_) && now - last_counters_ >= every) {
     // On a grid of the interval, not one interval after whenever the tick
     // landed: with a 100 ms idle tick the latter drifts (1 s -> 1.1 s).
     last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every : now;
     TelemetrySources sources;
     sources.mgmt_interface = config_.mgmt_interface;
     sources.gpus = TelemetryGpus();
+    if (tcp_links_ == nullptr && host_.tcp_sockets != nullptr)
+      tcp_links_ = std::make_unique<TcpLinkRetrans>(*host_.tcp_sockets);
+    sources.tcp_links = tcp_links_.get();
     auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
     if (counters.ok() && host_.procs != nullptr) SampleRankCpu(*host_.procs, *counters);
     if (counters.ok() && push_)

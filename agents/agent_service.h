@@ -31,6 +31,7 @@
 #include "agents/audit.h"
 #include "agents/journal.h"
 #include "agents/metrics_tail.h"
+#include "agents/tcp_link_retrans.h"
 #include "agents/workload.h"
 #include "harness/core/clock.h"
 #include "harness/host/gpus.h"
@@ -141,6 +142,7 @@ class AgentService {
   Clock::TimePoint last_counters_{};
   Gpus* telemetry_gpus_ = nullptr;
   bool telemetry_gpus_tried_ = false;
+  std::unique_ptr<TcpLinkRetrans> tcp_links_;  // from host_.tcp_sockets, on first use
   bool lease_held_ = false;
   Clock::TimePoint lease_deadline_{};
 };

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agents/sysfs_text.h"
+#include "agents/tcp_link_retrans.h"
 #include "injectors/ranks.h"
 
 namespace fdrill {
@@ -227,6 +228,8 @@ void SampleRankCpu(ProcessTable& procs, Json& out) {
 Result<Json> SampleTelemetry(ProcessRunner& runner, SysFs* sysfs, const TelemetrySources& sources) {
   auto netdevs = SampleCounters(runner, sysfs, sources.mgmt_interface);
   Json out = netdevs.ok() ? std::move(*netdevs) : Json::object();
+  if (netdevs.ok() && sources.tcp_links != nullptr)
+    sources.tcp_links->Sample(sources.mgmt_interface, out);
   if (sysfs != nullptr) SampleIbCounters(*sysfs, sources.infiniband, out);
   if (sources.gpus != nullptr) SampleNvLinkCounters(*sources.gpus, out);
   if (!netdevs.ok() && out.empty()) return netdevs.status();

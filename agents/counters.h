@@ -25,6 +25,10 @@
 // rx_missed_errors (NIC ring overflows), which `ip` lists apart. Qdisc
 // counters come from `tc -s -j qdisc` (netlink).
 //
+// 1b. Per link, the TCP segments the node retransmitted through it,
+//    "<if>.tcp_retrans_segs" (sock_diag; agents/tcp_link_retrans.h): the
+//    sender's view of loss that no netdev counter of its own shows.
+//
 // 2. InfiniBand / RoCE ports (SampleIbCounters), "ib/<dev>/<port>.<counter>",
 //    from IB/DEV/ports/N/counters/ (Documentation/ABI/stable/sysfs-class-
 //    infiniband): port_xmit_data, port_rcv_data, port_xmit_packets,
@@ -58,10 +62,14 @@
 
 namespace fdrill {
 
+class TcpLinkRetrans;
+
 struct TelemetrySources {
   std::string mgmt_interface;  // never sampled
   std::string infiniband = "/sys/class/infiniband";
   Gpus* gpus = nullptr;  // null: no NVLink counters
+  // "<if>.tcp_retrans_segs" (agents/tcp_link_retrans.h); null: none.
+  TcpLinkRetrans* tcp_links = nullptr;
 };
 
 // One sample of everything above. Fails only when no source answered at

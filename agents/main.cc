@@ -43,6 +43,7 @@
 #include "harness/host/real_nvml.h"
 #include "harness/host/real_process_runner.h"
 #include "harness/host/real_processes.h"
+#include "harness/host/tcp_sockets.h"
 #include "harness/tls/tls_context.h"
 
 int main(int argc, char** argv) {
@@ -174,7 +175,9 @@ int main(int argc, char** argv) {
   RealProcessTable procs;
   RealClock clock;
   Host host{&runner, &sysfs, &procs};
-  host.gpus = &NvmlAt(NvmlLibraryPath());  // opened on first use; a GPU-less node says why then
+  host.gpus = &NvmlAt(NvmlLibraryPath());
+  RealTcpSockets tcp_sockets;
+  host.tcp_sockets = &tcp_sockets;  // opened on first use; a GPU-less node says why then
   FakeHost fake;
   if (fake_host) host = fake.host();
 

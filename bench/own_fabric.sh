@@ -3,8 +3,9 @@
 #   source bench/own_fabric.sh NAME
 # Refuses (exit 2) unless run as root with no fabric up. Sets FDRILL (the
 # built fdrill) and work (a fresh directory /tmp/fdrill-NAME.XXXXXX); on
-# exit, whatever happened, takes the fabric down and removes work. The
-# caller brings the fabric up itself.
+# exit, whatever happened, takes the fabric down and removes work (kept,
+# and its path printed, with FDRILL_KEEP=1). The caller brings the fabric
+# up itself.
 FDRILL=build/bin/fdrill
 [ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 2; }
 if [ -e /run/fdrill/fabric/fabric.json ]; then
@@ -12,5 +13,8 @@ if [ -e /run/fdrill/fabric/fabric.json ]; then
   exit 2
 fi
 work=$(mktemp -d "/tmp/fdrill-$1.XXXXXX")
-cleanup() { $FDRILL fabric down >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() {
+  $FDRILL fabric down >/dev/null 2>&1 || true
+  if [ "${FDRILL_KEEP:-0}" = 1 ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
 trap cleanup EXIT

@@ -207,7 +207,7 @@ void AnalyzeTenants(const RunData& run, const AnalysisOptions& options, int wind
     }
     std::vector<std::string> ignored;
     const std::vector<FaultStats> felt =
-        AnalyzeFaults(run.events, series, stats.baseline, window, &ignored);
+        AnalyzeFaults(run.events, series, stats.baseline, window, &ignored, run.switches);
     for (size_t i = 0; i < felt.size() && i < s->faults.size(); ++i) {
       s->faults[i].workloads.push_back({.workload = w.name,
                                         .slowdown = felt[i].slowdown,
@@ -246,7 +246,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
                        ") holds no iteration: slowdown and recovery cannot be measured");
   }
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
-  s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors);
+  s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors, run.switches);
   s.anomalies = FindAnomalies(run.events, series, s.baseline, s.faults);
   if (s.baseline.progress_gbps && !series.empty()) {
     double from = -std::numeric_limits<double>::infinity();

@@ -48,10 +48,13 @@ double BandLow(double median, double mad, const AnalysisOptions& options = {});
 // One FaultStats per fault_applied event, in timeline order; a fault_reverted
 // pairs with the latest unreverted application of its id. Problems (an apply
 // never confirmed, a fault never reverted) are appended to *errors.
+// SWITCHES (inventory.json's cabling; empty on a real cluster): a live
+// culprit at either end of a faulted cable names the fault.
 std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
                                       const std::vector<Iteration>& series,
                                       const Baseline& baseline, int recovery_window_iters,
-                                      std::vector<std::string>* errors);
+                                      std::vector<std::string>* errors,
+                                      const std::vector<InventorySwitch>& switches = {});
 
 // Which iterations redo a step an earlier launch of the job completed (a
 // relaunch resuming from its checkpoint): aligned with SERIES.

@@ -117,6 +117,8 @@ Comparison CompareRuns(const RunData& a, const RunData& b, const CompareOptions&
   Comparison c;
   c.a_name = a.plan.name;
   c.b_name = b.plan.name;
+  c.fingerprinted = !a.fingerprint.empty() && !b.fingerprint.empty();
+  if (c.fingerprinted) c.differences = DiffFingerprints(a.fingerprint, b.fingerprint);
   c.options = options;
   std::vector<std::string> phase_order;
   const Samples sa = Collect(a, &phase_order);

@@ -59,6 +59,11 @@ struct Comparison {
   std::string a_name, b_name;  // plan names
   CompareOptions options;
   std::vector<CompareRow> rows;  // by op, size, then phase in A's order
+  // What the nodes ran that differs between A and B (inventory.json's
+  // software, firmware, MTUs); empty when nothing known differs.
+  std::vector<FingerprintDifference> differences;
+  // Whether both runs recorded what their nodes ran.
+  bool fingerprinted = false;
   // regression if any row regressed; else improvement if any improved; else
   // no change (also when no row could be compared).
   CompareVerdict overall = CompareVerdict::kNoChange;

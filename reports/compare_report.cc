@@ -61,6 +61,21 @@ std::string RenderCompareMarkdown(const Comparison& c) {
                  "lies wholly above {:g} with p below {:g}; else no change (threshold {:g} %).\n\n",
                  o.confidence * 100, o.resamples, 1 - o.threshold, o.alpha, 1 + o.threshold,
                  o.alpha, o.threshold * 100);
+  // What changed comes before what it did.
+  if (!c.fingerprinted) {
+    out +=
+        "What the nodes ran: not recorded by both runs (inventory.json without "
+        "`software`: an older fdrill, or no inventory), so this cannot say what changed.\n\n";
+  } else if (c.differences.empty()) {
+    out +=
+        "What the nodes ran: the same in both (kernel, drivers, HCA firmware, MTUs, transport "
+        "sysctls, fdrill).\n\n";
+  } else {
+    out += "## What differs\n\n| | A | B |\n|---|---|---|\n";
+    for (const FingerprintDifference& d : c.differences)
+      fmt::format_to(w, "| {} | {} | {} |\n", d.key, d.a, d.b);
+    out += "\n";
+  }
   if (c.rows.empty()) {
     out += "No (op, size, phase) was measured by either run.\n";
     return out;
@@ -102,6 +117,10 @@ std::string RenderCompareJson(const Comparison& c) {
                  {"confidence", o.confidence},
                  {"resamples", o.resamples},
                  {"seed", o.seed}};
+  j["fingerprinted"] = c.fingerprinted;
+  j["differences"] = Json::array();
+  for (const FingerprintDifference& d : c.differences)
+    j["differences"].push_back({{"key", d.key}, {"a", d.a}, {"b", d.b}});
   j["rows"] = Json::array();
   for (const CompareRow& r : c.rows) {
     Json row = {{"op", r.op},

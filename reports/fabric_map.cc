@@ -29,12 +29,19 @@ std::optional<double> MeanTx(const CounterIndex& counters, const LinkKey& l, dou
   return CounterIncrease(it->second, from, to) * 8 / (to - from) / 1e9;
 }
 
-// Every (node, link) the counters name, in the plan's node order.
+// Every (node, link) the counters name, in the plan's node order; a
+// switch's ports (sampled by its agent when a fault named it) are drawn as
+// the cables they end, not as nodes.
 std::vector<LinkKey> Links(const Summary& s, const RunData& run) {
   std::map<std::string, size_t> order;
   for (size_t i = 0; i < run.plan.nodes.size(); ++i) order[run.plan.nodes[i]] = i;
   std::vector<LinkKey> out;
-  for (const LinkStats& l : s.links) out.push_back({l.node, l.link});
+  for (const LinkStats& l : s.links) {
+    const bool on_switch =
+        std::any_of(run.switches.begin(), run.switches.end(),
+                    [&](const InventorySwitch& sw) { return sw.name == l.node; });
+    if (!on_switch) out.push_back({l.node, l.link});
+  }
   std::stable_sort(out.begin(), out.end(), [&](const LinkKey& a, const LinkKey& b) {
     const size_t ia = order.count(a.first) ? order[a.first] : order.size();
     const size_t ib = order.count(b.first) ? order[b.first] : order.size();
@@ -118,25 +125,37 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
       width, height, width, height, Esc(f.id), Esc(f.id));
   // Where each node link meets a switch: the leaf port cabled to it.
   std::map<LinkKey, std::string> leaf_of;
+  std::map<LinkKey, LinkKey> port_of;  // node link -> the leaf port at its other end
   for (const InventorySwitch* sw : leaves) {
     for (const InventoryPort& p : sw->ports) {
       const size_t colon = p.to.find(':');
-      if (colon != std::string::npos)
-        leaf_of[{p.to.substr(0, colon), p.to.substr(colon + 1)}] = sw->name;
+      if (colon == std::string::npos) continue;
+      const LinkKey node_end{p.to.substr(0, colon), p.to.substr(colon + 1)};
+      leaf_of[node_end] = sw->name;
+      port_of[node_end] = {sw->name, p.name};
     }
   }
-  // Spine to leaf: drawn grey and dashed.
+  auto names = [&](const LinkKey& k) {
+    return f.localisation && f.localisation->node == k.first && f.localisation->link == k.second;
+  };
+  // Spine to leaf: drawn grey and dashed — red and thick when the culprit
+  // is either end of it (a switch's agent samples its ports while a fault
+  // names the switch).
   for (const InventorySwitch* sw : spines) {
     for (const InventoryPort& p : sw->ports) {
-      const std::string leaf = p.to.substr(0, p.to.find(':'));
+      const size_t colon = p.to.find(':');
+      const std::string leaf = p.to.substr(0, colon);
       if (!boxes.count(leaf)) continue;
       const Box& a = boxes[sw->name];
       const Box& b = boxes[leaf];
+      const bool culprit = names({sw->name, p.name}) ||
+                           (colon != std::string::npos && names({leaf, p.to.substr(colon + 1)}));
       out += fmt::format(
-          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#9ca3af\" "
-          "stroke-width=\"2\" stroke-dasharray=\"5 4\"><title>{} {} - {} (a switch link: no "
-          "counters)</title></line>\n",
-          a.cx(), a.y + a.h, b.cx(), b.y, Esc(sw->name), Esc(p.name), Esc(p.to));
+          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+          "stroke-width=\"{}\"{}><title>{} {} - {}{}</title></line>\n",
+          a.cx(), a.y + a.h, b.cx(), b.y, culprit ? "#dc2626" : "#9ca3af", culprit ? 7 : 2,
+          culprit ? "" : " stroke-dasharray=\"5 4\"", Esc(sw->name), Esc(p.name), Esc(p.to),
+          culprit ? " (the culprit)" : "");
     }
   }
   // Node links, each its own offset along the node's top edge.
@@ -151,9 +170,11 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
     const std::optional<double> base = MeanTx(counters, l, s.baseline.start_s, s.baseline.end_s);
     const std::optional<double> during = MeanTx(counters, l, f.applied_at_s, to);
     const double ratio = base && during && *base > 0 ? *during / *base : 1;
-    const bool culprit =
-        f.localisation && f.localisation->node == l.first && f.localisation->link == l.second;
+    // The cable: the node's end or the leaf port's.
+    const auto port = port_of.find(l);
+    const bool culprit = names(l) || (port != port_of.end() && names(port->second));
     auto ev = evidence.find(l);
+    if (ev == evidence.end() && port != port_of.end()) ev = evidence.find(port->second);
     // A link whose traffic fell below half its baseline is drawn dashed
     // (white on white would vanish), at least a fifth of the way to blue.
     std::string colour = ev != evidence.end() ? "#dc2626" : TrafficColour(std::max(ratio, 0.2));
@@ -161,7 +182,11 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
     std::string tip = fmt::format("{} {}: tx {} -> {} Gbit/s", l.first, l.second,
                                   base ? fmt::format("{:.3g}", *base) : "?",
                                   during ? fmt::format("{:.3g}", *during) : "?");
-    if (ev != evidence.end()) tip += "; " + fmt::format("{}", fmt::join(ev->second.rises, ", "));
+    if (ev != evidence.end()) {
+      const LinkEvidence& e = ev->second;
+      tip += "; " + (e.node != l.first ? e.node + " " + e.link + ": " : std::string()) +
+             fmt::format("{}", fmt::join(e.rises, ", "));
+    }
     out += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
         "stroke-width=\"{}\" data-link=\"{} {}\"{}><title>{}</title></line>\n",

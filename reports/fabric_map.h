@@ -8,8 +8,10 @@
 // Colours: a link's traffic over the baseline's (the fault window's mean
 // tx rate / the baseline phase's) from white (nothing sent) to blue (as
 // usual); red where its error-class counters rose (reports/localise.h's
-// signal 1); the culprit drawn thick and labelled. Switch-to-switch links
-// have no counters (no agent runs in a switch) and are drawn grey, dashed.
+// signal 1) at either end of the cable; the culprit drawn thick and
+// labelled. Switch-to-switch links are drawn grey, dashed, unless the
+// culprit is one of their ends (a switch's agent samples its ports only
+// while a fault names that switch).
 #pragma once
 
 #include <string>

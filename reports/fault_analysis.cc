@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -64,11 +66,34 @@ void LocaliseFault(const CounterIndex& counters, const std::vector<Iteration>& s
   if (!c.link.empty()) f->culprit_link = c.node + " " + c.link + " (" + c.link_rises + ")";
 }
 
+// The other end of the cable at NODE's LINK ("sw", "swp2" -> "n2", "fab0";
+// and back), from the switches' cabling; nullopt when not known.
+std::optional<std::pair<std::string, std::string>> FarEnd(
+    const std::vector<InventorySwitch>& switches, const std::string& node,
+    const std::string& link) {
+  const std::string end = node + ":" + link;
+  for (const InventorySwitch& sw : switches) {
+    for (const InventoryPort& p : sw.ports) {
+      const size_t colon = p.to.find(':');
+      if (colon == std::string::npos) continue;
+      if (sw.name == node && p.name == link)
+        return std::pair{p.to.substr(0, colon), p.to.substr(colon + 1)};
+      if (p.to == end) return std::pair{sw.name, p.name};
+    }
+  }
+  return std::nullopt;
+}
+
 // Whether a live `culprit` event names the fault's element: its node, and
-// its interface when the fault targets one and the culprit is a link.
-bool NamesTheFault(const Event& e, const FaultStats& f) {
-  if (e.node != f.node) return false;
-  return e.link.empty() || f.target.empty() || e.link == f.target;
+// its interface when the fault targets one and the culprit is a link — or
+// the far end of the faulted cable (a switch port's fault seen at the node's
+// link it faces).
+bool NamesTheFault(const Event& e, const FaultStats& f,
+                   const std::vector<InventorySwitch>& switches) {
+  if (e.node == f.node) return e.link.empty() || f.target.empty() || e.link == f.target;
+  if (e.link.empty() || f.target.empty()) return false;
+  const auto far = FarEnd(switches, f.node, f.target);
+  return far && far->first == e.node && far->second == e.link;
 }
 
 // The earliest apply of another fault after this one was reverted (or, when
@@ -203,7 +228,8 @@ std::optional<double> TimeToRecover(const std::vector<Iteration>& series, double
 std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
                                       const std::vector<Iteration>& series,
                                       const Baseline& baseline, int recovery_window_iters,
-                                      std::vector<std::string>* errors) {
+                                      std::vector<std::string>* errors,
+                                      const std::vector<InventorySwitch>& switches) {
   const std::vector<bool> redone = RedoneIterations(series);
   const CounterIndex counters(events);
   std::vector<FaultStats> faults;
@@ -244,7 +270,7 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
     LocaliseFault(counters, series, baseline, bound, &faults[i]);
     for (const Event& e : events) {
       if (e.type == "culprit" && e.id == faults[i].id && e.t >= faults[i].applied_at_s &&
-          NamesTheFault(e, faults[i])) {
+          NamesTheFault(e, faults[i], switches)) {
         faults[i].time_to_localise_s = e.t - faults[i].applied_at_s;
         break;
       }

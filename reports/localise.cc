@@ -55,6 +55,15 @@ std::string Rise(const std::string& counter, const Excess& e) {
 
 using Candidate = LinkEvidence;
 
+// A link's retransmitted segments count as its evidence from this many
+// above the reference: a healthy link retransmits a few now and then (a
+// tail loss probe, a reordered ACK), a lossy one thousands a second.
+constexpr double kMinRetransExcess = 50;
+
+double MinExcess(const std::string& counter) {
+  return counter == "tcp_retrans_segs" ? kMinRetransExcess : 1;
+}
+
 }  // namespace
 
 // Signal 1: per (node, link), the weighted excess of its error counters.
@@ -66,12 +75,13 @@ std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const Loc
     const double weight = LinkEvidenceWeight(counter);
     if (weight <= 0) continue;
     const Excess e = ExcessOf(s, w);
-    if (e.excess <= 0) continue;
+    if (e.excess <= 0 || e.excess < MinExcess(counter)) continue;
     Candidate& c = by_link[{key.first, link}];
     c.node = key.first;
     c.link = link;
     c.score += weight * e.excess;
     c.rises.push_back(Rise(counter, e));
+    c.retrans_only = c.retrans_only && counter == "tcp_retrans_segs";
   }
   std::vector<Candidate> out;
   for (auto& [k, c] : by_link) out.push_back(std::move(c));
@@ -236,6 +246,16 @@ std::string RankWords(const RankEvidence& r) {
       r.rank, r.node, r.caused, r.ref_caused, r.next);
 }
 
+// What the links showed when a rank is named: nothing, or only
+// retransmissions (the rank's stalled receive buffers explain them).
+std::string NoLinkWords(const std::vector<Candidate>& links) {
+  if (links.empty()) return "no link counter rose beyond its baseline rate";
+  return fmt::format(
+      "only TCP retransmissions rose ({} {}: {}): a stopped receiver makes its senders "
+      "retransmit too",
+      links.front().node, links.front().link, fmt::join(links.front().rises, ", "));
+}
+
 }  // namespace
 
 double LinkEvidenceWeight(const std::string& c) {
@@ -248,6 +268,10 @@ double LinkEvidenceWeight(const std::string& c) {
       c == "qdisc_overlimits") {
     return 1;
   }
+  // The sender's inference about its path, not a count of the element's
+  // own: a switch port's drops toward a node outweigh what the node's
+  // peer retransmitted on account of them.
+  if (c == "tcp_retrans_segs") return 0.1;
   return 0;
 }
 
@@ -276,7 +300,9 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
   };
 
   Culprit out;
-  if (!links.empty()) {
+  // A rank the rank signals name explains its peers' retransmissions.
+  const bool rank_explains = !links.empty() && links.front().retrans_only && (starved || last);
+  if (!links.empty() && !rank_explains) {
     const Candidate& top = links.front();
     out.element = "link " + top.node + " " + top.link;
     out.node = top.node;
@@ -311,7 +337,7 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
     out.evidence.push_back(CpuWords(*starved));
     const bool agree = last && last->rank == starved->rank;
     if (last) out.evidence.push_back(RankWords(*last) + (agree ? "" : " — another rank"));
-    out.evidence.push_back("no link counter rose beyond its baseline rate");
+    out.evidence.push_back(NoLinkWords(links));
     if (auto t = transport_words(starved->node)) out.evidence.push_back(*t);
     out.confidence = agree || starved->ratio <= 0.7 ? "high" : "medium";
     return out;
@@ -321,7 +347,7 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
     out.node = last->node;
     out.rank = last->rank;
     out.evidence.push_back(RankWords(*last));
-    out.evidence.push_back("no link counter rose beyond its baseline rate");
+    out.evidence.push_back(NoLinkWords(links));
     if (auto t = transport_words(last->node)) out.evidence.push_back(*t);
     out.confidence = last->caused - last->ref_caused >= 100 && last->caused >= 1.5 * last->next
                          ? "high"

@@ -12,7 +12,9 @@
 //    change or IB link_downed says "this link went down" (weight 1000); IB
 //    symbol/recovery errors, NVLink DL replay/recovery/CRC and *_errors
 //    weigh 10 per event; drops, discards and qdisc drops/overlimits (a
-//    shaper holding packets back) weigh 1.
+//    shaper holding packets back) weigh 1; the TCP segments the node
+//    retransmitted through the link (<if>.tcp_retrans_segs: the sender's
+//    view of loss anywhere on its path) 0.1, from 50 above the reference.
 // 2. The transport: a node's TCP retransmissions and retransmit timeouts
 //    (tcp.retrans_segs, tcp.timeouts x 10) above the reference rate.
 // 3. The ranks: the rank its peers waited for. In each iteration the rank
@@ -24,9 +26,11 @@
 //    85 % of its baseline CPU rate while its peers' median stayed 12 points
 //    above it was stopped or starved.
 // The link with the largest weighted excess wins (high confidence when it
-// is at least 3x the next link's); without link evidence a starved rank
-// (3b), else a clear last-arriving rank; without any, the node that retransmitted
-// most (low confidence: a node retransmits toward a broken peer too).
+// is at least 3x the next link's) — unless only its retransmissions rose
+// and a rank signal names a rank: then the rank; without link evidence a
+// starved rank (3b), else a clear last-arriving rank; without any, the node
+// that retransmitted most (low confidence: a node retransmits toward a
+// broken peer too).
 #pragma once
 
 #include <map>
@@ -85,6 +89,10 @@ struct LinkEvidence {
   std::string link;
   double score = 0;                // the weighted excess
   std::vector<std::string> rises;  // "qdisc_overlimits +800", ...
+  // Only its TCP retransmissions rose: what the node inferred about its
+  // path, which a stopped receiver (whose full buffers drop what it is
+  // sent) explains as well as a lossy link.
+  bool retrans_only = true;
 };
 std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const LocaliseWindow& w);
 

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "reports/fingerprint.h"
+
 namespace fdrill {
 
 // One line of metrics.jsonl: one rank's record of one timed iteration.
@@ -139,8 +141,11 @@ struct InventorySwitch {
 struct RunData {
   Plan plan;
   std::vector<InventorySwitch> switches;  // empty: none recorded (a real cluster)
-  std::vector<Event> events;              // in file order (the controller's timeline)
-  std::vector<MetricRecord> metrics;      // in file order
+  // What each node ran (inventory.json; reports/fingerprint.h); empty when
+  // the run has no inventory.
+  Fingerprint fingerprint;
+  std::vector<Event> events;          // in file order (the controller's timeline)
+  std::vector<MetricRecord> metrics;  // in file order
   // Problems that did not stop loading (e.g. metrics.jsonl absent because the
   // workload never started); they become entries of the summary's errors[].
   std::vector<std::string> load_notes;

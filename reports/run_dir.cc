@@ -439,6 +439,9 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     } else {
       run.load_notes.push_back("the fabric map has no switches: " + switches.status().message());
     }
+    Result<Fingerprint> fingerprint =
+        text.ok() ? ParseFingerprint(*text) : Result<Fingerprint>(text.status());
+    if (fingerprint.ok()) run.fingerprint = std::move(fingerprint).value();
   }
   if (!fs::exists(root / kMetricsFile, ec)) {
     run.load_notes.push_back("metrics.jsonl is absent");

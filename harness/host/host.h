@@ -15,6 +15,7 @@
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 #include "harness/host/programs.h"
+#include "harness/host/tcp_sockets.h"
 
 namespace fdrill {
 
@@ -77,6 +78,9 @@ struct Host {
   // NVML; null where the host has none (the controller's validation, a fake
   // machine): GPU faults then fail when they would touch a GPU.
   Gpus* gpus = nullptr;
+  // The TCP sockets' view (host/tcp_sockets.h) for per-link retransmission
+  // counters; null: none are sampled.
+  TcpSockets* tcp_sockets = nullptr;
 };
 
 }  // namespace fdrill

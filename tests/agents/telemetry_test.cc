@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "agents/counters.h"
+#include "agents/tcp_link_retrans.h"
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/fake_nvml.h"
+#include "tests/fakes/fake_tcp_sockets.h"
 
 namespace fdrill {
 namespace {
@@ -96,10 +98,16 @@ TEST(TelemetryTest, OneSampleMergesNetdevIbAndNvLink) {
       "  fab0: 100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n";
   FakeProcessRunner runner;
   runner.OnOutput({"tc"}, "[]");
-  auto s =
-      SampleTelemetry(runner, &fs, {"mgmt0", "/sys/class/infiniband", &NvmlAt(NvmlLibraryPath())});
+  FakeTcpSockets sockets;
+  sockets.addresses = {{"fab0", "198.18.0.2"}};
+  sockets.sockets = {
+      {.cookie = 1, .local = "198.18.0.2", .remote = "198.18.0.3", .total_retrans = 4}};
+  TcpLinkRetrans retrans(sockets);
+  auto s = SampleTelemetry(
+      runner, &fs, {"mgmt0", "/sys/class/infiniband", &NvmlAt(NvmlLibraryPath()), &retrans});
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ((*s)["fab0.rx_bytes"], 100);
+  EXPECT_EQ((*s)["fab0.tcp_retrans_segs"], 4);
   EXPECT_EQ((*s)["ib/mlx5_0/1.port_rcv_data"], 10000);
   EXPECT_EQ((*s)["gpu0/nvlink1.rx_bytes"], 7 * 1024);
 }

@@ -108,10 +108,33 @@ TEST(FabricMap, LeavesAndASpineAreDrawnWithTheirCabling) {
   const std::string svg = RenderFabricMap(s, run, CounterIndex(run.events), s.faults[0]);
   EXPECT_EQ(ParseXml(svg).error, "") << svg;
   for (const char* part : {">rail0-spine</text>", ">rail0-leaf0</text>", ">rail0-leaf1</text>",
-                           "rail0-spine dn0 - rail0-leaf0:up0 (a switch link: no counters)"}) {
+                           "rail0-spine dn0 - rail0-leaf0:up0</title>"}) {
     EXPECT_NE(svg.find(part), std::string::npos) << part;
   }
   EXPECT_EQ(svg.find(">fabric</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("(the culprit)"), std::string::npos);
+
+  // A culprit on a switch: the leaf port is drawn as the cable it ends (the
+  // switch's own counters never make it a node), an uplink's end as the uplink.
+  Summary at_port = s;
+  at_port.links.push_back({.node = "rail0-leaf1", .link = "swp2"});
+  at_port.faults[0].localisation->node = "rail0-leaf1";
+  at_port.faults[0].localisation->link = "swp2";
+  const std::string port_svg =
+      RenderFabricMap(at_port, run, CounterIndex(run.events), at_port.faults[0]);
+  EXPECT_NE(port_svg.find("stroke-width=\"7\" data-link=\"n2 fab0\""), std::string::npos)
+      << port_svg;
+  EXPECT_EQ(port_svg.find("data-link=\"rail0-leaf1 swp2\""), std::string::npos);
+  Summary at_uplink = s;
+  at_uplink.faults[0].localisation->node = "rail0-leaf0";
+  at_uplink.faults[0].localisation->link = "up0";
+  const std::string up_svg =
+      RenderFabricMap(at_uplink, run, CounterIndex(run.events), at_uplink.faults[0]);
+  EXPECT_NE(up_svg.find("stroke=\"#dc2626\" stroke-width=\"7\"><title>rail0-spine dn0 - "
+                        "rail0-leaf0:up0 (the culprit)"),
+            std::string::npos)
+      << up_svg;
+  EXPECT_EQ(up_svg.find("stroke-width=\"7\" data-link="), std::string::npos);
 }
 
 TEST(FabricMap, TrafficColoursRunFromWhiteToBlue) {

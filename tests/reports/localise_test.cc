@@ -3,6 +3,9 @@
 // with no fault of the drill's is found and named; noise is not.
 #include "reports/localise.h"
 
+#include <fstream>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "reports/analysis.h"
@@ -153,6 +156,56 @@ TEST(Localise, RetransmissionsAloneNameANodeAtLowConfidence) {
   EXPECT_EQ(c->confidence, "low");
 }
 
+// Loss that no netdev counter sees (a netfilter drop, a lossy switch
+// port): the sender's retransmissions through its link name the link; a
+// handful more than the baseline's is not evidence.
+TEST(Localise, TheLinkItsNodeRetransmittedThroughWhenNoNetdevCounterSawTheLoss) {
+  const auto events = Samples({"fab0.tcp_retrans_segs", "tcp.retrans_segs"},
+                              [](const std::string& node, const std::string&, int t) -> double {
+                                const double noise = 2.0 * t;
+                                return node == "n3" && t > 15 ? noise + 900.0 * (t - 15) : noise;
+                              });
+  auto c = Localise(CounterIndex(events), Iterations(0, 0, 0, 0), kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link n3 fab0");
+  EXPECT_EQ(c->confidence, "high");
+  EXPECT_EQ(c->evidence.front(),
+            "n3 fab0: tcp_retrans_segs +4510 (~10 expected at the baseline's rate)");
+
+  // A rank its peers waited for explains retransmissions alone: a stopped
+  // receiver's full buffers drop what its senders send.
+  auto r = Localise(CounterIndex(events), Iterations(0, 30, 15, 20), kWindow);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->element, "rank 0 (n0)");
+  EXPECT_EQ(r->evidence[1],
+            "only TCP retransmissions rose (n3 fab0: tcp_retrans_segs +4510 (~10 expected at the "
+            "baseline's rate)): a stopped receiver makes its senders retransmit too");
+
+  const auto few = Samples({"fab0.tcp_retrans_segs"},
+                           [](const std::string& node, const std::string&, int t) -> double {
+                             return node == "n3" && t > 15 ? 8.0 * (t - 15) : 0;
+                           });
+  EXPECT_FALSE(Localise(CounterIndex(few), {}, kWindow).has_value());  // +40 < 50
+}
+
+// A switch port's own counters (its agent samples them too) outweigh the
+// retransmissions its drops cause at the sender.
+TEST(Localise, ASwitchPortsOwnCountersOutweighTheSendersRetransmissions) {
+  auto events = Samples({"fab0.tcp_retrans_segs"},
+                        [](const std::string& node, const std::string&, int t) -> double {
+                          return node == "n1" && t > 15 ? 600.0 * (t - 15) : 0;
+                        });
+  for (int t = 0; t <= 30; ++t) {
+    Event e{.t = static_cast<double>(t), .type = "counters", .node = "sw"};
+    e.counters.push_back({"swp2.qdisc_overlimits", t > 15 ? 400.0 * (t - 15) : 0});
+    events.push_back(std::move(e));
+  }
+  auto c = Localise(CounterIndex(events), {}, kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link sw swp2");
+  EXPECT_EQ(c->confidence, "high");  // 2000 against n1 fab0's 300
+}
+
 // A rank stopped a quarter of the time runs three quarters of its CPU;
 // its busy-polling peers keep theirs. The CPU signal names it, ahead of
 // the line-up's.
@@ -202,6 +255,7 @@ TEST(Localise, EvidenceWeights) {
   EXPECT_EQ(LinkEvidenceWeight("rx_errors"), 10);
   EXPECT_EQ(LinkEvidenceWeight("qdisc_overlimits"), 1);
   EXPECT_EQ(LinkEvidenceWeight("port_xmit_discards"), 1);
+  EXPECT_EQ(LinkEvidenceWeight("tcp_retrans_segs"), 0.1);
   EXPECT_EQ(LinkEvidenceWeight("tx_bytes"), 0);
   EXPECT_EQ(LinkEvidenceWeight("port_xmit_wait"), 0);
 }
@@ -265,6 +319,44 @@ TEST(Anomalies, AFaultFreeDrillHasNone) {
   Summary s = AnalyzeRun(run);
   EXPECT_TRUE(s.anomalies.empty());
   EXPECT_TRUE(s.faults.empty());
+}
+
+// A live culprit names a switch port's fault when it names either end of
+// the faulted cable (inventory.json's cabling); a neighbour's link does not.
+TEST(Localise, ALiveCulpritAtTheFarEndOfTheFaultedCableNamesIt) {
+  for (const auto& [node, link, names] : std::vector<std::tuple<std::string, std::string, bool>>{
+           {"n2", "fab0", true}, {"sw", "swp2", true}, {"n1", "fab0", false}}) {
+    SyntheticRun run = SyntheticRun::Standard();
+    run.DropEvents("fault_apply");
+    run.DropEvents("fault_applied");
+    run.AddEvent(15.0, "fault_applied",
+                 {{"id", "slow-link"},
+                  {"kind", "link_rate"},
+                  {"node", "sw"},
+                  {"target", "swp2"},
+                  {"verified", true}});
+    run.AddEvent(16.5, "culprit",
+                 {{"id", "slow-link"},
+                  {"node", node},
+                  {"link", link},
+                  {"element", "link " + node + " " + link},
+                  {"confidence", "high"},
+                  {"evidence", nlohmann::json::array()}});
+    TempDir dir;
+    run.WriteTo(dir.path());
+    std::ofstream(dir.path() / kInventoryFile) << R"({"nodes": [], "switches": [
+      {"name": "sw", "role": "leaf", "ports": [
+        {"name": "swp1", "to": "n1:fab0", "rate_bps": 1e10},
+        {"name": "swp2", "to": "n2:fab0", "rate_bps": 1e10}]}]})";
+    Result<RunData> data = LoadRunDir(dir.path().string());
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    const Summary s = Analyze(*data);
+    ASSERT_EQ(s.faults.size(), 1u);
+    EXPECT_EQ(s.faults[0].time_to_localise_s.has_value(), names) << node << " " << link;
+    if (names) {
+      EXPECT_NEAR(*s.faults[0].time_to_localise_s, 1.5, 1e-9);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,91 @@
+#include "reports/fingerprint.h"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+namespace fdrill {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// One node's keys and values.
+std::map<std::string, std::string> NodeKeys(const json& node) {
+  std::map<std::string, std::string> out;
+  const json sw = node.value("software", json::object());
+  if (sw.is_object()) {
+    for (const char* k : {"kernel", "fdrill"}) {
+      if (sw.contains(k)) out[k] = Text(sw[k]);
+    }
+    for (const char* group : {"modules", "sysctl"}) {
+      const json g = sw.value(group, json::object());
+      if (!g.is_object()) continue;
+      const std::string prefix = std::string(group) == "modules" ? "module " : "sysctl ";
+      for (const auto& [k, v] : g.items()) out[prefix + k] = Text(v);
+    }
+  }
+  for (const json& hca : node.value("hcas", json::array())) {
+    if (hca.is_object() && hca.contains("fw_ver"))
+      out["hca " + hca.value("name", "?") + " fw_ver"] = Text(hca["fw_ver"]);
+  }
+  for (const json& nd : node.value("netdevs", json::array())) {
+    if (nd.is_object() && nd.contains("mtu"))
+      out["netdev " + nd.value("name", "?") + " mtu"] = Text(nd["mtu"]);
+  }
+  if (node.contains("nvml")) out["nvml"] = Text(node["nvml"]);
+  return out;
+}
+
+std::string Describe(const std::map<std::string, std::vector<std::string>>& values) {
+  std::string out;
+  for (const auto& [value, nodes] : values)
+    out += fmt::format("{}{} on {}", out.empty() ? "" : "; ", value, fmt::join(nodes, ", "));
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+Result<Fingerprint> ParseFingerprint(std::string_view inventory_json) {
+  const json j = json::parse(inventory_json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return InvalidArgument("inventory.json: not a JSON object");
+  Fingerprint out;
+  std::vector<std::pair<std::string, std::map<std::string, std::string>>> nodes;
+  std::set<std::string> keys;
+  for (const json& node : j.value("nodes", json::array())) {
+    if (!node.is_object() || node.contains("error")) continue;
+    auto k = NodeKeys(node);
+    for (const auto& [key, v] : k) keys.insert(key);
+    nodes.push_back({node.value("node", "?"), std::move(k)});
+  }
+  for (const auto& [name, k] : nodes) {
+    for (const std::string& key : keys) {
+      auto it = k.find(key);
+      out[key][it == k.end() ? "(none)" : it->second].push_back(name);
+    }
+  }
+  return out;
+}
+
+std::vector<FingerprintDifference> DiffFingerprints(const Fingerprint& a, const Fingerprint& b) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a) keys.insert(k);
+  for (const auto& [k, v] : b) keys.insert(k);
+  std::vector<FingerprintDifference> out;
+  static const std::map<std::string, std::vector<std::string>> kNone;
+  for (const std::string& k : keys) {
+    auto ia = a.find(k);
+    auto ib = b.find(k);
+    const auto& va = ia == a.end() ? kNone : ia->second;
+    const auto& vb = ib == b.end() ? kNone : ib->second;
+    if (va != vb) out.push_back({k, Describe(va), Describe(vb)});
+  }
+  return out;
+}
+
+}  // namespace fdrill

@@ -1,0 +1,36 @@
+// What a run was tested on, node by node, as one flat table — the kernel,
+// drivers, HCA firmware, MTUs, transport sysctls and fdrill version each
+// agent reported in inventory.json (agents/software.h, agents/inventory.h)
+// — and what differs between two runs, which `fdrill compare` prints before
+// any number: a verdict is about a change only when the change is known.
+//
+// Keys: "kernel", "fdrill", "module <name>", "sysctl <name>",
+// "hca <dev> fw_ver", "netdev <if> mtu", "nvml". A node whose inventory
+// failed has no keys; a key a node lacks is "(none)" for it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/core/result.h"
+
+namespace fdrill {
+
+// key -> value -> the nodes with that value (in inventory order).
+using Fingerprint = std::map<std::string, std::map<std::string, std::vector<std::string>>>;
+
+// From inventory.json's text; an empty fingerprint when it has no nodes.
+Result<Fingerprint> ParseFingerprint(std::string_view inventory_json);
+
+struct FingerprintDifference {
+  std::string key;
+  std::string a;  // "cubic on n0, n1, n2, n3", "5.0 on n0; 5.1 on n1"
+  std::string b;
+};
+
+// Every key whose values (or the nodes holding them) differ; in key order.
+std::vector<FingerprintDifference> DiffFingerprints(const Fingerprint& a, const Fingerprint& b);
+
+}  // namespace fdrill
