@@ -1,19 +1,24 @@
 // fdrill run | validate | plan: the drill commands.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 #include "fabric/fabric_state.h"
 #include "harness/cli/agent_flags.h"
 #include "harness/cli/commands.h"
+#include "harness/controller/campaign.h"
 #include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill.h"
 #include "harness/controller/engine.h"
 #include "harness/controller/panic.h"
 #include "harness/controller/progress.h"
+#include "harness/core/json.h"
 #include "harness/core/units.h"
 #include "harness/host/real_nvml.h"
 #include "harness/host/real_process_runner.h"
@@ -92,6 +97,75 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   std::fprintf(stderr, "fdrill: verdict %s — %s/report.md\n", VerdictName(summary->verdict),
                dir.c_str());
   return ExitCodeForVerdict(summary->verdict);
+}
+
+// Per metric, its spread over the campaign's runs (median, min, max): the
+// noise a comparison across campaigns has to beat. Baseline busbw, then
+// each fault's slowdown and time to recover, from each run's summary.json.
+void PrintCampaignSpread(const std::string& dir, const std::vector<CampaignRun>& runs) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> values;
+  auto add = [&](const std::string& metric, const Json& v) {
+    if (!v.is_number()) return;
+    if (!values.count(metric)) order.push_back(metric);
+    values[metric].push_back(v.get<double>());
+  };
+  for (const CampaignRun& r : runs) {
+    std::ifstream in(std::filesystem::path(dir) / r.dir / "summary.json");
+    const Json s = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!s.is_object()) continue;
+    add("baseline busbw GB/s", s.value("baseline", Json::object()).value("busbw_median", Json()));
+    for (const Json& f : s.value("faults", Json::array())) {
+      add(f.value("id", "?") + " slowdown", f.value("slowdown", Json()));
+      add(f.value("id", "?") + " recover s", f.value("time_to_recover_s", Json()));
+    }
+  }
+  if (order.empty()) return;
+  std::fprintf(stderr, "\n%-32s %10s %10s %10s %5s\n", "metric", "median", "min", "max", "runs");
+  for (const std::string& m : order) {
+    std::vector<double> v = values[m];
+    std::sort(v.begin(), v.end());
+    const double median =
+        v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    std::fprintf(stderr, "%-32s %10.3g %10.3g %10.3g %5zu\n", m.c_str(), median, v.front(),
+                 v.back(), v.size());
+  }
+}
+
+// fdrill campaign: the same drill REPEAT times into one directory
+// (harness/controller/campaign.h), each run as `fdrill run --out DIR/run-NN`.
+int Campaign(const std::string& file, const std::string& label, int repeat, std::string out,
+             const std::string& fabric_dir, const std::string& tls_dir, bool insecure, bool quiet,
+             const std::string& start_timeout) {
+  auto scenario = LoadScenario(file);  // a bad scenario fails here, before any run
+  if (!scenario.ok()) return Fail(scenario.status());
+  if (out.empty()) out = "campaigns/" + label;
+  const CampaignOptions options{
+      .dir = out, .label = label, .scenario_file = file, .repeat = repeat};
+  if (Status s = CheckCampaignOptions(options); !s.ok()) return Fail(s);
+  std::fprintf(stderr, "fdrill: campaign %s: %s x %d -> %s\n", label.c_str(),
+               scenario->name.c_str(), repeat, out.c_str());
+  auto result = RunCampaign(
+      options,
+      [&](const std::string& run_dir) {
+        return Run(file, run_dir, fabric_dir, tls_dir, insecure, quiet, start_timeout);
+      },
+      &g_abort);
+  if (!result.ok()) return Fail(result.status());
+  std::fprintf(stderr, "\n%-8s %-8s %4s %8s\n", "run", "verdict", "exit", "wall s");
+  int passed = 0;
+  for (const CampaignRun& r : result->runs) {
+    std::fprintf(stderr, "%-8s %-8s %4d %8.1f\n", r.dir.c_str(),
+                 r.verdict.empty() ? "-" : r.verdict.c_str(), r.exit_code, r.wall_s);
+    passed += r.exit_code == 0 ? 1 : 0;
+  }
+  const std::string dir = std::filesystem::absolute(out).string();
+  PrintCampaignSpread(dir, result->runs);
+  std::fprintf(stderr, "fdrill: campaign %s: %zu of %d runs, %d passed%s -> %s/campaign.json\n",
+               label.c_str(), result->runs.size(), repeat, passed,
+               result->complete ? "" : ("; " + result->stopped).c_str(), dir.c_str());
+  std::printf("%s\n", dir.c_str());
+  return CampaignExitCode(*result);
 }
 
 int Validate(const std::vector<std::string>& files) {
@@ -292,6 +366,27 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   run->callback([exit_code] {
     *exit_code = Run(file, out, fabric_dir, tls_dir, insecure, quiet, start_timeout);
+  });
+
+  auto* campaign = app.add_subcommand(
+      "campaign",
+      "run one drill --repeat times into one directory with an index (resumable: rerun the same "
+      "command); exit 0 all passed, 1 a run failed its expectations, 2 stopped short");
+  static std::string campaign_label, campaign_out;
+  static int repeat = 0;
+  campaign->add_option("scenario", file, "scenario YAML file")->required();
+  campaign->add_option("--repeat", repeat, "how many runs (1-1000)")->required();
+  campaign->add_option("--label", campaign_label, "the campaign's name, e.g. fw-28.39")->required();
+  campaign->add_option("--out", campaign_out, "campaign directory (default campaigns/<label>)");
+  campaign->add_option("--fabric-dir", fabric_dir, "emulated fabric state directory")
+      ->capture_default_str();
+  campaign->add_option("--tls-dir", tls_dir, "as fdrill run's");
+  campaign->add_flag("--insecure", insecure, "as fdrill run's");
+  campaign->add_flag("--quiet", quiet, "no live progress line");
+  campaign->add_option("--start-timeout", start_timeout, "as fdrill run's")->capture_default_str();
+  campaign->callback([exit_code] {
+    *exit_code = Campaign(file, campaign_label, repeat, campaign_out, fabric_dir, tls_dir, insecure,
+                          quiet, start_timeout);
   });
 
   auto* panic = app.add_subcommand(

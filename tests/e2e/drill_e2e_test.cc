@@ -291,6 +291,45 @@ TEST_F(DrillE2E, RankKillEndsTheJobAndTheDrillFailsWithTheTimeToFailure) {
   EXPECT_EQ(OwnProcesses(false), 0) << "a rank outlived the aborted job";
 }
 
+// fdrill campaign: the same short drill twice into one indexed directory;
+// each run records what its nodes ran, and fdrill compare of the two finds
+// nothing that differs; the fabric is as it was.
+TEST_F(DrillE2E, ACampaignRunsTheDrillTwiceAndRecordsWhatEachNodeRan) {
+  std::string before = FabricLinks();
+  fs::path scenario = work_ / "short.yaml";
+  std::ofstream(scenario) << R"(name: short
+fabric:
+  emulated: {nodes: 4}
+workload: {op: all_reduce, dtype: float32, size: 1M, ranks_per_node: 1, backend: mpi}
+phases:
+  - {name: baseline, duration: 4s}
+  - name: capped
+    duration: 3s
+    faults:
+      - {id: cap, kind: link_rate, node: n1, params: {interface: fab0, rate: 200mbit}}
+  - {name: recovery, duration: 3s}
+)";
+  fs::path dir = work_ / "camp";
+  auto run = Fdrill({"campaign", scenario.string(), "--repeat", "2", "--label", "same", "--out",
+                     dir.string(), "--quiet"},
+                    240);
+  EXPECT_LE(run.exit_code, 1) << run.err;
+  json index = ReadJson(dir / "campaign.json");
+  EXPECT_EQ(index["complete"], true) << index.dump(2);
+  ASSERT_EQ(index["runs"].size(), 2u);
+  for (const char* r : {"run-01", "run-02"}) {
+    ASSERT_TRUE(fs::exists(dir / r / "summary.json")) << r;
+    json inv = ReadJson(dir / r / "inventory.json");
+    ASSERT_EQ(inv["nodes"].size(), 4u);
+    EXPECT_TRUE(inv["nodes"][0]["software"]["kernel"].is_string()) << inv["nodes"][0].dump();
+    EXPECT_TRUE(inv["nodes"][0]["software"]["sysctl"].contains("net.ipv4.tcp_congestion_control"));
+  }
+  auto compare = Fdrill({"compare", (dir / "run-01").string(), (dir / "run-02").string()});
+  EXPECT_NE(compare.out.find("What the nodes ran: the same in both"), std::string::npos)
+      << compare.out;
+  EXPECT_EQ(FabricLinks(), before);
+}
+
 TEST_F(DrillE2E, MissingInterfaceIsRefusedBeforeAnythingIsTouched) {
   std::string before = FabricLinks();
   fs::path scenario = WriteScenario("bad-iface.yaml", "{interface: fab0, rate: 100mbit}",
