@@ -175,9 +175,9 @@ int main(int argc, char** argv) {
   RealProcessTable procs;
   RealClock clock;
   Host host{&runner, &sysfs, &procs};
-  host.gpus = &NvmlAt(NvmlLibraryPath());
+  host.gpus = &NvmlAt(NvmlLibraryPath());  // opened on first use; a GPU-less node says why then
   RealTcpSockets tcp_sockets;
-  host.tcp_sockets = &tcp_sockets;  // opened on first use; a GPU-less node says why then
+  host.tcp_sockets = &tcp_sockets;
   FakeHost fake;
   if (fake_host) host = fake.host();
 

@@ -128,11 +128,10 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
   std::map<LinkKey, LinkKey> port_of;  // node link -> the leaf port at its other end
   for (const InventorySwitch* sw : leaves) {
     for (const InventoryPort& p : sw->ports) {
-      const size_t colon = p.to.find(':');
-      if (colon == std::string::npos) continue;
-      const LinkKey node_end{p.to.substr(0, colon), p.to.substr(colon + 1)};
-      leaf_of[node_end] = sw->name;
-      port_of[node_end] = {sw->name, p.name};
+      const auto node_end = p.FarEnd();
+      if (!node_end) continue;
+      leaf_of[*node_end] = sw->name;
+      port_of[*node_end] = {sw->name, p.name};
     }
   }
   auto names = [&](const LinkKey& k) {
@@ -143,13 +142,12 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
   // names the switch).
   for (const InventorySwitch* sw : spines) {
     for (const InventoryPort& p : sw->ports) {
-      const size_t colon = p.to.find(':');
-      const std::string leaf = p.to.substr(0, colon);
+      const std::string leaf = p.to.substr(0, p.to.find(':'));
       if (!boxes.count(leaf)) continue;
       const Box& a = boxes[sw->name];
       const Box& b = boxes[leaf];
-      const bool culprit = names({sw->name, p.name}) ||
-                           (colon != std::string::npos && names({leaf, p.to.substr(colon + 1)}));
+      const auto leaf_end = p.FarEnd();
+      const bool culprit = names({sw->name, p.name}) || (leaf_end && names(*leaf_end));
       out += fmt::format(
           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
           "stroke-width=\"{}\"{}><title>{} {} - {}{}</title></line>\n",

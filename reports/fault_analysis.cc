@@ -74,10 +74,10 @@ std::optional<std::pair<std::string, std::string>> FarEnd(
   const std::string end = node + ":" + link;
   for (const InventorySwitch& sw : switches) {
     for (const InventoryPort& p : sw.ports) {
-      const size_t colon = p.to.find(':');
-      if (colon == std::string::npos) continue;
-      if (sw.name == node && p.name == link)
-        return std::pair{p.to.substr(0, colon), p.to.substr(colon + 1)};
+      if (sw.name == node && p.name == link) {
+        if (auto far = p.FarEnd()) return far;
+        continue;
+      }
       if (p.to == end) return std::pair{sw.name, p.name};
     }
   }

@@ -54,6 +54,10 @@ Result<Fingerprint> ParseFingerprint(std::string_view inventory_json) {
   const json j = json::parse(inventory_json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     return InvalidArgument("inventory.json: not a JSON object");
+  return FingerprintOf(j);
+}
+
+Fingerprint FingerprintOf(const json& j) {
   Fingerprint out;
   std::vector<std::pair<std::string, std::map<std::string, std::string>>> nodes;
   std::set<std::string> keys;

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "harness/core/result.h"
 
 namespace fdrill {
@@ -23,6 +25,8 @@ using Fingerprint = std::map<std::string, std::map<std::string, std::vector<std:
 
 // From inventory.json's text; an empty fingerprint when it has no nodes.
 Result<Fingerprint> ParseFingerprint(std::string_view inventory_json);
+// The same from the parsed object (LoadRunDir parses the file once).
+Fingerprint FingerprintOf(const nlohmann::json& inventory);
 
 struct FingerprintDifference {
   std::string key;

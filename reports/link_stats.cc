@@ -84,9 +84,9 @@ std::vector<LinkStats> AnalyzeLinks(const CounterIndex& counters,
   }
   for (const InventorySwitch& sw : switches) {
     for (const InventoryPort& p : sw.ports) {
-      const size_t colon = p.to.find(':');
-      if (colon == std::string::npos || p.rate_bps <= 0) continue;
-      auto it = by_link.find({p.to.substr(0, colon), p.to.substr(colon + 1)});
+      const auto far = p.FarEnd();
+      if (!far || p.rate_bps <= 0) continue;
+      auto it = by_link.find(*far);
       if (it != by_link.end()) it->second.capacity_gbps = p.rate_bps / 1e9;
     }
   }

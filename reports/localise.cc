@@ -75,7 +75,7 @@ std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const Loc
     const double weight = LinkEvidenceWeight(counter);
     if (weight <= 0) continue;
     const Excess e = ExcessOf(s, w);
-    if (e.excess <= 0 || e.excess < MinExcess(counter)) continue;
+    if (e.excess < MinExcess(counter)) continue;  // 0 when it did not rise clearly
     Candidate& c = by_link[{key.first, link}];
     c.node = key.first;
     c.link = link;

@@ -131,6 +131,12 @@ struct InventoryPort {
   std::string name;  // "swp3", "up0", "dn1"
   std::string to;    // "n3:fab0", "rail0-spine:dn1"
   double rate_bps = 0;
+  // `to` as (node or switch, its link): ("n3", "fab0"); nullopt without a colon.
+  std::optional<std::pair<std::string, std::string>> FarEnd() const {
+    const size_t colon = to.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    return std::pair{to.substr(0, colon), to.substr(colon + 1)};
+  }
 };
 struct InventorySwitch {
   std::string name;  // "rail0-leaf1", "rail0-spine", "sw"

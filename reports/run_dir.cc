@@ -390,10 +390,10 @@ Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view whe
   return ParseObjectInto<MetricRecord>(line, where, ReadMetric);
 }
 
-Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text) {
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    return InvalidArgument("inventory.json: not a JSON object");
+namespace {
+
+// inventory.json (an object)'s switches.
+Result<std::vector<InventorySwitch>> SwitchesOf(const json& j) {
   std::vector<InventorySwitch> out;
   if (!j.contains("switches")) return out;
   if (!j["switches"].is_array()) return InvalidArgument("inventory.json: switches is not a list");
@@ -411,6 +411,22 @@ Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text) {
     out.push_back(std::move(info));
   }
   return out;
+}
+
+// inventory.json's text as an object, or why not.
+Result<json> ParseInventory(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return InvalidArgument("inventory.json: not a JSON object");
+  return j;
+}
+
+}  // namespace
+
+Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text) {
+  Result<json> j = ParseInventory(text);
+  if (!j.ok()) return j.status();
+  return SwitchesOf(*j);
 }
 
 Result<RunData> LoadRunDir(const std::string& dir) {
@@ -432,16 +448,16 @@ Result<RunData> LoadRunDir(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(root / kInventoryFile, ec)) {
     Result<std::string> text = ReadFile(root / kInventoryFile);
+    Result<json> inventory = text.ok() ? ParseInventory(*text) : Result<json>(text.status());
     Result<std::vector<InventorySwitch>> switches =
-        text.ok() ? ParseSwitches(*text) : Result<std::vector<InventorySwitch>>(text.status());
+        inventory.ok() ? SwitchesOf(*inventory)
+                       : Result<std::vector<InventorySwitch>>(inventory.status());
     if (switches.ok()) {
       run.switches = std::move(switches).value();
     } else {
       run.load_notes.push_back("the fabric map has no switches: " + switches.status().message());
     }
-    Result<Fingerprint> fingerprint =
-        text.ok() ? ParseFingerprint(*text) : Result<Fingerprint>(text.status());
-    if (fingerprint.ok()) run.fingerprint = std::move(fingerprint).value();
+    if (inventory.ok()) run.fingerprint = FingerprintOf(*inventory);
   }
   if (!fs::exists(root / kMetricsFile, ec)) {
     run.load_notes.push_back("metrics.jsonl is absent");

@@ -26,6 +26,7 @@
 #include "harness/scenario/scenario.h"
 #include "injectors/injector.h"
 #include "reports/report.h"
+#include "reports/stats.h"
 
 namespace fdrill {
 
@@ -123,12 +124,10 @@ void PrintCampaignSpread(const std::string& dir, const std::vector<CampaignRun>&
   if (order.empty()) return;
   std::fprintf(stderr, "\n%-32s %10s %10s %10s %5s\n", "metric", "median", "min", "max", "runs");
   for (const std::string& m : order) {
-    std::vector<double> v = values[m];
-    std::sort(v.begin(), v.end());
-    const double median =
-        v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-    std::fprintf(stderr, "%-32s %10.3g %10.3g %10.3g %5zu\n", m.c_str(), median, v.front(),
-                 v.back(), v.size());
+    const std::vector<double>& v = values[m];
+    const auto [low, high] = std::minmax_element(v.begin(), v.end());
+    std::fprintf(stderr, "%-32s %10.3g %10.3g %10.3g %5zu\n", m.c_str(), *Median(v), *low, *high,
+                 v.size());
   }
 }
 
