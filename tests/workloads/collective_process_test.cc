@@ -25,10 +25,23 @@
 namespace fdrill {
 namespace {
 
-std::vector<std::string> Mpirun(int nranks) {
-  return {FDRILL_MPIEXEC, "--allow-run-as-root",  "--oversubscribe",
-          "-np",          std::to_string(nranks), "--mca",
-          "btl",          "self,vader,tcp",       FDRILL_COLLECTIVE_BIN};
+// Every run gets its own TMPDIR, so its Open MPI session directory
+// (<TMPDIR>/ompi.<host>.<uid>) is its own: ctest runs these tests in
+// parallel, and mpirun removes the shared /tmp/ompi.<host>.<uid> when it ends,
+// under a second mpirun that is creating its pid.N directory there (CI saw
+// "A call to mkdir was unable to create the desired directory").
+std::vector<std::string> Mpirun(int nranks, const std::string& tmpdir) {
+  return {"env",
+          "TMPDIR=" + tmpdir,
+          FDRILL_MPIEXEC,
+          "--allow-run-as-root",
+          "--oversubscribe",
+          "-np",
+          std::to_string(nranks),
+          "--mca",
+          "btl",
+          "self,vader,tcp",
+          FDRILL_COLLECTIVE_BIN};
 }
 
 size_t Count(const std::string& text, const std::string& part) {
@@ -58,7 +71,7 @@ class WorkloadProcessTest : public ::testing::Test {
   // Runs fdrill-collective on `nranks` ranks with `flags`; fails the test
   // if it hangs (a hang is the bug these tests exist to catch).
   ProcessResult RunRanks(int nranks, const std::vector<std::string>& flags) {
-    std::vector<std::string> argv = Mpirun(nranks);
+    std::vector<std::string> argv = Mpirun(nranks, dir_);
     argv.insert(argv.end(), flags.begin(), flags.end());
     Result<ProcessResult> r = RealProcessRunner().Run(argv, std::chrono::seconds(60));
     EXPECT_TRUE(r.ok()) << r.status().message();
@@ -426,8 +439,7 @@ TEST_F(WorkloadProcessTest, ExportsTheLaunchEnvironmentOfItsNode) {
   const std::string launch = dir_ + "/fdrill-launch-env";
   std::filesystem::create_directories(launch);
   std::ofstream(launch + "/nccl_env-1.env") << "NCCL_P2P_DISABLE=1\n";
-  std::vector<std::string> argv = {"env", "TMPDIR=" + dir_};
-  for (const auto& a : Mpirun(2)) argv.push_back(a);
+  std::vector<std::string> argv = Mpirun(2, dir_);
   for (const char* a : {"-b", "4K", "-n", "2"}) argv.push_back(a);
   Result<ProcessResult> r = RealProcessRunner().Run(argv, std::chrono::seconds(60));
   ASSERT_TRUE(r.ok());
