@@ -42,7 +42,8 @@ Json AgentService::HostSnapshot() {
         if (line.find("FDRILL-") != std::string::npos) rules.push_back(line);
       }
     }
-    // ... and fdrill's nft tables (port_loss's `bridge fdrill_loss_<port>`).
+    // ... and fdrill's nft tables (port_loss's `bridge fdrill_loss_<port>`, link_loss's
+    // `netdev fdrill_loss_<hash>`; its veth fdrill<hash> is in the links above).
     if (auto tables = RunChecked(*host_.runner, {"nft", "list", "tables"}); tables.ok()) {
       std::istringstream lines(*tables);
       for (std::string line; std::getline(lines, line);) {

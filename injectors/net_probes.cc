@@ -1,9 +1,10 @@
 // Capability probes of link_rate, link_flap (link_down and switch_down share
-// it) and port_loss,
+// it), port_loss and link_loss (egress: nft; ingress: iptables),
 // kept apart from their injector files: each checks that its iproute2 tool
 // runs and, when params name an interface, that the interface exists.
 // Kernel features (the tbf qdisc) show up only when Apply runs.
 #include "injectors/injector.h"
+#include "injectors/iptables_chain.h"
 #include "injectors/netdev.h"
 
 namespace fdrill {
@@ -36,6 +37,13 @@ Status ProbeLinkRate(const Json& params, Host host) {
 Status ProbePortLoss(const Json& params, Host host) {
   if (auto s = ProbeTool(*host.runner, {"nft", "--version"}, "port_loss"); !s.ok()) return s;
   return ProbeInterface(*host.runner, params, "port_loss");
+}
+
+Status ProbeLinkLoss(const Json& params, Host host) {
+  if (params.is_object() && params.value("direction", "egress") == "ingress")
+    return ProbeChainFault(params, host, "link_loss");
+  if (auto s = ProbeTool(*host.runner, {"nft", "--version"}, "link_loss"); !s.ok()) return s;
+  return ProbeInterface(*host.runner, params, "link_loss");
 }
 
 Status ProbeLinkFlap(const Json& params, Host host) {

@@ -44,7 +44,9 @@ const std::vector<InjectorInfo>& Injectors() {
        "interface, down (e.g. 3s), count (default 1), period (default 2 x down)", &MakeLinkFlap,
        &ProbeLinkFlap},
       {"link_loss", Scope::kInterface,
-       "drop a random share of an interface's packets (iptables statistic match, own chain)",
+       "drop a random share of an interface's packets: egress after the stack, as on the wire "
+       "(nftables netdev egress, own table), ingress on arrival (iptables statistic match, own "
+       "chain)",
        "interface, percent (0 < p <= 100), direction (egress|ingress, default egress), peer "
        "(optional IPv4); with TSO/GSO on, egress loss is per 64 KB super-packet: turn tso/gso off "
        "and use ingress for per-packet loss",

@@ -17,10 +17,11 @@ constexpr ExternalProgram kPrograms[] = {
     // The agent's injectors and telemetry, and the emulated fabric.
     {"ip", "iproute2", kSetUp, "link faults, fabric up/down, the management interface, counters"},
     {"tc", "iproute2", kSetUp, "link_rate, link_delay (netem), qdisc snapshots"},
-    {"iptables", "iptables", kSetUp, "link_loss, link_partition, link_delay's NFQUEUE rules"},
+    {"iptables", "iptables", kSetUp, "link_loss (ingress), link_partition, link_delay's NFQUEUE rules"},
     {"iptables-save", "iptables", kSetUp, "netfilter snapshots and the residue check"},
     {"nft", "nftables", kSetUp,
-     "deletes the table iptables-nft created for a fault once it is empty again",
+     "link_loss's egress and port_loss's tables; deletes the table iptables-nft created for a "
+     "fault once it is empty again",
      "revert leaves that table empty with ACCEPT base chains (no rule, no effect); "
      "InjectorsE2e.WithoutNft*, LinkLoss.LegacyBackendAndMissingNftLeaveTablesAlone"},
     {"ibportstate", "infiniband-diags", kSetUp, "ib_port faults (nodes with an HCA)"},

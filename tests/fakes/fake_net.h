@@ -34,6 +34,7 @@ class FakeNetKernel final : public ProcessRunner {
     std::string child_parent;
     Json child;
     std::string master;  // the bridge it is a port of ("br0"); "" for none
+    std::string peer;    // a veth's other end; "" for none
   };
 
   FakeNetKernel() {
@@ -85,6 +86,23 @@ class FakeNetKernel final : public ProcessRunner {
       auto it = ifaces.find(argv[4]);
       if (it == ifaces.end()) return NoDevice(argv[4]);
       it->second.up = argv[5] == "up";
+      return ProcessResult{0, "", ""};
+    }
+    // ip link add A type veth peer name B: both ends, down; ip link del A: both go.
+    if (has(0, "ip") && has(1, "link") && has(2, "add") && has(4, "type") && has(5, "veth") &&
+        has(6, "peer") && has(7, "name") && argv.size() == 9) {
+      if (ifaces.count(argv[3]) || ifaces.count(argv[8]))
+        return ProcessResult{2, "", "RTNETLINK answers: File exists\n"};
+      ifaces[argv[3]] = Iface{.up = false, .peer = argv[8]};
+      ifaces[argv[8]] = Iface{.up = false, .peer = argv[3]};
+      return ProcessResult{0, "", ""};
+    }
+    if (has(0, "ip") && has(1, "link") && has(2, "del") && argv.size() == 4) {
+      auto it = ifaces.find(argv[3]);
+      if (it == ifaces.end()) return NoDevice(argv[3]);
+      std::string peer = it->second.peer;
+      ifaces.erase(it);
+      if (!peer.empty()) ifaces.erase(peer);
       return ProcessResult{0, "", ""};
     }
     if (has(0, "tc") && has(1, "-j") && has(2, "qdisc") && has(3, "show") && has(4, "dev")) {

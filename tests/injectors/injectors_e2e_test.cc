@@ -13,6 +13,7 @@
 #include <cstring>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -156,11 +157,91 @@ TEST_F(InjectorsE2e, LinkLossHundredPercentIngressFromPeerBlocksConnect) {
       {{"interface", "fab0"}, {"percent", "100%"}, {"direction", "ingress"}, {"peer", kServer}});
 }
 
+// Egress loss is wire loss to TCP: the sender retransmits, and counts it
+// (RetransSegs), which is what localises a lossy link. A drop in iptables
+// OUTPUT came back to TCP as a send error and counted nothing (issue 19).
+TEST_F(InjectorsE2e, LinkLossEgressIsLostOnTheWireAndTcpRetransmits) {
+  auto nft_ruleset = [&] { return RunChecked(*runner_, {"nft", "list", "ruleset"}); };
+  auto links = [&] { return RunChecked(*runner_, {"ip", "-o", "link", "show"}); };
+  auto retrans = [&]() -> long {
+    auto snmp = RunChecked(*runner_, {"cat", "/proc/net/snmp"});
+    if (!snmp.ok()) return -1;
+    std::istringstream in(*snmp);
+    std::string header, values, line;
+    while (std::getline(in, line)) {
+      if (line.rfind("Tcp:", 0) != 0) continue;
+      if (header.empty())
+        header = line;
+      else
+        values = line;
+    }
+    std::istringstream h(header), v(values);
+    std::string name, value;
+    while (h >> name && v >> value)
+      if (name == "RetransSegs") return std::stol(value);
+    return -1;
+  };
+  auto nft_before = nft_ruleset();
+  auto links_before = links();
+  ASSERT_TRUE(nft_before.ok() && links_before.ok());
+  auto f = Make("link_loss", {{"interface", "fab0"}, {"percent", 20}});
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->Capture().ok());
+  Status applied = f->Apply();
+  ASSERT_TRUE(applied.ok()) << applied.ToString();
+  Status v = f->Verify();
+  EXPECT_TRUE(v.ok()) << v.ToString();
+  const long retrans_before = retrans();
+  ASSERT_GE(retrans_before, 0);
+
+  // 4 MiB from fdi-a to fdi-b through the loss.
+  std::thread reader([&] {
+    pollfd p{listener_, POLLIN, 0};
+    if (poll(&p, 1, 20000) != 1) return;
+    int c = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return;
+    char buf[65536];
+    while (read(c, buf, sizeof(buf)) > 0) {
+    }
+    close(c);
+  });
+  int fd = SocketIn(a_);
+  ASSERT_GE(fd, 0);
+  timeval t{30, 0};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof(t));
+  sockaddr_in addr = Ipv4Address(kServer, kPort);
+  size_t sent = 0;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    std::string chunk(65536, 'x');
+    while (sent < (4u << 20)) {
+      ssize_t n = send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+  }
+  close(fd);
+  reader.join();
+  EXPECT_EQ(sent, 4u << 20) << "the transfer did not get through the loss";
+  const long counted = retrans() - retrans_before;
+  // Measured here: +517..694 segments; the old OUTPUT drop made +0..2 (a local send error).
+  EXPECT_GE(counted, 50) << "TCP counted " << counted << " retransmissions under 20 % loss";
+
+  ASSERT_TRUE(f->Revert().ok());
+  ASSERT_TRUE(f->Revert().ok());
+  Status verified = f->VerifyReverted();
+  EXPECT_TRUE(verified.ok()) << verified.ToString();
+  EXPECT_EQ(*nft_ruleset(), *nft_before);
+  EXPECT_EQ(*links(), *links_before);
+  EXPECT_TRUE(Connects());
+}
+
 TEST_F(InjectorsE2e, LinkLossPartialRuleIsWhatTheKernelHolds) {
   // An unrelated rule in a table that exists: it stays, and so does the table.
-  ASSERT_TRUE(RunChecked(*runner_, {"iptables", "-A", "INPUT", "-p", "icmp", "-j", "ACCEPT"}).ok());
+  ASSERT_TRUE(RunChecked(*runner_, {"iptables", "-t", "raw", "-A", "PREROUTING", "-p", "icmp", "-j",
+                                    "ACCEPT"})
+                  .ok());
   std::string before = Ruleset();
-  auto f = Make("link_loss", {{"interface", "fab0"}, {"percent", 1.5}});
+  auto f = Make("link_loss", {{"interface", "fab0"}, {"percent", 1.5}, {"direction", "ingress"}});
   ASSERT_NE(f, nullptr);
   ASSERT_TRUE(f->Capture().ok());
   ASSERT_TRUE(f->Apply().ok());

@@ -1,3 +1,5 @@
+// link_loss's ingress mechanism (an iptables chain in raw PREROUTING) against
+// FakeIptables; its egress mechanism is in link_loss_egress_test.cc.
 #include <gtest/gtest.h>
 
 #include "injectors/injector.h"
@@ -9,7 +11,9 @@ namespace {
 
 TEST(LinkLoss, ApplyVerifyRevertVerifyWithExactArgv) {
   FakeIptablesNode rig;
-  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", "1.5%"}}, rig.host());
+  auto f =
+      MakeOk("link_loss", {{"interface", "fab0"}, {"percent", "1.5%"}, {"direction", "ingress"}},
+             rig.host());
   ASSERT_TRUE(f->Capture().ok());
   std::string chain = f->Saved()["chain"];
   EXPECT_EQ(chain.rfind("FDRILL-LOSS-", 0), 0u);
@@ -22,20 +26,21 @@ TEST(LinkLoss, ApplyVerifyRevertVerifyWithExactArgv) {
   ASSERT_TRUE(Reverted(*f));
   EXPECT_FALSE(f->Verify().ok());
   EXPECT_TRUE(rig.ipt.tables.empty());  // the table it created is gone again
-  Argv jump = {"OUTPUT",           "-o", "fab0", "-m", "comment", "--comment",
+  Argv jump = {"PREROUTING",       "-i", "fab0", "-m", "comment", "--comment",
                "fdrill:link_loss", "-j", chain};
-  Argv insert = {"-I", "OUTPUT", "1"}, del = {"-D"};
+  Argv insert = {"-I", "PREROUTING", "1"}, del = {"-D"};
   insert.insert(insert.end(), jump.begin() + 1, jump.end());
   del.insert(del.end(), jump.begin(), jump.end());
   std::vector<Argv> want = ThenChainRemoved(
       {
-          Iptables({"-N", chain}),
+          Iptables({"-N", chain}, "raw"),
           Iptables({"-A", chain, "-m", "statistic", "--mode", "random", "--probability", "0.015",
-                    "-j", "DROP"}),
-          Iptables(insert),
-          Iptables(del),
+                    "-j", "DROP"},
+                   "raw"),
+          Iptables(insert, "raw"),
+          Iptables(del, "raw"),
       },
-      chain);
+      chain, "raw");
   EXPECT_EQ(rig.ipt.Mutations(), want);
 }
 
@@ -58,28 +63,19 @@ TEST(LinkLoss, IngressPerPeerUsesRawPreroutingAndHundredPercentIsAPlainDrop) {
   EXPECT_TRUE(rig.ipt.tables.empty());
 }
 
-TEST(LinkLoss, EgressToOnePeerMatchesItsDestination) {
-  FakeIptablesNode rig;
-  auto f =
-      MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 0.25}, {"peer", "198.18.0.0/24"}},
-             rig.host());
-  ASSERT_TRUE(CapturedAndApplied(*f));
-  std::string chain = f->Saved()["chain"];
-  EXPECT_EQ(rig.ipt.tables.at("filter").chains.at(chain).rules,
-            (std::vector<Argv>{{"-d", "198.18.0.0/24", "-m", "statistic", "--mode", "random",
-                                "--probability", "0.0025", "-j", "DROP"}}));
-}
-
 TEST(LinkLoss, LeavesATableItFoundAndOthersRulesAsTheyWere) {
   FakeIptablesNode rig;
-  ASSERT_EQ(rig.ipt.Run(Iptables({"-A", "OUTPUT", "-p", "tcp", "-j", "ACCEPT"}), {})->exit_code, 0);
+  ASSERT_EQ(rig.ipt.Run(Iptables({"-A", "PREROUTING", "-p", "tcp", "-j", "ACCEPT"}, "raw"), {})
+                ->exit_code,
+            0);
   auto before = rig.ipt.Dump();
-  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 5}}, rig.host());
+  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 5}, {"direction", "ingress"}},
+                  rig.host());
   ASSERT_TRUE(f->Capture().ok());
   EXPECT_TRUE(f->Saved()["table_existed"].get<bool>());
   ASSERT_TRUE(f->Apply().ok());
   // Inserted first, so an earlier ACCEPT cannot bypass it.
-  EXPECT_EQ(rig.ipt.tables.at("filter").chains.at("OUTPUT").rules.front().back(),
+  EXPECT_EQ(rig.ipt.tables.at("raw").chains.at("PREROUTING").rules.front().back(),
             f->Saved()["chain"]);
   ASSERT_TRUE(Reverted(*f));
   EXPECT_EQ(rig.ipt.Dump(), before);
@@ -88,37 +84,41 @@ TEST(LinkLoss, LeavesATableItFoundAndOthersRulesAsTheyWere) {
 
 TEST(LinkLoss, RevertAfterFailedApplyRemovesThePartialChain) {
   FakeIptablesNode rig;
-  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 10}}, rig.host());
+  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 10}, {"direction", "ingress"}},
+                  rig.host());
   ASSERT_TRUE(f->Capture().ok());
-  rig.ipt.FailNext(Iptables({"-I"}), "iptables: Resource temporarily unavailable.\n");
+  rig.ipt.FailNext(Iptables({"-I"}, "raw"), "iptables: Resource temporarily unavailable.\n");
   ASSERT_TRUE(ErrorContains(f->Apply(), "Resource temporarily unavailable"));
-  EXPECT_EQ(rig.ipt.tables.at("filter").chains.count(f->Saved()["chain"]), 1u);  // -N and -A ran
+  EXPECT_EQ(rig.ipt.tables.at("raw").chains.count(f->Saved()["chain"]), 1u);  // -N and -A ran
   ASSERT_TRUE(Reverted(*f));
   EXPECT_TRUE(rig.ipt.tables.empty());
 }
 
 TEST(LinkLoss, RevertWithoutApplyAndRevertTwiceChangeNothingMore) {
   FakeIptablesNode rig;
-  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 10}}, rig.host());
+  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 10}, {"direction", "ingress"}},
+                  rig.host());
   ASSERT_TRUE(RevertIsSafeUnappliedAndTwice(*f, rig.ipt));
 }
 
 TEST(LinkLoss, RefusesAChainAlreadyThere) {
   FakeIptablesNode rig;
-  Json params = {{"interface", "fab0"}, {"percent", 10}};
+  Json params = {{"interface", "fab0"}, {"percent", 10}, {"direction", "ingress"}};
   auto first = MakeOk("link_loss", params, rig.host());
   ASSERT_TRUE(CapturedAndApplied(*first));
   auto second = MakeOk("link_loss", params, rig.host());
   EXPECT_TRUE(ErrorContains(second->Capture(), StatusCode::kFailedPrecondition,
                             first->Saved()["chain"].get<std::string>()));
   // A different fault on the same interface gets a chain of its own.
-  auto other = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 20}}, rig.host());
+  auto other = MakeOk(
+      "link_loss", {{"interface", "fab0"}, {"percent", 20}, {"direction", "ingress"}}, rig.host());
   EXPECT_TRUE(other->Capture().ok());
 }
 
 TEST(LinkLoss, MissingInterfaceIsNotFoundNamingIt) {
   FakeIptablesNode rig;
-  auto f = MakeOk("link_loss", {{"interface", "fab9"}, {"percent", 10}}, rig.host());
+  auto f = MakeOk("link_loss", {{"interface", "fab9"}, {"percent", 10}, {"direction", "ingress"}},
+                  rig.host());
   EXPECT_TRUE(ErrorContains(f->Capture(), StatusCode::kNotFound, "fab9"));
 }
 
@@ -144,8 +144,8 @@ TEST(LinkLoss, ParamsValidateAndNameTheKey) {
 
 TEST(LinkLoss, RestoredFromJournalRevertsWhatALostAgentApplied) {
   FakeIptablesNode rig;
-  Json record =
-      JournalApplyAndDie("link_loss", {{"interface", "fab0"}, {"percent", 3}}, rig.host());
+  Json record = JournalApplyAndDie(
+      "link_loss", {{"interface", "fab0"}, {"percent", 3}, {"direction", "ingress"}}, rig.host());
   ASSERT_TRUE(Reverted(*Restore(record, rig.host())));
   EXPECT_TRUE(rig.ipt.tables.empty());
 }
@@ -153,22 +153,25 @@ TEST(LinkLoss, RestoredFromJournalRevertsWhatALostAgentApplied) {
 TEST(LinkLoss, LegacyBackendAndMissingNftLeaveTablesAlone) {
   FakeIptablesNode legacy;
   legacy.ipt.legacy = true;
-  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 3}}, legacy.host());
+  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 3}, {"direction", "ingress"}},
+                  legacy.host());
   ASSERT_TRUE(CapturedAndApplied(*f));
   ASSERT_TRUE(Reverted(*f));
   EXPECT_TRUE(legacy.ipt.CallsTo("nft").empty());
 
   FakeIptablesNode no_nft;
   no_nft.ipt.have_nft = false;
-  auto g = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 3}}, no_nft.host());
+  auto g = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 3}, {"direction", "ingress"}},
+                  no_nft.host());
   ASSERT_TRUE(CapturedAndApplied(*g));
   ASSERT_TRUE(Reverted(*g));  // an empty, accepting table is left; nothing of ours is
-  EXPECT_TRUE(no_nft.ipt.tables.at("filter").chains.at("OUTPUT").rules.empty());
+  EXPECT_TRUE(no_nft.ipt.tables.at("raw").chains.at("PREROUTING").rules.empty());
 }
 
 TEST(LinkLoss, MechanismListsTheChainAndTouchesNothing) {
   FakeIptablesNode rig;
-  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 1}}, rig.host());
+  auto f = MakeOk("link_loss", {{"interface", "fab0"}, {"percent", 1}, {"direction", "ingress"}},
+                  rig.host());
   auto lines = f->Mechanism();
   ASSERT_GE(lines.size(), 4u);
   EXPECT_NE(lines[1].find("-m statistic --mode random --probability 0.01 -j DROP"),

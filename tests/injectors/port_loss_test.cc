@@ -47,15 +47,16 @@ TEST(PortLoss, AHundredPercentIsAPlainDrop) {
   auto f = MakeOk("port_loss", {{"interface", "up0"}, {"percent", 100}}, l.nft.host());
   ASSERT_TRUE(CapturedAndApplied(*f));
   ASSERT_TRUE(f->Verify().ok());
-  EXPECT_EQ(l.nft.tables["fdrill_loss_up0"][0], (Argv{"oifname", "up0", "counter", "drop"}));
+  EXPECT_EQ(l.nft.tables["fdrill_loss_up0"].rules.at(0).second,
+            (Argv{"oifname", "up0", "counter", "drop"}));
 }
 
 TEST(PortLoss, RevertIsSafeUnappliedTwiceAndAfterAFailedRule) {
   Leaf l;
   auto f = MakeOk("port_loss", {{"interface", "up0"}, {"percent", 5}}, l.nft.host());
   ASSERT_TRUE(f->Capture().ok());
-  ASSERT_TRUE(f->Revert().ok());    // nothing applied
-  l.nft.tables["fdrill_loss_up0"];  // the table made, then the chain fails
+  ASSERT_TRUE(f->Revert().ok());                      // nothing applied
+  l.nft.tables["fdrill_loss_up0"].family = "bridge";  // the table made, then the chain fails
   ASSERT_TRUE(f->Revert().ok());
   EXPECT_TRUE(l.nft.tables.empty());
   ASSERT_TRUE(f->Revert().ok());
@@ -69,7 +70,7 @@ TEST(PortLoss, RefusesAnInterfaceOnNoBridgeAndATableAlreadyThere) {
                             "fab0 is on no bridge; port_loss is for a switch's ports"));
   auto g = MakeOk("port_loss", {{"interface", "up9"}, {"percent", 5}}, l.nft.host());
   EXPECT_TRUE(ErrorContains(g->Capture(), StatusCode::kNotFound, "up9"));
-  l.nft.tables["fdrill_loss_up0"];
+  l.nft.tables["fdrill_loss_up0"].family = "bridge";
   auto h = MakeOk("port_loss", {{"interface", "up0"}, {"percent", 5}}, l.nft.host());
   EXPECT_TRUE(ErrorContains(h->Capture(), "nft table bridge fdrill_loss_up0 already exists"));
 }

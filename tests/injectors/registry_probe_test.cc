@@ -37,22 +37,27 @@ TEST(RegistryProbe, NetworkProbesNameTheMissingTool) {
   const std::map<std::string, std::string> tool = {{"link_rate", "tc"},
                                                    {"link_flap", "ip"},
                                                    {"link_down", "ip"},
-                                                   {"link_loss", "iptables"},
+                                                   {"link_loss", "nft"},
                                                    {"link_partition", "iptables"}};
   for (const auto& [kind, needs] : tool) {
     Status s = FindInjector(kind)->probe(Json::object(), host);
     EXPECT_EQ(s.code(), StatusCode::kUnsupported) << kind;
     EXPECT_NE(s.message().find("needs " + needs), std::string::npos) << s.message();
   }
+  // link_loss's ingress is an iptables chain; its egress (the default) is nftables'.
+  Status ingress = FindInjector("link_loss")->probe({{"direction", "ingress"}}, host);
+  EXPECT_NE(ingress.message().find("needs iptables"), std::string::npos) << ingress.message();
 }
 
 TEST(RegistryProbe, NetworkProbesCheckTheInterfaceWhenGiven) {
   FakeNetKernel kernel;
   FakeIptables ipt(&kernel);
   Host host{&ipt, nullptr};
-  EXPECT_TRUE(FindInjector("link_loss")->probe({{"interface", "fab0"}}, host).ok());
+  const Json ingress = {{"interface", "fab0"}, {"direction", "ingress"}};
+  EXPECT_TRUE(FindInjector("link_loss")->probe(ingress, host).ok());
   EXPECT_TRUE(FindInjector("link_partition")->probe(Json::object(), host).ok());
-  Status s = FindInjector("link_loss")->probe({{"interface", "fab9"}}, host);
+  Status s =
+      FindInjector("link_loss")->probe({{"interface", "fab9"}, {"direction", "ingress"}}, host);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   FakeProcessRunner tools;
   tools.OnOutput({"tc", "-V"}, "tc utility, iproute2-6.1.0\n");
