@@ -5,7 +5,8 @@
 #
 #   1. One drill of REPEAT x 24 faults in a seeded order (SEED shuffles it):
 #      on node nN — link_rate (100 Mbit/s on fab0), link_flap (fab0 down
-#      2 s), link_loss (10 % of fab0's egress), rank_pause (a straggler:
+#      2 s), link_loss (10 % of fab0's egress, lost after the node's stack as
+#      on the wire), rank_pause (a straggler:
 #      stopped 50 ms of every 200 ms); on the switch's port to nN (sw swpN,
 #      run by the switch's agent) — port_rate (link_rate 100 Mbit/s) and
 #      port_flap (link_flap, down 2 s); x N in 0..3. Each fault 5 s, then 6 s
@@ -13,9 +14,10 @@
 #   2. FREE fault-free drills of 40 s.
 #
 # Correct = summary.json's faults[].localisation names the fault's element:
-# for rank_pause its node; for a node's link kind that node and fab0; for a
-# switch port the cable it faulted — the switch port (sw swpN) or the node
-# link at its other end (nN fab0). time_to_localise_s = the first live
+# for rank_pause its node; for a link kind, on the node's fab0 or on the
+# switch's port to it, the cable it faulted — either end, the node link
+# (nN fab0) or the switch port (sw swpN): a cable's two ends see the same
+# carrier changes and retransmissions, and an operator replaces the cable. time_to_localise_s = the first live
 # `culprit` event that does so, after the apply. A false positive = a
 # fault-free drill with a culprit event or an anomaly, or an anomaly in the
 # faulted drill (every slowdown there is a scheduled fault's).
@@ -132,11 +134,10 @@ done
 jq -r '.faults[] | (.id | split("-")) as $p | .localisation as $l
   | [$p[1], $p[2], ($l.element // "none"),
      (if $l == null then 0
-      elif ($p[1] | startswith("port_")) then
+      elif ($p[1] | startswith("port_")) or ($p[1] | startswith("link_")) then
         (if ($l.node == $p[2] and $l.link == "fab0")
             or ($l.node == "sw" and $l.link == ("swp" + ($p[2] | ltrimstr("n")))) then 1 else 0 end)
       elif $l.node != $p[2] then 0
-      elif ($p[1] | startswith("link_")) and $l.link != "fab0" then 0
       else 1 end),
      (.time_to_localise_s // "null")] | @tsv' "$work/matrix/summary.json" > "$work/rows.tsv"
 

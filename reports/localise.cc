@@ -232,6 +232,16 @@ std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const Local
   return e;
 }
 
+// Whether the agents sampled the ranks' CPU time at all (older agents and
+// some hosts do not): without it, StarvedRank cannot speak.
+bool RankCpuSampled(const CounterIndex& counters) {
+  for (const auto& [key, s] : counters.series()) {
+    const auto [link, counter] = SplitCounterKey(key.second);
+    if (link.starts_with("rank/") && counter == "cpu_seconds") return true;
+  }
+  return false;
+}
+
 std::string CpuWords(const CpuEvidence& c) {
   return fmt::format(
       "rank {} ({}) ran {:.0f} % of its baseline CPU time while its peers ran {:.0f} %: stopped "
@@ -300,8 +310,14 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
   };
 
   Culprit out;
-  // A rank the rank signals name explains its peers' retransmissions.
-  const bool rank_explains = !links.empty() && links.front().retrans_only && (starved || last);
+  // A stopped or starved rank explains its peers' retransmissions (its
+  // receive buffers fill). A rank that merely arrived last does not when
+  // the ranks' CPU time was sampled and none was short of it: a lossy link
+  // makes its sender retransmit and stalls the neighbours that wait on it
+  // (bench/localisation.sh: link_loss on n0 named rank 1 before this). With
+  // no CPU samples, the last to arrive stands in for the starved rank.
+  const bool rank_explains = !links.empty() && links.front().retrans_only &&
+                             (starved || (last && !RankCpuSampled(counters)));
   if (!links.empty() && !rank_explains) {
     const Candidate& top = links.front();
     out.element = "link " + top.node + " " + top.link;

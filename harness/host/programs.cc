@@ -17,7 +17,8 @@ constexpr ExternalProgram kPrograms[] = {
     // The agent's injectors and telemetry, and the emulated fabric.
     {"ip", "iproute2", kSetUp, "link faults, fabric up/down, the management interface, counters"},
     {"tc", "iproute2", kSetUp, "link_rate, link_delay (netem), qdisc snapshots"},
-    {"iptables", "iptables", kSetUp, "link_loss (ingress), link_partition, link_delay's NFQUEUE rules"},
+    {"iptables", "iptables", kSetUp,
+     "link_loss (ingress), link_partition, link_delay's NFQUEUE rules"},
     {"iptables-save", "iptables", kSetUp, "netfilter snapshots and the residue check"},
     {"nft", "nftables", kSetUp,
      "link_loss's egress and port_loss's tables; deletes the table iptables-nft created for a "

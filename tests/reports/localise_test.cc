@@ -188,6 +188,27 @@ TEST(Localise, TheLinkItsNodeRetransmittedThroughWhenNoNetdevCounterSawTheLoss) 
   EXPECT_FALSE(Localise(CounterIndex(few), {}, kWindow).has_value());  // +40 < 50
 }
 
+// The same retransmissions and the same rank arriving last, but the ranks'
+// CPU time was sampled and none ran short: no rank stopped, so the rank
+// that arrived last is a neighbour the lossy link stalled, and the link is
+// named (bench/localisation.sh's link_loss: the sender retransmits, the
+// ring's next rank waits for its data).
+TEST(Localise, ALastRankThatKeptItsCpuDoesNotExplainRetransmissions) {
+  const auto events =
+      Samples({"fab0.tcp_retrans_segs", "rank/0.cpu_seconds"},
+              [](const std::string& node, const std::string& c, int t) -> double {
+                if (c == "rank/0.cpu_seconds") return 0.9 * t;
+                return node == "n3" && t > 15 ? 2.0 * t + 900.0 * (t - 15) : 2.0 * t;
+              });
+  auto c = Localise(CounterIndex(events), Iterations(0, 30, 15, 20), kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link n3 fab0");
+  EXPECT_EQ(c->evidence.back(),
+            "rank 0 (n0) entered the collective last: its peers waited 594 ms per second for it "
+            "(0 in the baseline; the next rank 0) (a slow link also stalls the ranks that wait on "
+            "it)");
+}
+
 // A switch port's own counters (its agent samples them too) outweigh the
 // retransmissions its drops cause at the sender.
 TEST(Localise, ASwitchPortsOwnCountersOutweighTheSendersRetransmissions) {
