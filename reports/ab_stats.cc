@@ -2,105 +2,126 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
-#include "reports/stats.h"
+#include <boost/math/distributions/students_t.hpp>
 
 namespace fdrill {
 
 namespace {
 
-// splitmix64 (Steele, Lea, Flood 2014): small, fast, and the same everywhere.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n), n < 2^32, by Lemire's multiply-shift on the top 32
-  // bits (bias below n / 2^32: invisible in a 2000-resample interval).
-  size_t Below(size_t n) { return static_cast<size_t>(((Next() >> 32) * n) >> 32); }
-
- private:
-  uint64_t state_;
+struct Moments {
+  double n = 0;
+  double mean = 0;
+  double var = 0;  // sample variance (n - 1); 0 for one value
 };
 
-// The median of `draw` (reordered in place), as Median() defines it.
-double MedianInPlace(std::vector<double>& draw) {
-  const size_t n = draw.size();
-  const auto mid = draw.begin() + static_cast<std::ptrdiff_t>(n / 2);
-  std::nth_element(draw.begin(), mid, draw.end());
-  if (n % 2 == 1) return *mid;
-  const double below = *std::max_element(draw.begin(), mid);
-  return (below + *mid) / 2;
-}
-
-double ResampledMedian(const std::vector<double>& x, SplitMix64& rng, std::vector<double>& draw) {
-  draw.resize(x.size());
-  for (double& d : draw) d = x[rng.Below(x.size())];
-  return MedianInPlace(draw);
+Moments Of(const std::vector<double>& v) {
+  Moments m;
+  m.n = static_cast<double>(v.size());
+  m.mean = std::accumulate(v.begin(), v.end(), 0.0) / m.n;
+  if (v.size() > 1) {
+    double ss = 0;
+    for (double x : v) ss += (x - m.mean) * (x - m.mean);
+    m.var = ss / (m.n - 1);
+  }
+  return m;
 }
 
 }  // namespace
 
-std::optional<Interval> BootstrapRatioOfMedians(const std::vector<double>& a,
-                                                const std::vector<double>& b, int resamples,
-                                                uint64_t seed, double confidence) {
-  if (a.empty() || b.empty() || resamples < 1) return std::nullopt;
-  SplitMix64 rng(seed);
-  std::vector<double> ratios;
-  ratios.reserve(static_cast<size_t>(resamples));
-  std::vector<double> draw;
-  for (int i = 0; i < resamples; ++i) {
-    const double ma = ResampledMedian(a, rng, draw);
-    const double mb = ResampledMedian(b, rng, draw);
-    if (!(ma > 0)) return std::nullopt;
-    ratios.push_back(mb / ma);
-  }
-  const double tail = (1 - confidence) / 2 * 100;
-  return Interval{.low = *Percentile(ratios, tail), .high = *Percentile(ratios, 100 - tail)};
+double StudentT(double p, double df) {
+  return boost::math::quantile(boost::math::students_t_distribution<double>(df), p);
 }
 
-std::optional<MannWhitney> MannWhitneyU(const std::vector<double>& a,
-                                        const std::vector<double>& b) {
-  if (a.empty() || b.empty()) return std::nullopt;
-  struct Value {
-    double x;
-    bool from_b;
+std::optional<RatioInterval> RatioOfMeans(const std::vector<double>& a,
+                                          const std::vector<double>& b, double confidence) {
+  if (a.empty() || b.empty() || (a.size() < 2 && b.size() < 2)) return std::nullopt;
+  auto finite = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
   };
-  std::vector<Value> all;
-  all.reserve(a.size() + b.size());
-  for (double x : a) all.push_back({x, false});
-  for (double x : b) all.push_back({x, true});
-  std::sort(all.begin(), all.end(), [](const Value& l, const Value& r) { return l.x < r.x; });
-
-  // Midranks (1-based) of tied runs; tie_term = Σ (t³ - t) over the runs.
-  double rank_sum_b = 0;
-  double tie_term = 0;
-  for (size_t i = 0; i < all.size();) {
-    size_t j = i;
-    while (j < all.size() && all[j].x == all[i].x) ++j;
-    const double t = static_cast<double>(j - i);
-    const double midrank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
-    for (size_t k = i; k < j; ++k) {
-      if (all[k].from_b) rank_sum_b += midrank;
-    }
-    tie_term += t * t * t - t;
-    i = j;
+  if (!finite(a) || !finite(b)) return std::nullopt;
+  auto positive = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
+  };
+  RatioInterval e;
+  e.log_scale = positive(a) && positive(b);
+  Moments ma, mb;
+  double scale = 1;
+  if (e.log_scale) {
+    auto logs = [](const std::vector<double>& v) {
+      std::vector<double> out;
+      for (double x : v) out.push_back(std::log(x));
+      return out;
+    };
+    ma = Of(logs(a));
+    mb = Of(logs(b));
+  } else {
+    ma = Of(a);
+    mb = Of(b);
+    if (!(ma.mean > 0)) return std::nullopt;
+    scale = ma.mean;
   }
-  const double na = static_cast<double>(a.size());
-  const double nb = static_cast<double>(b.size());
-  const double n = na + nb;
-  MannWhitney out;
-  out.u = rank_sum_b - nb * (nb + 1) / 2;
-  const double mean = na * nb / 2;
-  const double variance = n > 1 ? na * nb / 12 * ((n + 1) - tie_term / (n * (n - 1))) : 0;
-  if (!(variance > 0)) return out;  // all tied: no evidence of a difference
-  const double z = std::max(0.0, std::fabs(out.u - mean) - 0.5) / std::sqrt(variance);
-  out.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  // One value on a side: the other side's variance stands for both.
+  if (ma.n < 2) ma.var = mb.var;
+  if (mb.n < 2) mb.var = ma.var;
+  const double va = ma.var / ma.n, vb = mb.var / mb.n;
+  const double se = std::sqrt(va + vb);
+  double df;
+  if (ma.n < 2 || mb.n < 2) {
+    df = std::max(ma.n, mb.n) - 1;
+  } else if (se > 0) {
+    df = (va + vb) * (va + vb) /
+         (va * va / (ma.n - 1) + vb * vb / (mb.n - 1));  // Welch–Satterthwaite
+  } else {
+    df = ma.n + mb.n - 2;
+  }
+  const double t = se > 0 ? StudentT(0.5 + confidence / 2, df) : 0;
+  const double d = mb.mean - ma.mean;
+  if (e.log_scale) {
+    e.ratio = std::exp(d);
+    e.low = std::exp(d - t * se);
+    e.high = std::exp(d + t * se);
+  } else {
+    e.ratio = 1 + d / scale;
+    e.low = 1 + (d - t * se) / scale;
+    e.high = 1 + (d + t * se) / scale;
+  }
+  // Per-sample spread, pooled, on the interval's scale.
+  e.spread = std::sqrt((ma.var + mb.var) / 2) / scale;
+  e.df = df;
+  return e;
+}
+
+std::vector<double> BatchMeans(const std::vector<double>& series, int batches) {
+  const int n = static_cast<int>(series.size());
+  const int k = std::min(batches, n / 2);
+  if (k < 2) return {};
+  const int size = n / k;
+  std::vector<double> out;
+  for (int i = 0; i < k; ++i) {
+    const auto first = series.begin() + i * size;
+    const auto last = i == k - 1 ? series.end() : first + size;
+    out.push_back(std::accumulate(first, last, 0.0) / static_cast<double>(last - first));
+  }
   return out;
+}
+
+std::optional<int> RunsNeeded(const RatioInterval& e, double threshold, double confidence,
+                              int max) {
+  if (e.spread == 0) return 0;
+  // On the interval's scale: the distance from the ratio to the nearer of
+  // 1 - threshold and 1 + threshold, which the half-width must undercut.
+  auto scaled = [&](double r) { return e.log_scale ? std::log(r) : r - 1; };
+  const double at = scaled(e.ratio);
+  const double margin =
+      std::min(std::abs(at - scaled(1 - threshold)), std::abs(at - scaled(1 + threshold)));
+  if (!(margin > 0)) return std::nullopt;
+  for (int n = 2; n <= max; ++n) {
+    const double half = StudentT(0.5 + confidence / 2, 2.0 * n - 2) * e.spread * std::sqrt(2.0 / n);
+    if (half < margin) return n;
+  }
+  return std::nullopt;
 }
 
 }  // namespace fdrill

@@ -1,40 +1,59 @@
-// Two-sample statistics for `fdrill compare`: is sample B's typical value
-// different from sample A's? Pure, deterministic functions: the bootstrap
-// draws from its own seeded generator (splitmix64 with Lemire's bounded
-// integers), not from <random>'s distributions, whose output differs between
-// standard libraries, so the same input gives the same interval everywhere.
+// Two-sample statistics for `fdrill compare`: how large is B's change
+// against A, and how sure can we be? Pure, deterministic functions.
+//
+// The samples are independent measurements of one metric: one value per run
+// (a campaign's runs), or, within a single run, the means of consecutive
+// batches of iterations. A drill's iterations are autocorrelated (a slow
+// stretch lasts several iterations), so treating each iteration as an
+// independent sample overstates confidence; batch means of long enough
+// batches are close to independent (the batch-means method of simulation
+// output analysis).
 #pragma once
 
-#include <cstdint>
 #include <optional>
 #include <vector>
 
 namespace fdrill {
 
-struct Interval {
-  double low = 0;
-  double high = 0;
+// B against A as a ratio, B/A, with a two-sided interval.
+struct RatioInterval {
+  double ratio = 1;
+  double low = 1;
+  double high = 1;
+  // The spread the interval came from, on the scale it was computed on (the
+  // standard deviation of log values, or of values / mean A), per sample,
+  // and its degrees of freedom; RunsNeeded extrapolates from them.
+  double spread = 0;
+  double df = 0;
+  bool log_scale = true;
 };
 
-// Percentile bootstrap of median(b) / median(a): `resamples` times, draw
-// |a| values from a and |b| values from b with replacement and take the ratio
-// of their medians; the interval is the (1-confidence)/2 and (1+confidence)/2
-// percentiles (Percentile, stats.h) of those ratios. std::nullopt when either
-// sample is empty or a resampled median of a is not positive.
-std::optional<Interval> BootstrapRatioOfMedians(const std::vector<double>& a,
-                                                const std::vector<double>& b, int resamples,
-                                                uint64_t seed, double confidence = 0.95);
+// Welch's t interval for the ratio of B's mean to A's mean.
+//   - every value positive: on log values, exp(mean log B - mean log A), so
+//     the interval is symmetric in ratio terms (1.05 and 1/1.05 alike);
+//   - else (a time of zero, nothing lost): (mean B - mean A) / mean A,
+//     needing mean A > 0.
+// One value on a side borrows the other side's spread (pooled, as if equal);
+// one on both sides has no spread to go on: std::nullopt. Also nullopt for an
+// empty side, a non-finite value, or mean A <= 0 with non-positive values.
+// A side whose values are all equal has zero spread: the interval is a point.
+std::optional<RatioInterval> RatioOfMeans(const std::vector<double>& a,
+                                          const std::vector<double>& b, double confidence = 0.95);
 
-struct MannWhitney {
-  double u = 0;        // U of b: pairs (a_i, b_j) with b_j > a_i, ties counting 1/2
-  double p_value = 1;  // two-sided
-};
+// The means of `batches` consecutive batches of `series` (the last batch
+// takes the remainder); fewer batches when the series is shorter than
+// 2 x batches (at least two values a batch), none when it has fewer than 4.
+std::vector<double> BatchMeans(const std::vector<double>& series, int batches);
 
-// Mann–Whitney U test (Wilcoxon rank-sum) of a against b. The p-value uses
-// the normal approximation with the tie-corrected variance and a continuity
-// correction (scipy's mannwhitneyu(method="asymptotic")), sound from about 8
-// values a side. std::nullopt when either sample is empty; p = 1 when every
-// value is tied.
-std::optional<MannWhitney> MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b);
+// How many samples per side an interval with `e`'s spread needs before it
+// can decide against `threshold` (a fraction): clear of 1 ± threshold on the
+// side the ratio lies, assuming the ratio stays where it is. std::nullopt
+// when the ratio sits on the threshold (no count decides) or needs more than
+// `max`; 0 when the spread is zero.
+std::optional<int> RunsNeeded(const RatioInterval& e, double threshold, double confidence = 0.95,
+                              int max = 1000);
+
+// The p quantile of Student's t with df degrees of freedom (df > 0).
+double StudentT(double p, double df);
 
 }  // namespace fdrill

@@ -1,12 +1,17 @@
-// CompareRuns: group, test, decide. Rendering is in compare_report.cc.
+// CompareRuns: collect each metric per run, judge it. Rendering is in
+// compare_report.cc.
 #include "reports/compare.h"
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "reports/ab_stats.h"
 #include "reports/analysis.h"
@@ -23,8 +28,8 @@ constexpr char kWholeRun[] = "whole run";
 using Key = std::tuple<std::string, int64_t>;  // op, bytes
 
 // Per (op, bytes) and phase name, the busbw of every iteration that ended in
-// the phase (several phases of one name pool their iterations). `phase_order`
-// receives the phase names in start order, each once.
+// the phase, in order (several phases of one name pool their iterations).
+// `phase_order` receives the phase names in start order, each once.
 using Samples = std::map<Key, std::map<std::string, std::vector<double>>>;
 
 Samples Collect(const RunData& run, std::vector<std::string>* phase_order) {
@@ -59,43 +64,74 @@ Samples Collect(const RunData& run, std::vector<std::string>* phase_order) {
   return out;
 }
 
-CompareRow CompareSamples(const std::vector<double>& a, const std::vector<double>& b,
-                          const CompareOptions& o) {
-  CompareRow row;
+double Mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+// The verdict of one metric from its samples a side.
+void Judge(CompareRow& row, const std::vector<double>& a, const std::vector<double>& b,
+           const CompareOptions& o) {
   row.n_a = static_cast<int>(a.size());
   row.n_b = static_cast<int>(b.size());
-  row.median_a_gbps = Median(a);
-  row.median_b_gbps = Median(b);
-  if (row.n_a < o.min_samples || row.n_b < o.min_samples) {
-    row.note = fmt::format("fewer than {} iterations in {}", o.min_samples,
-                           row.n_a < o.min_samples ? "A" : "B");
-    return row;
+  if (!a.empty()) row.a = Mean(a);
+  if (!b.empty()) row.b = Mean(b);
+  if (a.empty() || b.empty()) {
+    row.verdict = CompareVerdict::kNotCompared;
+    row.note = fmt::format("not measured in {}", a.empty() && b.empty() ? "either"
+                                                 : a.empty()            ? "A"
+                                                                        : "B");
+    return;
   }
-  if (!(*row.median_a_gbps > 0)) {
-    row.note = "median busbw of A is not positive";
-    return row;
+  std::optional<RatioInterval> e = RatioOfMeans(a, b, o.confidence);
+  if (!e) {
+    if (a.size() < 2 && b.size() < 2) {
+      row.verdict = CompareVerdict::kNotEnoughRuns;
+      row.note =
+          "one run a side shows no run-to-run spread: compare campaigns "
+          "(fdrill campaign --repeat K)";
+    } else {
+      row.verdict = CompareVerdict::kNotCompared;
+      row.note = "A is 0: no ratio";
+    }
+    return;
   }
-  row.ratio = *row.median_b_gbps / *row.median_a_gbps;
-  if (std::optional<MannWhitney> mw = MannWhitneyU(a, b)) row.p_value = mw->p_value;
-  if (std::optional<Interval> ci =
-          BootstrapRatioOfMedians(a, b, o.resamples, o.seed, o.confidence)) {
-    row.ci_low = ci->low;
-    row.ci_high = ci->high;
-  }
-  if (!row.ci_low || !row.p_value) {
-    row.note = "no confidence interval";
-    return row;
-  }
-  const bool significant = *row.p_value < o.alpha;
-  if (significant && *row.ci_high < 1 - o.threshold) {
-    row.verdict = CompareVerdict::kRegression;
-  } else if (significant && *row.ci_low > 1 + o.threshold) {
-    row.verdict = CompareVerdict::kImprovement;
-  } else {
+  row.ratio = e->ratio;
+  row.ci_low = e->low;
+  row.ci_high = e->high;
+  const double lo = 1 - row.threshold, hi = 1 + row.threshold;
+  const bool below = e->high<lo, above = e->low> hi;
+  if (below || above) {
+    if (row.better == Better::kNeither) {
+      row.verdict = CompareVerdict::kChanged;
+    } else {
+      const bool worse = (row.better == Better::kHigher) == below;
+      row.verdict = worse ? CompareVerdict::kRegression : CompareVerdict::kImprovement;
+    }
+  } else if (e->low >= lo && e->high <= hi) {
     row.verdict = CompareVerdict::kNoChange;
+  } else {
+    row.verdict = CompareVerdict::kNotEnoughRuns;
+    row.runs_needed = RunsNeeded(*e, row.threshold, o.confidence);
+    if (!row.runs_needed) row.note = "the change sits on the threshold";
   }
-  return row;
 }
+
+struct FaultMetric {
+  const char* name;
+  const char* unit;
+  Better better;
+  std::optional<double> FaultStats::*field;
+};
+
+constexpr FaultMetric kFaultMetrics[] = {
+    {"slowdown", "x", Better::kLower, &FaultStats::slowdown},
+    {"time to impact", "s", Better::kNeither, &FaultStats::time_to_impact_s},
+    {"time to recover", "s", Better::kLower, &FaultStats::time_to_recover_s},
+    {"stall", "ms", Better::kLower, &FaultStats::stall_ms},
+    {"GPU·s lost", "GPU·s", Better::kLower, &FaultStats::lost_gpu_s},
+};
 
 }  // namespace
 
@@ -107,77 +143,238 @@ const char* CompareVerdictName(CompareVerdict verdict) {
       return "regression";
     case CompareVerdict::kImprovement:
       return "improvement";
+    case CompareVerdict::kChanged:
+      return "changed";
+    case CompareVerdict::kNotEnoughRuns:
+      return "not enough runs";
     case CompareVerdict::kNotCompared:
       return "not compared";
   }
   return "not compared";
 }
 
-Comparison CompareRuns(const RunData& a, const RunData& b, const CompareOptions& options) {
+Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>& b,
+                       const CompareOptions& options) {
   Comparison c;
-  c.a_name = a.plan.name;
-  c.b_name = b.plan.name;
-  c.fingerprinted = !a.fingerprint.empty() && !b.fingerprint.empty();
-  if (c.fingerprinted) c.differences = DiffFingerprints(a.fingerprint, b.fingerprint);
   c.options = options;
-  std::vector<std::string> phase_order;
-  const Samples sa = Collect(a, &phase_order);
-  const Samples sb = Collect(b, &phase_order);
+  c.a.runs = static_cast<int>(a.size());
+  c.b.runs = static_cast<int>(b.size());
+  if (!a.empty()) c.a.name = a.front().plan.name;
+  if (!b.empty()) c.b.name = b.front().plan.name;
+  if (a.empty() || b.empty()) return c;
+  if (c.a.name != c.b.name) {
+    c.warnings.push_back(
+        fmt::format("A ran scenario \"{}\" and B \"{}\": only what both measured is compared",
+                    c.a.name, c.b.name));
+  }
+  c.fingerprinted = !a.front().fingerprint.empty() && !b.front().fingerprint.empty();
+  if (c.fingerprinted)
+    c.differences = DiffFingerprints(a.front().fingerprint, b.front().fingerprint);
+  for (const auto& [side, runs] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    for (size_t i = 1; i < runs->size(); ++i) {
+      std::vector<FingerprintDifference> d =
+          DiffFingerprints(runs->front().fingerprint, (*runs)[i].fingerprint);
+      if (d.empty()) continue;
+      c.warnings.push_back(
+          fmt::format("{}'s run {} ran different software from its run 1 ({}: "
+                      "{} → {}): its runs do not measure one thing",
+                      side, i + 1, d.front().key, d.front().a, d.front().b));
+      break;
+    }
+  }
 
+  // busbw: per run its phase medians; one run a side, batch means.
+  std::vector<std::string> phase_order;
+  std::vector<Samples> sa, sb;
+  for (const RunData& r : a) sa.push_back(Collect(r, &phase_order));
+  for (const RunData& r : b) sb.push_back(Collect(r, &phase_order));
   std::vector<Key> keys;
-  for (const auto& [key, _] : sa) keys.push_back(key);
-  for (const auto& [key, _] : sb) keys.push_back(key);
+  for (const auto* side : {&sa, &sb})
+    for (const Samples& s : *side)
+      for (const auto& [key, _] : s) keys.push_back(key);
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-
-  static const std::vector<double> kEmpty;
-  auto find = [](const Samples& s, const Key& key, const std::string& phase) {
+  const bool single = a.size() == 1 && b.size() == 1;
+  auto series = [](const Samples& s, const Key& key, const std::string& phase) {
+    static const std::vector<double> kEmpty;
     auto k = s.find(key);
     if (k == s.end()) return &kEmpty;
     auto p = k->second.find(phase);
     return p == k->second.end() ? &kEmpty : &p->second;
   };
+  auto per_run = [&](const std::vector<Samples>& side, const Key& key, const std::string& phase) {
+    std::vector<double> out;
+    for (const Samples& s : side) {
+      const std::vector<double>* v = series(s, key, phase);
+      if (!v->empty()) out.push_back(*Median(*v));
+    }
+    return out;
+  };
   for (const Key& key : keys) {
     for (const std::string& phase : phase_order) {
-      const std::vector<double>* va = find(sa, key, phase);
-      const std::vector<double>* vb = find(sb, key, phase);
-      if (va->empty() && vb->empty()) continue;
-      CompareRow row = CompareSamples(*va, *vb, options);
+      CompareRow row;
+      row.group = "busbw";
       row.op = std::get<0>(key);
       row.bytes = std::get<1>(key);
       row.phase = phase;
+      row.metric = fmt::format("{} {} B {}", row.op, row.bytes, phase);
+      row.unit = "GB/s";
+      row.better = Better::kHigher;
+      row.threshold = options.threshold;
+      std::vector<double> va, vb;
+      if (single) {
+        row.basis = "batches of iterations";
+        va = BatchMeans(*series(sa[0], key, phase), options.batches);
+        vb = BatchMeans(*series(sb[0], key, phase), options.batches);
+        if (series(sa[0], key, phase)->empty() && series(sb[0], key, phase)->empty()) continue;
+      } else {
+        row.basis = "runs";
+        va = per_run(sa, key, phase);
+        vb = per_run(sb, key, phase);
+        if (va.empty() && vb.empty()) continue;
+      }
+      Judge(row, va, vb, options);
+      if (single && (va.empty() || vb.empty()) && row.verdict == CompareVerdict::kNotCompared &&
+          !(series(sa[0], key, phase)->empty() || series(sb[0], key, phase)->empty())) {
+        row.note = "fewer than 4 iterations on a side";
+      }
       c.rows.push_back(std::move(row));
     }
   }
+
+  // Faults, by id in A's order (then B's own), each metric over the runs.
+  std::vector<Summary> sum_a, sum_b;
+  for (const RunData& r : a) sum_a.push_back(Analyze(r));
+  for (const RunData& r : b) sum_b.push_back(Analyze(r));
+  std::vector<std::string> fault_ids;
+  for (const auto* side : {&sum_a, &sum_b})
+    for (const Summary& s : *side)
+      for (const FaultStats& f : s.faults)
+        if (std::find(fault_ids.begin(), fault_ids.end(), f.id) == fault_ids.end())
+          fault_ids.push_back(f.id);
+  auto values = [](const std::vector<Summary>& side, const std::string& id,
+                   std::optional<double> FaultStats::*field) {
+    std::vector<double> out;
+    for (const Summary& s : side)
+      for (const FaultStats& f : s.faults)
+        if (f.id == id && f.*field) out.push_back(*(f.*field));
+    return out;
+  };
+  for (const std::string& id : fault_ids) {
+    for (const FaultMetric& m : kFaultMetrics) {
+      std::vector<double> va = values(sum_a, id, m.field), vb = values(sum_b, id, m.field);
+      if (va.empty() && vb.empty()) continue;
+      CompareRow row;
+      row.group = id;
+      row.metric = m.name;
+      row.unit = m.unit;
+      row.better = m.better;
+      row.basis = "runs";
+      row.threshold = options.time_threshold;
+      Judge(row, va, vb, options);
+      c.rows.push_back(std::move(row));
+    }
+  }
+  const bool restarted = std::any_of(sum_a.begin(), sum_a.end(),
+                                     [](const Summary& s) { return s.rollback.restarts > 0; }) ||
+                         std::any_of(sum_b.begin(), sum_b.end(),
+                                     [](const Summary& s) { return s.rollback.restarts > 0; });
+  if (restarted) {
+    auto redone = [](const std::vector<Summary>& side) {
+      std::vector<double> out;
+      for (const Summary& s : side) out.push_back(static_cast<double>(s.rollback.iterations_lost));
+      return out;
+    };
+    CompareRow row;
+    row.group = "restarts";
+    row.metric = "iterations redone";
+    row.unit = "steps";
+    row.better = Better::kLower;
+    row.basis = "runs";
+    row.threshold = options.time_threshold;
+    Judge(row, redone(sum_a), redone(sum_b), options);
+    c.rows.push_back(std::move(row));
+  }
+
   const auto any = [&](CompareVerdict v) {
     return std::any_of(c.rows.begin(), c.rows.end(),
                        [v](const CompareRow& r) { return r.verdict == v; });
   };
   c.overall = any(CompareVerdict::kRegression)    ? CompareVerdict::kRegression
               : any(CompareVerdict::kImprovement) ? CompareVerdict::kImprovement
-                                                  : CompareVerdict::kNoChange;
+              : any(CompareVerdict::kNoChange) || any(CompareVerdict::kChanged)
+                  ? CompareVerdict::kNoChange
+              : any(CompareVerdict::kNotEnoughRuns) ? CompareVerdict::kNotEnoughRuns
+                                                    : CompareVerdict::kNotCompared;
   return c;
+}
+
+Result<std::vector<RunData>> LoadCompareSide(const std::string& dir, CompareSide* side) {
+  namespace fs = std::filesystem;
+  side->dir = dir;
+  std::vector<std::string> run_dirs;
+  const fs::path index = fs::path(dir) / "campaign.json";
+  std::error_code ec;
+  if (fs::exists(index, ec)) {
+    side->campaign = true;
+    std::ifstream in(index, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!j.is_object())
+      return FailedPrecondition(fmt::format("{}: not JSON (a campaign's index)", index.string()));
+    for (const nlohmann::json& r : j.value("runs", nlohmann::json::array())) {
+      if (!r.is_object() || !r.value("dir", nlohmann::json()).is_string()) continue;
+      if (r.value("exit_code", 2) == 2) continue;  // not a measurement
+      run_dirs.push_back((fs::path(dir) / r["dir"].get<std::string>()).string());
+    }
+    if (run_dirs.empty()) {
+      return FailedPrecondition(fmt::format(
+          "{}: the campaign holds no finished run (campaign.json lists none with exit 0 or 1)",
+          dir));
+    }
+  } else {
+    run_dirs.push_back(dir);
+  }
+  std::vector<RunData> runs;
+  for (const std::string& d : run_dirs) {
+    Result<RunData> r = LoadRunDir(d);
+    if (!r.ok()) return r.status();
+    if (r->metrics.empty())
+      return FailedPrecondition(fmt::format("{}: no metrics record to compare", d));
+    runs.push_back(std::move(*r));
+  }
+  side->runs = static_cast<int>(runs.size());
+  if (!runs.empty()) side->name = runs.front().plan.name;
+  return runs;
 }
 
 Result<Comparison> CompareRunDirs(const std::string& a_dir, const std::string& b_dir,
                                   const CompareOptions& options) {
-  Result<RunData> a = LoadRunDir(a_dir);
+  CompareSide sa, sb;
+  Result<std::vector<RunData>> a = LoadCompareSide(a_dir, &sa);
   if (!a.ok()) return a.status();
-  Result<RunData> b = LoadRunDir(b_dir);
+  Result<std::vector<RunData>> b = LoadCompareSide(b_dir, &sb);
   if (!b.ok()) return b.status();
-  for (const auto& [run, dir] : {std::pair{&*a, &a_dir}, std::pair{&*b, &b_dir}}) {
-    if (run->metrics.empty()) {
-      return FailedPrecondition(fmt::format("{}: no metrics record to compare", *dir));
-    }
-  }
   Comparison c = CompareRuns(*a, *b, options);
-  c.a_dir = a_dir;
-  c.b_dir = b_dir;
+  c.a = sa;
+  c.b = sb;
   return c;
 }
 
 int ExitCodeForComparison(const Comparison& comparison) {
-  return comparison.overall == CompareVerdict::kRegression ? 1 : 0;
+  switch (comparison.overall) {
+    case CompareVerdict::kRegression:
+      return 1;
+    case CompareVerdict::kNoChange:
+    case CompareVerdict::kImprovement:
+    case CompareVerdict::kChanged:
+      return 0;
+    case CompareVerdict::kNotEnoughRuns:
+    case CompareVerdict::kNotCompared:
+      return 2;
+  }
+  return 2;
 }
 
 Result<double> ParseThreshold(std::string_view text) {

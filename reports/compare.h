@@ -1,16 +1,32 @@
-// `fdrill compare A B`: did run B's bus bandwidth regress against run A's?
-// For every (op, message size, phase) that either run measured, the two
-// samples of per-iteration busbw (series.h) are compared by
-//   - the ratio of medians B/A with a percentile-bootstrap confidence
-//     interval (ab_stats.h; fixed seed, so a rerun gives the same answer), and
-//   - a two-sided Mann–Whitney U test,
-// and the row is a regression when the whole interval lies below
-// 1 − threshold and p < alpha, an improvement when it lies wholly above
-// 1 + threshold and p < alpha, else no change. Demanding both the interval and
-// the test keeps a noisy shared fabric from producing false verdicts; the
-// threshold says how much change matters. Phases are matched by name; a run
+// `fdrill compare A B`: did B regress against A? A and B are run directories
+// or campaign directories (campaign.json and run-NN, `fdrill campaign`).
+//
+// Metrics, each a number per run:
+//   - busbw: per (op, message size, phase), the median busbw of the
+//     iterations that ended in the phase (higher is better);
+//   - per fault (by id): slowdown, time to recover, longest stall and GPU·s
+//     lost (lower is better) and time to impact (reported, no direction);
+//   - iterations redone after restarts, when a run restarted (lower is better).
+// The samples: one value per run. With one run on both sides, busbw falls
+// back to the means of consecutive batches of the run's iterations
+// (ab_stats.h: iterations are autocorrelated, batch means nearly
+// independent); a fault's metrics have one value a side and cannot be judged.
+//
+// Per metric the ratio B/A with a Welch t interval (RatioOfMeans) and a
+// verdict against the metric's threshold (busbw --threshold, the fault
+// metrics --time-threshold):
+//   regression / improvement  the whole interval beyond 1 ∓ threshold on the
+//                             worse / better side;
+//   no change                 the whole interval within 1 ± threshold;
+//   changed                   (no direction) the interval clear of 1 ± threshold;
+//   not enough runs           the interval straddles a threshold: it says how
+//                             many runs a side would decide (RunsNeeded);
+//   not compared              a side has no value.
+// Overall: regression if any metric regressed (exit 1); else improvement, or
+// no change, when some metric was decided (exit 0); else not enough runs or
+// not compared (exit 2: cannot compare). Phases are matched by name; a run
 // without phase events is one phase, "whole run". Definitions: README.md.
-// Pure apart from CompareRunDirs, which reads the two directories.
+// Pure apart from CompareRunDirs, which reads the directories.
 #pragma once
 
 #include <cstdint>
@@ -25,58 +41,87 @@
 namespace fdrill {
 
 struct CompareOptions {
-  double threshold = 0.03;  // fraction: 0.03 = 3 %
-  double alpha = 0.05;      // Mann–Whitney significance level
+  double threshold = 0.03;       // busbw: fraction, 0.03 = 3 %
+  double time_threshold = 0.25;  // a fault's slowdown, times, stall, GPU·s lost
   double confidence = 0.95;
-  int resamples = 2000;
-  uint64_t seed = 0x5EED'F00Dull;
-  int min_samples = 2;  // fewer iterations on either side: "not compared"
+  int batches = 10;  // one run a side: busbw over this many batches of iterations
 };
 
-enum class CompareVerdict { kNoChange, kRegression, kImprovement, kNotCompared };
+enum class CompareVerdict {
+  kNoChange,
+  kRegression,
+  kImprovement,
+  kChanged,
+  kNotEnoughRuns,
+  kNotCompared
+};
 
-// "no change" | "regression" | "improvement" | "not compared".
+// "no change" | "regression" | "improvement" | "changed" | "not enough runs"
+// | "not compared".
 const char* CompareVerdictName(CompareVerdict verdict);
 
+enum class Better { kHigher, kLower, kNeither };
+
 struct CompareRow {
+  std::string group;   // "busbw", or the fault's id
+  std::string metric;  // "all_reduce 4194304 B baseline", "time to recover"
+  std::string unit;    // "GB/s", "x", "s", "ms", "GPU·s", "steps"
+  Better better = Better::kHigher;
+  std::string basis;  // "runs" | "batches of iterations"
+  // busbw rows: what was measured (empty / 0 for the others).
   std::string op;
   int64_t bytes = 0;
   std::string phase;
-  int n_a = 0;
+  int n_a = 0;  // samples a side
   int n_b = 0;
-  std::optional<double> median_a_gbps;
-  std::optional<double> median_b_gbps;
-  std::optional<double> ratio;  // median B / median A
+  std::optional<double> a;  // the side's mean over its samples
+  std::optional<double> b;
+  std::optional<double> ratio;  // B / A
   std::optional<double> ci_low;
   std::optional<double> ci_high;
-  std::optional<double> p_value;
+  double threshold = 0;
   CompareVerdict verdict = CompareVerdict::kNotCompared;
-  std::string note;  // why a row was not compared
+  // not enough runs: runs per side that would decide, when some number would.
+  std::optional<int> runs_needed;
+  std::string note;
+};
+
+struct CompareSide {
+  std::string dir;
+  std::string name;  // the plan's
+  bool campaign = false;
+  int runs = 0;
 };
 
 struct Comparison {
-  std::string a_dir, b_dir;    // as given; empty for CompareRuns
-  std::string a_name, b_name;  // plan names
+  CompareSide a, b;
   CompareOptions options;
-  std::vector<CompareRow> rows;  // by op, size, then phase in A's order
-  // What the nodes ran that differs between A and B (inventory.json's
-  // software, firmware, MTUs); empty when nothing known differs.
+  std::vector<CompareRow> rows;  // busbw by op, size, phase; then faults in A's order
+  // What the nodes ran that differs between A and B (the first run of each
+  // side: inventory.json's software, firmware, MTUs); empty when nothing known
+  // differs.
   std::vector<FingerprintDifference> differences;
-  // Whether both runs recorded what their nodes ran.
+  // Whether both sides recorded what their nodes ran.
   bool fingerprinted = false;
-  // regression if any row regressed; else improvement if any improved; else
-  // no change (also when no row could be compared).
-  CompareVerdict overall = CompareVerdict::kNoChange;
+  // Things to know before reading the verdict (a campaign whose runs ran
+  // different software, different scenarios on the two sides).
+  std::vector<std::string> warnings;
+  CompareVerdict overall = CompareVerdict::kNotCompared;
 };
 
-Comparison CompareRuns(const RunData& a, const RunData& b, const CompareOptions& options = {});
+// Each side's runs, in order (at least one each).
+Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>& b,
+                       const CompareOptions& options = {});
 
-// Loads both directories (run_dir.h). An unreadable directory, or one without
-// a single metrics record, is an error Status (the CLI exits 2).
+// A run directory, or a campaign directory's runs that finished (those the
+// harness could not finish, exit 2, are not measurements). An unreadable
+// directory, a campaign without a finished run, or a run without a single
+// metrics record is an error Status (the CLI exits 2).
+Result<std::vector<RunData>> LoadCompareSide(const std::string& dir, CompareSide* side);
 Result<Comparison> CompareRunDirs(const std::string& a_dir, const std::string& b_dir,
                                   const CompareOptions& options = {});
 
-// 1 when any row regressed, else 0.
+// 1 regression; 0 improvement or no change; 2 nothing could be decided.
 int ExitCodeForComparison(const Comparison& comparison);
 
 // "3%" → 0.03; a bare number is a fraction ("0.03"). Must lie in [0, 1).
@@ -84,5 +129,7 @@ Result<double> ParseThreshold(std::string_view text);
 
 std::string RenderCompareMarkdown(const Comparison& comparison);
 std::string RenderCompareJson(const Comparison& comparison);  // pretty, newline-terminated
+std::string RenderCompareHtml(const Comparison& comparison);  // one file, no scripts
+std::string RenderCompareJunit(const Comparison& comparison);
 
 }  // namespace fdrill

@@ -1,5 +1,5 @@
 // `fdrill compare A B` through its CLI glue (harness/cli/cmd_compare.cc):
-// flags, stdout, --json and the exit codes 0 / 1 / 2.
+// flags, stdout, --json / --html / --junit and the exit codes 0 / 1 / 2.
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -50,20 +50,31 @@ class CompareCli : public testing::Test {
   TempDir a_, b_, out_;
 };
 
-TEST_F(CompareCli, ARegressionExitsOneAndWritesJson) {
+TEST_F(CompareCli, ARegressionExitsOneAndWritesJsonHtmlAndJunit) {
   std::string out;
   const std::string json_path = (out_.path() / "cmp.json").string();
-  EXPECT_EQ(Fdrill({"compare", A(), B(), "--json", json_path}, &out), 1);
+  const std::string html_path = (out_.path() / "cmp.html").string();
+  const std::string junit_path = (out_.path() / "cmp.xml").string();
+  EXPECT_EQ(
+      Fdrill({"compare", A(), B(), "--json", json_path, "--html", html_path, "--junit", junit_path},
+             &out),
+      1);
   EXPECT_TRUE(out.starts_with("# fdrill compare — regression")) << out;
   nlohmann::json j = nlohmann::json::parse(ReadText(json_path));
   EXPECT_EQ(j["verdict"], "regression");
   EXPECT_EQ(j["a"]["dir"], A());
+  EXPECT_NE(ReadText(html_path).find("<h1>fdrill compare — regression</h1>"), std::string::npos);
+  EXPECT_NE(ReadText(junit_path).find("<failure message=\"regression\">"), std::string::npos);
 }
 
 TEST_F(CompareCli, AWiderThresholdOrTheSameRunExitsZero) {
   std::string out;
-  EXPECT_EQ(Fdrill({"compare", A(), B(), "--threshold", "10%"}, &out), 0);
-  EXPECT_NE(out.find("threshold 10 %"), std::string::npos) << out;
+  EXPECT_EQ(Fdrill({"compare", A(), B(), "--threshold", "10%", "--time-threshold", "50%"}, &out),
+            0);
+  EXPECT_NE(
+      out.find("Thresholds: busbw 10 %, a fault's slowdown, times, stall and GPU·s lost 50 %"),
+      std::string::npos)
+      << out;
   EXPECT_EQ(Fdrill({"compare", A(), A()}, &out), 0);
   EXPECT_TRUE(out.starts_with("# fdrill compare — no change")) << out;
 }
@@ -72,6 +83,7 @@ TEST_F(CompareCli, UnreadableInputOrBadFlagsExitTwo) {
   std::string out;
   EXPECT_EQ(Fdrill({"compare", A(), (out_.path() / "absent").string()}, &out), 2);
   EXPECT_EQ(Fdrill({"compare", A(), B(), "--threshold", "fast"}, &out), 2);
+  EXPECT_EQ(Fdrill({"compare", A(), B(), "--time-threshold", "150%"}, &out), 2);
   EXPECT_EQ(
       Fdrill({"compare", A(), B(), "--json", (out_.path() / "no/such/dir.json").string()}, &out),
       2);

@@ -73,7 +73,7 @@ TEST(Fingerprint, CompareSaysWhatDiffersFirst) {
   };
   Comparison none = compare();
   EXPECT_FALSE(none.fingerprinted);
-  EXPECT_NE(RenderCompareMarkdown(none).find("not recorded by both runs"), std::string::npos);
+  EXPECT_NE(RenderCompareMarkdown(none).find("not recorded by both sides"), std::string::npos);
 
   std::ofstream(da.path() / kInventoryFile) << Inventory("cubic");
   std::ofstream(db.path() / kInventoryFile) << Inventory("cubic");
