@@ -109,9 +109,21 @@ void Judge(CompareRow& row, const std::vector<double>& a, const std::vector<doub
       const bool worse = (row.better == Better::kHigher) == below;
       row.verdict = worse ? CompareVerdict::kRegression : CompareVerdict::kImprovement;
     }
-  } else if (e->low >= lo && e->high <= hi) {
+  } else if (e->ratio >= lo && e->ratio <= hi) {
+    // No change shown. When the interval still reaches past a threshold the
+    // runs cannot rule such a change out: say how many would.
     row.verdict = CompareVerdict::kNoChange;
+    if (e->low < lo || e->high > hi) {
+      row.runs_needed = RunsNeeded(*e, row.threshold, o.confidence);
+      row.note = row.runs_needed
+                     ? fmt::format(
+                           "the interval reaches past ±{:g} %: {} a side would "
+                           "rule such a change out",
+                           row.threshold * 100, *row.runs_needed)
+                     : fmt::format("the interval reaches past ±{:g} %", row.threshold * 100);
+    }
   } else {
+    // Past the threshold, but not surely.
     row.verdict = CompareVerdict::kNotEnoughRuns;
     row.runs_needed = RunsNeeded(*e, row.threshold, o.confidence);
     if (!row.runs_needed) row.note = "the change sits on the threshold";

@@ -16,11 +16,14 @@
 // verdict against the metric's threshold (busbw --threshold, the fault
 // metrics --time-threshold):
 //   regression / improvement  the whole interval beyond 1 ∓ threshold on the
-//                             worse / better side;
-//   no change                 the whole interval within 1 ± threshold;
+//                             worse / better side (at true no change, the
+//                             chance of this is below (1 - confidence) / 2);
 //   changed                   (no direction) the interval clear of 1 ± threshold;
-//   not enough runs           the interval straddles a threshold: it says how
-//                             many runs a side would decide (RunsNeeded);
+//   no change                 the ratio within 1 ± threshold; when the
+//                             interval reaches past a threshold, a note says
+//                             how many runs a side would rule that out;
+//   not enough runs           the ratio past a threshold, the interval not
+//                             wholly: how many runs a side would decide;
 //   not compared              a side has no value.
 // Overall: regression if any metric regressed (exit 1); else improvement, or
 // no change, when some metric was decided (exit 0); else not enough runs or

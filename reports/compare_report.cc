@@ -68,8 +68,9 @@ std::string Method(const CompareOptions& o) {
       "Per metric, B/A with a {:g} % Welch t interval over runs (one run a side: busbw over "
       "{} batches of consecutive iterations, since iterations are autocorrelated). Regression "
       "or improvement: the whole interval beyond 1 ∓ threshold on the worse or better side; no "
-      "change: the whole interval within 1 ± threshold; not enough runs: it straddles a "
-      "threshold. Thresholds: busbw {:g} %, a fault's slowdown, times, stall and GPU·s lost "
+      "change: the ratio within 1 ± threshold (a note when the interval reaches past it); not "
+      "enough runs: the ratio past a threshold, the interval not wholly. Thresholds: busbw {:g} %, "
+      "a fault's slowdown, times, stall and GPU·s lost "
       "{:g} %.",
       o.confidence * 100, o.batches, o.threshold * 100, o.time_threshold * 100);
 }

@@ -232,6 +232,28 @@ std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const Local
   return e;
 }
 
+// The share of what a link sent in the window that TCP sent again: its
+// retransmitted segments x a 1500-byte MTU's MSS over its tx_bytes (with a
+// larger MTU the share reads low: a conservative estimate). nullopt without
+// both counters. A lossy link resends percents (link_loss 10 % of
+// super-packets: 3-5 %); a stopped receiver's senders a tenth of a percent
+// (rank_pause: <= 0.12 % in bench/localisation.sh).
+constexpr double kMss = 1448;
+constexpr double kLossyShare = 0.005;
+std::optional<double> RetransShare(const CounterIndex& counters, const std::string& node,
+                                   const std::string& link, const LocaliseWindow& w) {
+  const auto& all = counters.series();
+  auto retrans = all.find({node, link + ".tcp_retrans_segs"});
+  auto tx = all.find({node, link + ".tx_bytes"});
+  if (retrans == all.end() || tx == all.end() || tx->second.empty() ||
+      tx->second.front().first > w.from_s) {
+    return std::nullopt;
+  }
+  const double sent = CounterIncrease(tx->second, w.from_s, w.to_s);
+  if (!(sent > 0)) return std::nullopt;
+  return CounterIncrease(retrans->second, w.from_s, w.to_s) * kMss / sent;
+}
+
 // Whether the agents sampled the ranks' CPU time at all (older agents and
 // some hosts do not): without it, StarvedRank cannot speak.
 bool RankCpuSampled(const CounterIndex& counters) {
@@ -311,13 +333,21 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
 
   Culprit out;
   // A stopped or starved rank explains its peers' retransmissions (its
-  // receive buffers fill). A rank that merely arrived last does not when
-  // the ranks' CPU time was sampled and none was short of it: a lossy link
-  // makes its sender retransmit and stalls the neighbours that wait on it
-  // (bench/localisation.sh: link_loss on n0 named rank 1 before this). With
-  // no CPU samples, the last to arrive stands in for the starved rank.
-  const bool rank_explains = !links.empty() && links.front().retrans_only &&
-                             (starved || (last && !RankCpuSampled(counters)));
+  // receive buffers fill). A rank that merely arrived last does too, unless
+  // the ranks' CPU time was sampled, none was short of it, and the link
+  // resent a lossy link's share of what it sent: a lossy link makes its
+  // sender retransmit and stalls the neighbours that wait on it
+  // (bench/localisation.sh: link_loss on n0 named rank 1 before this), while
+  // a stopped rank's CPU signal can miss a short window and its senders
+  // resend little.
+  std::optional<double> share;
+  if (!links.empty() && links.front().retrans_only && !starved && last &&
+      RankCpuSampled(counters)) {
+    share = RetransShare(counters, links.front().node, links.front().link, w);
+  }
+  const bool lossy = share && *share >= kLossyShare;
+  const bool rank_explains =
+      !links.empty() && links.front().retrans_only && (starved || (last && !lossy));
   if (!links.empty() && !rank_explains) {
     const Candidate& top = links.front();
     out.element = "link " + top.node + " " + top.link;
@@ -329,6 +359,12 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
     if (!alone) {
       out.evidence.push_back(fmt::format("also {} {}: {}", links[1].node, links[1].link,
                                          fmt::join(links[1].rises, ", ")));
+    }
+    if (lossy) {
+      out.evidence.push_back(fmt::format(
+          "{} {} resent about {:.1f} % of what it sent, and no rank ran short of CPU: loss on the "
+          "link, not a stalled receiver",
+          top.node, top.link, 100 * *share));
     }
     if (auto t = transport_words(top.node)) out.evidence.push_back(*t);
     // Which rank arrives last under a link fault depends on the

@@ -330,6 +330,63 @@ phases:
   EXPECT_EQ(FabricLinks(), before);
 }
 
+// A/B across a real configuration change (issue 20): two campaigns of a
+// short fault-free drill, between them every node's TCP buffers cut to 4 KiB
+// (net.ipv4.tcp_wmem / tcp_rmem, per network namespace, as an operator's
+// tuning change would). fdrill compare names the sysctls that differ and
+// calls busbw a regression; the first campaign against itself is no change.
+TEST_F(DrillE2E, CompareOfTwoCampaignsFlagsSmallerTcpBuffersAndClearsTheSameCampaign) {
+  fs::path scenario = work_ / "measure.yaml";
+  std::ofstream(scenario) << R"(name: measure
+fabric:
+  emulated: {nodes: 4}
+workload: {op: all_reduce, dtype: float32, size: 4M, ranks_per_node: 1, backend: mpi}
+phases:
+  - {name: baseline, duration: 4s}
+  - {name: measure, duration: 4s}
+)";
+  auto campaign = [&](const std::string& label) {
+    fs::path dir = work_ / label;
+    auto run = Fdrill({"campaign", scenario.string(), "--repeat", "3", "--label", label, "--out",
+                       dir.string(), "--quiet"},
+                      300);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return dir;
+  };
+  const fs::path before = campaign("before");
+  for (int i = 0; i < 4; ++i) {
+    const std::string ns = "fdrill-n" + std::to_string(i);
+    for (const char* sysctl : {"tcp_wmem", "tcp_rmem"}) {
+      Sh({"ip", "netns", "exec", ns, "sh", "-c",
+          std::string("echo '4096 4096 4096' > /proc/sys/net/ipv4/") + sysctl});
+    }
+  }
+  const fs::path after = campaign("after");
+
+  const fs::path json_path = work_ / "ab.json";
+  auto ab = Fdrill({"compare", before.string(), after.string(), "--json", json_path.string()});
+  EXPECT_EQ(ab.exit_code, 1) << ab.out << ab.err;
+  EXPECT_NE(ab.out.find("## What differs"), std::string::npos) << ab.out;
+  EXPECT_NE(ab.out.find("net.ipv4.tcp_wmem"), std::string::npos) << ab.out;
+  json j = ReadJson(json_path);
+  EXPECT_EQ(j["a"]["runs"], 3);
+  bool baseline_regressed = false;
+  for (const auto& row : j["rows"]) {
+    if (row["group"] == "busbw" && row["phase"] == "baseline") {
+      EXPECT_EQ(row["basis"], "runs");
+      EXPECT_LT(row["ratio"].get<double>(), 0.97) << row.dump();
+      baseline_regressed = row["verdict"] == "regression";
+      EXPECT_TRUE(baseline_regressed) << row.dump();
+    }
+  }
+  EXPECT_TRUE(baseline_regressed) << j.dump(2);
+
+  auto same = Fdrill({"compare", before.string(), before.string()});
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("What the nodes ran: the same in both"), std::string::npos) << same.out;
+  EXPECT_TRUE(same.out.starts_with("# fdrill compare — no change")) << same.out;
+}
+
 TEST_F(DrillE2E, MissingInterfaceIsRefusedBeforeAnythingIsTouched) {
   std::string before = FabricLinks();
   fs::path scenario = WriteScenario("bad-iface.yaml", "{interface: fab0, rate: 100mbit}",
