@@ -4,10 +4,14 @@
 # one unchanged fabric, and how many runs a side would it take to see a real
 # 5 % busbw regression or a 50 % slower recovery?
 #
-#   1. One campaign of RUNS runs of a 16 s drill on the 4-node emulated
-#      fabric: 6 s baseline, n1's fab0 capped at 200 Mbit/s for 4 s, 6 s of
-#      recovery (4 MiB all_reduce, Open MPI).
-#   2. Single runs: every run against the next (RUNS - 1 pairs).
+#   1. One campaign of RUNS runs of a 23 s drill on the 4-node emulated
+#      fabric: 6 s baseline, n1's fab0 capped at 200 Mbit/s for 4 s, 4 s
+#      between, n2's fab0 down for 2 s (a flap: TCP's retransmission timer
+#      decides the recovery), 6 s of recovery (4 MiB all_reduce, Open MPI).
+#   2. Single runs: every run against the next (RUNS - 1 pairs), once as
+#      compare does by default (one run a side decides nothing: exit 2), once
+#      with --run-spread set to the campaign's own spread of baseline busbw
+#      (`spread` in compare --json of the campaign against itself).
 #   3. Campaigns: PAIRS draws (seeded) of two disjoint sets of K runs from
 #      the same RUNS, each set a campaign directory of its own (symlinks to
 #      the runs, campaign.json as `fdrill campaign` writes it).
@@ -45,6 +49,11 @@ phases:
     duration: 4s
     faults:
       - {id: cap, kind: link_rate, node: n1, params: {interface: fab0, rate: 200mbit}}
+  - {name: between, duration: 4s}
+  - name: flapped
+    duration: 3s
+    faults:
+      - {id: flap, kind: link_flap, node: n2, params: {interface: fab0, down: 2s}}
   - {name: recovery, duration: 6s}
 EOF
 
@@ -60,9 +69,9 @@ runs=()
 for i in $(seq 1 "$RUNS"); do runs+=("$(printf 'run-%02d' "$i")"); done
 
 # One line per comparison: kind, exit code, regressions, improvements.
-compare() {  # kind A B
+compare() {  # kind A B [flags]
   set +e
-  $FDRILL compare "$2" "$3" --json "$work/cmp.json" >/dev/null 2>&1
+  $FDRILL compare "$2" "$3" "${@:4}" --json "$work/cmp.json" >/dev/null 2>&1
   local code=$?
   set -e
   printf '%s\t%s\t%s\t%s\n' "$1" "$code" \
@@ -70,9 +79,16 @@ compare() {  # kind A B
     "$(jq '[.rows[] | select(.verdict == "improvement")] | length' "$work/cmp.json")"
 }
 
+# The campaign's own spread of baseline busbw (sd of one run's log value).
+$FDRILL compare "$work/calib" "$work/calib" --json "$work/self.json" >/dev/null 2>&1 || true
+spread=$(jq -r '[.rows[] | select(.group == "busbw" and .phase == "baseline") | .spread][0]' \
+  "$work/self.json")
+
 : > "$work/verdicts.tsv"
 for i in $(seq 1 $((RUNS - 1))); do
-  compare single "$work/calib/${runs[$((i - 1))]}" "$work/calib/${runs[$i]}" >> "$work/verdicts.tsv"
+  a="$work/calib/${runs[$((i - 1))]}" b="$work/calib/${runs[$i]}"
+  compare single "$a" "$b" >> "$work/verdicts.tsv"
+  compare single-spread "$a" "$b" --run-spread "$spread" >> "$work/verdicts.tsv"
 done
 
 # A campaign directory holding the named runs (symlinks).
@@ -98,20 +114,23 @@ for p in $(seq 1 "$PAIRS"); do
   compare campaign "$work/pair-$p-a" "$work/pair-$p-b" >> "$work/verdicts.tsv"
 done
 
-# Each run's baseline busbw median and the cap's time to recover.
+# Each run's baseline busbw median and the flap's time to recover.
 for r in "${runs[@]}"; do
   jq -r '[(.phases[] | select(.name == "baseline") | .busbw_gbps_p50),
-          (.faults[] | select(.id == "cap") | .time_to_recover_s)] | @tsv' \
+          (.faults[] | select(.id == "flap") | .time_to_recover_s)] | @tsv' \
     "$work/calib/$r/summary.json"
 done > "$work/per_run.tsv"
 
-python3 - "$work/verdicts.tsv" "$work/per_run.tsv" "$K" <<'EOF'
+python3 - "$work/verdicts.tsv" "$work/per_run.tsv" "$K" "$spread" <<'EOF'
 import math, statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]) if l.strip()]
 per_run = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip()]
 k = int(sys.argv[3])
+spread = float(sys.argv[4])
 print(f"{'sides':24} {'pairs':>5} {'false regression':>17} {'false change':>13} {'undecided (exit 2)':>19}")
-for kind, label in (("single", "one run a side"), ("campaign", f"campaigns of {k} a side")):
+for kind, label in (("single", "one run a side"),
+                    ("single-spread", f"one run, spread {100 * spread:.1f} %"),
+                    ("campaign", f"campaigns of {k} a side")):
     rs = [r for r in rows if r[0] == kind]
     if not rs: continue
     reg = sum(1 for r in rs if r[1] == "1")

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -70,20 +71,60 @@ double Mean(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
-// The verdict of one metric from its samples a side.
-void Judge(CompareRow& row, const std::vector<double>& a, const std::vector<double>& b,
-           const CompareOptions& o) {
+// The verdict of a metric whose interval is `e`.
+void Decide(CompareRow& row, const RatioInterval& e, const CompareOptions& o) {
+  row.ratio = e.ratio;
+  row.ci_low = e.low;
+  row.ci_high = e.high;
+  const double lo = 1 - row.threshold, hi = 1 + row.threshold;
+  const bool below = e.high<lo, above = e.low> hi;
+  if (below || above) {
+    if (row.better == Better::kNeither) {
+      row.verdict = CompareVerdict::kChanged;
+    } else {
+      const bool worse = (row.better == Better::kHigher) == below;
+      row.verdict = worse ? CompareVerdict::kRegression : CompareVerdict::kImprovement;
+    }
+  } else if (e.ratio >= lo && e.ratio <= hi) {
+    // No change shown. When the interval still reaches past a threshold the
+    // runs cannot rule such a change out: say how many would.
+    row.verdict = CompareVerdict::kNoChange;
+    if (e.low < lo || e.high > hi) {
+      row.runs_needed = RunsNeeded(e, row.threshold, o.confidence);
+      row.note = row.runs_needed
+                     ? fmt::format(
+                           "the interval reaches past ±{:g} %: {} a side would "
+                           "rule such a change out",
+                           row.threshold * 100, *row.runs_needed)
+                     : fmt::format("the interval reaches past ±{:g} %", row.threshold * 100);
+    }
+  } else {
+    // Past the threshold, but not surely.
+    row.verdict = CompareVerdict::kNotEnoughRuns;
+    row.runs_needed = RunsNeeded(e, row.threshold, o.confidence);
+    if (!row.runs_needed) row.note = "the change sits on the threshold";
+  }
+}
+
+// Fills the row's sample counts and means; false (the row decided: not
+// compared) when a side has no value.
+bool Measured(CompareRow& row, const std::vector<double>& a, const std::vector<double>& b) {
   row.n_a = static_cast<int>(a.size());
   row.n_b = static_cast<int>(b.size());
   if (!a.empty()) row.a = Mean(a);
   if (!b.empty()) row.b = Mean(b);
-  if (a.empty() || b.empty()) {
-    row.verdict = CompareVerdict::kNotCompared;
-    row.note = fmt::format("not measured in {}", a.empty() && b.empty() ? "either"
-                                                 : a.empty()            ? "A"
-                                                                        : "B");
-    return;
-  }
+  if (!a.empty() && !b.empty()) return true;
+  row.verdict = CompareVerdict::kNotCompared;
+  row.note = fmt::format("not measured in {}", a.empty() && b.empty() ? "either"
+                                               : a.empty()            ? "A"
+                                                                      : "B");
+  return false;
+}
+
+// The verdict of one metric from its samples a side (runs).
+void Judge(CompareRow& row, const std::vector<double>& a, const std::vector<double>& b,
+           const CompareOptions& o) {
+  if (!Measured(row, a, b)) return;
   std::optional<RatioInterval> e = RatioOfMeans(a, b, o.confidence);
   if (!e) {
     if (a.size() < 2 && b.size() < 2) {
@@ -97,37 +138,51 @@ void Judge(CompareRow& row, const std::vector<double>& a, const std::vector<doub
     }
     return;
   }
-  row.ratio = e->ratio;
-  row.ci_low = e->low;
-  row.ci_high = e->high;
-  const double lo = 1 - row.threshold, hi = 1 + row.threshold;
-  const bool below = e->high<lo, above = e->low> hi;
-  if (below || above) {
-    if (row.better == Better::kNeither) {
-      row.verdict = CompareVerdict::kChanged;
-    } else {
-      const bool worse = (row.better == Better::kHigher) == below;
-      row.verdict = worse ? CompareVerdict::kRegression : CompareVerdict::kImprovement;
-    }
-  } else if (e->ratio >= lo && e->ratio <= hi) {
-    // No change shown. When the interval still reaches past a threshold the
-    // runs cannot rule such a change out: say how many would.
-    row.verdict = CompareVerdict::kNoChange;
-    if (e->low < lo || e->high > hi) {
-      row.runs_needed = RunsNeeded(*e, row.threshold, o.confidence);
-      row.note = row.runs_needed
-                     ? fmt::format(
-                           "the interval reaches past ±{:g} %: {} a side would "
-                           "rule such a change out",
-                           row.threshold * 100, *row.runs_needed)
-                     : fmt::format("the interval reaches past ±{:g} %", row.threshold * 100);
-    }
-  } else {
-    // Past the threshold, but not surely.
-    row.verdict = CompareVerdict::kNotEnoughRuns;
-    row.runs_needed = RunsNeeded(*e, row.threshold, o.confidence);
-    if (!row.runs_needed) row.note = "the change sits on the threshold";
+  if (a.size() > 1 || b.size() > 1) row.spread = e->spread;
+  Decide(row, *e, o);
+}
+
+// busbw with one run a side, from batch means of each run's iterations.
+// Their interval knows the spread within each run, not between runs, and
+// runs of one drill differ by more (bench/compare_calibration.sh: 7 % sd on
+// the emulated fabric): without --run-spread the interval is shown and the
+// verdict is "not enough runs". With it, each side's run-level error (that
+// sd, on log values) widens the interval: se^2 = within^2 + 2 sd^2, normal
+// quantile.
+void JudgeSingleRuns(CompareRow& row, const std::vector<double>& a, const std::vector<double>& b,
+                     const CompareOptions& o) {
+  if (!Measured(row, a, b)) return;
+  std::optional<RatioInterval> within = RatioOfMeans(a, b, o.confidence);
+  if (!within) {
+    row.verdict = CompareVerdict::kNotCompared;
+    row.note = "no interval from the batches";
+    return;
   }
+  if (!(o.run_spread > 0)) {
+    row.ratio = within->ratio;
+    row.ci_low = within->low;
+    row.ci_high = within->high;
+    row.verdict = CompareVerdict::kNotEnoughRuns;
+    row.note =
+        "one run a side: the interval holds the spread within each run, not between runs; "
+        "compare campaigns, or give --run-spread";
+    return;
+  }
+  // The within-run half-width back to a standard error on its own scale.
+  const double t = StudentT(0.5 + o.confidence / 2, within->df);
+  auto scaled = [&](double r) { return within->log_scale ? std::log(r) : r - 1; };
+  const double se_within = t > 0 ? (scaled(within->high) - scaled(within->ratio)) / t : 0;
+  const double se = std::sqrt(se_within * se_within + 2 * o.run_spread * o.run_spread);
+  const double z = StudentT(0.5 + o.confidence / 2, 1e6);
+  RatioInterval e = *within;
+  const double d = scaled(within->ratio);
+  auto unscaled = [&](double x) { return within->log_scale ? std::exp(x) : 1 + x; };
+  e.low = unscaled(d - z * se);
+  e.high = unscaled(d + z * se);
+  Decide(row, e, o);
+  row.runs_needed.reset();  // a count of runs means nothing for one run a side
+  if (row.verdict == CompareVerdict::kNoChange && !row.note.empty())
+    row.note = fmt::format("the interval reaches past ±{:g} %", row.threshold * 100);
 }
 
 struct FaultMetric {
@@ -235,7 +290,8 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
       row.threshold = options.threshold;
       std::vector<double> va, vb;
       if (single) {
-        row.basis = "batches of iterations";
+        row.basis = options.run_spread > 0 ? "batches of iterations, --run-spread"
+                                           : "batches of iterations";
         va = BatchMeans(*series(sa[0], key, phase), options.batches);
         vb = BatchMeans(*series(sb[0], key, phase), options.batches);
         if (series(sa[0], key, phase)->empty() && series(sb[0], key, phase)->empty()) continue;
@@ -245,7 +301,11 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
         vb = per_run(sb, key, phase);
         if (va.empty() && vb.empty()) continue;
       }
-      Judge(row, va, vb, options);
+      if (single) {
+        JudgeSingleRuns(row, va, vb, options);
+      } else {
+        Judge(row, va, vb, options);
+      }
       if (single && (va.empty() || vb.empty()) && row.verdict == CompareVerdict::kNotCompared &&
           !(series(sa[0], key, phase)->empty() || series(sb[0], key, phase)->empty())) {
         row.note = "fewer than 4 iterations on a side";

@@ -10,7 +10,9 @@
 // The samples: one value per run. With one run on both sides, busbw falls
 // back to the means of consecutive batches of the run's iterations
 // (ab_stats.h: iterations are autocorrelated, batch means nearly
-// independent); a fault's metrics have one value a side and cannot be judged.
+// independent), but that interval cannot see how runs differ, so it decides
+// only with --run-spread (a known run-to-run sd); a fault's metrics have one
+// value a side and cannot be judged.
 //
 // Per metric the ratio B/A with a Welch t interval (RatioOfMeans) and a
 // verdict against the metric's threshold (busbw --threshold, the fault
@@ -48,6 +50,10 @@ struct CompareOptions {
   double time_threshold = 0.25;  // a fault's slowdown, times, stall, GPU·s lost
   double confidence = 0.95;
   int batches = 10;  // one run a side: busbw over this many batches of iterations
+  // One run a side: the sd of a run's log busbw around its drill's mean (a
+  // campaign's spread, as compare's JSON gives it); 0 = unknown, and one run
+  // a side decides nothing.
+  double run_spread = 0;
 };
 
 enum class CompareVerdict {
@@ -83,6 +89,10 @@ struct CompareRow {
   std::optional<double> ci_low;
   std::optional<double> ci_high;
   double threshold = 0;
+  // Over runs: the sd of one run's value around its side's mean, as a
+  // fraction (of log values; relative to mean A when a value is not
+  // positive) — what --run-spread wants for one run a side.
+  std::optional<double> spread;
   CompareVerdict verdict = CompareVerdict::kNotCompared;
   // not enough runs: runs per side that would decide, when some number would.
   std::optional<int> runs_needed;

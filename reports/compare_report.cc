@@ -66,13 +66,16 @@ std::string VerdictText(const CompareRow& r) {
 std::string Method(const CompareOptions& o) {
   return fmt::format(
       "Per metric, B/A with a {:g} % Welch t interval over runs (one run a side: busbw over "
-      "{} batches of consecutive iterations, since iterations are autocorrelated). Regression "
+      "{} batches of consecutive iterations, since iterations are autocorrelated, deciding "
+      "only with --run-spread{}). Regression "
       "or improvement: the whole interval beyond 1 ∓ threshold on the worse or better side; no "
       "change: the ratio within 1 ± threshold (a note when the interval reaches past it); not "
       "enough runs: the ratio past a threshold, the interval not wholly. Thresholds: busbw {:g} %, "
       "a fault's slowdown, times, stall and GPU·s lost "
       "{:g} %.",
-      o.confidence * 100, o.batches, o.threshold * 100, o.time_threshold * 100);
+      o.confidence * 100, o.batches,
+      o.run_spread > 0 ? fmt::format(", here {:g} %", o.run_spread * 100) : "", o.threshold * 100,
+      o.time_threshold * 100);
 }
 
 struct Counts {
@@ -148,7 +151,8 @@ std::string RenderCompareJson(const Comparison& c) {
                  {"threshold", o.threshold},
                  {"time_threshold", o.time_threshold},
                  {"confidence", o.confidence},
-                 {"batches", o.batches}};
+                 {"batches", o.batches},
+                 {"run_spread", o.run_spread > 0 ? Json(o.run_spread) : Json(nullptr)}};
   j["fingerprinted"] = c.fingerprinted;
   j["differences"] = Json::array();
   for (const FingerprintDifference& d : c.differences)
@@ -174,6 +178,7 @@ std::string RenderCompareJson(const Comparison& c) {
                     {"ci_low", Number(r.ci_low)},
                     {"ci_high", Number(r.ci_high)},
                     {"threshold", r.threshold},
+                    {"spread", Number(r.spread)},
                     {"verdict", CompareVerdictName(r.verdict)},
                     {"runs_needed", r.runs_needed ? Json(*r.runs_needed) : Json(nullptr)}});
     if (!r.note.empty()) row["note"] = r.note;

@@ -21,6 +21,7 @@ struct CompareConfig {
   std::string b_dir;
   std::string threshold = "3%";
   std::string time_threshold = "25%";
+  std::string run_spread;
   std::string json_path;
   std::string html_path;
   std::string junit_path;
@@ -49,6 +50,16 @@ int Compare(const CompareConfig& config) {
   CompareOptions options;
   options.threshold = *threshold;
   options.time_threshold = *time_threshold;
+  if (!config.run_spread.empty()) {
+    Result<double> spread = ParseThreshold(config.run_spread);
+    if (!spread.ok() || !(*spread > 0)) {
+      std::fprintf(stderr, "fdrill compare: --run-spread: %s\n",
+                   spread.ok() ? "must be above 0 (a campaign's spread, e.g. 2%)"
+                               : spread.status().message().c_str());
+      return 2;
+    }
+    options.run_spread = *spread;
+  }
   Result<Comparison> comparison = CompareRunDirs(config.a_dir, config.b_dir, options);
   if (!comparison.ok()) {
     std::fprintf(stderr, "fdrill compare: %s\n", comparison.status().message().c_str());
@@ -81,6 +92,9 @@ void AddCompareCommands(CLI::App& app, int* exit_code) {
   cmd->add_option("--time-threshold", config->time_threshold,
                   "smallest change of a fault's slowdown, times, stall or GPU·s lost that counts")
       ->capture_default_str();
+  cmd->add_option("--run-spread", config->run_spread,
+                  "one run a side: how much runs of this drill differ (sd, e.g. 2%: a campaign's "
+                  "`spread` in compare --json); without it one run a side decides nothing");
   cmd->add_option("--json", config->json_path, "also write the comparison as JSON to FILE");
   cmd->add_option("--html", config->html_path, "also write it as one HTML page to FILE");
   cmd->add_option("--junit", config->junit_path,

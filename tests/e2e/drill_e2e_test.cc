@@ -368,6 +368,7 @@ phases:
   EXPECT_EQ(ab.exit_code, 1) << ab.out << ab.err;
   EXPECT_NE(ab.out.find("## What differs"), std::string::npos) << ab.out;
   EXPECT_NE(ab.out.find("net.ipv4.tcp_wmem"), std::string::npos) << ab.out;
+  EXPECT_NE(ab.out.find("net.ipv4.tcp_rmem"), std::string::npos) << ab.out;
   json j = ReadJson(json_path);
   EXPECT_EQ(j["a"]["runs"], 3);
   bool baseline_regressed = false;

@@ -55,10 +55,10 @@ TEST_F(CompareCli, ARegressionExitsOneAndWritesJsonHtmlAndJunit) {
   const std::string json_path = (out_.path() / "cmp.json").string();
   const std::string html_path = (out_.path() / "cmp.html").string();
   const std::string junit_path = (out_.path() / "cmp.xml").string();
-  EXPECT_EQ(
-      Fdrill({"compare", A(), B(), "--json", json_path, "--html", html_path, "--junit", junit_path},
-             &out),
-      1);
+  EXPECT_EQ(Fdrill({"compare", A(), B(), "--run-spread", "0.5%", "--json", json_path, "--html",
+                    html_path, "--junit", junit_path},
+                   &out),
+            1);
   EXPECT_TRUE(out.starts_with("# fdrill compare — regression")) << out;
   nlohmann::json j = nlohmann::json::parse(ReadText(json_path));
   EXPECT_EQ(j["verdict"], "regression");
@@ -69,14 +69,19 @@ TEST_F(CompareCli, ARegressionExitsOneAndWritesJsonHtmlAndJunit) {
 
 TEST_F(CompareCli, AWiderThresholdOrTheSameRunExitsZero) {
   std::string out;
-  EXPECT_EQ(Fdrill({"compare", A(), B(), "--threshold", "10%", "--time-threshold", "50%"}, &out),
+  EXPECT_EQ(Fdrill({"compare", A(), B(), "--threshold", "10%", "--time-threshold", "50%",
+                    "--run-spread", "0.5%"},
+                   &out),
             0);
   EXPECT_NE(
       out.find("Thresholds: busbw 10 %, a fault's slowdown, times, stall and GPU·s lost 50 %"),
       std::string::npos)
       << out;
-  EXPECT_EQ(Fdrill({"compare", A(), A()}, &out), 0);
+  EXPECT_EQ(Fdrill({"compare", A(), A(), "--run-spread", "0.5%"}, &out), 0);
   EXPECT_TRUE(out.starts_with("# fdrill compare — no change")) << out;
+  // One run a side without a run spread decides nothing: exit 2.
+  EXPECT_EQ(Fdrill({"compare", A(), B()}, &out), 2);
+  EXPECT_TRUE(out.starts_with("# fdrill compare — not enough runs")) << out;
 }
 
 TEST_F(CompareCli, UnreadableInputOrBadFlagsExitTwo) {
@@ -84,6 +89,7 @@ TEST_F(CompareCli, UnreadableInputOrBadFlagsExitTwo) {
   EXPECT_EQ(Fdrill({"compare", A(), (out_.path() / "absent").string()}, &out), 2);
   EXPECT_EQ(Fdrill({"compare", A(), B(), "--threshold", "fast"}, &out), 2);
   EXPECT_EQ(Fdrill({"compare", A(), B(), "--time-threshold", "150%"}, &out), 2);
+  EXPECT_EQ(Fdrill({"compare", A(), B(), "--run-spread", "0%"}, &out), 2);
   EXPECT_EQ(
       Fdrill({"compare", A(), B(), "--json", (out_.path() / "no/such/dir.json").string()}, &out),
       2);

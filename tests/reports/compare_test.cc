@@ -27,8 +27,17 @@ SyntheticRun Synth(double speed, double noise, uint32_t seed) {
   return run;
 }
 
+// One run a side decides only knowing how runs differ: these synthetic runs
+// differ only by their 1 % per-iteration noise, so 0.5 % is generous.
+CompareOptions Spread(double threshold = 0.03) {
+  CompareOptions o;
+  o.run_spread = 0.005;
+  o.threshold = threshold;
+  return o;
+}
+
 Comparison CompareSynthetic(const SyntheticRun& a, const SyntheticRun& b,
-                            const CompareOptions& options = {}) {
+                            const CompareOptions& options = Spread()) {
   TempDir da, db;
   a.WriteTo(da.path());
   b.WriteTo(db.path());
@@ -89,7 +98,7 @@ TEST(Compare, FivePercentRegressionWithOnePercentNoiseIsFlagged) {
   EXPECT_EQ(baseline.op, "all_reduce");
   EXPECT_EQ(baseline.bytes, reports_test::kBytes);
   EXPECT_EQ(baseline.phase, "baseline");
-  EXPECT_EQ(baseline.basis, "batches of iterations");
+  EXPECT_EQ(baseline.basis, "batches of iterations, --run-spread");
   EXPECT_EQ(baseline.n_a, 10);
   EXPECT_NEAR(*baseline.ratio, 0.95, 0.005);
   EXPECT_LT(*baseline.ci_low, *baseline.ratio);
@@ -113,9 +122,7 @@ TEST(Compare, FivePercentImprovementIsFlagged) {
 }
 
 TEST(Compare, AChangeWithinTheThresholdIsNoChange) {
-  CompareOptions wide;
-  wide.threshold = 0.10;
-  Comparison c = CompareSynthetic(Synth(1.0, 0.01, 1), Synth(0.95, 0.01, 2), wide);
+  Comparison c = CompareSynthetic(Synth(1.0, 0.01, 1), Synth(0.95, 0.01, 2), Spread(0.10));
   ExpectEveryBusbwRow(c, CompareVerdict::kNoChange);
   EXPECT_EQ(ExitCodeForComparison(c), 0);
 }
@@ -132,6 +139,27 @@ TEST(Compare, ASlowStretchInOneRunIsNotCalledARegression) {
   EXPECT_LT(*baseline.ratio, 0.99);
   EXPECT_NE(baseline.verdict, CompareVerdict::kRegression)
       << "interval " << *baseline.ci_low << "–" << *baseline.ci_high;
+}
+
+// Without --run-spread, one run a side shows its within-run interval and
+// decides nothing: runs of one drill differ by more than their iterations
+// say (bench/compare_calibration.sh), so a 5 % gap may be that.
+TEST(Compare, OneRunASideWithoutARunSpreadDecidesNothing) {
+  Comparison c = CompareSynthetic(Synth(1.0, 0.01, 1), Synth(0.95, 0.01, 2), CompareOptions{});
+  ExpectEveryBusbwRow(c, CompareVerdict::kNotEnoughRuns);
+  const CompareRow& baseline = *Busbw(c)[0];
+  EXPECT_EQ(baseline.basis, "batches of iterations");
+  EXPECT_LT(*baseline.ci_high, 0.97);  // the within-run interval, shown
+  EXPECT_NE(baseline.note.find("give --run-spread"), std::string::npos) << baseline.note;
+  EXPECT_FALSE(baseline.runs_needed);
+  EXPECT_EQ(c.overall, CompareVerdict::kNotEnoughRuns);
+  EXPECT_EQ(ExitCodeForComparison(c), 2);
+  // A wide run spread swallows the gap: no change, with a note.
+  CompareOptions wide;
+  wide.run_spread = 0.05;
+  Comparison w = CompareSynthetic(Synth(1.0, 0.01, 1), Synth(0.98, 0.01, 2), wide);
+  EXPECT_EQ(Busbw(w)[0]->verdict, CompareVerdict::kNoChange);
+  EXPECT_EQ(Busbw(w)[0]->note, "the interval reaches past ±3 %");
 }
 
 TEST(Compare, OneRunASideCannotJudgeAFaultsMetrics) {
@@ -168,6 +196,8 @@ TEST(Compare, CampaignsCompareOverRunsAndFindASlowerRecovery) {
   const CompareRow& baseline = *Busbw(*c)[0];
   EXPECT_EQ(baseline.basis, "runs");
   EXPECT_EQ(baseline.n_a, 4);
+  ASSERT_TRUE(baseline.spread);
+  EXPECT_LT(*baseline.spread, 0.01);
   EXPECT_EQ(baseline.verdict, CompareVerdict::kRegression);
   EXPECT_NEAR(*baseline.ratio, 0.90, 0.01);
   const CompareRow* recover = Row(*c, "slow-link", "time to recover");
@@ -276,7 +306,7 @@ TEST(Compare, EveryRenderingCarriesEveryRow) {
   const std::string md = RenderCompareMarkdown(c);
   EXPECT_TRUE(md.starts_with("# fdrill compare — regression")) << md;
   EXPECT_NE(md.find("| busbw | all_reduce 400000000 B baseline | GB/s | higher | batches of "
-                    "iterations | 10 | 10 |"),
+                    "iterations, --run-spread | 10 | 10 |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("**regression**"), std::string::npos);
@@ -287,6 +317,7 @@ TEST(Compare, EveryRenderingCarriesEveryRow) {
   EXPECT_EQ(j["verdict"], "regression");
   EXPECT_EQ(j["method"]["threshold"], 0.03);
   EXPECT_EQ(j["method"]["time_threshold"], 0.25);
+  EXPECT_EQ(j["method"]["run_spread"], 0.005);
   EXPECT_EQ(j["a"]["runs"], 1);
   ASSERT_EQ(j["rows"].size(), c.rows.size());
   for (const char* key :
