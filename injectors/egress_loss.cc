@@ -1,13 +1,13 @@
 #include "injectors/egress_loss.h"
 
 #include "injectors/netdev.h"
+#include "injectors/nft_table.h"
 #include "injectors/param_values.h"
 
 namespace fdrill {
 
 namespace {
 
-constexpr auto kTimeout = std::chrono::seconds(5);
 constexpr char kFamily[] = "netdev";
 constexpr char kChain[] = "egress";
 constexpr uint64_t kMod = 100'000'000;  // 100 % in millionths of a percent
@@ -41,13 +41,7 @@ class EgressLoss final : public Fault {
   Json Saved() const override { return Json::object(); }
   Status Load(const Json&) override { return Status::Ok(); }
 
-  Status Apply() override {
-    for (const auto& argv : ApplySteps()) {
-      auto r = RunChecked(*host_.runner, argv);
-      if (!r.ok()) return r.status().Annotate(Who());
-    }
-    return Status::Ok();
-  }
+  Status Apply() override { return RunEachChecked(*host_.runner, ApplySteps(), Who()); }
 
   Status Verify() override {
     auto hole = HoleExists();
@@ -161,15 +155,8 @@ class EgressLoss final : public Fault {
     return p.value("addr", "") + "/" + std::to_string(p.value("len", -1)) == *spec_.peer;
   }
 
-  // `nft list table` exits 1 with "No such file or directory" for a table
-  // that is not there.
   Result<bool> TableExists() const {
-    auto r = host_.runner->Run({"nft", "list", "table", kFamily, Table()}, kTimeout);
-    if (!r.ok()) return r.status().Annotate(Who());
-    if (r->exit_code == 0) return true;
-    if (r->err.find("No such file or directory") != std::string::npos) return false;
-    return FailedPrecondition(Who() + ": `nft list table " + std::string(kFamily) + " " + Table() +
-                              "` exited " + std::to_string(r->exit_code) + ": " + r->err);
+    return NftTableExists(*host_.runner, kFamily, Table(), Who());
   }
 
   Result<bool> HoleExists() const {

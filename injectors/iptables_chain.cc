@@ -122,11 +122,7 @@ Status IptablesChain::Apply() {
     args.insert(args.end(), jump.begin(), jump.end());
     steps.push_back(Ipt(args));
   }
-  for (const auto& argv : steps) {
-    auto r = RunChecked(*runner_, argv, kTimeout);
-    if (!r.ok()) return r.status().Annotate(who_);
-  }
-  return Status::Ok();
+  return RunEachChecked(*runner_, steps, who_, kTimeout);
 }
 
 Status IptablesChain::Verify() {

@@ -166,13 +166,7 @@ class LinkRate final : public Fault {
     return Status::Ok();
   }
 
-  Status Apply() override {
-    for (const auto& argv : ApplySteps()) {
-      auto r = RunChecked(*host_.runner, argv);
-      if (!r.ok()) return r.status().Annotate(Who());
-    }
-    return Status::Ok();
-  }
+  Status Apply() override { return RunEachChecked(*host_.runner, ApplySteps(), Who()); }
 
   Status Verify() override {
     auto tree = ReadQdiscs(*host_.runner, ifname_);

@@ -21,6 +21,7 @@
 // 64 KB, so the share is of forwarded skbs, not of wire packets.
 #include "injectors/injector.h"
 #include "injectors/netdev.h"
+#include "injectors/nft_table.h"
 #include "injectors/param_values.h"
 #include "injectors/params.h"
 
@@ -28,7 +29,6 @@ namespace fdrill {
 
 namespace {
 
-constexpr auto kTimeout = std::chrono::seconds(5);
 constexpr char kChain[] = "forward";
 constexpr uint64_t kMod = 100'000'000;  // 100 % in millionths of a percent
 
@@ -58,13 +58,7 @@ class PortLoss final : public Fault {
   Json Saved() const override { return Json::object(); }
   Status Load(const Json&) override { return Status::Ok(); }
 
-  Status Apply() override {
-    for (const auto& argv : ApplySteps()) {
-      auto r = RunChecked(*host_.runner, argv);
-      if (!r.ok()) return r.status().Annotate(Who());
-    }
-    return Status::Ok();
-  }
+  Status Apply() override { return RunEachChecked(*host_.runner, ApplySteps(), Who()); }
 
   Status Verify() override {
     auto listed = RunChecked(*host_.runner, {"nft", "-j", "list", "table", "bridge", Table()});
@@ -141,15 +135,8 @@ class PortLoss final : public Fault {
     return {"nft", "delete", "table", "bridge", Table()};
   }
 
-  // `nft list table` exits 1 with "No such file or directory" for a table
-  // that is not there.
   Result<bool> TableExists() const {
-    auto r = host_.runner->Run({"nft", "list", "table", "bridge", Table()}, kTimeout);
-    if (!r.ok()) return r.status().Annotate(Who());
-    if (r->exit_code == 0) return true;
-    if (r->err.find("No such file or directory") != std::string::npos) return false;
-    return FailedPrecondition(Who() + ": `nft list table bridge " + Table() + "` exited " +
-                              std::to_string(r->exit_code) + ": " + r->err);
+    return NftTableExists(*host_.runner, "bridge", Table(), Who());
   }
 
   Host host_;

@@ -185,14 +185,14 @@ void JudgeSingleRuns(CompareRow& row, const std::vector<double>& a, const std::v
     row.note = fmt::format("the interval reaches past ±{:g} %", row.threshold * 100);
 }
 
-struct FaultMetric {
+struct ComparedFaultMetric {
   const char* name;
   const char* unit;
   Better better;
   std::optional<double> FaultStats::*field;
 };
 
-constexpr FaultMetric kFaultMetrics[] = {
+constexpr ComparedFaultMetric kFaultMetrics[] = {
     {"slowdown", "x", Better::kLower, &FaultStats::slowdown},
     {"time to impact", "s", Better::kNeither, &FaultStats::time_to_impact_s},
     {"time to recover", "s", Better::kLower, &FaultStats::time_to_recover_s},
@@ -333,7 +333,7 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
     return out;
   };
   for (const std::string& id : fault_ids) {
-    for (const FaultMetric& m : kFaultMetrics) {
+    for (const ComparedFaultMetric& m : kFaultMetrics) {
       std::vector<double> va = values(sum_a, id, m.field), vb = values(sum_b, id, m.field);
       if (va.empty() && vb.empty()) continue;
       CompareRow row;

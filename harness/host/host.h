@@ -42,6 +42,11 @@ class ProcessRunner {
 Result<std::string> RunChecked(ProcessRunner& runner, const std::vector<std::string>& argv,
                                Duration timeout = std::chrono::seconds(10));
 
+// RunChecked on each argv in order, stopping at the first that fails; its
+// error is annotated with `who` ("port_loss up0"). A fault's Apply.
+Status RunEachChecked(ProcessRunner& runner, const std::vector<std::vector<std::string>>& steps,
+                      const std::string& who, Duration timeout = std::chrono::seconds(10));
+
 // "tc qdisc replace dev fab0 ..." for messages and plans.
 std::string JoinArgv(const std::vector<std::string>& argv);
 

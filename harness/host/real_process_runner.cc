@@ -44,6 +44,15 @@ Result<std::string> RunChecked(ProcessRunner& runner, const std::vector<std::str
   return std::move(r->out);
 }
 
+Status RunEachChecked(ProcessRunner& runner, const std::vector<std::vector<std::string>>& steps,
+                      const std::string& who, Duration timeout) {
+  for (const auto& argv : steps) {
+    auto r = RunChecked(runner, argv, timeout);
+    if (!r.ok()) return r.status().Annotate(who);
+  }
+  return Status::Ok();
+}
+
 Result<ProcessResult> RealProcessRunner::Run(const std::vector<std::string>& argv,
                                              Duration timeout) {
   if (argv.empty()) return InvalidArgument("empty argv");
