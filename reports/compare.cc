@@ -5,14 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "reports/ab_stats.h"
 #include "reports/analysis.h"
@@ -77,7 +73,8 @@ void Decide(CompareRow& row, const RatioInterval& e, const CompareOptions& o) {
   row.ci_low = e.low;
   row.ci_high = e.high;
   const double lo = 1 - row.threshold, hi = 1 + row.threshold;
-  const bool below = e.high<lo, above = e.low> hi;
+  const bool below = e.high < lo;
+  const bool above = e.low > hi;
   if (below || above) {
     if (row.better == Better::kNeither) {
       row.verdict = CompareVerdict::kChanged;
@@ -149,9 +146,16 @@ void Judge(CompareRow& row, const std::vector<double>& a, const std::vector<doub
 // verdict is "not enough runs". With it, each side's run-level error (that
 // sd, on log values) widens the interval: se^2 = within^2 + 2 sd^2, normal
 // quantile.
-void JudgeSingleRuns(CompareRow& row, const std::vector<double>& a, const std::vector<double>& b,
-                     const CompareOptions& o) {
-  if (!Measured(row, a, b)) return;
+void JudgeSingleRuns(CompareRow& row, const std::vector<double>& iterations_a,
+                     const std::vector<double>& iterations_b, const CompareOptions& o) {
+  row.basis = o.run_spread > 0 ? "batches of iterations, --run-spread" : "batches of iterations";
+  const std::vector<double> a = BatchMeans(iterations_a, o.batches);
+  const std::vector<double> b = BatchMeans(iterations_b, o.batches);
+  if (!Measured(row, a, b)) {
+    if (!iterations_a.empty() && !iterations_b.empty())
+      row.note = "fewer than 4 iterations on a side";
+    return;
+  }
   std::optional<RatioInterval> within = RatioOfMeans(a, b, o.confidence);
   if (!within) {
     row.verdict = CompareVerdict::kNotCompared;
@@ -288,27 +292,16 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
       row.unit = "GB/s";
       row.better = Better::kHigher;
       row.threshold = options.threshold;
-      std::vector<double> va, vb;
       if (single) {
-        row.basis = options.run_spread > 0 ? "batches of iterations, --run-spread"
-                                           : "batches of iterations";
-        va = BatchMeans(*series(sa[0], key, phase), options.batches);
-        vb = BatchMeans(*series(sb[0], key, phase), options.batches);
-        if (series(sa[0], key, phase)->empty() && series(sb[0], key, phase)->empty()) continue;
+        const std::vector<double>& ia = *series(sa[0], key, phase);
+        const std::vector<double>& ib = *series(sb[0], key, phase);
+        if (ia.empty() && ib.empty()) continue;
+        JudgeSingleRuns(row, ia, ib, options);
       } else {
         row.basis = "runs";
-        va = per_run(sa, key, phase);
-        vb = per_run(sb, key, phase);
+        const std::vector<double> va = per_run(sa, key, phase), vb = per_run(sb, key, phase);
         if (va.empty() && vb.empty()) continue;
-      }
-      if (single) {
-        JudgeSingleRuns(row, va, vb, options);
-      } else {
         Judge(row, va, vb, options);
-      }
-      if (single && (va.empty() || vb.empty()) && row.verdict == CompareVerdict::kNotCompared &&
-          !(series(sa[0], key, phase)->empty() || series(sb[0], key, phase)->empty())) {
-        row.note = "fewer than 4 iterations on a side";
       }
       c.rows.push_back(std::move(row));
     }
@@ -347,10 +340,9 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
       c.rows.push_back(std::move(row));
     }
   }
-  const bool restarted = std::any_of(sum_a.begin(), sum_a.end(),
-                                     [](const Summary& s) { return s.rollback.restarts > 0; }) ||
-                         std::any_of(sum_b.begin(), sum_b.end(),
-                                     [](const Summary& s) { return s.rollback.restarts > 0; });
+  bool restarted = false;
+  for (const auto* side : {&sum_a, &sum_b})
+    for (const Summary& s : *side) restarted = restarted || s.rollback.restarts > 0;
   if (restarted) {
     auto redone = [](const std::vector<Summary>& side) {
       std::vector<double> out;
@@ -382,31 +374,14 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
 }
 
 Result<std::vector<RunData>> LoadCompareSide(const std::string& dir, CompareSide* side) {
-  namespace fs = std::filesystem;
   side->dir = dir;
-  std::vector<std::string> run_dirs;
-  const fs::path index = fs::path(dir) / "campaign.json";
-  std::error_code ec;
-  if (fs::exists(index, ec)) {
-    side->campaign = true;
-    std::ifstream in(index, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-    if (!j.is_object())
-      return FailedPrecondition(fmt::format("{}: not JSON (a campaign's index)", index.string()));
-    for (const nlohmann::json& r : j.value("runs", nlohmann::json::array())) {
-      if (!r.is_object() || !r.value("dir", nlohmann::json()).is_string()) continue;
-      if (r.value("exit_code", 2) == 2) continue;  // not a measurement
-      run_dirs.push_back((fs::path(dir) / r["dir"].get<std::string>()).string());
-    }
-    if (run_dirs.empty()) {
-      return FailedPrecondition(fmt::format(
-          "{}: the campaign holds no finished run (campaign.json lists none with exit 0 or 1)",
-          dir));
-    }
-  } else {
-    run_dirs.push_back(dir);
+  Result<std::optional<std::vector<std::string>>> campaign = CampaignRunDirs(dir);
+  if (!campaign.ok()) return campaign.status();
+  side->campaign = campaign->has_value();
+  const std::vector<std::string> run_dirs = campaign->value_or(std::vector<std::string>{dir});
+  if (side->campaign && run_dirs.empty()) {
+    return FailedPrecondition(fmt::format(
+        "{}: the campaign holds no finished run (campaign.json lists none with exit 0 or 1)", dir));
   }
   std::vector<RunData> runs;
   for (const std::string& d : run_dirs) {

@@ -1,11 +1,9 @@
 #include "reports/report.h"
 
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
-#include <fmt/format.h>
-
+#include "harness/core/files.h"
 #include "reports/html_report.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"
@@ -13,28 +11,6 @@
 #include "reports/run_dir.h"
 
 namespace fdrill {
-
-namespace {
-
-Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::path partial = path;
-  partial += ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) return Unavailable(fmt::format("cannot write {}", partial.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec) {
-    return Unavailable(
-        fmt::format("cannot rename {} to {}: {}", partial.string(), path.string(), ec.message()));
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Result<Summary> WriteReports(const std::string& run_dir, const AnalysisOptions& options) {
   Result<RunData> run = LoadRunDir(run_dir);

@@ -2,12 +2,12 @@
 #include "reports/run_dir.h"
 
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/core/files.h"
 #include "reports/metric_fast_path.h"
 
 namespace fdrill {
@@ -124,21 +124,6 @@ Status ReadResidueItems(Fields& fields, std::string_view where, std::vector<Resi
     out->push_back(std::move(r));
   }
   return Status::Ok();
-}
-
-Result<std::string> ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(fmt::format("cannot open {}", path.string()));
-  std::string text;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec) text.reserve(static_cast<size_t>(size));
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return Unavailable(fmt::format("error reading {}", path.string()));
-  return text;
 }
 
 // Calls parse(line, "file:N") for each non-blank line of `text`. `fast`, when
@@ -434,20 +419,20 @@ Result<RunData> LoadRunDir(const std::string& dir) {
   const fs::path root(dir);
   RunData run;
 
-  Result<std::string> plan_text = ReadFile(root / kPlanFile);
+  Result<std::string> plan_text = ReadWholeFile(root / kPlanFile);
   if (!plan_text.ok()) return plan_text.status().Annotate(dir);
   Result<Plan> plan = ParsePlan(*plan_text, kPlanFile);
   if (!plan.ok()) return plan.status().Annotate(dir);
   run.plan = std::move(plan).value();
 
-  Result<std::string> events_text = ReadFile(root / kEventsFile);
+  Result<std::string> events_text = ReadWholeFile(root / kEventsFile);
   if (!events_text.ok()) return events_text.status().Annotate(dir);
   Status s = ParseLines(*events_text, kEventsFile, ParseEventLine, &run.events);
   if (!s.ok()) return s.Annotate(dir);
 
   std::error_code ec;
   if (fs::exists(root / kInventoryFile, ec)) {
-    Result<std::string> text = ReadFile(root / kInventoryFile);
+    Result<std::string> text = ReadWholeFile(root / kInventoryFile);
     Result<json> inventory = text.ok() ? ParseInventory(*text) : Result<json>(text.status());
     Result<std::vector<InventorySwitch>> switches =
         inventory.ok() ? SwitchesOf(*inventory)
@@ -463,7 +448,7 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     run.load_notes.push_back("metrics.jsonl is absent");
     return run;
   }
-  Result<std::string> metrics_text = ReadFile(root / kMetricsFile);
+  Result<std::string> metrics_text = ReadWholeFile(root / kMetricsFile);
   if (!metrics_text.ok()) return metrics_text.status().Annotate(dir);
   // About 300 bytes a record: reserving saves the copies of a growing vector.
   run.metrics.reserve(metrics_text->size() / 256);
@@ -471,6 +456,30 @@ Result<RunData> LoadRunDir(const std::string& dir) {
                  &ParseMetricLineFast);
   if (!s.ok()) return s.Annotate(dir);
   return run;
+}
+
+Result<std::optional<std::vector<std::string>>> CampaignRunDirs(const std::string& dir) {
+  const std::filesystem::path index = std::filesystem::path(dir) / kCampaignIndexFile;
+  std::error_code ec;
+  if (!std::filesystem::exists(index, ec)) return std::optional<std::vector<std::string>>();
+  Result<std::string> text = ReadWholeFile(index);
+  if (!text.ok()) return text.status();
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object())
+    return FailedPrecondition(
+        fmt::format("{}: not a JSON object (a campaign's index)", index.string()));
+  std::vector<std::string> runs;
+  const auto listed = j.find("runs");
+  if (listed == j.end() || !listed->is_array()) return std::optional(runs);
+  for (const nlohmann::json& r : *listed) {
+    if (!r.is_object()) continue;
+    const auto run_dir = r.find("dir");
+    const auto exit_code = r.find("exit_code");
+    if (run_dir == r.end() || !run_dir->is_string()) continue;
+    if (exit_code == r.end() || !exit_code->is_number_integer() || *exit_code == 2) continue;
+    runs.push_back((std::filesystem::path(dir) / run_dir->get<std::string>()).string());
+  }
+  return std::optional(runs);
 }
 
 }  // namespace fdrill

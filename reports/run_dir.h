@@ -7,8 +7,10 @@
 // the analysis then gives the verdict "error". No state; safe from any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/core/result.h"
 #include "reports/run_data.h"
@@ -26,6 +28,14 @@ inline constexpr char kInventoryFile[] = "inventory.json";
 Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text);
 
 Result<RunData> LoadRunDir(const std::string& dir);
+
+// A campaign directory's index (`fdrill campaign`, docs/formats.md).
+inline constexpr char kCampaignIndexFile[] = "campaign.json";
+// The runs campaign.json lists with exit 0 or 1, as paths under DIR, in
+// order (a run the harness could not finish, exit 2, is not a measurement).
+// nullopt when DIR has no campaign.json; an error naming it when it cannot be
+// read or is not a JSON object.
+Result<std::optional<std::vector<std::string>>> CampaignRunDirs(const std::string& dir);
 
 // The pieces, for tests. `where` prefixes errors ("metrics.jsonl:12").
 Result<Plan> ParsePlan(std::string_view text, std::string_view where);

@@ -3,11 +3,11 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "harness/core/files.h"
 
 namespace fdrill {
 
@@ -18,29 +18,6 @@ namespace {
 
 constexpr char kIndex[] = "campaign.json";
 constexpr char kScenario[] = "scenario.yaml";
-
-Result<std::string> ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return NotFound("cannot read " + p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Written whole to a temporary file, then renamed over: a reader (or a
-// resume after SIGKILL) sees the old index or the new one, never half.
-Status WriteAtomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) return Internal("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) return Internal("cannot rename " + tmp.string() + ": " + ec.message());
-  return Status::Ok();
-}
 
 bool GoodLabel(const std::string& label) {
   if (label.empty()) return false;
@@ -54,7 +31,7 @@ bool GoodLabel(const std::string& label) {
 std::string RunDirName(int index) { return fmt::format("run-{:02d}", index); }
 
 std::string VerdictOf(const fs::path& run_dir) {
-  auto text = ReadAll(run_dir / "summary.json");
+  auto text = ReadWholeFile(run_dir / "summary.json");
   if (!text.ok()) return "";
   const json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   return j.is_object() && j.value("verdict", json()).is_string() ? j["verdict"].get<std::string>()
@@ -109,13 +86,13 @@ Status CheckCampaignOptions(const CampaignOptions& o) {
 Result<CampaignResult> RunCampaign(const CampaignOptions& o, const RunOneDrill& run_one,
                                    const std::atomic<bool>* abort) {
   if (Status s = CheckCampaignOptions(o); !s.ok()) return s;
-  auto scenario = ReadAll(o.scenario_file);
+  auto scenario = ReadWholeFile(o.scenario_file);
   if (!scenario.ok()) return scenario.status();
   const fs::path dir = fs::absolute(o.dir);
   std::error_code ec;
   std::vector<CampaignRun> done;
   if (fs::exists(dir / kIndex, ec)) {
-    auto text = ReadAll(dir / kIndex);
+    auto text = ReadWholeFile(dir / kIndex);
     if (!text.ok()) return text.status();
     const json index = json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (!index.is_object()) return InvalidArgument((dir / kIndex).string() + ": not a JSON object");
@@ -124,7 +101,7 @@ Result<CampaignResult> RunCampaign(const CampaignOptions& o, const RunOneDrill& 
                                 "\", not \"" + o.label +
                                 "\": use that --label to resume it, or another --out");
     }
-    auto stored = ReadAll(dir / kScenario);
+    auto stored = ReadWholeFile(dir / kScenario);
     if (!stored.ok() || *stored != *scenario) {
       return FailedPrecondition(o.scenario_file + " differs from the scenario " + dir.string() +
                                 " was run with (" + (dir / kScenario).string() +
@@ -145,7 +122,7 @@ Result<CampaignResult> RunCampaign(const CampaignOptions& o, const RunOneDrill& 
   } else {
     fs::create_directories(dir, ec);
     if (ec) return Internal("cannot create " + dir.string() + ": " + ec.message());
-    if (auto s = WriteAtomically(dir / kScenario, *scenario); !s.ok()) return s;
+    if (auto s = WriteFileAtomically(dir / kScenario, *scenario); !s.ok()) return s;
   }
 
   CampaignResult result;
@@ -161,7 +138,7 @@ Result<CampaignResult> RunCampaign(const CampaignOptions& o, const RunOneDrill& 
     // resumes by running it again.
     CampaignRun run{.index = i, .dir = RunDirName(i), .exit_code = 2};
     result.runs.push_back(run);
-    if (auto s = WriteAtomically(dir / kIndex, IndexJson(o, result).dump(2) + "\n"); !s.ok())
+    if (auto s = WriteFileAtomically(dir / kIndex, IndexJson(o, result).dump(2) + "\n"); !s.ok())
       return s;
     const auto start = std::chrono::steady_clock::now();
     const int code = run_one(run_dir.string());
@@ -178,7 +155,7 @@ Result<CampaignResult> RunCampaign(const CampaignOptions& o, const RunOneDrill& 
     }
   }
   result.complete = result.stopped.empty() && static_cast<int>(result.runs.size()) == o.repeat;
-  if (auto s = WriteAtomically(dir / kIndex, IndexJson(o, result).dump(2) + "\n"); !s.ok())
+  if (auto s = WriteFileAtomically(dir / kIndex, IndexJson(o, result).dump(2) + "\n"); !s.ok())
     return s;
   return result;
 }

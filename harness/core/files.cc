@@ -1,0 +1,42 @@
+#include "harness/core/files.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace fdrill {
+
+Result<std::string> ReadWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(fmt::format("cannot open {}", path.string()));
+  std::string text;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec) text.reserve(static_cast<size_t>(size));
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return Unavailable(fmt::format("error reading {}", path.string()));
+  return text;
+}
+
+Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::path partial = path;
+  partial += ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) return Unavailable(fmt::format("cannot write {}", partial.string()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) {
+    return Unavailable(
+        fmt::format("cannot rename {} to {}: {}", partial.string(), path.string(), ec.message()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace fdrill
