@@ -208,12 +208,17 @@ struct CpuEvidence {
 // Signal 3b: the rank that got less CPU time than it did in the reference
 // while its peers did not ("rank/<r>.cpu_seconds", agents/counters.h): at
 // most 85 % of its reference rate, and 12 points below its peers' median.
-std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const LocaliseWindow& w) {
-  if (!(w.ref_to_s > w.ref_from_s)) return std::nullopt;
+// `sampled` says whether the agents sampled any rank's CPU time at all
+// (older agents and some hosts do not): without it, this signal cannot speak.
+std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const LocaliseWindow& w,
+                                       bool* sampled) {
+  const bool has_reference = w.ref_to_s > w.ref_from_s;
   std::vector<CpuEvidence> ranks;
   for (const auto& [key, s] : counters.series()) {
     const auto [link, counter] = SplitCounterKey(key.second);
     if (!link.starts_with("rank/") || counter != "cpu_seconds") continue;
+    *sampled = true;
+    if (!has_reference) continue;
     const std::optional<double> ref = RateOver(s, w.ref_from_s, w.ref_to_s);
     const std::optional<double> in = RateOver(s, w.from_s, w.to_s);
     if (!ref || !in || *ref < 0.05) continue;
@@ -252,16 +257,6 @@ std::optional<double> RetransShare(const CounterIndex& counters, const std::stri
   const double sent = CounterIncrease(tx->second, w.from_s, w.to_s);
   if (!(sent > 0)) return std::nullopt;
   return CounterIncrease(retrans->second, w.from_s, w.to_s) * kMss / sent;
-}
-
-// Whether the agents sampled the ranks' CPU time at all (older agents and
-// some hosts do not): without it, StarvedRank cannot speak.
-bool RankCpuSampled(const CounterIndex& counters) {
-  for (const auto& [key, s] : counters.series()) {
-    const auto [link, counter] = SplitCounterKey(key.second);
-    if (link.starts_with("rank/") && counter == "cpu_seconds") return true;
-  }
-  return false;
 }
 
 std::string CpuWords(const CpuEvidence& c) {
@@ -323,7 +318,8 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
   const std::vector<Candidate> links = LinkEvidenceIn(counters, w);
   const std::vector<Candidate> transport = TransportCandidates(counters, w);
   const std::optional<RankEvidence> last = LastToArrive(series, w);
-  const std::optional<CpuEvidence> starved = StarvedRank(counters, w);
+  bool cpu_sampled = false;
+  const std::optional<CpuEvidence> starved = StarvedRank(counters, w, &cpu_sampled);
   auto transport_words = [&](const std::string& node) -> std::optional<std::string> {
     for (const Candidate& c : transport) {
       if (c.node == node) return node + ": " + fmt::format("{}", fmt::join(c.rises, ", "));
@@ -340,14 +336,12 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
   // (bench/localisation.sh: link_loss on n0 named rank 1 before this), while
   // a stopped rank's CPU signal can miss a short window and its senders
   // resend little.
+  const bool retrans_only = !links.empty() && links.front().retrans_only;
   std::optional<double> share;
-  if (!links.empty() && links.front().retrans_only && !starved && last &&
-      RankCpuSampled(counters)) {
+  if (retrans_only && !starved && last && cpu_sampled)
     share = RetransShare(counters, links.front().node, links.front().link, w);
-  }
   const bool lossy = share && *share >= kLossyShare;
-  const bool rank_explains =
-      !links.empty() && links.front().retrans_only && (starved || (last && !lossy));
+  const bool rank_explains = retrans_only && (starved || (last && !lossy));
   if (!links.empty() && !rank_explains) {
     const Candidate& top = links.front();
     out.element = "link " + top.node + " " + top.link;
