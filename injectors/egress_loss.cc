@@ -10,7 +10,6 @@ namespace {
 
 constexpr char kFamily[] = "netdev";
 constexpr char kChain[] = "egress";
-constexpr uint64_t kMod = 100'000'000;  // 100 % in millionths of a percent
 
 using Argv = std::vector<std::string>;
 
@@ -57,7 +56,7 @@ class EgressLoss final : public Fault {
         hooked = true;
       }
       if (!item.contains("rule") || item["rule"].value("chain", "") != kChain) continue;
-      bool peer = !spec_.peer, share = spec_.micro_percent >= kMod, fwd = false;
+      bool peer = !spec_.peer, share = spec_.micro_percent >= kNftWhole, fwd = false;
       for (const auto& e : item["rule"].value("expr", Json::array())) {
         if (e.contains("fwd") && e["fwd"].value("dev", "") == Hole()) fwd = true;
         if (!e.contains("match")) continue;
@@ -67,10 +66,7 @@ class EgressLoss final : public Fault {
             left["payload"].value("field", "") == "daddr" && PeerIs(m.value("right", Json()))) {
           peer = true;
         }
-        if (left.contains("numgen") && left["numgen"].value("mod", uint64_t{0}) == kMod &&
-            m.value("op", "") == "<" && m.value("right", Json()) == spec_.micro_percent) {
-          share = true;
-        }
+        if (IsNftShare(m, spec_.micro_percent)) share = true;
       }
       if (hooked && peer && share && fwd) return Status::Ok();
     }
@@ -126,12 +122,7 @@ class EgressLoss final : public Fault {
       for (const char* a : {"ip", "daddr"}) rule.push_back(a);
       rule.push_back(*spec_.peer);
     }
-    if (spec_.micro_percent < kMod) {
-      for (const char* a : {"numgen", "random", "mod"}) rule.push_back(a);
-      rule.push_back(std::to_string(kMod));
-      rule.push_back("lt");
-      rule.push_back(std::to_string(spec_.micro_percent));
-    }
+    AppendNftShare(rule, spec_.micro_percent);
     for (const char* a : {"counter", "fwd", "to"}) rule.push_back(a);
     rule.push_back(Hole());
     return {

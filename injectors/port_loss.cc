@@ -30,7 +30,6 @@ namespace fdrill {
 namespace {
 
 constexpr char kChain[] = "forward";
-constexpr uint64_t kMod = 100'000'000;  // 100 % in millionths of a percent
 
 class PortLoss final : public Fault {
  public:
@@ -67,7 +66,7 @@ class PortLoss final : public Fault {
     for (const auto& item : j.value("nftables", Json::array())) {
       if (!item.contains("rule")) continue;
       const Json& rule = item["rule"];
-      bool port = false, share = micro_percent_ >= kMod, drop = false;
+      bool port = false, share = micro_percent_ >= kNftWhole, drop = false;
       for (const auto& e : rule.value("expr", Json::array())) {
         if (e.contains("drop")) drop = true;
         if (!e.contains("match")) continue;
@@ -77,10 +76,7 @@ class PortLoss final : public Fault {
             m.value("right", Json()) == port_) {
           port = true;
         }
-        if (left.contains("numgen") && left["numgen"].value("mod", uint64_t{0}) == kMod &&
-            m.value("op", "") == "<" && m.value("right", Json()) == micro_percent_) {
-          share = true;
-        }
+        if (IsNftShare(m, micro_percent_)) share = true;
       }
       if (rule.value("chain", "") == kChain && port && share && drop) return Status::Ok();
     }
@@ -118,12 +114,7 @@ class PortLoss final : public Fault {
   std::vector<std::vector<std::string>> ApplySteps() const {
     std::vector<std::string> rule = {"nft",   "add",  "rule",    "bridge",
                                      Table(), kChain, "oifname", port_};
-    if (micro_percent_ < kMod) {
-      for (const char* a : {"numgen", "random", "mod"}) rule.push_back(a);
-      rule.push_back(std::to_string(kMod));
-      rule.push_back("lt");
-      rule.push_back(std::to_string(micro_percent_));
-    }
+    AppendNftShare(rule, micro_percent_);
     rule.push_back("counter");
     rule.push_back("drop");
     return {{"nft", "add", "table", "bridge", Table()},
