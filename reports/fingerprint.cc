@@ -76,6 +76,39 @@ Fingerprint FingerprintOf(const json& j) {
   return out;
 }
 
+void AddLoadedLibraries(std::string_view log, std::string_view tenant, Fingerprint* fingerprint) {
+  constexpr std::string_view kPrefix = "# loaded ";
+  // A relaunched job's log may hold several runs of lines: the last wins.
+  Fingerprint last;
+  bool in_run = false;
+  while (!log.empty()) {
+    const size_t nl = log.find('\n');
+    std::string_view line = log.substr(0, nl);
+    log.remove_prefix(nl == std::string_view::npos ? log.size() : nl + 1);
+    if (!line.starts_with(kPrefix)) {
+      in_run = false;
+      continue;
+    }
+    line.remove_prefix(kPrefix.size());
+    const size_t on = line.find(" on ");
+    const size_t colon = line.find(": ", on == std::string_view::npos ? 0 : on);
+    if (on == std::string_view::npos || colon == std::string_view::npos) continue;
+    if (!in_run) last.clear();
+    in_run = true;
+    std::string key = "workload ";
+    if (!tenant.empty()) key += std::string(tenant) + " ";
+    key += line.substr(0, on);
+    std::vector<std::string>& nodes = last[key][std::string(line.substr(colon + 2))];
+    std::string_view hosts = line.substr(on + 4, colon - on - 4);
+    while (!hosts.empty()) {
+      const size_t comma = hosts.find(", ");
+      nodes.emplace_back(hosts.substr(0, comma));
+      hosts.remove_prefix(comma == std::string_view::npos ? hosts.size() : comma + 2);
+    }
+  }
+  for (auto& [key, values] : last) (*fingerprint)[key] = std::move(values);
+}
+
 std::vector<FingerprintDifference> DiffFingerprints(const Fingerprint& a, const Fingerprint& b) {
   std::set<std::string> keys;
   for (const auto& [k, v] : a) keys.insert(k);

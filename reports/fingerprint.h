@@ -5,8 +5,11 @@
 // any number: a verdict is about a change only when the change is known.
 //
 // Keys: "kernel", "fdrill", "module <name>", "sysctl <name>",
-// "hca <dev> fw_ver", "netdev <if> mtu", "nvml". A node whose inventory
-// failed has no keys; a key a node lacks is "(none)" for it.
+// "hca <dev> fw_ver", "netdev <if> mtu", "nvml" from the inventory; and
+// from the job's own output (workload.log), what its ranks loaded:
+// "workload mpi", "workload nccl", "workload cudart" ("workload <tenant>
+// mpi" for a tenant's). A node whose inventory failed has no inventory
+// keys; a key a node lacks is "(none)" for it.
 #pragma once
 
 #include <map>
@@ -27,6 +30,12 @@ using Fingerprint = std::map<std::string, std::map<std::string, std::vector<std:
 Result<Fingerprint> ParseFingerprint(std::string_view inventory_json);
 // The same from the parsed object (LoadRunDir parses the file once).
 Fingerprint FingerprintOf(const nlohmann::json& inventory);
+
+// Adds the libraries a workload's ranks loaded, from its log text: the last
+// run of "# loaded KEY on HOSTS: VALUE" lines fdrill-collective prints
+// (workloads/libraries.h), as "workload[ TENANT] KEY". A log without them
+// (another workload, or a job that died before its end) adds nothing.
+void AddLoadedLibraries(std::string_view log, std::string_view tenant, Fingerprint* fingerprint);
 
 struct FingerprintDifference {
   std::string key;

@@ -406,6 +406,22 @@ Result<json> ParseInventory(std::string_view text) {
   return j;
 }
 
+// The libraries each workload's ranks loaded, from workload.log and every
+// tenant's workload-<name>.log; an unreadable log adds nothing.
+void AddWorkloadLogs(const std::filesystem::path& root, Fingerprint* fingerprint) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    std::string tenant;
+    if (name != kWorkloadLogFile) {
+      if (!name.starts_with("workload-") || !name.ends_with(".log")) continue;
+      tenant = name.substr(9, name.size() - 9 - 4);
+    }
+    Result<std::string> text = ReadWholeFile(entry.path());
+    if (text.ok()) AddLoadedLibraries(*text, tenant, fingerprint);
+  }
+}
+
 }  // namespace
 
 Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text) {
@@ -444,6 +460,7 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     }
     if (inventory.ok()) run.fingerprint = FingerprintOf(*inventory);
   }
+  AddWorkloadLogs(root, &run.fingerprint);
   if (!fs::exists(root / kMetricsFile, ec)) {
     run.load_notes.push_back("metrics.jsonl is absent");
     return run;

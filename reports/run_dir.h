@@ -23,6 +23,10 @@ inline constexpr char kMetricsFile[] = "metrics.jsonl";
 // Optional, for the fabric map only: a missing or unreadable one draws the
 // nodes alone (noted in load_notes when it is there but broken).
 inline constexpr char kInventoryFile[] = "inventory.json";
+// Optional: the job's output tail, workload.log (a tenant's:
+// workload-<name>.log), for the libraries its ranks loaded
+// (AddLoadedLibraries in fingerprint.h).
+inline constexpr char kWorkloadLogFile[] = "workload.log";
 
 // inventory.json's "switches" (empty when it has none).
 Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text);

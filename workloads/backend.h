@@ -16,10 +16,12 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "harness/core/status.h"
 #include "harness/core/units.h"
 #include "workloads/collective.h"
+#include "workloads/libraries.h"
 
 namespace fdrill {
 
@@ -56,6 +58,9 @@ class Backend {
   virtual std::span<std::byte> HostOutput() { return {}; }
   // Orderly teardown; after it only destruction is allowed.
   virtual Status Close() = 0;
+  // The libraries beyond MPI this backend runs on, as loaded in this
+  // process (libraries.h): NCCL and the CUDA runtime; none for MPI.
+  virtual std::vector<LoadedLibrary> Libraries() const { return {}; }
 };
 
 // What every backend does of the runner's calls: SetLayout takes LAYOUT as

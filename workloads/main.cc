@@ -12,6 +12,7 @@
 #include "harness/host/launch_env.h"
 #include "workloads/backends.h"
 #include "workloads/cli.h"
+#include "workloads/libraries.h"
 #include "workloads/metrics.h"
 #include "workloads/mpi_world.h"
 #include "workloads/plan.h"
@@ -76,8 +77,19 @@ SummaryTable Table(const Config& config, int nranks) {
   world.Abort(status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitCollective);
 }
 
+// Every rank's MPI and backend libraries as loaded, formatted on rank 0 for
+// the end of its output (libraries.h); "" on the other ranks. Collective.
+Result<std::string> LoadedLines(World& world, const Backend& backend) {
+  std::vector<LoadedLibrary> libs = {
+      {"mpi", LibraryValue(MpiLibraryVersion(), LoadedFrom("libmpi.so"))}};
+  for (LoadedLibrary& lib : backend.Libraries()) libs.push_back(std::move(lib));
+  auto all = world.GatherToRoot(EncodeRankLibraries(HostName(), libs));
+  if (!all.ok()) return all.status();
+  return FormatLoadedLines(*all);
+}
+
 int Benchmark(const Config& config, const std::vector<SizeStep>& plan, MpiWorld& world,
-              Backend& backend, MetricsWriter* metrics) {
+              Backend& backend, MetricsWriter* metrics, const std::string& loaded) {
   Result<RunOutcome> outcome = RunWorkload(config, plan, world, backend, metrics, std::cerr);
   if (!outcome.ok()) EndJob(world, outcome.status());
   if (Status s = backend.Close(); !s.ok()) EndJob(world, s);
@@ -88,13 +100,14 @@ int Benchmark(const Config& config, const std::vector<SizeStep>& plan, MpiWorld&
     }
     std::cout << FormatSummary(table) << std::flush;
     if (outcome->stopped)
-      std::cout << "# stopped after " << outcome->iterations << " timed iterations" << std::endl;
+      std::cout << "# stopped after " << outcome->iterations << " timed iterations\n";
+    std::cout << loaded << std::flush;
   }
   return outcome->wrong > 0 ? kExitDataCheck : kExitOk;
 }
 
 int Train(const Config& config, const SizeStep& size, TrainStart& start, MpiWorld& world,
-          Backend& backend, MetricsWriter* metrics) {
+          Backend& backend, MetricsWriter* metrics, const std::string& loaded) {
   Result<TrainOutcome> outcome =
       RunTraining(config, size, start, world, backend, metrics, std::cerr);
   if (!outcome.ok()) EndJob(world, outcome.status());
@@ -123,7 +136,7 @@ int Train(const Config& config, const SizeStep& size, TrainStart& start, MpiWorl
     std::cout << "digest: " << DigestHex(outcome->digest) << "\n";
     std::cout << "steps_done: " << outcome->first_step + outcome->steps_run << "\n";
     std::cout << "steps_redone: " << outcome->steps_redone << "\n";
-    std::cout << std::flush;
+    std::cout << loaded << std::flush;
   }
   return outcome->wrong > 0 ? kExitDataCheck : kExitOk;
 }
@@ -157,8 +170,10 @@ int Run(const Config& config, MpiWorld& world) {
     SetupFailed(metrics.status());
     return kExitUsage;
   }
-  if (start) return Train(config, plan->front(), *start, world, **backend, metrics->get());
-  return Benchmark(config, *plan, world, **backend, metrics->get());
+  auto loaded = LoadedLines(world, **backend);
+  if (!loaded.ok()) return SetupFailed(loaded.status());
+  if (start) return Train(config, plan->front(), *start, world, **backend, metrics->get(), *loaded);
+  return Benchmark(config, *plan, world, **backend, metrics->get(), *loaded);
 }
 
 // The nccl_env fault's settings for ranks started on this node

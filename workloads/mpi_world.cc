@@ -1,6 +1,7 @@
 #include "workloads/mpi_world.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace fdrill {
@@ -88,6 +89,39 @@ Status MpiWorld::Broadcast(std::span<std::byte> bytes, int root) {
     return MpiError("MPI_Bcast", rc);
   }
   return Status::Ok();
+}
+
+Result<std::vector<std::string>> MpiWorld::GatherToRoot(const std::string& text) {
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(rank_ == 0 ? static_cast<size_t>(size_) : 0);
+  if (int rc = MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm_);
+      rc != MPI_SUCCESS) {
+    return MpiError("MPI_Gather", rc);
+  }
+  std::vector<int> offsets(lengths.size());
+  int total = 0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    offsets[i] = total;
+    total += lengths[i];
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  if (int rc = MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
+                           offsets.data(), MPI_CHAR, 0, comm_);
+      rc != MPI_SUCCESS) {
+    return MpiError("MPI_Gatherv", rc);
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lengths.size(); ++i)
+    out.push_back(all.substr(static_cast<size_t>(offsets[i]), static_cast<size_t>(lengths[i])));
+  return out;
+}
+
+std::string MpiLibraryVersion() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  if (MPI_Get_library_version(text, &len) != MPI_SUCCESS) return "";
+  // Open MPI counts the terminating NUL in len; stop at it.
+  return std::string(text, strnlen(text, static_cast<size_t>(len)));
 }
 
 void MpiWorld::Abort(int exit_code) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -30,6 +32,7 @@ class MpiWorld final : public World {
   Result<int64_t> SumInt64(int64_t value) override;
   Result<double> SumDouble(double value) override;
   Status Broadcast(std::span<std::byte> bytes, int root) override;
+  Result<std::vector<std::string>> GatherToRoot(const std::string& text) override;
 
   // Ends every rank of the job with `exit_code` (mpirun exits with it): for
   // errors after which a peer may be stuck inside a collective.
@@ -48,6 +51,10 @@ class MpiWorld final : public World {
   int64_t pending_in_ = 0;
   int64_t pending_out_ = 0;
 };
+
+// MPI_Get_library_version(), e.g. "Open MPI v4.1.4, package: Debian
+// OpenMPI, ident: 4.1.4, repo rev: v4.1.4, May 26, 2022"; callable any time.
+std::string MpiLibraryVersion();
 
 // "MPI_Allreduce: MPI_ERR_TRUNCATE: message truncated" from an MPI error code.
 Status MpiError(const char* call, int code);

@@ -94,6 +94,18 @@ class NcclBackend final : public Backend {
     return AgreeAllOk(world, local);
   }
 
+  std::vector<LoadedLibrary> Libraries() const override {
+    std::vector<LoadedLibrary> out;
+    int nccl = 0;
+    if (ncclGetVersion(&nccl) == ncclSuccess)
+      out.push_back({"nccl", LibraryValue(NcclVersionText(nccl), LoadedFrom("libnccl.so"))});
+    int cudart = 0;
+    if (cudaRuntimeGetVersion(&cudart) == cudaSuccess)
+      out.push_back(
+          {"cudart", LibraryValue(CudaRuntimeVersionText(cudart), LoadedFrom("libcudart.so"))});
+    return out;
+  }
+
   Status SetLayout(const Layout& layout) override {
     return SetLayoutWithin(layout, options_, &layout_);
   }

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "harness/core/result.h"
 
@@ -34,6 +36,8 @@ class World {
   virtual Result<double> SumDouble(double value) = 0;
   // Copies `bytes` of rank `root` into `bytes` of every other rank.
   virtual Status Broadcast(std::span<std::byte> bytes, int root) = 0;
+  // Every rank's `text`, in rank order, on rank 0; empty on the others.
+  virtual Result<std::vector<std::string>> GatherToRoot(const std::string& text) = 0;
 };
 
 // Setup steps that can fail on some ranks only end with this, so no rank goes

@@ -323,6 +323,10 @@ phases:
     ASSERT_EQ(inv["nodes"].size(), 4u);
     EXPECT_TRUE(inv["nodes"][0]["software"]["kernel"].is_string()) << inv["nodes"][0].dump();
     EXPECT_TRUE(inv["nodes"][0]["software"]["sysctl"].contains("net.ipv4.tcp_congestion_control"));
+    // The MPI the ranks loaded, one line for all four nodes (one rank each).
+    std::ifstream log(dir / r / "workload.log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("# loaded mpi on n0, n1, n2, n3: Open MPI v"), std::string::npos) << text;
   }
   auto compare = Fdrill({"compare", (dir / "run-01").string(), (dir / "run-02").string()});
   EXPECT_NE(compare.out.find("What the nodes ran: the same in both"), std::string::npos)

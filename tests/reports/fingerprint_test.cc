@@ -60,6 +60,32 @@ TEST(Fingerprint, TheDifferencesAreTheKeysThatChanged) {
   EXPECT_EQ(d[1].key, "sysctl net.ipv4.tcp_congestion_control");
 }
 
+// What the job's ranks loaded, from its log's "# loaded" lines.
+TEST(Fingerprint, LibrariesTheWorkloadLoaded) {
+  using Values = std::map<std::string, std::vector<std::string>>;
+  const std::string log =
+      "# loaded mpi on n0, n1: Open MPI v4.1.4, package: Debian OpenMPI (/usr/lib/libmpi.so.40)\n"
+      "rank 1 says something\n"
+      // A relaunch: the last run of lines is what the job ended on.
+      "# loaded mpi on n0: Open MPI v5.0.3 (/opt/lib/libmpi.so.40)\n"
+      "# loaded mpi on n1, n2: Open MPI v4.1.4 (/usr/lib/libmpi.so.40)\n"
+      "# loaded nccl on n0, n1, n2: NCCL 2.28.3 (/usr/lib/libnccl.so.2.28.3)\n"
+      "# loaded garbage\n";
+  Fingerprint f;
+  AddLoadedLibraries(log, "", &f);
+  EXPECT_EQ(f.size(), 2u);
+  EXPECT_EQ(f["workload mpi"], (Values{{"Open MPI v4.1.4 (/usr/lib/libmpi.so.40)", {"n1", "n2"}},
+                                       {"Open MPI v5.0.3 (/opt/lib/libmpi.so.40)", {"n0"}}}));
+  EXPECT_EQ(f["workload nccl"],
+            (Values{{"NCCL 2.28.3 (/usr/lib/libnccl.so.2.28.3)", {"n0", "n1", "n2"}}}));
+  Fingerprint tenant;
+  AddLoadedLibraries(log, "train", &tenant);
+  EXPECT_EQ(tenant.count("workload train mpi"), 1u);
+  Fingerprint none;
+  AddLoadedLibraries("# Avg bus bandwidth    : 1.2\n", "", &none);
+  EXPECT_TRUE(none.empty());
+}
+
 // fdrill compare: what differs, before the numbers; or that it cannot say.
 TEST(Fingerprint, CompareSaysWhatDiffersFirst) {
   SyntheticRun run = SyntheticRun::Standard();
@@ -93,6 +119,16 @@ TEST(Fingerprint, CompareSaysWhatDiffersFirst) {
   EXPECT_LT(differs, md.find("| op | size (B)"));
   const auto json = nlohmann::json::parse(RenderCompareJson(changed));
   EXPECT_EQ(json["differences"][0]["key"], "sysctl net.ipv4.tcp_congestion_control");
+
+  // The MPI the job loaded, from each side's workload.log.
+  std::ofstream(db.path() / kInventoryFile) << Inventory("cubic");
+  std::ofstream(da.path() / kWorkloadLogFile) << "# loaded mpi on n0, n1: Open MPI v4.1.4\n";
+  std::ofstream(db.path() / kWorkloadLogFile) << "# loaded mpi on n0, n1: Open MPI v5.0.3\n";
+  Comparison mpi = compare();
+  ASSERT_EQ(mpi.differences.size(), 1u);
+  EXPECT_EQ(mpi.differences[0].key, "workload mpi");
+  EXPECT_EQ(mpi.differences[0].a, "Open MPI v4.1.4 on n0, n1");
+  EXPECT_EQ(mpi.differences[0].b, "Open MPI v5.0.3 on n0, n1");
 }
 
 }  // namespace

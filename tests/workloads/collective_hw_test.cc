@@ -39,6 +39,10 @@ TEST_F(WorkloadNcclHwTest, CleanRunOnOneGpu) {
   ProcessResult r = RunOneRank({"-b", "4M", "-n", "20"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("     4194304       1048576   float32     sum"), std::string::npos) << r.out;
+  // The NCCL and CUDA runtime the rank loaded (workloads/libraries.h).
+  EXPECT_NE(r.out.find(": NCCL 2."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/libnccl.so"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# loaded cudart on "), std::string::npos) << r.out;
 }
 
 TEST_F(WorkloadNcclHwTest, CorruptionIsCaught) {

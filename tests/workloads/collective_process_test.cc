@@ -6,6 +6,7 @@
 // emulated fabric adds --mca rtc ^hwloc and a per-node TMPDIR (DESIGN.md);
 // a plain local run does not need them.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -88,6 +89,12 @@ class WorkloadProcessTest : public ::testing::Test {
   std::string dir_;
 };
 
+std::string ThisHost() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
 TEST_F(WorkloadProcessTest, TwentyIntactIterationsPerRank) {
   ProcessResult r = RunTwoRanks({"-b", "64K", "-n", "20", "--jsonl", Jsonl()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -117,6 +124,13 @@ TEST_F(WorkloadProcessTest, TwentyIntactIterationsPerRank) {
   EXPECT_NE(r.out.find("       65536         16384   float32     sum     -1"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("# Avg bus bandwidth    : "), std::string::npos) << r.out;
+  // Last: the MPI both ranks (one host) loaded, with the file mapped.
+  const size_t loaded = r.out.find("# loaded mpi on " + ThisHost() + ": ");
+  ASSERT_NE(loaded, std::string::npos) << r.out;
+  const std::string line = r.out.substr(loaded, r.out.find('\n', loaded) - loaded);
+  EXPECT_NE(line.find(": Open MPI v"), std::string::npos) << line;
+  EXPECT_NE(line.find("/libmpi.so."), std::string::npos) << line;
+  EXPECT_EQ(r.out.find('\n', loaded) + 1, r.out.size()) << r.out;
 }
 
 TEST_F(WorkloadProcessTest, CorruptionIsReportedAndExitsThree) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "workloads/backend.h"
@@ -39,6 +40,9 @@ class OneRankWorld final : public World {
   Result<int64_t> SumInt64(int64_t value) override { return value; }
   Result<double> SumDouble(double value) override { return value; }
   Status Broadcast(std::span<std::byte>, int) override { return Status::Ok(); }
+  Result<std::vector<std::string>> GatherToRoot(const std::string& text) override {
+    return std::vector<std::string>{text};
+  }
 
   int agreements = 0;
 
