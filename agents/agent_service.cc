@@ -30,7 +30,14 @@ AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
       host_(host),
       clock_(clock),
       journal_(config_.state_dir + "/journal.jsonl"),
-      audit_(config_.state_dir + "/audit.jsonl") {}
+      audit_(config_.state_dir + "/audit.jsonl"),
+      gate_(config_.revoked_file),
+      panic_(config_.state_dir + "/panic.json"),
+      guard_(config_.mgmt_interface, config_.listen_address, clock) {
+  if (panic_.latched())
+    spdlog::warn("panic is latched ({}): faults are refused until `fdrill panic --clear`",
+                 panic_.State().dump());
+}
 
 AgentService::~AgentService() = default;
 
@@ -51,7 +58,7 @@ std::string FaultIdForLog(const Json& req) {
 }
 }  // namespace
 
-Json AgentService::Handle(const Json& req, const std::string& peer, const std::string& subject) {
+Json AgentService::Handle(const Json& req, const Caller& caller) {
   uint64_t id = req.value("id", uint64_t{0});
   std::string type = req.value("type", "");
   Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
@@ -60,36 +67,62 @@ Json AgentService::Handle(const Json& req, const std::string& peer, const std::s
   // connection stays. Each handler reads its fields before it touches
   // anything, so a throw never interrupts a change half made.
   try {
-    r = Dispatch(type, req);
+    Status admitted = gate_.Admit(caller, type);
+    if (admitted.ok()) admitted = Permit(type, req, caller);
+    r = admitted.ok() ? Dispatch(type, req, caller) : Result<Json>(admitted);
   } catch (const Json::exception& e) {
     r = InvalidArgument(type +
                         ": a request field has the wrong type (docs/protocol.md): " + e.what());
   }
-  if (type != "lease") {
+  // Renewals are not audited (one a second); a lease refused or taken anew is.
+  if (type != proto::kLease || !r.ok() || !renewal_) {
     std::string result = r.ok() ? "ok" : r.status().ToString();
-    audit_.Record(clock_.WallNanos(), peer, subject, req, result);
-    spdlog::info("request {} {} from {} {}: {}", type, FaultIdForLog(req), peer, subject, result);
+    audit_.Record(clock_.WallNanos(), caller.peer, caller.subject, req, result);
+    spdlog::info("request {} {} from {} {}: {}", type, FaultIdForLog(req), caller.peer,
+                 caller.subject, result);
   }
   if (!r.ok()) return MakeErrorReply(id, r.status().Annotate(config_.node));
   return MakeReply(id, std::move(*r));
 }
 
-Result<Json> AgentService::Dispatch(const std::string& type, const Json& req) {
+Status AgentService::Permit(const std::string& type, const Json& req, const Caller& caller) {
+  const bool puts_on = type == proto::kApply || type == proto::kWorkloadStart ||
+                       (type == proto::kLease && req.value(proto::key::kTtlMs, int64_t{1}) != 0);
+  if (puts_on && panic_.latched()) return panic_.Refusal(type);
+  const std::string drill = req.value(proto::key::kDrill, "");
+  // What puts something on the node needs the caller's live lease.
+  if (type == proto::kApply || type == proto::kWorkloadStart)
+    return lease_.Check(caller.subject, drill, type, clock_.Now(), clock_.WallNanos());
+  // What undoes may run on a free node, never under another drill's lease;
+  // revert_all with latch is `fdrill panic`, the emergency stop: always.
+  const bool undoes = type == proto::kRevert || type == proto::kWorkloadStop ||
+                      type == proto::kRunDirRemove ||
+                      (type == proto::kRevertAll && !req.value(proto::key::kLatch, false));
+  if (undoes)
+    return lease_.CheckNotOthers(caller.subject, drill, type, clock_.Now(), clock_.WallNanos());
+  return Status::Ok();
+}
+
+Result<Json> AgentService::Dispatch(const std::string& type, const Json& req,
+                                    const Caller& caller) {
   Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
+  renewal_ = false;
   if (type == proto::kHello)
     r = Hello();
   else if (type == proto::kCheck)
-    r = Check(req);
+    r = Check(req, caller);
   else if (type == proto::kSnapshot)
     r = Snapshot();
   else if (type == proto::kApply)
-    r = Apply(req);
+    r = Apply(req, caller);
   else if (type == proto::kRevert)
     r = Revert(req);
   else if (type == proto::kRevertAll)
-    r = RevertAll();
+    r = Panic(req, caller);
+  else if (type == proto::kPanicClear)
+    r = PanicClear(caller);
   else if (type == proto::kLease)
-    r = Lease(req);
+    r = TakeLease(req, caller);
   else if (type == proto::kWorkloadStart)
     r = WorkloadStart(req);
   else if (type == proto::kWorkloadStop)
@@ -110,26 +143,46 @@ Result<Json> AgentService::Hello() {
               {proto::key::kWallNs, clock_.WallNanos()},
               {proto::key::kMgmtInterface, config_.mgmt_interface},
               {proto::key::kActiveFaults, faults_.size()},
-              {proto::key::kTmpdir, config_.tmpdir}};
+              {proto::key::kTmpdir, config_.tmpdir},
+              {proto::key::kPanic, panic_.State()}};
 }
 
-Result<std::unique_ptr<Fault>> AgentService::Prepare(const proto::FaultSpec& spec) {
+Result<std::unique_ptr<Fault>> AgentService::Prepare(const proto::FaultSpec& spec,
+                                                     const Caller& caller) {
   const std::string& kind = spec.kind;
+  // This node's own policy first: no controller can widen it.
+  if (config_.deny_kinds.count(kind) ||
+      (!config_.allow_kinds.empty() && !config_.allow_kinds.count(kind))) {
+    return PermissionDenied(kind + " refused: this agent's policy does not allow the kind " +
+                            "(fdrill-agent --allow-kinds/--deny-kinds)");
+  }
   auto fault = MakeFault(kind, spec.params, host_);
   if (!fault.ok()) return fault.status().Annotate(kind);
   std::string target = (*fault)->Target();
-  if (target == "lo" || (!config_.mgmt_interface.empty() && target == config_.mgmt_interface)) {
-    return FailedPrecondition(
-        kind + " " + target + ": refused, " + target +
-        " is this agent's management interface; faulting it would cut the controller off");
+  if (Status s = guard_.Admit(kind, spec.params, target, PeerAddress(caller.peer), host_); !s.ok())
+    return s;
+  if (config_.deny_targets.count(target)) {
+    return PermissionDenied(
+        kind + " " + target +
+        " refused: this agent's policy denies the target (fdrill-agent --deny)");
   }
   if (!config_.allowlist.empty() && !config_.allowlist.count(target)) {
-    return FailedPrecondition(kind + " " + target + ": refused, not in this agent's allowlist");
+    return PermissionDenied(kind + " " + target +
+                            " refused: not in this agent's allowlist (fdrill-agent --allow)");
+  }
+  if (lease_.held()) {
+    if (Status s = lease_.limits().Admit(kind, target, faults_.size()); !s.ok()) return s;
+    const int64_t most = lease_.limits().max_duration_ms;
+    if (most > 0 && spec.max_duration_ms > most) {
+      return PermissionDenied(kind + " " + target + " refused: max_duration_ms " +
+                              std::to_string(spec.max_duration_ms) +
+                              " is beyond the drill's lease limit of " + std::to_string(most));
+    }
   }
   return fault;
 }
 
-Result<Json> AgentService::Check(const Json& req) {
+Result<Json> AgentService::Check(const Json& req, const Caller& caller) {
   const Json faults = req.value(proto::key::kFaults, Json::array());
   if (!faults.is_array()) return InvalidArgument("check: \"faults\" must be an array");
   // Every item read before any is checked: a malformed one is the request's fault.
@@ -140,14 +193,14 @@ Result<Json> AgentService::Check(const Json& req) {
     specs.push_back(std::move(*spec));
   }
   for (const auto& spec : specs) {
-    auto fault = Prepare(spec);
+    auto fault = Prepare(spec, caller);
     if (!fault.ok()) return fault.status().Annotate("fault " + spec.fault_id);
     if (auto s = (*fault)->Check(); !s.ok()) return s.Annotate("fault " + spec.fault_id);
   }
   return Json::object();
 }
 
-Result<Json> AgentService::Apply(const Json& req) {
+Result<Json> AgentService::Apply(const Json& req, const Caller& caller) {
   // Every field read (and type-checked) before anything is touched.
   auto spec = proto::FaultSpec::FromJson(req);
   if (!spec.ok()) return spec.status().Annotate("apply");
@@ -157,9 +210,13 @@ Result<Json> AgentService::Apply(const Json& req) {
                 {proto::key::kAlreadyApplied, true},
                 {proto::key::kTarget, it->second.fault->ResolvedTarget()}};
   }
-  auto fault = Prepare(*spec);
+  auto fault = Prepare(*spec, caller);
   if (!fault.ok()) return fault.status();
   Fault& f = **fault;
+  // A fault with no limit of its own gets the lease's: it never outstays
+  // what the drill declared, whatever the controller does.
+  int64_t max_duration_ms = spec->max_duration_ms;
+  if (max_duration_ms == 0 && lease_.held()) max_duration_ms = lease_.limits().max_duration_ms;
   if (auto s = f.Capture(); !s.ok()) return s;
   Json record = {{"kind", spec->kind},  // the journal's record (journal.h)
                  {"params", spec->params},
@@ -176,7 +233,7 @@ Result<Json> AgentService::Apply(const Json& req) {
   // reports this, not its own guess from the params.
   std::string target = f.ResolvedTarget();
   faults_[id] = Active{spec->kind, std::move(*fault), clock_.Now(),
-                       std::chrono::milliseconds(spec->max_duration_ms)};
+                       std::chrono::milliseconds(max_duration_ms)};
   return Json{{proto::key::kVerified, verified.ok()},
               {proto::key::kVerify, verified.ok() ? "ok" : verified.message()},
               {proto::key::kWallNs, clock_.WallNanos()},
@@ -239,16 +296,46 @@ Result<int> AgentService::SweepJournal() {
   return reverted;
 }
 
-Result<Json> AgentService::Lease(const Json& req) {
+Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
   int64_t ttl_ms = req.value(proto::key::kTtlMs, int64_t{5000});
+  const std::string drill = req.value(proto::key::kDrill, "");
   if (ttl_ms == 0) {  // the controller is done and releases the lease
-    lease_held_ = false;
+    if (Status s = lease_.Release(caller.subject, drill); !s.ok()) return s;
     return Json{{proto::key::kWallNs, clock_.WallNanos()}};
   }
-  if (ttl_ms < 100) return InvalidArgument("lease ttl_ms must be 0 (release) or at least 100");
-  lease_held_ = true;
-  lease_deadline_ = clock_.Now() + std::chrono::milliseconds(ttl_ms);
+  if (ttl_ms < 100 || ttl_ms > 86400000)
+    return InvalidArgument("lease ttl_ms must be 0 (release) or 100..86400000 (24 h)");
+  auto limits = LeaseLimits::FromJson(req.value(proto::key::kLimits, Json()));
+  if (!limits.ok()) return limits.status();
+  renewal_ = lease_.held() && !lease_.Lapsed(clock_.Now()) && lease_.owner() == caller.subject &&
+             lease_.drill() == drill;
+  if (Status s = lease_.Take(caller.subject, drill, std::chrono::milliseconds(ttl_ms), *limits,
+                             clock_.Now(), clock_.WallNanos());
+      !s.ok())
+    return s;
   return Json{{proto::key::kWallNs, clock_.WallNanos()}};
+}
+
+Result<Json> AgentService::Panic(const Json& req, const Caller& caller) {
+  if (req.value(proto::key::kLatch, false)) {
+    // Latched before anything else, so nothing is applied after this point.
+    if (Status s =
+            panic_.Latch(caller.subject, req.value(proto::key::kReason, ""), clock_.WallNanos());
+        !s.ok())
+      return s;
+    lease_.Break();
+    spdlog::warn("panic latched by {} {}", caller.peer, caller.subject);
+    if (workload_.running()) workload_.Stop(std::chrono::seconds(3));
+    tail_.Stop();
+  }
+  return RevertAll();
+}
+
+Result<Json> AgentService::PanicClear(const Caller& caller) {
+  const bool was = panic_.latched();
+  if (Status s = panic_.Clear(); !s.ok()) return s;
+  if (was) spdlog::warn("panic cleared by {} {}", caller.peer, caller.subject);
+  return Json{{proto::key::kPanic, nullptr}, {"was_latched", was}};
 }
 
 void AgentService::RevertEverything(const std::string& why) {
@@ -397,8 +484,8 @@ void AgentService::Tick() {
     }
     ++it;
   }
-  if (lease_held_ && now > lease_deadline_) {
-    lease_held_ = false;
+  if (lease_.Lapsed(now)) {
+    lease_.Break();
     RevertEverything("the controller's lease lapsed");
     if (push_) push_(MakePush(proto::kLeaseExpired, {{proto::key::kNode, config_.node}}));
   }
@@ -416,7 +503,7 @@ void AgentService::Tick() {
   const Duration every = config_.telemetry_interval;
   // Counters while a drill owns the node (a switch's agent has no workload
   // to watch) or a workload's run is watched.
-  if ((tail_.watching() || lease_held_) && now - last_counters_ >= every) {
+  if ((tail_.watching() || lease_.held()) && now - last_counters_ >= every) {
     // On a grid of the interval, not one interval after whenever the tick
     // landed: with a 100 ms idle tick the latter drifts (1 s -> 1.1 s).
     last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every : now;

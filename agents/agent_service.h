@@ -8,14 +8,26 @@
 // Requests (docs/protocol.md; proto::kRequestTypes, harness/wire/protocol.h):
 // hello, check, snapshot, apply, revert, revert_all, lease, workload_start,
 // workload_stop, inventory (reads only: agents/inventory.h plus "node"),
-// run_dir_remove. An apply's reply carries "target": what
+// run_dir_remove, panic_clear. An apply's reply carries "target": what
 // the fault acts on as resolved on this node (Fault::ResolvedTarget).
+//
+// Who may ask what, checked here whoever asks (the controller's own checks
+// are not trusted), each refusal PermissionDenied and audited:
+//  - the caller's certificate role and revocation (agents/request_gate.h);
+//  - apply, revert, workload_start/stop and run_dir_remove need the caller's
+//    live lease (subject + drill id: agents/lease.h); a second controller is
+//    told who holds the node and until when;
+//  - an apply must fit the lease's limits (kinds, targets, faults at once,
+//    duration) and this agent's own policy (AgentConfig allow/deny lists,
+//    which no controller can widen);
+//  - nothing may cut the path to the controller (agents/mgmt_guard.h);
+//  - while `fdrill panic` is latched (agents/panic_latch.h) no lease, apply
+//    or workload_start is taken, across restarts, until panic_clear.
 //
 // Safety contract:
 //  - apply journals (fsync) the fault's saved state before touching anything;
 //  - a failed apply is reverted before the error is returned;
-//  - faults on the management interface, on "lo", or outside the allowlist
-//    are refused before anything is touched;
+//  - every refusal above comes before anything is touched;
 //  - when the lease lapses every fault is reverted and the workload stopped;
 //  - a fault applied with max_duration_ms is reverted by the agent itself
 //    once that long has passed, whatever the controller does;
@@ -29,8 +41,13 @@
 #include <string>
 
 #include "agents/audit.h"
+#include "agents/caller.h"
 #include "agents/journal.h"
+#include "agents/lease.h"
 #include "agents/metrics_tail.h"
+#include "agents/mgmt_guard.h"
+#include "agents/panic_latch.h"
+#include "agents/request_gate.h"
 #include "agents/tcp_link_retrans.h"
 #include "agents/workload.h"
 #include "harness/core/clock.h"
@@ -46,8 +63,19 @@ struct AgentConfig {
   std::string node;                 // "n1"
   std::string state_dir;            // journal and workload logs live here
   std::string mgmt_interface;       // never faulted
-  std::set<std::string> allowlist;  // interfaces faults may touch; empty = any but mgmt/lo
-  std::string tmpdir = "/tmp";      // where local ranks write metrics
+  std::set<std::string> allowlist;  // targets faults may touch; empty = any but guarded ones
+  // This node's own policy, which no controller can widen (--allow-kinds,
+  // --deny-kinds, --deny): kinds a fault may be (empty: any), kinds and
+  // targets it may never be or touch.
+  std::set<std::string> allow_kinds;
+  std::set<std::string> deny_kinds;
+  std::set<std::string> deny_targets;
+  // The address --listen serves on ("0.0.0.0": any): the interface holding
+  // it is guarded (agents/mgmt_guard.h).
+  std::string listen_address;
+  // Revoked certificate serials (agents/request_gate.h); "" none.
+  std::string revoked_file;
+  std::string tmpdir = "/tmp";  // where local ranks write metrics
   // How often a `counters` sample (agents/counters.h) is pushed while a
   // workload runs; fdrill-agent --telemetry-interval, 100 ms .. 1 h.
   Duration telemetry_interval = std::chrono::seconds(1);
@@ -62,9 +90,13 @@ class AgentService {
 
   void set_push(Push push) { push_ = std::move(push); }
 
-  // One request in, one reply out (same id). `subject` is the client
-  // certificate's subject ("" without TLS), for the audit log.
-  Json Handle(const Json& request, const std::string& peer, const std::string& subject = "");
+  // One request in, one reply out (same id). `caller` is who asked
+  // (agents/caller.h): admission, lease ownership and the audit log go by it.
+  Json Handle(const Json& request, const Caller& caller);
+  // A caller without TLS at `peer` (an --insecure agent; tests).
+  Json Handle(const Json& request, const std::string& peer) {
+    return Handle(request, Caller{.peer = peer});
+  }
   void Tick();
   // How soon Tick wants to run again: kBusyTick while a fault is in force or
   // a workload runs (a flap's edges, max durations, the exit), else kIdleTick
@@ -90,7 +122,8 @@ class AgentService {
     for (const auto& [id, active] : faults_) ++kinds[active.kind];
     return kinds;
   }
-  bool lease_held() const { return lease_held_; }
+  bool lease_held() const { return lease_.held(); }
+  bool panic_latched() const { return panic_.latched(); }
   bool workload_running() const { return workload_.running(); }
 
  private:
@@ -102,14 +135,20 @@ class AgentService {
   };
 
   // The handler for `type`; may throw Json::exception (Handle catches it).
-  Result<Json> Dispatch(const std::string& type, const Json& req);
+  Result<Json> Dispatch(const std::string& type, const Json& req, const Caller& caller);
+  // Ok when `caller` may send `type` now: lease ownership and the panic
+  // latch (the role was checked by gate_).
+  Status Permit(const std::string& type, const Json& req, const Caller& caller);
   Result<Json> Hello();
-  Result<Json> Check(const Json& req);
+  Result<Json> Check(const Json& req, const Caller& caller);
   Result<Json> Snapshot();
-  Result<Json> Apply(const Json& req);
+  Result<Json> Apply(const Json& req, const Caller& caller);
   Result<Json> Revert(const Json& req);
   Result<Json> RevertAll();
-  Result<Json> Lease(const Json& req);
+  // revert_all from a caller: with "latch", panic latches first.
+  Result<Json> Panic(const Json& req, const Caller& caller);
+  Result<Json> PanicClear(const Caller& caller);
+  Result<Json> TakeLease(const Json& req, const Caller& caller);
   Result<Json> WorkloadStart(const Json& req);
   Result<Json> WorkloadStop(const Json& req);
   Result<Json> Inventory();
@@ -125,7 +164,8 @@ class AgentService {
   // SIGKILLs every fdrill-collective rank in this node's namespace; how many.
   int KillRanks();
 
-  Result<std::unique_ptr<Fault>> Prepare(const proto::FaultSpec& spec);
+  // The fault, once every rule above admits it on this node for `caller`.
+  Result<std::unique_ptr<Fault>> Prepare(const proto::FaultSpec& spec, const Caller& caller);
   Status RevertOne(const std::string& id, Active& active);
 
   AgentConfig config_;
@@ -143,8 +183,11 @@ class AgentService {
   Gpus* telemetry_gpus_ = nullptr;
   bool telemetry_gpus_tried_ = false;
   std::unique_ptr<TcpLinkRetrans> tcp_links_;  // from host_.tcp_sockets, on first use
-  bool lease_held_ = false;
-  Clock::TimePoint lease_deadline_{};
+  RequestGate gate_;
+  Lease lease_;
+  PanicLatch panic_;
+  MgmtGuard guard_;
+  bool renewal_ = false;  // the lease request being handled renews the owner's lease
 };
 
 }  // namespace fdrill

@@ -96,7 +96,7 @@ Status Build(const FakeFleetConfig& c, const Clock& clock, asio::io_context& io,
   m.service = std::make_unique<AgentService>(config, m.fake.host(), clock);
   if (auto swept = m.service->SweepJournal(); !swept.ok()) return swept.status().Annotate(m.node);
   if (ca != nullptr) {
-    auto leaf = MakeLeaf(*ca, m.node);
+    auto leaf = MakeLeaf(*ca, m.node, CertRole::kNode);
     if (!leaf.ok()) return leaf.status().Annotate(m.node);
     std::filesystem::create_directories(dir + "/tls", ec);
     TlsConfig tls{c.ca_dir + "/ca.pem", dir + "/tls/" + m.node + ".pem",

@@ -42,6 +42,14 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
   bool query = has(1, "-j") || has(1, "-s") || has(0, "iptables-save");
   if (!query) Record(argv);
 
+  // ip -j route get ADDR: the model machine reaches everything over mgmt0
+  // (its management path: agents/mgmt_guard.h); ip -j addr show to ADDR:
+  // no interface holds it.
+  if (has(0, "ip") && has(1, "-j") && has(2, "route") && has(3, "get") && argv.size() == 5)
+    return ProcessResult{0, Json::array({{{"dst", argv[4]}, {"dev", "mgmt0"}}}).dump(), ""};
+  if (has(0, "ip") && has(1, "-j") && has(2, "addr") && has(3, "show"))
+    return ProcessResult{0, "[]", ""};
+
   // ip -j link show; ip -s -j link show (the counters sample: zeros)
   if (has(0, "ip") && (has(2, "link") || has(3, "link")) && query) {
     Json out = Json::array();

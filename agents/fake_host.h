@@ -8,7 +8,8 @@
 // FakeHostKernel plays `ip` and `tc` for three interfaces, lo, mgmt0 and
 // fab0: it keeps each one's admin state and root qdisc, answers the JSON
 // queries the network injectors make (so Verify sees the fault "active" and
-// then reverted), and answers the counters sample with zeros. FakeHostSysFs
+// then reverted), answers the counters sample with zeros, and routes every
+// address over mgmt0 (`ip -j route get`). FakeHostSysFs
 // (below) answers the inventory. iptables-save
 // prints nothing of ours. Any other command succeeds with empty output and
 // is only recorded. Faults on processes find none (an empty process table

@@ -44,13 +44,16 @@
 #include "harness/host/real_process_runner.h"
 #include "harness/host/real_processes.h"
 #include "harness/host/tcp_sockets.h"
+#include "harness/tls/certs.h"
 #include "harness/tls/tls_context.h"
+#include "injectors/injector.h"
 
 int main(int argc, char** argv) {
   using namespace fdrill;
   CLI::App app{"fdrill-agent: applies and reverts faults on this node for the fdrill controller"};
   std::string node, listen = "0.0.0.0:7100", state_dir = "/var/lib/fdrill", log_level = "info";
-  std::vector<std::string> allow;
+  std::vector<std::string> allow, allow_kinds, deny_kinds, deny;
+  std::string revoked;
   bool revert_all = false, insecure = false, fake_host = false;
   int fake_agents = 0, fake_first_index = 0;
   std::string fake_ca, telemetry_interval = "1s", metrics_listen;
@@ -62,6 +65,15 @@ int main(int argc, char** argv) {
                  "targets faults may touch: interfaces, and `ranks`, `cpu`, `memory` for the "
                  "process and host faults "
                  "(default: any but the management interface)");
+  app.add_option("--allow-kinds", allow_kinds,
+                 "the only fault kinds this node accepts (default: every kind); no controller "
+                 "can widen it");
+  app.add_option("--deny-kinds", deny_kinds, "fault kinds this node never accepts");
+  app.add_option("--deny", deny,
+                 "targets no fault may touch (interfaces, IB ports as mlx5_0/1, gpu0, ...)");
+  app.add_option("--revoked", revoked,
+                 "revoked certificate serials, one hex per line (`fdrill certs revoke`); "
+                 "default: revoked.txt beside --tls-ca, when there");
   app.add_flag("--revert-all", revert_all, "revert everything the journal holds, then exit")
       ->configurable(false);  // a one-shot, never a daemon's setting
   app.add_option("--tls-ca", tls.ca_file,
@@ -203,6 +215,23 @@ int main(int argc, char** argv) {
   // A fake agent keeps its journal apart, so it never sweeps a real one.
   config.state_dir = fake_host ? state_dir + "/fake-host" : state_dir;
   config.allowlist = {allow.begin(), allow.end()};
+  for (const auto* kinds : {&allow_kinds, &deny_kinds}) {
+    for (const std::string& kind : *kinds) {
+      if (FindInjector(kind) == nullptr) {
+        spdlog::error("{} {}: not a fault kind (`fdrill injectors` lists them)",
+                      kinds == &allow_kinds ? "--allow-kinds" : "--deny-kinds", kind);
+        return 2;
+      }
+    }
+  }
+  config.allow_kinds = {allow_kinds.begin(), allow_kinds.end()};
+  config.deny_kinds = {deny_kinds.begin(), deny_kinds.end()};
+  config.deny_targets = {deny.begin(), deny.end()};
+  config.listen_address = listen_host;
+  config.revoked_file = revoked;
+  if (revoked.empty() && !tls.ca_file.empty())
+    config.revoked_file =
+        (std::filesystem::path(tls.ca_file).parent_path() / kRevokedFile).string();
   config.telemetry_interval = *telemetry_every;
   if (const char* t = std::getenv("TMPDIR")) config.tmpdir = t;
   host.launch_env_dir = LaunchEnvDir(config.tmpdir);

@@ -56,6 +56,7 @@ class StreamSession final : public AgentSession,
     boost::system::error_code ec;
     auto ep = Lowest(stream_).remote_endpoint(ec);
     peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+    caller_.peer = peer_;
   }
 
   void Start() {
@@ -109,8 +110,12 @@ class StreamSession final : public AgentSession,
                                      asio::redirect_error(asio::use_awaitable, ec));
     handshake_timer_.cancel();
     if (!ec) {
-      subject_ = PeerSubject(stream_.native_handle());
-      spdlog::debug("peer {}: TLS session as {}", peer_, subject_);
+      const PeerIdentity id = PeerIdentityOf(stream_.native_handle());
+      caller_.subject = id.subject;
+      caller_.role = id.role;
+      caller_.serial = id.serial;
+      caller_.tls = true;
+      spdlog::debug("peer {}: TLS session as {} (serial {})", peer_, id.subject, id.serial);
       co_return true;
     }
     if (timed_out_) {
@@ -143,7 +148,7 @@ class StreamSession final : public AgentSession,
             co_return;
           }
           if (!msg->has_value()) break;
-          Send(server_.service_.Handle(**msg, peer_, subject_));
+          Send(server_.service_.Handle(**msg, caller_));
           server_.TickSoon();
         }
       }
@@ -188,7 +193,7 @@ class StreamSession final : public AgentSession,
   AgentServer& server_;
   std::deque<std::string> queue_;
   std::string peer_;
-  std::string subject_;  // "" without TLS
+  Caller caller_;  // who: the peer, and under TLS its certificate's identity
   bool timed_out_ = false;
   bool closing_ = false;
   bool finished_ = false;

@@ -90,7 +90,8 @@ class Controller {
 
 int Pki(const std::string& dir, const std::string& node) {
   std::filesystem::create_directories(dir);
-  for (auto s : {InitCa(dir), IssueCert(dir, node, dir), IssueCert(dir, "controller", dir)}) {
+  for (auto s : {InitCa(dir), IssueCert(dir, node, dir, CertRole::kNode),
+                 IssueCert(dir, "controller", dir, CertRole::kController)}) {
     if (!s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
   }
   return 0;

@@ -102,7 +102,8 @@ int RunOne(const Options& o, int n) {
   std::filesystem::create_directories(dir + "/pki", ec);
   if (auto s = InitCa(dir + "/pki"); !s.ok())
     return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
-  if (auto s = IssueCert(dir + "/pki", "controller", dir + "/pki"); !s.ok()) {
+  if (auto s = IssueCert(dir + "/pki", "controller", dir + "/pki", CertRole::kController);
+      !s.ok()) {
     return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
   }
   auto listen = o.first + ":" + std::to_string(o.port);

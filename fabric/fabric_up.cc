@@ -126,10 +126,13 @@ Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollb
     return host.fs->Write(dir + "/" + name + ".pem", pair.cert);
   };
   if (Status s = write("ca", *ca); !s.ok()) return s;
-  std::vector<std::string> names = {"controller"};
-  for (const FabricNode* n : state.AgentHosts()) names.push_back(n->name);
-  for (const auto& name : names) {
-    auto leaf = MakeLeaf(*ca, name);
+  // The controller's (drives drills), a read-only observer's (inventory),
+  // and one server-only certificate per agent (harness/tls/certs.h).
+  std::vector<std::pair<std::string, CertRole>> names = {{"controller", CertRole::kController},
+                                                         {"observer", CertRole::kObserver}};
+  for (const FabricNode* n : state.AgentHosts()) names.push_back({n->name, CertRole::kNode});
+  for (const auto& [name, role] : names) {
+    auto leaf = MakeLeaf(*ca, name, role);
     if (!leaf.ok()) return leaf.status().Annotate("certificate for " + name);
     if (Status s = write(name, *leaf); !s.ok()) return s;
   }

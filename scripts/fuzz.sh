@@ -20,15 +20,31 @@ SEED="${FDRILL_FUZZ_SEED:-1}"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DFDRILL_FUZZ=ON -DFDRILL_BUILD_TESTS=OFF \
   -DFDRILL_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -gline-tables-only" \
   -DCMAKE_C_FLAGS_DEBUG="-O0 -gline-tables-only" >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target wire_frame_fuzz scenario_fuzz >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target wire_frame_fuzz scenario_fuzz agent_request_fuzz >/dev/null
 
 work=$(mktemp -d /tmp/fdrill-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/wire" "$work/scenario" "$work/wire-seed" build-fuzz/findings
+mkdir -p "$work/wire" "$work/scenario" "$work/wire-seed" "$work/agent" "$work/agent-seed" \
+  build-fuzz/findings
 frame() { local body="$1"; printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' 0 0 $((${#body} >> 8)) $((${#body} & 255)))%s" "$body"; }
 frame '{"v":1,"type":"hello","id":1}' > "$work/wire-seed/hello"
 { frame '{"v":1,"type":"lease","id":2,"ttl_ms":5000}'; frame '{"v":1,"type":"reply","id":2,"ok":true}'; } \
   > "$work/wire-seed/two"
+
+# The agent's requests: a line each, its first byte picking the caller (a:
+# controller A, b: controller B, c: an observer). Leases with limits, an
+# apply, a second controller, a panic and its clear.
+cat > "$work/agent-seed/drill" <<'SEED'
+a{"type":"lease","ttl_ms":5000,"drill":"d1","limits":{"kinds":["link_rate"],"targets":["fab0"],"max_faults":1,"max_duration_ms":9000}}
+a{"type":"apply","drill":"d1","fault_id":"f","kind":"link_rate","params":{"interface":"fab0","rate":"100mbit"}}
+b{"type":"lease","ttl_ms":5000,"drill":"d2"}
+b{"type":"apply","drill":"d2","fault_id":"g","kind":"link_down","params":{"interface":"fab0"}}
+c{"type":"inventory"}
+b{"type":"revert_all","latch":true,"reason":"fuzz"}
+a{"type":"lease","ttl_ms":5000,"drill":"d1"}
+a{"type":"panic_clear"}
+a{"type":"lease","ttl_ms":0,"drill":"d1"}
+SEED
 
 status=0
 # With the fixed seed, also at most RUNS inputs each (the counts a 45 s run
@@ -49,4 +65,5 @@ run() {
 }
 run wire_frame_fuzz 1000000 "$work/wire" "$work/wire-seed"
 run scenario_fuzz 120000 "$work/scenario" scenarios
+run agent_request_fuzz 20000 "$work/agent" "$work/agent-seed"
 exit $status

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -321,15 +322,30 @@ int PrintPlan(const std::string& file) {
   return 0;
 }
 
-int Panic(AgentFlags flags) {
+// "root@ctl01": who latched the panic, for the agents' record.
+std::string WhoPanics() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  const char* user = std::getenv("SUDO_USER");
+  if (user == nullptr) user = std::getenv("USER");
+  return std::string(user != nullptr ? user : "?") + "@" + host;
+}
+
+int Panic(AgentFlags flags, bool clear) {
   flags.with_switches = true;  // a switch port can hold a fault too
   auto resolved = flags.Resolve();
   if (!resolved.ok()) return Fail(resolved.status());
   int rc = 0;
   const TlsConfig* tls = resolved->tls ? &*resolved->tls : nullptr;
-  for (const auto& o : PanicAll(resolved->agents, tls, std::chrono::seconds(5))) {
+  const auto outcomes = clear ? PanicClearAll(resolved->agents, tls, std::chrono::seconds(5))
+                              : PanicAll(resolved->agents, tls, std::chrono::seconds(5),
+                                         "fdrill panic by " + WhoPanics());
+  for (const auto& o : outcomes) {
     if (o.status.ok()) {
-      std::printf("%-6s reverted everything, workload stopped, lease released\n", o.node.c_str());
+      std::printf("%-6s %s\n", o.node.c_str(),
+                  clear ? "panic cleared: drills may lease this node again"
+                        : "reverted everything, workload stopped, lease broken; latched until "
+                          "`fdrill panic --clear`");
     } else {
       std::printf("%-6s FAILED: %s\n", o.node.c_str(), o.status.message().c_str());
       rc = 2;
@@ -389,10 +405,15 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   });
 
   auto* panic = app.add_subcommand(
-      "panic", "every agent reverts everything now and stops its workload (idempotent)");
+      "panic",
+      "every agent reverts everything now, stops its workload and latches: no drill may apply "
+      "anything there until `fdrill panic --clear` (idempotent)");
   static AgentFlags panic_flags;
+  static bool panic_clear = false;
   panic_flags.Add(panic);
-  panic->callback([exit_code] { *exit_code = Panic(panic_flags); });
+  panic->add_flag("--clear", panic_clear,
+                  "lift the latch an earlier `fdrill panic` left on every agent (audited there)");
+  panic->callback([exit_code] { *exit_code = Panic(panic_flags, panic_clear); });
 
   auto* validate = app.add_subcommand("validate", "check scenario files; touches nothing");
   static std::vector<std::string> files;

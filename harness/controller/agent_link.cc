@@ -7,6 +7,7 @@
 #include <boost/asio/ssl.hpp>
 
 #include "harness/tls/tls_context.h"
+#include "harness/wire/protocol.h"
 
 namespace fdrill {
 
@@ -284,6 +285,8 @@ uint64_t AgentLink::CallAsync(const std::string& type, Json body, OnReply on_rep
     on_reply(Unavailable("agent " + node_ + ": connection lost"));
     return 0;
   }
+  if (!drill_.empty() && (body.is_object() || body.is_null()) && !body.contains(proto::key::kDrill))
+    body[proto::key::kDrill] = drill_;
   std::string frame = EncodeFrame(MakeRequest(type, id, std::move(body)));
   auto impl = impl_;
   asio::post(impl->io, [impl, frame = std::move(frame)]() mutable {

@@ -44,6 +44,10 @@ class AgentLink {
   std::string address() const { return host_ + ":" + std::to_string(port_); }
 
   // Set before Connect; called on the io thread.
+  // Every request from now on carries "drill": DRILL (unless its body names
+  // one): the agent checks it against its lease's owner (agents/lease.h).
+  // Set before the calls it applies to; not thread-safe against them.
+  void set_drill(std::string drill) { drill_ = std::move(drill); }
   void set_on_push(OnPush f);
   void set_on_drop(OnDrop f);
 
@@ -65,6 +69,7 @@ class AgentLink {
   uint16_t port_;
   std::shared_ptr<Impl> impl_;
   Status tls_status_;  // the TLS context could not be built
+  std::string drill_;  // stamped on every request when not empty
 };
 
 }  // namespace fdrill

@@ -284,8 +284,11 @@ Status DrillRun::Run() {
   if (s_.Emulated()) {
     if (Status st = CheckFabricFits(); !st.ok()) return st;
   }
+  // The drill's id: the agents' lease is (certificate, this); run_id_ names
+  // the ranks' run directories.
+  run_id_ = std::to_string(clock_.WallNanos() / 1000000);
   auto connected = agents_.Connect(
-      opt_, [this](const NodeLink& n, const Json& m) { OnPush(n, m); },
+      opt_, s_.name + "@" + run_id_, [this](const NodeLink& n, const Json& m) { OnPush(n, m); },
       [this](const std::string& node, const std::string& message) {
         events_.Error(node, message);
         state_.Fail();
@@ -296,7 +299,6 @@ Status DrillRun::Run() {
   if (!rec.ok()) return rec.status();
   rec_ = std::move(*rec);
   events_.Attach(rec_.get());
-  run_id_ = std::to_string(clock_.WallNanos() / 1000000);
   for (auto& w : workloads_) w->set_run_id(run_id_);
   WriteRunFiles();
   std::string status = Snapshot();

@@ -3,14 +3,23 @@
 #include <algorithm>
 
 #include "harness/controller/drill.h"
+#include "harness/controller/lease_limits.h"
 #include "harness/tls/certs.h"
 #include "harness/tls/tls_config.h"
 #include "harness/wire/protocol.h"
 
 namespace fdrill {
 
-Status DrillAgents::Connect(const DrillOptions& opt, PushFn on_push, LostFn on_lost) {
+Json DrillAgents::LeaseBody(size_t i, int64_t ttl_ms) const {
+  Json body = {{proto::key::kTtlMs, ttl_ms}, {proto::key::kDrill, drill_}};
+  if (ttl_ms > 0) body[proto::key::kLimits] = LeaseLimitsFor(s_, nodes_[i].name);
+  return body;
+}
+
+Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, PushFn on_push,
+                            LostFn on_lost) {
   on_lost_ = std::move(on_lost);
+  drill_ = drill;
   // The emulated fabric's own pki, or (a real cluster) --tls-dir / /etc/fdrill/pki.
   auto tls = ControllerTls(
       opt.tls_dir.empty() && !s_.Emulated() && !opt.insecure ? kDefaultPkiDir : opt.tls_dir,
@@ -73,10 +82,10 @@ Status DrillAgents::Connect(const DrillOptions& opt, PushFn on_push, LostFn on_l
     }
     n.offset_ns = (*hello)[proto::key::kWallNs].get<int64_t>() - (before + after) / 2;
     n.tmpdir = hello->value(proto::key::kTmpdir, n.tmpdir);
+    n.link->set_drill(drill_);
     auto lease = n.link->Call(
-        "lease",
-        {{proto::key::kTtlMs,
-          std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()}},
+        proto::kLease,
+        LeaseBody(i, std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()),
         kCallTimeout);
     if (!lease.ok()) return lease.status();
   }
@@ -156,7 +165,9 @@ void DrillAgents::LeaseLoop() {
   std::vector<Clock::TimePoint> last_ok(nodes_.size(), clock_.Now());
   while (!closing_) {
     auto next = clock_.Now() + s_.lease_renew;
-    const auto replies = CallEach(proto::kLease, {{proto::key::kTtlMs, ttl_ms}}, s_.lease_renew);
+    std::vector<Json> bodies;
+    for (size_t i = 0; i < nodes_.size(); ++i) bodies.push_back(LeaseBody(i, ttl_ms));
+    const auto replies = CallEachWith(proto::kLease, bodies, s_.lease_renew);
     for (size_t i = 0; i < nodes_.size(); ++i) {
       if (closing_) return;
       if (replies[i].ok()) {
@@ -188,7 +199,7 @@ void DrillAgents::Shutdown() {
   bool all_linked = !nodes_.empty();
   for (auto& n : nodes_) all_linked = all_linked && n.link != nullptr;
   if (all_linked)
-    (void)CallEach(proto::kLease, {{proto::key::kTtlMs, 0}}, std::chrono::seconds(2));  // released
+    (void)CallEach(proto::kLease, LeaseBody(0, 0), std::chrono::seconds(2));  // released
   for (auto& n : nodes_) {
     if (n.link) n.link->Close();
   }

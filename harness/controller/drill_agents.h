@@ -66,7 +66,9 @@ class DrillAgents {
   DrillAgents(const DrillAgents&) = delete;
   DrillAgents& operator=(const DrillAgents&) = delete;
 
-  Status Connect(const DrillOptions& opt, PushFn on_push, LostFn on_lost);
+  // `drill`: this drill's id, the lease's owner beside the certificate
+  // (agents/lease.h); every request to every agent carries it.
+  Status Connect(const DrillOptions& opt, const std::string& drill, PushFn on_push, LostFn on_lost);
   void Shutdown();
 
   // The workload's nodes, in the scenario's node order; stable from Connect
@@ -94,10 +96,13 @@ class DrillAgents {
   std::vector<Result<Json>> CallAll(const std::vector<NodeLink*>& to, const std::string& type,
                                     const std::vector<Json>& bodies, Duration timeout);
   void LeaseLoop();
+  // The lease request for agent `i` (ttl 0 releases): drill id and limits.
+  Json LeaseBody(size_t i, int64_t ttl_ms) const;
 
   const Scenario& s_;
   const FabricState& fabric_;
   const Clock& clock_;
+  std::string drill_;
   LostFn on_lost_;
   boost::asio::io_context io_;
   std::unique_ptr<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;

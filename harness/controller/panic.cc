@@ -10,22 +10,34 @@
 
 namespace fdrill {
 
-std::vector<PanicOutcome> PanicAll(const std::vector<AgentAddress>& agents, const TlsConfig* tls,
-                                   Duration timeout) {
-  auto results = ForEachAgent(agents, tls, timeout, [&](AgentLink& link) -> Result<Json> {
-    auto stop = link.Call(proto::kWorkloadStop, {}, timeout + std::chrono::seconds(10));
-    auto reverted = link.Call(proto::kRevertAll, {}, timeout);
-    auto released = link.Call(proto::kLease, {{proto::key::kTtlMs, 0}}, timeout);
-    if (!reverted.ok()) return reverted.status();
-    if (!stop.ok()) return stop.status().Annotate("workload_stop");
-    if (!released.ok()) return released.status().Annotate("lease release");
-    return Json::object();
-  });
+namespace {
+
+std::vector<PanicOutcome> Outcomes(const std::vector<AgentAddress>& agents,
+                                   const std::vector<Result<Json>>& results) {
   std::vector<PanicOutcome> out;
   for (size_t i = 0; i < agents.size(); ++i) {
     out.push_back({agents[i].node, results[i].ok() ? Status::Ok() : results[i].status()});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<PanicOutcome> PanicAll(const std::vector<AgentAddress>& agents, const TlsConfig* tls,
+                                   Duration timeout, const std::string& reason) {
+  // The agent stops its workload first (a few seconds' grace), then reverts.
+  return Outcomes(agents, ForEachAgent(agents, tls, timeout, [&](AgentLink& link) {
+                    return link.Call(proto::kRevertAll,
+                                     {{proto::key::kLatch, true}, {proto::key::kReason, reason}},
+                                     timeout + std::chrono::seconds(10));
+                  }));
+}
+
+std::vector<PanicOutcome> PanicClearAll(const std::vector<AgentAddress>& agents,
+                                        const TlsConfig* tls, Duration timeout) {
+  return Outcomes(agents, ForEachAgent(agents, tls, timeout, [&](AgentLink& link) {
+                    return link.Call(proto::kPanicClear, {}, timeout);
+                  }));
 }
 
 }  // namespace fdrill

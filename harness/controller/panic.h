@@ -1,8 +1,11 @@
-// Panic: every agent of a fabric reverts everything it holds now, stops its
-// workload and drops its lease. Needs no scenario and no run: it is what an
+// Panic: every agent of a fabric latches (agents/panic_latch.h: no lease,
+// apply or workload start is taken until cleared, across agent restarts),
+// stops its workload, reverts everything it holds now and drops its lease —
+// one revert_all with "latch". Needs no scenario and no run: it is what an
 // operator types when a drill went wrong. Idempotent: an agent with nothing
 // applied answers {reverted: true}. Agents are asked in parallel; one that
-// does not answer is reported, the others still revert.
+// does not answer is reported, the others still revert. PanicClearAll
+// lifts the latch (`fdrill panic --clear`).
 #pragma once
 
 #include <string>
@@ -20,7 +23,10 @@ struct PanicOutcome {
 };
 
 // tls: nullptr for agents started with --insecure.
+// `reason` is recorded in every agent's latch ("fdrill panic by root@ctl").
 std::vector<PanicOutcome> PanicAll(const std::vector<AgentAddress>& agents, const TlsConfig* tls,
-                                   Duration timeout);
+                                   Duration timeout, const std::string& reason);
+std::vector<PanicOutcome> PanicClearAll(const std::vector<AgentAddress>& agents,
+                                        const TlsConfig* tls, Duration timeout);
 
 }  // namespace fdrill

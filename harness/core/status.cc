@@ -15,6 +15,7 @@ constexpr CodeName kCodeNames[] = {
     {StatusCode::kFailedPrecondition, "failed_precondition"},
     {StatusCode::kUnsupported, "unsupported"},
     {StatusCode::kNotInstalled, "not_installed"},
+    {StatusCode::kPermissionDenied, "permission_denied"},
     {StatusCode::kDeadlineExceeded, "deadline_exceeded"},
     {StatusCode::kInternal, "internal"},
 };

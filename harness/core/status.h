@@ -18,6 +18,7 @@ enum class StatusCode {
   kFailedPrecondition,  // the machine is not in a state we can act on
   kUnsupported,         // the mechanism does not exist on this node
   kNotInstalled,        // a program the mechanism runs is not installed (host/programs.h)
+  kPermissionDenied,    // the caller may not ask this (role, lease, limits, panic latch)
   kDeadlineExceeded,
   kInternal,
 };
@@ -56,6 +57,9 @@ inline Status FailedPrecondition(std::string m) {
 }
 inline Status Unsupported(std::string m) { return {StatusCode::kUnsupported, std::move(m)}; }
 inline Status NotInstalled(std::string m) { return {StatusCode::kNotInstalled, std::move(m)}; }
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
 inline Status DeadlineExceeded(std::string m) {
   return {StatusCode::kDeadlineExceeded, std::move(m)};
 }

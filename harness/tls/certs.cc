@@ -20,6 +20,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "harness/tls/x509_text.h"
+
 namespace fdrill {
 
 namespace {
@@ -116,14 +118,27 @@ bool AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
   return ok;
 }
 
+// What a leaf in `role` may be used for (the header says why).
+const char* ExtendedKeyUsage(CertRole role) {
+  return role == CertRole::kNode ? "serverAuth" : "clientAuth";
+}
+
 // A certificate for `key` with CN=`cn`, valid `days` from now, signed by
-// issuer_key (issuer nullptr: self-signed). Extensions as the header says.
+// issuer_key (issuer nullptr: self-signed, the CA; `role` is then unused).
+// Extensions as the header says.
 Result<PemPair> MakeCert(const std::string& cn, long days, EVP_PKEY* key, X509* issuer,
-                         EVP_PKEY* issuer_key) {
+                         EVP_PKEY* issuer_key, CertRole role) {
   X509Ptr cert(X509_new());
   if (!cert) return SslFailure("X509_new");
   bool is_ca = issuer == nullptr;
   X509_NAME* name = X509_get_subject_name(cert.get());
+  // OU before CN, so the RFC 2253 subject (last entry first) reads
+  // "CN=n1,OU=node".
+  const std::string ou = CertRoleName(role);
+  if (!is_ca && X509_NAME_add_entry_by_txt(name, "OU", MBSTRING_UTF8,
+                                           reinterpret_cast<const unsigned char*>(ou.c_str()), -1,
+                                           -1, 0) != 1)
+    return SslFailure("building the certificate for " + cn);
   bool ok = X509_set_version(cert.get(), 2) == 1 && SetRandomSerial(cert.get()) &&
             X509_gmtime_adj(X509_getm_notBefore(cert.get()), -60) != nullptr &&
             X509_gmtime_adj(X509_getm_notAfter(cert.get()), days * 24 * 3600) != nullptr &&
@@ -142,7 +157,7 @@ Result<PemPair> MakeCert(const std::string& cn, long days, EVP_PKEY* key, X509* 
     std::string san = "DNS:" + cn;
     ok = AddExtension(cert.get(), signer, NID_basic_constraints, "critical,CA:FALSE") &&
          AddExtension(cert.get(), signer, NID_key_usage, "critical,digitalSignature") &&
-         AddExtension(cert.get(), signer, NID_ext_key_usage, "serverAuth,clientAuth") &&
+         AddExtension(cert.get(), signer, NID_ext_key_usage, ExtendedKeyUsage(role)) &&
          AddExtension(cert.get(), signer, NID_subject_alt_name, san.c_str()) &&
          AddExtension(cert.get(), signer, NID_subject_key_identifier, "hash") &&
          AddExtension(cert.get(), signer, NID_authority_key_identifier, "keyid:always");
@@ -201,13 +216,35 @@ Status WritePair(const std::string& dir, const std::string& name, const PemPair&
 
 }  // namespace
 
+const char* CertRoleName(CertRole role) {
+  switch (role) {
+    case CertRole::kController:
+      return "controller";
+    case CertRole::kNode:
+      return "node";
+    case CertRole::kObserver:
+      return "observer";
+  }
+  return "node";
+}
+
+Result<CertRole> ParseCertRole(const std::string& word) {
+  for (CertRole r : {CertRole::kController, CertRole::kNode, CertRole::kObserver}) {
+    if (word == CertRoleName(r)) return r;
+  }
+  return InvalidArgument("--role \"" + word +
+                         "\": accepted: controller (drives drills: faults, leases, workloads), "
+                         "node (an agent's server certificate), observer (read-only: hello and "
+                         "inventory)");
+}
+
 Result<PemPair> MakeCa(const std::string& cn) {
   PkeyPtr key = NewKey();
   if (!key) return SslFailure("generating the CA key");
-  return MakeCert(cn, kCaDays, key.get(), nullptr, nullptr);
+  return MakeCert(cn, kCaDays, key.get(), nullptr, nullptr, CertRole::kNode);
 }
 
-Result<PemPair> MakeLeaf(const PemPair& ca, const std::string& name) {
+Result<PemPair> MakeLeaf(const PemPair& ca, const std::string& name, CertRole role) {
   if (!ValidName(name)) {
     return InvalidArgument("certificate name \"" + name +
                            "\": use 1-64 of A-Z a-z 0-9 . _ - (and not \"ca\")");
@@ -223,7 +260,7 @@ Result<PemPair> MakeLeaf(const PemPair& ca, const std::string& name) {
   }
   PkeyPtr key = NewKey();
   if (!key) return SslFailure("generating the key for " + name);
-  return MakeCert(name, kLeafDays, key.get(), ca_cert.get(), ca_key.get());
+  return MakeCert(name, kLeafDays, key.get(), ca_cert.get(), ca_key.get(), role);
 }
 
 Status WriteNewFile(const std::string& path, const std::string& text, unsigned mode) {
@@ -260,8 +297,9 @@ Status InitCa(const std::string& dir) {
   return WritePair(dir, "ca", *ca);
 }
 
-Status IssueCert(const std::string& ca_dir, const std::string& name, const std::string& out_dir) {
-  if (!ValidName(name)) return MakeLeaf(PemPair{}, name).status();
+Status IssueCert(const std::string& ca_dir, const std::string& name, const std::string& out_dir,
+                 CertRole role) {
+  if (!ValidName(name)) return MakeLeaf(PemPair{}, name, role).status();
   std::string ca_pem = Join(ca_dir, "ca.pem"), ca_key = Join(ca_dir, "ca.key");
   auto cert = ReadFile(ca_pem);
   if (!cert.ok())
@@ -276,7 +314,7 @@ Status IssueCert(const std::string& ca_dir, const std::string& name, const std::
   if (Status s = RefuseExisting({Join(out_dir, name + ".pem"), Join(out_dir, name + ".key")});
       !s.ok())
     return s;
-  auto leaf = MakeLeaf(PemPair{*cert, *key}, name);
+  auto leaf = MakeLeaf(PemPair{*cert, *key}, name, role);
   if (!leaf.ok()) return leaf.status().Annotate(ca_pem);
   if (Status s = MakeDir(out_dir); !s.ok()) return s;
   return WritePair(out_dir, name, *leaf);
@@ -302,14 +340,37 @@ Status VerifyCert(const std::string& ca_pem, const std::string& cert_pem) {
 Result<std::string> CertSubject(const std::string& cert_pem) {
   X509Ptr cert = CertFromPem(cert_pem);
   if (!cert) return InvalidArgument("not a PEM certificate: " + OpenSslError());
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio ||
-      X509_NAME_print_ex(bio.get(), X509_get_subject_name(cert.get()), 0, XN_FLAG_RFC2253) < 0) {
-    return SslFailure("printing the subject");
-  }
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(n));
+  std::string subject = x509_text::Subject(cert.get());
+  if (subject.empty()) return SslFailure("printing the subject");
+  return subject;
+}
+
+Result<std::string> CertSerial(const std::string& cert_pem) {
+  X509Ptr cert = CertFromPem(cert_pem);
+  if (!cert) return InvalidArgument("not a PEM certificate: " + OpenSslError());
+  std::string serial = x509_text::Serial(cert.get());
+  if (serial.empty()) return SslFailure("reading the serial");
+  return serial;
+}
+
+Result<std::string> RevokeCert(const std::string& ca_dir, const std::string& cert_file) {
+  auto ca = ReadFile(Join(ca_dir, "ca.pem"));
+  if (!ca.ok())
+    return Status(ca.status().code(), ca.status().message() + " (run `fdrill certs init` first)");
+  auto cert = ReadFile(cert_file);
+  if (!cert.ok()) return cert.status();
+  if (Status s = VerifyCert(*ca, *cert); !s.ok())
+    return s.Annotate(cert_file + " (not issued by " + Join(ca_dir, "ca.pem") + "?)");
+  auto serial = CertSerial(*cert);
+  if (!serial.ok()) return serial.status().Annotate(cert_file);
+  auto subject = CertSubject(*cert);
+  const std::string list = Join(ca_dir, kRevokedFile);
+  std::ofstream out(list, std::ios::app);
+  out << "# " << (subject.ok() ? *subject : std::string("?")) << " (" << cert_file << ")\n"
+      << *serial << "\n";
+  out.flush();
+  if (!out) return FailedPrecondition("cannot append to " + list + ": " + std::strerror(errno));
+  return serial;
 }
 
 }  // namespace fdrill

@@ -9,6 +9,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "harness/tls/x509_text.h"
+
 namespace fdrill {
 
 namespace {
@@ -74,19 +76,10 @@ Result<std::unique_ptr<SslContext>> MakeClientContext(const TlsConfig& config) {
   return MakeContext(config, false);
 }
 
-std::string PeerSubject(SSL* ssl) {
+PeerIdentity PeerIdentityOf(SSL* ssl) {
   X509* cert = SSL_get0_peer_certificate(ssl);
-  if (cert == nullptr) return "";
-  BIO* bio = BIO_new(BIO_s_mem());
-  if (bio == nullptr) return "";
-  std::string out;
-  if (X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0) {
-    char* data = nullptr;
-    long n = BIO_get_mem_data(bio, &data);
-    out.assign(data, static_cast<size_t>(n));
-  }
-  BIO_free(bio);
-  return out;
+  if (cert == nullptr) return {};
+  return {x509_text::Subject(cert), x509_text::Ou(cert), x509_text::Serial(cert)};
 }
 
 }  // namespace fdrill

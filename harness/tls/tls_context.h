@@ -23,8 +23,15 @@ using SslContext = boost::asio::ssl::context;
 Result<std::unique_ptr<SslContext>> MakeServerContext(const TlsConfig& config);
 Result<std::unique_ptr<SslContext>> MakeClientContext(const TlsConfig& config);
 
-// The subject of the peer's verified certificate in RFC 2253 form
-// ("CN=controller"), or "" when the peer presented none.
-std::string PeerSubject(SSL* ssl);
+// Who the peer's verified certificate says it is: the subject in RFC 2253
+// form ("CN=controller,OU=controller"), its role (the OU: certs.h; "" for a
+// certificate made before roles) and its serial (hex). All "" when the peer
+// presented none.
+struct PeerIdentity {
+  std::string subject;
+  std::string role;
+  std::string serial;
+};
+PeerIdentity PeerIdentityOf(SSL* ssl);
 
 }  // namespace fdrill

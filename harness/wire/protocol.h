@@ -30,9 +30,10 @@ inline constexpr char kWorkloadStart[] = "workload_start";
 inline constexpr char kWorkloadStop[] = "workload_stop";
 inline constexpr char kInventory[] = "inventory";
 inline constexpr char kRunDirRemove[] = "run_dir_remove";
-inline constexpr std::array<std::string_view, 11> kRequestTypes = {
-    kHello, kCheck,         kSnapshot,     kApply,     kRevert,      kRevertAll,
-    kLease, kWorkloadStart, kWorkloadStop, kInventory, kRunDirRemove};
+inline constexpr char kPanicClear[] = "panic_clear";
+inline constexpr std::array<std::string_view, 12> kRequestTypes = {
+    kHello, kCheck,         kSnapshot,     kApply,     kRevert,       kRevertAll,
+    kLease, kWorkloadStart, kWorkloadStop, kInventory, kRunDirRemove, kPanicClear};
 
 // Push types: the agent sends unasked (envelope id 0).
 inline constexpr char kMetrics[] = "metrics";
@@ -75,7 +76,15 @@ inline constexpr char kBurners[] = "burners";
 inline constexpr char kBurnCgroups[] = "burn_cgroups";
 inline constexpr char kFdrillRules[] = "fdrill_rules";
 inline constexpr char kTtlMs[] = "ttl_ms";  // lease: 0 releases
-inline constexpr char kArgv[] = "argv";     // workload_start
+// The drill a request belongs to: the lease's owner is the certificate's
+// subject plus this; apply, revert, workload_* and run_dir_remove carry it
+// and must match the live lease ("" when the controller gave none).
+inline constexpr char kDrill[] = "drill";
+inline constexpr char kLimits[] = "limits";  // lease: the drill's limits on this node
+inline constexpr char kLatch[] = "latch";    // revert_all: latch the panic (fdrill panic)
+inline constexpr char kReason[] = "reason";  // revert_all with latch
+inline constexpr char kPanic[] = "panic";    // hello: the latch ({by, reason, at_ns}) or null
+inline constexpr char kArgv[] = "argv";      // workload_start
 inline constexpr char kEnv[] = "env";
 inline constexpr char kMetricsDir[] = "metrics_dir";
 inline constexpr char kStarted[] = "started";

@@ -40,6 +40,9 @@ class AgentServiceTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     watcher_ = std::make_unique<JournalWatchingKernel>(kernel_, (dir_ / "journal.jsonl").string());
     service_ = MakeService();
+    // The controller's lease (agents/lease.h): applies need it. A day, so
+    // a test that moves the fake clock does not lose it by accident.
+    ASSERT_TRUE(Call("lease", {{"ttl_ms", 86400000}})["ok"].get<bool>());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -114,7 +117,7 @@ TEST_F(AgentServiceTest, AFieldOfTheWrongTypeIsRefusedBeforeAnythingIsTouched) {
 TEST_F(AgentServiceTest, RefusesTheManagementInterfaceAndTouchesNothing) {
   Json reply = ApplyRate("cut", "mgmt0");
   EXPECT_FALSE(reply["ok"].get<bool>());
-  EXPECT_NE(reply["error"].get<std::string>().find("management interface"), std::string::npos);
+  EXPECT_NE(reply["error"].get<std::string>().find("management path"), std::string::npos);
   EXPECT_TRUE(kernel_.Mutations().empty());
   EXPECT_TRUE(Journal((dir_ / "journal.jsonl").string()).Pending()->empty());
 }
@@ -228,6 +231,7 @@ TEST_F(AgentServiceTest, ApplyReplyCarriesTheResolvedTarget) {
   c.state_dir = (dir_ / "ranks").string();
   std::filesystem::create_directories(c.state_dir);
   AgentService ranks(c, Host{watcher_.get(), nullptr, &procs}, clock_);
+  ASSERT_TRUE(ranks.Handle(MakeRequest("lease", 9, {{"ttl_ms", 5000}}), "test")["ok"].get<bool>());
   Json paused = ranks.Handle(
       MakeRequest("apply", 1,
                   {{"fault_id", "p"}, {"kind", "rank_pause"}, {"params", {{"rank", 2}}}}),
@@ -260,19 +264,26 @@ TEST_F(AgentServiceTest, AFaultPastItsMaxDurationIsRevertedByTheAgentItself) {
 }
 
 TEST_F(AgentServiceTest, AuditLogRecordsWhoWhatAndResult) {
-  service_->Handle(MakeRequest("apply", 9,
-                               {{"fault_id", "cut"},
-                                {"kind", "link_rate"},
-                                {"params", {{"interface", "mgmt0"}, {"rate", "1gbit"}}}}),
-                   "198.19.0.254:5000", "CN=fdrill-controller");
-  Call("lease", {{"ttl_ms", 1000}});
+  Call("lease", {{"ttl_ms", 0}});  // the fixture's lease, released
+  const Caller ctl{.peer = "198.19.0.254:5000", .subject = "CN=fdrill-controller"};
+  auto as_ctl = [&](const std::string& type, Json body) {
+    return service_->Handle(MakeRequest(type, ++id_, std::move(body)), ctl);
+  };
+  ASSERT_TRUE(as_ctl("lease", {{"ttl_ms", 1000}, {"drill", "d1"}})["ok"].get<bool>());
+  as_ctl("apply", {{"fault_id", "cut"},
+                   {"kind", "link_rate"},
+                   {"drill", "d1"},
+                   {"params", {{"interface", "mgmt0"}, {"rate", "1gbit"}}}});
+  as_ctl("lease", {{"ttl_ms", 1000}, {"drill", "d1"}});  // a renewal: not audited
   std::vector<Json> lines = ReadJsonLines(dir_ / "audit.jsonl");
-  ASSERT_EQ(lines.size(), 1u);  // lease renewals are not audited
-  EXPECT_EQ(lines[0]["peer"], "198.19.0.254:5000");
-  EXPECT_EQ(lines[0]["subject"], "CN=fdrill-controller");
-  EXPECT_EQ(lines[0]["type"], "apply");
-  EXPECT_EQ(lines[0]["fault_id"], "cut");
-  EXPECT_NE(lines[0]["result"].get<std::string>().find("management interface"), std::string::npos);
+  // The fixture's lease and its release, ctl's lease, the apply.
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[2]["type"], "lease");
+  EXPECT_EQ(lines[3]["peer"], "198.19.0.254:5000");
+  EXPECT_EQ(lines[3]["subject"], "CN=fdrill-controller");
+  EXPECT_EQ(lines[3]["type"], "apply");
+  EXPECT_EQ(lines[3]["fault_id"], "cut");
+  EXPECT_NE(lines[3]["result"].get<std::string>().find("management path"), std::string::npos);
   EXPECT_GT(lines[0]["wall_ns"].get<int64_t>(), 0);
 }
 

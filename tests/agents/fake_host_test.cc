@@ -191,10 +191,11 @@ TEST(FakeFleetTest, EachAgentHasItsOwnAddressNodeAndLease) {
   Json rate = {{"kind", "link_rate"}, {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
   Json apply = rate;
   apply["fault_id"] = "x";
+  ASSERT_TRUE(a0.Call("lease", {{"ttl_ms", 60000}})["ok"].get<bool>());  // outlives the test
   EXPECT_TRUE(a0.Call("apply", apply)["verified"].get<bool>());
   ASSERT_TRUE(a2.Call("lease", {{"ttl_ms", 200}})["ok"].get<bool>());
   EXPECT_TRUE(a2.Call("apply", apply)["verified"].get<bool>());
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // a2's lease lapses; a0 holds none
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // a2's lease lapses, a0's holds
   EXPECT_EQ(a2.Call("hello")["active_faults"], 0);
   EXPECT_EQ(a0.Call("hello")["active_faults"], 1);
 

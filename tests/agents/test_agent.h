@@ -40,6 +40,7 @@ struct FakeHostAgent {
     AgentConfig c = TestAgentConfig(node, dir);
     if (configure) configure(c);
     service = std::make_unique<AgentService>(c, fake.host(), clock);
+    Call("lease", {{"ttl_ms", 86400000}});  // applies need a lease (agents/lease.h)
   }
   ~FakeHostAgent() { std::filesystem::remove_all(dir); }
   FakeHostAgent(const FakeHostAgent&) = delete;

@@ -44,6 +44,11 @@ class FakeNetKernel final : public ProcessRunner {
   }
 
   std::map<std::string, Iface> ifaces;
+  // `ip -j route get ADDR` answers dev routes[ADDR], else default_route;
+  // `ip -j addr show to ADDR` the interface addresses[ADDR], if any.
+  std::map<std::string, std::string> routes;
+  std::string default_route = "mgmt0";
+  std::map<std::string, std::string> addresses;
   std::vector<std::vector<std::string>> calls;
   bool netem = true;  // false: the kernel lacks sch_netem, as on CI
 
@@ -68,6 +73,18 @@ class FakeNetKernel final : public ProcessRunner {
     ExpectKnownProgram(argv);
     if (auto failed = failures_.Take(argv)) return *failed;
     auto has = [&](size_t i, const char* s) { return argv.size() > i && argv[i] == s; };
+    if (has(0, "ip") && has(1, "-j") && has(2, "route") && has(3, "get") && argv.size() == 5) {
+      auto it = routes.find(argv[4]);
+      const std::string dev = it == routes.end() ? default_route : it->second;
+      return ProcessResult{0, Json::array({{{"dst", argv[4]}, {"dev", dev}}}).dump(), ""};
+    }
+    if (has(0, "ip") && has(1, "-j") && has(2, "addr") && has(3, "show") && has(4, "to") &&
+        argv.size() == 6) {
+      Json out = Json::array();
+      auto it = addresses.find(argv[5]);
+      if (it != addresses.end()) out.push_back({{"ifname", it->second}});
+      return ProcessResult{0, out.dump(), ""};
+    }
     if (has(0, "ip") && has(1, "-j") && has(2, "link")) {
       Json out = Json::array();
       int index = 1;

@@ -6,6 +6,7 @@
 // audit log holds only the good client's subject; the kernel saw nothing).
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -35,6 +36,7 @@ using TlsStream = ssl::stream<tcp::socket>;
 using Error = boost::system::error_code;
 
 constexpr auto kWait = std::chrono::seconds(5);
+constexpr char kController[] = "CN=controller,OU=controller";
 
 // A blocking test client over its own io_context; every operation gives up
 // after kWait so a misbehaving server fails the test instead of hanging it.
@@ -132,9 +134,14 @@ class AgentTlsTest : public ::testing::Test {
     other_pki_ = dir_ / "other-pki";
     ASSERT_TRUE(InitCa(pki_.string()).ok());
     ASSERT_TRUE(InitCa(other_pki_.string()).ok());
-    for (const char* name : {"n1", "n2", "controller"})
-      ASSERT_TRUE(IssueCert(pki_.string(), name, pki_.string()).ok());
-    ASSERT_TRUE(IssueCert(other_pki_.string(), "controller", other_pki_.string()).ok());
+    for (const char* name : {"n1", "n2"})
+      ASSERT_TRUE(IssueCert(pki_.string(), name, pki_.string(), CertRole::kNode).ok());
+    ASSERT_TRUE(IssueCert(pki_.string(), "controller", pki_.string(), CertRole::kController).ok());
+    ASSERT_TRUE(IssueCert(pki_.string(), "ctl2", pki_.string(), CertRole::kController).ok());
+    ASSERT_TRUE(IssueCert(pki_.string(), "watcher", pki_.string(), CertRole::kObserver).ok());
+    ASSERT_TRUE(
+        IssueCert(other_pki_.string(), "controller", other_pki_.string(), CertRole::kController)
+            .ok());
     fs::create_directories(dir_ / "state");
   }
 
@@ -151,8 +158,10 @@ class AgentTlsTest : public ::testing::Test {
       ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
       server_ctx_ = std::move(ctx).value();
     }
-    service_ = std::make_unique<AgentService>(TestAgentConfig("n1", dir_ / "state"),
-                                              Host{&kernel_, nullptr}, clock_);
+    AgentConfig config = TestAgentConfig("n1", dir_ / "state");
+    config.revoked_file = (pki_ / kRevokedFile).string();
+    if (configure_) configure_(config);
+    service_ = std::make_unique<AgentService>(config, Host{&kernel_, nullptr}, clock_);
     server_ = std::make_unique<AgentServer>(io_, *service_, server_ctx_.get());
     server_->set_handshake_timeout(handshake_timeout);
     ASSERT_TRUE(server_->Listen("127.0.0.1", 0).ok());
@@ -218,7 +227,7 @@ class AgentTlsTest : public ::testing::Test {
   }
 
   void ExpectOnlyTheControllerGotIn() {
-    for (const auto& s : AuditSubjects()) EXPECT_EQ(s, "CN=controller");
+    for (const auto& s : AuditSubjects()) EXPECT_EQ(s, kController);
     EXPECT_EQ(KernelMutations(), 0u) << "a refused client's request reached the kernel";
   }
 
@@ -246,12 +255,32 @@ class AgentTlsTest : public ::testing::Test {
     ExpectOnlyTheControllerGotIn();
   }
 
+  // The reply was an ok one.
+  static bool Ok(const Result<Json>& reply) { return reply.ok() && reply->value("ok", false); }
+  // The reply was a refusal (code permission_denied) whose error holds TEXT.
+  static void ExpectDenied(const Result<Json>& reply, const std::string& text) {
+    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+    EXPECT_FALSE(reply->value("ok", true)) << reply->dump();
+    EXPECT_EQ(reply->value("code", ""), "permission_denied") << reply->dump();
+    EXPECT_NE(reply->value("error", "").find(text), std::string::npos) << reply->dump();
+  }
+  // A connected client presenting NAME's certificate from our CA.
+  std::unique_ptr<Client> ConnectAs(const std::string& name) {
+    ctxs_.push_back(ClientCtx(pki_, name));
+    auto c = std::make_unique<Client>(ctxs_.back().get());
+    EXPECT_FALSE(c->Connect(port_)) << name;
+    return c;
+  }
+  std::vector<std::unique_ptr<ssl::context>> ctxs_;
+
   Json ApplyBody() {
     return {{"fault_id", "slow"},
             {"kind", "link_rate"},
             {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}};
   }
 
+  // Changes the agent's config before StartServer builds the service.
+  std::function<void(AgentConfig&)> configure_;
   fs::path dir_, pki_, other_pki_;
   FakeNetKernel kernel_;
   FakeClock clock_;
@@ -269,11 +298,163 @@ TEST_F(AgentTlsTest, GoodClientIsServedAndAuditedWithItsSubject) {
   auto ctx = ClientCtx(pki_);
   Client good(ctx.get());
   ASSERT_FALSE(good.Connect(port_));
+  ASSERT_TRUE(Ok(good.Call("lease", {{"ttl_ms", 5000}})));
   auto applied = good.Call("apply", ApplyBody());
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   EXPECT_TRUE((*applied)["ok"].get<bool>()) << applied->dump();
   EXPECT_GT(KernelMutations(), 0u);
-  EXPECT_EQ(AuditSubjects(), (std::vector<std::string>{"CN=controller", "CN=controller"}));
+  EXPECT_EQ(AuditSubjects(), (std::vector<std::string>{kController, kController, kController}));
+}
+
+// Issue 21: what the agent refuses, whoever asks.
+
+TEST_F(AgentTlsTest, NodeCertificateUsedAsTheControllersIsRefusedAndNothingIsApplied) {
+  StartServer();
+  // n2's key and certificate in a controller's place: the certificate is
+  // for serverAuth only, so the agent's TLS refuses it as a client.
+  auto ctx = ClientCtx(pki_, "n2");
+  ExpectRefused(ctx.get());
+}
+
+TEST_F(AgentTlsTest, ObserverReadsButCannotLeaseApplyOrPanic) {
+  StartServer();
+  auto watcher = ConnectAs("watcher");
+  EXPECT_TRUE(Ok(watcher->Call("hello")));
+  ExpectDenied(watcher->Call("lease", {{"ttl_ms", 5000}}), "observer certificate");
+  ExpectDenied(watcher->Call("apply", ApplyBody()), "observer certificate");
+  ExpectDenied(watcher->Call("revert_all", {{"latch", true}}), "observer certificate");
+  EXPECT_EQ(KernelMutations(), 0u);
+}
+
+TEST_F(AgentTlsTest, RevokedControllerCertificateIsRefused) {
+  StartServer();
+  auto ctl2 = ConnectAs("ctl2");
+  ASSERT_TRUE(Ok(ctl2->Call("hello")));
+  auto serial = RevokeCert(pki_.string(), (pki_ / "ctl2.pem").string());
+  ASSERT_TRUE(serial.ok()) << serial.status().ToString();
+  // From its next request on, on the open connection too.
+  ExpectDenied(ctl2->Call("lease", {{"ttl_ms", 5000}}), "is revoked");
+  ExpectDenied(ConnectAs("ctl2")->Call("hello"), "(serial " + *serial + ") is revoked");
+  ExpectGoodClientServed();
+  EXPECT_EQ(KernelMutations(), 0u);
+}
+
+TEST_F(AgentTlsTest, ApplyWithoutALeaseIsRefused) {
+  StartServer();
+  auto ctl = ConnectAs("controller");
+  ExpectDenied(ctl->Call("apply", ApplyBody()), "no drill holds this node's lease");
+  ExpectDenied(ctl->Call("workload_start", {{"argv", {"sleep", "1"}}}),
+               "no drill holds this node's lease");
+  EXPECT_EQ(KernelMutations(), 0u);
+  ASSERT_TRUE(Ok(ctl->Call("lease", {{"ttl_ms", 5000}})));
+  EXPECT_TRUE(Ok(ctl->Call("apply", ApplyBody())));
+}
+
+TEST_F(AgentTlsTest, ASecondControllerIsToldWhoHoldsTheNode) {
+  StartServer();
+  auto first = ConnectAs("controller");
+  ASSERT_TRUE(Ok(first->Call("lease", {{"ttl_ms", 5000}, {"drill", "quickstart@1"}})));
+  auto second = ConnectAs("ctl2");
+  ExpectDenied(second->Call("lease", {{"ttl_ms", 5000}, {"drill", "other@2"}}),
+               "held by CN=controller,OU=controller for drill quickstart@1 until ");
+  Json apply = ApplyBody();
+  apply["drill"] = "other@2";
+  ExpectDenied(second->Call("apply", apply), "held by CN=controller,OU=controller");
+  ExpectDenied(second->Call("revert_all", {{"drill", "other@2"}}), "held by");
+  ExpectDenied(second->Call("lease", {{"ttl_ms", 0}, {"drill", "other@2"}}), "belongs to");
+  // The same certificate for another drill is another owner.
+  auto again = ConnectAs("controller");
+  ExpectDenied(again->Call("lease", {{"ttl_ms", 5000}, {"drill", "other@2"}}), "held by");
+  EXPECT_EQ(KernelMutations(), 0u);
+  apply["drill"] = "quickstart@1";
+  EXPECT_TRUE(Ok(first->Call("apply", apply)));
+}
+
+TEST_F(AgentTlsTest, ApplyOutsideTheLeaseLimitsIsRefused) {
+  StartServer();
+  auto ctl = ConnectAs("controller");
+  ASSERT_TRUE(Ok(ctl->Call(
+      "lease",
+      {{"ttl_ms", 5000},
+       {"limits", {{"kinds", {"link_rate"}}, {"targets", {"fab0"}}, {"max_faults", 1}}}})));
+  ExpectDenied(
+      ctl->Call("apply",
+                {{"fault_id", "down"}, {"kind", "link_down"}, {"params", {{"interface", "fab0"}}}}),
+      "allows only link_rate");
+  Json other_target = ApplyBody();
+  other_target["params"]["interface"] = "fab1";
+  ExpectDenied(ctl->Call("apply", other_target), "allows only targets fab0");
+  EXPECT_EQ(KernelMutations(), 0u);
+  ASSERT_TRUE(Ok(ctl->Call("apply", ApplyBody())));
+  Json second = ApplyBody();
+  second["fault_id"] = "slow2";
+  ExpectDenied(ctl->Call("apply", second), "allows 1 at once");
+}
+
+TEST_F(AgentTlsTest, TheAgentsOwnPolicyIsNotWidenedByALease) {
+  configure_ = [](AgentConfig& c) {
+    c.deny_kinds = {"link_rate"};
+    c.deny_targets = {"fab1"};
+  };
+  StartServer();
+  auto ctl = ConnectAs("controller");
+  ASSERT_TRUE(Ok(ctl->Call("lease", {{"ttl_ms", 5000}, {"limits", {{"kinds", {"link_rate"}}}}})));
+  ExpectDenied(ctl->Call("apply", ApplyBody()), "this agent's policy does not allow the kind");
+  ExpectDenied(
+      ctl->Call("apply",
+                {{"fault_id", "down"}, {"kind", "link_down"}, {"params", {{"interface", "fab1"}}}}),
+      "policy denies the target");
+  EXPECT_EQ(KernelMutations(), 0u);
+}
+
+TEST_F(AgentTlsTest, ThePathToTheControllerIsGuardedByItsRoute) {
+  kernel_.routes["127.0.0.1"] = "fab0";  // the controller is reached over fab0 here
+  StartServer();
+  auto ctl = ConnectAs("controller");
+  ASSERT_TRUE(Ok(ctl->Call("lease", {{"ttl_ms", 5000}})));
+  ExpectDenied(ctl->Call("apply", ApplyBody()), "fab0 carries this agent's management path");
+  ExpectDenied(ctl->Call("check", {{"faults", {ApplyBody()}}}), "management path");
+  ExpectDenied(ctl->Call("apply", {{"fault_id", "cut"},
+                                   {"kind", "link_partition"},
+                                   {"params", {{"peers", {"127.0.0.1"}}}}}),
+               "127.0.0.1, the controller's address");
+  EXPECT_EQ(KernelMutations(), 0u);
+}
+
+TEST_F(AgentTlsTest, PanicLatchesTheAgentUntilClearedAcrossARestart) {
+  StartServer();
+  {
+    auto ctl = ConnectAs("controller");
+    ASSERT_TRUE(Ok(ctl->Call("lease", {{"ttl_ms", 5000}, {"drill", "d1"}})));
+    Json apply = ApplyBody();
+    apply["drill"] = "d1";
+    ASSERT_TRUE(Ok(ctl->Call("apply", apply)));
+    // Another controller's panic needs no lease, and wins.
+    auto ops = ConnectAs("ctl2");
+    ASSERT_TRUE(Ok(ops->Call("revert_all", {{"latch", true}, {"reason", "fdrill panic by ops"}})));
+    EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "noqueue");
+    ExpectDenied(ctl->Call("lease", {{"ttl_ms", 5000}, {"drill", "d1"}}),
+                 "`fdrill panic` latched this node");
+    ExpectDenied(ctl->Call("apply", apply), "latched");
+  }
+  StopServer();
+  // A restarted agent: a new service on the same state directory.
+  AgentConfig config = TestAgentConfig("n1", dir_ / "state");
+  AgentService restarted(config, Host{&kernel_, nullptr}, clock_);
+  const Caller ctl{.peer = "127.0.0.1:1",
+                   .subject = kController,
+                   .role = "controller",
+                   .serial = "1",
+                   .tls = true};
+  auto call = [&](const std::string& type, Json body = Json::object()) -> Result<Json> {
+    return restarted.Handle(MakeRequest(type, 1, std::move(body)), ctl);
+  };
+  Result<Json> hello = call("hello");
+  ASSERT_TRUE(Ok(hello));
+  EXPECT_EQ((*hello)["panic"]["reason"], "fdrill panic by ops") << hello->dump();
+  ExpectDenied(call("lease", {{"ttl_ms", 5000}}), "fdrill panic --clear");
+  ASSERT_TRUE(Ok(call("panic_clear")));
+  EXPECT_TRUE(Ok(call("lease", {{"ttl_ms", 5000}})));
 }
 
 TEST_F(AgentTlsTest, ClientWithoutACertIsRefused) {
@@ -395,7 +576,7 @@ TEST_F(AgentLinkTlsTest, LinkWithTheControllerCertTalksToTheAgent) {
   ASSERT_TRUE(hello.ok()) << hello.status().ToString();
   EXPECT_EQ((*hello)["node"], "n1");
   link->Close();
-  EXPECT_EQ(AuditSubjects(), (std::vector<std::string>{"CN=controller"}));
+  EXPECT_EQ(AuditSubjects(), (std::vector<std::string>{kController}));
 }
 
 // A real cluster's hosts file names its nodes: the link resolves the name

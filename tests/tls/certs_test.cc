@@ -42,7 +42,7 @@ TEST(CertsMemory, LeafChainsToItsCaAndNotToAnother) {
   ASSERT_TRUE(ca.ok()) << ca.status().ToString();
   auto other = MakeCa("other CA");
   ASSERT_TRUE(other.ok());
-  auto leaf = MakeLeaf(*ca, "n1");
+  auto leaf = MakeLeaf(*ca, "n1", CertRole::kNode);
   ASSERT_TRUE(leaf.ok()) << leaf.status().ToString();
 
   EXPECT_TRUE(VerifyCert(ca->cert, leaf->cert).ok()) << VerifyCert(ca->cert, leaf->cert).ToString();
@@ -50,15 +50,15 @@ TEST(CertsMemory, LeafChainsToItsCaAndNotToAnother) {
   Status foreign = VerifyCert(other->cert, leaf->cert);
   EXPECT_FALSE(foreign.ok());
   EXPECT_NE(foreign.message().find("does not verify"), std::string::npos) << foreign.message();
-  EXPECT_EQ(*CertSubject(leaf->cert), "CN=n1");
+  EXPECT_EQ(*CertSubject(leaf->cert), "CN=n1,OU=node");
   EXPECT_NE(leaf->key.find("BEGIN PRIVATE KEY"), std::string::npos);
 }
 
 TEST(CertsMemory, OnlyACaIssues) {
   auto ca = MakeCa("test CA");
-  auto leaf = MakeLeaf(*ca, "n1");
+  auto leaf = MakeLeaf(*ca, "n1", CertRole::kNode);
   ASSERT_TRUE(leaf.ok());
-  auto grandchild = MakeLeaf(*leaf, "n2");
+  auto grandchild = MakeLeaf(*leaf, "n2", CertRole::kNode);
   ASSERT_FALSE(grandchild.ok());
   EXPECT_NE(grandchild.status().message().find("not a CA"), std::string::npos);
 }
@@ -67,16 +67,16 @@ TEST(CertsMemory, BadNamesAreRefused) {
   auto ca = MakeCa("test CA");
   for (const std::string& bad :
        std::vector<std::string>{"", "ca", "..", "a/b", "x y", std::string(65, 'a')}) {
-    auto leaf = MakeLeaf(*ca, bad);
+    auto leaf = MakeLeaf(*ca, bad, CertRole::kNode);
     EXPECT_FALSE(leaf.ok()) << bad;
   }
-  EXPECT_TRUE(MakeLeaf(*ca, "node-7.rack_2").ok());
+  EXPECT_TRUE(MakeLeaf(*ca, "node-7.rack_2", CertRole::kNode).ok());
 }
 
 TEST(CertsMemory, SerialsDiffer) {
   auto ca = MakeCa("test CA");
-  auto a = MakeLeaf(*ca, "n1");
-  auto b = MakeLeaf(*ca, "n1");
+  auto a = MakeLeaf(*ca, "n1", CertRole::kNode);
+  auto b = MakeLeaf(*ca, "n1", CertRole::kNode);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE(a->cert, b->cert);
 }
@@ -97,18 +97,18 @@ TEST_F(CertsTest, InitWritesCaWithPrivateKeyModeAndRefusesToOverwrite) {
 TEST_F(CertsTest, IssueWritesAVerifiedPairAndRefusesToOverwrite) {
   ASSERT_TRUE(InitCa(dir_.string()).ok());
   fs::path out = dir_ / "issued";
-  ASSERT_TRUE(IssueCert(dir_.string(), "controller", out.string()).ok());
+  ASSERT_TRUE(IssueCert(dir_.string(), "controller", out.string(), CertRole::kController).ok());
   EXPECT_EQ(Mode(out / "controller.key"), 0600u);
   EXPECT_TRUE(VerifyCert(Slurp(dir_ / "ca.pem"), Slurp(out / "controller.pem")).ok());
-  EXPECT_EQ(*CertSubject(Slurp(out / "controller.pem")), "CN=controller");
-  Status again = IssueCert(dir_.string(), "controller", out.string());
+  EXPECT_EQ(*CertSubject(Slurp(out / "controller.pem")), "CN=controller,OU=controller");
+  Status again = IssueCert(dir_.string(), "controller", out.string(), CertRole::kController);
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.message().find("controller.pem already exists"), std::string::npos)
       << again.message();
 }
 
 TEST_F(CertsTest, IssueWithoutACaNamesTheMissingFile) {
-  Status s = IssueCert(dir_.string(), "n1", dir_.string());
+  Status s = IssueCert(dir_.string(), "n1", dir_.string(), CertRole::kNode);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find((dir_ / "ca.pem").string()), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("fdrill certs init"), std::string::npos) << s.message();
@@ -116,8 +116,8 @@ TEST_F(CertsTest, IssueWithoutACaNamesTheMissingFile) {
 
 TEST_F(CertsTest, ContextsLoadIssuedFilesAndNameTheBadOne) {
   ASSERT_TRUE(InitCa(dir_.string()).ok());
-  ASSERT_TRUE(IssueCert(dir_.string(), "n1", dir_.string()).ok());
-  ASSERT_TRUE(IssueCert(dir_.string(), "controller", dir_.string()).ok());
+  ASSERT_TRUE(IssueCert(dir_.string(), "n1", dir_.string(), CertRole::kNode).ok());
+  ASSERT_TRUE(IssueCert(dir_.string(), "controller", dir_.string(), CertRole::kController).ok());
   TlsConfig agent = TlsConfig::InDir(dir_.string(), "n1");
   EXPECT_EQ(agent.cert_file, (dir_ / "n1.pem").string());
   EXPECT_TRUE(MakeServerContext(agent).ok()) << MakeServerContext(agent).status().ToString();

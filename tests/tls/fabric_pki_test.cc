@@ -30,11 +30,14 @@ TEST_F(FabricPkiTest, UpMakesACaAndACertPerNodeAndTheController) {
   EXPECT_THAT(runner_.calls(), Contains(Argv{"install", "-d", "-m", "0700", pki_}));
 
   const std::string& ca = fs_.files[pki_ + "/ca.pem"];
-  for (std::string name : {"controller", "n0", "n1", "n2", "sw"}) {
+  // Each with its role (harness/tls/certs.h): the agents' are server-only.
+  for (std::string name : {"controller", "observer", "n0", "n1", "n2", "sw"}) {
     ASSERT_TRUE(fs_.files.count(pki_ + "/" + name + ".key")) << name;
     const std::string& cert = fs_.files[pki_ + "/" + name + ".pem"];
     EXPECT_TRUE(VerifyCert(ca, cert).ok()) << name;
-    EXPECT_EQ(*CertSubject(cert), "CN=" + name);
+    const std::string role =
+        name == "controller" || name == "observer" ? name : std::string("node");
+    EXPECT_EQ(*CertSubject(cert), "CN=" + name + ",OU=" + role);
   }
 
   // The pki exists before any agent starts, and each agent gets its own: the

@@ -149,9 +149,17 @@ TEST_F(WorkloadProcessTest, CorruptionIsReportedAndExitsThree) {
 TEST_F(WorkloadProcessTest, StopFileStopsEveryRankAfterTheSameIteration) {
   std::string stop = dir_ + "/stop";
   // Only rank 0 looks at the file; the line-up carries its decision to rank
-  // 1 before the next collective.
+  // 1 before the next collective. Written once rank 0 has a record (not
+  // after a fixed time: on a loaded machine mpirun alone can take longer).
+  const std::string first = dir_ + "/r0.jsonl";
   std::thread later([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < give_up) {
+      std::ifstream in(first);
+      std::string line;
+      if (std::getline(in, line) && !line.empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     std::ofstream(stop) << "";
   });
   ProcessResult r = RunTwoRanks(

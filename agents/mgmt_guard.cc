@@ -1,0 +1,126 @@
+#include "agents/mgmt_guard.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace fdrill {
+
+namespace {
+
+constexpr auto kCacheFor = std::chrono::seconds(10);
+
+bool AnyAddress(const std::string& a) { return a.empty() || a == "0.0.0.0" || a == "::"; }
+
+// The "dev" of `ip -j route get ADDR`.
+Result<std::string> RouteDevice(ProcessRunner& runner, const std::string& address) {
+  auto out = RunChecked(runner, {"ip", "-j", "route", "get", address});
+  if (!out.ok()) return out.status();
+  const Json j = Json::parse(*out, nullptr, /*allow_exceptions=*/false);
+  if (j.is_array() && !j.empty() && j[0].is_object() && j[0].contains("dev") &&
+      j[0]["dev"].is_string())
+    return j[0]["dev"].get<std::string>();
+  return Unavailable("`ip -j route get " + address + "` named no device: " + *out);
+}
+
+// The interfaces of `ip -j addr show to ADDR`.
+Result<std::set<std::string>> AddressDevices(ProcessRunner& runner, const std::string& address) {
+  auto out = RunChecked(runner, {"ip", "-j", "addr", "show", "to", address});
+  if (!out.ok()) return out.status();
+  const Json j = Json::parse(*out, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return Unavailable("`ip -j addr show to " + address + "`: not a JSON list");
+  std::set<std::string> out_set;
+  for (const Json& link : j) {
+    if (link.is_object() && link.contains("ifname") && link["ifname"].is_string())
+      out_set.insert(link["ifname"].get<std::string>());
+  }
+  return out_set;
+}
+
+// Every string in `params`, lists included, that equals one of `addresses`.
+std::string NamedAddress(const Json& params, const std::set<std::string>& addresses) {
+  if (params.is_string()) {
+    const std::string v = params.get<std::string>();
+    // "198.18.0.1" or "198.18.0.1/32"
+    const std::string bare = v.substr(0, v.find('/'));
+    return addresses.count(bare) ? bare : "";
+  }
+  if (params.is_array() || params.is_object()) {
+    for (const Json& item : params) {
+      std::string hit = NamedAddress(item, addresses);
+      if (!hit.empty()) return hit;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string PeerAddress(const std::string& peer) {
+  const size_t colon = peer.rfind(':');
+  if (colon == std::string::npos) return "";
+  return peer.substr(0, colon);
+}
+
+Result<std::set<std::string>> MgmtGuard::Guarded(const std::string& controller_address, Host host) {
+  std::set<std::string> out = {"lo"};
+  if (!mgmt_.empty()) out.insert(mgmt_);
+  if (host.runner == nullptr) return out;  // the fake host: nothing to route
+  auto it = cache_.find(controller_address);
+  if (it != cache_.end() && clock_.Now() - it->second.at < kCacheFor) return it->second.ifaces;
+  if (!controller_address.empty()) {
+    auto dev = RouteDevice(*host.runner, controller_address);
+    if (!dev.ok())
+      return dev.status().Annotate("which interface carries the path to the controller " +
+                                   controller_address);
+    out.insert(*dev);
+  }
+  if (!AnyAddress(listen_)) {
+    auto devs = AddressDevices(*host.runner, listen_);
+    if (!devs.ok())
+      return devs.status().Annotate("which interface holds the listen address " + listen_);
+    out.insert(devs->begin(), devs->end());
+  }
+  cache_[controller_address] = {out, clock_.Now()};
+  return out;
+}
+
+Status MgmtGuard::Admit(const std::string& kind, const Json& params, const std::string& target,
+                        const std::string& controller_address, Host host) {
+  std::set<std::string> addresses;
+  if (!controller_address.empty()) addresses.insert(controller_address);
+  if (!AnyAddress(listen_)) addresses.insert(listen_);
+  if (std::string hit = NamedAddress(params, addresses); !hit.empty()) {
+    return PermissionDenied(fmt::format(
+        "{} refused: its params name {}, the {} address; it would cut this agent off from its "
+        "controller",
+        kind, hit, hit == controller_address ? "controller's" : "agent's own listen"));
+  }
+  auto guarded = Guarded(controller_address, host);
+  if (!guarded.ok())
+    return PermissionDenied(kind + " " + target + " refused: " + guarded.status().message());
+  if (guarded->count(target)) {
+    return PermissionDenied(fmt::format(
+        "{} {} refused: {} carries this agent's management path ({} guarded: {}); faulting it "
+        "would cut the controller off",
+        kind, target, target,
+        controller_address.empty() ? "by name" : "route to " + controller_address,
+        fmt::join(*guarded, ", ")));
+  }
+  // An IB port: its IPoIB netdevs.
+  if (host.sysfs != nullptr && target.find('/') != std::string::npos) {
+    const std::string dev = target.substr(0, target.find('/'));
+    auto netdevs = host.sysfs->List("/sys/class/infiniband/" + dev + "/device/net");
+    if (netdevs.ok()) {
+      for (const std::string& nd : *netdevs) {
+        if (guarded->count(nd)) {
+          return PermissionDenied(fmt::format(
+              "{} {} refused: the port carries {} (IPoIB), this agent's management path", kind,
+              target, nd));
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace fdrill
