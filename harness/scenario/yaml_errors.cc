@@ -1,6 +1,7 @@
 #include "harness/scenario/yaml_errors.h"
 
 #include "harness/core/did_you_mean.h"
+#include "harness/scenario/yaml_duplicates.h"
 
 namespace fdrill {
 
@@ -11,12 +12,15 @@ std::string JoinWords(const std::set<std::string>& words) {
 }
 
 Result<YAML::Node> LoadYaml(const std::string& file, const std::string& text) {
+  YAML::Node root;
   try {
-    return YAML::Load(text);
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     return InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ":" +
                            std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
   }
+  if (Status st = FindDuplicateKey(file, text); !st.ok()) return st;
+  return root;
 }
 
 Status YamlError(const std::string& file, const YAML::Node& at, const std::string& what) {

@@ -15,7 +15,9 @@ namespace fdrill {
 // "a, b, c" in set order.
 std::string JoinWords(const std::set<std::string>& words);
 
-// TEXT parsed as YAML; a syntax error reads "FILE:LINE:COL: not valid YAML: ...".
+// TEXT parsed as YAML; a syntax error reads "FILE:LINE:COL: not valid YAML: ...",
+// a key a mapping names twice "FILE:LINE:COL: duplicate key "KEY" (first at
+// line N)" (yaml_duplicates.h).
 Result<YAML::Node> LoadYaml(const std::string& file, const std::string& text);
 
 // `what` at AT's place in FILE (the file name alone when the node has none).
