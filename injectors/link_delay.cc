@@ -274,15 +274,11 @@ Result<std::unique_ptr<Fault>> MakeLinkDelayWith(const Json& params, Host host,
   ParamReader p(params);
   auto ifname = p.String("interface");
   if (!ifname.ok()) return ifname.status();
-  auto delay = p.Dur("delay");
+  auto delay = p.Dur("delay", {std::chrono::microseconds(1), std::chrono::seconds(10)});
   if (!delay.ok()) return delay.status();
-  if (delay->count() <= 0 || *delay > std::chrono::seconds(10)) {
-    return InvalidArgument("params.delay: must be more than 0 and at most 10s, not " +
-                           FormatDuration(*delay));
-  }
-  auto jitter = p.Dur("jitter", Duration(0));
+  auto jitter = p.Dur("jitter", Duration(0), {Duration(0), std::chrono::seconds(10)});
   if (!jitter.ok()) return jitter.status();
-  if (jitter->count() < 0 || *jitter > *delay) {
+  if (*jitter > *delay) {
     return InvalidArgument("params.jitter: must be between 0 and the delay (" +
                            FormatDuration(*delay) + "), not " + FormatDuration(*jitter));
   }

@@ -347,11 +347,11 @@ Result<std::unique_ptr<LinkRate>> Build(const Json& params, Host host) {
   auto rate = p.Rate("rate");
   if (!rate.ok()) return rate.status();
   uint64_t default_burst = DefaultTbfBurstBytes(*rate);
-  auto burst = p.Size("burst", default_burst);
+  // At least one MTU-sized packet; at most what tc's 32-bit burst holds.
+  auto burst = p.Size("burst", default_burst, kTbfBursts);
   if (!burst.ok()) return burst.status();
-  if (*burst < 2048)
-    return InvalidArgument("params.burst: must be at least 2K (one MTU-sized packet)");
-  auto latency = p.Dur("latency", std::chrono::milliseconds(50));
+  auto latency = p.Dur("latency", std::chrono::milliseconds(50),
+                       {std::chrono::milliseconds(1), std::chrono::seconds(10)});
   if (!latency.ok()) return latency.status();
   std::vector<std::string> peers;
   if (params.is_object() && params.contains("peers")) {

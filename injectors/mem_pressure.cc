@@ -40,9 +40,9 @@ class MemPressure final : public BurnFault {
 
 Result<std::unique_ptr<Fault>> MakeMemPressure(const Json& params, Host host) {
   ParamReader p(params);
-  auto bytes = p.Size("size", 0);
+  auto bytes = p.Size("size", 0, {uint64_t{1} << 20, kSizes.hi});
   if (!bytes.ok()) return bytes.status();
-  if (*bytes < (1u << 20)) return InvalidArgument("params.size: give at least 1M (e.g. size: 2G)");
+  if (*bytes == 0) return InvalidArgument("params.size: required (at least 1M, e.g. size: 2G)");
   if (auto s = p.Finish(); !s.ok()) return s;
   return std::unique_ptr<Fault>(std::make_unique<MemPressure>(host, *bytes));
 }

@@ -2,8 +2,10 @@
 
 #include <arpa/inet.h>
 
+#include <cmath>
 #include <cstdio>
 #include <set>
+#include <stdexcept>
 
 namespace fdrill {
 
@@ -24,13 +26,13 @@ const Json* Raw(const Json& params, const std::string& key) {
 }
 
 // "12.5" -> 12'500'000 millionths; nullopt when it is not a plain decimal
-// with at most six fractional digits.
+// with at most six fractional digits. A whole part past 9 digits reads as
+// 999999999 (out of range either way, and no overflow).
 std::optional<uint64_t> ParseDecimalMicros(const std::string& text) {
   uint64_t whole = 0, frac = 0;
   size_t i = 0, whole_digits = 0, frac_digits = 0;
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++whole_digits) {
-    if (whole_digits > 6) return std::nullopt;
-    whole = whole * 10 + static_cast<uint64_t>(text[i] - '0');
+    whole = whole_digits < 9 ? whole * 10 + static_cast<uint64_t>(text[i] - '0') : 999'999'999;
   }
   if (i < text.size() && text[i] == '.') {
     for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++frac_digits) {
@@ -42,6 +44,10 @@ std::optional<uint64_t> ParseDecimalMicros(const std::string& text) {
   if (i != text.size() || whole_digits == 0) return std::nullopt;
   for (size_t d = frac_digits; d < 6; ++d) frac *= 10;
   return whole * 1'000'000 + frac;
+}
+
+std::string PercentOutOfRange(const std::string& text) {
+  return "percentage " + text + " is out of range: accepted 0.000001..100";
 }
 
 std::string TrimZeros(std::string s) {
@@ -61,6 +67,7 @@ Result<uint64_t> ReadPercent(ParamReader& p, const Json& params, const std::stri
   if (v->is_number_integer()) {
     text = std::to_string(v->get<int64_t>());
   } else if (v->is_number_float()) {
+    if (std::fabs(v->get<double>()) > 1e9) return KeyError(key, PercentOutOfRange(v->dump()));
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.6f", v->get<double>());
     text = buf;
@@ -70,10 +77,12 @@ Result<uint64_t> ReadPercent(ParamReader& p, const Json& params, const std::stri
   } else {
     return KeyError(key, "must be " + form);
   }
-  auto micros = ParseDecimalMicros(text);
+  // A negative or a long number is a percentage, just not one we take.
+  const bool negative = !text.empty() && text[0] == '-';
+  auto micros = ParseDecimalMicros(negative ? text.substr(1) : text);
   if (!micros) return KeyError(key, "\"" + text + "\" is not " + form + " (at most six decimals)");
-  if (*micros == 0 || *micros > 100'000'000)
-    return KeyError(key, "must be greater than 0 and at most 100");
+  if (negative || *micros == 0 || *micros > 100'000'000)
+    return KeyError(key, PercentOutOfRange(text));
   return *micros;
 }
 
@@ -195,10 +204,12 @@ Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params,
   } else if (v->is_string()) {
     std::string s = v->get<std::string>();
     size_t used = 0;
+    const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
     try {
-      bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
       n = hex ? std::stoll(s.substr(2), &used, 16) : std::stoll(s, &used, 10);
       if (hex) used += 2;
+    } catch (const std::out_of_range&) {
+      return KeyError(key, IntOutOfRange(s, min, max));
     } catch (...) {
       used = 0;
     }
@@ -207,9 +218,7 @@ Result<std::optional<int64_t>> ReadIntOrHex(ParamReader& p, const Json& params,
   } else {
     return KeyError(key, "must be an integer (decimal or 0x-hex)");
   }
-  if (n < min || n > max) {
-    return KeyError(key, "must be between " + std::to_string(min) + " and " + std::to_string(max));
-  }
+  if (n < min || n > max) return KeyError(key, IntOutOfRange(std::to_string(n), min, max));
   return std::optional<int64_t>(n);
 }
 

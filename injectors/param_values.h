@@ -17,7 +17,9 @@ namespace fdrill {
 
 // A percentage in millionths of a percent (1 % = 1'000'000), so 0.5 and
 // "0.5%" are exact. Accepts an integer, a JSON number or a string with an
-// optional trailing '%', at most six decimals; required; 0 < p <= 100.
+// optional trailing '%', at most six decimals; required; accepted
+// 0.000001..100 ("params.percent: percentage 150 is out of range: accepted
+// 0.000001..100").
 Result<uint64_t> ReadPercent(ParamReader& p, const Json& params, const std::string& key);
 
 // "0.015" for 1.5 %: the probability iptables' statistic match takes,

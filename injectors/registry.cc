@@ -35,8 +35,9 @@ const std::vector<InjectorInfo>& Injectors() {
   static const std::vector<InjectorInfo> kInjectors = {
       {"link_rate", Scope::kInterface,
        "cap an interface's egress rate (tc tbf root qdisc; with peers, htb + u32 for those only)",
-       "interface, rate (e.g. 100mbit), burst (default max(128K, 10ms of rate)), latency (tbf "
-       "only, default 50ms), peers (optional list of IPv4 addresses or prefixes: cap only traffic "
+       "interface, rate (e.g. 100mbit; 8kbit..10tbit), burst (2K..2G, default max(128K, 10ms "
+       "of rate)), latency (tbf only, 1ms..10s, default 50ms), peers (optional list of IPv4 "
+       "addresses or prefixes: cap only traffic "
        "to them)",
        &MakeLinkRate, &ProbeLinkRate},
       {"link_flap", Scope::kInterface,
@@ -47,7 +48,7 @@ const std::vector<InjectorInfo>& Injectors() {
        "drop a random share of an interface's packets: egress after the stack, as on the wire "
        "(nftables netdev egress, own table), ingress on arrival (iptables statistic match, own "
        "chain)",
-       "interface, percent (0 < p <= 100), direction (egress|ingress, default egress), peer "
+       "interface, percent (0.000001..100), direction (egress|ingress, default egress), peer "
        "(optional IPv4); with TSO/GSO on, egress loss is per 64 KB super-packet: turn tso/gso off "
        "and use ingress for per-packet loss",
        &MakeLinkLoss, &ProbeLinkLoss},
@@ -91,7 +92,7 @@ const std::vector<InjectorInfo>& Injectors() {
        "threads (default 1)", &MakeCpuHog, nullptr},
       {"mem_pressure", Scope::kNode,
        "allocate and touch N bytes, held resident (fdrill-burn, own cgroup, dies with the agent)",
-       "size (e.g. 2G)", &MakeMemPressure, &ProbeMemPressure},
+       "size (e.g. 2G; 1M..16T)", &MakeMemPressure, &ProbeMemPressure},
       {"nvlink_bw_mode", Scope::kGpu,
        "reduce or turn off NVLink bandwidth (NVML bw mode: node-wide, or one GPU on Blackwell+)",
        "mode (full|off|min|half|3quarter), gpu (optional: that GPU only, per-device API)",
@@ -105,7 +106,7 @@ const std::vector<InjectorInfo>& Injectors() {
       {"link_delay", Scope::kInterface,
        "delay an interface's packets (tc netem where the kernel has it, else an NFQUEUE delay "
        "line in the agent)",
-       "interface, delay (e.g. 20ms, at most 10s), jitter (default 0, at most delay), direction "
+       "interface, delay (e.g. 20ms; 1us..10s), jitter (default 0, at most delay), direction "
        "(egress|ingress, default egress), peer (optional IPv4); NFQUEUE numbers 64768-65023 are "
        "fdrill's",
        &MakeLinkDelay, &ProbeLinkDelay},
@@ -121,7 +122,7 @@ const std::vector<InjectorInfo>& Injectors() {
       {"port_loss", Scope::kInterface,
        "drop a random share of the frames an emulated switch forwards out of one port (nftables "
        "bridge family, own table; switch: in a scenario)",
-       "interface (the switch port, e.g. up0), percent (0 < p <= 100)", &MakePortLoss,
+       "interface (the switch port, e.g. up0), percent (0.000001..100)", &MakePortLoss,
        &ProbePortLoss},
   };
   return kInjectors;

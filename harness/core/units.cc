@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -68,9 +69,60 @@ Result<Quantity> SplitQuantity(std::string_view text, const Unit (&units)[N], co
   return q;
 }
 
+// The shortest exact spelling of N base units among UNITS (largest first
+// wins), for the ends of a range: 168h rather than 604800s.
+template <size_t N>
+std::string Shortest(double n, const Unit (&units)[N]) {
+  const Unit* best = &units[0];
+  for (const Unit& u : units) {
+    if (u.name.empty() || u.name == "min") continue;  // a size's bare number; "m" says it
+    if (u.scale <= n && std::fmod(n, u.scale) == 0 && u.scale > best->scale) best = &u;
+  }
+  return std::to_string(static_cast<uint64_t>(n / best->scale)) + std::string(best->name);
+}
+
+Status OutOfRange(const char* kind, std::string_view text, const std::string& range) {
+  return InvalidArgument(std::string(kind) + " " + Quote(text) + " is out of range: accepted " +
+                         range);
+}
+
 }  // namespace
 
-Result<Duration> ParseDuration(std::string_view text) {
+std::string IntOutOfRange(std::string_view value, int64_t min, int64_t max) {
+  return std::string(value) + " is out of range: accepted " + std::to_string(min) + ".." +
+         std::to_string(max);
+}
+
+bool IsIntegerBeyondInt64(std::string_view text) {
+  std::string_view digits = text.substr(!text.empty() && text[0] == '-' ? 1 : 0);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return false;
+  int64_t n = 0;
+  return std::from_chars(text.data(), text.data() + text.size(), n).ec ==
+         std::errc::result_out_of_range;
+}
+
+std::string FormatDurationRange(UnitRange<Duration> range) {
+  return (range.lo.count() == 0 ? std::string("0s")
+                                : Shortest(static_cast<double>(range.lo.count()), kDurationUnits)) +
+         ".." + Shortest(static_cast<double>(range.hi.count()), kDurationUnits);
+}
+
+std::string FormatRateRange(UnitRange<uint64_t> range) {
+  return Shortest(static_cast<double>(range.lo), kRateUnits) + ".." +
+         Shortest(static_cast<double>(range.hi), kRateUnits);
+}
+
+std::string FormatSizeRange(UnitRange<uint64_t> range) {
+  auto size = [](uint64_t n) {
+    if (n >= (uint64_t{1} << 40) && n % (uint64_t{1} << 40) == 0)
+      return std::to_string(n >> 40) + "TiB";
+    return FormatSize(n);
+  };
+  return size(range.lo) + ".." + size(range.hi);
+}
+
+Result<Duration> ParseDuration(std::string_view text, UnitRange<Duration> range) {
   auto q =
       SplitQuantity(text, kDurationUnits, "duration", "a number and a unit, like 15s or 500ms");
   if (!q.ok()) return q.status();
@@ -81,10 +133,13 @@ Result<Duration> ParseDuration(std::string_view text) {
     }
     return InvalidArgument("bad duration unit in " + Quote(text) + ": use ns, us, ms, s, m or h");
   }
-  return Duration(static_cast<int64_t>(std::llround(q->number * q->scale)));
+  const double ns = std::round(q->number * q->scale);
+  if (ns < static_cast<double>(range.lo.count()) || ns > static_cast<double>(range.hi.count()))
+    return OutOfRange("duration", text, FormatDurationRange(range));
+  return Duration(static_cast<int64_t>(ns));
 }
 
-Result<uint64_t> ParseRateBitsPerSec(std::string_view text) {
+Result<uint64_t> ParseRateBitsPerSec(std::string_view text, UnitRange<uint64_t> range) {
   auto q = SplitQuantity(text, kRateUnits, "rate", "a number and a unit, like 100mbit");
   if (!q.ok()) return q.status();
   const std::string& unit = q->unit;
@@ -104,20 +159,23 @@ Result<uint64_t> ParseRateBitsPerSec(std::string_view text) {
     return InvalidArgument("bad rate unit in " + Quote(text) +
                            ": use bit, kbit, mbit or gbit (bits per second)");
   }
-  const double bits = q->number * q->scale;
-  if (bits < 8000)
-    return InvalidArgument("rate " + Quote(text) + " is below 8kbit, which tbf cannot shape");
-  return static_cast<uint64_t>(std::llround(bits));
+  const double bits = std::round(q->number * q->scale);
+  if (bits < static_cast<double>(range.lo) || bits > static_cast<double>(range.hi))
+    return OutOfRange("rate", text, FormatRateRange(range));
+  return static_cast<uint64_t>(bits);
 }
 
-Result<uint64_t> ParseSizeBytes(std::string_view text) {
+Result<uint64_t> ParseSizeBytes(std::string_view text, UnitRange<uint64_t> range) {
   auto q =
       SplitQuantity(text, kSizeUnits, "size", "a number and an optional unit, like 4M or 512K");
   if (!q.ok()) return q.status();
   if (q->scale == 0)
     return InvalidArgument("bad size unit in " + Quote(text) +
                            ": use B, K, M or G (binary multiples)");
-  return static_cast<uint64_t>(std::llround(q->number * q->scale));
+  const double bytes = std::round(q->number * q->scale);
+  if (bytes < static_cast<double>(range.lo) || bytes > static_cast<double>(range.hi))
+    return OutOfRange("size", text, FormatSizeRange(range));
+  return static_cast<uint64_t>(bytes);
 }
 
 std::string FormatDuration(Duration d) {
@@ -146,7 +204,7 @@ std::string FormatSize(uint64_t bytes) {
 double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e9; }
 
 uint64_t DefaultTbfBurstBytes(uint64_t bits_per_sec) {
-  return std::max<uint64_t>(128 * 1024, bits_per_sec / 8 / 100);
+  return std::min(kTbfBursts.hi, std::max<uint64_t>(128 * 1024, bits_per_sec / 8 / 100));
 }
 
 }  // namespace fdrill

@@ -298,13 +298,21 @@ Status FaultLoader::Check(const YAML::Node& n, const Window& w, FaultSpec* f) co
   // The injector's own parser validates params; nothing is touched.
   auto made = MakeFault(f->kind, f->params, Host{});
   if (!made.ok()) {
-    const YAML::Node& where = n["ramp"]     ? n["ramp"]
-                              : n["params"] ? n["params"]
-                              : n["target"] ? n["target"]
-                                            : n["kind"];
-    return y_.Error(where, "fault " + f->id + ": " + made.status().message());
+    return y_.Error(ParamPlace(n, made.status().message()),
+                    "fault " + f->id + ": " + made.status().message());
   }
   return Status::Ok();
+}
+
+YAML::Node FaultLoader::ParamPlace(const YAML::Node& n, const std::string& error) {
+  // ParamReader's errors open with the key: "params.rate: ...".
+  const std::string prefix = "params.";
+  const size_t colon = error.find(':');
+  if (error.rfind(prefix, 0) == 0 && colon != std::string::npos) {
+    const std::string key = error.substr(prefix.size(), colon - prefix.size());
+    if (n["params"].IsMap() && n["params"][key]) return n["params"][key];
+  }
+  return n["ramp"] ? n["ramp"] : n["params"] ? n["params"] : n["target"] ? n["target"] : n["kind"];
 }
 
 }  // namespace fdrill

@@ -71,6 +71,9 @@ class FaultLoader {
   // max_duration (default: its window plus the lease TTL) and the
   // injector's parser.
   Status Check(const YAML::Node& n, const Window& w, FaultSpec* f) const;
+  // Where the injector's ERROR points in entry N: the value of the param it
+  // names when N's params: gives it, else the ramp, params, target or kind.
+  static YAML::Node ParamPlace(const YAML::Node& n, const std::string& error);
 
   const YamlReader& y_;
   const Targets& targets_;

@@ -130,7 +130,9 @@ Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::strin
   if (n["size"]) {
     auto text = y.Str(n["size"], where + ".size");
     if (!text.ok()) return text.status();
-    auto sz = ParseSizeBytes(*text);
+    // Per rank and buffer: a byte to 32GiB, more than one GPU's memory
+    // holds with its output buffer beside it.
+    auto sz = ParseSizeBytes(*text, {1, uint64_t{32} << 30});
     if (!sz.ok()) return y.Error(n["size"], where + ".size: " + sz.status().message());
     w->size_bytes = *sz;
   }

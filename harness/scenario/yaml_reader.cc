@@ -30,13 +30,12 @@ Result<std::string> YamlReader::Str(const YAML::Node& n, const std::string& key)
 Result<int64_t> YamlReader::Int(const YAML::Node& n, const std::string& key, int64_t min,
                                 int64_t max) const {
   int64_t v = 0;
+  if (n.IsScalar() && IsIntegerBeyondInt64(n.Scalar()))
+    return Error(n, key + " " + IntOutOfRange(n.Scalar(), min, max));
   if (!n.IsScalar() || !YAML::convert<int64_t>::decode(n, v)) {
     return Error(n, key + " must be an integer");
   }
-  if (v < min || v > max) {
-    return Error(n,
-                 key + " must be between " + std::to_string(min) + " and " + std::to_string(max));
-  }
+  if (v < min || v > max) return Error(n, key + " " + IntOutOfRange(n.Scalar(), min, max));
   return v;
 }
 
@@ -58,17 +57,21 @@ Result<double> YamlReader::Number(const YAML::Node& n, const std::string& key) c
 
 Result<Duration> YamlReader::Dur(const YAML::Node& n, const std::string& key) const {
   if (!n.IsScalar()) return Error(n, key + " must be a duration like 15s");
-  auto d = ParseDuration(n.as<std::string>());
-  if (!d.ok()) return Error(n, key + ": " + d.status().message());
-  if (d->count() <= 0) return Error(n, key + " must be greater than zero");
-  if (*d > kMaxDuration) return Error(n, key + " must be at most 7 days (168h)");
+  auto d = ParseDuration(n.as<std::string>(), kDurations);
+  if (!d.ok()) {
+    // 'duration "200h" is out of range: ...' reads best with the key's name.
+    const std::string& why = d.status().message();
+    const std::string kind = "duration \"";
+    if (why.rfind(kind, 0) == 0) return Error(n, key + why.substr(kind.size() - 2));
+    return Error(n, key + ": " + why);
+  }
   return *d;
 }
 
 std::optional<Duration> YamlReader::Offset(const YAML::Node& n) const {
   if (!n.IsScalar()) return std::nullopt;
-  auto d = ParseDuration(n.as<std::string>());
-  if (!d.ok() || d->count() < 0 || *d > kMaxDuration) return std::nullopt;
+  auto d = ParseDuration(n.as<std::string>(), {Duration(0), kMaxDuration});
+  if (!d.ok()) return std::nullopt;
   return *d;
 }
 

@@ -24,6 +24,8 @@ class YamlReader {
   // from overflow (scenario_fuzz feeds 10000 repeats of 168h).
   static constexpr Duration kMaxDuration = std::chrono::hours(168);
   static constexpr Duration kMaxDrill = std::chrono::hours(24 * 30);
+  // What Dur accepts: 1ms to kMaxDuration.
+  static constexpr UnitRange<Duration> kDurations{std::chrono::milliseconds(1), kMaxDuration};
 
   // `base_dir` resolves relative paths (fabric.hosts, topology).
   YamlReader(std::string file, std::string base_dir)
@@ -41,10 +43,12 @@ class YamlReader {
 
   // Scalars; `key` names the value in the error.
   Result<std::string> Str(const YAML::Node& n, const std::string& key) const;
+  // An integer in [min, max]; outside it "KEY 0 is out of range: accepted 1..100".
   Result<int64_t> Int(const YAML::Node& n, const std::string& key, int64_t min, int64_t max) const;
   Result<bool> Bool(const YAML::Node& n, const std::string& key) const;
   Result<double> Number(const YAML::Node& n, const std::string& key) const;
-  // A duration above zero, at most kMaxDuration.
+  // A duration in kDurations; outside it "KEY: duration "200h" is out of
+  // range: accepted 1ms..168h".
   Result<Duration> Dur(const YAML::Node& n, const std::string& key) const;
   // A time from a phase's start (`at`): zero allowed, at most kMaxDuration;
   // nullopt when NODE is not one.

@@ -36,6 +36,38 @@ TEST(Units, SizesAreBinary) {
   EXPECT_FALSE(ParseSizeBytes("4 parsecs").ok());
 }
 
+// Issue 21: 99999999tbit became "tbf rate 9223372036854775808bit". Each
+// kind's range is checked on the number times its unit, before any integer.
+TEST(Units, ValuesPastTheirKindsRangeAreRefusedWithTheRangeNotOverflowed) {
+  EXPECT_EQ(ParseRateBitsPerSec("99999999tbit").status().message(),
+            "rate \"99999999tbit\" is out of range: accepted 8kbit..10tbit");
+  EXPECT_EQ(ParseRateBitsPerSec("10tbit").value(), 10'000'000'000'000u);
+  EXPECT_EQ(ParseDuration("99999999999999999999h").status().message(),
+            "duration \"99999999999999999999h\" is out of range: accepted 0s..168h");
+  EXPECT_EQ(ParseDuration("168h").value(), std::chrono::hours(168));
+  EXPECT_EQ(ParseSizeBytes("99999999999G").status().message(),
+            "size \"99999999999G\" is out of range: accepted 0B..16TiB");
+}
+
+TEST(Units, ACallerNarrowsTheRangeAndTheMessageSaysIt) {
+  EXPECT_EQ(ParseDuration("20s", {std::chrono::microseconds(1), std::chrono::seconds(10)})
+                .status()
+                .message(),
+            "duration \"20s\" is out of range: accepted 1us..10s");
+  EXPECT_EQ(ParseSizeBytes("1K", kTbfBursts).status().message(),
+            "size \"1K\" is out of range: accepted 2KiB..2GiB");
+  EXPECT_EQ(IntOutOfRange("5000", 1, 1000), "5000 is out of range: accepted 1..1000");
+  EXPECT_TRUE(IsIntegerBeyondInt64("99999999999999999999"));
+  EXPECT_TRUE(IsIntegerBeyondInt64("-99999999999999999999"));
+  EXPECT_FALSE(IsIntegerBeyondInt64("9223372036854775807"));
+  EXPECT_FALSE(IsIntegerBeyondInt64("12x"));
+}
+
+TEST(Units, TheDefaultTbfBurstNeverExceedsWhatTcTakes) {
+  EXPECT_EQ(DefaultTbfBurstBytes(8'000), 128u * 1024);
+  EXPECT_EQ(DefaultTbfBurstBytes(kRates.hi), kTbfBursts.hi);
+}
+
 TEST(Units, FormatRoundTrips) {
   EXPECT_EQ(FormatDuration(std::chrono::seconds(15)), "15s");
   EXPECT_EQ(FormatDuration(std::chrono::milliseconds(1500)), "1500ms");

@@ -10,8 +10,12 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -593,6 +597,32 @@ TEST(DrillBadInput, MissingScenarioFileAndUnknownKeyExit2) {
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find(p.string() + ":5:5"), std::string::npos) << typo.err;
   EXPECT_NE(typo.err.find("did you mean \"duration\""), std::string::npos) << typo.err;
+}
+
+// Issue 21: a duplicated key and a number out of range are refused by
+// validate, plan and run alike, with exit 2 and the file:line, before
+// anything is touched.
+TEST(DrillBadInput, ADuplicateKeyOrAnOutOfRangeNumberExits2WithFileAndLine) {
+  const std::string head = "name: strict\nfabric: {emulated: {nodes: 2}}\nphases:\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {head + "  - name: baseline\n    duration: 5s\n    duration: 50s\n",
+       ":6:5: duplicate key \"duration\" (first at line 5)"},
+      {head + "  - name: hit\n    duration: 5s\n    faults:\n      - kind: link_rate\n"
+              "        node: n1\n        params:\n          interface: fab0\n"
+              "          rate: 99999999tbit\n",
+       ":11:17: fault hit-link_rate: params.rate: rate \"99999999tbit\" is out of range: "
+       "accepted 8kbit..10tbit"}};
+  for (const auto& [text, error] : cases) {
+    fs::path p =
+        fs::temp_directory_path() / ("fdrill-strict-" + std::to_string(getpid()) + ".yaml");
+    std::ofstream(p) << text;
+    for (const char* verb : {"validate", "plan", "run"}) {
+      auto r = Fdrill({verb, p.string()});
+      EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
+      EXPECT_NE(r.err.find(p.string() + error), std::string::npos) << verb << ": " << r.err;
+    }
+    fs::remove(p);
+  }
 }
 
 }  // namespace

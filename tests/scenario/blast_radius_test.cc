@@ -258,8 +258,9 @@ TEST_F(BlastRadiusTest, FabricLimitsNeedATopology) {
             "drill.yaml:17:18: unknown key \"max_rail\" in safety.blast_radius; did you mean "
             "\"max_rails\"? (allowed: "
             "max_leaves, max_nodes, max_nvlink_domains, max_rails, max_rails_per_node)");
-  EXPECT_EQ(ErrorOf(Drill(kTwoNodesRail0, "{max_nodes: 0}")),
-            "drill.yaml:17:29: safety.blast_radius.max_nodes must be between 1 and 100000");
+  EXPECT_EQ(
+      ErrorOf(Drill(kTwoNodesRail0, "{max_nodes: 0}")),
+      "drill.yaml:17:29: safety.blast_radius.max_nodes 0 is out of range: accepted 1..100000");
   // 0 keeps a drill off NVLink (or off the rails) altogether.
   EXPECT_TRUE(Load(Drill(kTwoNodesRail0, "{max_nvlink_domains: 0}")).ok());
   EXPECT_EQ(ErrorOf(Drill(

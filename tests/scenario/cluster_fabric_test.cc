@@ -80,7 +80,7 @@ TEST_F(SlurmEnv, OneFabricKindAndAPort) {
   EXPECT_EQ(Load(Replace(kSlurm, "  slurm: true", "  slurm: true\n  agent_port: 7200")).agent_port,
             7200);
   e = ErrorOf(Replace(kSlurm, "  slurm: true", "  slurm: true\n  agent_port: 70000"));
-  EXPECT_EQ(e, "drill.yaml:4:15: fabric.agent_port must be between 1 and 65535");
+  EXPECT_EQ(e, "drill.yaml:4:15: fabric.agent_port 70000 is out of range: accepted 1..65535");
   e = ErrorOf(Replace(kSlurm, "  slurm: true", "  emulated: {nodes: 4}\n  agent_port: 7200"));
   EXPECT_EQ(e.rfind("drill.yaml:4:15: fabric.agent_port is for hosts and slurm fabrics", 0), 0u)
       << e;
