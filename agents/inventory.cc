@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "agents/sysfs_text.h"
 #include "injectors/ib_port.h"
@@ -94,17 +95,16 @@ Result<Json> Netdev(SysFs& sysfs, const std::string& root, const std::string& na
   return nd;
 }
 
-// LIST: what DESCRIBE makes of each entry of the directory ROOT but SKIP
+// LIST: what DESCRIBE makes of each entry of the directory ROOT
 // (an absent ROOT has none); an entry's error names it ("inventory: HCA
 // mlx5_0").
 template <typename Describe>
 Status DescribeEach(SysFs& sysfs, const std::string& root, const std::string& what,
-                    Describe describe, Json& list, std::string_view skip = "") {
+                    Describe describe, Json& list) {
   list = Json::array();
   auto names = ListOrNone(sysfs, root);
   if (!names.ok()) return names.status().Annotate("inventory");
   for (const auto& name : *names) {
-    if (name == skip) continue;
     auto one = describe(name);
     if (!one.ok()) return one.status().Annotate("inventory: " + what + " " + name);
     list.push_back(std::move(*one));
@@ -150,15 +150,56 @@ Json DiscoverGpus(Gpus* nvml) {
   return out;
 }
 
+namespace {
+
+// The interface names in /proc/net/dev text ("  fab0: 1234 ..." after two
+// header lines), sorted; nullopt when PATH cannot be read.
+std::optional<std::set<std::string>> OwnNetdevs(SysFs& sysfs, const std::string& path) {
+  auto text = sysfs.Read(path);
+  if (!text.ok()) return std::nullopt;
+  std::set<std::string> names;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    const std::string line = text->substr(start, end - start);
+    if (auto colon = line.find(':'); colon != std::string::npos)
+      names.insert(TrimSpace(line.substr(0, colon)));
+    start = end + 1;
+  }
+  return names;
+}
+
+}  // namespace
+
 Result<Json> DiscoverInventory(SysFs& sysfs, Gpus* nvml, const InventoryPaths& paths) {
   Json inv = DiscoverGpus(nvml);
 
   std::map<std::string, std::string> owner;  // netdev -> HCA
   auto hca = [&](const std::string& name) { return Hca(sysfs, paths.infiniband, name, owner); };
   if (auto s = DescribeEach(sysfs, paths.infiniband, "HCA", hca, inv["hcas"]); !s.ok()) return s;
-  auto netdev = [&](const std::string& name) { return Netdev(sysfs, paths.net, name, owner); };
-  if (auto s = DescribeEach(sysfs, paths.net, "netdev", netdev, inv["netdevs"], "lo"); !s.ok())
-    return s;
+  // Which netdevs: /proc/net/dev is always the agent's own network
+  // namespace; /sys/class/net is the namespace of whoever mounted that sysfs,
+  // which for an agent that entered a namespace without mounting its own is
+  // the machine's (eth0, fdm-br, ifb0 on every emulated node). Their details
+  // come from sysfs only when it lists exactly the same names, so no node
+  // reports another namespace's interface as its own.
+  auto listed = ListOrNone(sysfs, paths.net);
+  if (!listed.ok()) return listed.status().Annotate("inventory");
+  const std::set<std::string> in_sysfs(listed->begin(), listed->end());
+  const auto own = OwnNetdevs(sysfs, paths.net_dev);
+  const bool sysfs_is_ours = !own || *own == in_sysfs;
+  inv["netdevs"] = Json::array();
+  for (const auto& name : own ? *own : in_sysfs) {
+    if (name == "lo") continue;
+    if (!sysfs_is_ours) {
+      inv["netdevs"].push_back(Json{{"name", name}});
+      continue;
+    }
+    auto one = Netdev(sysfs, paths.net, name, owner);
+    if (!one.ok()) return one.status().Annotate("inventory: netdev " + name);
+    inv["netdevs"].push_back(std::move(*one));
+  }
 
   inv["numa"] = Json::array();
   auto nodes = ListOrNone(sysfs, paths.numa);

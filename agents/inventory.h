@@ -23,6 +23,8 @@
 // no speed; a VM has no numa_node; NVML may lack a call); a missing root
 // means "none of those" (no HCA driver loaded: "hcas": []), not an error.
 // numa_node is as the kernel prints it: -1 means no affinity. lo is left out.
+// The netdevs are those of the agent's own network namespace (/proc/net/dev),
+// even where /sys/class/net shows another's (InventoryPaths::net_dev).
 //
 // sysfs facts (torvalds/linux Documentation/ABI/stable/sysfs-class-infiniband
 // and sysfs-class-net; rdma-core's ibstat and Mellanox's ibdev2netdev read
@@ -49,6 +51,10 @@ namespace fdrill {
 struct InventoryPaths {
   std::string infiniband = "/sys/class/infiniband";
   std::string net = "/sys/class/net";
+  // The agent's own network namespace's interfaces (sysfs may show
+  // another's): which netdevs there are; /sys/class/net then describes them
+  // when it lists the same ones, else each is its name alone.
+  std::string net_dev = "/proc/net/dev";
   std::string numa = "/sys/devices/system/node";
 };
 

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -144,6 +146,41 @@ TEST(InventoryTest, MissingRootsMeanNoneNotAnError) {
   EXPECT_EQ((*inv)["hcas"], Json::array());
   EXPECT_EQ((*inv)["netdevs"], Json::array());
   EXPECT_EQ((*inv)["numa"], Json::array());
+}
+
+// /proc/net/dev as the kernel prints it for a namespace with these links.
+std::string ProcNetDev(const std::vector<std::string>& names) {
+  std::string text =
+      "Inter-|   Receive                                                |  Transmit\n"
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
+      "drop fifo colls carrier compressed\n";
+  for (const auto& n : names) text += "  " + n + ": 100 1 0 0 0 0 0 0 200 2 0 0 0 0 0 0\n";
+  return text;
+}
+
+// Issue 21: every emulated node listed the machine's eth0, fdm-br, ifb0:
+// an agent whose /sys is not its namespace's still lists its own links.
+TEST(InventoryTest, NetdevsAreTheAgentsOwnNamespacesEvenWhenSysfsShowsTheMachines) {
+  FakeSysFs fs;
+  for (const char* host_if : {"lo", "eth0", "fdm-br", "ifb0"})
+    fs.SetAttrs(std::string("/sys/class/net/") + host_if, {{"operstate", "up"}, {"mtu", "1500"}});
+  fs.files["/proc/net/dev"] = ProcNetDev({"lo", "mgmt0", "fab0"});
+  auto inv = DiscoverInventory(fs, nullptr);
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  // The machine's sysfs describes none of them: each is its name alone.
+  EXPECT_EQ((*inv)["netdevs"], Json::parse(R"([{"name": "fab0"}, {"name": "mgmt0"}])"));
+}
+
+TEST(InventoryTest, SysfsOfTheAgentsOwnNamespaceDescribesItsNetdevs) {
+  FakeSysFs fs;
+  fs.SetAttrs("/sys/class/net/lo", {{"operstate", "unknown"}});
+  fs.SetAttrs("/sys/class/net/mgmt0", {{"operstate", "up"}, {"mtu", "1500"}});
+  fs.SetAttrs("/sys/class/net/fab0", {{"operstate", "up"}, {"mtu", "9000"}});
+  fs.files["/proc/net/dev"] = ProcNetDev({"lo", "mgmt0", "fab0"});
+  auto inv = DiscoverInventory(fs, nullptr);
+  ASSERT_TRUE(inv.ok()) << inv.status().ToString();
+  EXPECT_EQ((*inv)["netdevs"], Json::parse(R"([{"name": "fab0", "operstate": "up", "mtu": 9000},
+                                               {"name": "mgmt0", "operstate": "up", "mtu": 1500}])"));
 }
 
 TEST(InventoryTest, RootsComeFromThePaths) {

@@ -327,6 +327,11 @@ phases:
     ASSERT_EQ(inv["nodes"].size(), 4u);
     EXPECT_TRUE(inv["nodes"][0]["software"]["kernel"].is_string()) << inv["nodes"][0].dump();
     EXPECT_TRUE(inv["nodes"][0]["software"]["sysctl"].contains("net.ipv4.tcp_congestion_control"));
+    // Issue 21: n0's own interfaces, not the machine's (eth0, fdm-br, ifb0).
+    std::set<std::string> n0_netdevs;
+    for (const auto& nd : inv["nodes"][0]["netdevs"])
+      n0_netdevs.insert(nd["name"].get<std::string>());
+    EXPECT_EQ(n0_netdevs, (std::set<std::string>{"fab0", "mgmt0"})) << inv["nodes"][0].dump();
     // The MPI the ranks loaded, one line for all four nodes (one rank each).
     std::ifstream log(dir / r / "workload.log");
     const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
