@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "fabric/agent_supervisor.h"
 #include "fabric/inventory.h"
 
 namespace fdrill {
@@ -13,13 +14,37 @@ struct Agent {
   int pid;
 };
 
-// SIGTERM, wait up to `grace`, SIGKILL what is left.
+// The supervisor first, so no agent is started again while they stop:
+// SIGTERM, wait up to `grace`, SIGKILL. True when one was running.
+bool StopSupervisor(const FabricState& state, const DownOptions& options, const FabricHost& host) {
+  const int pid = state.supervisor_pid;
+  if (!SupervisorAlive(*host.fs, state.state_dir, pid)) return false;
+  (void)host.runner->Run({"kill", "-s", "TERM", std::to_string(pid)}, std::chrono::seconds(5));
+  const auto deadline = host.clock->Now() + options.term_grace;
+  while (SupervisorAlive(*host.fs, state.state_dir, pid)) {
+    if (host.clock->Now() >= deadline) {
+      (void)host.runner->Run({"kill", "-s", "KILL", std::to_string(pid)}, std::chrono::seconds(5));
+      break;
+    }
+    host.node->SleepFor(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+// SIGTERM, wait up to `grace`, SIGKILL what is left: the agents fabric.json
+// names, and any other agent of this fabric still running (one a supervisor
+// killed mid-restart started and never recorded).
 void StopAgents(const FabricState& state, const DownOptions& options, const FabricHost& host,
                 DownReport& report) {
   std::vector<Agent> alive;
   for (const FabricNode* n : state.AgentHosts()) {
     if (AgentAlive(*host.fs, state.agent_bin, n->name, n->agent_pid))
       alive.push_back({n->name, n->agent_pid});
+  }
+  for (const FabricNode* n : state.AgentHosts()) {
+    for (int pid : FindAgents(*host.fs, state.agent_bin, n->name, n->state_dir)) {
+      if (pid != n->agent_pid) alive.push_back({n->name, pid});
+    }
   }
   if (alive.empty()) return;
   for (const auto& a : alive) {
@@ -63,6 +88,11 @@ Result<DownReport> FabricDown(const DownOptions& options, const FabricHost& host
 
   auto state = LoadFabricState(*host.fs, layout.state_dir);
   if (state.ok()) {
+    report.supervisor_stopped = StopSupervisor(*state, options, host);
+    // It may have restarted an agent, and rewritten the pids, since we read.
+    if (report.supervisor_stopped) {
+      if (auto again = LoadFabricState(*host.fs, layout.state_dir); again.ok()) state = again;
+    }
     StopAgents(*state, options, host, report);
   } else if (state.status().code() != StatusCode::kNotFound) {
     failures.push_back(state.status().message() + " (agents, if any, were not stopped)");

@@ -5,8 +5,14 @@
 // - Works without fabric.json (after a crash): namespaces are found in
 //   `ip netns list` by netns_prefix, root-namespace links in `ip -o link show`
 //   by root_prefix, UTS bind mounts in /proc/self/mountinfo under state_dir.
-// - Agents (known only from fabric.json) get SIGTERM, SIGKILL after 3 s, and
-//   only while /proc/<pid>/cmdline still names the agent for that node.
+// - The agents' supervisor (fabric.json's supervisor_pid) is stopped first
+//   (SIGTERM, SIGKILL after 3 s), so nothing restarts an agent being
+//   stopped; then fabric.json is read again for the agents' latest pids.
+// - Agents get SIGTERM, SIGKILL after 3 s, and only while
+//   /proc/<pid>/cmdline still names the agent for that node: those
+//   fabric.json names, and any other process running the agent for a node
+//   with that node's --state-dir (FindAgents), so an agent started by a
+//   supervisor that crashed before recording its pid is stopped too.
 // - Best effort: one failing removal does not stop the others; the error
 //   lists every failure.
 #pragma once
@@ -22,6 +28,7 @@ namespace fdrill {
 
 struct DownReport {
   bool found_nothing = false;
+  bool supervisor_stopped = false;
   int agents_stopped = 0;
   int agents_killed = 0;             // needed SIGKILL
   std::vector<std::string> removed;  // "netns fdrill-n0", "link fdm-br", "mount ...", "dir ..."

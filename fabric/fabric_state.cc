@@ -21,10 +21,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricShape, nodes, rails, leaves, oversubscr
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodePort, rail, ifname, addr, leaf, leaf_port)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SwitchPort, name, peer, rate_bps)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricNode, name, netns, uts_path, mgmt_if, mgmt_addr, mgmt_peer,
-                                   fabric, tmpdir, state_dir, agent_log, agent_port, agent_pid)
+                                   fabric, tmpdir, state_dir, agent_log, agent_port, agent_pid,
+                                   agent_restarts)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricSwitch, name, role, rail, netns, bridge, ports, agent)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricState, version, state_dir, shape, mgmt_bridge,
-                                   controller_addr, agent_bin, pki_dir, nodes, switches)
+                                   controller_addr, agent_bin, pki_dir, nodes, switches,
+                                   supervisor_pid)
 
 FabricLayout FabricLayout::Default() {
   FabricLayout layout;
@@ -297,6 +299,14 @@ Result<FabricState> FabricStateFromJson(const std::string& text) {
     if (version == 1) UpgradeFromV1(j);
     // No pki_dir: written before TLS; its agents were plaintext.
     if (!j.contains("pki_dir")) j["pki_dir"] = "";
+    // Written before supervision: nobody supervises its agents.
+    if (!j.contains("supervisor_pid")) j["supervisor_pid"] = 0;
+    auto restarts_default = [](nlohmann::json& node) {
+      if (node.is_object() && !node.contains("agent_restarts")) node["agent_restarts"] = 0;
+    };
+    for (auto& n : j.at("nodes")) restarts_default(n);
+    for (auto& sw : j.at("switches"))
+      if (sw.contains("agent")) restarts_default(sw["agent"]);
     return j.get<FabricState>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("not a fabric description: ") + e.what());

@@ -22,6 +22,9 @@
 //                     node's fab* keeps the kernel's default qdisc, for faults.
 //   per node          TMPDIR <state_dir>/n<i>/tmp, agent state <state_dir>/n<i>/state,
 //                     agent log <state_dir>/n<i>/agent.log, agent on mgmt0 port 7100
+//   supervisor        one root-namespace process restarting dead agents,
+//                     log <state_dir>/supervisor.log; it rewrites fabric.json
+//                     (agent_pid, agent_restarts) whole on each restart
 //   certificates      <state_dir>/pki (0700): ca.pem/.key, controller.pem/.key,
 //                     n<i>.pem/.key, made by `up`; agents serve mutual TLS
 // Every object the fabric creates carries a layout prefix, so teardown finds
@@ -92,7 +95,8 @@ struct FabricNode {
   std::string state_dir;         // the agent's --state-dir
   std::string agent_log;
   int agent_port = 7100;
-  int agent_pid = 0;  // 0: not started
+  int agent_pid = 0;       // 0: not started; the supervisor rewrites it on each restart
+  int agent_restarts = 0;  // how often the supervisor started it again
 
   std::string NetnsPath() const { return "/run/netns/" + netns; }
   std::string MgmtIp() const;    // mgmt_addr without the prefix length
@@ -130,6 +134,10 @@ struct FabricState {
   std::string pki_dir;
   std::vector<FabricNode> nodes;
   std::vector<FabricSwitch> switches;  // per rail its leaves, then its spine
+  // The agents' supervisor (fabric/agent_supervisor.h), a root-namespace
+  // process `up` starts last; 0: none (a fabric `up` left unsupervised, or
+  // one from before supervision).
+  int supervisor_pid = 0;
 
   const FabricSwitch* FindSwitch(const std::string& name) const;
   // Every agent the fabric runs: the nodes', then the switches'.
@@ -157,7 +165,8 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes, const std:
 
 // fabric.json, version 2. Reading also takes version 1 (one flat switch,
 // written before rails), so a fabric left up across an upgrade still comes
-// down with its agents.
+// down with its agents, and a version 2 file without supervisor_pid or
+// agent_restarts (written before supervision): 0.
 std::string FabricStateToJson(const FabricState& state);
 // The switches and their cabling as `fdrill inventory` and a run's
 // inventory.json list them (docs/formats.md "switches"): a JSON array text.

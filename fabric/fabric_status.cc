@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "fabric/agent_supervisor.h"
 #include "fabric/inventory.h"
 #include "harness/core/units.h"
 
@@ -50,6 +51,8 @@ Result<FabricStatus> GetFabricStatus(const std::string& state_dir, const FabricH
   if (!state.ok()) return state.status();
   FabricStatus status;
   status.state = std::move(state).value();
+  status.supervisor_alive =
+      SupervisorAlive(*host.fs, status.state.state_dir, status.state.supervisor_pid);
   std::map<std::string, std::map<std::string, std::string>> by_switch;
   for (const auto& sw : status.state.switches)
     by_switch[sw.name] = LinkStatesIn(*host.runner, sw.netns);
@@ -97,8 +100,16 @@ std::string RenderStatusTable(const FabricStatus& status) {
   }
   out += fmt::format(", management bridge {} ({}), agent {}\n", s.mgmt_bridge, s.controller_addr,
                      s.agent_bin);
+  if (s.supervisor_pid > 0) {
+    out += fmt::format("supervisor: pid {} {} (restarts dead agents; log {})\n", s.supervisor_pid,
+                       status.supervisor_alive ? "alive" : "DEAD: agents that die stay dead",
+                       s.state_dir + "/supervisor.log");
+  } else {
+    out += "supervisor: none (agents that die stay dead)\n";
+  }
   // Per rail: the node's fab<r> state, then its leaf port's (swp<i>).
-  std::string header = fmt::format("{:<6} {:<16} {:<16} {:<16}", "NODE", "MGMT", "FABRIC", "AGENT");
+  std::string header = fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8}", "NODE", "MGMT", "FABRIC",
+                                   "AGENT", "RESTARTS");
   for (int r = 0; r < shape.rails; ++r)
     header += fmt::format(" {:<8} {:<8}", "fab" + std::to_string(r), "swp");
   out += header + fmt::format(" {:<8}\n", "mgmt0");
@@ -106,18 +117,20 @@ std::string RenderStatusTable(const FabricStatus& status) {
     std::string agent = n.node.agent_pid > 0 ? fmt::format("{} {}", n.node.agent_pid,
                                                            n.agent_alive ? "alive" : "dead")
                                              : "not started";
-    std::string row = fmt::format("{:<6} {:<16} {:<16} {:<16}", n.node.name, n.node.mgmt_addr,
-                                  n.node.fabric.empty() ? "" : n.node.fabric[0].addr, agent);
+    std::string row = fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8}", n.node.name, n.node.mgmt_addr,
+                                  n.node.fabric.empty() ? "" : n.node.fabric[0].addr, agent,
+                                  n.node.agent_restarts);
     for (size_t r = 0; r < n.fabric_links.size(); ++r)
       row += fmt::format(" {:<8} {:<8}", n.fabric_links[r], n.switch_ports[r]);
     out += row + fmt::format(" {:<8}\n", n.mgmt_link);
   }
   if (!status.switch_agents.empty()) {
-    out += fmt::format("{:<14} {:<16} {:<16} {:<8}\n", "SWITCH", "MGMT", "AGENT", "mgmt0");
+    out += fmt::format("{:<14} {:<16} {:<16} {:<8} {:<8}\n", "SWITCH", "MGMT", "AGENT", "RESTARTS",
+                       "mgmt0");
     for (const auto& a : status.switch_agents) {
-      out += fmt::format("{:<14} {:<16} {:<16} {:<8}\n", a.node.name, a.node.mgmt_addr,
+      out += fmt::format("{:<14} {:<16} {:<16} {:<8} {:<8}\n", a.node.name, a.node.mgmt_addr,
                          fmt::format("{} {}", a.node.agent_pid, a.agent_alive ? "alive" : "dead"),
-                         a.mgmt_link);
+                         a.node.agent_restarts, a.mgmt_link);
     }
   }
   if (!status.uplinks.empty()) {
@@ -130,6 +143,7 @@ std::string RenderStatusTable(const FabricStatus& status) {
 
 std::string RenderStatusJson(const FabricStatus& status) {
   auto j = nlohmann::json::parse(FabricStateToJson(status.state));
+  j["supervisor_alive"] = status.supervisor_alive;
   for (size_t i = 0; i < status.nodes.size(); ++i) {
     const NodeStatus& n = status.nodes[i];
     auto& jn = j["nodes"][i];

@@ -1,5 +1,6 @@
 // `fdrill fabric status`: what fabric.json says, checked against the machine
-// (is each agent alive, is each link up). Read-only.
+// (is each agent alive, how often its supervisor restarted it, is the
+// supervisor alive, is each link up). Read-only.
 #pragma once
 
 #include <string>
@@ -34,6 +35,8 @@ struct FabricStatus {
   // The switches' agents: node is the switch's agent side, fabric_links and
   // switch_ports empty.
   std::vector<NodeStatus> switch_agents;
+  // state.supervisor_pid is alive and is this fabric's supervisor.
+  bool supervisor_alive = false;
 };
 
 // Parses `ip -o link show` into (name, state) pairs; state is the word after

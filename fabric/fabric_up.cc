@@ -139,6 +139,21 @@ Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollb
   return Status::Ok();
 }
 
+// Last, once every agent is ready: an agent that cannot start fails `up`
+// with its log rather than being restarted. The supervisor waits until
+// fabric.json names it (agent_supervisor.h), so it starts supervising only
+// after this save.
+Status StartSupervisor(FabricState& state, const UpOptions& options, const FabricHost& host,
+                       Rollback& rollback) {
+  if (options.supervisor_argv.empty()) return Status::Ok();
+  SpawnSpec spec{options.supervisor_argv, "", "", "", SupervisorLogPath(state)};
+  auto pid = host.node->Spawn(spec);
+  if (!pid.ok()) return pid.status().Annotate("starting the agents' supervisor");
+  rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
+  state.supervisor_pid = *pid;
+  return SaveFabricState(*host.fs, state);
+}
+
 Status Build(FabricState& state, const UpOptions& options, const FabricHost& host,
              Rollback& rollback) {
   for (const auto& step : BuildSteps(state)) {
@@ -158,9 +173,11 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
     rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
-  if (!options.wait_ready) return Status::Ok();
-  if (Status s = WaitForAgents(state, options, host); !s.ok()) return s;
-  return WaitForPorts(state, options, host);
+  if (options.wait_ready) {
+    if (Status s = WaitForAgents(state, options, host); !s.ok()) return s;
+    if (Status s = WaitForPorts(state, options, host); !s.ok()) return s;
+  }
+  return StartSupervisor(state, options, host, rollback);
 }
 
 }  // namespace

@@ -18,6 +18,10 @@
 //   and every node are made in <state_dir>/pki (0700) before any agent
 //   starts, each agent serves mutual TLS with its own, and fabric.json
 //   records pki_dir so `fdrill run` dials with controller.pem.
+// - With options.supervisor_argv, the agents' supervisor
+//   (fabric/agent_supervisor.h) is started last, in the root namespace,
+//   logging to <state_dir>/supervisor.log; fabric.json records its pid, and
+//   from then on it restarts an agent that dies.
 #pragma once
 
 #include <chrono>
@@ -57,6 +61,9 @@ struct UpOptions {
   std::string agent_bin;  // absolute path
   bool wait_ready = true;
   bool insecure = false;  // agents serve plaintext (--insecure); no pki made
+  // The supervisor's command line (SupervisorArgv: `fdrill fabric supervise
+  // --state-dir DIR`); empty: the agents run unsupervised.
+  std::vector<std::string> supervisor_argv;
   Duration ready_timeout = std::chrono::seconds(10);
 };
 
@@ -70,5 +77,10 @@ inline constexpr int kMemoryPerNodeMiB = 64;
 Status CheckRoomFor(const FabricShape& shape, SysFs& fs);
 
 Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host);
+
+// <state_dir>/supervisor.log: the supervisor's stdout and stderr.
+inline std::string SupervisorLogPath(const FabricState& state) {
+  return state.state_dir + "/supervisor.log";
+}
 
 }  // namespace fdrill

@@ -97,11 +97,10 @@ Result<FabricInventory> TakeInventory(const FabricLayout& layout, ProcessRunner&
   return inv;
 }
 
-bool AgentAlive(SysFs& fs, const std::string& agent_bin, const std::string& node_name, int pid) {
-  if (pid <= 0) return false;
-  auto cmdline = fs.Read("/proc/" + std::to_string(pid) + "/cmdline");
-  if (!cmdline.ok() || cmdline->empty()) return false;  // gone, or a zombie
+std::vector<std::string> ReadCmdline(SysFs& fs, int pid) {
   std::vector<std::string> argv;
+  auto cmdline = fs.Read("/proc/" + std::to_string(pid) + "/cmdline");
+  if (!cmdline.ok()) return argv;
   std::string word;
   for (char c : *cmdline) {
     if (c == '\0') {
@@ -112,6 +111,13 @@ bool AgentAlive(SysFs& fs, const std::string& agent_bin, const std::string& node
     }
   }
   if (!word.empty()) argv.push_back(word);
+  return argv;
+}
+
+namespace {
+
+bool NamesAgent(const std::vector<std::string>& argv, const std::string& agent_bin,
+                const std::string& node_name) {
   auto names_agent = [&](size_t i) {
     return i < argv.size() && (argv[i] == agent_bin || Basename(argv[i]) == Basename(agent_bin));
   };
@@ -120,6 +126,33 @@ bool AgentAlive(SysFs& fs, const std::string& agent_bin, const std::string& node
     if (argv[i] == "--node" && argv[i + 1] == node_name) return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool AgentAlive(SysFs& fs, const std::string& agent_bin, const std::string& node_name, int pid) {
+  if (pid <= 0) return false;
+  return NamesAgent(ReadCmdline(fs, pid), agent_bin, node_name);
+}
+
+std::vector<int> FindAgents(SysFs& fs, const std::string& agent_bin, const std::string& node_name,
+                            const std::string& state_dir) {
+  std::vector<int> pids;
+  auto entries = fs.List("/proc");
+  if (!entries.ok()) return pids;
+  for (const auto& entry : *entries) {
+    if (entry.empty() || entry.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int pid = std::stoi(entry);
+    const std::vector<std::string> argv = ReadCmdline(fs, pid);
+    if (!NamesAgent(argv, agent_bin, node_name)) continue;
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--state-dir" && argv[i + 1] == state_dir) {
+        pids.push_back(pid);
+        break;
+      }
+    }
+  }
+  return pids;
 }
 
 }  // namespace fdrill

@@ -36,10 +36,19 @@ struct FabricInventory {
 
 Result<FabricInventory> TakeInventory(const FabricLayout& layout, ProcessRunner& runner, SysFs& fs);
 
+// /proc/<pid>/cmdline's words; empty when the process is gone or a zombie.
+std::vector<std::string> ReadCmdline(SysFs& fs, int pid);
+
 // True when `pid` is alive and its command line still names the fabric's
 // agent for `node` (argv[0] or, for an interpreted script, argv[1] is the
 // agent binary, and "--node <name>" is among the arguments) — a recycled
 // pid is never mistaken for our agent.
 bool AgentAlive(SysFs& fs, const std::string& agent_bin, const std::string& node_name, int pid);
+
+// Every live process that is the fabric's agent for `node` (as AgentAlive)
+// with `--state-dir state_dir` among its arguments, found by listing /proc:
+// how `fabric down` finds an agent whose pid fabric.json does not hold.
+std::vector<int> FindAgents(SysFs& fs, const std::string& agent_bin, const std::string& node_name,
+                            const std::string& state_dir);
 
 }  // namespace fdrill

@@ -1,7 +1,9 @@
 // The few things the fabric does to the machine that are not a command:
-// starting a long-lived process inside a node's namespaces, probing a TCP
-// port, and waiting. Everything else (ip, mount, unshare, kill, mkdir) goes
-// through ProcessRunner as argv, and files through SysFs.
+// starting a long-lived process inside a node's namespaces (or, for the
+// agents' supervisor, in the root namespace), probing a TCP port, waiting,
+// appending a line to a log and replacing a file whole. Everything else (ip,
+// mount, unshare, kill, mkdir) goes through ProcessRunner as argv, and files
+// through SysFs.
 //
 // RealNodeSystem (real_node_system.h) does it with fork/setns/exec and
 // sockets; tests use a recording fake. One thread at a time per instance.
@@ -19,10 +21,11 @@ namespace fdrill {
 
 // A process to start inside a node: own session, the node's network and UTS
 // namespaces, TMPDIR set, stdin from /dev/null, stdout and stderr appended
-// to log_path.
+// to log_path. With netns_path empty it stays in the caller's namespaces
+// (uts_path and tmpdir are then ignored): the agents' supervisor.
 struct SpawnSpec {
   std::vector<std::string> argv;  // argv[0] is an absolute path
-  std::string netns_path;         // "/run/netns/fdrill-n0"
+  std::string netns_path;         // "/run/netns/fdrill-n0"; "": the caller's
   std::string uts_path;           // the node's UTS bind mount
   std::string tmpdir;
   std::string log_path;
@@ -38,6 +41,13 @@ class NodeSystem {
   // One connect() attempt to ip:port from the root namespace.
   virtual bool TcpConnects(const std::string& ip, int port, Duration timeout) = 0;
   virtual void SleepFor(Duration d) = 0;
+  // Appends `line` and a newline to the file at `path` (O_APPEND, created
+  // when missing): a note in an agent's log between its lives.
+  virtual Status AppendLine(const std::string& path, const std::string& line) = 0;
+  // Writes `text` to PATH.partial and renames it over `path`, so a reader
+  // sees the old file or the new one, never half (fabric.json, rewritten by
+  // the supervisor while `fdrill run` or `fabric status` reads it).
+  virtual Status ReplaceFile(const std::string& path, const std::string& text) = 0;
 };
 
 // Everything fabric up/down/status act through.

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "fabric/node_enter.h"
+#include "harness/core/files.h"
 
 namespace fdrill {
 
@@ -32,8 +33,10 @@ namespace {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
-  if (Status s = EnterNode(spec.netns_path, spec.uts_path, spec.tmpdir); !s.ok())
-    Fail(report, s.message());
+  if (!spec.netns_path.empty()) {
+    if (Status s = EnterNode(spec.netns_path, spec.uts_path, spec.tmpdir); !s.ok())
+      Fail(report, s.message());
+  }
   int in = open("/dev/null", O_RDONLY);
   int log = open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (in < 0 || log < 0) Fail(report, "open " + spec.log_path + ": " + strerror(errno));
@@ -119,5 +122,22 @@ bool RealNodeSystem::TcpConnects(const std::string& ip, int port, Duration timeo
 }
 
 void RealNodeSystem::SleepFor(Duration d) { std::this_thread::sleep_for(d); }
+
+Status RealNodeSystem::AppendLine(const std::string& path, const std::string& line) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Unavailable("open " + path + ": " + strerror(errno));
+  const std::string text = line + "\n";
+  // One write with O_APPEND: the line lands whole after whatever the agent wrote.
+  ssize_t n = write(fd, text.data(), text.size());
+  int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(text.size()))
+    return Unavailable("write " + path + ": " + strerror(n < 0 ? err : EIO));
+  return Status::Ok();
+}
+
+Status RealNodeSystem::ReplaceFile(const std::string& path, const std::string& text) {
+  return WriteFileAtomically(path, text);
+}
 
 }  // namespace fdrill

@@ -1,12 +1,19 @@
-// `fdrill fabric up|down|status|exec|rsh`: the emulated fabric (fabric/).
-// Thin: parse flags, wire the real host, print, set the exit code
-// (0 done, 2 could not do it). exec and rsh replace this process.
+// `fdrill fabric up|down|status|exec|rsh|supervise`: the emulated fabric
+// (fabric/). Thin: parse flags, wire the real host, print, set the exit code
+// (0 done, 2 could not do it). exec and rsh replace this process; supervise
+// is the agents' supervisor `up` starts (fabric/agent_supervisor.h).
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include "fabric/agent_supervisor.h"
 #include "fabric/fabric_down.h"
 #include "fabric/fabric_status.h"
 #include "fabric/fabric_up.h"
@@ -78,7 +85,13 @@ struct UpFlags {
   std::string port_rate;  // "" : unshaped
   std::string agent_bin;
   bool no_wait = false;
+  bool no_supervisor = false;
 };
+
+std::string SelfExe() {
+  std::error_code ec;
+  return fs::read_symlink("/proc/self/exe", ec).string();
+}
 
 int RunUp(const UpFlags& flags) {
   UpOptions options;
@@ -98,6 +111,8 @@ int RunUp(const UpFlags& flags) {
   if (!bin.ok()) return Fail("up", bin.status());
   options.agent_bin = *bin;
   options.wait_ready = !flags.no_wait;
+  if (!flags.no_supervisor)
+    options.supervisor_argv = SupervisorArgv(SelfExe(), options.layout.state_dir);
   RealFabricHost host;
   auto state = FabricUp(options, host.Get());
   if (!state.ok()) return Fail("up", state.status());
@@ -108,7 +123,12 @@ int RunUp(const UpFlags& flags) {
   }
   std::cout << "; controller at " << state->controller_addr << " on " << state->mgmt_bridge
             << "; agents " << (flags.no_wait ? "started" : "ready") << " on port "
-            << state->nodes.front().agent_port << "\nstate: " << options.layout.StateFile() << "\n";
+            << state->nodes.front().agent_port
+            << (state->supervisor_pid > 0
+                    ? "; supervisor pid " + std::to_string(state->supervisor_pid) +
+                          " restarts an agent that dies"
+                    : "; unsupervised")
+            << "\nstate: " << options.layout.StateFile() << "\n";
   return 0;
 }
 
@@ -120,7 +140,8 @@ int RunDown() {
     std::cout << "no fabric\n";
     return 0;
   }
-  std::cout << "fabric down: stopped " << report->agents_stopped << " agent(s)"
+  std::cout << "fabric down: stopped " << (report->supervisor_stopped ? "the supervisor and " : "")
+            << report->agents_stopped << " agent(s)"
             << (report->agents_killed
                     ? " (" + std::to_string(report->agents_killed) + " needed SIGKILL)"
                     : "")
@@ -145,6 +166,42 @@ int RunStatus(bool json) {
               << (leftovers ? " (but leftovers of one exist; run `fdrill fabric down`)" : "")
               << "\n";
   }
+  return 0;
+}
+
+std::atomic<bool> g_supervisor_stop{false};
+
+// The supervisor's lines, each with a UTC time, on stdout (supervisor.log).
+void SupervisorLogLine(const std::string& line) {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t secs = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::printf("%s.%03dZ %s\n", stamp, static_cast<int>(ms), line.c_str());
+  std::fflush(stdout);
+}
+
+// Runs until SIGTERM/SIGINT or the fabric is gone; see agent_supervisor.h.
+int RunSupervise(const std::string& state_dir) {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_supervisor_stop = true; };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  RealFabricHost host;
+  SuperviseOptions options;
+  options.state_dir = state_dir;
+  options.self_pid = getpid();
+  options.stop = &g_supervisor_stop;
+  options.log = SupervisorLogLine;
+  std::string ended;
+  Status s = Supervise(options, host.Get(), &ended);
+  if (!s.ok()) return Fail("supervise", s);
+  SupervisorLogLine("fdrill fabric supervisor: exiting: " + ended);
   return 0;
 }
 
@@ -202,6 +259,10 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
   up->add_option("--agent-bin", up_flags->agent_bin,
                  "agent executable (default: fdrill-agent next to fdrill)");
   up->add_flag("--no-wait", up_flags->no_wait, "do not wait for the agents to accept connections");
+  up->add_flag("--no-supervisor", up_flags->no_supervisor,
+               "start no supervisor: an agent that dies stays dead (by default one is started "
+               "again after 0.5 s, as systemd's Restart=always, and its journal sweep reverts "
+               "what it left)");
   up->callback([up_flags, exit_code] { *exit_code = RunUp(*up_flags); });
 
   auto* down = fabric->add_subcommand(
@@ -212,6 +273,14 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
   auto* status = fabric->add_subcommand("status", "nodes, addresses, agents and link states");
   status->add_flag("--json", *json, "print JSON");
   status->callback([json, exit_code] { *exit_code = RunStatus(*json); });
+
+  auto supervise_dir = std::make_shared<std::string>(kDefaultFabricDir);
+  auto* supervise = fabric->add_subcommand(
+      "supervise", "the agents' supervisor `fabric up` starts (restarts an agent that dies)");
+  supervise->group("");  // not for people: `up` runs it
+  supervise->add_option("--state-dir", *supervise_dir, "the fabric's state dir")
+      ->capture_default_str();
+  supervise->callback([supervise_dir, exit_code] { *exit_code = RunSupervise(*supervise_dir); });
 
   // exec and rsh take the rest of the line verbatim (orted's words include
   // options such as "-mca"), so CLI11 must not parse it.

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "fabric/agent_supervisor.h"
 #include "tests/fabric/fake_node_system.h"
 #include "tests/fakes/fake_host.h"
 
@@ -102,6 +103,63 @@ TEST_F(FabricDownTest, TermsAgentsAndKillsTheOneThatStaysAfterGrace) {
   EXPECT_GE(clock_.Now().time_since_epoch(), std::chrono::seconds(3));
   // Agents are stopped before anything is torn down.
   EXPECT_EQ(runner_.calls()[0], (Argv{"kill", "-s", "TERM", "4242"}));
+}
+
+// The supervisor goes first, so nothing restarts an agent being stopped;
+// what it restarted meanwhile (fabric.json rewritten) is what gets stopped.
+TEST_F(FabricDownTest, StopsTheSupervisorFirstThenTheAgentsItLastRecorded) {
+  Leftovers();
+  WriteState(4242, 4343);
+  {
+    auto state = LoadFabricState(fs_, "/run/fdrill/fabric");
+    ASSERT_TRUE(state.ok());
+    state->supervisor_pid = 4000;
+    ASSERT_TRUE(SaveFabricState(fs_, *state).ok());
+  }
+  std::string cmdline;
+  for (const auto& w : SupervisorArgv("/usr/bin/fdrill", "/run/fdrill/fabric"))
+    cmdline += w + std::string(1, '\0');
+  fs_.files["/proc/4000/cmdline"] = cmdline;
+  fs_.files["/proc/4242/cmdline"] = ProcCmdline({kAgent, "--node", "n0"});
+  fs_.files["/proc/5555/cmdline"] = ProcCmdline({kAgent, "--node", "n1"});
+  node_.on_sleep = [&] {
+    if (!fs_.files.count("/proc/4000/cmdline")) {
+      fs_.files.erase("/proc/4242/cmdline");
+      fs_.files.erase("/proc/5555/cmdline");
+      return;
+    }
+    // The supervisor's last act: n1 restarted as 5555, recorded; then it exits.
+    auto state = LoadFabricState(fs_, "/run/fdrill/fabric");
+    ASSERT_TRUE(state.ok());
+    state->nodes[1].agent_pid = 5555;
+    ASSERT_TRUE(SaveFabricState(fs_, *state).ok());
+    fs_.files.erase("/proc/4000/cmdline");
+  };
+  auto report = FabricDown(DownOptions{}, Host());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->supervisor_stopped);
+  EXPECT_THAT(runner_.CallsStartingWith({"kill"}),
+              ElementsAre(Argv{"kill", "-s", "TERM", "4000"}, Argv{"kill", "-s", "TERM", "4242"},
+                          Argv{"kill", "-s", "TERM", "5555"}));
+  EXPECT_EQ(report->agents_stopped, 2);
+}
+
+// A supervisor SIGKILLed between starting an agent and recording its pid:
+// the agent is found in /proc by its node and state dir.
+TEST_F(FabricDownTest, StopsAnAgentFabricJsonDoesNotName) {
+  Leftovers();
+  WriteState(4242, 4343);
+  fs_.files["/proc/4242/cmdline"] = ProcCmdline({kAgent, "--node", "n0"});
+  fs_.files["/proc/6000/cmdline"] =
+      ProcCmdline({kAgent, "--node", "n1", "--state-dir", "/run/fdrill/fabric/n1/state"});
+  node_.on_sleep = [&] {
+    fs_.files.erase("/proc/4242/cmdline");
+    fs_.files.erase("/proc/6000/cmdline");
+  };
+  auto report = FabricDown(DownOptions{}, Host());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_THAT(runner_.CallsStartingWith({"kill"}),
+              ElementsAre(Argv{"kill", "-s", "TERM", "4242"}, Argv{"kill", "-s", "TERM", "6000"}));
 }
 
 TEST_F(FabricDownTest, NeverSignalsARecycledPid) {

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fabric/inventory.h"
 #include "fabric/node_enter.h"
@@ -139,6 +140,28 @@ TEST(FabricStateTest, JsonRoundTripsAndLoads) {
   EXPECT_EQ(loaded->nodes[1].agent_pid, 77);
 }
 
+TEST(FabricStateTest, SupervisorAndRestartsRoundTripAndDefaultToNoneInOlderFiles) {
+  auto state = PlanFabric(FabricLayout::Default(), 1, "/bin/agent");
+  ASSERT_TRUE(state.ok());
+  state->supervisor_pid = 55;
+  state->nodes[0].agent_restarts = 3;
+  state->switches[0].agent.agent_restarts = 1;
+  auto back = FabricStateFromJson(FabricStateToJson(*state));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->supervisor_pid, 55);
+  EXPECT_EQ(back->nodes[0].agent_restarts, 3);
+  EXPECT_EQ(back->switches[0].agent.agent_restarts, 1);
+  // A fabric.json written before supervision: nobody supervises, no restarts.
+  auto old = nlohmann::json::parse(FabricStateToJson(*state));
+  old.erase("supervisor_pid");
+  old["nodes"][0].erase("agent_restarts");
+  old["switches"][0]["agent"].erase("agent_restarts");
+  auto loaded = FabricStateFromJson(old.dump());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->supervisor_pid, 0);
+  EXPECT_EQ(loaded->nodes[0].agent_restarts, 0);
+}
+
 TEST(FabricStateTest, LoadSaysNoFabricOrBadFile) {
   FakeSysFs fs;
   auto missing = LoadFabricState(fs, "/run/fdrill/fabric");
@@ -204,6 +227,21 @@ TEST(InventoryTest, AgentAliveOnlyWhenCmdlineNamesTheAgentForThatNode) {
   EXPECT_FALSE(AgentAlive(fs, "/opt/bin/fdrill-agent", "n1", 13));
   EXPECT_FALSE(AgentAlive(fs, "/opt/bin/fdrill-agent", "n1", 14));
   EXPECT_FALSE(AgentAlive(fs, "/opt/bin/fdrill-agent", "n1", 0));
+}
+
+TEST(InventoryTest, FindAgentsListsEveryProcessRunningANodesAgentOnItsStateDir) {
+  FakeSysFs fs;
+  const std::string bin = "/opt/bin/fdrill-agent";
+  fs.files["/proc/10/cmdline"] =
+      ProcCmdline({bin, "--node", "n1", "--listen", "x", "--state-dir", "/run/f/n1/state"});
+  fs.files["/proc/11/cmdline"] =  // another fabric's n1
+      ProcCmdline({bin, "--node", "n1", "--state-dir", "/run/other/n1/state"});
+  fs.files["/proc/12/cmdline"] =
+      ProcCmdline({bin, "--node", "n1", "--state-dir", "/run/f/n1/state", "--insecure"});
+  fs.files["/proc/13/cmdline"] = ProcCmdline({"/usr/bin/sleep", "--state-dir", "/run/f/n1/state"});
+  fs.files["/proc/self/mountinfo"] = "";
+  EXPECT_THAT(FindAgents(fs, bin, "n1", "/run/f/n1/state"), ::testing::ElementsAre(10, 12));
+  EXPECT_TRUE(FindAgents(fs, bin, "n0", "/run/f/n1/state").empty());
 }
 
 }  // namespace

@@ -62,6 +62,40 @@ TEST(FabricStatusTest, ReportsAgentsAndLinksPerNode) {
   EXPECT_EQ(json["nodes"][1]["mgmt_addr"], "198.19.0.2/24");
 }
 
+TEST(FabricStatusTest, ShowsEachAgentsRestartsAndWhetherTheSupervisorLives) {
+  FakeProcessRunner runner;
+  FakeSysFs fs;
+  SteppingClock clock;
+  FakeNodeSystem node(&clock);
+  auto state = PlanFabric(FabricLayout::Default(), 1, "/opt/bin/fdrill-agent");
+  ASSERT_TRUE(state.ok());
+  state->nodes[0].agent_pid = 12;
+  state->nodes[0].agent_restarts = 2;
+  state->supervisor_pid = 40;
+  ASSERT_TRUE(SaveFabricState(fs, *state).ok());
+  fs.files["/proc/12/cmdline"] = ProcCmdline({"/opt/bin/fdrill-agent", "--node", "n0"});
+  fs.files["/proc/40/cmdline"] =
+      ProcCmdline({"/opt/bin/fdrill", "fabric", "supervise", "--state-dir", "/run/fdrill/fabric"});
+  const FabricHost host{&runner, &fs, &node, &clock};
+
+  auto status = GetFabricStatus("/run/fdrill/fabric", host);
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_TRUE(status->supervisor_alive);
+  std::string table = RenderStatusTable(*status);
+  EXPECT_THAT(table, HasSubstr("supervisor: pid 40 alive"));
+  EXPECT_THAT(table, HasSubstr("12 alive         2"));
+  auto json = nlohmann::json::parse(RenderStatusJson(*status));
+  EXPECT_EQ(json["supervisor_pid"], 40);
+  EXPECT_EQ(json["supervisor_alive"], true);
+  EXPECT_EQ(json["nodes"][0]["agent_restarts"], 2);
+
+  fs.files.erase("/proc/40/cmdline");  // the supervisor crashed
+  status = GetFabricStatus("/run/fdrill/fabric", host);
+  ASSERT_TRUE(status.ok());
+  EXPECT_FALSE(status->supervisor_alive);
+  EXPECT_THAT(RenderStatusTable(*status), HasSubstr("DEAD: agents that die stay dead"));
+}
+
 TEST(FabricStatusTest, NoFabricIsNotFound) {
   FakeProcessRunner runner;
   FakeSysFs fs;

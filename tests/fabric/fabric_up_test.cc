@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "fabric/agent_supervisor.h"
 #include "tests/fabric/fabric_up_fixture.h"
 
 namespace fdrill {
@@ -257,6 +258,38 @@ TEST_F(FabricUpTest, HalfDoneUtsMountIsUnmountedToo) {
   auto state = FabricUp(options_, Host());
   ASSERT_FALSE(state.ok());
   EXPECT_EQ(runner_.CallsStartingWith({"umount"}).size(), 1u);
+}
+
+TEST_F(FabricUpTest, StartsTheSupervisorLastInTheRootNamespaceAndRecordsIt) {
+  options_.supervisor_argv = SupervisorArgv("/usr/bin/fdrill", options_.layout.state_dir);
+  auto state = FabricUp(options_, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  ASSERT_EQ(node_.spawned.size(), 4u);  // n0, n1, sw, then the supervisor
+  const SpawnSpec& spec = node_.spawned.back();
+  EXPECT_EQ(spec.argv, options_.supervisor_argv);
+  EXPECT_EQ(spec.netns_path, "") << "it runs in the root namespace";
+  EXPECT_EQ(spec.log_path, "/run/fdrill/fabric/supervisor.log");
+  EXPECT_EQ(state->supervisor_pid, 1003);
+  auto saved = LoadFabricState(fs_, "/run/fdrill/fabric");
+  ASSERT_TRUE(saved.ok());
+  EXPECT_EQ(saved->supervisor_pid, 1003) << "fabric.json names it: it may start supervising";
+}
+
+TEST_F(FabricUpTest, WithoutASupervisorArgvNoneIsStarted) {
+  auto state = FabricUp(options_, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(node_.spawned.size(), 3u);
+  EXPECT_EQ(state->supervisor_pid, 0);
+}
+
+TEST_F(FabricUpTest, ASupervisorThatCannotStartRollsEverythingBack) {
+  options_.supervisor_argv = SupervisorArgv("/usr/bin/fdrill", options_.layout.state_dir);
+  node_.fail_spawn_at = 3;
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(), HasSubstr("starting the agents' supervisor"));
+  EXPECT_EQ(runner_.CallsStartingWith({"kill"}).size(), 3u);
+  EXPECT_EQ(runner_.CallsStartingWith({"ip", "netns", "del"}).size(), 3u);
 }
 
 TEST_F(FabricUpTest, AgentThatFailsToStartKillsTheOnesStarted) {

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ class FakeNodeSystem final : public NodeSystem {
   bool connects = true;
   std::function<void()> on_sleep;                  // e.g. let an agent die
   std::function<void(const SpawnSpec&)> on_spawn;  // e.g. write its log
+  std::map<std::string, std::string> appended;     // path -> the lines AppendLine added
+  SysFs* files = nullptr;                          // where ReplaceFile writes, when set
+  int replaced = 0;                                // ReplaceFile calls
 
   Result<int> Spawn(const SpawnSpec& spec) override {
     if (static_cast<int>(spawned.size()) == fail_spawn_at)
@@ -50,6 +54,14 @@ class FakeNodeSystem final : public NodeSystem {
   void SleepFor(Duration d) override {
     clock_->Advance(d);
     if (on_sleep) on_sleep();
+  }
+  Status AppendLine(const std::string& path, const std::string& line) override {
+    appended[path] += line + "\n";
+    return Status::Ok();
+  }
+  Status ReplaceFile(const std::string& path, const std::string& text) override {
+    ++replaced;
+    return files != nullptr ? files->Write(path, text) : Status::Ok();
   }
 
  private:
