@@ -137,14 +137,16 @@ Result<Json> AgentService::Dispatch(const std::string& type, const Json& req,
 Result<Json> AgentService::Hello() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
-  return Json{{proto::key::kNode, config_.node},
-              {proto::key::kHostname, host},
-              {proto::key::kVersion, kFdrillVersion},
-              {proto::key::kWallNs, clock_.WallNanos()},
-              {proto::key::kMgmtInterface, config_.mgmt_interface},
-              {proto::key::kActiveFaults, faults_.size()},
-              {proto::key::kTmpdir, config_.tmpdir},
-              {proto::key::kPanic, panic_.State()}};
+  Json hello = {{proto::key::kNode, config_.node},
+                {proto::key::kHostname, host},
+                {proto::key::kVersion, kFdrillVersion},
+                {proto::key::kWallNs, clock_.WallNanos()},
+                {proto::key::kMgmtInterface, config_.mgmt_interface},
+                {proto::key::kActiveFaults, faults_.size()},
+                {proto::key::kTmpdir, config_.tmpdir},
+                {proto::key::kPanic, panic_.State()}};
+  if (!start_sweep_.is_null()) hello[proto::key::kStartSweep] = start_sweep_;
+  return hello;
 }
 
 Result<std::unique_ptr<Fault>> AgentService::Prepare(const proto::FaultSpec& spec,
@@ -279,7 +281,15 @@ Result<Json> AgentService::RevertAll() {
   return Json{{proto::key::kReverted, true}};
 }
 
-Result<int> AgentService::SweepJournal() {
+Result<int> AgentService::SweepAtStart() {
+  Json swept = Json::array();
+  auto reverted = SweepJournal(&swept);
+  if (!reverted.ok()) return reverted;
+  start_sweep_ = {{proto::key::kWallNs, clock_.WallNanos()}, {proto::key::kFaults, swept}};
+  return reverted;
+}
+
+Result<int> AgentService::SweepJournal(Json* swept) {
   auto pending = journal_.Pending();
   if (!pending.ok()) return pending.status();
   int reverted = 0;
@@ -291,6 +301,11 @@ Result<int> AgentService::SweepJournal() {
     if (auto s = (*fault)->VerifyReverted(); !s.ok()) return s.Annotate("journal entry " + id);
     if (auto s = journal_.Clear(id); !s.ok()) return s;
     spdlog::warn("reverted {} {} left by a previous agent or drill", record.value("kind", "?"), id);
+    if (swept != nullptr) {
+      swept->push_back({{proto::key::kFaultId, id},
+                        {proto::key::kKind, record.value("kind", "")},
+                        {proto::key::kTarget, (*fault)->Target()}});
+    }
     ++reverted;
   }
   return reverted;

@@ -31,7 +31,8 @@
 //  - when the lease lapses every fault is reverted and the workload stopped;
 //  - a fault applied with max_duration_ms is reverted by the agent itself
 //    once that long has passed, whatever the controller does;
-//  - SweepJournal() at start reverts what a previous life left applied.
+//  - SweepAtStart() at start reverts what a previous life left applied,
+//    and every hello afterwards says what it reverted and when.
 #pragma once
 
 #include <functional>
@@ -109,8 +110,13 @@ class AgentService {
   }
 
   // Reverts every journalled fault (start-up sweep and --revert-all).
-  // Returns how many were reverted; idempotent.
-  Result<int> SweepJournal();
+  // Returns how many were reverted; idempotent. With `swept`, each reverted
+  // fault is appended to it as {fault_id, kind, target}.
+  Result<int> SweepJournal(Json* swept = nullptr);
+  // The start-up sweep: SweepJournal, remembered with the wall time it ended
+  // so hello can say what a previous life of this agent left applied and
+  // when it was reverted (hello's start_sweep; docs/protocol.md).
+  Result<int> SweepAtStart();
   // Reverts every live fault and stops the workload (lease lapse, shutdown).
   void RevertEverything(const std::string& why);
 
@@ -188,6 +194,7 @@ class AgentService {
   PanicLatch panic_;
   MgmtGuard guard_;
   bool renewal_ = false;  // the lease request being handled renews the owner's lease
+  Json start_sweep_;  // null until SweepAtStart ran
 };
 
 }  // namespace fdrill

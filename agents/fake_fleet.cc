@@ -94,7 +94,7 @@ Status Build(const FakeFleetConfig& c, const Clock& clock, asio::io_context& io,
   config.allowlist = c.allowlist;
   config.tmpdir = dir;
   m.service = std::make_unique<AgentService>(config, m.fake.host(), clock);
-  if (auto swept = m.service->SweepJournal(); !swept.ok()) return swept.status().Annotate(m.node);
+  if (auto swept = m.service->SweepAtStart(); !swept.ok()) return swept.status().Annotate(m.node);
   if (ca != nullptr) {
     auto leaf = MakeLeaf(*ca, m.node, CertRole::kNode);
     if (!leaf.ok()) return leaf.status().Annotate(m.node);

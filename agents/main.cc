@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
   }
 
   AgentService service(config, host, clock);
-  auto swept = service.SweepJournal();
+  auto swept = service.SweepAtStart();
   if (!swept.ok()) {
     spdlog::error("journal sweep: {}", swept.status().ToString());
     return 2;

@@ -53,8 +53,11 @@ inline constexpr char kVersion[] = "version";    // hello
 inline constexpr char kMgmtInterface[] = "mgmt_interface";  // hello
 inline constexpr char kActiveFaults[] = "active_faults";    // hello
 inline constexpr char kTmpdir[] = "tmpdir";                 // hello
-inline constexpr char kFaults[] = "faults";                 // check: [FaultSpec]
-inline constexpr char kFaultId[] = "fault_id";              // FaultSpec, revert, fault_expired
+// hello: what this agent's start-up journal sweep reverted, and when
+// ({wall_ns, faults: [{fault_id, kind, target}]}); absent when none ran.
+inline constexpr char kStartSweep[] = "start_sweep";
+inline constexpr char kFaults[] = "faults";     // check: [FaultSpec]
+inline constexpr char kFaultId[] = "fault_id";  // FaultSpec, revert, fault_expired
 inline constexpr char kKind[] = "kind";
 inline constexpr char kParams[] = "params";
 inline constexpr char kMaxDurationMs[] = "max_duration_ms";

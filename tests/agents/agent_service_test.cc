@@ -213,6 +213,30 @@ TEST_F(AgentServiceTest, ARestartedAgentRevertsWhatItsJournalHolds) {
   EXPECT_EQ(*service_->SweepJournal(), 0);  // idempotent
 }
 
+// Issue 21: a controller that lost the agent learns from the restarted one's
+// hello which faults its start-up sweep reverted, and when.
+TEST_F(AgentServiceTest, HelloSaysWhatTheStartUpSweepReverted) {
+  EXPECT_FALSE(Call("hello").contains("start_sweep")) << "no start-up sweep ran";
+  ASSERT_TRUE(ApplyRate("slow")["ok"].get<bool>());
+  service_.reset();  // SIGKILL
+  service_ = MakeService();
+  clock_.Advance(std::chrono::seconds(2));
+  const int64_t swept_at = clock_.WallNanos();
+  auto swept = service_->SweepAtStart();
+  ASSERT_TRUE(swept.ok()) << swept.status().ToString();
+  EXPECT_EQ(*swept, 1);
+  EXPECT_EQ(kernel_.ifaces["fab0"].qdisc_kind, "noqueue");
+  Json hello = Call("hello");
+  ASSERT_TRUE(hello.contains("start_sweep")) << hello.dump();
+  EXPECT_EQ(hello["start_sweep"]["wall_ns"], swept_at);
+  EXPECT_EQ(hello["start_sweep"]["faults"],
+            Json::array({{{"fault_id", "slow"}, {"kind", "link_rate"}, {"target", "fab0"}}}));
+  // The next life found nothing: an empty list, not the previous one's.
+  service_ = MakeService();
+  ASSERT_TRUE(service_->SweepAtStart().ok());
+  EXPECT_EQ(Call("hello")["start_sweep"]["faults"], Json::array());
+}
+
 // The reply names what the fault acts on as resolved here, so the controller
 // need not guess it from the params (an IB port, a GPU, a rank has no
 // params.interface).
