@@ -162,25 +162,57 @@ AgentLink::AgentLink(asio::io_context& io, std::string node, std::string host, u
 }
 
 AgentLink::~AgentLink() {
+  auto impl = this->impl();
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->on_push = nullptr;
-    impl_->on_drop = nullptr;
+    std::lock_guard<std::mutex> lock(impl->mu);
+    impl->on_push = nullptr;
+    impl->on_drop = nullptr;
   }
   Close();
 }
 
+std::shared_ptr<AgentLink::Impl> AgentLink::impl() const {
+  std::lock_guard<std::mutex> lock(impl_mu_);
+  return impl_;
+}
+
 void AgentLink::set_on_push(OnPush f) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->on_push = std::move(f);
+  auto impl = this->impl();
+  std::lock_guard<std::mutex> lock(impl->mu);
+  impl->on_push = std::move(f);
 }
 
 void AgentLink::set_on_drop(OnDrop f) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->on_drop = std::move(f);
+  auto impl = this->impl();
+  std::lock_guard<std::mutex> lock(impl->mu);
+  impl->on_drop = std::move(f);
 }
 
-Status AgentLink::Connect(Duration timeout) {
+Status AgentLink::Connect(Duration timeout) { return Dial(impl(), timeout); }
+
+Status AgentLink::Reconnect(Duration timeout) {
+  auto old = impl();
+  auto fresh = std::make_shared<Impl>(old->io, old->ctx);
+  fresh->label = old->label;
+  {
+    std::lock_guard<std::mutex> lock(old->mu);
+    if (!old->dropped) return FailedPrecondition(old->label + ": still connected");
+    fresh->on_push = old->on_push;
+    fresh->on_drop = old->on_drop;
+  }
+  if (Status s = Dial(fresh, timeout); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(impl_mu_);
+  impl_ = std::move(fresh);
+  return Status::Ok();
+}
+
+bool AgentLink::connected() const {
+  auto impl = this->impl();
+  std::lock_guard<std::mutex> lock(impl->mu);
+  return !impl->dropped;
+}
+
+Status AgentLink::Dial(const std::shared_ptr<Impl>& impl_to_dial, Duration timeout) {
   if (!tls_status_.ok()) return tls_status_.Annotate("agent " + node_);
   // An address, or a name (a real cluster's nodes: DNS or /etc/hosts),
   // resolved here on the caller's thread; every address it has is tried in
@@ -191,7 +223,7 @@ Status AgentLink::Connect(Duration timeout) {
     endpoints = tcp::resolver::results_type::create(tcp::endpoint(addr, port_), host_,
                                                     std::to_string(port_));
   } else {
-    tcp::resolver resolver(impl_->io);
+    tcp::resolver resolver(impl_to_dial->io);
     endpoints = resolver.resolve(host_, std::to_string(port_), tcp::resolver::numeric_service, ec);
     if (ec || endpoints.empty()) {
       return Unavailable(
@@ -206,7 +238,7 @@ Status AgentLink::Connect(Duration timeout) {
   };
   auto done = std::make_shared<std::promise<Outcome>>();
   auto fut = done->get_future();
-  auto impl = impl_;
+  auto impl = impl_to_dial;
   // One deadline for connect and handshake: on expiry the socket is closed
   // and whichever operation is pending fails with operation_aborted.
   auto timer = std::make_shared<asio::steady_timer>(impl->io, timeout);
@@ -273,12 +305,13 @@ Result<Json> AgentLink::Call(const std::string& type, Json body, Duration timeou
 }
 
 uint64_t AgentLink::CallAsync(const std::string& type, Json body, OnReply on_reply) {
+  auto impl = this->impl();
   uint64_t id = 0;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    if (!impl_->dropped) {
-      id = impl_->next_id++;
-      impl_->pending[id] = std::move(on_reply);
+    std::lock_guard<std::mutex> lock(impl->mu);
+    if (!impl->dropped) {
+      id = impl->next_id++;
+      impl->pending[id] = std::move(on_reply);
     }
   }
   if (id == 0) {
@@ -288,7 +321,6 @@ uint64_t AgentLink::CallAsync(const std::string& type, Json body, OnReply on_rep
   if (!drill_.empty() && (body.is_object() || body.is_null()) && !body.contains(proto::key::kDrill))
     body[proto::key::kDrill] = drill_;
   std::string frame = EncodeFrame(MakeRequest(type, id, std::move(body)));
-  auto impl = impl_;
   asio::post(impl->io, [impl, frame = std::move(frame)]() mutable {
     impl->queue.push_back(std::move(frame));
     impl->wake.cancel_one();
@@ -297,12 +329,13 @@ uint64_t AgentLink::CallAsync(const std::string& type, Json body, OnReply on_rep
 }
 
 void AgentLink::Forget(uint64_t id) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->pending.erase(id);
+  auto impl = this->impl();
+  std::lock_guard<std::mutex> lock(impl->mu);
+  impl->pending.erase(id);
 }
 
 void AgentLink::Close() {
-  auto impl = impl_;
+  auto impl = this->impl();
   {
     std::lock_guard<std::mutex> lock(impl->mu);
     if (impl->dropped) return;

@@ -52,6 +52,14 @@ class AgentLink {
   void set_on_drop(OnDrop f);
 
   Status Connect(Duration timeout);
+  // After the link dropped (the agent died and was started again): one
+  // attempt to dial the same agent on a fresh connection, keeping on_push
+  // and on_drop. Calls made before it succeeds fail as on the dropped link;
+  // afterwards they go to the new connection. FailedPrecondition while the
+  // link is still up; Connect's errors when nobody answers.
+  Status Reconnect(Duration timeout);
+  // False once the connection dropped (until a Reconnect succeeds).
+  bool connected() const;
   // Sends {type, body} and waits for the reply; a reply with ok:false comes
   // back as its Status.
   Result<Json> Call(const std::string& type, Json body, Duration timeout);
@@ -65,8 +73,13 @@ class AgentLink {
 
  private:
   struct Impl;
+  // The connection now; Reconnect replaces it.
+  std::shared_ptr<Impl> impl() const;
+  Status Dial(const std::shared_ptr<Impl>& impl, Duration timeout);
+
   std::string node_, host_;
   uint16_t port_;
+  mutable std::mutex impl_mu_;  // guards impl_ (the pointer, not what it points to)
   std::shared_ptr<Impl> impl_;
   Status tls_status_;  // the TLS context could not be built
   std::string drill_;  // stamped on every request when not empty

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "harness/controller/agent_set.h"
@@ -117,6 +119,13 @@ class DrillRun {
   // Step 2: "completed", or "error" when a node gave none.
   std::string Snapshot();
   void OnPush(const NodeLink& n, const Json& msg);
+  // An agent's connection dropped or its lease failed: the drill fails; the
+  // first loss of each agent names the faults left in force on it.
+  void OnLost(const std::string& node, const std::string& message);
+  // Step 5's start: every lost agent is given kLostAgentGrace to come back
+  // (restarted by the fabric's supervisor or the node's systemd unit); what
+  // its start-up journal sweep reverted is recorded and no longer in force.
+  void ReconnectLost();
   // Step 5: runs on every path once the fabric may have been touched.
   void Cleanup();
   void CheckResidue();
@@ -133,6 +142,10 @@ class DrillRun {
   std::unique_ptr<RunRecorder> rec_;
   std::string run_id_;
   std::vector<Json> before_;  // each node's snapshot before the drill
+  std::mutex lost_mu_;
+  // Agents lost during the drill (lost_mu_): each gets one agent_lost event
+  // (a lease failure after a drop is the same loss).
+  std::set<std::string> lost_;
   DrillAgents agents_;
   // One per workload (Scenario::Workloads()), each tenant on its own nodes.
   std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
@@ -236,7 +249,53 @@ std::string DrillRun::Snapshot() {
   return "completed";
 }
 
+// The emulated fabric's supervisor restarts an agent within about a second,
+// a node's systemd unit (packaging/fdrill-agent.service) after RestartSec=5s.
+constexpr auto kLostAgentGrace = std::chrono::seconds(15);
+
+void DrillRun::OnLost(const std::string& node, const std::string& message) {
+  events_.Error(node, message);
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(lost_mu_);
+    first = lost_.insert(node).second;
+  }
+  if (first) events_.AgentLost(node, message, walker_.InForceOn(node), clock_.WallNanos());
+  state_.Fail();
+}
+
+void DrillRun::ReconnectLost() {
+  std::set<std::string> lost;
+  {
+    std::lock_guard<std::mutex> lock(lost_mu_);
+    lost = lost_;
+  }
+  for (const std::string& node : lost) {
+    // A lease that failed on a live connection (a node cut off): nothing
+    // restarted, nothing to dial again.
+    if (agents_.node(node).link->connected()) continue;
+    auto hello = agents_.Reconnect(node, kLostAgentGrace);
+    if (!hello.ok()) {
+      events_.Error(node, "the lost agent did not come back: " + hello.status().message());
+      continue;
+    }
+    NodeLink& n = agents_.node(node);
+    events_.AgentReconnected(node, n.link->address(), clock_.WallNanos());
+    const Json sweep = hello->value(proto::key::kStartSweep, Json());
+    if (!sweep.is_object()) continue;  // an agent from before start_sweep
+    std::vector<std::string> ids;
+    for (const auto& f : sweep.value(proto::key::kFaults, Json::array())) {
+      ids.push_back(f.value(proto::key::kFaultId, ""));
+    }
+    if (ids.empty()) continue;
+    walker_.Swept(node, ids);
+    const int64_t agent_wall = sweep.value(proto::key::kWallNs, int64_t{0});
+    events_.FaultsSwept(node, ids, agent_wall - n.offset_ns);
+  }
+}
+
 void DrillRun::Cleanup() {
+  ReconnectLost();
   walker_.RevertInForce();
   for (auto& w : workloads_) w->Stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the agents' last metrics tail
@@ -289,10 +348,7 @@ Status DrillRun::Run() {
   run_id_ = std::to_string(clock_.WallNanos() / 1000000);
   auto connected = agents_.Connect(
       opt_, s_.name + "@" + run_id_, [this](const NodeLink& n, const Json& m) { OnPush(n, m); },
-      [this](const std::string& node, const std::string& message) {
-        events_.Error(node, message);
-        state_.Fail();
-      });
+      [this](const std::string& node, const std::string& message) { OnLost(node, message); });
   if (!connected.ok()) return connected;
   if (auto st = CheckFaults(); !st.ok()) return st;
   auto rec = RunRecorder::Create(opt_.out_dir, clock_);

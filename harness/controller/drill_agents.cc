@@ -93,6 +93,33 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
   return Status::Ok();
 }
 
+Result<Json> DrillAgents::Reconnect(const std::string& name, Duration within) {
+  NodeLink& n = node(name);
+  const auto deadline = clock_.Now() + within;
+  Status dialled = n.link->Reconnect(std::chrono::seconds(1));
+  while (!dialled.ok() && dialled.code() != StatusCode::kFailedPrecondition) {
+    if (closing_ || clock_.Now() >= deadline) {
+      return dialled.Annotate("not back within " + FormatDuration(within));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    dialled = n.link->Reconnect(std::chrono::seconds(1));
+  }
+  if (!dialled.ok()) return dialled;
+  auto hello = n.link->Call(proto::kHello, {}, kCallTimeout);
+  if (!hello.ok()) return hello.status();
+  if (hello->value(proto::key::kNode, "") != n.name) {
+    return FailedPrecondition("agent at " + n.link->address() + " says it is " +
+                              hello->value(proto::key::kNode, "") + ", expected " + n.name);
+  }
+  auto lease =
+      n.link->Call(proto::kLease,
+                   {{proto::key::kTtlMs,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()}},
+                   kCallTimeout);
+  if (!lease.ok()) return lease.status();
+  return hello;
+}
+
 NodeLink& DrillAgents::node(const std::string& name) {
   return *std::find_if(nodes_.begin(), nodes_.end(),
                        [&](const NodeLink& x) { return x.name == name; });

@@ -13,6 +13,9 @@
 //    and the drill can no longer say what the fabric did.
 //  - on_push and on_lost run on the io thread (on_lost also on the lease
 //    thread); nothing is reported once Shutdown has begun.
+//  - Reconnect redials a lost agent (a restarted one: the emulated fabric's
+//    supervisor, a node's systemd unit) on the same link, so every
+//    component keeps its NodeLink.
 //  - Shutdown (also the destructor) stops the lease thread, releases every
 //    lease (ttl 0), closes the links and joins the io thread. Safe after a
 //    failed Connect, and twice.
@@ -70,6 +73,13 @@ class DrillAgents {
   // (agents/lease.h); every request to every agent carries it.
   Status Connect(const DrillOptions& opt, const std::string& drill, PushFn on_push, LostFn on_lost);
   void Shutdown();
+
+  // A lost agent back: dials `name` again (AgentLink::Reconnect) until it
+  // answers or `within` has passed, checks it is that node (hello) and
+  // gives it the drill's lease. Returns its hello reply, which says what
+  // its start-up journal sweep reverted (proto::key::kStartSweep). The
+  // clock offset is kept: it is the host's clock, not the process's.
+  Result<Json> Reconnect(const std::string& name, Duration within);
 
   // The workload's nodes, in the scenario's node order; stable from Connect
   // to Shutdown.

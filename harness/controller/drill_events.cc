@@ -36,6 +36,28 @@ void DrillEvents::Error(const std::string& node, const std::string& message) {
 
 void DrillEvents::Error(const std::string& message) { Event("error", {{"message", message}}); }
 
+void DrillEvents::AgentLost(const std::string& node, const std::string& reason,
+                            const std::vector<std::string>& faults_left, int64_t wall_ns) {
+  Event("agent_lost",
+        {{"node", node}, {"reason", reason}, {"faults_left", faults_left}, {"wall_ns", wall_ns}});
+}
+
+void DrillEvents::AgentReconnected(const std::string& node, const std::string& address,
+                                   int64_t wall_ns) {
+  Event("agent_reconnected", {{"node", node}, {"address", address}, {"wall_ns", wall_ns}});
+}
+
+void DrillEvents::FaultsSwept(const std::string& node, const std::vector<std::string>& ids,
+                              int64_t wall_ns) {
+  RunRecorder* rec = rec_.load();
+  if (rec == nullptr) return;
+  rec->Event("faults_swept", {{"node", node},
+                              {"ids", ids},
+                              {"at_s", rec->TimeOfWall(wall_ns)},
+                              {"wall_ns", wall_ns},
+                              {"by", "the restarted agent's journal sweep"}});
+}
+
 void DrillEvents::Phase(Action::Kind kind, const std::string& phase, const std::string& reason) {
   Event(ActionKindName(kind), {{"phase", phase}, {"reason", reason}});
 }

@@ -38,6 +38,16 @@ class DrillEvents {
   void DrillEnd(const std::string& status);
   void Error(const std::string& node, const std::string& message);
   void Error(const std::string& message);  // the drill's own, no node
+  // An agent's connection dropped (it died, or its node went away) at
+  // controller wall time wall_ns, with `faults_left` (ids) in force on it:
+  // nobody but a restarted agent's journal sweep can revert them now.
+  void AgentLost(const std::string& node, const std::string& reason,
+                 const std::vector<std::string>& faults_left, int64_t wall_ns);
+  // The lost agent answers again (a restarted one), at wall_ns.
+  void AgentReconnected(const std::string& node, const std::string& address, int64_t wall_ns);
+  // Its start-up journal sweep reverted `ids` at controller wall time wall_ns
+  // (the agent's own time through its clock offset).
+  void FaultsSwept(const std::string& node, const std::vector<std::string>& ids, int64_t wall_ns);
 
   // The timeline. A fault's apply is journalled before the call is made.
   void Phase(Action::Kind kind, const std::string& phase, const std::string& reason);

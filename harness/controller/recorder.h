@@ -22,6 +22,10 @@ class RunRecorder {
 
   const std::string& dir() const { return dir_; }
   double Now() const;
+  // A controller wall-clock time (ns since epoch) as events' `t`.
+  double TimeOfWall(int64_t wall_ns) const {
+    return static_cast<double>(wall_ns - start_wall_ns_) / 1e9;
+  }
   // Appends {"t", "type", ...fields} to events.jsonl; returns t.
   double Event(const std::string& type, Json fields = Json::object());
   // Appends records (from one node) to metrics.jsonl with node and t, where

@@ -239,8 +239,30 @@ void TimelineWalker::ShowProgress(Duration now) {
   opt_.progress->Update(v, clock_.Now());
 }
 
+std::vector<std::string> TimelineWalker::InForceOn(const std::string& node) const {
+  std::vector<std::string> ids;
+  std::lock_guard<std::mutex> lock(state_.mu);
+  for (const auto& [id, on] : applied_) {
+    if (on == node) ids.push_back(id);
+  }
+  return ids;
+}
+
+void TimelineWalker::Swept(const std::string& node, const std::vector<std::string>& ids) {
+  std::lock_guard<std::mutex> lock(state_.mu);
+  for (const auto& id : ids) {
+    auto it = applied_.find(id);
+    if (it != applied_.end() && it->second == node) applied_.erase(it);
+  }
+}
+
 void TimelineWalker::RevertInForce() {
-  for (const auto& [id, node] : std::map<std::string, std::string>(applied_)) {
+  std::map<std::string, std::string> in_force;
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    in_force = applied_;
+  }
+  for (const auto& [id, node] : in_force) {
     for (auto& n : agents_.agents()) {
       if (n.name != node) continue;
       events_.FaultRevert(id, node, "drill ending");

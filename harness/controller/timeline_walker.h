@@ -42,6 +42,11 @@ class TimelineWalker {
   void Walk();
   // Step 5 starts here: every fault still in force, reverted ("drill ending").
   void RevertInForce();
+  // The faults in force on `node`, by id (any thread).
+  std::vector<std::string> InForceOn(const std::string& node) const;
+  // `ids` on `node` were reverted by its restarted agent's journal sweep:
+  // no longer in force, and RevertInForce leaves them alone (any thread).
+  void Swept(const std::string& node, const std::vector<std::string>& ids);
 
   bool job_ended() const { return job_ended_; }  // the workload ended the timeline
   bool stopped() const { return stopped_; }      // a stop condition or a gate's timeout did

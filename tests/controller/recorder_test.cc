@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/controller/drill_events.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace fdrill {
@@ -35,6 +36,37 @@ TEST(RunRecorder, StampsEventsAndMapsMetricsThroughTheAgentOffset) {
   EXPECT_NEAR(m["t"].get<double>(), 2.25, 1e-9);
   EXPECT_FALSE(RunRecorder::Create(dir.string(), clock).ok())
       << "a non-empty run directory is refused";
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 21: a lost agent's events, and the sweep's time on the run's clock.
+TEST(DrillEvents, AgentLostAndFaultsSweptSayWhatWasLeftAndWhenTheSweepRevertedIt) {
+  auto dir = std::filesystem::temp_directory_path() / ("fdrill-ev-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  FakeClock clock;
+  const int64_t start_wall = clock.WallNanos();
+  auto rec = RunRecorder::Create(dir.string(), clock);
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  DrillEvents events;
+  events.AgentLost("n1", "before attach: not written", {"cap"}, start_wall);
+  events.Attach(rec->get());
+  clock.Advance(std::chrono::seconds(10));
+  events.AgentLost("n1", "lost the agent: End of file", {"cap"}, clock.WallNanos());
+  events.FaultsSwept("n1", {"cap"}, start_wall + 11'500'000'000);
+  std::ifstream ev(dir / "events.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(ev, line));
+  Json lost = Json::parse(line);
+  EXPECT_EQ(lost["type"], "agent_lost");
+  EXPECT_EQ(lost["reason"], "lost the agent: End of file");
+  EXPECT_EQ(lost["faults_left"], Json::array({"cap"}));
+  EXPECT_EQ(lost["wall_ns"], start_wall + 10'000'000'000);
+  ASSERT_TRUE(std::getline(ev, line));
+  Json swept = Json::parse(line);
+  EXPECT_EQ(swept["type"], "faults_swept");
+  EXPECT_EQ(swept["ids"], Json::array({"cap"}));
+  EXPECT_NEAR(swept["at_s"].get<double>(), 11.5, 1e-9);
+  EXPECT_FALSE(std::getline(ev, line)) << line;
   std::filesystem::remove_all(dir);
 }
 
