@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "reports/agent_loss.h"
 #include "reports/link_stats.h"
 #include "reports/stats.h"
 
@@ -269,6 +270,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
     s.transport = AnalyzeTransport(index, s.phases);
   }
 
+  s.agents_lost = AnalyzeAgentLosses(run.events);
   if (const std::vector<ResidueItem>* items = LastResidue(run.events)) {
     s.residue_checked = true;
     s.residue = *items;

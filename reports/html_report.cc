@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "reports/agent_loss.h"
 #include "reports/cell_text.h"
 #include "reports/fabric_map.h"
 #include "reports/link_stats.h"
@@ -393,6 +394,21 @@ void WriteRest(const Summary& s, std::string* out) {
              e.pass ? "<span class=\"PASS\">PASS</span>" : "<span class=\"FAIL\">FAIL</span>"});
     }
     *out += t.Done();
+  }
+
+  if (!s.agents_lost.empty()) {
+    *out += "<h2>Agents lost</h2>\n<ul>\n";
+    for (const AgentLoss& a : s.agents_lost) {
+      *out += "<li>" + Esc(AgentLossText(a));
+      if (!a.faults_left.empty()) {
+        *out += "\n<ul>\n";
+        for (const LeftFault& f : a.faults_left)
+          *out += "<li>" + Esc(LeftFaultText(a, f)) + "</li>\n";
+        *out += "</ul>\n";
+      }
+      *out += "</li>\n";
+    }
+    *out += "</ul>\n";
   }
 
   *out += "<h2>Residue</h2>\n";

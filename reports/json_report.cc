@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/agent_loss.h"
+
 namespace fdrill {
 
 namespace {
@@ -167,6 +169,22 @@ std::string RenderSummaryJson(const Summary& s) {
   for (const ResidueItem& r : s.residue) {
     j["residue"].push_back(
         {{"node", r.node}, {"object", r.object}, {"before", r.before}, {"after", r.after}});
+  }
+  j["agents_lost"] = Json::array();
+  for (const AgentLoss& a : s.agents_lost) {
+    Json left = Json::array();
+    for (const LeftFault& f : a.faults_left) {
+      left.push_back({{"id", f.id},
+                      {"kind", f.kind},
+                      {"target", f.target},
+                      {"swept_at_s", Number(f.swept_at_s)},
+                      {"text", LeftFaultText(a, f)}});
+    }
+    j["agents_lost"].push_back({{"node", a.node},
+                                {"reason", a.reason},
+                                {"lost_at_s", a.lost_at_s},
+                                {"back_at_s", Number(a.back_at_s)},
+                                {"faults_left", std::move(left)}});
   }
   auto opt_int = [](const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); };
   auto opt_str = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "reports/agent_loss.h"
 #include "reports/cell_text.h"
 #include "reports/link_stats.h"
 
@@ -266,6 +267,18 @@ void WriteExpectations(const Summary& s, std::string* out) {
   *out += "\n";
 }
 
+// Only when an agent was lost: what it left applied, and whether its
+// restarted self's journal sweep reverted that, and when.
+void WriteAgentsLost(const Summary& s, std::string* out) {
+  if (s.agents_lost.empty()) return;
+  *out += "## Agents lost\n\n";
+  for (const AgentLoss& a : s.agents_lost) {
+    *out += "- " + AgentLossText(a) + "\n";
+    for (const LeftFault& f : a.faults_left) *out += "  - " + LeftFaultText(a, f) + "\n";
+  }
+  *out += "\n";
+}
+
 void WriteResidue(const Summary& s, std::string* out) {
   *out += "## Residue\n\n";
   if (!s.residue_checked) {
@@ -303,6 +316,7 @@ std::string RenderMarkdown(const Summary& summary) {
   WriteAnomalies(summary, &out);
   WriteLinks(summary, &out);
   WriteExpectations(summary, &out);
+  WriteAgentsLost(summary, &out);
   WriteResidue(summary, &out);
   WriteErrors(summary, &out);
   return out;

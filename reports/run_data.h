@@ -59,7 +59,7 @@ struct Event {
   std::string link;              // culprit: the interface or port named; empty for a rank/node
   std::string element;           // culprit: "link n1 fab0", "rank 2 (n2)", "node n3"
   std::string message;           // error
-  std::string reason;            // abort
+  std::string reason;            // abort, agent_lost
   std::string cause;             // abort: "job" when the workload ended the drill, else
   std::string status;            // drill_end: completed | aborted | error
   std::optional<bool> verified;  // fault_applied, fault_reverted
@@ -71,6 +71,11 @@ struct Event {
   std::string digest;                      // digest_check: the job's; empty if it printed none
   std::string expected;                    // digest_check: fdrill-train-ref's
   std::vector<ResidueItem> items;          // residue
+  // agent_lost: faults_left; faults_swept: the ids the restarted agent's
+  // journal sweep reverted.
+  std::vector<std::string> ids;
+  std::optional<int64_t> wall_ns;  // agent_lost, agent_reconnected, faults_swept
+  std::optional<double> at_s;      // faults_swept: when the sweep ended (controller t)
   // counters: one sample of a node's cumulative counters (link_downed,
   // symbol_error, NVLink CRC/replay, netdev drops, ...), name -> value.
   std::vector<std::pair<std::string, double>> counters;

@@ -76,6 +76,17 @@ class Fields {
     return v->dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
+  // A list of strings (an absent or null one: empty).
+  void Strings(const char* key, Need need, std::vector<std::string>* out) {
+    const json* v = Find(key, need);
+    if (v == nullptr) return;
+    if (!v->is_array()) return Fail(key, "is not a list");
+    for (const json& item : *v) {
+      if (!item.is_string()) return Fail(key, "holds an item that is not a string");
+      out->push_back(item.get<std::string>());
+    }
+  }
+
   // The value of `key`, or nullptr when it is absent or null (an error when
   // required) or when an earlier read failed.
   const json* Find(const char* key, Need need) {
@@ -325,6 +336,19 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
         e.counters.emplace_back(it.key(), it.value().get<double>());
       }
     }
+  } else if (type == "agent_lost") {
+    f.String("node", Need::kRequired, &e.node);
+    f.String("reason", Need::kOptional, &e.reason);
+    f.Strings("faults_left", Need::kRequired, &e.ids);
+    f.Optional("wall_ns", &e.wall_ns);
+  } else if (type == "agent_reconnected") {
+    f.String("node", Need::kRequired, &e.node);
+    f.Optional("wall_ns", &e.wall_ns);
+  } else if (type == "faults_swept") {
+    f.String("node", Need::kRequired, &e.node);
+    f.Strings("ids", Need::kRequired, &e.ids);
+    f.Optional("at_s", &e.at_s);
+    f.Optional("wall_ns", &e.wall_ns);
   } else if (type == "error") {
     f.String("message", Need::kRequired, &e.message);
   } else if (type == "abort") {

@@ -203,6 +203,28 @@ struct Rollback {
 // A limit or a measurement: nothing (null), a flag or a number.
 using ExpectValue = std::variant<std::monostate, bool, double>;
 
+// A fault in force on an agent that was lost (agent_lost's faults_left),
+// or one a restarted agent's journal sweep reverted.
+struct LeftFault {
+  std::string id;
+  std::string kind;                  // from the fault's fault_applied (or fault_apply); "" unknown
+  std::string target;                // likewise
+  std::optional<double> swept_at_s;  // when the sweep reverted it; null: no sweep said so
+  std::optional<int64_t> swept_wall_ns;
+};
+
+// An agent the drill lost (its connection dropped, or its lease failed),
+// what was left applied on its node meanwhile, and whether and when it
+// came back and its journal sweep reverted that.
+struct AgentLoss {
+  std::string node;
+  std::string reason;
+  double lost_at_s = 0;
+  std::optional<int64_t> lost_wall_ns;
+  std::optional<double> back_at_s;  // agent_reconnected; null: it did not come back
+  std::vector<LeftFault> faults_left;
+};
+
 struct ExpectationResult {
   std::string name;
   ExpectValue limit;
@@ -224,6 +246,8 @@ struct Summary {
   std::optional<double> ettr;
   bool residue_checked = false;
   std::vector<ResidueItem> residue;
+  // Agents lost during the drill, in the order they were lost.
+  std::vector<AgentLoss> agents_lost;
   Rollback rollback;
   std::vector<CounterDelta> counters;  // empty when no counters were sampled
   std::vector<LinkStats> links;        // by node, then link; empty without counters
