@@ -415,9 +415,16 @@ TEST_F(DrillE2E, MissingInterfaceIsRefusedBeforeAnythingIsTouched) {
   EXPECT_EQ(FabricLinks(), before);
 }
 
+// An agent that stays dead: the fabric's supervisor (which would start it
+// again within a second) is killed first, as on a node whose agent is down
+// for good. The drill names it and touches nothing; `fabric down` (TearDown)
+// still removes everything without the supervisor.
 TEST_F(DrillE2E, AnAgentThatDoesNotAnswerIsNamedAndNothingIsApplied) {
   std::string before = FabricLinks();
   json fabric = ReadJson("/run/fdrill/fabric/fabric.json");
+  const int supervisor = fabric["supervisor_pid"].get<int>();
+  ASSERT_GT(supervisor, 0);
+  ASSERT_EQ(kill(supervisor, SIGKILL), 0);  // ours, started by this test's `fabric up`
   int pid = fabric["nodes"][3]["agent_pid"].get<int>();
   ASSERT_GT(pid, 0);
   ASSERT_EQ(kill(pid, SIGKILL), 0);  // our own agent, started by this test's `fabric up`
