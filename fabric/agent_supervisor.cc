@@ -161,7 +161,7 @@ Status Supervise(const SuperviseOptions& options, const FabricHost& host, std::s
       if (ended) *ended = file + " is gone (fabric down)";
       return Status::Ok();
     }
-    // Once a second: still this supervisor's fabric?
+    // Every tenth turn (a second at the default tick): still this supervisor's fabric?
     if (turn % 10 == 0) {
       if (Status s = Claimed(host, options.state_dir, options.self_pid); !s.ok()) {
         if (ended) *ended = s.message();
