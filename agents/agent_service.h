@@ -194,7 +194,7 @@ class AgentService {
   PanicLatch panic_;
   MgmtGuard guard_;
   bool renewal_ = false;  // the lease request being handled renews the owner's lease
-  Json start_sweep_;  // null until SweepAtStart ran
+  Json start_sweep_;      // null until SweepAtStart ran
 };
 
 }  // namespace fdrill

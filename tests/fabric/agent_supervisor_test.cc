@@ -18,7 +18,7 @@ using std::chrono::seconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr char kAgent[] = "/opt/fdrill/bin/fdrill-agent";
+constexpr char kSupervisedAgent[] = "/opt/fdrill/bin/fdrill-agent";
 constexpr char kDir[] = "/run/fdrill/fabric";
 
 std::string CmdlineOf(const std::vector<std::string>& words) {
@@ -54,7 +54,7 @@ class AgentSupervisorTest : public ::testing::Test {
  protected:
   AgentSupervisorTest() : node_(&clock_) {
     node_.files = &fs_;
-    auto planned = PlanFabric(FabricLayout::Default(), 2, kAgent);
+    auto planned = PlanFabric(FabricLayout::Default(), 2, kSupervisedAgent);
     EXPECT_TRUE(planned.ok());
     state_ = *planned;
     state_.nodes[0].agent_pid = 100;
@@ -66,7 +66,7 @@ class AgentSupervisorTest : public ::testing::Test {
   FabricHost Host() { return FabricHost{&runner_, &fs_, &node_, &clock_}; }
   void Alive(int pid, const std::string& node) {
     fs_.files["/proc/" + std::to_string(pid) + "/cmdline"] =
-        ProcCmdline({kAgent, "--node", node, "--listen", "198.19.0.1:7100"});
+        ProcCmdline({kSupervisedAgent, "--node", node, "--listen", "198.19.0.1:7100"});
   }
   void Dies(int pid) { fs_.files.erase("/proc/" + std::to_string(pid) + "/cmdline"); }
   FabricState Saved() {
@@ -160,8 +160,9 @@ TEST_F(AgentSupervisorTest, AtTheStartLimitGivesUpAndSweepsTheJournalOnce) {
   ASSERT_EQ(node_.spawned.size(), 3u) << "two restarts, then the journal sweep";
   EXPECT_EQ(node_.spawned[0].argv, AgentArgv(state_, n0));
   EXPECT_EQ(node_.spawned[1].argv, AgentArgv(state_, n0));
-  EXPECT_EQ(node_.spawned[2].argv, (std::vector<std::string>{kAgent, "--node", "n0", "--state-dir",
-                                                             n0.state_dir, "--revert-all"}));
+  EXPECT_EQ(node_.spawned[2].argv,
+            (std::vector<std::string>{kSupervisedAgent, "--node", "n0", "--state-dir", n0.state_dir,
+                                      "--revert-all"}));
   EXPECT_EQ(node_.spawned[2].netns_path, n0.NetnsPath());
   EXPECT_THAT(supervisor.GaveUp(), ElementsAre("n0"));
   EXPECT_THAT(node_.appended[n0.agent_log], HasSubstr("giving up on it"));

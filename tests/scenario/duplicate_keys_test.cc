@@ -12,7 +12,7 @@ namespace {
 using scenario_test::ErrorOf;
 using scenario_test::Replace;
 
-constexpr char kDrill[] = R"(name: t
+constexpr char kDuplicatesDrill[] = R"(name: t
 fabric:
   emulated: {nodes: 4}
 workload: {size: 1M}
@@ -32,34 +32,36 @@ phases:
 )";
 
 TEST(DuplicateKeys, ATopLevelKeyGivenTwiceIsRefusedWithBothLines) {
-  EXPECT_EQ(ErrorOf(std::string(kDrill) + "name: u\n"),
+  EXPECT_EQ(ErrorOf(std::string(kDuplicatesDrill) + "name: u\n"),
             "drill.yaml:18:1: duplicate key \"name\" (first at line 1)");
 }
 
 TEST(DuplicateKeys, APhaseKeyGivenTwiceIsRefusedWithBothLines) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "    duration: 2s\n", "    duration: 2s\n    duration: 20s\n")),
+  EXPECT_EQ(ErrorOf(Replace(kDuplicatesDrill, "    duration: 2s\n",
+                            "    duration: 2s\n    duration: 20s\n")),
             "drill.yaml:10:5: duplicate key \"duration\" (first at line 9)");
 }
 
 TEST(DuplicateKeys, AParamGivenTwiceDeepInAFaultIsRefusedWithBothLines) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "          rate: 100mbit\n",
+  EXPECT_EQ(ErrorOf(Replace(kDuplicatesDrill, "          rate: 100mbit\n",
                             "          rate: 100mbit\n          rate: 1mbit\n")),
             "drill.yaml:16:11: duplicate key \"rate\" (first at line 15)");
 }
 
 TEST(DuplicateKeys, AKeyRepeatedInAFlowMappingIsRefused) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "{nodes: 4}", "{nodes: 4, nodes: 8}")),
+  EXPECT_EQ(ErrorOf(Replace(kDuplicatesDrill, "{nodes: 4}", "{nodes: 4, nodes: 8}")),
             "drill.yaml:3:24: duplicate key \"nodes\" (first at line 3)");
 }
 
 TEST(DuplicateKeys, QuotingAKeyDoesNotMakeItAnotherKey) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "workload: {size: 1M}", "workload: {size: 1M, \"size\": 2M}")),
+  EXPECT_EQ(ErrorOf(Replace(kDuplicatesDrill, "workload: {size: 1M}",
+                            "workload: {size: 1M, \"size\": 2M}")),
             "drill.yaml:4:22: duplicate key \"size\" (first at line 4)");
 }
 
 TEST(DuplicateKeys, TheSameKeyInSiblingMappingsIsNotADuplicate) {
   // duration and name appear in every phase: each phase is its own mapping.
-  auto s = ParseScenario(kDrill, "drill.yaml");
+  auto s = ParseScenario(kDuplicatesDrill, "drill.yaml");
   EXPECT_TRUE(s.ok()) << s.status().ToString();
 }
 

@@ -13,7 +13,7 @@ using scenario_test::ErrorOf;
 using scenario_test::Load;
 using scenario_test::Replace;
 
-constexpr char kDrill[] = R"(name: t
+constexpr char kRangesDrill[] = R"(name: t
 fabric:
   emulated: {nodes: 4}
 workload: {size: 1M}
@@ -45,82 +45,82 @@ safety: {max_faulted_nodes: 3}
 )";
 
 TEST(NumberRanges, TheDrillLoadsWithEveryNumberInRange) {
-  EXPECT_EQ(Load(kDrill).phases.size(), 3u);
+  EXPECT_EQ(Load(kRangesDrill).phases.size(), 3u);
 }
 
 TEST(NumberRanges, ARateBeyondAnyLinkIsRefusedAtItsLineNotOverflowed) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "rate: 100mbit", "rate: 99999999tbit")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "rate: 100mbit", "rate: 99999999tbit")),
             "drill.yaml:15:17: fault hit-link_rate: params.rate: rate \"99999999tbit\" is out of "
             "range: accepted 8kbit..10tbit");
 }
 
 TEST(NumberRanges, ARateTbfCannotShapeIsRefusedWithTheRange) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "rate: 100mbit", "rate: 1kbit")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "rate: 100mbit", "rate: 1kbit")),
             "drill.yaml:15:17: fault hit-link_rate: params.rate: rate \"1kbit\" is out of range: "
             "accepted 8kbit..10tbit");
 }
 
 TEST(NumberRanges, AnEmulatedPortRateBeyondAnyLinkIsRefused) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "{nodes: 4}", "{nodes: 4, port_rate: 20tbit}")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "{nodes: 4}", "{nodes: 4, port_rate: 20tbit}")),
             "drill.yaml:3:35: fabric.emulated.port_rate: rate \"20tbit\" is out of range: "
             "accepted 8kbit..10tbit");
 }
 
 TEST(NumberRanges, APhaseDurationPastAWeekIsRefusedWithTheRange) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "duration: 5s", "duration: 99999999999999h")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "duration: 5s", "duration: 99999999999999h")),
             "drill.yaml:7:15: duration \"99999999999999h\" is out of range: accepted 1ms..168h");
 }
 
 TEST(NumberRanges, AFaultParamDurationPastAWeekIsRefusedAtItsLine) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "down: 1s", "down: 9999999999999999s")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "down: 1s", "down: 9999999999999999s")),
             "drill.yaml:25:17: fault hit-link_flap2: params.down: duration \"9999999999999999s\" "
             "is out of range: accepted 1us..168h");
 }
 
 TEST(NumberRanges, AZeroFaultParamDurationIsRefusedWithTheRange) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "down: 1s", "down: 0s")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "down: 1s", "down: 0s")),
             "drill.yaml:25:17: fault hit-link_flap2: params.down: duration \"0s\" is out of range: "
             "accepted 1us..168h");
 }
 
 TEST(NumberRanges, ACountPastItsRangeIsRefusedAtItsLine) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "count: 2", "count: 5000")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "count: 2", "count: 5000")),
             "drill.yaml:26:18: fault hit-link_flap2: params.count: 5000 is out of range: accepted "
             "1..1000");
 }
 
 TEST(NumberRanges, ACountBeyondInt64IsOutOfRangeNotNotAnInteger) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "count: 2", "count: 99999999999999999999")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "count: 2", "count: 99999999999999999999")),
             "drill.yaml:26:18: fault hit-link_flap2: params.count: 99999999999999999999 is out of "
             "range: accepted 1..1000");
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "{nodes: 4}", "{nodes: 99999999999999999999}")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "{nodes: 4}", "{nodes: 99999999999999999999}")),
             "drill.yaml:3:21: fabric.emulated.nodes 99999999999999999999 is out of range: "
             "accepted 2..200");
 }
 
 TEST(NumberRanges, APercentageAbove100IsRefusedAtItsLine) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "percent: 5", "percent: 150")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "percent: 5", "percent: 150")),
             "drill.yaml:20:20: fault hit-link_loss1: params.percent: percentage 150 is out of "
             "range: accepted 0.000001..100");
 }
 
 TEST(NumberRanges, ANegativeOrHugePercentageIsOutOfRange) {
-  EXPECT_NE(ErrorOf(Replace(kDrill, "percent: 5", "percent: -5"))
+  EXPECT_NE(ErrorOf(Replace(kRangesDrill, "percent: 5", "percent: -5"))
                 .find("params.percent: percentage -5 is out of range: accepted 0.000001..100"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Replace(kDrill, "percent: 5", "percent: \"99999999999999999999%\""))
+  EXPECT_NE(ErrorOf(Replace(kRangesDrill, "percent: 5", "percent: \"99999999999999999999%\""))
                 .find("params.percent: percentage 99999999999999999999 is out of range"),
             std::string::npos);
 }
 
 TEST(NumberRanges, AWorkloadSizeBeyond32GiBIsRefusedWithTheRange) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "{size: 1M}", "{size: 99999999999G}")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "{size: 1M}", "{size: 99999999999G}")),
             "drill.yaml:4:18: workload.size: size \"99999999999G\" is out of range: accepted "
             "1B..32GiB");
 }
 
 TEST(NumberRanges, ATbfBurstOutsideWhatTcTakesIsRefusedAtItsLine) {
-  EXPECT_EQ(ErrorOf(Replace(kDrill, "rate: 100mbit", "rate: 100mbit\n          burst: 64G")),
+  EXPECT_EQ(ErrorOf(Replace(kRangesDrill, "rate: 100mbit", "rate: 100mbit\n          burst: 64G")),
             "drill.yaml:16:18: fault hit-link_rate: params.burst: size \"64G\" is out of range: "
             "accepted 2KiB..2GiB");
 }
