@@ -1,7 +1,5 @@
 #include "agents/lease.h"
 
-#include <ctime>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,16 +8,6 @@
 namespace fdrill {
 
 namespace {
-
-// "2026-12-02T15:42:03Z" for a wall time in ns.
-std::string UtcText(int64_t wall_ns) {
-  const time_t secs = static_cast<time_t>(wall_ns / 1000000000);
-  struct tm tm {};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Result<std::optional<std::set<std::string>>> StringSet(const Json& j, const char* key) {
   std::set<std::string> out;
@@ -96,7 +84,7 @@ std::string Lease::Holder(Clock::TimePoint now, int64_t wall_now_ns) const {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now);
   return fmt::format("held by {} for drill {} until {} ({} from now)",
                      owner_.empty() ? "(no certificate: --insecure)" : owner_, drill_,
-                     UtcText(wall_now_ns + left.count() * 1000000), FormatDuration(left));
+                     FormatUtcSeconds(wall_now_ns + left.count() * 1000000), FormatDuration(left));
 }
 
 Status Lease::Take(const std::string& owner, const std::string& drill, Duration ttl,

@@ -4,10 +4,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 
 #include "harness/core/files.h"
+#include "harness/core/units.h"
 
 namespace fdrill {
 
@@ -40,12 +40,7 @@ Status PanicLatch::Clear() {
 }
 
 Status PanicLatch::Refusal(const std::string& type) const {
-  const int64_t at_ns = state_->value("at_ns", int64_t{0});
-  const time_t secs = static_cast<time_t>(at_ns / 1000000000);
-  struct tm tm {};
-  gmtime_r(&secs, &tm);
-  char at[32];
-  strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const std::string at = FormatUtcSeconds(state_->value("at_ns", int64_t{0}));
   const std::string by = state_->value("by", "?");
   const std::string reason = state_->value("reason", "");
   return PermissionDenied("\"" + type + "\" refused: `fdrill panic` latched this node at " + at +

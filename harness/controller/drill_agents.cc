@@ -12,7 +12,7 @@ namespace fdrill {
 
 Json DrillAgents::LeaseBody(size_t i, int64_t ttl_ms) const {
   Json body = {{proto::key::kTtlMs, ttl_ms}, {proto::key::kDrill, drill_}};
-  if (ttl_ms > 0) body[proto::key::kLimits] = LeaseLimitsFor(s_, nodes_[i].name);
+  if (ttl_ms > 0) body[proto::key::kLimits] = limits_[i];
   return body;
 }
 
@@ -83,6 +83,7 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
     n.offset_ns = (*hello)[proto::key::kWallNs].get<int64_t>() - (before + after) / 2;
     n.tmpdir = hello->value(proto::key::kTmpdir, n.tmpdir);
     n.link->set_drill(drill_);
+    limits_.push_back(LeaseLimitsFor(s_, n.name));
     auto lease = n.link->Call(
         proto::kLease,
         LeaseBody(i, std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()),
@@ -236,6 +237,7 @@ void DrillAgents::Shutdown() {
     io_thread_.join();
   }
   nodes_.clear();
+  limits_.clear();
 }
 
 }  // namespace fdrill

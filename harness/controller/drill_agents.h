@@ -108,6 +108,9 @@ class DrillAgents {
   void LeaseLoop();
   // The lease request for agent `i` (ttl 0 releases): drill id and limits.
   Json LeaseBody(size_t i, int64_t ttl_ms) const;
+  // Each agent's limits (LeaseLimitsFor), computed once in Connect: the
+  // scenario does not change during the drill, and renewals go every second.
+  std::vector<Json> limits_;
 
   const Scenario& s_;
   const FabricState& fabric_;

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 namespace fdrill {
@@ -205,6 +206,15 @@ double ToSeconds(Duration d) { return static_cast<double>(d.count()) / 1e9; }
 
 uint64_t DefaultTbfBurstBytes(uint64_t bits_per_sec) {
   return std::min(kTbfBursts.hi, std::max<uint64_t>(128 * 1024, bits_per_sec / 8 / 100));
+}
+
+std::string FormatUtcSeconds(int64_t wall_ns) {
+  const time_t secs = static_cast<time_t>(wall_ns / 1000000000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace fdrill

@@ -58,6 +58,8 @@ std::string FormatSizeRange(UnitRange<uint64_t> range);
 
 // "15s", "500ms", "1.5s": the shortest exact form for messages and plans.
 std::string FormatDuration(Duration d);
+// "2026-12-02T15:42:03Z": a wall time (ns since the epoch) in UTC, to the second.
+std::string FormatUtcSeconds(int64_t wall_ns);
 // "100mbit": tc's spelling, exact when the rate is a whole multiple.
 std::string FormatRate(uint64_t bits_per_sec);
 // A tbf's burst: at least one MTU-sized packet (2KiB), at most 2GiB (tc
