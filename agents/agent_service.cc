@@ -59,20 +59,22 @@ std::string FaultIdForLog(const Json& req) {
 }  // namespace
 
 Json AgentService::Handle(const Json& req, const Caller& caller) {
-  uint64_t id = req.value("id", uint64_t{0});
-  std::string type = req.value("type", "");
-  Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
+  const uint64_t id = RequestId(req);
+  const std::string type = RequestType(req);
+  Result<Json> r = InvalidArgument("the request has no \"type\" string (docs/protocol.md)");
   // A field of the wrong JSON type ("fault_id": 5) throws from Json::value;
   // it is the request's fault: an invalid_argument reply, audited, and the
   // connection stays. Each handler reads its fields before it touches
   // anything, so a throw never interrupts a change half made.
-  try {
-    Status admitted = gate_.Admit(caller, type);
-    if (admitted.ok()) admitted = Permit(type, req, caller);
-    r = admitted.ok() ? Dispatch(type, req, caller) : Result<Json>(admitted);
-  } catch (const Json::exception& e) {
-    r = InvalidArgument(type +
-                        ": a request field has the wrong type (docs/protocol.md): " + e.what());
+  if (!type.empty()) {
+    try {
+      Status admitted = gate_.Admit(caller, type);
+      if (admitted.ok()) admitted = Permit(type, req, caller);
+      r = admitted.ok() ? Dispatch(type, req, caller) : Result<Json>(admitted);
+    } catch (const Json::exception& e) {
+      r = InvalidArgument(type +
+                          ": a request field has the wrong type (docs/protocol.md): " + e.what());
+    }
   }
   // Renewals are not audited (one a second); a lease refused or taken anew is.
   if (type != proto::kLease || !r.ok() || !renewal_) {

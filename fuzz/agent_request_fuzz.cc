@@ -19,6 +19,8 @@
 #include <string_view>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "agents/agent_service.h"
 #include "agents/fake_host.h"
 #include "harness/wire/wire.h"
@@ -27,6 +29,22 @@
 namespace {
 
 using fdrill::Json;
+
+// This process's scratch directory, made on first use and removed at exit.
+// The agent logs every request; at fuzzing rates that is noise, so logging
+// is switched off on the same first use.
+const std::string& ScratchDir() {
+  // Never destroyed, so the exit handler can still read it.
+  static const std::string* dir = [] {
+    spdlog::set_level(spdlog::level::off);
+    char tmpl[] = "/tmp/fdrill-agent-fuzz.XXXXXX";
+    return new std::string(mkdtemp(tmpl));
+  }();
+  static const bool cleanup_registered =
+      std::atexit([] { std::filesystem::remove_all(*dir); }) == 0;
+  (void)cleanup_registered;
+  return *dir;
+}
 
 fdrill::Caller CallerFor(unsigned char pick) {
   static const fdrill::Caller kCallers[] = {
@@ -40,10 +58,7 @@ fdrill::Caller CallerFor(unsigned char pick) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string dir = [] {
-    char tmpl[] = "/tmp/fdrill-agent-fuzz.XXXXXX";
-    return std::string(mkdtemp(tmpl));
-  }();
+  const std::string& dir = ScratchDir();
   // A fresh agent per input: an empty journal, audit log and latch.
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -66,7 +81,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const fdrill::Caller caller = CallerFor(static_cast<unsigned char>(line[0]));
     Json body = Json::parse(line.substr(1), nullptr, /*allow_exceptions=*/false);
     if (!body.is_object()) continue;
-    const std::string type = body.value("type", "");
+    const std::string type = body.contains("type") && body["type"].is_string()
+                                 ? body["type"].get<std::string>()
+                                 : std::string();
     body["id"] = ++id;
     const bool latched = agent.panic_latched();
     const Json reply = agent.Handle(body, caller);

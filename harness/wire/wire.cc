@@ -53,6 +53,16 @@ Json MakeRequest(std::string_view type, uint64_t id, Json body) {
   return body;
 }
 
+uint64_t RequestId(const Json& request) {
+  auto it = request.find("id");  // end() for a non-object
+  return it != request.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+
+std::string RequestType(const Json& request) {
+  auto it = request.find("type");
+  return it != request.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 Json MakeReply(uint64_t id, Json body) {
   if (!body.is_object()) body = Json::object();
   body["v"] = kWireVersion;

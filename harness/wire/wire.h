@@ -41,6 +41,12 @@ class FrameDecoder {
 };
 
 Json MakeRequest(std::string_view type, uint64_t id, Json body = Json::object());
+
+// A request's "id" and "type" as sent, for its reply, log and audit line;
+// they never throw: an id that is not an unsigned integer reads 0, a type
+// that is not a string reads "" (which no handler answers to).
+uint64_t RequestId(const Json& request);
+std::string RequestType(const Json& request);
 Json MakeReply(uint64_t id, Json body = Json::object());
 Json MakeErrorReply(uint64_t id, const Status& status);
 Json MakePush(std::string_view type, Json body = Json::object());

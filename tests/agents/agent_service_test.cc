@@ -114,6 +114,26 @@ TEST_F(AgentServiceTest, AFieldOfTheWrongTypeIsRefusedBeforeAnythingIsTouched) {
   EXPECT_TRUE(ApplyRate("slow")["ok"].get<bool>());  // still serving
 }
 
+// The request's own "type" and "id" of the wrong JSON type (found by
+// fuzz/agent_request_fuzz.cc: {"type":4} threw out of Handle, so the real
+// agent dropped the connection without a reply or an audit line).
+TEST_F(AgentServiceTest, ARequestWhoseTypeOrIdIsNotAStringOrNumberGetsAnErrorReply) {
+  Json numeric_type = MakeRequest("apply", 7);
+  numeric_type["type"] = 4;
+  Json reply = service_->Handle(numeric_type, "test");
+  EXPECT_FALSE(reply["ok"].get<bool>()) << reply.dump();
+  EXPECT_EQ(reply["code"], "invalid_argument");
+  EXPECT_NE(reply["error"].get<std::string>().find("\"type\""), std::string::npos) << reply.dump();
+  EXPECT_EQ(reply["id"], 7);
+  Json text_id = MakeRequest("hello", 8);
+  text_id["id"] = "eight";
+  reply = service_->Handle(text_id, "test");
+  EXPECT_TRUE(reply["ok"].get<bool>()) << reply.dump();  // answered, under id 0
+  EXPECT_EQ(reply["id"], 0);
+  EXPECT_TRUE(kernel_.Mutations().empty());
+  EXPECT_TRUE(ApplyRate("slow")["ok"].get<bool>());  // still serving
+}
+
 TEST_F(AgentServiceTest, RefusesTheManagementInterfaceAndTouchesNothing) {
   Json reply = ApplyRate("cut", "mgmt0");
   EXPECT_FALSE(reply["ok"].get<bool>());
