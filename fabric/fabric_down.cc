@@ -1,9 +1,11 @@
 #include "fabric/fabric_down.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include "fabric/agent_supervisor.h"
 #include "fabric/inventory.h"
+#include "fabric/sshd.h"
 
 namespace fdrill {
 
@@ -65,6 +67,57 @@ void StopAgents(const FabricState& state, const DownOptions& options, const Fabr
   }
 }
 
+// The nodes' sshds (`up --sshd`): those fabric.json names and any other
+// started with this layout's sshd_config. SIGTERM, then SIGKILL after the
+// grace. Returns how many there were.
+int StopSshds(const Result<FabricState>& state, const DownOptions& options,
+              const FabricHost& host) {
+  const std::string config = SshFiles{options.layout.state_dir + "/ssh"}.SshdConfig();
+  std::vector<int> alive = FindSshds(*host.fs, config);
+  if (state.ok()) {
+    for (const auto& n : state->nodes) {
+      if (SshdAlive(*host.fs, config, n.sshd_pid) &&
+          std::find(alive.begin(), alive.end(), n.sshd_pid) == alive.end())
+        alive.push_back(n.sshd_pid);
+    }
+  }
+  for (int pid : alive)
+    (void)host.runner->Run({"kill", "-s", "TERM", std::to_string(pid)}, std::chrono::seconds(5));
+  const int count = static_cast<int>(alive.size());
+  const auto deadline = host.clock->Now() + options.term_grace;
+  while (!alive.empty()) {
+    std::erase_if(alive, [&](int pid) { return !SshdAlive(*host.fs, config, pid); });
+    if (alive.empty()) break;
+    if (host.clock->Now() >= deadline) {
+      for (int pid : alive)
+        (void)host.runner->Run({"kill", "-s", "KILL", std::to_string(pid)},
+                               std::chrono::seconds(5));
+      break;
+    }
+    host.node->SleepFor(std::chrono::milliseconds(50));
+  }
+  return count;
+}
+
+// What still runs in the fabric's namespaces once its agents and sshds are
+// stopped (an ssh session's orted and ranks, a process a user started with
+// `fabric exec`) would keep a deleted namespace alive: SIGKILL, by pid,
+// each process `ip netns pids` lists. Returns how many.
+int KillNamespaceProcesses(const std::vector<std::string>& netns, const FabricHost& host) {
+  int killed = 0;
+  for (const auto& ns : netns) {
+    auto pids = RunChecked(*host.runner, {"ip", "netns", "pids", ns});
+    if (!pids.ok()) continue;
+    std::istringstream in(*pids);
+    for (std::string pid; in >> pid;) {
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      (void)host.runner->Run({"kill", "-s", "KILL", pid}, std::chrono::seconds(5));
+      ++killed;
+    }
+  }
+  return killed;
+}
+
 // A state dir we are willing to `rm -rf`: absolute, at least two levels deep.
 bool SafeToRemove(const std::string& dir) {
   return dir.size() > 1 && dir[0] == '/' && std::count(dir.begin(), dir.end(), '/') >= 2 &&
@@ -98,9 +151,12 @@ Result<DownReport> FabricDown(const DownOptions& options, const FabricHost& host
     failures.push_back(state.status().message() + " (agents, if any, were not stopped)");
   }
 
+  report.sshds_stopped = StopSshds(state, options, host);
+
   auto inv = TakeInventory(layout, *host.runner, *host.fs);
   if (!inv.ok()) return inv.status();
-  if (inv->empty() && report.agents_stopped == 0 && failures.empty()) {
+  report.processes_killed = KillNamespaceProcesses(inv->netns, host);
+  if (inv->empty() && report.agents_stopped == 0 && report.sshds_stopped == 0 && failures.empty()) {
     report.found_nothing = true;
     return report;
   }

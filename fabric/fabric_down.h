@@ -13,6 +13,11 @@
 //   fabric.json names, and any other process running the agent for a node
 //   with that node's --state-dir (FindAgents), so an agent started by a
 //   supervisor that crashed before recording its pid is stopped too.
+// - Then the nodes' sshds (`up --sshd`): fabric.json's and any other with
+//   <state_dir>/ssh/sshd_config on its command line, SIGTERM then SIGKILL;
+//   then every process still in one of the fabric's namespaces (`ip netns
+//   pids`: an ssh session's orted and ranks) gets SIGKILL, since it would
+//   keep a deleted namespace alive.
 // - Best effort: one failing removal does not stop the others; the error
 //   lists every failure.
 #pragma once
@@ -31,6 +36,8 @@ struct DownReport {
   bool supervisor_stopped = false;
   int agents_stopped = 0;
   int agents_killed = 0;             // needed SIGKILL
+  int sshds_stopped = 0;             // `up --sshd`'s, and any other with its sshd_config
+  int processes_killed = 0;          // left in the fabric's namespaces after those
   std::vector<std::string> removed;  // "netns fdrill-n0", "link fdm-br", "mount ...", "dir ..."
 };
 

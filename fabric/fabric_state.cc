@@ -22,11 +22,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodePort, rail, ifname, addr, leaf, leaf_port
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SwitchPort, name, peer, rate_bps)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricNode, name, netns, uts_path, mgmt_if, mgmt_addr, mgmt_peer,
                                    fabric, tmpdir, state_dir, agent_log, agent_port, agent_pid,
-                                   agent_restarts)
+                                   agent_restarts, sshd_pid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricSwitch, name, role, rail, netns, bridge, ports, agent)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricState, version, state_dir, shape, mgmt_bridge,
                                    controller_addr, agent_bin, pki_dir, nodes, switches,
-                                   supervisor_pid)
+                                   supervisor_pid, ssh_dir)
 
 FabricLayout FabricLayout::Default() {
   FabricLayout layout;
@@ -62,6 +62,10 @@ std::string FabricSwitch::PortNames() const {
 
 std::string FabricNode::MgmtIp() const { return HostPart(mgmt_addr); }
 std::string FabricNode::FabricIp() const { return fabric.empty() ? "" : fabric.front().Ip(); }
+std::string FabricNode::Dir() const {
+  const size_t slash = agent_log.rfind('/');
+  return slash == std::string::npos ? std::string() : agent_log.substr(0, slash);
+}
 
 const FabricSwitch* FabricState::FindSwitch(const std::string& name) const {
   for (const auto& sw : switches)
@@ -301,8 +305,11 @@ Result<FabricState> FabricStateFromJson(const std::string& text) {
     if (!j.contains("pki_dir")) j["pki_dir"] = "";
     // Written before supervision: nobody supervises its agents.
     if (!j.contains("supervisor_pid")) j["supervisor_pid"] = 0;
+    // Written before `up --sshd`: no sshd anywhere.
+    if (!j.contains("ssh_dir")) j["ssh_dir"] = "";
     auto restarts_default = [](nlohmann::json& node) {
       if (node.is_object() && !node.contains("agent_restarts")) node["agent_restarts"] = 0;
+      if (node.is_object() && !node.contains("sshd_pid")) node["sshd_pid"] = 0;
     };
     for (auto& n : j.at("nodes")) restarts_default(n);
     for (auto& sw : j.at("switches"))

@@ -25,6 +25,8 @@
 //   supervisor        one root-namespace process restarting dead agents,
 //                     log <state_dir>/supervisor.log; it rewrites fabric.json
 //                     (agent_pid, agent_restarts) whole on each restart
+//   sshd (--sshd)     one OpenSSH sshd per node on <mgmt ip>:22, keys and configs in
+//                     <state_dir>/ssh (fabric/sshd.h); `ssh -F <state_dir>/ssh/config n2`
 //   certificates      <state_dir>/pki (0700): ca.pem/.key, controller.pem/.key,
 //                     n<i>.pem/.key, made by `up`; agents serve mutual TLS
 // Every object the fabric creates carries a layout prefix, so teardown finds
@@ -97,6 +99,10 @@ struct FabricNode {
   int agent_port = 7100;
   int agent_pid = 0;       // 0: not started; the supervisor rewrites it on each restart
   int agent_restarts = 0;  // how often the supervisor started it again
+  int sshd_pid = 0;        // `up --sshd`: the node's sshd (fabric/sshd.h); 0: none
+
+  // <state_dir>/n<i>: the directory holding the node's tmp/, state/ and logs.
+  std::string Dir() const;
 
   std::string NetnsPath() const { return "/run/netns/" + netns; }
   std::string MgmtIp() const;    // mgmt_addr without the prefix length
@@ -138,6 +144,9 @@ struct FabricState {
   // process `up` starts last; 0: none (a fabric `up` left unsupervised, or
   // one from before supervision).
   int supervisor_pid = 0;
+  // `up --sshd`: <state_dir>/ssh, holding the keys, sshd_config and the
+  // client's config (fabric/sshd.h); "": the nodes run no sshd.
+  std::string ssh_dir;
 
   const FabricSwitch* FindSwitch(const std::string& name) const;
   // Every agent the fabric runs: the nodes', then the switches'.

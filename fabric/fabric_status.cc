@@ -8,6 +8,7 @@
 
 #include "fabric/agent_supervisor.h"
 #include "fabric/inventory.h"
+#include "fabric/sshd.h"
 #include "harness/core/units.h"
 
 namespace fdrill {
@@ -61,6 +62,8 @@ Result<FabricStatus> GetFabricStatus(const std::string& state_dir, const FabricH
     NodeStatus ns;
     ns.node = n;
     ns.agent_alive = AgentAlive(*host.fs, status.state.agent_bin, n.name, n.agent_pid);
+    if (!status.state.ssh_dir.empty())
+      ns.sshd_alive = SshdAlive(*host.fs, SshFilesOf(status.state).SshdConfig(), n.sshd_pid);
     for (const auto& port : n.fabric) {
       ns.fabric_links.push_back(StateOf(in_node, port.ifname));
       ns.switch_ports.push_back(StateOf(by_switch[port.leaf], port.leaf_port));
@@ -107,9 +110,15 @@ std::string RenderStatusTable(const FabricStatus& status) {
   } else {
     out += "supervisor: none (agents that die stay dead)\n";
   }
+  const bool sshd = !s.ssh_dir.empty();
+  if (sshd) {
+    out += fmt::format("sshd: on every node's management address, port {} (ssh -F {}/config n0)\n",
+                       kSshPort, s.ssh_dir);
+  }
   // Per rail: the node's fab<r> state, then its leaf port's (swp<i>).
   std::string header = fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8}", "NODE", "MGMT", "FABRIC",
                                    "AGENT", "RESTARTS");
+  if (sshd) header += fmt::format(" {:<14}", "SSHD");
   for (int r = 0; r < shape.rails; ++r)
     header += fmt::format(" {:<8} {:<8}", "fab" + std::to_string(r), "swp");
   out += header + fmt::format(" {:<8}\n", "mgmt0");
@@ -120,6 +129,12 @@ std::string RenderStatusTable(const FabricStatus& status) {
     std::string row = fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8}", n.node.name, n.node.mgmt_addr,
                                   n.node.fabric.empty() ? "" : n.node.fabric[0].addr, agent,
                                   n.node.agent_restarts);
+    if (sshd) {
+      row += fmt::format(
+          " {:<14}", n.node.sshd_pid > 0
+                         ? fmt::format("{} {}", n.node.sshd_pid, n.sshd_alive ? "alive" : "dead")
+                         : "not started");
+    }
     for (size_t r = 0; r < n.fabric_links.size(); ++r)
       row += fmt::format(" {:<8} {:<8}", n.fabric_links[r], n.switch_ports[r]);
     out += row + fmt::format(" {:<8}\n", n.mgmt_link);
@@ -148,6 +163,7 @@ std::string RenderStatusJson(const FabricStatus& status) {
     const NodeStatus& n = status.nodes[i];
     auto& jn = j["nodes"][i];
     jn["agent_alive"] = n.agent_alive;
+    if (!status.state.ssh_dir.empty()) jn["sshd_alive"] = n.sshd_alive;
     // Node-side links by name, switch-side by "switch:port".
     nlohmann::json links = {{n.node.mgmt_if, n.mgmt_link}};
     for (size_t r = 0; r < n.node.fabric.size(); ++r) {

@@ -1,5 +1,5 @@
 // `fdrill fabric status`: what fabric.json says, checked against the machine
-// (is each agent alive, how often its supervisor restarted it, is the
+// (is each agent and sshd alive, how often its supervisor restarted it, is the
 // supervisor alive, is each link up). Read-only.
 #pragma once
 
@@ -14,6 +14,7 @@ namespace fdrill {
 struct NodeStatus {
   FabricNode node;
   bool agent_alive = false;
+  bool sshd_alive = false;  // node.sshd_pid is alive and is this fabric's sshd
   // Operational state as `ip link` reports it ("UP", "DOWN", "LOWERLAYERDOWN",
   // ...); "missing" when the link does not exist.
   std::vector<std::string> fabric_links;  // per node.fabric entry: fab<r> in the node

@@ -7,7 +7,9 @@
 #include "fabric/fabric_status.h"
 #include "fabric/fabric_topology.h"
 #include "fabric/inventory.h"
+#include "fabric/sshd.h"
 #include "harness/core/units.h"
+#include "harness/host/programs.h"
 #include "harness/tls/certs.h"
 
 namespace fdrill {
@@ -154,6 +156,79 @@ Status StartSupervisor(FabricState& state, const UpOptions& options, const Fabri
   return SaveFabricState(*host.fs, state);
 }
 
+// The fabric's ssh keys and files (fabric/sshd.h), then one sshd per node;
+// waits until each accepts a connection on its management address.
+Status StartSshds(FabricState& state, const UpOptions& options, const FabricHost& host,
+                  Rollback& rollback) {
+  const SshFiles files = SshFilesOf(state);
+  // /run/sshd: sshd's privilege-separation directory, which it requires
+  // (the package's service makes it; the fabric may be the first sshd).
+  const std::vector<FabricStep> steps = {
+      {{"install", "-d", "-m", "0700", files.dir}, {}},
+      {{"install", "-d", "-m", "0755", "/run/sshd"}, {}},
+      {{options.keygen_bin, "-q", "-t", "ed25519", "-N", "", "-C", "fdrill fabric host key", "-f",
+        files.HostKey()},
+       {}},
+      {{options.keygen_bin, "-q", "-t", "ed25519", "-N", "", "-C", "fdrill fabric client key", "-f",
+        files.ClientKey()},
+       {}},
+  };
+  for (const auto& step : steps) {
+    if (Status s = rollback.Run(step); !s.ok()) return s.Annotate("--sshd");
+  }
+  auto host_pub = host.fs->Read(files.HostKey() + ".pub");
+  if (!host_pub.ok()) return host_pub.status().Annotate("--sshd: the host key");
+  auto client_pub = host.fs->Read(files.ClientKey() + ".pub");
+  if (!client_pub.ok()) return client_pub.status().Annotate("--sshd: the client key");
+  auto etc_hosts = host.fs->Read("/etc/hosts");
+  const std::pair<std::string, std::string> texts[] = {
+      {files.AuthorizedKeys(), *client_pub},
+      {files.KnownHosts(), KnownHostsText(state, *host_pub)},
+      {files.SshdConfig(), SshdConfigText(files)},
+      {files.ClientConfig(), SshClientConfigText(state, files)},
+      {files.Hosts(), HostsText(state, etc_hosts.ok() ? *etc_hosts : "")},
+  };
+  for (const auto& [path, text] : texts) {
+    if (Status s = host.fs->Write(path, text); !s.ok()) return s.Annotate("--sshd");
+  }
+  for (FabricNode& n : state.nodes) {
+    SpawnSpec spec{SshdArgv(options.sshd_bin, files, n), n.NetnsPath(), n.uts_path, n.tmpdir,
+                   SshdLogPath(n)};
+    auto pid = host.node->Spawn(spec);
+    if (!pid.ok()) return pid.status().Annotate("starting sshd on " + n.name);
+    n.sshd_pid = *pid;
+    rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
+  }
+  if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
+  if (!options.wait_ready) return Status::Ok();
+  std::vector<const FabricNode*> pending;
+  for (const auto& n : state.nodes) pending.push_back(&n);
+  const auto deadline = host.clock->Now() + options.ready_timeout;
+  for (;;) {
+    for (auto it = pending.begin(); it != pending.end();) {
+      const FabricNode& n = **it;
+      if (host.node->TcpConnects(n.MgmtIp(), kSshPort, std::chrono::milliseconds(200))) {
+        it = pending.erase(it);
+        continue;
+      }
+      if (!SshdAlive(*host.fs, files.SshdConfig(), n.sshd_pid)) {
+        return Unavailable("sshd on " + n.name + " (pid " + std::to_string(n.sshd_pid) +
+                           ") exited; " + LogTail(*host.fs, SshdLogPath(n)));
+      }
+      ++it;
+    }
+    if (pending.empty()) return Status::Ok();
+    if (host.clock->Now() >= deadline) {
+      const FabricNode& n = *pending.front();
+      return DeadlineExceeded("sshd on " + n.name + " did not accept a connection on " +
+                              n.MgmtIp() + ":" + std::to_string(kSshPort) + " within " +
+                              FormatDuration(options.ready_timeout) + "; " +
+                              LogTail(*host.fs, SshdLogPath(n)));
+    }
+    host.node->SleepFor(std::chrono::milliseconds(100));
+  }
+}
+
 Status Build(FabricState& state, const UpOptions& options, const FabricHost& host,
              Rollback& rollback) {
   for (const auto& step : BuildSteps(state)) {
@@ -176,6 +251,9 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
   if (options.wait_ready) {
     if (Status s = WaitForAgents(state, options, host); !s.ok()) return s;
     if (Status s = WaitForPorts(state, options, host); !s.ok()) return s;
+  }
+  if (options.sshd) {
+    if (Status s = StartSshds(state, options, host, rollback); !s.ok()) return s;
   }
   return StartSupervisor(state, options, host, rollback);
 }
@@ -348,6 +426,21 @@ Status CheckRoomFor(const FabricShape& shape, SysFs& fs) {
       std::to_string(available_kib / 1024 / kMemoryPerNodeMiB));
 }
 
+Status CheckSshdInstalled(UpOptions* options) {
+  auto sshd = FindInPath("sshd");
+  if (!sshd.ok()) {
+    // root's PATH has /usr/sbin; another user's may not.
+    sshd = FindInPath("/usr/sbin/sshd");
+    if (!sshd.ok())
+      return ProgramMissing("sshd", "--sshd runs it in every node; apt-get install openssh-server");
+  }
+  auto keygen = FindInPath("ssh-keygen");
+  if (!keygen.ok()) return ProgramMissing("ssh-keygen", "--sshd makes the fabric's keys with it");
+  options->sshd_bin = *sshd;
+  options->keygen_bin = *keygen;
+  return Status::Ok();
+}
+
 Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host) {
   auto planned = PlanFabric(options.layout, options.shape, options.agent_bin);
   if (!planned.ok()) return planned.status();
@@ -355,6 +448,12 @@ Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host) {
   if (Status s = CheckNoFabric(options.layout, host); !s.ok()) return s;
   FabricState state = std::move(planned).value();
   if (!options.insecure) state.pki_dir = options.layout.PkiDir();
+  if (options.sshd) {
+    if (options.sshd_bin.empty() || options.keygen_bin.empty())
+      return InvalidArgument(
+          "--sshd: the sshd and ssh-keygen paths are not set (CheckSshdInstalled)");
+    state.ssh_dir = options.layout.state_dir + "/ssh";
+  }
   Rollback rollback(*host.runner);
   Status built = Build(state, options, host, rollback);
   if (built.ok()) return state;

@@ -18,6 +18,10 @@
 //   and every node are made in <state_dir>/pki (0700) before any agent
 //   starts, each agent serves mutual TLS with its own, and fabric.json
 //   records pki_dir so `fdrill run` dials with controller.pem.
+// - With options.sshd, once the agents are started, the fabric's ssh keys
+//   and configs are made in <state_dir>/ssh and one sshd is started in every
+//   node (fabric/sshd.h); `up` returns once each accepts a connection on its
+//   management address, port 22. The host's own ssh is never touched.
 // - With options.supervisor_argv, the agents' supervisor
 //   (fabric/agent_supervisor.h) is started last, in the root namespace,
 //   logging to <state_dir>/supervisor.log; fabric.json records its pid, and
@@ -61,6 +65,11 @@ struct UpOptions {
   std::string agent_bin;  // absolute path
   bool wait_ready = true;
   bool insecure = false;  // agents serve plaintext (--insecure); no pki made
+  // --sshd: OpenSSH's sshd in every node (fabric/sshd.h). sshd_bin and
+  // keygen_bin are absolute paths (CheckSshdInstalled finds them).
+  bool sshd = false;
+  std::string sshd_bin;
+  std::string keygen_bin;
   // The supervisor's command line (SupervisorArgv: `fdrill fabric supervise
   // --state-dir DIR`); empty: the agents run unsupervised.
   std::vector<std::string> supervisor_argv;
@@ -75,6 +84,10 @@ inline constexpr int kMemoryPerNodeMiB = 64;
 // FailedPrecondition naming --nodes when MemAvailable (/proc/meminfo) is
 // under nodes x kMemoryPerNodeMiB; Ok when /proc/meminfo cannot be read.
 Status CheckRoomFor(const FabricShape& shape, SysFs& fs);
+
+// For --sshd: fills options->sshd_bin and keygen_bin from PATH; NotInstalled
+// naming the Debian package (openssh-server, openssh-client) when missing.
+Status CheckSshdInstalled(UpOptions* options);
 
 Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host);
 

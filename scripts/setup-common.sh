@@ -9,7 +9,7 @@ FDRILL_PACKAGES=(
   libboost-dev libboost-system-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  openmpi-bin libopenmpi-dev openssh-client slurm-client
+  openmpi-bin libopenmpi-dev openssh-client openssh-server slurm-client
   iproute2 iptables nftables util-linux procps infiniband-diags
   libnetfilter-queue-dev
   clang libclang-rt-14-dev clang-format
@@ -31,7 +31,23 @@ install_deps() {
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq >/dev/null || true
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Installed, not started: openssh-server's postinst would start the
+  # machine's own sshd on port 22; fdrill runs its own inside the emulated
+  # nodes (`fabric up --sshd`). policy-rc.d(8) answering 101 tells
+  # invoke-rc.d and deb-systemd-invoke not to start services; ours is put
+  # there only when none exists (a container image may have its own) and
+  # removed after apt-get, even when it fails.
+  local guard=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\n# fdrill set-up: install packages, start no service (removed after apt-get)\nexit 101\n' |
+      $sudo tee /usr/sbin/policy-rc.d >/dev/null
+    $sudo chmod 0755 /usr/sbin/policy-rc.d
+    guard=1
+  fi
+  local rc=0
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || rc=$?
+  [ -z "$guard" ] || $sudo rm -f /usr/sbin/policy-rc.d
+  return $rc
 }
 
 configure_and_build() {

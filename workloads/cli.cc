@@ -63,7 +63,8 @@ void AddFlags(CLI::App& app, RawFlags& f) {
   app.add_option("-w,--warmup", f.warmup, "untimed iterations before each size's timed ones")
       ->capture_default_str();
   app.add_option("--backend", f.backend, "mpi or nccl")->capture_default_str();
-  app.add_option("--jsonl", f.jsonl, "metrics file per rank; {rank} and {tmpdir} are expanded");
+  app.add_option("--jsonl", f.jsonl,
+                 "metrics file per rank; {rank}, {tmpdir} and {host} (gethostname) are expanded");
   app.add_option("--stop-file", f.stop_file, "stop cleanly once this path exists");
   app.add_option("--timeout", f.timeout, "fail a collective that takes longer (nccl backend)")
       ->capture_default_str();

@@ -47,9 +47,9 @@ Result<std::unique_ptr<MetricsWriter>> OpenMetrics(const Config& config, World& 
   std::unique_ptr<MetricsWriter> writer;
   if (!config.jsonl.empty()) {
     // A resumed training run continues its predecessor's records.
-    auto opened =
-        MetricsWriter::Open(ExpandPathTemplate(config.jsonl, world.rank(), TmpDirFromEnv()),
-                            /*append=*/config.train.has_value());
+    auto opened = MetricsWriter::Open(
+        ExpandPathTemplate(config.jsonl, world.rank(), TmpDirFromEnv(), HostName()),
+        /*append=*/config.train.has_value());
     if (opened.ok()) {
       writer = std::move(opened).value();
     } else {

@@ -54,10 +54,12 @@ std::string ToJsonLine(const IterationRecord& r) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir) {
+std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir,
+                               std::string_view host) {
   std::string out(path_template);
   ReplaceAll(&out, "{rank}", std::to_string(rank));
   ReplaceAll(&out, "{tmpdir}", tmpdir);
+  ReplaceAll(&out, "{host}", host);
   return out;
 }
 

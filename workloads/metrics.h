@@ -50,8 +50,10 @@ struct IterationRecord {
 // The record as one JSON object, keys in formats.md order, no newline.
 std::string ToJsonLine(const IterationRecord& record);
 
-// Replaces every "{rank}" with `rank` and every "{tmpdir}" with `tmpdir`.
-std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir);
+// Replaces every "{rank}" with `rank`, "{tmpdir}" with `tmpdir` and
+// "{host}" with `host` (the rank's gethostname()).
+std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir,
+                               std::string_view host);
 
 // $TMPDIR when set and not empty, else "/tmp".
 std::string TmpDirFromEnv();

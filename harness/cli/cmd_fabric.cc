@@ -86,6 +86,7 @@ struct UpFlags {
   std::string agent_bin;
   bool no_wait = false;
   bool no_supervisor = false;
+  bool sshd = false;
 };
 
 std::string SelfExe() {
@@ -111,6 +112,10 @@ int RunUp(const UpFlags& flags) {
   if (!bin.ok()) return Fail("up", bin.status());
   options.agent_bin = *bin;
   options.wait_ready = !flags.no_wait;
+  options.sshd = flags.sshd;
+  if (flags.sshd) {
+    if (Status s = CheckSshdInstalled(&options); !s.ok()) return Fail("up", s.Annotate("--sshd"));
+  }
   if (!flags.no_supervisor)
     options.supervisor_argv = SupervisorArgv(SelfExe(), options.layout.state_dir);
   RealFabricHost host;
@@ -129,6 +134,12 @@ int RunUp(const UpFlags& flags) {
                           " restarts an agent that dies"
                     : "; unsupervised")
             << "\nstate: " << options.layout.StateFile() << "\n";
+  if (!state->ssh_dir.empty()) {
+    std::cout << "sshd: on every node, port 22: ssh -F " << state->ssh_dir << "/config "
+              << state->nodes.back().name << " hostname\n"
+              << "names: unshare -m sh -c 'mount --bind " << state->ssh_dir
+              << "/hosts /etc/hosts && exec $SHELL' (a shell where the nodes' names resolve)\n";
+  }
   return 0;
 }
 
@@ -145,6 +156,11 @@ int RunDown() {
             << (report->agents_killed
                     ? " (" + std::to_string(report->agents_killed) + " needed SIGKILL)"
                     : "")
+            << (report->sshds_stopped ? ", " + std::to_string(report->sshds_stopped) + " sshd(s)"
+                                      : "")
+            << (report->processes_killed ? ", killed " + std::to_string(report->processes_killed) +
+                                               " process(es) left in its namespaces"
+                                         : "")
             << ", removed " << report->removed.size() << " object(s)\n";
   return 0;
 }
@@ -263,6 +279,11 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
                "start no supervisor: an agent that dies stays dead (by default one is started "
                "again after 0.5 s, as systemd's Restart=always, and its journal sweep reverts "
                "what it left)");
+  up->add_flag(
+      "--sshd", up_flags->sshd,
+      "run OpenSSH's sshd in every node on its management address (keys and configs in "
+      "<state>/ssh, nothing of this machine's ssh touched): `ssh -F <state>/ssh/config n2`, "
+      "and mpirun over ssh as on a cluster");
   up->callback([up_flags, exit_code] { *exit_code = RunUp(*up_flags); });
 
   auto* down = fabric->add_subcommand(

@@ -82,6 +82,7 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
     }
     n.offset_ns = (*hello)[proto::key::kWallNs].get<int64_t>() - (before + after) / 2;
     n.tmpdir = hello->value(proto::key::kTmpdir, n.tmpdir);
+    n.hostname = hello->value(proto::key::kHostname, n.name);
     n.link->set_drill(drill_);
     limits_.push_back(LeaseLimitsFor(s_, n.name));
     auto lease = n.link->Call(

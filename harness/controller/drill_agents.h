@@ -56,6 +56,9 @@ struct NodeLink {
   std::unique_ptr<AgentLink> link;
   int64_t offset_ns = 0;  // agent wall clock minus controller wall clock
   std::string tmpdir;
+  // The agent's gethostname() (hello), which the node's ranks also see: a
+  // real cluster's run directory is per host (WorkloadSupervisor::RunDir).
+  std::string hostname;
 };
 
 class DrillAgents {

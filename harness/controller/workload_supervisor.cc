@@ -36,8 +36,13 @@ std::string WorkloadSupervisor::RunDirName() const {
   return "fdrill-" + run_id_ + (w_.name.empty() ? "" : "-" + w_.name);
 }
 
+// Emulated: under the node's TMPDIR. A hosts or Slurm fabric: /tmp, one
+// directory per host ("fdrill-<run>.<hostname>"; the ranks expand {host} to
+// the same gethostname()), so nodes that share a /tmp (emulated nodes under
+// real sshd or slurmd, a cluster's shared /tmp) never read each other's.
 std::string WorkloadSupervisor::RunDir(const NodeLink& n) const {
-  return (s_.Emulated() ? n.tmpdir : std::string("/tmp")) + "/" + RunDirName();
+  if (s_.Emulated()) return n.tmpdir + "/" + RunDirName();
+  return "/tmp/" + RunDirName() + "." + (n.hostname.empty() ? n.name : n.hostname);
 }
 
 int WorkloadSupervisor::ReportingRanks() const {
@@ -67,10 +72,10 @@ std::vector<std::string> WorkloadSupervisor::Collective() const {
                              "--duration", std::to_string(total.count()) + "s"});
     if (w_.Reduces()) argv.insert(argv.end(), {"--redop", w_.redop});
   }
-  argv.insert(argv.end(),
-              {"-b", std::to_string(w_.size_bytes), "--jsonl",
-               (s_.Emulated() ? "{tmpdir}" : "/tmp") + ("/" + RunDirName() + "/rank-{rank}.jsonl"),
-               "--stop-file", node0_dir + "/stop", "--backend", w_.backend});
+  argv.insert(argv.end(), {"-b", std::to_string(w_.size_bytes), "--jsonl",
+                           s_.Emulated() ? "{tmpdir}/" + RunDirName() + "/rank-{rank}.jsonl"
+                                         : "/tmp/" + RunDirName() + ".{host}/rank-{rank}.jsonl",
+                           "--stop-file", node0_dir + "/stop", "--backend", w_.backend});
   return argv;
 }
 

@@ -28,6 +28,10 @@ constexpr ExternalProgram kPrograms[] = {
     {"ibportstate", "infiniband-diags", kSetUp, "ib_port faults (nodes with an HCA)"},
     {"kill", "procps", kSetUp, "`fdrill fabric up/down`: ends the agents it started, by pid"},
     {"umount", "mount", kSetUp, "`fdrill fabric down`: a node's UTS namespace file"},
+    {"mount", "mount", kSetUp,
+     "tests/e2e/launcher_e2e_test.cc binds the fabric's hosts file over /etc/hosts in a mount "
+     "namespace of its own"},
+    {"pgrep", "procps", kSetUp, "tests/e2e/launcher_e2e_test.cc: no sshd of the fabric is left"},
     {"unshare", "util-linux", kSetUp, "`fdrill fabric up`: a node's own hostname"},
     {"hostname", "hostname", kSetUp, "`fdrill fabric up`: a node's own hostname"},
     {"install", "coreutils", kSetUp, "`fdrill fabric up`: the fabric's state directory"},
@@ -40,6 +44,9 @@ constexpr ExternalProgram kPrograms[] = {
      "the workload launcher (emulated fabric and `launcher: mpirun`)"},
     {"srun", "slurm-client", kSetUp, "`launcher: srun` inside a Slurm allocation"},
     {"ssh", "openssh-client", kSetUp, "mpirun's default plm_rsh_agent on real clusters"},
+    {"sshd", "openssh-server", kSetUp,
+     "`fdrill fabric up --sshd`: one in every node, so mpirun runs over real ssh"},
+    {"ssh-keygen", "openssh-client", kSetUp, "`fdrill fabric up --sshd`: the fabric's keys"},
     // This project's own programs, run by path.
     {"fdrill-agent", "", kBuilt, "`fdrill fabric up` starts one per node"},
     {"fdrill-collective", "", kBuilt, "the workload every rank runs"},
@@ -48,6 +55,9 @@ constexpr ExternalProgram kPrograms[] = {
     // The set-up, the tests and the scripts.
     {"apt-get", "apt", kSetUp, "scripts/setup-common.sh installs the packages"},
     {"dpkg-query", "dpkg", kSetUp, "scripts/setup-common.sh, tests/core/programs_test.cc"},
+    {"tee", "coreutils", kSetUp,
+     "scripts/setup-common.sh writes policy-rc.d (packages installed, no service started)"},
+    {"chmod", "coreutils", kSetUp, "scripts/setup-common.sh makes policy-rc.d executable"},
     {"dpkg", "dpkg", kSetUp, "tests/packaging/deb_test.sh installs and purges the .deb"},
     {"dpkg-deb", "dpkg", kSetUp, "tests/packaging/deb_test.sh reads the .deb"},
     {"cmake", "cmake", kSetUp, "the build"},

@@ -65,13 +65,40 @@ TEST_F(FabricDownTest, FindsEverythingByPrefixWithoutFabricJson) {
   EXPECT_THAT(
       runner_.calls(),
       ElementsAre(Argv{"ip", "netns", "list"}, Argv{"ip", "-o", "link", "show"},
-                  Argv{"ip", "link", "del", "fdm-n0"}, Argv{"ip", "link", "del", "fdm-n1"},
-                  Argv{"ip", "link", "del", "fdm-br"}, Argv{"ip", "netns", "del", "fdrill-n1"},
-                  Argv{"ip", "netns", "del", "fdrill-sw"}, Argv{"ip", "netns", "del", "fdrill-n0"},
-                  Argv{"umount", d + "/n0/uts"}, Argv{"umount", d + "/n1/uts"},
-                  Argv{"rm", "-rf", "--one-file-system", d}));
+                  Argv{"ip", "netns", "pids", "fdrill-n1"},
+                  Argv{"ip", "netns", "pids", "fdrill-sw"},
+                  Argv{"ip", "netns", "pids", "fdrill-n0"}, Argv{"ip", "link", "del", "fdm-n0"},
+                  Argv{"ip", "link", "del", "fdm-n1"}, Argv{"ip", "link", "del", "fdm-br"},
+                  Argv{"ip", "netns", "del", "fdrill-n1"}, Argv{"ip", "netns", "del", "fdrill-sw"},
+                  Argv{"ip", "netns", "del", "fdrill-n0"}, Argv{"umount", d + "/n0/uts"},
+                  Argv{"umount", d + "/n1/uts"}, Argv{"rm", "-rf", "--one-file-system", d}));
   EXPECT_FALSE(report->found_nothing);
   EXPECT_EQ(report->removed.size(), 9u);
+}
+
+// `up --sshd` crashed: no fabric.json, an sshd still running with the
+// fabric's sshd_config (its title rewritten, as sshd does), and a process
+// left in n1's namespace (an ssh session's orted). The sshd gets SIGTERM;
+// what is left in a namespace SIGKILL, by pid; nothing else is signalled.
+TEST_F(FabricDownTest, StopsTheNodesSshdsAndKillsWhatIsLeftInTheNamespaces) {
+  Leftovers();
+  fs_.files["/proc/5151/cmdline"] =
+      ProcCmdline({"sshd: /usr/sbin/sshd -D -e -f /run/fdrill/fabric/ssh/sshd_config -o "
+                   "ListenAddress=198.19.0.2:22 [listener] 0 of 10-100 startups"});
+  fs_.files["/proc/6161/cmdline"] =
+      ProcCmdline({"/usr/sbin/sshd", "-D", "-f", "/etc/ssh/sshd_config"});
+  runner_.OnOutput({"ip", "netns", "pids", "fdrill-n1"}, "7171\n7272\n");
+  int sleeps = 0;
+  node_.on_sleep = [&] {
+    if (++sleeps == 1) fs_.files.erase("/proc/5151/cmdline");  // the sshd exits on SIGTERM
+  };
+  auto report = FabricDown(DownOptions{}, Host());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_THAT(runner_.CallsStartingWith({"kill"}),
+              ElementsAre(Argv{"kill", "-s", "TERM", "5151"}, Argv{"kill", "-s", "KILL", "7171"},
+                          Argv{"kill", "-s", "KILL", "7272"}));
+  EXPECT_EQ(report->sshds_stopped, 1);
+  EXPECT_EQ(report->processes_killed, 2);
 }
 
 TEST_F(FabricDownTest, OnNothingSaysSoAndRunsNothingDestructive) {

@@ -27,6 +27,7 @@
 #include "fabric/mpirun.h"
 #include "fabric/node_enter.h"
 #include "fabric/real_node_system.h"
+#include "fabric/sshd.h"
 #include "harness/host/real_process_runner.h"
 
 namespace fdrill {
@@ -386,6 +387,81 @@ TEST_F(FabricE2eTest, MpirunRunsOneRankPerNodeThroughFabricRsh) {
                 HasSubstr("rank " + rank + " of 3 on " + n.name + " TMPDIR=" + n.tmpdir + " sum=6"))
         << run->out << run->err;
   }
+}
+
+// `up --sshd`: a real OpenSSH sshd in every node. ssh by the fabric's own
+// config reaches each node by name (its hostname and TMPDIR there), mpirun
+// from the controller's side starts one rank per node over it exactly as on
+// a cluster (plm_rsh_agent "ssh -F <config>"), and down stops every sshd and
+// whatever its sessions left.
+TEST_F(FabricE2eTest, SshdInEveryNodeCarriesSshAndMpirunOverIt) {
+  UpOptions options;
+  options.layout = TestLayout();
+  options.shape.nodes = 3;
+  options.agent_bin = FDRILL_STAND_IN_AGENT;
+  options.sshd = true;
+  ASSERT_TRUE(CheckSshdInstalled(&options).ok()) << "./test.sh installs openssh-server";
+  auto state = FabricUp(options, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  const SshFiles files = SshFilesOf(*state);
+  for (const auto& n : state->nodes) {
+    auto run = runner_.Run({"ssh", "-F", files.ClientConfig(), n.name, "echo $(hostname) $TMPDIR"},
+                           std::chrono::seconds(30));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_EQ(run->exit_code, 0) << run->err;
+    EXPECT_EQ(run->out, n.name + " " + n.tmpdir + "\n") << run->err;
+  }
+  auto status = GetFabricStatus(TestLayout().state_dir, Host());
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  for (const auto& n : status->nodes) EXPECT_TRUE(n.sshd_alive) << n.node.name;
+
+  std::string hostfile = files.dir + "/hostfile";
+  std::string hosts;
+  for (const auto& n : state->nodes) hosts += n.name + " slots=1\n";
+  ASSERT_TRUE(fs_.Write(hostfile, hosts).ok());
+  const std::string mgmt = TestLayout().mgmt_net + ".0/24";
+  auto run = runner_.Run({"mpirun",
+                          "--allow-run-as-root",
+                          "-np",
+                          "3",
+                          "--hostfile",
+                          hostfile,
+                          "--map-by",
+                          "ppr:1:node",
+                          "--bind-to",
+                          "none",
+                          "--mca",
+                          "plm_rsh_agent",
+                          "ssh -F " + files.ClientConfig(),
+                          "--mca",
+                          "rtc",
+                          "^hwloc",
+                          "--mca",
+                          "pml",
+                          "ob1",
+                          "--mca",
+                          "btl",
+                          "self,tcp",
+                          "--mca",
+                          "btl_tcp_if_include",
+                          FabricSubnets(*state),
+                          "--mca",
+                          "oob_tcp_if_include",
+                          mgmt,
+                          FDRILL_MPI_PROBE},
+                         std::chrono::seconds(60));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_EQ(run->exit_code, 0) << run->out << run->err;
+  for (const auto& n : state->nodes) {
+    EXPECT_THAT(run->out, HasSubstr("rank " + n.name.substr(1) + " of 3 on " + n.name +
+                                    " TMPDIR=" + n.tmpdir + " sum=6"))
+        << run->out << run->err;
+  }
+
+  auto down = FabricDown(DownOptions{TestLayout()}, Host());
+  ASSERT_TRUE(down.ok()) << down.status().ToString();
+  EXPECT_EQ(down->sshds_stopped, 3);
+  EXPECT_TRUE(FindSshds(fs_, files.SshdConfig()).empty());
 }
 
 }  // namespace

@@ -50,7 +50,10 @@ class FakeNodeSystem final : public NodeSystem {
     if (on_spawn) on_spawn(spec);
     return next_pid++;
   }
-  bool TcpConnects(const std::string&, int, Duration) override { return connects; }
+  std::function<bool(const std::string& ip, int port)> connects_to;  // when set, not `connects`
+  bool TcpConnects(const std::string& ip, int port, Duration) override {
+    return connects_to ? connects_to(ip, port) : connects;
+  }
   void SleepFor(Duration d) override {
     clock_->Advance(d);
     if (on_sleep) on_sleep();

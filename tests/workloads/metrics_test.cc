@@ -34,9 +34,12 @@ IterationRecord Sample() {
 }
 
 TEST(WorkloadMetrics, PathTemplate) {
-  EXPECT_EQ(ExpandPathTemplate("{tmpdir}/fd/r{rank}.jsonl", 3, "/scratch"), "/scratch/fd/r3.jsonl");
-  EXPECT_EQ(ExpandPathTemplate("{rank}-{rank}", 12, "/t"), "12-12");
-  EXPECT_EQ(ExpandPathTemplate("plain.jsonl", 0, "/t"), "plain.jsonl");
+  EXPECT_EQ(ExpandPathTemplate("{tmpdir}/fd/r{rank}.jsonl", 3, "/scratch", "h"),
+            "/scratch/fd/r3.jsonl");
+  EXPECT_EQ(ExpandPathTemplate("{rank}-{rank}", 12, "/t", "h"), "12-12");
+  EXPECT_EQ(ExpandPathTemplate("plain.jsonl", 0, "/t", "h"), "plain.jsonl");
+  EXPECT_EQ(ExpandPathTemplate("/tmp/fdrill-1.{host}/rank-{rank}.jsonl", 2, "/t", "gpu07"),
+            "/tmp/fdrill-1.gpu07/rank-2.jsonl");
 }
 
 TEST(WorkloadMetrics, TmpDirFromEnv) {

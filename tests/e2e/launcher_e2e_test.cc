@@ -1,0 +1,172 @@
+// Real launchers on the emulated fabric: the path a cluster takes, with the
+// engines a cluster has. `fdrill fabric up --sshd` runs OpenSSH's sshd in
+// every node; the drill names its nodes in a hosts file (fabric: {hosts}),
+// dials their agents by name and launches with `mpirun` over ssh
+// (plm_rsh_agent "ssh -F <fabric ssh config>") from the controller's side,
+// exactly as the README's "Running on a real cluster" says. The names
+// resolve as a cluster's DNS would: `fdrill run` runs in a mount namespace
+// of its own with the fabric's hosts file bound over /etc/hosts (nothing of
+// the machine's /etc/hosts changes). Needs root.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/e2e_cli.h"
+#include "tests/support/json_lines.h"
+#include "tests/support/scratch_dir.h"
+
+namespace fdrill {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+using e2e::Fdrill;
+using e2e::ReadJson;
+using e2e::Sh;
+
+constexpr char kFabric[] = "/run/fdrill/fabric";
+
+class LauncherE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
+    ASSERT_FALSE(fs::exists(std::string(kFabric) + "/fabric.json"))
+        << "an emulated fabric is already up; this test will not tear down someone's fabric. "
+           "Run `fdrill fabric down` first.";
+    work_ = ScratchPath("fdrill-launcher-");
+    fs::create_directories(work_);
+    auto up = Fdrill({"fabric", "up", "--nodes", "4", "--sshd"}, 120);
+    ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+    up_ = true;
+  }
+  void TearDown() override {
+    if (up_) {
+      auto down = Fdrill({"fabric", "down"});
+      EXPECT_EQ(down.exit_code, 0) << down.out << down.err;
+      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos)
+          << "namespaces left behind";
+      EXPECT_EQ(Sh({"pgrep", "-f", std::string(kFabric) + "/ssh/sshd_config"}), "")
+          << "an sshd left behind";
+    }
+    if (!work_.empty()) fs::remove_all(work_);
+  }
+
+  // `fdrill ARGS` where n0..n3 resolve: its own mount namespace, the
+  // fabric's hosts file over /etc/hosts.
+  static ProcessResult FdrillWithNames(const std::vector<std::string>& args, int timeout_s) {
+    std::string command =
+        std::string("mount --bind ") + kFabric + "/ssh/hosts /etc/hosts && exec " + FDRILL_BIN;
+    for (const auto& a : args) command += " '" + a + "'";
+    RealProcessRunner runner;
+    auto r =
+        runner.Run({"unshare", "--mount", "sh", "-c", command}, std::chrono::seconds(timeout_s));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ProcessResult{};
+  }
+
+  // /tmp/fdrill-<run>.<host>: the ranks' JSONL on a hosts fabric.
+  static std::set<std::string> RunDirs() {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator("/tmp")) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("fdrill-", 0) == 0 && name.find(".n") != std::string::npos) out.insert(name);
+    }
+    return out;
+  }
+
+  fs::path work_;
+  bool up_ = false;
+  std::set<std::string> dirs_before_ = RunDirs();
+};
+
+// The mpirun line a cluster operator writes for Open MPI over TCP: the
+// fabric's subnet for MPI traffic, the management subnet for Open MPI's own.
+constexpr char kSshMpirunDrill[] = R"(name: sshd-mpirun
+fabric:
+  hosts: nodes.hosts
+workload:
+  op: all_reduce
+  size: 1M
+  ranks_per_node: 1
+  launcher: mpirun
+  rsh_agent: ssh -F /run/fdrill/fabric/ssh/config
+  launcher_args: [--allow-run-as-root, --bind-to, none, --mca, rtc, ^hwloc, --mca, pml, ob1,
+                  --mca, btl, "self,tcp", --mca, btl_tcp_if_include, 198.18.0.0/24,
+                  --mca, oob_tcp_if_include, 198.19.0.0/24]
+phases:
+  - name: baseline
+    duration: 8s
+  - name: slow-link
+    duration: 6s
+    faults:
+      - id: slow-link
+        kind: link_rate
+        node: n1
+        params: {interface: fab0, rate: 50mbit}
+  - name: recovery
+    duration: 8s
+safety:
+  lease_ttl: 10s
+  max_faulted_nodes: 1
+expect:
+  no_residue: true
+  data_intact: true
+)";
+
+TEST_F(LauncherE2E, MpirunOverRealSshdRunsAHostsFileDrillAndLeavesNothing) {
+  std::ofstream(work_ / "nodes.hosts") << "n[0-3]\n";
+  std::ofstream(work_ / "drill.yaml") << kSshMpirunDrill;
+  const fs::path out = work_ / "run";
+  auto run = FdrillWithNames({"run", (work_ / "drill.yaml").string(), "--out", out.string(),
+                              "--tls-dir", std::string(kFabric) + "/pki", "--quiet"},
+                             240);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>()) << s.dump(2);
+  ASSERT_EQ(s["faults"].size(), 1u) << s.dump(2);
+  ASSERT_FALSE(s["faults"][0]["slowdown"].is_null()) << s.dump(2);
+  EXPECT_GE(s["faults"][0]["slowdown"].get<double>(), 2.0) << s["faults"][0].dump();
+  // The drill's row for the closing notes and docs (ctest --output-on-failure -V shows it).
+  std::cout << "mpirun over sshd: verdict " << s["verdict"] << ", slowdown "
+            << s["faults"][0]["slowdown"] << ", time to recover "
+            << s["faults"][0]["time_to_recover_s"] << " s, residue " << s["residue"].size() << "\n";
+  // The job went out over ssh: the launch line names the fabric's config,
+  // and every rank of every node reported (one rank file per host).
+  std::ifstream ev(out / "events.jsonl");
+  const std::string events((std::istreambuf_iterator<char>(ev)), std::istreambuf_iterator<char>());
+  EXPECT_NE(events.find("ssh -F /run/fdrill/fabric/ssh/config"), std::string::npos);
+  std::set<int> ranks;
+  for (const json& m : ReadJsonLines((out / "metrics.jsonl").string()))
+    ranks.insert(m["rank"].get<int>());
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
+  // Nothing of the job is left on a node (what runs there is its agent and
+  // its sshd), nor a host's run directory (/tmp/fdrill-<run>.<host>).
+  for (int i = 0; i < 4; ++i) {
+    std::istringstream pids(Sh({"ip", "netns", "pids", "fdrill-n" + std::to_string(i)}));
+    std::multiset<std::string> programs;
+    for (std::string pid; pids >> pid;) {
+      std::ifstream comm("/proc/" + pid + "/comm");
+      std::string name;
+      std::getline(comm, name);
+      if (!name.empty()) programs.insert(name);
+    }
+    EXPECT_EQ(programs, (std::multiset<std::string>{"fdrill-agent", "sshd"})) << "n" << i;
+  }
+  EXPECT_EQ(RunDirs(), dirs_before_);
+}
+
+}  // namespace
+}  // namespace fdrill
