@@ -1,10 +1,12 @@
 #include "fabric/fabric_down.h"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include "fabric/agent_supervisor.h"
 #include "fabric/inventory.h"
+#include "fabric/slurm.h"
 #include "fabric/sshd.h"
 
 namespace fdrill {
@@ -99,6 +101,44 @@ int StopSshds(const Result<FabricState>& state, const DownOptions& options,
   return count;
 }
 
+// SIGTERM to every pid, then SIGKILL after the grace to those `alive` still
+// says are running. Returns how many there were.
+int TermThenKill(std::vector<int> pids, const std::function<bool(int)>& alive,
+                 const DownOptions& options, const FabricHost& host) {
+  std::erase_if(pids, [&](int pid) { return !alive(pid); });
+  for (int pid : pids)
+    (void)host.runner->Run({"kill", "-s", "TERM", std::to_string(pid)}, std::chrono::seconds(5));
+  const int count = static_cast<int>(pids.size());
+  const auto deadline = host.clock->Now() + options.term_grace;
+  for (;;) {
+    std::erase_if(pids, [&](int pid) { return !alive(pid); });
+    if (pids.empty()) break;
+    if (host.clock->Now() >= deadline) {
+      for (int pid : pids)
+        (void)host.runner->Run({"kill", "-s", "KILL", std::to_string(pid)},
+                               std::chrono::seconds(5));
+      break;
+    }
+    host.node->SleepFor(std::chrono::milliseconds(50));
+  }
+  return count;
+}
+
+// The fabric's Slurm (`up --slurm`): the slurmds first, then slurmctld, then
+// munged (which the others authenticate through), each found by the
+// fabric's files on its command line, fabric.json or not. Returns how many.
+int StopSlurm(const DownOptions& options, const FabricHost& host) {
+  const SlurmFiles files{options.layout.state_dir + "/slurm"};
+  int stopped = 0;
+  for (const std::string& needle :
+       {" -f " + files.Conf() + " -N ", SlurmctldNeedle(files), MungedNeedle(files)}) {
+    stopped += TermThenKill(
+        FindByCmdline(*host.fs, needle),
+        [&](int pid) { return CmdlineContains(*host.fs, pid, needle); }, options, host);
+  }
+  return stopped;
+}
+
 // What still runs in the fabric's namespaces once its agents and sshds are
 // stopped (an ssh session's orted and ranks, a process a user started with
 // `fabric exec`) would keep a deleted namespace alive: SIGKILL, by pid,
@@ -152,6 +192,7 @@ Result<DownReport> FabricDown(const DownOptions& options, const FabricHost& host
   }
 
   report.sshds_stopped = StopSshds(state, options, host);
+  report.slurm_stopped = StopSlurm(options, host);
 
   auto inv = TakeInventory(layout, *host.runner, *host.fs);
   if (!inv.ok()) return inv.status();

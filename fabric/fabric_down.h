@@ -17,7 +17,9 @@
 //   <state_dir>/ssh/sshd_config on its command line, SIGTERM then SIGKILL;
 //   then every process still in one of the fabric's namespaces (`ip netns
 //   pids`: an ssh session's orted and ranks) gets SIGKILL, since it would
-//   keep a deleted namespace alive.
+//   keep a deleted namespace alive. Slurm's daemons (`up --slurm`) stop the
+//   same way, found by <state_dir>/slurm's files on their command lines:
+//   the slurmds, then slurmctld, then munged.
 // - Best effort: one failing removal does not stop the others; the error
 //   lists every failure.
 #pragma once
@@ -37,6 +39,7 @@ struct DownReport {
   int agents_stopped = 0;
   int agents_killed = 0;             // needed SIGKILL
   int sshds_stopped = 0;             // `up --sshd`'s, and any other with its sshd_config
+  int slurm_stopped = 0;             // `up --slurm`'s slurmds, slurmctld and munged
   int processes_killed = 0;          // left in the fabric's namespaces after those
   std::vector<std::string> removed;  // "netns fdrill-n0", "link fdm-br", "mount ...", "dir ..."
 };

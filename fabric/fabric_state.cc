@@ -22,11 +22,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodePort, rail, ifname, addr, leaf, leaf_port
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SwitchPort, name, peer, rate_bps)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricNode, name, netns, uts_path, mgmt_if, mgmt_addr, mgmt_peer,
                                    fabric, tmpdir, state_dir, agent_log, agent_port, agent_pid,
-                                   agent_restarts, sshd_pid)
+                                   agent_restarts, sshd_pid, slurmd_pid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricSwitch, name, role, rail, netns, bridge, ports, agent)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricState, version, state_dir, shape, mgmt_bridge,
                                    controller_addr, agent_bin, pki_dir, nodes, switches,
-                                   supervisor_pid, ssh_dir)
+                                   supervisor_pid, ssh_dir, slurm_dir, munged_pid, slurmctld_pid)
 
 FabricLayout FabricLayout::Default() {
   FabricLayout layout;
@@ -307,9 +307,14 @@ Result<FabricState> FabricStateFromJson(const std::string& text) {
     if (!j.contains("supervisor_pid")) j["supervisor_pid"] = 0;
     // Written before `up --sshd`: no sshd anywhere.
     if (!j.contains("ssh_dir")) j["ssh_dir"] = "";
+    // Written before `up --slurm`: no Slurm.
+    if (!j.contains("slurm_dir")) j["slurm_dir"] = "";
+    for (const char* key : {"munged_pid", "slurmctld_pid"})
+      if (!j.contains(key)) j[key] = 0;
     auto restarts_default = [](nlohmann::json& node) {
       if (node.is_object() && !node.contains("agent_restarts")) node["agent_restarts"] = 0;
       if (node.is_object() && !node.contains("sshd_pid")) node["sshd_pid"] = 0;
+      if (node.is_object() && !node.contains("slurmd_pid")) node["slurmd_pid"] = 0;
     };
     for (auto& n : j.at("nodes")) restarts_default(n);
     for (auto& sw : j.at("switches"))

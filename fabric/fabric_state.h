@@ -27,6 +27,8 @@
 //                     (agent_pid, agent_restarts) whole on each restart
 //   sshd (--sshd)     one OpenSSH sshd per node on <mgmt ip>:22, keys and configs in
 //                     <state_dir>/ssh (fabric/sshd.h); `ssh -F <state_dir>/ssh/config n2`
+//   Slurm (--slurm)   munged and slurmctld on the controller side, one slurmd per
+//                     node; <state_dir>/slurm (fabric/slurm.h); SLURM_CONF=.../slurm.conf
 //   certificates      <state_dir>/pki (0700): ca.pem/.key, controller.pem/.key,
 //                     n<i>.pem/.key, made by `up`; agents serve mutual TLS
 // Every object the fabric creates carries a layout prefix, so teardown finds
@@ -100,6 +102,7 @@ struct FabricNode {
   int agent_pid = 0;       // 0: not started; the supervisor rewrites it on each restart
   int agent_restarts = 0;  // how often the supervisor started it again
   int sshd_pid = 0;        // `up --sshd`: the node's sshd (fabric/sshd.h); 0: none
+  int slurmd_pid = 0;      // `up --slurm`: the node's slurmd (fabric/slurm.h); 0: none
 
   // <state_dir>/n<i>: the directory holding the node's tmp/, state/ and logs.
   std::string Dir() const;
@@ -147,6 +150,11 @@ struct FabricState {
   // `up --sshd`: <state_dir>/ssh, holding the keys, sshd_config and the
   // client's config (fabric/sshd.h); "": the nodes run no sshd.
   std::string ssh_dir;
+  // `up --slurm`: <state_dir>/slurm (fabric/slurm.h), and the controller
+  // side's munged and slurmctld; "" and 0: no Slurm.
+  std::string slurm_dir;
+  int munged_pid = 0;
+  int slurmctld_pid = 0;
 
   const FabricSwitch* FindSwitch(const std::string& name) const;
   // Every agent the fabric runs: the nodes', then the switches'.

@@ -8,6 +8,7 @@
 
 #include "fabric/agent_supervisor.h"
 #include "fabric/inventory.h"
+#include "fabric/slurm.h"
 #include "fabric/sshd.h"
 #include "harness/core/units.h"
 
@@ -54,6 +55,12 @@ Result<FabricStatus> GetFabricStatus(const std::string& state_dir, const FabricH
   status.state = std::move(state).value();
   status.supervisor_alive =
       SupervisorAlive(*host.fs, status.state.state_dir, status.state.supervisor_pid);
+  if (!status.state.slurm_dir.empty()) {
+    const SlurmFiles files = SlurmFilesOf(status.state);
+    status.munged_alive = CmdlineContains(*host.fs, status.state.munged_pid, MungedNeedle(files));
+    status.slurmctld_alive =
+        CmdlineContains(*host.fs, status.state.slurmctld_pid, SlurmctldNeedle(files));
+  }
   std::map<std::string, std::map<std::string, std::string>> by_switch;
   for (const auto& sw : status.state.switches)
     by_switch[sw.name] = LinkStatesIn(*host.runner, sw.netns);
@@ -64,6 +71,10 @@ Result<FabricStatus> GetFabricStatus(const std::string& state_dir, const FabricH
     ns.agent_alive = AgentAlive(*host.fs, status.state.agent_bin, n.name, n.agent_pid);
     if (!status.state.ssh_dir.empty())
       ns.sshd_alive = SshdAlive(*host.fs, SshFilesOf(status.state).SshdConfig(), n.sshd_pid);
+    if (!status.state.slurm_dir.empty()) {
+      ns.slurmd_alive =
+          CmdlineContains(*host.fs, n.slurmd_pid, SlurmdNeedle(SlurmFilesOf(status.state), n.name));
+    }
     for (const auto& port : n.fabric) {
       ns.fabric_links.push_back(StateOf(in_node, port.ifname));
       ns.switch_ports.push_back(StateOf(by_switch[port.leaf], port.leaf_port));
@@ -111,6 +122,13 @@ std::string RenderStatusTable(const FabricStatus& status) {
     out += "supervisor: none (agents that die stay dead)\n";
   }
   const bool sshd = !s.ssh_dir.empty();
+  const bool slurm = !s.slurm_dir.empty();
+  if (slurm) {
+    out += fmt::format(
+        "slurm: munged pid {} {}, slurmctld pid {} {} on {}:{} (SLURM_CONF={}/slurm.conf)\n",
+        s.munged_pid, status.munged_alive ? "alive" : "DEAD", s.slurmctld_pid,
+        status.slurmctld_alive ? "alive" : "DEAD", kSlurmctldHost, kSlurmctldPort, s.slurm_dir);
+  }
   if (sshd) {
     out += fmt::format("sshd: on every node's management address, port {} (ssh -F {}/config n0)\n",
                        kSshPort, s.ssh_dir);
@@ -119,6 +137,7 @@ std::string RenderStatusTable(const FabricStatus& status) {
   std::string header = fmt::format("{:<6} {:<16} {:<16} {:<16} {:<8}", "NODE", "MGMT", "FABRIC",
                                    "AGENT", "RESTARTS");
   if (sshd) header += fmt::format(" {:<14}", "SSHD");
+  if (slurm) header += fmt::format(" {:<14}", "SLURMD");
   for (int r = 0; r < shape.rails; ++r)
     header += fmt::format(" {:<8} {:<8}", "fab" + std::to_string(r), "swp");
   out += header + fmt::format(" {:<8}\n", "mgmt0");
@@ -134,6 +153,12 @@ std::string RenderStatusTable(const FabricStatus& status) {
           " {:<14}", n.node.sshd_pid > 0
                          ? fmt::format("{} {}", n.node.sshd_pid, n.sshd_alive ? "alive" : "dead")
                          : "not started");
+    }
+    if (slurm) {
+      row += fmt::format(" {:<14}", n.node.slurmd_pid > 0
+                                        ? fmt::format("{} {}", n.node.slurmd_pid,
+                                                      n.slurmd_alive ? "alive" : "dead")
+                                        : "not started");
     }
     for (size_t r = 0; r < n.fabric_links.size(); ++r)
       row += fmt::format(" {:<8} {:<8}", n.fabric_links[r], n.switch_ports[r]);
@@ -159,11 +184,16 @@ std::string RenderStatusTable(const FabricStatus& status) {
 std::string RenderStatusJson(const FabricStatus& status) {
   auto j = nlohmann::json::parse(FabricStateToJson(status.state));
   j["supervisor_alive"] = status.supervisor_alive;
+  if (!status.state.slurm_dir.empty()) {
+    j["munged_alive"] = status.munged_alive;
+    j["slurmctld_alive"] = status.slurmctld_alive;
+  }
   for (size_t i = 0; i < status.nodes.size(); ++i) {
     const NodeStatus& n = status.nodes[i];
     auto& jn = j["nodes"][i];
     jn["agent_alive"] = n.agent_alive;
     if (!status.state.ssh_dir.empty()) jn["sshd_alive"] = n.sshd_alive;
+    if (!status.state.slurm_dir.empty()) jn["slurmd_alive"] = n.slurmd_alive;
     // Node-side links by name, switch-side by "switch:port".
     nlohmann::json links = {{n.node.mgmt_if, n.mgmt_link}};
     for (size_t r = 0; r < n.node.fabric.size(); ++r) {

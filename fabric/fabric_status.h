@@ -14,7 +14,8 @@ namespace fdrill {
 struct NodeStatus {
   FabricNode node;
   bool agent_alive = false;
-  bool sshd_alive = false;  // node.sshd_pid is alive and is this fabric's sshd
+  bool sshd_alive = false;    // node.sshd_pid is alive and is this fabric's sshd
+  bool slurmd_alive = false;  // node.slurmd_pid likewise (`up --slurm`)
   // Operational state as `ip link` reports it ("UP", "DOWN", "LOWERLAYERDOWN",
   // ...); "missing" when the link does not exist.
   std::vector<std::string> fabric_links;  // per node.fabric entry: fab<r> in the node
@@ -38,6 +39,9 @@ struct FabricStatus {
   std::vector<NodeStatus> switch_agents;
   // state.supervisor_pid is alive and is this fabric's supervisor.
   bool supervisor_alive = false;
+  // `up --slurm`: state.munged_pid / slurmctld_pid alive and the fabric's.
+  bool munged_alive = false;
+  bool slurmctld_alive = false;
 };
 
 // Parses `ip -o link show` into (name, state) pairs; state is the word after

@@ -7,6 +7,7 @@
 #include "fabric/fabric_status.h"
 #include "fabric/fabric_topology.h"
 #include "fabric/inventory.h"
+#include "fabric/slurm.h"
 #include "fabric/sshd.h"
 #include "harness/core/units.h"
 #include "harness/host/programs.h"
@@ -90,8 +91,9 @@ Status WaitForAgents(const FabricState& state, const UpOptions& options, const F
 // forwards on a port) follows later, from the kernel's linkwatch work —
 // measured here up to ~1 s after the last step (a spine's dn0 read
 // "NO-CARRIER ... state DOWN" right after up, "state UP" 2 s later). So `up`
-// returns only once no switch port reads DOWN, and a drill started right
-// after it never begins on a port the bridge still holds disabled.
+// returns only once no switch port, and no node's mgmt0 or fab<r>, reads
+// DOWN, and a drill started right after it never begins on a port the
+// bridge still holds disabled.
 Status WaitForPorts(const FabricState& state, const UpOptions& options, const FabricHost& host) {
   const auto deadline = host.clock->Now() + options.ready_timeout;
   for (;;) {
@@ -102,6 +104,17 @@ Status WaitForPorts(const FabricState& state, const UpOptions& options, const Fa
       for (const auto& [name, link_state] : ParseLinkStates(*out)) {
         if (link_state == "DOWN" && sw.FindPort(name) != nullptr)
           down.push_back(sw.name + ":" + name);
+      }
+    }
+    // The nodes' own ends too: mgmt0 (what the agent and sshd listen on)
+    // and each rail's fab<r>.
+    for (const auto& n : state.nodes) {
+      auto out = RunChecked(*host.runner, {"ip", "-n", n.netns, "-o", "link", "show"});
+      if (!out.ok()) return out.status().Annotate("reading " + n.name + "'s links");
+      for (const auto& [name, link_state] : ParseLinkStates(*out)) {
+        bool ours = name == n.mgmt_if;
+        for (const auto& port : n.fabric) ours = ours || name == port.ifname;
+        if (link_state == "DOWN" && ours) down.push_back(n.name + ":" + name);
       }
     }
     if (down.empty()) return Status::Ok();
@@ -229,6 +242,110 @@ Status StartSshds(FabricState& state, const UpOptions& options, const FabricHost
   }
 }
 
+// Waits up to `timeout` for `ready`; between tries sleeps 100 ms. False on
+// timeout or when `dead` says the process waited for is gone.
+template <typename Ready, typename Dead>
+Status WaitFor(const FabricHost& host, Duration timeout, Ready ready, Dead dead,
+               const std::string& what, const std::string& log) {
+  const auto deadline = host.clock->Now() + timeout;
+  for (;;) {
+    if (ready()) return Status::Ok();
+    if (dead()) return Unavailable(what + " exited; " + LogTail(*host.fs, log));
+    if (host.clock->Now() >= deadline)
+      return DeadlineExceeded(what + " not ready within " + FormatDuration(timeout) + "; " +
+                              LogTail(*host.fs, log));
+    host.node->SleepFor(std::chrono::milliseconds(100));
+  }
+}
+
+// The fabric's munged, slurmctld and a slurmd per node (fabric/slurm.h);
+// returns once sinfo says every node is idle.
+Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost& host,
+                  Rollback& rollback) {
+  const auto& bin = options.slurm_bin;
+  const SlurmFiles files = SlurmFilesOf(state);
+  std::vector<FabricStep> steps = {
+      {{"install", "-d", "-m", "0755", files.dir}, {}},
+      {{"install", "-d", "-m", "0700", files.CtldState()}, {}},
+      {{bin.mungekey, "--create", "--keyfile", files.MungeKey()}, {}},
+  };
+  for (const auto& n : state.nodes) steps.push_back({{"mkdir", "-p", SlurmdSpool(n)}, {}});
+  for (const auto& step : steps) {
+    if (Status s = rollback.Run(step); !s.ok()) return s.Annotate("--slurm");
+  }
+  auto etc_hosts = host.fs->Read("/etc/hosts");
+  if (Status s =
+          host.fs->Write(files.Hosts(), SlurmHostsText(state, etc_hosts.ok() ? *etc_hosts : ""));
+      !s.ok())
+    return s.Annotate("--slurm");
+  if (Status s = host.fs->Write(files.Conf(), SlurmConfText(state, files)); !s.ok())
+    return s.Annotate("--slurm");
+  // Slurm takes a few seconds to register a node; more than an agent.
+  const Duration timeout = std::max<Duration>(options.ready_timeout, std::chrono::seconds(30));
+
+  const std::string munged_log = files.dir + "/munged.out";
+  auto munged = host.node->Spawn({MungedArgv(bin.munged, files), "", "", "", munged_log});
+  if (!munged.ok()) return munged.status().Annotate("--slurm: starting munged");
+  state.munged_pid = *munged;
+  rollback.Add({"kill", "-s", "KILL", std::to_string(*munged)});
+  if (Status s = WaitFor(
+          host, timeout, [&] { return host.fs->Exists(files.MungeSocket()); },
+          [&] { return !CmdlineContains(*host.fs, state.munged_pid, MungedNeedle(files)); },
+          "munged (pid " + std::to_string(*munged) + ")", munged_log);
+      !s.ok())
+    return s.Annotate("--slurm");
+
+  const std::string ctld_log = files.dir + "/slurmctld.out";
+  auto ctld = host.node->Spawn(
+      {SlurmctldArgv(bin.unshare, bin.sh, bin.slurmctld, files), "", "", "", ctld_log});
+  if (!ctld.ok()) return ctld.status().Annotate("--slurm: starting slurmctld");
+  state.slurmctld_pid = *ctld;
+  rollback.Add({"kill", "-s", "KILL", std::to_string(*ctld)});
+  const std::string ctl_ip = state.controller_addr.substr(0, state.controller_addr.find('/'));
+  if (Status s = WaitFor(
+          host, timeout,
+          [&] {
+            return host.node->TcpConnects(ctl_ip, kSlurmctldPort, std::chrono::milliseconds(200));
+          },
+          [&] { return !CmdlineContains(*host.fs, state.slurmctld_pid, SlurmctldNeedle(files)); },
+          "slurmctld (pid " + std::to_string(*ctld) + ")", ctld_log);
+      !s.ok())
+    return s.Annotate("--slurm");
+
+  for (FabricNode& n : state.nodes) {
+    SpawnSpec spec{SlurmdArgv(bin.slurmd, files, n), n.NetnsPath(), n.uts_path, n.tmpdir,
+                   n.Dir() + "/slurmd.out"};
+    auto pid = host.node->Spawn(spec);
+    if (!pid.ok()) return pid.status().Annotate("--slurm: starting slurmd on " + n.name);
+    n.slurmd_pid = *pid;
+    rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
+  }
+  if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
+  if (!options.wait_ready) return Status::Ok();
+  std::string states;
+  Status idle = WaitFor(
+      host, timeout,
+      [&] {
+        auto out = RunChecked(*host.runner, {bin.env, "SLURM_CONF=" + files.Conf(), bin.sinfo,
+                                             "--noheader", "--Node", "--format", "%N %t"});
+        if (!out.ok()) return false;
+        states = *out;
+        size_t idle_nodes = 0;
+        for (const auto& [node, node_state] : ParseSinfoNodes(*out))
+          idle_nodes += node_state == "idle";
+        return idle_nodes == state.nodes.size();
+      },
+      [&] {
+        for (const auto& n : state.nodes)
+          if (!CmdlineContains(*host.fs, n.slurmd_pid, SlurmdNeedle(files, n.name))) return true;
+        return false;
+      },
+      "a node's slurmd", state.nodes.front().Dir() + "/slurmd.out");
+  if (idle.ok()) return idle;
+  return Status(idle.code(), "--slurm: " + idle.message() + "; sinfo: " +
+                                 (states.empty() ? "no answer from slurmctld" : states));
+}
+
 Status Build(FabricState& state, const UpOptions& options, const FabricHost& host,
              Rollback& rollback) {
   for (const auto& step : BuildSteps(state)) {
@@ -254,6 +371,9 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
   }
   if (options.sshd) {
     if (Status s = StartSshds(state, options, host, rollback); !s.ok()) return s;
+  }
+  if (options.slurm) {
+    if (Status s = StartSlurm(state, options, host, rollback); !s.ok()) return s;
   }
   return StartSupervisor(state, options, host, rollback);
 }
@@ -441,6 +561,30 @@ Status CheckSshdInstalled(UpOptions* options) {
   return Status::Ok();
 }
 
+Status CheckSlurmInstalled(UpOptions* options) {
+  auto& bin = options->slurm_bin;
+  const std::pair<std::string*, const char*> wanted[] = {{&bin.munged, "munged"},
+                                                         {&bin.mungekey, "mungekey"},
+                                                         {&bin.slurmctld, "slurmctld"},
+                                                         {&bin.slurmd, "slurmd"},
+                                                         {&bin.sinfo, "sinfo"},
+                                                         {&bin.unshare, "unshare"},
+                                                         {&bin.sh, "sh"},
+                                                         {&bin.env, "env"}};
+  for (const auto& [path, name] : wanted) {
+    auto found = FindInPath(name);
+    // root's PATH has /usr/sbin; another user's may not.
+    if (!found.ok()) found = FindInPath("/usr/sbin/" + std::string(name));
+    if (!found.ok()) {
+      return ProgramMissing(name,
+                            "--slurm runs munged, slurmctld and a slurmd per node; apt-get install "
+                            "munge slurmctld slurmd slurm-client (./test.sh installs them)");
+    }
+    *path = *found;
+  }
+  return Status::Ok();
+}
+
 Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host) {
   auto planned = PlanFabric(options.layout, options.shape, options.agent_bin);
   if (!planned.ok()) return planned.status();
@@ -453,6 +597,11 @@ Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host) {
       return InvalidArgument(
           "--sshd: the sshd and ssh-keygen paths are not set (CheckSshdInstalled)");
     state.ssh_dir = options.layout.state_dir + "/ssh";
+  }
+  if (options.slurm) {
+    if (options.slurm_bin.slurmd.empty())
+      return InvalidArgument("--slurm: the Slurm programs are not set (CheckSlurmInstalled)");
+    state.slurm_dir = options.layout.state_dir + "/slurm";
   }
   Rollback rollback(*host.runner);
   Status built = Build(state, options, host, rollback);

@@ -22,6 +22,10 @@
 //   and configs are made in <state_dir>/ssh and one sshd is started in every
 //   node (fabric/sshd.h); `up` returns once each accepts a connection on its
 //   management address, port 22. The host's own ssh is never touched.
+// - With options.slurm, last before the supervisor: the fabric's munge key,
+//   slurm.conf and hosts in <state_dir>/slurm, then munged, slurmctld and a
+//   slurmd in every node (fabric/slurm.h); `up` returns once sinfo reports
+//   every node idle.
 // - With options.supervisor_argv, the agents' supervisor
 //   (fabric/agent_supervisor.h) is started last, in the root namespace,
 //   logging to <state_dir>/supervisor.log; fabric.json records its pid, and
@@ -70,6 +74,12 @@ struct UpOptions {
   bool sshd = false;
   std::string sshd_bin;
   std::string keygen_bin;
+  // --slurm: munged and slurmctld on the controller side, a slurmd in every
+  // node (fabric/slurm.h). The programs' absolute paths (CheckSlurmInstalled).
+  bool slurm = false;
+  struct SlurmPrograms {
+    std::string munged, mungekey, slurmctld, slurmd, sinfo, unshare, sh, env;
+  } slurm_bin;
   // The supervisor's command line (SupervisorArgv: `fdrill fabric supervise
   // --state-dir DIR`); empty: the agents run unsupervised.
   std::vector<std::string> supervisor_argv;
@@ -88,6 +98,10 @@ Status CheckRoomFor(const FabricShape& shape, SysFs& fs);
 // For --sshd: fills options->sshd_bin and keygen_bin from PATH; NotInstalled
 // naming the Debian package (openssh-server, openssh-client) when missing.
 Status CheckSshdInstalled(UpOptions* options);
+
+// For --slurm: fills options->slurm_bin from PATH (and /usr/sbin);
+// NotInstalled naming the Debian package when one is missing.
+Status CheckSlurmInstalled(UpOptions* options);
 
 Result<FabricState> FabricUp(const UpOptions& options, const FabricHost& host);
 

@@ -130,6 +130,39 @@ bool NamesAgent(const std::vector<std::string>& argv, const std::string& agent_b
 
 }  // namespace
 
+namespace {
+
+// False when /proc/<pid>/root says the process lives under another root
+// than ours (a chroot: another "machine" on this kernel, whose fabric may
+// use the same paths as ours); true when it is ours or cannot be read.
+bool SharesOurRoot(SysFs& fs, int pid) {
+  auto root = fs.ReadLink("/proc/" + std::to_string(pid) + "/root");
+  return !root.ok() || *root == "/";
+}
+
+}  // namespace
+
+bool CmdlineContains(SysFs& fs, int pid, const std::string& needle) {
+  if (pid <= 0 || needle.empty()) return false;
+  const std::vector<std::string> argv = ReadCmdline(fs, pid);
+  if (argv.empty()) return false;
+  std::string joined = " ";
+  for (const auto& word : argv) joined += word + " ";
+  return joined.find(needle) != std::string::npos;
+}
+
+std::vector<int> FindByCmdline(SysFs& fs, const std::string& needle) {
+  std::vector<int> pids;
+  auto entries = fs.List("/proc");
+  if (!entries.ok() || needle.empty()) return pids;
+  for (const auto& entry : *entries) {
+    if (entry.empty() || entry.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int pid = std::stoi(entry);
+    if (CmdlineContains(fs, pid, needle) && SharesOurRoot(fs, pid)) pids.push_back(pid);
+  }
+  return pids;
+}
+
 bool AgentAlive(SysFs& fs, const std::string& agent_bin, const std::string& node_name, int pid) {
   if (pid <= 0) return false;
   return NamesAgent(ReadCmdline(fs, pid), agent_bin, node_name);
@@ -144,7 +177,7 @@ std::vector<int> FindAgents(SysFs& fs, const std::string& agent_bin, const std::
     if (entry.empty() || entry.find_first_not_of("0123456789") != std::string::npos) continue;
     const int pid = std::stoi(entry);
     const std::vector<std::string> argv = ReadCmdline(fs, pid);
-    if (!NamesAgent(argv, agent_bin, node_name)) continue;
+    if (!NamesAgent(argv, agent_bin, node_name) || !SharesOurRoot(fs, pid)) continue;
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
       if (argv[i] == "--state-dir" && argv[i + 1] == state_dir) {
         pids.push_back(pid);

@@ -39,6 +39,19 @@ Result<FabricInventory> TakeInventory(const FabricLayout& layout, ProcessRunner&
 // /proc/<pid>/cmdline's words; empty when the process is gone or a zombie.
 std::vector<std::string> ReadCmdline(SysFs& fs, int pid);
 
+// A daemon of the fabric (an sshd, slurmd, slurmctld, munged) is told apart
+// by a file of the fabric on its command line. The words of
+// /proc/<pid>/cmdline are joined with single spaces, with one space before
+// and after, so " -f /run/fdrill/fabric/ssh/sshd_config " matches whole
+// words; joined, because some daemons rewrite their process title into one
+// word ("sshd: /usr/sbin/sshd -D -f ... [listener] ...").
+bool CmdlineContains(SysFs& fs, int pid, const std::string& needle);
+// Every live process whose command line contains `needle` (as above), by
+// listing /proc: how `fabric down` finds a daemon fabric.json lost. A
+// process under another root (/proc/<pid>/root is not "/": a chroot, where
+// another fabric may use the same paths) is never one of ours.
+std::vector<int> FindByCmdline(SysFs& fs, const std::string& needle);
+
 // True when `pid` is alive and its command line still names the fabric's
 // agent for `node` (argv[0] or, for an interpreted script, argv[1] is the
 // agent binary, and "--node <name>" is among the arguments) — a recycled
@@ -48,6 +61,7 @@ bool AgentAlive(SysFs& fs, const std::string& agent_bin, const std::string& node
 // Every live process that is the fabric's agent for `node` (as AgentAlive)
 // with `--state-dir state_dir` among its arguments, found by listing /proc:
 // how `fabric down` finds an agent whose pid fabric.json does not hold.
+// Not one under another root (as FindByCmdline).
 std::vector<int> FindAgents(SysFs& fs, const std::string& agent_bin, const std::string& node_name,
                             const std::string& state_dir);
 

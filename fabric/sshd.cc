@@ -89,36 +89,15 @@ std::vector<std::string> SshdArgv(const std::string& sshd_path, const SshFiles& 
           "SetEnv=TMPDIR=" + node.tmpdir};
 }
 
-namespace {
-
 // sshd rewrites its process title ("sshd: /usr/sbin/sshd -D -e -f CONF ...
-// [listener] 0 of 10-100 startups"), so /proc/<pid>/cmdline may hold one
-// word or many: match the words joined.
-bool NamesSshd(const std::vector<std::string>& argv, const std::string& sshd_config) {
-  if (argv.empty()) return false;
-  std::string joined = " ";
-  for (const auto& word : argv) joined += word + " ";
-  return joined.find("sshd") != std::string::npos &&
-         joined.find(" -f " + sshd_config + " ") != std::string::npos;
-}
-
-}  // namespace
-
+// [listener] 0 of 10-100 startups"): CmdlineContains matches it either way.
 bool SshdAlive(SysFs& fs, const std::string& sshd_config, int pid) {
-  if (pid <= 0 || sshd_config.empty()) return false;
-  return NamesSshd(ReadCmdline(fs, pid), sshd_config);
+  return !sshd_config.empty() && CmdlineContains(fs, pid, " -f " + sshd_config + " ");
 }
 
 std::vector<int> FindSshds(SysFs& fs, const std::string& sshd_config) {
-  std::vector<int> pids;
-  auto entries = fs.List("/proc");
-  if (!entries.ok() || sshd_config.empty()) return pids;
-  for (const auto& entry : *entries) {
-    if (entry.empty() || entry.find_first_not_of("0123456789") != std::string::npos) continue;
-    const int pid = std::stoi(entry);
-    if (NamesSshd(ReadCmdline(fs, pid), sshd_config)) pids.push_back(pid);
-  }
-  return pids;
+  if (sshd_config.empty()) return {};
+  return FindByCmdline(fs, " -f " + sshd_config + " ");
 }
 
 }  // namespace fdrill

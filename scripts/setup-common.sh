@@ -9,7 +9,7 @@ FDRILL_PACKAGES=(
   libboost-dev libboost-system-dev libssl-dev
   libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  openmpi-bin libopenmpi-dev openssh-client openssh-server slurm-client
+  openmpi-bin libopenmpi-dev openssh-client openssh-server slurm-client slurmctld slurmd munge
   iproute2 iptables nftables util-linux procps infiniband-diags
   libnetfilter-queue-dev
   clang libclang-rt-14-dev clang-format

@@ -87,6 +87,7 @@ struct UpFlags {
   bool no_wait = false;
   bool no_supervisor = false;
   bool sshd = false;
+  bool slurm = false;
 };
 
 std::string SelfExe() {
@@ -116,6 +117,10 @@ int RunUp(const UpFlags& flags) {
   if (flags.sshd) {
     if (Status s = CheckSshdInstalled(&options); !s.ok()) return Fail("up", s.Annotate("--sshd"));
   }
+  options.slurm = flags.slurm;
+  if (flags.slurm) {
+    if (Status s = CheckSlurmInstalled(&options); !s.ok()) return Fail("up", s.Annotate("--slurm"));
+  }
   if (!flags.no_supervisor)
     options.supervisor_argv = SupervisorArgv(SelfExe(), options.layout.state_dir);
   RealFabricHost host;
@@ -140,6 +145,10 @@ int RunUp(const UpFlags& flags) {
               << "names: unshare -m sh -c 'mount --bind " << state->ssh_dir
               << "/hosts /etc/hosts && exec $SHELL' (a shell where the nodes' names resolve)\n";
   }
+  if (!state->slurm_dir.empty()) {
+    std::cout << "slurm: cluster fdrill, partition fabric, every node idle: export SLURM_CONF="
+              << state->slurm_dir << "/slurm.conf; sinfo; salloc -N" << state->nodes.size() << "\n";
+  }
   return 0;
 }
 
@@ -151,17 +160,18 @@ int RunDown() {
     std::cout << "no fabric\n";
     return 0;
   }
-  std::cout << "fabric down: stopped " << (report->supervisor_stopped ? "the supervisor and " : "")
-            << report->agents_stopped << " agent(s)"
-            << (report->agents_killed
-                    ? " (" + std::to_string(report->agents_killed) + " needed SIGKILL)"
-                    : "")
-            << (report->sshds_stopped ? ", " + std::to_string(report->sshds_stopped) + " sshd(s)"
-                                      : "")
-            << (report->processes_killed ? ", killed " + std::to_string(report->processes_killed) +
-                                               " process(es) left in its namespaces"
-                                         : "")
-            << ", removed " << report->removed.size() << " object(s)\n";
+  std::cout
+      << "fabric down: stopped " << (report->supervisor_stopped ? "the supervisor and " : "")
+      << report->agents_stopped << " agent(s)"
+      << (report->agents_killed ? " (" + std::to_string(report->agents_killed) + " needed SIGKILL)"
+                                : "")
+      << (report->sshds_stopped ? ", " + std::to_string(report->sshds_stopped) + " sshd(s)" : "")
+      << (report->slurm_stopped ? ", " + std::to_string(report->slurm_stopped) + " Slurm daemon(s)"
+                                : "")
+      << (report->processes_killed ? ", killed " + std::to_string(report->processes_killed) +
+                                         " process(es) left in its namespaces"
+                                   : "")
+      << ", removed " << report->removed.size() << " object(s)\n";
   return 0;
 }
 
@@ -284,6 +294,10 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
       "run OpenSSH's sshd in every node on its management address (keys and configs in "
       "<state>/ssh, nothing of this machine's ssh touched): `ssh -F <state>/ssh/config n2`, "
       "and mpirun over ssh as on a cluster");
+  up->add_flag("--slurm", up_flags->slurm,
+               "run Slurm on the fabric: its own munged and slurmctld on the controller side and a "
+               "slurmd in every node (config in <state>/slurm, nothing of this machine's Slurm or "
+               "munge touched): SLURM_CONF=<state>/slurm/slurm.conf salloc -N4");
   up->callback([up_flags, exit_code] { *exit_code = RunUp(*up_flags); });
 
   auto* down = fabric->add_subcommand(

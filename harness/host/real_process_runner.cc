@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -165,6 +166,13 @@ Status RealSysFs::RemoveFile(const std::string& path) {
 Status RealSysFs::RemoveDir(const std::string& path) {
   if (rmdir(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
   return Unavailable("rmdir " + path + ": " + std::strerror(errno));
+}
+
+Result<std::string> RealSysFs::ReadLink(const std::string& path) {
+  std::error_code ec;
+  auto target = std::filesystem::read_symlink(path, ec);
+  if (ec) return NotFound("readlink " + path + ": " + ec.message());
+  return target.string();
 }
 
 Result<std::vector<std::string>> RealSysFs::List(const std::string& dir) {

@@ -1,6 +1,7 @@
 // Real launchers on the emulated fabric: the path a cluster takes, with the
-// engines a cluster has. `fdrill fabric up --sshd` runs OpenSSH's sshd in
-// every node; the drill names its nodes in a hosts file (fabric: {hosts}),
+// engines a cluster has. `fdrill fabric up --sshd --slurm` runs OpenSSH's
+// sshd and Slurm's slurmd in every node (slurmctld and munged on the
+// controller side); the drill names its nodes in a hosts file (fabric: {hosts}),
 // dials their agents by name and launches with `mpirun` over ssh
 // (plm_rsh_agent "ssh -F <fabric ssh config>") from the controller's side,
 // exactly as the README's "Running on a real cluster" says. The names
@@ -46,7 +47,7 @@ class LauncherE2E : public ::testing::Test {
            "Run `fdrill fabric down` first.";
     work_ = ScratchPath("fdrill-launcher-");
     fs::create_directories(work_);
-    auto up = Fdrill({"fabric", "up", "--nodes", "4", "--sshd"}, 120);
+    auto up = Fdrill({"fabric", "up", "--nodes", "4", "--sshd", "--slurm"}, 180);
     ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
     up_ = true;
   }
@@ -62,11 +63,12 @@ class LauncherE2E : public ::testing::Test {
     if (!work_.empty()) fs::remove_all(work_);
   }
 
-  // `fdrill ARGS` where n0..n3 resolve: its own mount namespace, the
-  // fabric's hosts file over /etc/hosts.
-  static ProcessResult FdrillWithNames(const std::vector<std::string>& args, int timeout_s) {
-    std::string command =
-        std::string("mount --bind ") + kFabric + "/ssh/hosts /etc/hosts && exec " + FDRILL_BIN;
+  // `[PREFIX...] fdrill ARGS` where n0..n3 resolve: its own mount
+  // namespace, the fabric's hosts file over /etc/hosts.
+  static ProcessResult FdrillWithNames(const std::vector<std::string>& args, int timeout_s,
+                                       const std::string& prefix = "exec") {
+    std::string command = std::string("mount --bind ") + kFabric + "/ssh/hosts /etc/hosts && " +
+                          prefix + " " + FDRILL_BIN;
     for (const auto& a : args) command += " '" + a + "'";
     RealProcessRunner runner;
     auto r =
@@ -163,8 +165,82 @@ TEST_F(LauncherE2E, MpirunOverRealSshdRunsAHostsFileDrillAndLeavesNothing) {
       std::getline(comm, name);
       if (!name.empty()) programs.insert(name);
     }
-    EXPECT_EQ(programs, (std::multiset<std::string>{"fdrill-agent", "sshd"})) << "n" << i;
+    EXPECT_EQ(programs, (std::multiset<std::string>{"fdrill-agent", "sshd", "slurmd"})) << "n" << i;
   }
+  EXPECT_EQ(RunDirs(), dirs_before_);
+}
+
+// The same drill with Slurm's launcher: the fabric's Slurm (slurmctld on
+// the controller side, a slurmd in every node), `salloc -N4` around `fdrill
+// run`, the job started with `srun --mpi=pmix` inside the allocation, as on
+// a cluster whose MPI is Open MPI with PMIx.
+constexpr char kSrunDrill[] = R"(name: slurm-srun
+fabric:
+  slurm: true
+workload:
+  op: all_reduce
+  size: 1M
+  ranks_per_node: 1
+  launcher: srun
+  launcher_args: [--mpi=pmix]
+phases:
+  - name: baseline
+    duration: 8s
+  - name: slow-link
+    duration: 6s
+    faults:
+      - id: slow-link
+        kind: link_rate
+        node: n2
+        params: {interface: fab0, rate: 50mbit}
+  - name: recovery
+    duration: 8s
+safety:
+  lease_ttl: 10s
+  max_faulted_nodes: 1
+expect:
+  no_residue: true
+  data_intact: true
+)";
+
+TEST_F(LauncherE2E, SrunInARealSallocAllocationRunsTheDrillAndLeavesNothing) {
+  std::ofstream(work_ / "drill.yaml") << kSrunDrill;
+  const fs::path out = work_ / "run";
+  // Open MPI over the fabric's subnet; the ranks get it through srun's
+  // default --export=ALL.
+  const std::string env =
+      std::string("SLURM_CONF=") + kFabric +
+      "/slurm/slurm.conf OMPI_MCA_btl=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rtc=^hwloc "
+      "OMPI_MCA_btl_tcp_if_include=198.18.0.0/24";
+  auto run = FdrillWithNames({"run", (work_ / "drill.yaml").string(), "--out", out.string(),
+                              "--tls-dir", std::string(kFabric) + "/pki", "--quiet"},
+                             240, "exec env " + env + " salloc -N4");
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "pass") << s.dump(2);
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>()) << s.dump(2);
+  ASSERT_EQ(s["faults"].size(), 1u) << s.dump(2);
+  ASSERT_FALSE(s["faults"][0]["slowdown"].is_null()) << s.dump(2);
+  EXPECT_GE(s["faults"][0]["slowdown"].get<double>(), 2.0) << s["faults"][0].dump();
+  std::cout << "srun in salloc: verdict " << s["verdict"] << ", slowdown "
+            << s["faults"][0]["slowdown"] << ", time to recover "
+            << s["faults"][0]["time_to_recover_s"] << " s, residue " << s["residue"].size() << "\n";
+  std::ifstream ev(out / "events.jsonl");
+  const std::string events((std::istreambuf_iterator<char>(ev)), std::istreambuf_iterator<char>());
+  EXPECT_NE(events.find("\"srun\""), std::string::npos);
+  EXPECT_NE(events.find("--nodelist=n[0-3]"), std::string::npos);
+  std::set<int> ranks;
+  for (const json& m : ReadJsonLines((out / "metrics.jsonl").string()))
+    ranks.insert(m["rank"].get<int>());
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
+  // The allocation ended with the drill: every node idle again.
+  RealProcessRunner runner;
+  auto sinfo = runner.Run({"env", std::string("SLURM_CONF=") + kFabric + "/slurm/slurm.conf",
+                           "sinfo", "--noheader", "--Node", "--format", "%N %t"},
+                          std::chrono::seconds(10));
+  ASSERT_TRUE(sinfo.ok());
+  EXPECT_EQ(sinfo->out, "n0 idle\nn1 idle\nn2 idle\nn3 idle\n");
   EXPECT_EQ(RunDirs(), dirs_before_);
 }
 

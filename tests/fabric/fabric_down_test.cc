@@ -87,6 +87,12 @@ TEST_F(FabricDownTest, StopsTheNodesSshdsAndKillsWhatIsLeftInTheNamespaces) {
                    "ListenAddress=198.19.0.2:22 [listener] 0 of 10-100 startups"});
   fs_.files["/proc/6161/cmdline"] =
       ProcCmdline({"/usr/sbin/sshd", "-D", "-f", "/etc/ssh/sshd_config"});
+  // Another machine's fabric on this kernel (a chroot: its own /run), under
+  // the same paths: not ours.
+  fs_.files["/proc/8181/cmdline"] =
+      ProcCmdline({"/usr/sbin/sshd", "-D", "-e", "-f", "/run/fdrill/fabric/ssh/sshd_config"});
+  fs_.links["/proc/8181/root"] = "/var/tmp/fdrill-fresh-1";
+  fs_.links["/proc/5151/root"] = "/";
   runner_.OnOutput({"ip", "netns", "pids", "fdrill-n1"}, "7171\n7272\n");
   int sleeps = 0;
   node_.on_sleep = [&] {

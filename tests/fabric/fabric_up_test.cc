@@ -69,8 +69,11 @@ TEST_F(FabricUpTest, TwoNodesRunExactlyTheseIpCommands) {
       {"ip", "-n", "fdrill-sw", "link", "set", "mgmt0", "up"},
   };
   expected.insert(expected.end(), sw.begin(), sw.end());
-  // Agents ready, then the switch's ports read until none is DOWN.
+  // Agents ready, then the switch's ports and the nodes' links read until
+  // none is DOWN.
   expected.push_back({"ip", "-n", "fdrill-sw", "-o", "link", "show"});
+  expected.push_back({"ip", "-n", "fdrill-n0", "-o", "link", "show"});
+  expected.push_back({"ip", "-n", "fdrill-n1", "-o", "link", "show"});
   EXPECT_EQ(runner_.CallsStartingWith({"ip"}), expected);
 }
 

@@ -125,6 +125,13 @@ class FakeSysFs final : public SysFs {
       return NotFound("cannot list " + dir + ": No such file or directory");
     return names;
   }
+  // readlink targets by path (/proc/<pid>/root); a path not here is NotFound.
+  std::map<std::string, std::string> links;
+  Result<std::string> ReadLink(const std::string& path) override {
+    auto it = links.find(path);
+    if (it == links.end()) return NotFound("readlink " + path + ": No such file or directory");
+    return it->second;
+  }
   std::vector<std::string> files_removed;
   std::vector<std::string> dirs_made;
   std::vector<std::string> dirs_removed;
