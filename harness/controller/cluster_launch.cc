@@ -1,5 +1,10 @@
 #include "harness/controller/cluster_launch.h"
 
+#include <algorithm>
+#include <atomic>
+#include <sstream>
+#include <thread>
+
 namespace fdrill {
 
 std::string ClusterHostfile(const Scenario& s) {
@@ -42,6 +47,51 @@ std::vector<std::string> ClusterLaunchArgv(const Scenario& s,
   argv.insert(argv.end(), w.launcher_args.begin(), w.launcher_args.end());
   argv.insert(argv.end(), body.begin(), body.end());
   return argv;
+}
+
+Status CheckRshReachesEveryHost(const Scenario& s, ProcessRunner& runner, Duration timeout) {
+  const WorkloadSpec& w = s.workload;
+  if (s.Emulated() || w.launcher != "mpirun") return Status::Ok();
+  // Open MPI splits plm_rsh_agent on spaces ("ssh -F FILE").
+  std::vector<std::string> agent;
+  std::istringstream words(w.rsh_agent);
+  for (std::string word; words >> word;) agent.push_back(word);
+  if (agent.empty()) return Status::Ok();
+  const std::vector<std::string> hosts = s.NodeNames();
+  // 32 at a time: a thousand hosts cost a few timeouts, not a thousand.
+  std::vector<std::string> why(hosts.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < hosts.size(); i = next++) {
+      std::vector<std::string> argv = agent;
+      argv.insert(argv.end(), {hosts[i], "true"});
+      auto r = runner.Run(argv, timeout);
+      if (!r.ok()) {
+        why[i] = r.status().message();
+      } else if (r->exit_code != 0) {
+        why[i] = r->err.empty() ? "exit " + std::to_string(r->exit_code) : r->err;
+        while (!why[i].empty() && (why[i].back() == '\n' || why[i].back() == '\r'))
+          why[i].pop_back();
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (size_t k = 0; k < std::min<size_t>(32, hosts.size()); ++k) workers.emplace_back(worker);
+  for (auto& t : workers) t.join();
+  std::string refused;
+  int count = 0;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (why[i].empty()) continue;
+    if (++count <= 5) refused += "\n  " + hosts[i] + ": " + why[i];
+  }
+  if (count == 0) return Status::Ok();
+  if (count > 5) refused += "\n  ... and " + std::to_string(count - 5) + " more";
+  return FailedPrecondition(
+      s.file + ": workload.launcher mpirun starts its daemons with `" + w.rsh_agent +
+      " HOST ...`, and " + std::to_string(count) + " of " + std::to_string(hosts.size()) +
+      " hosts refused `" + w.rsh_agent + " HOST true`:" + refused + "\nmake `" + w.rsh_agent +
+      " HOST true` work without a password or prompt for every host (keys, known_hosts), or set "
+      "workload.rsh_agent; nothing was applied");
 }
 
 }  // namespace fdrill

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/core/result.h"
+#include "harness/host/host.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {
@@ -33,5 +35,12 @@ std::string ClusterHostfile(const Scenario& s);
 std::vector<std::string> ClusterLaunchArgv(const Scenario& s,
                                            const std::vector<std::string>& program,
                                            const std::string& hostfile_path);
+
+// Before anything is touched on a hosts or Slurm fabric whose launcher is
+// mpirun: `<rsh_agent words> <host> true` for every host (32 at a time,
+// each within `timeout`), as Open MPI will start its daemons. FailedPrecondition
+// naming every host that refused, what the agent said, and what to fix;
+// Ok for any other launcher or an emulated fabric.
+Status CheckRshReachesEveryHost(const Scenario& s, ProcessRunner& runner, Duration timeout);
 
 }  // namespace fdrill

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "harness/controller/agent_set.h"
+#include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill_agents.h"
 #include "harness/controller/drill_events.h"
 #include "harness/controller/drill_state.h"
@@ -252,6 +253,9 @@ std::string DrillRun::Snapshot() {
 // The emulated fabric's supervisor restarts an agent within about a second,
 // a node's systemd unit (packaging/fdrill-agent.service) after RestartSec=5s.
 constexpr auto kLostAgentGrace = std::chrono::seconds(15);
+// ssh's own ConnectTimeout is often 10 s; a host that does not answer in
+// 20 s will not start Open MPI's daemon either.
+constexpr auto kRshCheckTimeout = std::chrono::seconds(20);
 
 void DrillRun::OnLost(const std::string& node, const std::string& message) {
   events_.Error(node, message);
@@ -343,6 +347,8 @@ Status DrillRun::Run() {
   if (s_.Emulated()) {
     if (Status st = CheckFabricFits(); !st.ok()) return st;
   }
+  // Before any agent is leased: mpirun's rsh agent must reach every host.
+  if (Status st = CheckRshReachesEveryHost(s_, *opt_.runner, kRshCheckTimeout); !st.ok()) return st;
   // The drill's id: the agents' lease is (certificate, this); run_id_ names
   // the ranks' run directories.
   run_id_ = std::to_string(clock_.WallNanos() / 1000000);

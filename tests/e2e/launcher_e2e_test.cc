@@ -246,3 +246,40 @@ TEST_F(LauncherE2E, SrunInARealSallocAllocationRunsTheDrillAndLeavesNothing) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// An ssh host that refuses: the drill stops before any agent is leased or
+// anything applied, exit 2, naming every host and what ssh said.
+TEST_F(LauncherE2E, AnSshThatIsRefusedStopsTheDrillBeforeAnythingIsTouched) {
+  std::string drill = kSshMpirunDrill;
+  const std::string agent = "rsh_agent: ssh -F /run/fdrill/fabric/ssh/config";
+  drill.replace(drill.find(agent), agent.size(), agent + " -o Port=2222");
+  std::ofstream(work_ / "nodes.hosts") << "n[0-3]\n";
+  std::ofstream(work_ / "drill.yaml") << drill;
+  auto run =
+      FdrillWithNames({"run", (work_ / "drill.yaml").string(), "--out", (work_ / "run").string(),
+                       "--tls-dir", std::string(kFabric) + "/pki", "--quiet"},
+                      120);
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find("4 of 4 hosts refused `ssh -F /run/fdrill/fabric/ssh/config -o "
+                         "Port=2222 HOST true`"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("n2: ssh: connect to host 198.19.0.3 port 2222: Connection refused"),
+            std::string::npos)
+      << run.err;
+  // No agent saw a lease or a fault: their audit logs hold nothing of it.
+  for (int i = 0; i < 4; ++i) {
+    const std::string state = std::string(kFabric) + "/n" + std::to_string(i) + "/state";
+    ASSERT_TRUE(fs::is_directory(state)) << state;  // where the agent audits
+    std::ifstream audit(state + "/audit.jsonl");
+    const std::string text((std::istreambuf_iterator<char>(audit)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find("\"lease\""), std::string::npos) << "n" << i << ": " << text;
+  }
+}
+
+}  // namespace
+}  // namespace fdrill

@@ -7,6 +7,7 @@
 
 #include "harness/controller/cluster_launch.h"
 #include "harness/scenario/scenario.h"
+#include "tests/fakes/fake_host.h"
 #include "tests/scenario/scenario_text.h"
 
 namespace fdrill {
@@ -170,6 +171,40 @@ phases:
   std::string srun = Replace(Replace(kEmulated, "emulated: {nodes: 2}", "hosts: /dev/null"),
                              "command: [all_reduce_perf]", "launcher: srun");
   EXPECT_NE(ErrorOf(srun).find("hosts file /dev/null"), std::string::npos) << ErrorOf(srun);
+}
+
+}  // namespace
+}  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// mpirun's rsh agent is tried on every host before anything is touched:
+// `<rsh_agent words> HOST true`; the hosts that refuse are named with what
+// the agent said.
+TEST_F(SlurmEnv, AnRshAgentThatCannotReachAHostIsRefusedBeforeTheDrill) {
+  Scenario s = Load(scenario_test::Replace(kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
+                                           "workload: {rsh_agent: ssh -F /etc/fab/ssh.conf}"));
+  FakeProcessRunner runner;
+  runner.On({"ssh", "-F", "/etc/fab/ssh.conf", "gpu03", "true"},
+            ProcessResult{255, "", "ssh: connect to host gpu03 port 22: Connection refused\n"});
+  Status st = CheckRshReachesEveryHost(s, runner, std::chrono::seconds(5));
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message(),
+            "drill.yaml: workload.launcher mpirun starts its daemons with `ssh -F "
+            "/etc/fab/ssh.conf HOST ...`, and 1 of 4 hosts refused `ssh -F /etc/fab/ssh.conf HOST "
+            "true`:\n  gpu03: ssh: connect to host gpu03 port 22: Connection refused\nmake `ssh "
+            "-F /etc/fab/ssh.conf HOST true` work without a password or prompt for every host "
+            "(keys, known_hosts), or set workload.rsh_agent; nothing was applied");
+  EXPECT_EQ(runner.CallsStartingWith({"ssh"}).size(), 4u);
+  // Every host answers: Ok. Another launcher: nothing is tried.
+  FakeProcessRunner all_good;
+  EXPECT_TRUE(CheckRshReachesEveryHost(s, all_good, std::chrono::seconds(5)).ok());
+  Scenario srun = Load(scenario_test::Replace(kSlurm, "workload: {size: 64M, ranks_per_node: 8}",
+                                              "workload: {launcher: srun}"));
+  FakeProcessRunner untouched;
+  EXPECT_TRUE(CheckRshReachesEveryHost(srun, untouched, std::chrono::seconds(5)).ok());
+  EXPECT_TRUE(untouched.calls().empty());
 }
 
 }  // namespace
