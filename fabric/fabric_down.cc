@@ -69,38 +69,6 @@ void StopAgents(const FabricState& state, const DownOptions& options, const Fabr
   }
 }
 
-// The nodes' sshds (`up --sshd`): those fabric.json names and any other
-// started with this layout's sshd_config. SIGTERM, then SIGKILL after the
-// grace. Returns how many there were.
-int StopSshds(const Result<FabricState>& state, const DownOptions& options,
-              const FabricHost& host) {
-  const std::string config = SshFiles{options.layout.state_dir + "/ssh"}.SshdConfig();
-  std::vector<int> alive = FindSshds(*host.fs, config);
-  if (state.ok()) {
-    for (const auto& n : state->nodes) {
-      if (SshdAlive(*host.fs, config, n.sshd_pid) &&
-          std::find(alive.begin(), alive.end(), n.sshd_pid) == alive.end())
-        alive.push_back(n.sshd_pid);
-    }
-  }
-  for (int pid : alive)
-    (void)host.runner->Run({"kill", "-s", "TERM", std::to_string(pid)}, std::chrono::seconds(5));
-  const int count = static_cast<int>(alive.size());
-  const auto deadline = host.clock->Now() + options.term_grace;
-  while (!alive.empty()) {
-    std::erase_if(alive, [&](int pid) { return !SshdAlive(*host.fs, config, pid); });
-    if (alive.empty()) break;
-    if (host.clock->Now() >= deadline) {
-      for (int pid : alive)
-        (void)host.runner->Run({"kill", "-s", "KILL", std::to_string(pid)},
-                               std::chrono::seconds(5));
-      break;
-    }
-    host.node->SleepFor(std::chrono::milliseconds(50));
-  }
-  return count;
-}
-
 // SIGTERM to every pid, then SIGKILL after the grace to those `alive` still
 // says are running. Returns how many there were.
 int TermThenKill(std::vector<int> pids, const std::function<bool(int)>& alive,
@@ -137,6 +105,21 @@ int StopSlurm(const DownOptions& options, const FabricHost& host) {
         [&](int pid) { return CmdlineContains(*host.fs, pid, needle); }, options, host);
   }
   return stopped;
+}
+
+// The nodes' sshds (`up --sshd`): those fabric.json names and any other
+// started with this layout's sshd_config. Returns how many there were.
+int StopSshds(const Result<FabricState>& state, const DownOptions& options,
+              const FabricHost& host) {
+  const std::string config = SshFiles{options.layout.state_dir + "/ssh"}.SshdConfig();
+  std::vector<int> pids = FindSshds(*host.fs, config);
+  if (state.ok()) {
+    for (const auto& n : state->nodes) {
+      if (std::find(pids.begin(), pids.end(), n.sshd_pid) == pids.end()) pids.push_back(n.sshd_pid);
+    }
+  }
+  return TermThenKill(
+      pids, [&](int pid) { return SshdAlive(*host.fs, config, pid); }, options, host);
 }
 
 // What still runs in the fabric's namespaces once its agents and sshds are
