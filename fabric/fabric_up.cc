@@ -224,7 +224,7 @@ Status StartSshds(FabricState& state, const UpOptions& options, const FabricHost
         it = pending.erase(it);
         continue;
       }
-      if (!SshdAlive(*host.fs, files.SshdConfig(), n.sshd_pid)) {
+      if (ProcessGone(*host.fs, n.sshd_pid)) {
         return Unavailable("sshd on " + n.name + " (pid " + std::to_string(n.sshd_pid) +
                            ") exited; " + LogTail(*host.fs, SshdLogPath(n)));
       }
@@ -290,7 +290,7 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
   rollback.Add({"kill", "-s", "KILL", std::to_string(*munged)});
   if (Status s = WaitFor(
           host, timeout, [&] { return host.fs->Exists(files.MungeSocket()); },
-          [&] { return !CmdlineContains(*host.fs, state.munged_pid, MungedNeedle(files)); },
+          [&] { return ProcessGone(*host.fs, state.munged_pid); },
           "munged (pid " + std::to_string(*munged) + ")", munged_log);
       !s.ok())
     return s.Annotate("--slurm");
@@ -307,7 +307,7 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
           [&] {
             return host.node->TcpConnects(ctl_ip, kSlurmctldPort, std::chrono::milliseconds(200));
           },
-          [&] { return !CmdlineContains(*host.fs, state.slurmctld_pid, SlurmctldNeedle(files)); },
+          [&] { return ProcessGone(*host.fs, state.slurmctld_pid); },
           "slurmctld (pid " + std::to_string(*ctld) + ")", ctld_log);
       !s.ok())
     return s.Annotate("--slurm");
@@ -337,7 +337,7 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
       },
       [&] {
         for (const auto& n : state.nodes)
-          if (!CmdlineContains(*host.fs, n.slurmd_pid, SlurmdNeedle(files, n.name))) return true;
+          if (ProcessGone(*host.fs, n.slurmd_pid)) return true;
         return false;
       },
       "a node's slurmd", state.nodes.front().Dir() + "/slurmd.out");

@@ -132,15 +132,28 @@ bool NamesAgent(const std::vector<std::string>& argv, const std::string& agent_b
 
 namespace {
 
-// False when /proc/<pid>/root says the process lives under another root
-// than ours (a chroot: another "machine" on this kernel, whose fabric may
-// use the same paths as ours); true when it is ours or cannot be read.
+// False when the process lives under another root directory than ours
+// (/proc/<pid>/root and / are not the same directory: a chroot, another
+// "machine" on this kernel whose fabric may use the same paths as ours —
+// either way round, which readlink cannot tell from inside the chroot);
+// true when it is ours or cannot be read.
 bool SharesOurRoot(SysFs& fs, int pid) {
-  auto root = fs.ReadLink("/proc/" + std::to_string(pid) + "/root");
-  return !root.ok() || *root == "/";
+  auto same = fs.SameFile("/proc/" + std::to_string(pid) + "/root", "/");
+  return !same.ok() || *same;
 }
 
 }  // namespace
+
+bool ProcessGone(SysFs& fs, int pid) {
+  if (pid <= 0) return true;
+  auto stat = fs.Read("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return true;
+  // "PID (COMM) S ...": the state follows the last ')'.
+  const size_t paren = stat->rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat->size()) return false;
+  const char state = (*stat)[paren + 2];
+  return state == 'Z' || state == 'X';
+}
 
 bool CmdlineContains(SysFs& fs, int pid, const std::string& needle) {
   if (pid <= 0 || needle.empty()) return false;

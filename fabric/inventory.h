@@ -48,9 +48,16 @@ std::vector<std::string> ReadCmdline(SysFs& fs, int pid);
 bool CmdlineContains(SysFs& fs, int pid, const std::string& needle);
 // Every live process whose command line contains `needle` (as above), by
 // listing /proc: how `fabric down` finds a daemon fabric.json lost. A
-// process under another root (/proc/<pid>/root is not "/": a chroot, where
-// another fabric may use the same paths) is never one of ours.
+// process under another root directory (/proc/<pid>/root is not our /: a
+// chroot, or the machine outside ours, where another fabric may use the same
+// paths) is never one of ours.
 std::vector<int> FindByCmdline(SysFs& fs, const std::string& needle);
+
+// True when `pid` no longer runs: /proc/<pid>/stat is gone or says zombie.
+// (A command line cannot say it: it reads empty for a moment while the
+// process execs, as a process started through `unshare ... sh -c 'exec
+// ...'` does twice.)
+bool ProcessGone(SysFs& fs, int pid);
 
 // True when `pid` is alive and its command line still names the fabric's
 // agent for `node` (argv[0] or, for an interpreted script, argv[1] is the

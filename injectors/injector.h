@@ -120,6 +120,7 @@ Result<std::unique_ptr<Fault>> MakeIbPortWidth(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortSpeed(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeRankKill(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeDaemonPause(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeCpuHog(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeMemPressure(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host host);

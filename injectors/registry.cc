@@ -87,6 +87,10 @@ const std::vector<InjectorInfo>& Injectors() {
        "kill workload ranks with a signal (a crashed rank; nothing to restore)",
        "rank (default: every rank on the node), signal (KILL|TERM|INT|SEGV|ABRT|BUS, default KILL)",
        &MakeRankKill, &ProbeRanks},
+      {"daemon_pause", Scope::kNode,
+       "stop a node's scheduler daemon (SIGSTOP: a hung slurmd), then resume it (SIGCONT); "
+       "Slurm marks the node DOWN after SlurmdTimeout",
+       "daemon (slurmd)", &MakeDaemonPause, nullptr},
       {"cpu_hog", Scope::kNode,
        "spin N threads on the node's CPUs (fdrill-burn, own cgroup, dies with the agent)",
        "threads (default 1)", &MakeCpuHog, nullptr},

@@ -10,6 +10,7 @@
 
 #include "reports/agent_loss.h"
 #include "reports/link_stats.h"
+#include "reports/slurm_changes.h"
 #include "reports/stats.h"
 
 namespace fdrill {
@@ -271,6 +272,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   }
 
   s.agents_lost = AnalyzeAgentLosses(run.events);
+  s.slurm = AnalyzeSlurm(run.events);
   if (const std::vector<ResidueItem>* items = LastResidue(run.events)) {
     s.residue_checked = true;
     s.residue = *items;

@@ -13,6 +13,7 @@
 #include "reports/fabric_map.h"
 #include "reports/link_stats.h"
 #include "reports/series.h"
+#include "reports/slurm_changes.h"
 #include "reports/svg_plot.h"
 #include "reports/xml_text.h"
 
@@ -394,6 +395,12 @@ void WriteRest(const Summary& s, std::string* out) {
              e.pass ? "<span class=\"PASS\">PASS</span>" : "<span class=\"FAIL\">FAIL</span>"});
     }
     *out += t.Done();
+  }
+
+  if (!s.slurm.empty()) {
+    *out += "<h2>What Slurm did</h2>\n<ul>\n";
+    for (const SlurmChange& c : s.slurm) *out += "<li>" + Esc(SlurmChangeText(c)) + "</li>\n";
+    *out += "</ul>\n";
   }
 
   if (!s.agents_lost.empty()) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/agent_loss.h"
+#include "reports/slurm_changes.h"
 
 namespace fdrill {
 
@@ -185,6 +186,17 @@ std::string RenderSummaryJson(const Summary& s) {
                                 {"lost_at_s", a.lost_at_s},
                                 {"back_at_s", Number(a.back_at_s)},
                                 {"faults_left", std::move(left)}});
+  }
+  j["slurm"] = Json::array();
+  for (const SlurmChange& c : s.slurm) {
+    Json change = {{"t", c.t}, {"from", c.from}, {"to", c.to}, {"text", SlurmChangeText(c)}};
+    if (c.job.empty()) {
+      change["node"] = c.node;
+      change["reason"] = c.reason;
+    } else {
+      change["job"] = c.job;
+    }
+    j["slurm"].push_back(std::move(change));
   }
   auto opt_int = [](const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); };
   auto opt_str = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };

@@ -10,6 +10,7 @@
 #include "reports/agent_loss.h"
 #include "reports/cell_text.h"
 #include "reports/link_stats.h"
+#include "reports/slurm_changes.h"
 
 namespace fdrill {
 
@@ -279,6 +280,14 @@ void WriteAgentsLost(const Summary& s, std::string* out) {
   *out += "\n";
 }
 
+// Only on a Slurm fabric: what Slurm said of the drill's nodes and job.
+void WriteSlurm(const Summary& s, std::string* out) {
+  if (s.slurm.empty()) return;
+  *out += "## What Slurm did\n\n";
+  for (const SlurmChange& c : s.slurm) *out += "- " + SlurmChangeText(c) + "\n";
+  *out += "\n";
+}
+
 void WriteResidue(const Summary& s, std::string* out) {
   *out += "## Residue\n\n";
   if (!s.residue_checked) {
@@ -317,6 +326,7 @@ std::string RenderMarkdown(const Summary& summary) {
   WriteLinks(summary, &out);
   WriteExpectations(summary, &out);
   WriteAgentsLost(summary, &out);
+  WriteSlurm(summary, &out);
   WriteResidue(summary, &out);
   WriteErrors(summary, &out);
   return out;

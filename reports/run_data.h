@@ -59,7 +59,9 @@ struct Event {
   std::string link;              // culprit: the interface or port named; empty for a rank/node
   std::string element;           // culprit: "link n1 fab0", "rank 2 (n2)", "node n3"
   std::string message;           // error
-  std::string reason;            // abort, agent_lost
+  std::string reason;            // abort, agent_lost, slurm_node
+  std::string state;             // slurm_node, slurm_job: what Slurm said
+  std::string job;               // slurm_job
   std::string cause;             // abort: "job" when the workload ended the drill, else
   std::string status;            // drill_end: completed | aborted | error
   std::optional<bool> verified;  // fault_applied, fault_reverted

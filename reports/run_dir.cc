@@ -349,6 +349,13 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
     f.Strings("ids", Need::kRequired, &e.ids);
     f.Optional("at_s", &e.at_s);
     f.Optional("wall_ns", &e.wall_ns);
+  } else if (type == "slurm_node") {
+    f.String("node", Need::kRequired, &e.node);
+    f.String("state", Need::kRequired, &e.state);
+    f.String("reason", Need::kOptional, &e.reason);
+  } else if (type == "slurm_job") {
+    f.String("job", Need::kRequired, &e.job);
+    f.String("state", Need::kRequired, &e.state);
   } else if (type == "error") {
     f.String("message", Need::kRequired, &e.message);
   } else if (type == "abort") {

@@ -225,6 +225,17 @@ struct AgentLoss {
   std::vector<LeftFault> faults_left;
 };
 
+// What Slurm said during the drill (slurm_node / slurm_job events), each
+// change in order: a node's state and reason, or the allocation's job.
+struct SlurmChange {
+  double t = 0;        // seconds since the drill's start
+  std::string node;    // "" for the job
+  std::string job;     // "" for a node
+  std::string from;    // the state before ("" for the first sample)
+  std::string to;      // "idle", "allocated", "down*", "RUNNING", "ended", ...
+  std::string reason;  // a node's; "none" when Slurm gives none
+};
+
 struct ExpectationResult {
   std::string name;
   ExpectValue limit;
@@ -248,6 +259,8 @@ struct Summary {
   std::vector<ResidueItem> residue;
   // Agents lost during the drill, in the order they were lost.
   std::vector<AgentLoss> agents_lost;
+  // On a Slurm fabric: every change of what Slurm said; empty elsewhere.
+  std::vector<SlurmChange> slurm;
   Rollback rollback;
   std::vector<CounterDelta> counters;  // empty when no counters were sampled
   std::vector<LinkStats> links;        // by node, then link; empty without counters

@@ -107,7 +107,8 @@ git clone -q --no-hardlinks "$repo" "$root/root/fdrill"
 
 mnt() {  # mnt TYPE-OR-BIND SOURCE TARGET
   mkdir -p "$3"
-  if [ "$1" = bind ]; then mount --rbind "$2" "$3"; mount --make-rslave "$3"; else mount -t "$1" "$2" "$3"; fi
+  # shellcheck disable=SC2086 # SOURCE may carry -o options
+  if [ "$1" = bind ]; then mount --rbind "$2" "$3"; mount --make-rslave "$3"; else mount -t "$1" $2 "$3"; fi
   mounts+=("$3")
 }
 # The root must be a mount point of its own, as / is on a machine: `ip
@@ -118,7 +119,9 @@ mounts+=("$root")
 mnt proc proc "$root/proc"
 mnt bind /sys "$root/sys"
 mnt bind /dev "$root/dev"
-mnt tmpfs tmpfs "$root/run"
+# /run as a booted machine has it (systemd mounts it 0755): sshd refuses
+# an authorized_keys path under a world-writable directory (StrictModes).
+mnt tmpfs "tmpfs -o mode=0755" "$root/run"
 mnt tmpfs tmpfs "$root/tmp"
 
 in_root() {

@@ -5,6 +5,7 @@
 #include "harness/controller/drill.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include "harness/controller/drill_state.h"
 #include "harness/controller/recorder.h"
 #include "harness/controller/residue.h"
+#include "harness/controller/slurm_watch.h"
 #include "harness/controller/timeline_walker.h"
 #include "harness/controller/workload_supervisor.h"
 #include "harness/wire/protocol.h"
@@ -363,6 +365,17 @@ Status DrillRun::Run() {
   events_.Attach(rec_.get());
   for (auto& w : workloads_) w->set_run_id(run_id_);
   WriteRunFiles();
+  // On a Slurm fabric, what Slurm says of the drill's nodes (and job) for
+  // as long as the drill runs: `slurm_node` / `slurm_job` events.
+  std::unique_ptr<SlurmWatch> slurm;
+  if (s_.slurm) {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    slurm = std::make_unique<SlurmWatch>(
+        *opt_.runner, s_.slurm_nodelist, job != nullptr ? job : "",
+        [this](const SlurmNodeState& n) { events_.SlurmNode(n.node, n.state, n.reason); },
+        [this](const std::string& id, const std::string& state) { events_.SlurmJob(id, state); });
+    slurm->Start(std::chrono::seconds(1));
+  }
   std::string status = Snapshot();
   if (status == "completed") {
     Status started = Status::Ok();
@@ -391,6 +404,10 @@ Status DrillRun::Run() {
   }
   if (opt_.progress != nullptr) opt_.progress->Finish();
   Cleanup();
+  if (slurm) {
+    slurm->Stop();
+    slurm->SampleOnce();  // how Slurm left the nodes
+  }
   events_.DrillEnd(status);
   return Status::Ok();
 }

@@ -47,6 +47,15 @@ void DrillEvents::AgentReconnected(const std::string& node, const std::string& a
   Event("agent_reconnected", {{"node", node}, {"address", address}, {"wall_ns", wall_ns}});
 }
 
+void DrillEvents::SlurmNode(const std::string& node, const std::string& state,
+                            const std::string& reason) {
+  Event("slurm_node", {{"node", node}, {"state", state}, {"reason", reason}});
+}
+
+void DrillEvents::SlurmJob(const std::string& job, const std::string& state) {
+  Event("slurm_job", {{"job", job}, {"state", state}});
+}
+
 void DrillEvents::FaultsSwept(const std::string& node, const std::vector<std::string>& ids,
                               int64_t wall_ns) {
   RunRecorder* rec = rec_.load();

@@ -48,6 +48,10 @@ class DrillEvents {
   // Its start-up journal sweep reverted `ids` at controller wall time wall_ns
   // (the agent's own time through its clock offset).
   void FaultsSwept(const std::string& node, const std::vector<std::string>& ids, int64_t wall_ns);
+  // What Slurm said (controller/slurm_watch.h): a node's state and reason,
+  // the allocation's job state; each when it changed.
+  void SlurmNode(const std::string& node, const std::string& state, const std::string& reason);
+  void SlurmJob(const std::string& job, const std::string& state);
 
   // The timeline. A fault's apply is journalled before the call is made.
   void Phase(Action::Kind kind, const std::string& phase, const std::string& reason);

@@ -65,10 +65,10 @@ class SysFs {
   // "." or ".."), sorted bytewise. NotFound when `dir` does not exist, so a
   // caller can tell "no such tree" (no HCA driver loaded) from a failure.
   virtual Result<std::vector<std::string>> List(const std::string& dir) = 0;
-  // readlink(2): the target of the symbolic link at `path`. Unimplemented
-  // where a fake has no links.
-  virtual Result<std::string> ReadLink(const std::string& path) {
-    return Unsupported("readlink " + path + ": not available here");
+  // Whether paths a and b are the same file or directory (stat(2) of each,
+  // links followed: device and inode). Unsupported where a fake cannot say.
+  virtual Result<bool> SameFile(const std::string& a, const std::string& b) {
+    return Unsupported("same file " + a + ", " + b + ": not available here");
   }
 };
 

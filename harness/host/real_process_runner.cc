@@ -168,11 +168,11 @@ Status RealSysFs::RemoveDir(const std::string& path) {
   return Unavailable("rmdir " + path + ": " + std::strerror(errno));
 }
 
-Result<std::string> RealSysFs::ReadLink(const std::string& path) {
+Result<bool> RealSysFs::SameFile(const std::string& a, const std::string& b) {
   std::error_code ec;
-  auto target = std::filesystem::read_symlink(path, ec);
-  if (ec) return NotFound("readlink " + path + ": " + ec.message());
-  return target.string();
+  const bool same = std::filesystem::equivalent(a, b, ec);
+  if (ec) return NotFound("same file " + a + ", " + b + ": " + ec.message());
+  return same;
 }
 
 Result<std::vector<std::string>> RealSysFs::List(const std::string& dir) {

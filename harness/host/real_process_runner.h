@@ -22,7 +22,7 @@ class RealSysFs final : public SysFs {
   Status RemoveFile(const std::string& path) override;
   // readdir; a symlinked directory (every /sys/class/* entry) is followed.
   Result<std::vector<std::string>> List(const std::string& dir) override;
-  Result<std::string> ReadLink(const std::string& path) override;
+  Result<bool> SameFile(const std::string& a, const std::string& b) override;
 };
 
 }  // namespace fdrill

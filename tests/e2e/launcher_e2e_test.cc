@@ -14,9 +14,11 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -249,6 +251,86 @@ TEST_F(LauncherE2E, SrunInARealSallocAllocationRunsTheDrillAndLeavesNothing) {
 
 namespace fdrill {
 namespace {
+
+// What Slurm does under a fault: n1's slurmd hangs (daemon_pause: SIGSTOP)
+// for 30 s while the drill's job runs under srun. slurmctld stops hearing
+// n1 and marks it not responding ("*"; DOWN once SlurmdTimeout has passed
+// at one of its checks); the drill records each change of what Slurm said
+// (slurm_node, slurm_job events; summary.json's slurm[]; the report's "What
+// Slurm did"), and once the fault is reverted (SIGCONT) the node answers
+// again and Slurm takes it back by itself.
+constexpr char kSlurmdHangDrill[] = R"(name: slurmd-hang
+fabric:
+  slurm: true
+workload:
+  op: all_reduce
+  size: 1M
+  ranks_per_node: 1
+  launcher: srun
+  launcher_args: [--mpi=pmix]
+phases:
+  - name: baseline
+    duration: 6s
+  - name: slurmd-hang
+    duration: 30s
+    faults:
+      - id: hang
+        kind: daemon_pause
+        node: n1
+        params: {daemon: slurmd}
+  - name: after
+    duration: 5s
+safety:
+  lease_ttl: 10s
+  max_faulted_nodes: 1
+)";
+
+TEST_F(LauncherE2E, AHungSlurmdIsSeenBySlurmAndTheDrillRecordsWhatSlurmDid) {
+  std::ofstream(work_ / "drill.yaml") << kSlurmdHangDrill;
+  const fs::path out = work_ / "run";
+  // No salloc: srun makes the job's own allocation, so Slurm ending it on
+  // a DOWN node would end the job, not `fdrill run`.
+  const std::string env =
+      std::string("SLURM_JOB_NODELIST=n[0-3] SLURM_CONF=") + kFabric +
+      "/slurm/slurm.conf OMPI_MCA_btl=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rtc=^hwloc "
+      "OMPI_MCA_btl_tcp_if_include=198.18.0.0/24";
+  auto run = FdrillWithNames({"run", (work_ / "drill.yaml").string(), "--out", out.string(),
+                              "--tls-dir", std::string(kFabric) + "/pki", "--quiet"},
+                             240, "exec env " + env);
+  EXPECT_NE(run.exit_code, 2) << run.out << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  std::optional<double> lost_at, applied_at;
+  for (const json& f : s["faults"])
+    if (f["id"] == "hang" && f["applied_at_s"].is_number()) applied_at = f["applied_at_s"];
+  std::string said;
+  for (const json& c : s["slurm"]) {
+    said += c["text"].get<std::string>() + "\n";
+    const std::string to = c["to"].get<std::string>();
+    if (c.value("node", "") == "n1" && (to.back() == '*' || to.rfind("down", 0) == 0) && !lost_at)
+      lost_at = c["t"].get<double>();
+  }
+  ASSERT_TRUE(applied_at.has_value()) << s.dump(2);
+  ASSERT_TRUE(lost_at.has_value()) << "Slurm never said n1 stopped responding:\n" << said;
+  EXPECT_GT(*lost_at, *applied_at) << said;
+  std::cout << "slurmd hang on n1: Slurm marked it not responding " << (*lost_at - *applied_at)
+            << " s after the fault; what Slurm said:\n"
+            << said;
+  std::ifstream md(out / "report.md");
+  const std::string report((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("## What Slurm did"), std::string::npos);
+  // Reverted: n1's slurmd runs again and Slurm takes the node back.
+  RealProcessRunner runner;
+  std::string state;
+  for (int i = 0; i < 60 && state != "idle"; ++i) {
+    auto sinfo = runner.Run({"env", std::string("SLURM_CONF=") + kFabric + "/slurm/slurm.conf",
+                             "sinfo", "--noheader", "--Node", "--nodes", "n1", "--format", "%T"},
+                            std::chrono::seconds(10));
+    state = sinfo.ok() ? sinfo->out.substr(0, sinfo->out.find('\n')) : "";
+    if (state != "idle") std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  EXPECT_EQ(state, "idle");
+}
 
 // An ssh host that refuses: the drill stops before any agent is leased or
 // anything applied, exit 2, naming every host and what ssh said.

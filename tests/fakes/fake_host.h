@@ -125,12 +125,13 @@ class FakeSysFs final : public SysFs {
       return NotFound("cannot list " + dir + ": No such file or directory");
     return names;
   }
-  // readlink targets by path (/proc/<pid>/root); a path not here is NotFound.
+  // What a path is the same directory as (/proc/<pid>/root -> "/", or a
+  // chroot's root); a path not here is NotFound.
   std::map<std::string, std::string> links;
-  Result<std::string> ReadLink(const std::string& path) override {
-    auto it = links.find(path);
-    if (it == links.end()) return NotFound("readlink " + path + ": No such file or directory");
-    return it->second;
+  Result<bool> SameFile(const std::string& a, const std::string& b) override {
+    auto it = links.find(a);
+    if (it == links.end()) return NotFound("stat " + a + ": No such file or directory");
+    return it->second == b;
   }
   std::vector<std::string> files_removed;
   std::vector<std::string> dirs_made;

@@ -309,3 +309,51 @@ TEST(RealProcesses, BurnRefusesAParentThatIsNotItsOwn) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// daemon_pause: this node's slurmd only (another node's, in another network
+// namespace, and every other process are left alone); SIGCONT to the same
+// (pid, start time) after a journal round trip; nothing but slurmd can be named.
+TEST_F(ProcessFaults, DaemonPauseStopsThisNodesSlurmdOnlyAndResumesIt) {
+  procs_.Add(200, "slurmd-wlm");  // Debian's slurmd, behind the slurmd alternative
+  procs_.Add(201, "slurmd").net_ns = "net:[4026530000]";  // n2's
+  procs_.Add(202, "slurmstepd");
+  auto f = Make("daemon_pause", {{"daemon", "slurmd"}});
+  ASSERT_TRUE(f->Check().ok());
+  ASSERT_TRUE(f->Capture().ok());
+  EXPECT_EQ(f->ResolvedTarget(), "slurmd (pid 200)");
+  ASSERT_TRUE(f->Apply().ok());
+  ASSERT_TRUE(f->Verify().ok());
+  EXPECT_EQ(procs_.signals, (Signals{{200, SIGSTOP}}));
+  EXPECT_EQ(procs_.procs[201].state, 'S');
+  EXPECT_EQ(procs_.procs[202].state, 'S');
+  // A restarted agent's sweep: only the journal's saved state.
+  auto swept = Make("daemon_pause", {{"daemon", "slurmd"}});
+  ASSERT_TRUE(swept->Load(f->Saved()).ok());
+  EXPECT_FALSE(swept->VerifyReverted().ok());
+  ASSERT_TRUE(swept->Revert().ok());
+  ASSERT_TRUE(swept->VerifyReverted().ok());
+  EXPECT_EQ(procs_.procs[200].state, 'S');
+  ASSERT_TRUE(swept->Revert().ok());  // twice is harmless
+  // A reused pid is never signalled.
+  procs_.procs[200].start_ticks += 1;
+  procs_.signals.clear();
+  ASSERT_TRUE(f->Revert().ok());
+  EXPECT_TRUE(procs_.signals.empty());
+}
+
+TEST_F(ProcessFaults, DaemonPauseNamesOnlySlurmdAndNeedsOneOnTheNode) {
+  EXPECT_EQ(MakeError("daemon_pause", {{"daemon", "sshd"}}),
+            "params.daemon: \"sshd\" is not one of slurmd (the daemons a drill may pause)");
+  auto f = Make("daemon_pause", {{"daemon", "slurmd"}});
+  Status check = f->Check();
+  EXPECT_EQ(check.code(), StatusCode::kNotFound);
+  EXPECT_NE(check.message().find("no slurmd runs on this node"), std::string::npos)
+      << check.message();
+  EXPECT_TRUE(procs_.signals.empty());
+}
+
+}  // namespace
+}  // namespace fdrill

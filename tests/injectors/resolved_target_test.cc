@@ -79,6 +79,17 @@ TEST(ResolvedTarget, RankKindsNameTheRanksCaptureSelected) {
   }
 }
 
+TEST(ResolvedTarget, DaemonPauseNamesTheDaemonThenItsPid) {
+  FakeProcessTable procs;
+  procs.Add(777, "slurmd");
+  const Host host{nullptr, nullptr, &procs};
+  auto f = MakeFault("daemon_pause", {{"daemon", "slurmd"}}, host);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ((*f)->ResolvedTarget(), "slurmd");
+  ASSERT_TRUE((*f)->Capture().ok());
+  EXPECT_EQ((*f)->ResolvedTarget(), "slurmd (pid 777)");
+}
+
 TEST(ResolvedTarget, NodeKindsNameTheNode) {
   Host host;
   host.launch_env_dir = "/nonexistent/fdrill-launch-env";  // nothing is written by MakeFault
@@ -93,7 +104,8 @@ TEST(ResolvedTarget, EveryRegisteredKindIsCovered) {
       "link_rate",      "link_flap",     "link_loss",       "link_down",     "link_delay",
       "link_partition", "ib_port_flap",  "ib_port_disable", "ib_port_width", "ib_port_speed",
       "gpu_clock_lock", "gpu_power_cap", "nvlink_bw_mode",  "rank_pause",    "rank_kill",
-      "cpu_hog",        "mem_pressure",  "nccl_env",        "switch_down",   "port_loss"};
+      "cpu_hog",        "mem_pressure",  "nccl_env",        "switch_down",   "port_loss",
+      "daemon_pause"};
   for (const auto& info : Injectors())
     EXPECT_TRUE(covered.count(info.name)) << info.name << " has no test here";
 }
