@@ -219,7 +219,13 @@ TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   // A 3 s stop stalls every rank for about 3 s.
   EXPECT_GE(by_id["hung-rank"]["slowdown"].get<double>(), 5.0) << by_id["hung-rank"].dump();
   EXPECT_GE(by_id["hung-rank"]["stall_ms"].get<double>(), 2500.0) << by_id["hung-rank"].dump();
-  EXPECT_GE(by_id["straggler"]["slowdown"].get<double>(), 1.1) << by_id["straggler"].dump();
+  // A straggler stopped 50 ms of every 200 ms slows only the iterations
+  // its stops land on, so the median-based slowdown sits anywhere from 1.01
+  // to 1.3 run to run (1.01 measured in a fresh-machine run): what must
+  // hold is that fdrill names it, from its CPU time and its peers' waits.
+  ASSERT_TRUE(by_id["straggler"]["localisation"].is_object()) << by_id["straggler"].dump();
+  EXPECT_EQ(by_id["straggler"]["localisation"]["element"], "rank 2 (n2)")
+      << by_id["straggler"].dump();
   EXPECT_GE(by_id["cpu-hog"]["slowdown"].get<double>(), 1.1) << by_id["cpu-hog"].dump();
   // Issue 17: each fault names what the agent resolved it to, not "".
   EXPECT_THAT(by_id["hung-rank"]["target"].get<std::string>(),
