@@ -295,13 +295,22 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
       !s.ok())
     return s.Annotate("--slurm");
 
+  // Something already answering where our slurmctld will listen (a
+  // slurmctld a crashed fabric left, still bound to the address) would take
+  // our slurmds' registrations and fail them on its other munge key.
+  const std::string ctl_ip = state.controller_addr.substr(0, state.controller_addr.find('/'));
+  if (host.node->TcpConnects(ctl_ip, kSlurmctldPort, std::chrono::milliseconds(200))) {
+    return FailedPrecondition(
+        "--slurm: something already listens on " + ctl_ip + ":" + std::to_string(kSlurmctldPort) +
+        " (a slurmctld left by an earlier fabric?); `ss -ltnp 'sport = :" +
+        std::to_string(kSlurmctldPort) + "'` names it: end it, then bring the fabric up again");
+  }
   const std::string ctld_log = files.dir + "/slurmctld.out";
   auto ctld = host.node->Spawn(
       {SlurmctldArgv(bin.unshare, bin.sh, bin.slurmctld, files), "", "", "", ctld_log});
   if (!ctld.ok()) return ctld.status().Annotate("--slurm: starting slurmctld");
   state.slurmctld_pid = *ctld;
   rollback.Add({"kill", "-s", "KILL", std::to_string(*ctld)});
-  const std::string ctl_ip = state.controller_addr.substr(0, state.controller_addr.find('/'));
   if (Status s = WaitFor(
           host, timeout,
           [&] {

@@ -461,3 +461,31 @@ TEST(CheckSshdInstalled, NamesThePackageWhenSshdIsMissing) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// A slurmctld left bound to the controller's address by an earlier fabric
+// would take this fabric's registrations: up refuses before starting its
+// own and rolls everything back.
+TEST_F(FabricUpSshdTest, SlurmRefusesWhenTheSlurmctldPortIsAlreadyTaken) {
+  options_.sshd = false;
+  options_.slurm = true;
+  options_.slurm_bin = {"/usr/sbin/munged", "/usr/sbin/mungekey", "/usr/sbin/slurmctld",
+                        "/usr/sbin/slurmd", "/usr/bin/sinfo",     "/usr/bin/unshare",
+                        "/bin/sh",          "/usr/bin/env"};
+  node_.connects_to = [](const std::string&, int) { return true; };  // 6817 answers already
+  node_.on_spawn = [this](const SpawnSpec& spec) {
+    if (spec.argv.front() == "/usr/sbin/munged")
+      fs_.files["/run/fdrill/fabric/slurm/munge.socket"] = "";
+  };
+  auto state = FabricUp(options_, Host());
+  ASSERT_FALSE(state.ok());
+  EXPECT_THAT(state.status().message(),
+              HasSubstr("--slurm: something already listens on 198.19.0.254:6817"));
+  EXPECT_THAT(state.status().message(), HasSubstr("rolled back: nothing of the fabric is left"));
+  for (const auto& spec : node_.spawned) EXPECT_NE(spec.argv.front(), "/usr/bin/unshare");
+}
+
+}  // namespace
+}  // namespace fdrill
