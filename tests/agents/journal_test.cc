@@ -8,9 +8,22 @@
 namespace fdrill {
 namespace {
 
+// This process's scratch directory, removed when the test binary exits
+// (it was left behind by every run before).
+const std::filesystem::path& JournalDir() {
+  static const struct Dir {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("fdrill-journal-" + std::to_string(getpid()));
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } dir;
+  return dir.path;
+}
+
 std::string TempPath(const char* name) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("fdrill-journal-" + std::to_string(getpid()));
+  const auto& dir = JournalDir();
   std::filesystem::create_directories(dir);
   auto p = dir / name;
   std::filesystem::remove(p);
