@@ -79,6 +79,15 @@ class LauncherE2E : public ::testing::Test {
     return r.ok() ? *r : ProcessResult{};
   }
 
+  // `env` words for a drill launched by srun on the fabric's Slurm: its
+  // SLURM_CONF, and Open MPI over the fabric's subnet (the ranks get it
+  // through srun's default --export=ALL).
+  static std::string SrunEnv() {
+    return std::string("SLURM_CONF=") + kFabric +
+           "/slurm/slurm.conf OMPI_MCA_btl=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rtc=^hwloc "
+           "OMPI_MCA_btl_tcp_if_include=198.18.0.0/24";
+  }
+
   // A drill of one capped link that must pass: verdict pass, residue 0,
   // data intact, the fault's slowdown at least 2, and every rank of every
   // node reported (one rank file per host). Prints the drill's row as
@@ -220,15 +229,9 @@ expect:
 TEST_F(LauncherE2E, SrunInARealSallocAllocationRunsTheDrillAndLeavesNothing) {
   std::ofstream(work_ / "drill.yaml") << kSrunDrill;
   const fs::path out = work_ / "run";
-  // Open MPI over the fabric's subnet; the ranks get it through srun's
-  // default --export=ALL.
-  const std::string env =
-      std::string("SLURM_CONF=") + kFabric +
-      "/slurm/slurm.conf OMPI_MCA_btl=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rtc=^hwloc "
-      "OMPI_MCA_btl_tcp_if_include=198.18.0.0/24";
   auto run = FdrillWithNames({"run", (work_ / "drill.yaml").string(), "--out", out.string(),
                               "--tls-dir", std::string(kFabric) + "/pki", "--quiet"},
-                             240, "exec env " + env + " salloc -N4");
+                             240, "exec env " + SrunEnv() + " salloc -N4");
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   const std::string events = ExpectCappedDrillPassed(out, "srun in salloc");
   EXPECT_NE(events.find("\"srun\""), std::string::npos);
@@ -287,13 +290,9 @@ TEST_F(LauncherE2E, AHungSlurmdIsSeenBySlurmAndTheDrillRecordsWhatSlurmDid) {
   const fs::path out = work_ / "run";
   // No salloc: srun makes the job's own allocation, so Slurm ending it on
   // a DOWN node would end the job, not `fdrill run`.
-  const std::string env =
-      std::string("SLURM_JOB_NODELIST=n[0-3] SLURM_CONF=") + kFabric +
-      "/slurm/slurm.conf OMPI_MCA_btl=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rtc=^hwloc "
-      "OMPI_MCA_btl_tcp_if_include=198.18.0.0/24";
   auto run = FdrillWithNames({"run", (work_ / "drill.yaml").string(), "--out", out.string(),
                               "--tls-dir", std::string(kFabric) + "/pki", "--quiet"},
-                             240, "exec env " + env);
+                             240, "exec env SLURM_JOB_NODELIST=n[0-3] " + SrunEnv());
   EXPECT_NE(run.exit_code, 2) << run.out << run.err;
   json s = ReadJson(out / "summary.json");
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
