@@ -20,7 +20,17 @@ SEED="${FDRILL_FUZZ_SEED:-1}"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DFDRILL_FUZZ=ON -DFDRILL_BUILD_TESTS=OFF \
   -DFDRILL_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -gline-tables-only" \
   -DCMAKE_C_FLAGS_DEBUG="-O0 -gline-tables-only" >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target wire_frame_fuzz scenario_fuzz agent_request_fuzz >/dev/null
+# A failed build says why (it used to end the step with exit 1 and nothing
+# on the log).
+build_log=$(mktemp /tmp/fdrill-fuzz-build.XXXXXX)
+if ! cmake --build build-fuzz -j "$(nproc)" --target wire_frame_fuzz scenario_fuzz agent_request_fuzz \
+    > "$build_log" 2>&1; then
+  echo "fuzz: building the fuzz targets failed:" >&2
+  grep -E "error|FAILED" "$build_log" | head -40 >&2
+  rm -f "$build_log"
+  exit 1
+fi
+rm -f "$build_log"
 
 work=$(mktemp -d /tmp/fdrill-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
