@@ -56,6 +56,15 @@ std::string FaultIdForLog(const Json& req) {
   }
   return ids;
 }
+// "ttl_ms" of a lease request. A float (5e31) or a string is the request's
+// fault; converting it would be undefined behaviour (the agent fuzzer found it).
+Result<int64_t> TtlMs(const Json& req, int64_t absent) {
+  auto it = req.find(proto::key::kTtlMs);
+  if (it == req.end()) return absent;
+  if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > INT64_MAX))
+    return InvalidArgument("lease \"ttl_ms\" must be an integer: 0 (release) or 100..86400000");
+  return it->get<int64_t>();
+}
 }  // namespace
 
 Json AgentService::Handle(const Json& req, const Caller& caller) {
@@ -88,8 +97,12 @@ Json AgentService::Handle(const Json& req, const Caller& caller) {
 }
 
 Status AgentService::Permit(const std::string& type, const Json& req, const Caller& caller) {
-  const bool puts_on = type == proto::kApply || type == proto::kWorkloadStart ||
-                       (type == proto::kLease && req.value(proto::key::kTtlMs, int64_t{1}) != 0);
+  bool puts_on = type == proto::kApply || type == proto::kWorkloadStart;
+  if (type == proto::kLease) {
+    auto ttl_ms = TtlMs(req, 1);
+    if (!ttl_ms.ok()) return ttl_ms.status();
+    puts_on = *ttl_ms != 0;
+  }
   if (puts_on && panic_.latched()) return panic_.Refusal(type);
   const std::string drill = req.value(proto::key::kDrill, "");
   // What puts something on the node needs the caller's live lease.
@@ -314,7 +327,9 @@ Result<int> AgentService::SweepJournal(Json* swept) {
 }
 
 Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
-  int64_t ttl_ms = req.value(proto::key::kTtlMs, int64_t{5000});
+  auto ttl = TtlMs(req, 5000);
+  if (!ttl.ok()) return ttl.status();
+  const int64_t ttl_ms = *ttl;
   const std::string drill = req.value(proto::key::kDrill, "");
   if (ttl_ms == 0) {  // the controller is done and releases the lease
     if (Status s = lease_.Release(caller.subject, drill); !s.ok()) return s;

@@ -134,6 +134,21 @@ TEST_F(AgentServiceTest, ARequestWhoseTypeOrIdIsNotAStringOrNumberGetsAnErrorRep
   EXPECT_TRUE(ApplyRate("slow")["ok"].get<bool>());  // still serving
 }
 
+TEST_F(AgentServiceTest, ALeaseWhoseTtlIsNotAnIntegerIsRefusedAndNothingIsHeld) {
+  // 5e31 does not fit an int64: converting it was undefined behaviour (fuzzer).
+  for (Json ttl : {Json(5.04444e+31), Json(1500.5), Json("5000"), Json(UINT64_MAX)}) {
+    Json lease = MakeRequest("lease", 9);
+    lease["ttl_ms"] = ttl;
+    lease["drill"] = "d1";
+    Json reply = service_->Handle(lease, "test");
+    EXPECT_FALSE(reply["ok"].get<bool>()) << ttl.dump();
+    EXPECT_EQ(reply["code"], "invalid_argument") << reply.dump();
+    EXPECT_NE(reply["error"].get<std::string>().find("ttl_ms"), std::string::npos) << reply.dump();
+  }
+  EXPECT_TRUE(kernel_.Mutations().empty());
+  EXPECT_TRUE(ApplyRate("slow")["ok"].get<bool>());  // still serving
+}
+
 TEST_F(AgentServiceTest, RefusesTheManagementInterfaceAndTouchesNothing) {
   Json reply = ApplyRate("cut", "mgmt0");
   EXPECT_FALSE(reply["ok"].get<bool>());
