@@ -42,18 +42,16 @@ void AgentSupervisor::Died(FabricNode& n, Watch& w, Clock::TimePoint now, const 
               "down` and up again to restart it); reverting its journal with --revert-all");
   // As the unit's ExecStopPost: the journal is swept even though no agent
   // will start again to sweep it.
-  SpawnSpec sweep{{state_.agent_bin, "--node", n.name, "--state-dir", n.state_dir, "--revert-all"},
-                  n.NetnsPath(),
-                  n.uts_path,
-                  n.tmpdir,
-                  n.agent_log};
+  SpawnSpec sweep =
+      InNode(n, {state_.agent_bin, "--node", n.name, "--state-dir", n.state_dir, "--revert-all"},
+             n.agent_log);
   if (auto pid = host_.node->Spawn(sweep); !pid.ok()) {
     Note(n, "--revert-all could not start: " + pid.status().message());
   }
 }
 
 bool AgentSupervisor::Start(FabricNode& n, Watch& w, Clock::TimePoint now) {
-  SpawnSpec spec{AgentArgv(state_, n), n.NetnsPath(), n.uts_path, n.tmpdir, n.agent_log};
+  SpawnSpec spec = InNode(n, AgentArgv(state_, n), n.agent_log);
   auto pid = host_.node->Spawn(spec);
   w.schedule.OnStart(now);
   if (!pid.ok()) {

@@ -204,6 +204,12 @@ Result<DownReport> FabricDown(const DownOptions& options, const FabricHost& host
     note(RunChecked(*host.runner, {"rm", "-rf", "--one-file-system", layout.state_dir}),
          "dir " + layout.state_dir);
   }
+  // The mount points `up` made for the nodes' own files; one that holds
+  // something now is someone's (a package installed since) and stays.
+  if (state.ok()) {
+    for (const auto& dir : state->made_dirs)
+      note(RunChecked(*host.runner, {"rmdir", "--ignore-fail-on-non-empty", dir}), "dir " + dir);
+  }
   if (!failures.empty()) {
     std::string message = "fabric down left things behind:";
     for (const auto& f : failures) message += "\n  " + f;

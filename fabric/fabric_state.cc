@@ -21,12 +21,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricShape, nodes, rails, leaves, oversubscr
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodePort, rail, ifname, addr, leaf, leaf_port)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SwitchPort, name, peer, rate_bps)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricNode, name, netns, uts_path, mgmt_if, mgmt_addr, mgmt_peer,
-                                   fabric, tmpdir, state_dir, agent_log, agent_port, agent_pid,
-                                   agent_restarts, sshd_pid, slurmd_pid)
+                                   fabric, tmpdir, state_dir, files_root, agent_log, agent_port,
+                                   agent_pid, agent_restarts, sshd_pid, slurmd_pid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricSwitch, name, role, rail, netns, bridge, ports, agent)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FabricState, version, state_dir, shape, mgmt_bridge,
                                    controller_addr, agent_bin, pki_dir, nodes, switches,
-                                   supervisor_pid, ssh_dir, slurm_dir, munged_pid, slurmctld_pid)
+                                   supervisor_pid, ssh_dir, slurm_dir, munged_pid, slurmctld_pid,
+                                   made_dirs)
 
 FabricLayout FabricLayout::Default() {
   FabricLayout layout;
@@ -216,6 +217,7 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, const FabricShape& sh
     }
     n.tmpdir = dir + "/tmp";
     n.state_dir = dir + "/state";
+    n.files_root = dir + "/root";
     n.agent_log = dir + "/agent.log";
     n.agent_port = layout.agent_port;
     state.nodes.push_back(std::move(n));
@@ -311,10 +313,13 @@ Result<FabricState> FabricStateFromJson(const std::string& text) {
     if (!j.contains("slurm_dir")) j["slurm_dir"] = "";
     for (const char* key : {"munged_pid", "slurmctld_pid"})
       if (!j.contains(key)) j[key] = 0;
+    // Written before nodes had their own /etc/fdrill: nothing was made.
+    if (!j.contains("made_dirs")) j["made_dirs"] = nlohmann::json::array();
     auto restarts_default = [](nlohmann::json& node) {
       if (node.is_object() && !node.contains("agent_restarts")) node["agent_restarts"] = 0;
       if (node.is_object() && !node.contains("sshd_pid")) node["sshd_pid"] = 0;
       if (node.is_object() && !node.contains("slurmd_pid")) node["slurmd_pid"] = 0;
+      if (node.is_object() && !node.contains("files_root")) node["files_root"] = "";
     };
     for (auto& n : j.at("nodes")) restarts_default(n);
     for (auto& sw : j.at("switches"))

@@ -97,6 +97,11 @@ struct FabricNode {
   std::vector<NodePort> fabric;  // one per rail, rail 0 first
   std::string tmpdir;            // TMPDIR inside the node
   std::string state_dir;         // the agent's --state-dir
+  // The node's own files: <files_root>/etc/fdrill and <files_root>/var/lib/fdrill
+  // are what processes in the node see at /etc/fdrill and /var/lib/fdrill
+  // (fabric/node_enter.h), as each real node has its own. "": the machine's
+  // (fabrics written before, and the switches' agents).
+  std::string files_root;
   std::string agent_log;
   int agent_port = 7100;
   int agent_pid = 0;       // 0: not started; the supervisor rewrites it on each restart
@@ -155,6 +160,9 @@ struct FabricState {
   std::string slurm_dir;
   int munged_pid = 0;
   int slurmctld_pid = 0;
+  // Mount points `up` made on the machine for the nodes' own files
+  // (kNodeLocalDirs that did not exist); `down` removes them when empty.
+  std::vector<std::string> made_dirs;
 
   const FabricSwitch* FindSwitch(const std::string& name) const;
   // Every agent the fabric runs: the nodes', then the switches'.

@@ -7,6 +7,7 @@
 #include "fabric/fabric_status.h"
 #include "fabric/fabric_topology.h"
 #include "fabric/inventory.h"
+#include "fabric/node_enter.h"
 #include "fabric/slurm.h"
 #include "fabric/sshd.h"
 #include "harness/core/units.h"
@@ -205,8 +206,7 @@ Status StartSshds(FabricState& state, const UpOptions& options, const FabricHost
     if (Status s = host.fs->Write(path, text); !s.ok()) return s.Annotate("--sshd");
   }
   for (FabricNode& n : state.nodes) {
-    SpawnSpec spec{SshdArgv(options.sshd_bin, files, n), n.NetnsPath(), n.uts_path, n.tmpdir,
-                   SshdLogPath(n)};
+    SpawnSpec spec = InNode(n, SshdArgv(options.sshd_bin, files, n), SshdLogPath(n));
     auto pid = host.node->Spawn(spec);
     if (!pid.ok()) return pid.status().Annotate("starting sshd on " + n.name);
     n.sshd_pid = *pid;
@@ -322,8 +322,7 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
     return s.Annotate("--slurm");
 
   for (FabricNode& n : state.nodes) {
-    SpawnSpec spec{SlurmdArgv(bin.slurmd, files, n), n.NetnsPath(), n.uts_path, n.tmpdir,
-                   n.Dir() + "/slurmd.out"};
+    SpawnSpec spec = InNode(n, SlurmdArgv(bin.slurmd, files, n), n.Dir() + "/slurmd.out");
     auto pid = host.node->Spawn(spec);
     if (!pid.ok()) return pid.status().Annotate("--slurm: starting slurmd on " + n.name);
     n.slurmd_pid = *pid;
@@ -355,19 +354,48 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
                                  (states.empty() ? "no answer from slurmctld" : states));
 }
 
+// --sshd and --slurm.
+Status StartDaemons(FabricState& state, const UpOptions& options, const FabricHost& host,
+                    Rollback& rollback) {
+  if (options.sshd) {
+    if (Status s = StartSshds(state, options, host, rollback); !s.ok()) return s;
+  }
+  if (options.slurm) {
+    if (Status s = StartSlurm(state, options, host, rollback); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// The machine's /etc/fdrill and /var/lib/fdrill are where the nodes' own
+// are bound (node_enter.h); a missing one is made, recorded in the state
+// and removed again by `down` (or the rollback) when empty.
+Status MakeMountPoints(FabricState& state, const FabricHost& host, Rollback& rollback) {
+  for (const std::string& dir : kNodeLocalDirs) {
+    if (host.fs->Exists(dir)) continue;
+    if (Status s =
+            rollback.Run({{"mkdir", "-p", dir}, {"rmdir", "--ignore-fail-on-non-empty", dir}});
+        !s.ok())
+      return s;
+    state.made_dirs.push_back(dir);
+  }
+  return Status::Ok();
+}
+
 Status Build(FabricState& state, const UpOptions& options, const FabricHost& host,
              Rollback& rollback) {
   for (const auto& step : BuildSteps(state)) {
     if (Status s = rollback.Run(step); !s.ok()) return s;
   }
+  if (Status s = MakeMountPoints(state, host, rollback); !s.ok()) return s;
   if (!state.pki_dir.empty()) {
     if (Status s = MakePki(state, host, rollback); !s.ok()) return s;
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
   if (Status s = host.fs->Write(TopologyPath(state.state_dir), TopologyYaml(state.shape)); !s.ok())
     return s;
+  if (!options.agents) return StartDaemons(state, options, host, rollback);
   for (FabricNode* n : state.AgentHosts()) {
-    SpawnSpec spec{AgentArgv(state, *n), n->NetnsPath(), n->uts_path, n->tmpdir, n->agent_log};
+    SpawnSpec spec = InNode(*n, AgentArgv(state, *n), n->agent_log);
     auto pid = host.node->Spawn(spec);
     if (!pid.ok()) return pid.status().Annotate("starting the agent on " + n->name);
     n->agent_pid = *pid;
@@ -378,12 +406,7 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
     if (Status s = WaitForAgents(state, options, host); !s.ok()) return s;
     if (Status s = WaitForPorts(state, options, host); !s.ok()) return s;
   }
-  if (options.sshd) {
-    if (Status s = StartSshds(state, options, host, rollback); !s.ok()) return s;
-  }
-  if (options.slurm) {
-    if (Status s = StartSlurm(state, options, host, rollback); !s.ok()) return s;
-  }
+  if (Status s = StartDaemons(state, options, host, rollback); !s.ok()) return s;
   return StartSupervisor(state, options, host, rollback);
 }
 
@@ -466,7 +489,10 @@ std::vector<FabricStep> BuildSteps(const FabricState& s) {
   }
   for (const auto& n : s.nodes) {
     const std::string& ns = n.netns;
-    steps.push_back({{"mkdir", "-p", n.tmpdir, n.state_dir}, {}});
+    std::vector<std::string> mkdir = {"mkdir", "-p", n.tmpdir, n.state_dir};
+    if (!n.files_root.empty())
+      for (const std::string& dir : kNodeLocalDirs) mkdir.push_back(n.files_root + dir);
+    steps.push_back({mkdir, {}});
     steps.push_back({{"ip", "netns", "add", ns}, {"ip", "netns", "del", ns}});
     steps.push_back({{"ip", "-n", ns, "link", "set", "lo", "up"}, {}});
     for (const auto& port : n.fabric) {

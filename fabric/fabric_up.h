@@ -68,6 +68,10 @@ struct UpOptions {
   FabricShape shape;      // --nodes 4 alone: one rail, one leaf, unshaped
   std::string agent_bin;  // absolute path
   bool wait_ready = true;
+  // false (--no-agents): no agent, no supervisor; the nodes' agents are
+  // started as on a cluster (a Slurm step, by hand), from their own
+  // /etc/fdrill.
+  bool agents = true;
   bool insecure = false;  // agents serve plaintext (--insecure); no pki made
   // --sshd: OpenSSH's sshd in every node (fabric/sshd.h). sshd_bin and
   // keygen_bin are absolute paths (CheckSshdInstalled finds them).

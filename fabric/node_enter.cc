@@ -53,20 +53,36 @@ Status RemountSys(const std::string& tmpdir) {
   return Status::Ok();
 }
 
+// In the mount namespace RemountSys made: the node's own directories over
+// the machine's (kNodeLocalDirs).
+Status BindNodeFiles(const std::string& files_root) {
+  for (const std::string& dir : kNodeLocalDirs) {
+    const std::string own = files_root + dir;
+    if (mount(own.c_str(), dir.c_str(), nullptr, MS_BIND, nullptr) != 0)
+      return FailedPrecondition("bind the node's " + own + " over " + dir + ": " + strerror(errno) +
+                                (errno == ENOENT ? " (`fdrill fabric up` makes both)" : ""));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status EnterNode(const std::string& netns_path, const std::string& uts_path,
-                 const std::string& tmpdir) {
+                 const std::string& tmpdir, const std::string& files_root) {
   if (Status s = SetNs(netns_path, CLONE_NEWNET, "network"); !s.ok()) return s;
   if (Status s = SetNs(uts_path, CLONE_NEWUTS, "UTS"); !s.ok()) return s;
   if (Status s = RemountSys(tmpdir); !s.ok()) return s;
+  if (!files_root.empty()) {
+    if (Status s = BindNodeFiles(files_root); !s.ok()) return s;
+  }
   if (setenv("TMPDIR", tmpdir.c_str(), 1) != 0)
     return Internal(std::string("setenv TMPDIR: ") + strerror(errno));
   return Status::Ok();
 }
 
 Status EnterNode(const FabricNode& node) {
-  return EnterNode(node.NetnsPath(), node.uts_path, node.tmpdir).Annotate(node.name);
+  return EnterNode(node.NetnsPath(), node.uts_path, node.tmpdir, node.files_root)
+      .Annotate(node.name);
 }
 
 Status ExecInNode(const FabricNode& node, const std::vector<std::string>& argv) {

@@ -8,7 +8,12 @@
 // /sys, as `ip netns exec` does, so /sys/class/net lists the node's fab* and
 // mgmt0 (the agent's inventory and netdev counters read them there); the
 // machine's /sys/fs/cgroup is bound back in, so cgroup faults act on the
-// real hierarchy.
+// real hierarchy. When the node has its own files (FabricNode::files_root),
+// <files_root>/etc/fdrill and <files_root>/var/lib/fdrill are bound over
+// /etc/fdrill and /var/lib/fdrill (kNodeLocalDirs): what an agent, an ssh
+// session or a Slurm step in n2 reads and writes there is n2's, as on a
+// cluster where every node has its own disk. The mount points must exist
+// on the machine (`fabric up` makes missing ones and records them).
 //
 // These change the calling process. Call them from a single-threaded process
 // (the CLI) or in a child after fork().
@@ -22,11 +27,15 @@
 
 namespace fdrill {
 
+// The directories every node has its own of (above).
+inline const std::vector<std::string> kNodeLocalDirs = {"/etc/fdrill", "/var/lib/fdrill"};
+
 // setns into the node's network and UTS namespaces, remount /sys in a new
-// mount namespace (above) and set TMPDIR. Needs CAP_SYS_ADMIN. On error the
-// process may have done only the first steps.
+// mount namespace (above), bind the node's own files when files_root is not
+// empty, and set TMPDIR. Needs CAP_SYS_ADMIN. On error the process may have
+// done only the first steps.
 Status EnterNode(const std::string& netns_path, const std::string& uts_path,
-                 const std::string& tmpdir);
+                 const std::string& tmpdir, const std::string& files_root);
 Status EnterNode(const FabricNode& node);
 
 // EnterNode, then execvp(argv). Returns only on failure.

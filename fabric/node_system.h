@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/fabric_state.h"
 #include "harness/core/clock.h"
 #include "harness/core/result.h"
 #include "harness/core/units.h"
@@ -29,7 +30,14 @@ struct SpawnSpec {
   std::string uts_path;           // the node's UTS bind mount
   std::string tmpdir;
   std::string log_path;
+  std::string files_root;  // the node's own /etc/fdrill, /var/lib/fdrill (node_enter.h); "": none
 };
+
+// argv started inside node n (its namespaces, TMPDIR and own files), its
+// output appended to log_path.
+inline SpawnSpec InNode(const FabricNode& n, std::vector<std::string> argv, std::string log_path) {
+  return {std::move(argv), n.NetnsPath(), n.uts_path, n.tmpdir, std::move(log_path), n.files_root};
+}
 
 class NodeSystem {
  public:

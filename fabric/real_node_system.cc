@@ -34,7 +34,7 @@ namespace {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_DFL);
   if (!spec.netns_path.empty()) {
-    if (Status s = EnterNode(spec.netns_path, spec.uts_path, spec.tmpdir); !s.ok())
+    if (Status s = EnterNode(spec.netns_path, spec.uts_path, spec.tmpdir, spec.files_root); !s.ok())
       Fail(report, s.message());
   }
   int in = open("/dev/null", O_RDONLY);

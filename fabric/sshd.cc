@@ -26,6 +26,8 @@ std::string SshdConfigText(const SshFiles& files) {
          // mpirun opens one connection per node at once; the default
          // (10:30:100) starts dropping them at ten unauthenticated.
          "MaxStartups 200\n"
+         // scp (OpenSSH 9 copies over SFTP) and sftp, built into sshd.
+         "Subsystem sftp internal-sftp\n"
          "LogLevel INFO\n";
 }
 

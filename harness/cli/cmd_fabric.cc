@@ -86,6 +86,7 @@ struct UpFlags {
   std::string agent_bin;
   bool no_wait = false;
   bool no_supervisor = false;
+  bool no_agents = false;
   bool sshd = false;
   bool slurm = false;
 };
@@ -121,7 +122,8 @@ int RunUp(const UpFlags& flags) {
   if (flags.slurm) {
     if (Status s = CheckSlurmInstalled(&options); !s.ok()) return Fail("up", s.Annotate("--slurm"));
   }
-  if (!flags.no_supervisor)
+  options.agents = !flags.no_agents;
+  if (!flags.no_supervisor && !flags.no_agents)
     options.supervisor_argv = SupervisorArgv(SelfExe(), options.layout.state_dir);
   RealFabricHost host;
   auto state = FabricUp(options, host.Get());
@@ -132,12 +134,15 @@ int RunUp(const UpFlags& flags) {
               << " switches";
   }
   std::cout << "; controller at " << state->controller_addr << " on " << state->mgmt_bridge
-            << "; agents " << (flags.no_wait ? "started" : "ready") << " on port "
-            << state->nodes.front().agent_port
-            << (state->supervisor_pid > 0
-                    ? "; supervisor pid " + std::to_string(state->supervisor_pid) +
-                          " restarts an agent that dies"
-                    : "; unsupervised")
+            << (flags.no_agents
+                    ? "; no agents (--no-agents): start each node's on port " +
+                          std::to_string(state->nodes.front().agent_port)
+                    : std::string("; agents ") + (flags.no_wait ? "started" : "ready") +
+                          " on port " + std::to_string(state->nodes.front().agent_port) +
+                          (state->supervisor_pid > 0
+                               ? "; supervisor pid " + std::to_string(state->supervisor_pid) +
+                                     " restarts an agent that dies"
+                               : "; unsupervised"))
             << "\nstate: " << options.layout.StateFile() << "\n";
   if (!state->ssh_dir.empty()) {
     std::cout << "sshd: on every node, port 22: ssh -F " << state->ssh_dir << "/config "
@@ -289,6 +294,9 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
                "start no supervisor: an agent that dies stays dead (by default one is started "
                "again after 0.5 s, as systemd's Restart=always, and its journal sweep reverts "
                "what it left)");
+  up->add_flag("--no-agents", up_flags->no_agents,
+               "start no agents (and no supervisor): start them yourself as on a cluster, e.g. as "
+               "a Slurm step with --slurm; each node has its own /etc/fdrill and /var/lib/fdrill");
   up->add_flag(
       "--sshd", up_flags->sshd,
       "run OpenSSH's sshd in every node on its management address (keys and configs in "

@@ -76,6 +76,18 @@ TEST_F(FabricDownTest, FindsEverythingByPrefixWithoutFabricJson) {
   EXPECT_EQ(report->removed.size(), 9u);
 }
 
+TEST_F(FabricDownTest, RemovesTheMountPointsUpMadeWhenEmpty) {
+  Leftovers();
+  auto state = PlanFabric(FabricLayout::Default(), 2, kAgent);
+  ASSERT_TRUE(state.ok());
+  state->made_dirs = {"/etc/fdrill"};
+  ASSERT_TRUE(SaveFabricState(fs_, *state).ok());
+  auto report = FabricDown(DownOptions{}, Host());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_THAT(runner_.CallsStartingWith({"rmdir"}),
+              ElementsAre(Argv{"rmdir", "--ignore-fail-on-non-empty", "/etc/fdrill"}));
+}
+
 // `up --sshd` crashed: no fabric.json, an sshd still running with the
 // fabric's sshd_config (its title rewritten, as sshd does), and a process
 // left in n1's namespace (an ssh session's orted). The sshd gets SIGTERM;

@@ -111,9 +111,14 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
   const std::string d = "/run/fdrill/fabric";
   EXPECT_THAT(
       runner_.CallsStartingWith({"mkdir"}),
-      ElementsAre(Argv{"mkdir", "-p", d}, Argv{"mkdir", "-p", d + "/n0/tmp", d + "/n0/state"},
-                  Argv{"mkdir", "-p", d + "/n1/tmp", d + "/n1/state"},
-                  Argv{"mkdir", "-p", d + "/sw/tmp", d + "/sw/state"}));
+      ElementsAre(Argv{"mkdir", "-p", d},
+                  Argv{"mkdir", "-p", d + "/n0/tmp", d + "/n0/state", d + "/n0/root/etc/fdrill",
+                       d + "/n0/root/var/lib/fdrill"},
+                  Argv{"mkdir", "-p", d + "/n1/tmp", d + "/n1/state", d + "/n1/root/etc/fdrill",
+                       d + "/n1/root/var/lib/fdrill"},
+                  Argv{"mkdir", "-p", d + "/sw/tmp", d + "/sw/state"},
+                  // The machine has neither: made as mount points, recorded.
+                  Argv{"mkdir", "-p", "/etc/fdrill"}, Argv{"mkdir", "-p", "/var/lib/fdrill"}));
   EXPECT_THAT(runner_.CallsStartingWith({"unshare"}),
               ElementsAre(Argv{"unshare", "--uts=" + d + "/n0/uts", "hostname", "n0"},
                           Argv{"unshare", "--uts=" + d + "/n1/uts", "hostname", "n1"},
@@ -138,6 +143,8 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
   EXPECT_EQ(s1.uts_path, d + "/n1/uts");
   EXPECT_EQ(s1.tmpdir, d + "/n1/tmp");
   EXPECT_EQ(s1.log_path, d + "/n1/agent.log");
+  EXPECT_EQ(s1.files_root, d + "/n1/root");    // its own /etc/fdrill, /var/lib/fdrill
+  EXPECT_EQ(node_.spawned[2].files_root, "");  // a switch's agent: the machine's
 
   EXPECT_EQ(state->nodes[0].agent_pid, 1000);
   EXPECT_EQ(state->nodes[1].agent_pid, 1001);
@@ -145,6 +152,36 @@ TEST_F(FabricUpTest, CreatesStateDirsAndUtsNamespacesThenStartsAgents) {
   ASSERT_TRUE(saved.ok()) << saved.status().ToString();
   EXPECT_EQ(saved->nodes[1].agent_pid, 1001);
   EXPECT_EQ(saved->agent_bin, "/opt/fdrill/bin/fdrill-agent");
+}
+
+TEST_F(FabricUpTest, MountPointsTheMachineHasAreLeftAloneAndThoseMadeAreUndoneByDown) {
+  fs_.files["/etc/fdrill/agent.conf"] = "";  // the package is installed here
+  auto state = FabricUp(options_, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_THAT(runner_.CallsStartingWith({"mkdir", "-p", "/etc/fdrill"}), ::testing::IsEmpty());
+  EXPECT_THAT(runner_.CallsStartingWith({"mkdir", "-p", "/var/lib/fdrill"}), ::testing::SizeIs(1));
+  EXPECT_THAT(state->made_dirs, ElementsAre("/var/lib/fdrill"));
+  auto saved = LoadFabricState(fs_, "/run/fdrill/fabric");
+  ASSERT_TRUE(saved.ok());
+  EXPECT_THAT(saved->made_dirs, ElementsAre("/var/lib/fdrill"));
+}
+
+TEST_F(FabricUpTest, AFailedUpRemovesTheMountPointsItMade) {
+  runner_.On({"ip", "-n", "fdrill-sw", "-o", "link", "show"}, ProcessResult{0, kSwp1Down, ""});
+  ASSERT_FALSE(FabricUp(options_, Host()).ok());
+  EXPECT_THAT(runner_.CallsStartingWith({"rmdir"}),
+              ElementsAre(Argv{"rmdir", "--ignore-fail-on-non-empty", "/var/lib/fdrill"},
+                          Argv{"rmdir", "--ignore-fail-on-non-empty", "/etc/fdrill"}));
+}
+
+TEST_F(FabricUpTest, NoAgentsStartsNoAgentAndNoSupervisor) {
+  options_.agents = false;
+  options_.supervisor_argv = {"/opt/fdrill/bin/fdrill", "fabric", "supervise"};
+  auto state = FabricUp(options_, Host());
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_TRUE(node_.spawned.empty());
+  EXPECT_EQ(state->supervisor_pid, 0);
+  for (const auto& n : state->nodes) EXPECT_EQ(n.agent_pid, 0) << n.name;
 }
 
 TEST_F(FabricUpTest, RailsLeavesAndSpineAreCabledAndShapedOnTheSwitchSide) {

@@ -1,0 +1,274 @@
+// The README's "Running on a real cluster", run as written on the emulated
+// fabric, so that it cannot drift from what runs. `fdrill fabric up
+// --no-agents --sshd --slurm` gives four nodes with sshd and slurmd, no
+// agents of the fabric's own, and each node its own /etc/fdrill and
+// /var/lib/fdrill (what a node's disk would hold). The test takes every
+// ```sh block of steps 2 to 6 from README.md and runs them in order, in one
+// shell inside `salloc -N4`, as the controller host would:
+//   - certificates made in the controller's /etc/fdrill/pki (a directory of
+//     the test's, bound there in a mount namespace of its own) and copied to
+//     every node with ssh/scp;
+//   - the agents started as the README's Slurm step, reading each node's
+//     /etc/fdrill/agent.conf;
+//   - the inventory, then validate/plan/run of a drill with each launcher
+//     (mpirun over ssh, srun in the allocation).
+// What the test does itself is what the README leaves to prose or to step 1
+// (kSubstitutions and Prelude below say each): the package's agent.conf
+// with `listen` set on each node, the node names, ssh's config, the drill
+// files. A block that fails fails the test with the shell's trace. Needs root.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/e2e_cli.h"
+#include "tests/support/scratch_dir.h"
+
+namespace fdrill {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+using e2e::Fdrill;
+using e2e::ReadJson;
+using e2e::Sh;
+
+constexpr char kFabric[] = "/run/fdrill/fabric";
+constexpr int kNodes = 4;
+
+// A ```sh block of the section and the step (1., 2., ...) it is under.
+struct Block {
+  int step = 0;
+  std::string text;
+};
+
+// The ```sh blocks of README.md's "## Running on a real cluster".
+std::vector<Block> ClusterSectionBlocks(const fs::path& readme) {
+  std::ifstream in(readme);
+  std::vector<Block> blocks;
+  bool in_section = false, in_block = false;
+  int step = 0;
+  const std::regex step_line(R"(^(\d+)\. \*\*)");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("## ", 0) == 0) {
+      in_section = line == "## Running on a real cluster";
+      continue;
+    }
+    if (!in_section) continue;
+    std::smatch m;
+    if (!in_block && std::regex_search(line, m, step_line)) step = std::stoi(m[1]);
+    const std::string trimmed = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+    if (!in_block && trimmed == "```sh") {
+      in_block = true;
+      blocks.push_back({step, ""});
+    } else if (in_block && trimmed == "```") {
+      in_block = false;
+    } else if (in_block) {
+      blocks.back().text += trimmed + "\n";
+    }
+  }
+  return blocks;
+}
+
+// What differs between the README's cluster and this fabric. Each must
+// match in the section (a README that no longer says it has drifted).
+struct Substitution {
+  std::string pattern;  // ECMAScript regex
+  std::string replacement;
+  std::string why;
+};
+const std::vector<Substitution>& Substitutions() {
+  static const std::vector<Substitution> subs = {
+      {R"(gpu\[001-128\])", "n[0-3]", "the fabric's node names"},
+      {R"((^|[\s;(])(ssh|scp) )", std::string("$1$2 -F ") + kFabric + "/ssh/config ",
+       "ssh to the nodes with the fabric's keys and known_hosts"},
+  };
+  return subs;
+}
+
+// Open MPI over the fabric's subnet, as a cluster's site config would say
+// (srun passes it to the ranks).
+constexpr char kMpiEnv[] =
+    "export OMPI_MCA_btl=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rtc=^hwloc "
+    "OMPI_MCA_btl_tcp_if_include=198.18.0.0/24\n";
+
+std::string Drill(const std::string& name, const std::string& fabric, const std::string& launcher) {
+  return "name: " + name + "\nfabric: " + fabric + "\n" + R"(workload:
+  op: all_reduce
+  size: 1M
+  ranks_per_node: 1
+)" + launcher +
+         R"(phases:
+  - {name: baseline, duration: 6s}
+  - name: slow-link
+    duration: 5s
+    faults:
+      - {id: slow-link, kind: link_rate, node: n1, params: {interface: fab0, rate: 50mbit}}
+  - {name: recovery, duration: 6s}
+safety:
+  lease_ttl: 10s
+  max_faulted_nodes: 1
+expect:
+  no_residue: true
+  data_intact: true
+)";
+}
+
+class ReadmeCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
+    ASSERT_FALSE(fs::exists(std::string(kFabric) + "/fabric.json"))
+        << "an emulated fabric is already up; this test will not tear down someone's fabric. "
+           "Run `fdrill fabric down` first.";
+    etc_existed_ = fs::exists("/etc/fdrill");
+    work_ = ScratchPath("fdrill-readme-");
+    fs::create_directories(work_ / "controller-etc");
+    auto up = Fdrill(
+        {"fabric", "up", "--nodes", std::to_string(kNodes), "--no-agents", "--sshd", "--slurm"},
+        180);
+    ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+    up_ = true;
+  }
+  void TearDown() override {
+    if (up_) {
+      auto down = Fdrill({"fabric", "down"});
+      EXPECT_EQ(down.exit_code, 0) << down.out << down.err;
+      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos)
+          << "namespaces left behind";
+      EXPECT_EQ(fs::exists("/etc/fdrill"), etc_existed_) << "/etc/fdrill made and left";
+    }
+    if (!work_.empty()) fs::remove_all(work_);
+  }
+
+  // Step 1's package on every node: its agent.conf, with step 3's edit
+  // (`listen` = the node's management address).
+  void InstallAgentConf() {
+    std::ifstream in(fs::path(FDRILL_SOURCE_DIR) / "packaging/agent.conf");
+    const std::string conf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(conf.empty());
+    for (int i = 0; i < kNodes; ++i) {
+      const fs::path etc = fs::path(kFabric) / ("n" + std::to_string(i)) / "root/etc/fdrill";
+      ASSERT_TRUE(fs::is_directory(etc)) << etc << ": the node has no /etc/fdrill of its own";
+      std::ofstream(etc / "agent.conf") << conf << "\nlisten = \"198.19.0." << i + 1 << ":7100\"\n";
+    }
+  }
+
+  fs::path work_;
+  bool up_ = false;
+  bool etc_existed_ = false;
+};
+
+TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
+  const std::vector<Block> blocks = ClusterSectionBlocks(fs::path(FDRILL_SOURCE_DIR) / "README.md");
+  ASSERT_FALSE(blocks.empty()) << "README.md has no \"## Running on a real cluster\" blocks";
+  InstallAgentConf();
+  std::ofstream(work_ / "mpirun.yaml")
+      << Drill("readme-mpirun", "{hosts: cluster.hosts}",
+               std::string("  launcher: mpirun\n  rsh_agent: ssh -F ") + kFabric +
+                   "/ssh/config\n"
+                   "  launcher_args: [--allow-run-as-root, --bind-to, none, --mca, plm, rsh,\n"
+                   "                  --mca, oob_tcp_if_include, 198.19.0.0/24]\n");
+  std::ofstream(work_ / "srun.yaml")
+      << Drill("readme-srun", "{slurm: true}", "  launcher: srun\n  launcher_args: [--mpi=pmix]\n");
+
+  // The controller's shell: the README's blocks in order, step 6's once
+  // per launcher; after step 3's agent step, its pid and a wait until every
+  // agent listens; at the end the step is ended (SIGTERM: each reverts).
+  std::string script = "set -ex\n" + std::string(kMpiEnv);
+  std::vector<int> used(Substitutions().size(), 0);
+  std::set<int> ran_steps;
+  for (const Block& b : blocks) {
+    if (b.step == 1) continue;  // building and installing the package: deb_test
+    std::string text = b.text;
+    for (size_t i = 0; i < Substitutions().size(); ++i) {
+      const std::regex re(Substitutions()[i].pattern, std::regex::multiline);
+      if (std::regex_search(text, re)) ++used[i];
+      text = std::regex_replace(text, re, Substitutions()[i].replacement);
+    }
+    ran_steps.insert(b.step);
+    if (b.step == 6) {
+      for (const char* drill : {"mpirun.yaml", "srun.yaml"})
+        script += std::string("cp ") + drill + " my-drill.yaml\n" + text;
+      continue;
+    }
+    script += text;
+    if (b.step == 3) {
+      script += "agents=$!\n";
+      for (int i = 0; i < kNodes; ++i) {
+        script += "timeout 30 sh -c 'until ssh -F " + std::string(kFabric) + "/ssh/config n" +
+                  std::to_string(i) +
+                  " ss -Hltn sport = :7100 | grep -q LISTEN; do sleep 0.2; done'\n";
+      }
+    }
+  }
+  script += "kill $agents\nwait $agents || true\n";
+  for (size_t i = 0; i < used.size(); ++i)
+    EXPECT_GT(used[i], 0) << "README.md's cluster section no longer matches /"
+                          << Substitutions()[i].pattern << "/ (" << Substitutions()[i].why
+                          << "): update the section or this test";
+  // Certificates, agents, inventory, plan-and-run: each has its block.
+  for (int step : {2, 3, 4, 6})
+    ASSERT_TRUE(ran_steps.count(step)) << "no ```sh block in step " << step << ":\n" << script;
+  std::ofstream(work_ / "readme.sh") << script;
+
+  // The controller host: its own /etc/fdrill (the test's directory), the
+  // nodes' names resolving, Slurm's config, fdrill on PATH.
+  const std::string bin = fs::path(FDRILL_BIN).parent_path().string();
+  const std::string command =
+      "mount --bind " + (work_ / "controller-etc").string() + " /etc/fdrill && mount --bind " +
+      kFabric + "/ssh/hosts /etc/hosts && cd " + work_.string() + " && exec env PATH=" + bin +
+      ":$PATH SLURM_CONF=" + kFabric + "/slurm/slurm.conf salloc -N" + std::to_string(kNodes) +
+      " bash readme.sh";
+  RealProcessRunner runner;
+  auto run = runner.Run({"unshare", "--mount", "sh", "-c", command}, std::chrono::seconds(420));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->exit_code, 0) << "script:\n"
+                               << script << "\nout:\n"
+                               << run->out << "\nerr:\n"
+                               << run->err;
+
+  // Both drills passed and left nothing.
+  int drills = 0;
+  if (fs::exists(work_ / "runs")) {
+    for (const auto& e : fs::directory_iterator(work_ / "runs")) {
+      json s = ReadJson(e.path() / "summary.json");
+      ++drills;
+      EXPECT_EQ(s["verdict"], "pass") << e.path() << "\n" << s.dump(2);
+      EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+      if (s["faults"].size() == 1) {
+        std::cout << e.path().filename().string() << ": verdict " << s["verdict"] << ", slowdown "
+                  << s["faults"][0]["slowdown"] << ", time to recover "
+                  << s["faults"][0]["time_to_recover_s"] << " s, residue " << s["residue"].size()
+                  << "\n";
+      }
+    }
+  }
+  EXPECT_EQ(drills, 2) << "runs/ should hold the mpirun and the srun drill";
+  // The agents were the README's: started from each node's own
+  // /etc/fdrill/agent.conf, journalling in its own /var/lib/fdrill, serving
+  // the certificate copied there, and the controller's certificate was the
+  // one step 2 issued.
+  for (int i = 0; i < kNodes; ++i) {
+    const fs::path var = fs::path(kFabric) / ("n" + std::to_string(i)) / "root/var/lib/fdrill";
+    std::ifstream audit(var / "audit.jsonl");
+    const std::string text((std::istreambuf_iterator<char>(audit)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("CN=controller"), std::string::npos) << var << ":\n" << text;
+  }
+  // Ending the step ended every agent.
+  EXPECT_EQ(Sh({"pgrep", "-f", "fdrill-agent --config /etc/fdrill/agent.conf"}), "");
+}
+
+}  // namespace
+}  // namespace fdrill
