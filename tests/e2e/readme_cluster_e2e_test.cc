@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/e2e_cli.h"
+#include "tests/support/json_lines.h"
 #include "tests/support/scratch_dir.h"
 
 namespace fdrill {
@@ -109,12 +110,12 @@ std::string Drill(const std::string& name, const std::string& fabric, const std:
   ranks_per_node: 1
 )" + launcher +
          R"(phases:
-  - {name: baseline, duration: 6s}
+  - {name: baseline, duration: 5s}
   - name: slow-link
-    duration: 5s
+    duration: 4s
     faults:
       - {id: slow-link, kind: link_rate, node: n1, params: {interface: fab0, rate: 50mbit}}
-  - {name: recovery, duration: 6s}
+  - {name: recovery, duration: 5s}
 safety:
   lease_ttl: 10s
   max_faulted_nodes: 1
@@ -122,6 +123,29 @@ expect:
   no_residue: true
   data_intact: true
 )";
+}
+
+// /tmp/fdrill-<run>.<host>: the ranks' JSONL on a hosts fabric.
+std::set<std::string> RankDirs() {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator("/tmp")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("fdrill-", 0) == 0 && name.find(".n") != std::string::npos) out.insert(name);
+  }
+  return out;
+}
+
+// The programs running in node `i`'s network namespace.
+std::multiset<std::string> ProgramsIn(int i) {
+  std::istringstream pids(Sh({"ip", "netns", "pids", "fdrill-n" + std::to_string(i)}));
+  std::multiset<std::string> programs;
+  for (std::string pid; pids >> pid;) {
+    std::ifstream comm("/proc/" + pid + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (!name.empty()) programs.insert(name);
+  }
+  return programs;
 }
 
 class ReadmeCluster : public ::testing::Test {
@@ -167,6 +191,7 @@ class ReadmeCluster : public ::testing::Test {
   fs::path work_;
   bool up_ = false;
   bool etc_existed_ = false;
+  std::set<std::string> rank_dirs_before_ = RankDirs();
 };
 
 TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
@@ -238,23 +263,41 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
                                << run->out << "\nerr:\n"
                                << run->err;
 
-  // Both drills passed and left nothing.
-  int drills = 0;
+  // Both drills passed, saw the capped link, heard every rank, launched as
+  // the README says, and left nothing.
+  std::set<std::string> launched;
   if (fs::exists(work_ / "runs")) {
     for (const auto& e : fs::directory_iterator(work_ / "runs")) {
       json s = ReadJson(e.path() / "summary.json");
-      ++drills;
+      const std::string name = s.value("name", "");
+      launched.insert(name);
       EXPECT_EQ(s["verdict"], "pass") << e.path() << "\n" << s.dump(2);
       EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
-      if (s["faults"].size() == 1) {
-        std::cout << e.path().filename().string() << ": verdict " << s["verdict"] << ", slowdown "
-                  << s["faults"][0]["slowdown"] << ", time to recover "
-                  << s["faults"][0]["time_to_recover_s"] << " s, residue " << s["residue"].size()
-                  << "\n";
-      }
+      EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>()) << s.dump(2);
+      ASSERT_EQ(s["faults"].size(), 1u) << s.dump(2);
+      const json& f = s["faults"][0];
+      ASSERT_TRUE(f["slowdown"].is_number()) << "no slowdown measured: " << f.dump();
+      EXPECT_GE(f["slowdown"].get<double>(), 2.0) << f.dump();
+      // The drill table's row (ctest -V shows it; the README quotes it).
+      std::cout << name << ": verdict " << s["verdict"] << ", slowdown " << f["slowdown"]
+                << ", time to recover " << f["time_to_recover_s"] << " s, residue "
+                << s["residue"].size() << "\n";
+      std::set<int> ranks;
+      for (const json& m : ReadJsonLines((e.path() / "metrics.jsonl").string()))
+        ranks.insert(m["rank"].get<int>());
+      EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3})) << name;
+      std::ifstream ev(e.path() / "events.jsonl");
+      const std::string events((std::istreambuf_iterator<char>(ev)),
+                               std::istreambuf_iterator<char>());
+      const std::string launch = name == "readme-mpirun"
+                                     ? "ssh -F " + std::string(kFabric) + "/ssh/config"
+                                     : std::string("--nodelist=n[0-3]");
+      EXPECT_NE(events.find(launch), std::string::npos)
+          << name << " was not launched with " << launch;
     }
   }
-  EXPECT_EQ(drills, 2) << "runs/ should hold the mpirun and the srun drill";
+  EXPECT_EQ(launched, (std::set<std::string>{"readme-mpirun", "readme-srun"}));
+  EXPECT_EQ(RankDirs(), rank_dirs_before_) << "a host's run directory was left in /tmp";
   // The agents were the README's: started from each node's own
   // /etc/fdrill/agent.conf, journalling in its own /var/lib/fdrill, serving
   // the certificate copied there, and the controller's certificate was the
@@ -266,8 +309,15 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
                            std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("CN=controller"), std::string::npos) << var << ":\n" << text;
   }
-  // Ending the step ended every agent.
+  // Ending the step ended every agent, and nothing of the jobs is left on
+  // a node: what runs there is its sshd and its slurmd. The allocation
+  // ended with the script: every node idle again.
   EXPECT_EQ(Sh({"pgrep", "-f", "fdrill-agent --config /etc/fdrill/agent.conf"}), "");
+  for (int i = 0; i < kNodes; ++i)
+    EXPECT_EQ(ProgramsIn(i), (std::multiset<std::string>{"sshd", "slurmd"})) << "n" << i;
+  EXPECT_EQ(Sh({"env", std::string("SLURM_CONF=") + kFabric + "/slurm/slurm.conf", "sinfo",
+                "--noheader", "--Node", "--format", "%N %t"}),
+            "n0 idle\nn1 idle\nn2 idle\nn3 idle\n");
 }
 
 }  // namespace
