@@ -82,6 +82,24 @@ enum class Scope {
 // "interface", "ib_port", "gpu", "rank", "node", "nccl", "switch".
 const char* ScopeName(Scope scope);
 
+// The traffic a fault of a kind acts on, as bits. RDMA (RoCE and
+// InfiniBand verbs, what NCCL and UCX move data with) bypasses the kernel's
+// qdiscs and netfilter: a tc or iptables fault on a RoCE netdev or on ib0
+// shapes the kernel's TCP/IP there (IPoIB included) and never the verbs
+// traffic beside it. A netdev taken down takes a RoCE port down with it;
+// ib0 (IPoIB) down leaves its InfiniBand port up.
+enum Reach : unsigned {
+  kReachKernelIp = 1u << 0,  // kernel TCP/IP through the netdev, IPoIB included
+  kReachRoce = 1u << 1,      // RoCE RDMA on the port behind the netdev
+  kReachIbRdma = 1u << 2,    // InfiniBand RDMA on the HCA port
+  kReachNvlink = 1u << 3,    // NVLink between the node's GPUs
+  kReachGpu = 1u << 4,       // the GPUs' compute (clocks, power)
+  kReachProcess = 1u << 5,   // processes on the node: whatever transport they use
+};
+// "kernel TCP/IP (incl. IPoIB), RoCE RDMA": the bits in that order, for
+// `fdrill injectors` and README.md's fault table.
+std::string ReachText(unsigned reach);
+
 // Can this node run the fault? Reads only (runs a tool's version query, reads
 // sysfs); Ok, or Unsupported / NotFound saying why not. `params` may be
 // empty or partial (`fdrill injectors` has none): a probe checks what it is
@@ -91,6 +109,7 @@ using CapabilityProbe = Status (*)(const Json& params, Host host);
 struct InjectorInfo {
   const char* name;
   Scope scope;
+  unsigned reach;                   // Reach bits
   const char* help;                 // one line for `fdrill injectors`
   const char* params;               // one line: the keys it takes
   FaultFactory make;                // validates params; touches nothing

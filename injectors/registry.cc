@@ -31,20 +31,37 @@ const char* ScopeName(Scope scope) {
   return "node";
 }
 
+std::string ReachText(unsigned reach) {
+  static const std::pair<unsigned, const char*> kNames[] = {
+      {kReachKernelIp, "kernel TCP/IP (incl. IPoIB)"},
+      {kReachRoce, "RoCE RDMA"},
+      {kReachIbRdma, "InfiniBand RDMA"},
+      {kReachNvlink, "NVLink"},
+      {kReachGpu, "GPU compute"},
+      {kReachProcess, "the node's processes (any transport)"}};
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if ((reach & bit) == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
 const std::vector<InjectorInfo>& Injectors() {
   static const std::vector<InjectorInfo> kInjectors = {
-      {"link_rate", Scope::kInterface,
+      {"link_rate", Scope::kInterface, kReachKernelIp,
        "cap an interface's egress rate (tc tbf root qdisc; with peers, htb + u32 for those only)",
        "interface, rate (e.g. 100mbit; 8kbit..10tbit), burst (2K..2G, default max(128K, 10ms "
        "of rate)), latency (tbf only, 1ms..10s, default 50ms), peers (optional list of IPv4 "
        "addresses or prefixes: cap only traffic "
        "to them)",
        &MakeLinkRate, &ProbeLinkRate},
-      {"link_flap", Scope::kInterface,
+      {"link_flap", Scope::kInterface, kReachKernelIp | kReachRoce,
        "take an interface down for a while, then up again (ip link)",
        "interface, down (e.g. 3s), count (default 1), period (default 2 x down)", &MakeLinkFlap,
        &ProbeLinkFlap},
-      {"link_loss", Scope::kInterface,
+      {"link_loss", Scope::kInterface, kReachKernelIp,
        "drop a random share of an interface's packets: egress after the stack, as on the wire "
        "(nftables netdev egress, own table), ingress on arrival (iptables statistic match, own "
        "chain)",
@@ -52,78 +69,78 @@ const std::vector<InjectorInfo>& Injectors() {
        "(optional IPv4); with TSO/GSO on, egress loss is per 64 KB super-packet: turn tso/gso off "
        "and use ingress for per-packet loss",
        &MakeLinkLoss, &ProbeLinkLoss},
-      {"link_down", Scope::kInterface,
+      {"link_down", Scope::kInterface, kReachKernelIp | kReachRoce,
        "take an interface down for the fault's whole window (ip link)", "interface", &MakeLinkDown,
        &ProbeLinkDown},
-      {"link_partition", Scope::kInterface,
+      {"link_partition", Scope::kInterface, kReachKernelIp,
        "drop all traffic to and from a set of peers (iptables DROP, own chain)",
        "peers (list of IPv4 addresses or prefixes), interface (optional: only on it)",
        &MakeLinkPartition, &ProbeLinkPartition},
-      {"ib_port_flap", Scope::kIbPort,
+      {"ib_port_flap", Scope::kIbPort, kReachIbRdma | kReachKernelIp,
        "disable an InfiniBand HCA port for a while, then enable it (ibportstate)",
        "device (e.g. mlx5_0), port (default 1), lid (default: sysfs), down (e.g. 3s), count "
        "(default 1), period (default 2 x down), sysfs_root (default /sys/class/infiniband)",
        &MakeIbPortFlap, &ProbeIbPort},
-      {"ib_port_disable", Scope::kIbPort,
+      {"ib_port_disable", Scope::kIbPort, kReachIbRdma | kReachKernelIp,
        "disable an InfiniBand HCA port for the fault's whole window (ibportstate)",
        "device (e.g. mlx5_0), port (default 1), lid (default: sysfs), sysfs_root (default "
        "/sys/class/infiniband)",
        &MakeIbPortDisable, &ProbeIbPort},
-      {"ib_port_width", Scope::kIbPort,
+      {"ib_port_width", Scope::kIbPort, kReachIbRdma | kReachKernelIp,
        "narrow an InfiniBand port's link width, then retrain (ibportstate width + reset)",
        "device, port (default 1), lid (default: sysfs), width (1x|2x|4x|8x|12x), sysfs_root",
        &MakeIbPortWidth, &ProbeIbPort},
-      {"ib_port_speed", Scope::kIbPort,
+      {"ib_port_speed", Scope::kIbPort, kReachIbRdma | kReachKernelIp,
        "lower an InfiniBand port's lane speed, then retrain (ibportstate speed/espeed + reset)",
        "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), "
        "sysfs_root",
        &MakeIbPortSpeed, &ProbeIbPort},
-      {"rank_pause", Scope::kRank,
+      {"rank_pause", Scope::kRank, kReachProcess,
        "stop workload ranks (SIGSTOP), then resume them (SIGCONT); with on/period a straggler",
        "rank (default: every rank on the node), on + period (optional: stopped `on` of every "
        "`period`)",
        &MakeRankPause, &ProbeRanks},
-      {"rank_kill", Scope::kRank,
+      {"rank_kill", Scope::kRank, kReachProcess,
        "kill workload ranks with a signal (a crashed rank; nothing to restore)",
        "rank (default: every rank on the node), signal (KILL|TERM|INT|SEGV|ABRT|BUS, default KILL)",
        &MakeRankKill, &ProbeRanks},
-      {"daemon_pause", Scope::kNode,
+      {"daemon_pause", Scope::kNode, kReachProcess,
        "stop a node's scheduler daemon (SIGSTOP: a hung slurmd), then resume it (SIGCONT); "
        "Slurm marks the node DOWN after SlurmdTimeout",
        "daemon (slurmd)", &MakeDaemonPause, nullptr},
-      {"cpu_hog", Scope::kNode,
+      {"cpu_hog", Scope::kNode, kReachProcess,
        "spin N threads on the node's CPUs (fdrill-burn, own cgroup, dies with the agent)",
        "threads (default 1)", &MakeCpuHog, nullptr},
-      {"mem_pressure", Scope::kNode,
+      {"mem_pressure", Scope::kNode, kReachProcess,
        "allocate and touch N bytes, held resident (fdrill-burn, own cgroup, dies with the agent)",
        "size (e.g. 2G; 1M..16T)", &MakeMemPressure, &ProbeMemPressure},
-      {"nvlink_bw_mode", Scope::kGpu,
+      {"nvlink_bw_mode", Scope::kGpu, kReachNvlink,
        "reduce or turn off NVLink bandwidth (NVML bw mode: node-wide, or one GPU on Blackwell+)",
        "mode (full|off|min|half|3quarter), gpu (optional: that GPU only, per-device API)",
        &MakeNvlinkBwMode, &ProbeNvlinkBwMode},
-      {"gpu_clock_lock", Scope::kGpu,
+      {"gpu_clock_lock", Scope::kGpu, kReachGpu,
        "lock a GPU's SM clock into a range (NVML locked clocks, as nvidia-smi -lgc)",
        "gpu (index), min_mhz, max_mhz", &MakeGpuClockLock, &ProbeGpuClockLock},
-      {"gpu_power_cap", Scope::kGpu,
+      {"gpu_power_cap", Scope::kGpu, kReachGpu,
        "lower a GPU's power management limit (NVML, as nvidia-smi -pl)",
        "gpu (index), watts (within the GPU's allowed range)", &MakeGpuPowerCap, &ProbeGpuPowerCap},
-      {"link_delay", Scope::kInterface,
+      {"link_delay", Scope::kInterface, kReachKernelIp,
        "delay an interface's packets (tc netem where the kernel has it, else an NFQUEUE delay "
        "line in the agent)",
        "interface, delay (e.g. 20ms; 1us..10s), jitter (default 0, at most delay), direction "
        "(egress|ingress, default egress), peer (optional IPv4); NFQUEUE numbers 64768-65023 are "
        "fdrill's",
        &MakeLinkDelay, &ProbeLinkDelay},
-      {"nccl_env", Scope::kNccl,
+      {"nccl_env", Scope::kNccl, kReachNvlink | kReachIbRdma | kReachRoce,
        "restrict NCCL for workloads started on the node from now on (P2P, NVLS, IB HCAs, channels)",
        "p2p_disable (bool), nvls_enable (bool), ib_hca (NCCL_IB_HCA list), max_channels (1-64): "
        "at least one",
        &MakeNcclEnv, nullptr},
-      {"switch_down", Scope::kSwitch,
+      {"switch_down", Scope::kSwitch, kReachKernelIp,
        "take every port of an emulated switch down, as a leaf or spine losing power (ip link; "
        "switch: in a scenario)",
        "bridge (default br0)", &MakeSwitchDown, &ProbeLinkFlap},
-      {"port_loss", Scope::kInterface,
+      {"port_loss", Scope::kInterface, kReachKernelIp,
        "drop a random share of the frames an emulated switch forwards out of one port (nftables "
        "bridge family, own table; switch: in a scenario)",
        "interface (the switch port, e.g. up0), percent (0.000001..100)", &MakePortLoss,

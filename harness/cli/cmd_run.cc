@@ -457,9 +457,11 @@ void AddInjectorCommands(CLI::App& app, int* exit_code) {
     host.gpus = &NvmlAt(NvmlLibraryPath());
     for (const auto& i : Injectors()) {
       Status can = i.probe != nullptr ? i.probe(Json::object(), host) : Status::Ok();
-      std::printf("%-16s %s\n%-16s   scope: %s\n%-16s   params: %s\n%-16s   this node: %s\n",
-                  i.name, i.help, "", ScopeName(i.scope), "", i.params, "",
-                  can.ok() ? "can run it" : ("cannot: " + can.message()).c_str());
+      std::printf(
+          "%-16s %s\n%-16s   scope: %s\n%-16s   reaches: %s\n%-16s   params: %s\n%-16s   this "
+          "node: %s\n",
+          i.name, i.help, "", ScopeName(i.scope), "", ReachText(i.reach).c_str(), "", i.params, "",
+          can.ok() ? "can run it" : ("cannot: " + can.message()).c_str());
     }
     *exit_code = 0;
   });
