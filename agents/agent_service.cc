@@ -16,6 +16,7 @@
 #include "injectors/burn_process.h"
 #include "injectors/netdev.h"
 #include "injectors/ranks.h"
+#include "injectors/rdma_reach.h"
 
 namespace fdrill {
 
@@ -209,10 +210,15 @@ Result<Json> AgentService::Check(const Json& req, const Caller& caller) {
     if (!spec.ok()) return spec.status().Annotate("check");
     specs.push_back(std::move(*spec));
   }
+  const bool rdma = req.value(proto::key::kTransport, "") == "rdma";
   for (const auto& spec : specs) {
     auto fault = Prepare(spec, caller);
     if (!fault.ok()) return fault.status().Annotate("fault " + spec.fault_id);
     if (auto s = (*fault)->Check(); !s.ok()) return s.Annotate("fault " + spec.fault_id);
+    if (const InjectorInfo* info = FindInjector(spec.kind); rdma && info != nullptr) {
+      if (Status s = CheckReachesRdma(*info, spec.params, *host_.sysfs); !s.ok())
+        return s.Annotate("fault " + spec.fault_id);
+    }
   }
   return Json::object();
 }

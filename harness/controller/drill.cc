@@ -207,10 +207,15 @@ Status DrillRun::CheckFaults() {
       per_node[f.node].push_back(proto::FaultSpec{f.id, f.kind, f.params}.ToJson());
     }
   }
+  // An RDMA workload's agents also refuse a fault its traffic never meets.
+  bool rdma = false;
+  for (const auto& w : s_.Workloads()) rdma |= w.Rdma();
   for (auto& n : agents_.agents()) {
     auto it = per_node.find(n.name);
     if (it == per_node.end()) continue;
-    auto r = n.link->Call(proto::kCheck, {{proto::key::kFaults, it->second}}, kCallTimeout);
+    Json req = {{proto::key::kFaults, it->second}};
+    if (rdma) req[proto::key::kTransport] = "rdma";
+    auto r = n.link->Call(proto::kCheck, req, kCallTimeout);
     if (!r.ok()) return r.status().Annotate(s_.file);
   }
   return Status::Ok();

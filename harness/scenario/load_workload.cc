@@ -98,10 +98,10 @@ Status LoadTrain(const YamlReader& y, const YAML::Node& n, const std::string& wh
 Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::string& where,
                       WorkloadSpec* w) {
   std::set<std::string> keys = {
-      "mode",           "op",      "dtype",  "redop",    "size",
-      "ranks_per_node", "backend", "warmup", "steps",    "checkpoint_every",
-      "restart",        "command", "output", "launcher", "launcher_args",
-      "rsh_agent"};
+      "mode",           "op",       "dtype",  "redop",    "size",
+      "ranks_per_node", "backend",  "warmup", "steps",    "checkpoint_every",
+      "restart",        "command",  "output", "launcher", "launcher_args",
+      "rsh_agent",      "transport"};
   if (where != "workload") {  // a tenant's (LoadTenants reads them)
     keys.insert("nodes");
     keys.insert("start");
@@ -127,6 +127,8 @@ Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::strin
     return y.Error(n["redop"], where + ".redop: " + w->op + " does not reduce; drop redop");
   }
   if (auto st = Word(y, n, where, "backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
+  if (auto st = Word(y, n, where, "transport", {"auto", "tcp", "rdma"}, &w->transport); !st.ok())
+    return st;
   if (n["size"]) {
     auto text = y.Str(n["size"], where + ".size");
     if (!text.ok()) return text.status();

@@ -102,6 +102,17 @@ struct WorkloadSpec {
   std::vector<std::string> launcher_args;
   std::string rsh_agent = "ssh";
   bool External() const { return !command.empty(); }
+  // How the job's data moves between nodes: tcp (kernel TCP/IP, IPoIB
+  // included), rdma (InfiniBand or RoCE verbs, which bypass tc and
+  // netfilter), or auto: rdma for NCCL (backend nccl, nccl-tests output),
+  // which uses verbs wherever an HCA is, tcp otherwise. Before anything is
+  // touched the agents refuse a fault that cannot reach an RDMA workload's
+  // traffic on its interface (injectors/rdma_reach.h).
+  std::string transport = "auto";
+  bool Rdma() const {
+    return transport == "rdma" ||
+           (transport == "auto" && (backend == "nccl" || output == "nccl-tests"));
+  }
 };
 
 // Stop conditions on the live metrics: any one met aborts the drill, which

@@ -56,7 +56,10 @@ inline constexpr char kTmpdir[] = "tmpdir";                 // hello
 // hello: what this agent's start-up journal sweep reverted, and when
 // ({wall_ns, faults: [{fault_id, kind, target}]}); absent when none ran.
 inline constexpr char kStartSweep[] = "start_sweep";
-inline constexpr char kFaults[] = "faults";     // check: [FaultSpec]
+inline constexpr char kFaults[] = "faults";  // check: [FaultSpec]
+// check: "rdma" when the drill's workload moves its data over RDMA verbs
+// (the agent refuses a fault that cannot reach them); absent or "tcp".
+inline constexpr char kTransport[] = "transport";
 inline constexpr char kFaultId[] = "fault_id";  // FaultSpec, revert, fault_expired
 inline constexpr char kKind[] = "kind";
 inline constexpr char kParams[] = "params";

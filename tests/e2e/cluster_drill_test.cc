@@ -86,9 +86,13 @@ class ClusterDrill : public ::testing::Test {
     std::ofstream(work_ / "fake_perf.sh") << kFakePerf;
     std::ofstream(work_ / "drill.yaml")
         << "name: cluster-nccl-tests\n"
-        << "fabric: {hosts: hosts, agent_port: " << port_ << "}\n"
+        << "fabric: {hosts: hosts, agent_port: " << port_
+        << "}\n"
+        // The fake agents' fab0 is a RoCE netdev (mlx5_0, link layer
+        // Ethernet): this NCCL job runs over its socket transport
+        // (NCCL_IB_DISABLE=1), which a tc cap there does reach.
         << "workload: {command: [sh, " << (work_ / "fake_perf.sh").string()
-        << "], output: nccl-tests, launcher: none}\n"
+        << "], output: nccl-tests, launcher: none, transport: tcp}\n"
         << R"(phases:
   - {name: baseline, duration: 3s}
   - name: hit
@@ -200,6 +204,40 @@ TEST_F(ClusterDrill, AnAgentThatIsNotThereStopsTheDrillBeforeAnythingIsTouched) 
   EXPECT_EQ(run->exit_code, 2) << run->err;
   EXPECT_NE(run->err.find("127.1.0.9"), std::string::npos) << run->err;
   EXPECT_FALSE(fs::exists(work_ / "run" / "events.jsonl"));
+}
+
+// The same drill as NCCL runs it by default, over RDMA (workload.transport
+// auto: rdma for nccl-tests): the cap on fab0 is tc, which RoCE verbs never
+// pass through. The agent's check refuses it before anything is touched,
+// naming the kinds that reach the RoCE port.
+TEST_F(ClusterDrill, ATcFaultOnARoceNetdevUnderAnRdmaWorkloadIsRefusedNamingTheKindsThatReachIt) {
+  std::ifstream in(work_ / "drill.yaml");
+  std::string drill((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string tcp = ", transport: tcp";
+  ASSERT_NE(drill.find(tcp), std::string::npos);
+  drill.erase(drill.find(tcp), tcp.size());
+  std::ofstream(work_ / "drill.yaml") << drill;
+  RealProcessRunner runner;
+  auto run = runner.Run({FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out",
+                         (work_ / "run").string()},
+                        std::chrono::seconds(60));
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 2) << run->err;
+  EXPECT_NE(run->err.find("127.1.0.2"), std::string::npos) << run->err;
+  EXPECT_NE(run->err.find("fault cap: link_rate on fab0 reaches kernel TCP/IP (incl. IPoIB) only"),
+            std::string::npos)
+      << run->err;
+  EXPECT_NE(run->err.find("mlx5_0 port 1 (Ethernet)"), std::string::npos) << run->err;
+  EXPECT_NE(run->err.find("Kinds that reach RoCE RDMA: link_flap, link_down"), std::string::npos)
+      << run->err;
+  EXPECT_FALSE(fs::exists(work_ / "run" / "events.jsonl"));
+  // Nothing was applied: no agent's audit log holds an apply.
+  for (int i = 1; i <= 4; ++i) {
+    std::ifstream audit(work_ / ("agent" + std::to_string(i)) / "audit.jsonl");
+    const std::string text((std::istreambuf_iterator<char>(audit)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find("\"apply\""), std::string::npos) << text;
+  }
 }
 
 }  // namespace

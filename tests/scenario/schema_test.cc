@@ -304,6 +304,21 @@ TEST(ScenarioSchema, WorkloadOpsAndTypes) {
   EXPECT_NE(size.find("multiple of 8 bytes (one float64)"), std::string::npos) << size;
 }
 
+// workload.transport: what the agents check a fault's reach against.
+TEST(ScenarioSchema, WorkloadTransportIsTcpRdmaOrAutoWhichMeansRdmaForNccl) {
+  EXPECT_FALSE(Load(kBase).workload.Rdma());  // fdrill-collective over Open MPI: tcp
+  EXPECT_TRUE(
+      Load(Replace(kBase, "fabric:", "workload: {backend: nccl}\nfabric:")).workload.Rdma());
+  EXPECT_FALSE(Load(Replace(kBase, "fabric:", "workload: {backend: nccl, transport: tcp}\nfabric:"))
+                   .workload.Rdma());
+  EXPECT_TRUE(
+      Load(Replace(kBase, "fabric:", "workload: {transport: rdma}\nfabric:")).workload.Rdma());
+  std::string bad = ErrorOf(Replace(kBase, "fabric:", "workload: {transport: verbs}\nfabric:"));
+  EXPECT_NE(bad.find("drill.yaml:2:23: workload.transport \"verbs\" is not one of"),
+            std::string::npos)
+      << bad;
+}
+
 // The loader's lists of ops, dtypes and redops are fdrill-collective's.
 TEST(ScenarioSchema, WorkloadWordsAreTheCollectivesOwn) {
   for (const auto& list : {AcceptedOps(), AcceptedDTypes(), AcceptedRedOps()}) {
