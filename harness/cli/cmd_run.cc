@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "fabric/fabric_state.h"
 #include "harness/cli/agent_flags.h"
@@ -24,10 +25,13 @@
 #include "harness/host/real_nvml.h"
 #include "harness/host/real_process_runner.h"
 #include "harness/host/real_processes.h"
+#include "harness/scenario/nccl_ib_timeout.h"
 #include "harness/scenario/scenario.h"
 #include "injectors/injector.h"
 #include "reports/report.h"
 #include "reports/stats.h"
+
+extern char** environ;
 
 namespace fdrill {
 
@@ -220,6 +224,14 @@ std::string HowOf(const FaultSpec& f, bool apply) {
 int PrintPlan(const std::string& file) {
   auto s = LoadScenario(file);
   if (!s.ok()) return Fail(s.status());
+  // NCCL over IB/RoCE: when a dead link becomes an error
+  // (harness/scenario/nccl_ib_timeout.h); a nonsense setting stops the plan.
+  std::optional<NcclIbErrorTime> nccl;
+  if (s->workload.Rdma()) {
+    auto predicted = PredictNcclIbError(NcclIbEnv(s->workload, environ));
+    if (!predicted.ok()) return Fail(predicted.status().Annotate("the job's environment"));
+    nccl = *predicted;
+  }
   if (s->workload.External()) {
     std::printf("drill %s: %d nodes (%s), the command %s x %d rank(s)/node, at most %s\n",
                 s->name.c_str(), s->nodes, s->FabricName().c_str(),
@@ -274,6 +286,7 @@ int PrintPlan(const std::string& file) {
                       : "none (output: none): the drill measures exit and time only");
     }
   }
+  if (nccl) std::printf("%s\n", DescribeNcclIbError(*nccl, *s).c_str());
   std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
               FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(),
               s->max_faulted_nodes);
