@@ -119,6 +119,17 @@ expect:
         << "the workload outlived the drill: " << (left.ok() ? left->out : "");
     fs::remove_all(work_);
   }
+  // `fdrill run drill.yaml --insecure --out <work>/run`; a runner error
+  // fails the test.
+  ProcessResult RunDrill(int timeout_s) {
+    RealProcessRunner runner;
+    auto run = runner.Run({FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure",
+                           "--out", (work_ / "run").string()},
+                          std::chrono::seconds(timeout_s));
+    EXPECT_TRUE(run.ok()) << run.status().ToString();
+    return run.ok() ? *run : ProcessResult{};
+  }
+
   fs::path work_;
   int port_ = 0;
   std::vector<pid_t> agents_;
@@ -139,18 +150,14 @@ std::set<std::string> RunDirs() {
 
 TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost) {
   const auto dirs_before = RunDirs();
-  RealProcessRunner runner;
   const fs::path out = work_ / "run";
-  auto run = runner.Run(
-      {FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out", out.string()},
-      std::chrono::seconds(120));
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const ProcessResult run = RunDrill(120);
   // The fault made the job 10x slower: the expectation (max 2x) fails.
-  EXPECT_EQ(run->exit_code, 1) << run->out << run->err;
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   // Not a terminal: plain progress lines, one naming the fault in force.
-  EXPECT_NE(run->err.find("fdrill: ["), std::string::npos) << run->err;
-  EXPECT_NE(run->err.find("faults: cap@127.1.0.2"), std::string::npos) << run->err;
-  EXPECT_NE(run->err.find("hosts file "), std::string::npos) << run->err;
+  EXPECT_NE(run.err.find("fdrill: ["), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("faults: cap@127.1.0.2"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("hosts file "), std::string::npos) << run.err;
 
   std::ifstream sin(out / "summary.json");
   json s = json::parse(sin);
@@ -196,13 +203,9 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
 
 TEST_F(ClusterDrill, AnAgentThatIsNotThereStopsTheDrillBeforeAnythingIsTouched) {
   std::ofstream(work_ / "hosts") << "127.1.0.[1-4]\n127.1.0.9\n";
-  RealProcessRunner runner;
-  auto run = runner.Run({FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out",
-                         (work_ / "run").string()},
-                        std::chrono::seconds(60));
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->exit_code, 2) << run->err;
-  EXPECT_NE(run->err.find("127.1.0.9"), std::string::npos) << run->err;
+  const ProcessResult run = RunDrill(60);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("127.1.0.9"), std::string::npos) << run.err;
   EXPECT_FALSE(fs::exists(work_ / "run" / "events.jsonl"));
 }
 
@@ -217,19 +220,15 @@ TEST_F(ClusterDrill, ATcFaultOnARoceNetdevUnderAnRdmaWorkloadIsRefusedNamingTheK
   ASSERT_NE(drill.find(tcp), std::string::npos);
   drill.erase(drill.find(tcp), tcp.size());
   std::ofstream(work_ / "drill.yaml") << drill;
-  RealProcessRunner runner;
-  auto run = runner.Run({FDRILL_BIN, "run", (work_ / "drill.yaml").string(), "--insecure", "--out",
-                         (work_ / "run").string()},
-                        std::chrono::seconds(60));
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->exit_code, 2) << run->err;
-  EXPECT_NE(run->err.find("127.1.0.2"), std::string::npos) << run->err;
-  EXPECT_NE(run->err.find("fault cap: link_rate on fab0 reaches kernel TCP/IP (incl. IPoIB) only"),
+  const ProcessResult run = RunDrill(60);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("127.1.0.2"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("fault cap: link_rate on fab0 reaches kernel TCP/IP (incl. IPoIB) only"),
             std::string::npos)
-      << run->err;
-  EXPECT_NE(run->err.find("mlx5_0 port 1 (Ethernet)"), std::string::npos) << run->err;
-  EXPECT_NE(run->err.find("Kinds that reach RoCE RDMA: link_flap, link_down"), std::string::npos)
-      << run->err;
+      << run.err;
+  EXPECT_NE(run.err.find("mlx5_0 port 1 (Ethernet)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("Kinds that reach RoCE RDMA: link_flap, link_down"), std::string::npos)
+      << run.err;
   EXPECT_FALSE(fs::exists(work_ / "run" / "events.jsonl"));
   // Nothing was applied: no agent's audit log holds an apply.
   for (int i = 1; i <= 4; ++i) {
