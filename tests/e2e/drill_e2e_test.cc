@@ -23,6 +23,7 @@
 
 #include "harness/host/real_process_runner.h"
 #include "tests/support/e2e_cli.h"
+#include "tests/support/fabric_test.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/scratch_dir.h"
 
@@ -36,28 +37,9 @@ using e2e::Fdrill;
 using e2e::ReadJson;
 using e2e::Sh;
 
-class DrillE2E : public ::testing::Test {
+class DrillE2E : public e2e::FabricTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
-    ASSERT_FALSE(fs::exists("/run/fdrill/fabric/fabric.json"))
-        << "an emulated fabric is already up; this test will not tear down someone's fabric. "
-           "Run `fdrill fabric down` first.";
-    work_ = ScratchPath("fdrill-e2e-");
-    fs::create_directories(work_);
-    auto up = Fdrill({"fabric", "up", "--nodes", "4"});
-    ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
-    up_ = true;
-  }
-  void TearDown() override {
-    if (up_) {
-      auto down = Fdrill({"fabric", "down"});
-      EXPECT_EQ(down.exit_code, 0) << down.out << down.err;
-      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos)
-          << "namespaces left behind";
-    }
-    if (!work_.empty()) fs::remove_all(work_);
-  }
+  void SetUp() override { BringUp("fdrill-e2e-", {"--nodes", "4"}); }
 
   // Root qdisc kind and admin state of fab0 on every node, to prove nothing
   // was touched.
@@ -90,9 +72,6 @@ class DrillE2E : public ::testing::Test {
                    out.string()},
                   timeout_s);
   }
-
-  fs::path work_;
-  bool up_ = false;
 };
 
 TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {

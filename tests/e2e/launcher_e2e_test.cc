@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/e2e_cli.h"
+#include "tests/support/fabric_test.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/scratch_dir.h"
 
@@ -38,29 +39,16 @@ using e2e::Sh;
 
 constexpr char kFabric[] = "/run/fdrill/fabric";
 
-class LauncherE2E : public ::testing::Test {
+class LauncherE2E : public e2e::FabricTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
-    ASSERT_FALSE(fs::exists(std::string(kFabric) + "/fabric.json"))
-        << "an emulated fabric is already up; this test will not tear down someone's fabric. "
-           "Run `fdrill fabric down` first.";
-    work_ = ScratchPath("fdrill-launcher-");
-    fs::create_directories(work_);
-    auto up = Fdrill({"fabric", "up", "--nodes", "4", "--sshd", "--slurm"}, 180);
-    ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
-    up_ = true;
-  }
+  void SetUp() override { BringUp("fdrill-launcher-", {"--nodes", "4", "--sshd", "--slurm"}, 180); }
   void TearDown() override {
-    if (up_) {
-      auto down = Fdrill({"fabric", "down"});
-      EXPECT_EQ(down.exit_code, 0) << down.out << down.err;
-      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos)
-          << "namespaces left behind";
+    const bool was_up = up_;
+    FabricTest::TearDown();
+    if (was_up) {
       EXPECT_EQ(Sh({"pgrep", "-f", std::string(kFabric) + "/ssh/sshd_config"}), "")
           << "an sshd left behind";
     }
-    if (!work_.empty()) fs::remove_all(work_);
   }
 
   // `[PREFIX...] fdrill ARGS` where n0..n3 resolve: its own mount
@@ -85,9 +73,6 @@ class LauncherE2E : public ::testing::Test {
            "/slurm/slurm.conf OMPI_MCA_btl=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rtc=^hwloc "
            "OMPI_MCA_btl_tcp_if_include=198.18.0.0/24";
   }
-
-  fs::path work_;
-  bool up_ = false;
 };
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/e2e_cli.h"
+#include "tests/support/fabric_test.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/scratch_dir.h"
 
@@ -148,31 +149,21 @@ std::multiset<std::string> ProgramsIn(int i) {
   return programs;
 }
 
-class ReadmeCluster : public ::testing::Test {
+class ReadmeCluster : public e2e::FabricTest {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
-    ASSERT_FALSE(fs::exists(std::string(kFabric) + "/fabric.json"))
-        << "an emulated fabric is already up; this test will not tear down someone's fabric. "
-           "Run `fdrill fabric down` first.";
     etc_existed_ = fs::exists("/etc/fdrill");
-    work_ = ScratchPath("fdrill-readme-");
+    BringUp("fdrill-readme-",
+            {"--nodes", std::to_string(kNodes), "--no-agents", "--sshd", "--slurm"}, 180);
+    if (IsSkipped() || HasFatalFailure()) return;
     fs::create_directories(work_ / "controller-etc");
-    auto up = Fdrill(
-        {"fabric", "up", "--nodes", std::to_string(kNodes), "--no-agents", "--sshd", "--slurm"},
-        180);
-    ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
-    up_ = true;
   }
   void TearDown() override {
-    if (up_) {
-      auto down = Fdrill({"fabric", "down"});
-      EXPECT_EQ(down.exit_code, 0) << down.out << down.err;
-      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos)
-          << "namespaces left behind";
+    const bool was_up = up_;
+    FabricTest::TearDown();
+    if (was_up) {
       EXPECT_EQ(fs::exists("/etc/fdrill"), etc_existed_) << "/etc/fdrill made and left";
     }
-    if (!work_.empty()) fs::remove_all(work_);
   }
 
   // Step 1's package on every node: its agent.conf, with step 3's edit
@@ -188,8 +179,6 @@ class ReadmeCluster : public ::testing::Test {
     }
   }
 
-  fs::path work_;
-  bool up_ = false;
   bool etc_existed_ = false;
   std::set<std::string> rank_dirs_before_ = RankDirs();
 };

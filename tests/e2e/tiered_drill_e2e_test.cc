@@ -21,6 +21,7 @@
 
 #include "harness/host/real_process_runner.h"
 #include "tests/support/e2e_cli.h"
+#include "tests/support/fabric_test.h"
 #include "tests/support/scratch_dir.h"
 
 namespace fdrill {
@@ -35,28 +36,11 @@ using e2e::ReadJson;
 using e2e::Sh;
 using e2e::Spawn;
 
-class TieredDrillE2E : public ::testing::Test {
+class TieredDrillE2E : public e2e::FabricTest {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
-    ASSERT_FALSE(fs::exists("/run/fdrill/fabric/fabric.json"))
-        << "an emulated fabric is already up; this test will not tear down someone's fabric. "
-           "Run `fdrill fabric down` first.";
-    work_ = ScratchPath("fdrill-tiered-e2e-");
-    fs::create_directories(work_);
-    auto up = Fdrill({"fabric", "up", "--nodes", "8", "--rails", "2", "--leaves", "2",
-                      "--port-rate", "500mbit", "--oversubscription", "2"});
-    ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
-    up_ = true;
-  }
-  void TearDown() override {
-    if (up_) {
-      auto down = Fdrill({"fabric", "down"});
-      EXPECT_EQ(down.exit_code, 0) << down.out << down.err;
-      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos)
-          << "namespaces left behind";
-    }
-    if (!work_.empty()) fs::remove_all(work_);
+    BringUp("fdrill-tiered-e2e-", {"--nodes", "8", "--rails", "2", "--leaves", "2", "--port-rate",
+                                   "500mbit", "--oversubscription", "2"});
   }
 
   // Every node link's and switch port's qdiscs (the modelled capacities
@@ -106,9 +90,6 @@ class TieredDrillE2E : public ::testing::Test {
     EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
     return s;
   }
-
-  fs::path work_;
-  bool up_ = false;
 };
 
 TEST_F(TieredDrillE2E, InventoryListsEveryRailOnEveryNodeAndTheSwitchesWithTheirPorts) {
