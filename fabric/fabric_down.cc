@@ -203,6 +203,12 @@ Result<DownReport> FabricDown(const DownOptions& options, const FabricHost& host
   if (inv->state_dir_exists) {
     note(RunChecked(*host.runner, {"rm", "-rf", "--one-file-system", layout.state_dir}),
          "dir " + layout.state_dir);
+    // Its parent when that is fdrill's own (/run/fdrill, which `up` made
+    // with mkdir -p) and nothing else is in it.
+    const std::string parent = layout.state_dir.substr(0, layout.state_dir.rfind('/'));
+    if (parent.size() > 7 && parent.ends_with("/fdrill"))
+      (void)host.runner->Run({"rmdir", "--ignore-fail-on-non-empty", parent},
+                             std::chrono::seconds(5));
   }
   // The mount points `up` made for the nodes' own files; one that holds
   // something now is someone's (a package installed since) and stays.

@@ -71,7 +71,9 @@ TEST_F(FabricDownTest, FindsEverythingByPrefixWithoutFabricJson) {
                   Argv{"ip", "link", "del", "fdm-n1"}, Argv{"ip", "link", "del", "fdm-br"},
                   Argv{"ip", "netns", "del", "fdrill-n1"}, Argv{"ip", "netns", "del", "fdrill-sw"},
                   Argv{"ip", "netns", "del", "fdrill-n0"}, Argv{"umount", d + "/n0/uts"},
-                  Argv{"umount", d + "/n1/uts"}, Argv{"rm", "-rf", "--one-file-system", d}));
+                  Argv{"umount", d + "/n1/uts"}, Argv{"rm", "-rf", "--one-file-system", d},
+                  // /run/fdrill, which `up` made, when nothing else is in it.
+                  Argv{"rmdir", "--ignore-fail-on-non-empty", "/run/fdrill"}));
   EXPECT_FALSE(report->found_nothing);
   EXPECT_EQ(report->removed.size(), 9u);
 }
@@ -85,7 +87,8 @@ TEST_F(FabricDownTest, RemovesTheMountPointsUpMadeWhenEmpty) {
   auto report = FabricDown(DownOptions{}, Host());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_THAT(runner_.CallsStartingWith({"rmdir"}),
-              ElementsAre(Argv{"rmdir", "--ignore-fail-on-non-empty", "/etc/fdrill"}));
+              ElementsAre(Argv{"rmdir", "--ignore-fail-on-non-empty", "/run/fdrill"},
+                          Argv{"rmdir", "--ignore-fail-on-non-empty", "/etc/fdrill"}));
 }
 
 // `up --sshd` crashed: no fabric.json, an sshd still running with the
