@@ -51,11 +51,10 @@ Status StartSshds(FabricState& state, const UpOptions& options, const FabricHost
     if (Status s = host.fs->Write(path, text); !s.ok()) return s.Annotate("--sshd");
   }
   for (FabricNode& n : state.nodes) {
-    SpawnSpec spec = InNode(n, SshdArgv(options.sshd_bin, files, n), SshdLogPath(n));
-    auto pid = host.node->Spawn(spec);
-    if (!pid.ok()) return pid.status().Annotate("starting sshd on " + n.name);
+    auto pid = SpawnOrUndo(host, InNode(n, SshdArgv(options.sshd_bin, files, n), SshdLogPath(n)),
+                           rollback, "starting sshd on " + n.name);
+    if (!pid.ok()) return pid.status();
     n.sshd_pid = *pid;
-    rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
   if (!options.wait_ready) return Status::Ok();
@@ -99,10 +98,10 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
   const Duration timeout = std::max<Duration>(options.ready_timeout, std::chrono::seconds(30));
 
   const std::string munged_log = files.dir + "/munged.out";
-  auto munged = host.node->Spawn({MungedArgv(bin.munged, files), "", "", "", munged_log});
-  if (!munged.ok()) return munged.status().Annotate("--slurm: starting munged");
+  auto munged = SpawnOrUndo(host, {MungedArgv(bin.munged, files), "", "", "", munged_log}, rollback,
+                            "--slurm: starting munged");
+  if (!munged.ok()) return munged.status();
   state.munged_pid = *munged;
-  rollback.Add({"kill", "-s", "KILL", std::to_string(*munged)});
   if (Status s = WaitFor(
           host, timeout, [&] { return host.fs->Exists(files.MungeSocket()); },
           [&] { return ProcessGone(*host.fs, state.munged_pid); },
@@ -121,11 +120,11 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
         std::to_string(kSlurmctldPort) + "'` names it: end it, then bring the fabric up again");
   }
   const std::string ctld_log = files.dir + "/slurmctld.out";
-  auto ctld = host.node->Spawn(
-      {SlurmctldArgv(bin.unshare, bin.sh, bin.slurmctld, files), "", "", "", ctld_log});
-  if (!ctld.ok()) return ctld.status().Annotate("--slurm: starting slurmctld");
+  auto ctld = SpawnOrUndo(
+      host, {SlurmctldArgv(bin.unshare, bin.sh, bin.slurmctld, files), "", "", "", ctld_log},
+      rollback, "--slurm: starting slurmctld");
+  if (!ctld.ok()) return ctld.status();
   state.slurmctld_pid = *ctld;
-  rollback.Add({"kill", "-s", "KILL", std::to_string(*ctld)});
   if (Status s = WaitFor(
           host, timeout,
           [&] {
@@ -137,11 +136,11 @@ Status StartSlurm(FabricState& state, const UpOptions& options, const FabricHost
     return s.Annotate("--slurm");
 
   for (FabricNode& n : state.nodes) {
-    SpawnSpec spec = InNode(n, SlurmdArgv(bin.slurmd, files, n), n.Dir() + "/slurmd.out");
-    auto pid = host.node->Spawn(spec);
-    if (!pid.ok()) return pid.status().Annotate("--slurm: starting slurmd on " + n.name);
+    auto pid =
+        SpawnOrUndo(host, InNode(n, SlurmdArgv(bin.slurmd, files, n), n.Dir() + "/slurmd.out"),
+                    rollback, "--slurm: starting slurmd on " + n.name);
+    if (!pid.ok()) return pid.status();
     n.slurmd_pid = *pid;
-    rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
   if (!options.wait_ready) return Status::Ok();

@@ -124,10 +124,9 @@ Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollb
 Status StartSupervisor(FabricState& state, const UpOptions& options, const FabricHost& host,
                        Rollback& rollback) {
   if (options.supervisor_argv.empty()) return Status::Ok();
-  SpawnSpec spec{options.supervisor_argv, "", "", "", SupervisorLogPath(state)};
-  auto pid = host.node->Spawn(spec);
-  if (!pid.ok()) return pid.status().Annotate("starting the agents' supervisor");
-  rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
+  auto pid = SpawnOrUndo(host, {options.supervisor_argv, "", "", "", SupervisorLogPath(state)},
+                         rollback, "starting the agents' supervisor");
+  if (!pid.ok()) return pid.status();
   state.supervisor_pid = *pid;
   return SaveFabricState(*host.fs, state);
 }
@@ -173,11 +172,10 @@ Status Build(FabricState& state, const UpOptions& options, const FabricHost& hos
     return s;
   if (!options.agents) return StartDaemons(state, options, host, rollback);
   for (FabricNode* n : state.AgentHosts()) {
-    SpawnSpec spec = InNode(*n, AgentArgv(state, *n), n->agent_log);
-    auto pid = host.node->Spawn(spec);
-    if (!pid.ok()) return pid.status().Annotate("starting the agent on " + n->name);
+    auto pid = SpawnOrUndo(host, InNode(*n, AgentArgv(state, *n), n->agent_log), rollback,
+                           "starting the agent on " + n->name);
+    if (!pid.ok()) return pid.status();
     n->agent_pid = *pid;
-    rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
   }
   if (Status s = SaveFabricState(*host.fs, state); !s.ok()) return s;
   if (options.wait_ready) {

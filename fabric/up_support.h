@@ -41,6 +41,16 @@ class Rollback {
   std::vector<std::vector<std::string>> undo_;
 };
 
+// Starts `spec` (NodeSystem::Spawn) and remembers to SIGKILL it if `up`
+// rolls back; a failure to start says `what` ("starting sshd on n2").
+inline Result<int> SpawnOrUndo(const FabricHost& host, const SpawnSpec& spec, Rollback& rollback,
+                               const std::string& what) {
+  auto pid = host.node->Spawn(spec);
+  if (!pid.ok()) return pid.status().Annotate(what);
+  rollback.Add({"kill", "-s", "KILL", std::to_string(*pid)});
+  return pid;
+}
+
 // The last 600 bytes of the log at `path`, for an error message.
 std::string LogTail(SysFs& fs, const std::string& path);
 

@@ -71,7 +71,7 @@ Status CheckReachesRdma(const InjectorInfo& info, const Json& params, SysFs& sys
     if (!port.ok()) return port.status();
     if (!port->has_value() || (info.reach & (*port)->Reach()) != 0) continue;
     const RdmaPort& p = **port;
-    const std::string transport = p.Roce() ? "RoCE RDMA" : "InfiniBand RDMA";
+    const std::string transport = ReachText(p.Reach());  // "RoCE RDMA", "InfiniBand RDMA"
     return FailedPrecondition(
         std::string(info.name) + " on " + ifname + " reaches " + ReachText(info.reach) + " only; " +
         ifname + " is the netdev of " + p.device + " port " + std::to_string(p.port) + " (" +
