@@ -4,6 +4,10 @@
 # Every program the code runs has a row in harness/host/programs.cc naming
 # its package; tests/core/programs_test.cc fails when one of those packages
 # is neither here nor in Debian's base (Essential / Priority: required).
+# FDRILL_PACKAGES is everything (./test.sh); FDRILL_DEMO_PACKAGES is the part
+# ./demo.sh needs to build the programs and run its drill on the emulated
+# fabric (the same test checks it is a subset, and a fresh-machine check runs
+# ./demo.sh with only these installed).
 FDRILL_PACKAGES=(
   build-essential dpkg-dev cmake ninja-build pkg-config
   libboost-dev libboost-system-dev libssl-dev
@@ -17,10 +21,22 @@ FDRILL_PACKAGES=(
   jq
   chromium
 )
+FDRILL_DEMO_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libboost-dev libboost-system-dev libssl-dev
+  libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
+  openmpi-bin libopenmpi-dev openssh-client
+  iproute2 iptables nftables util-linux procps
+  libnetfilter-queue-dev
+)
 
+# install_deps [demo]: every package (./test.sh), or with `demo` only what
+# ./demo.sh needs.
 install_deps() {
+  local wanted=("${FDRILL_PACKAGES[@]}")
+  [ "${1:-}" != "demo" ] || wanted=("${FDRILL_DEMO_PACKAGES[@]}")
   local missing=()
-  for p in "${FDRILL_PACKAGES[@]}"; do
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then
@@ -50,11 +66,17 @@ install_deps() {
   return $rc
 }
 
+# configure_and_build [demo]: everything (tests, benchmarks), or with `demo`
+# only fdrill's programs (build/bin: fdrill, fdrill-agent, fdrill-collective,
+# fdrill-burn, fdrill-train-ref), about 40 % of the full build's time.
 configure_and_build() {
   local werror="${FDRILL_WERROR:-ON}"
+  local extras=ON
+  [ "${1:-}" != "demo" ] || extras=OFF
   # A unity build (CMakeLists.txt: FDRILL_UNITY): a build from scratch on
   # two cores takes about 40 % less time.
-  cmake -S . -B build -G Ninja -DFDRILL_WERROR="$werror" -DFDRILL_UNITY="${FDRILL_UNITY:-ON}" >/dev/null
+  cmake -S . -B build -G Ninja -DFDRILL_WERROR="$werror" -DFDRILL_UNITY="${FDRILL_UNITY:-ON}" \
+    -DFDRILL_BUILD_TESTS="$extras" -DFDRILL_BUILD_BENCH="$extras" >/dev/null
   cmake --build build -j "$(nproc)" 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\]|^ninja: no work to do" >&2 || true
   # A failed build must stop us; grep above only filters progress lines.
   cmake --build build -j "$(nproc)" >/dev/null

@@ -28,6 +28,7 @@
 #include "harness/scenario/nccl_ib_timeout.h"
 #include "harness/scenario/scenario.h"
 #include "injectors/injector.h"
+#include "reports/brief.h"
 #include "reports/report.h"
 #include "reports/stats.h"
 
@@ -100,8 +101,8 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   if (!summary.ok()) return Fail(summary.status().Annotate("report"));
   std::string dir = std::filesystem::absolute(opt.out_dir).string();
   std::printf("%s\n", dir.c_str());
-  std::fprintf(stderr, "fdrill: verdict %s — %s/report.md\n", VerdictName(summary->verdict),
-               dir.c_str());
+  std::fflush(stdout);
+  std::fputs(BriefText(*summary, dir).c_str(), stderr);
   return ExitCodeForVerdict(summary->verdict);
 }
 
@@ -453,6 +454,8 @@ void AddReportCommands(CLI::App& app, int* exit_code) {
     }
     std::printf("%s: verdict %s (summary.json, report.md, report.html, junit.xml)\n", dir.c_str(),
                 VerdictName(s->verdict));
+    std::fflush(stdout);
+    std::fputs(BriefText(*s, std::filesystem::absolute(dir).string()).c_str(), stderr);
     *exit_code = ExitCodeForVerdict(s->verdict);
   });
 }

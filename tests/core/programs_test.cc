@@ -154,6 +154,18 @@ TEST(ExternalPrograms, EverySetUpPackageIsInstalledByTheSetUpOrIsDebianBase) {
       << " — add the package to FDRILL_PACKAGES in scripts/setup-common.sh";
 }
 
+TEST(ExternalPrograms, TheDemoInstallsASubsetOfTheSetUp) {
+  const std::string setup = ReadSource("scripts/setup-common.sh");
+  std::set<std::string> all = BashArray(setup, "FDRILL_PACKAGES");
+  std::set<std::string> demo = BashArray(setup, "FDRILL_DEMO_PACKAGES");
+  ASSERT_TRUE(demo.count("openmpi-bin")) << "FDRILL_DEMO_PACKAGES not found";
+  for (const std::string& p : demo) {
+    EXPECT_TRUE(all.count(p)) << p << " is installed by ./demo.sh but not by ./test.sh";
+  }
+  // What the demo's drill runs on the emulated fabric (ip, tc) and its build.
+  for (const char* p : {"iproute2", "cmake", "libopenmpi-dev"}) EXPECT_TRUE(demo.count(p)) << p;
+}
+
 TEST(ExternalPrograms, ScriptPackagesAreInstalledByTheirScript) {
   for (const auto& row : ExternalPrograms()) {
     if (row.need != ProgramNeed::kScript) continue;
