@@ -147,6 +147,8 @@ Result<Json> AgentService::Dispatch(const std::string& type, const Json& req,
     r = Inventory();
   else if (type == proto::kRunDirRemove)
     r = RunDirRemove(req);
+  else if (type == proto::kRasWatch)
+    r = RasWatchRequest(req);
   return r;
 }
 
@@ -380,6 +382,7 @@ void AgentService::RevertEverything(const std::string& why) {
   if (!faults_.empty() || workload_.running()) spdlog::warn("reverting everything: {}", why);
   if (workload_.running()) workload_.Stop(std::chrono::seconds(3));
   tail_.Stop();
+  ras_.reset();
   auto r = RevertAll();
   if (!r.ok()) spdlog::error("revert everything: {}", r.status().ToString());
 }
@@ -527,6 +530,7 @@ void AgentService::Tick() {
     RevertEverything("the controller's lease lapsed");
     if (push_) push_(MakePush(proto::kLeaseExpired, {{proto::key::kNode, config_.node}}));
   }
+  PushRasChanges();
   if (auto code = workload_.Poll()) {
     auto last = tail_.Poll(SIZE_MAX);  // the ranks' last lines before the exit
     if (!last.empty() && push_)

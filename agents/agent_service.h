@@ -8,8 +8,8 @@
 // Requests (docs/protocol.md; proto::kRequestTypes, harness/wire/protocol.h):
 // hello, check, snapshot, apply, revert, revert_all, lease, workload_start,
 // workload_stop, inventory (reads only: agents/inventory.h plus "node"),
-// run_dir_remove, panic_clear. An apply's reply carries "target": what
-// the fault acts on as resolved on this node (Fault::ResolvedTarget).
+// run_dir_remove, panic_clear, ras_watch (agents/agent_ras.cc). An apply's reply carries "target":
+// what the fault acts on as resolved on this node (Fault::ResolvedTarget).
 //
 // Who may ask what, checked here whoever asks (the controller's own checks
 // are not trusted), each refusal PermissionDenied and audited:
@@ -48,6 +48,7 @@
 #include "agents/metrics_tail.h"
 #include "agents/mgmt_guard.h"
 #include "agents/panic_latch.h"
+#include "agents/ras_watch.h"
 #include "agents/request_gate.h"
 #include "agents/tcp_link_retrans.h"
 #include "agents/workload.h"
@@ -162,6 +163,10 @@ class AgentService {
   // that one, named fdrill-*, with no workload running) is deleted, ranks'
   // files included: a real cluster's /tmp does not fill up drill by drill.
   Result<Json> RunDirRemove(const Json& req);
+  // ras_watch {ras_addr, interval_ms, for_ms} | {stop}: agents/agent_ras.cc.
+  Result<Json> RasWatchRequest(const Json& req);
+  // The RAS watch's changes as `ras` pushes (from Tick).
+  void PushRasChanges();
   // host_.gpus once it has loaded; null without NVML (host_.gpus null, as on
   // the fake host: inventory says "not used", samples carry no NVLink
   // counters; or tried once, so a GPU-less node does not dlopen every second).
@@ -193,8 +198,9 @@ class AgentService {
   Lease lease_;
   PanicLatch panic_;
   MgmtGuard guard_;
-  bool renewal_ = false;  // the lease request being handled renews the owner's lease
-  Json start_sweep_;      // null until SweepAtStart ran
+  bool renewal_ = false;           // the lease request being handled renews the owner's lease
+  Json start_sweep_;               // null until SweepAtStart ran
+  std::unique_ptr<RasWatch> ras_;  // null: no NCCL RAS service watched
 };
 
 }  // namespace fdrill

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "reports/agent_loss.h"
+#include "reports/detectors.h"
 #include "reports/link_stats.h"
 #include "reports/slurm_changes.h"
 #include "reports/stats.h"
@@ -250,6 +251,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
   s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors, run.switches);
   s.anomalies = FindAnomalies(run.events, series, s.baseline, s.faults);
+  AddDetectors(run.events, &s.faults);
   if (s.baseline.progress_gbps && !series.empty()) {
     double from = -std::numeric_limits<double>::infinity();
     for (const PhaseStats& p : s.phases) {

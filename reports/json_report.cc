@@ -85,6 +85,13 @@ Json Fault(const FaultStats& f) {
             {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)},
             {"localisation", CulpritJson(f.localisation)},
             {"time_to_localise_s", Number(f.time_to_localise_s)}};
+  Json detectors = Json::array();
+  for (const Detection& d : f.detectors) {
+    detectors.push_back(
+        {{"detector", d.detector}, {"after_s", Number(d.after_s)}, {"what", d.what}});
+  }
+  j["detectors"] = std::move(detectors);
+  j["first_detector"] = f.first_detector.empty() ? Json(nullptr) : Json(f.first_detector);
   if (!f.workloads.empty()) {
     Json per = Json::object();
     for (const WorkloadEffect& w : f.workloads) {

@@ -81,6 +81,11 @@ struct Event {
   // counters: one sample of a node's cumulative counters (link_downed,
   // symbol_error, NVLink CRC/replay, netdev drops, ...), name -> value.
   std::vector<std::pair<std::string, double>> counters;
+  // ras: whether the node's NCCL RAS service answered, and what it said of
+  // the job (processes missing, processes dead); its error in `message`.
+  std::optional<bool> answered;
+  std::optional<int64_t> ras_missing;
+  std::optional<int64_t> ras_dead;
 };
 
 // plan.json's expectations; std::nullopt = not checked.

@@ -353,6 +353,21 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
     f.String("node", Need::kRequired, &e.node);
     f.String("state", Need::kRequired, &e.state);
     f.String("reason", Need::kOptional, &e.reason);
+  } else if (type == "ras") {
+    f.String("node", Need::kRequired, &e.node);
+    f.Optional("answered", &e.answered);
+    if (!e.answered) f.Fail("answered", "is missing");
+    f.Optional("wall_ns", &e.wall_ns);
+    f.String("ras_error", Need::kOptional, &e.message);
+    const json* st = f.Find("ras_status", Need::kOptional);
+    if (st != nullptr && !st->is_object()) {
+      f.Fail("ras_status", "is not an object");
+    } else if (st != nullptr) {
+      Fields status(*st, fmt::format("{}: ras_status", where));
+      status.Optional("missing", &e.ras_missing);
+      status.Optional("dead", &e.ras_dead);
+      if (!status.status().ok()) return status.status();
+    }
   } else if (type == "slurm_job") {
     f.String("job", Need::kRequired, &e.job);
     f.String("state", Need::kRequired, &e.state);

@@ -84,6 +84,16 @@ struct WorkloadStats {
   std::vector<PhaseStats> phases;  // its own iterations; slowdown against its baseline
 };
 
+// Who noticed a fault, and how long after its apply (summary.json
+// faults[].detectors): fdrill's own live localisation (or, without it, the
+// impact the metrics show) and, when the drill watched the NCCL job's RAS
+// service, RAS (a process missing or dead, or RAS no longer answering).
+struct Detection {
+  std::string detector;           // "fdrill" | "nccl_ras"
+  std::optional<double> after_s;  // null: it noticed nothing before the next fault
+  std::string what;               // "named link n1 fab0", "RAS on n0: 1 process missing"
+};
+
 struct FaultStats {
   std::string id;
   std::string kind;
@@ -118,6 +128,9 @@ struct FaultStats {
   // With tenants: the fault's effect on each, in plan order (the top-level
   // numbers above are the first workload's).
   std::vector<WorkloadEffect> workloads;
+  std::vector<Detection> detectors;
+  // The detector with the smallest after_s; "" when none noticed.
+  std::string first_detector;
 };
 
 // A stretch of iterations below the baseline band that no fault the drill

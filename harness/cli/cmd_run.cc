@@ -229,7 +229,7 @@ int PrintPlan(const std::string& file) {
   // (harness/scenario/nccl_ib_timeout.h); a nonsense setting stops the plan.
   std::optional<NcclIbErrorTime> nccl;
   if (s->workload.Rdma()) {
-    auto predicted = PredictNcclIbError(NcclIbEnv(s->workload, environ));
+    auto predicted = PredictNcclIbError(JobNcclEnv(s->workload, environ));
     if (!predicted.ok()) return Fail(predicted.status().Annotate("the job's environment"));
     nccl = *predicted;
   }

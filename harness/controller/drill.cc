@@ -4,6 +4,8 @@
 // routing of agent pushes.
 #include "harness/controller/drill.h"
 
+#include <unistd.h>  // environ
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -17,6 +19,7 @@
 #include "harness/controller/drill_agents.h"
 #include "harness/controller/drill_events.h"
 #include "harness/controller/drill_state.h"
+#include "harness/controller/ras_watches.h"
 #include "harness/controller/recorder.h"
 #include "harness/controller/residue.h"
 #include "harness/controller/slurm_watch.h"
@@ -152,6 +155,9 @@ class DrillRun {
   DrillAgents agents_;
   // One per workload (Scenario::Workloads()), each tenant on its own nodes.
   std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
+  // The NCCL RAS watches the agents run once the workloads started.
+  std::vector<RasWatchPlan> ras_watches_;
+  void StartRasWatches();
   TimelineWalker walker_;
 };
 
@@ -172,9 +178,28 @@ WorkloadSupervisor* DrillRun::WorkloadOn(const std::string& node) {
   return nullptr;
 }
 
+// Each NCCL workload's nodes watch the job's RAS service (`ras` pushes); an
+// agent that refuses says why in a `ras` event, and the drill goes on.
+void DrillRun::StartRasWatches() {
+  for (const RasWatchPlan& plan : ras_watches_) {
+    const auto replies =
+        agents_.CallEachNamed(plan.nodes, proto::kRasWatch,
+                              std::vector<Json>(plan.nodes.size(), plan.body), kCallTimeout);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (replies[i].ok()) continue;
+      events_.Ras(plan.nodes[i],
+                  {{proto::key::kWallNs, clock_.WallNanos()},
+                   {proto::key::kAnswered, false},
+                   {proto::key::kRasError, "ras_watch: " + replies[i].status().message()}});
+    }
+  }
+}
+
 void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
   std::string type = msg.value("type", "");
-  if (type == proto::kMetrics) {
+  if (type == proto::kRas) {
+    events_.Ras(n.name, msg);
+  } else if (type == proto::kMetrics) {
     if (WorkloadSupervisor* w = WorkloadOn(n.name)) w->OnMetrics(n, msg[proto::key::kRecords]);
   } else if (type == proto::kCounters) {
     const Json counters = msg.value(proto::key::kCounters, Json::object());
@@ -356,6 +381,9 @@ Status DrillRun::Run() {
   }
   // Before any agent is leased: mpirun's rsh agent must reach every host.
   if (Status st = CheckRshReachesEveryHost(s_, *opt_.runner, kRshCheckTimeout); !st.ok()) return st;
+  auto ras = PlanRasWatches(s_, environ);
+  if (!ras.ok()) return ras.status();
+  ras_watches_ = std::move(*ras);
   // The drill's id: the agents' lease is (certificate, this); run_id_ names
   // the ranks' run directories.
   run_id_ = std::to_string(clock_.WallNanos() / 1000000);
@@ -396,6 +424,7 @@ Status DrillRun::Run() {
       }
     }
     if (started.ok()) {
+      StartRasWatches();
       walker_.Walk();
       if (state_.failed) {
         status = "error";

@@ -1,5 +1,7 @@
 #include "harness/controller/drill_events.h"
 
+#include "harness/wire/protocol.h"
+
 namespace fdrill {
 
 std::string DrillEvents::dir() const {
@@ -171,6 +173,15 @@ void DrillEvents::Resumed(int restart, int attempt, int64_t resumed_step, int64_
 
 void DrillEvents::Counters(const std::string& node, const Json& counters) {
   Event("counters", {{"node", node}, {"counters", counters}});
+}
+
+void DrillEvents::Ras(const std::string& node, const Json& sample) {
+  Json e = {{"node", node},
+            {"wall_ns", sample.value(proto::key::kWallNs, Json())},
+            {"answered", sample.value(proto::key::kAnswered, false)}};
+  if (sample.contains(proto::key::kRasStatus)) e["ras_status"] = sample[proto::key::kRasStatus];
+  if (sample.contains(proto::key::kRasError)) e["ras_error"] = sample[proto::key::kRasError];
+  Event("ras", std::move(e));
 }
 
 void DrillEvents::DigestMissing() {

@@ -87,6 +87,10 @@ class DrillEvents {
   void RelaunchScheduled(int restart, Duration in, int64_t last_step);
   void Resumed(int restart, int attempt, int64_t resumed_step, int64_t iterations_lost);
   void Counters(const std::string& node, const Json& counters);
+  // What the NCCL job's RAS service said on a node (a `ras` push, or a
+  // ras_watch the agent refused): {node, wall_ns, answered, ras_status |
+  // ras_error}.
+  void Ras(const std::string& node, const Json& sample);
   // --train: the job's final digest against fdrill-train-ref's.
   void DigestMissing();
   void DigestCheck(int64_t steps, const std::string& digest, const std::string& expected);

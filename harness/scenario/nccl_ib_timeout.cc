@@ -27,7 +27,7 @@ void Take(std::map<std::string, std::string>& env, const std::string& item) {
   const size_t eq = item.find('=');
   if (eq == std::string::npos) return;
   const std::string name = item.substr(0, eq);
-  if (name.rfind("NCCL_IB_", 0) == 0) env[name] = item.substr(eq + 1);
+  if (name.rfind("NCCL_", 0) == 0) env[name] = item.substr(eq + 1);
 }
 
 // Kinds that take a link (or an IB port) down for a window: link_flap's
@@ -66,7 +66,7 @@ Result<NcclIbErrorTime> PredictNcclIbError(const std::map<std::string, std::stri
   return t;
 }
 
-std::map<std::string, std::string> NcclIbEnv(const WorkloadSpec& w, char** environ) {
+std::map<std::string, std::string> JobNcclEnv(const WorkloadSpec& w, char** environ) {
   std::map<std::string, std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) Take(env, *e);
   const auto& a = w.launcher_args;

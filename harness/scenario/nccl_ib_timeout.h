@@ -40,11 +40,12 @@ struct NcclIbErrorTime {
 // integer in NCCL's range is an InvalidArgument naming the variable.
 Result<NcclIbErrorTime> PredictNcclIbError(const std::map<std::string, std::string>& env);
 
-// The NCCL_IB_* environment the drill's job gets: `environ` (the
+// The NCCL_* environment the drill's job gets (NCCL_IB_TIMEOUT here,
+// NCCL_RAS_ADDR for the RAS watch): `environ` (the
 // controller's, which mpirun -x and srun's default --export=ALL pass on),
 // then `-x NAME=VALUE` in launcher_args (mpirun) and NAME=VALUE items of
 // `--export=` (srun).
-std::map<std::string, std::string> NcclIbEnv(const WorkloadSpec& w, char** environ);
+std::map<std::string, std::string> JobNcclEnv(const WorkloadSpec& w, char** environ);
 
 // One line for `fdrill plan`: the prediction and what it means for the
 // drill's link faults (the longest link-down window against it; a hang when

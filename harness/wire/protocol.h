@@ -31,9 +31,10 @@ inline constexpr char kWorkloadStop[] = "workload_stop";
 inline constexpr char kInventory[] = "inventory";
 inline constexpr char kRunDirRemove[] = "run_dir_remove";
 inline constexpr char kPanicClear[] = "panic_clear";
-inline constexpr std::array<std::string_view, 12> kRequestTypes = {
-    kHello, kCheck,         kSnapshot,     kApply,     kRevert,       kRevertAll,
-    kLease, kWorkloadStart, kWorkloadStop, kInventory, kRunDirRemove, kPanicClear};
+inline constexpr char kRasWatch[] = "ras_watch";
+inline constexpr std::array<std::string_view, 13> kRequestTypes = {
+    kHello,         kCheck,        kSnapshot,  kApply,        kRevert,     kRevertAll, kLease,
+    kWorkloadStart, kWorkloadStop, kInventory, kRunDirRemove, kPanicClear, kRasWatch};
 
 // Push types: the agent sends unasked (envelope id 0).
 inline constexpr char kMetrics[] = "metrics";
@@ -41,8 +42,9 @@ inline constexpr char kCounters[] = "counters";
 inline constexpr char kWorkloadExit[] = "workload_exit";
 inline constexpr char kFaultExpired[] = "fault_expired";
 inline constexpr char kLeaseExpired[] = "lease_expired";
-inline constexpr std::array<std::string_view, 5> kPushTypes = {kMetrics, kCounters, kWorkloadExit,
-                                                               kFaultExpired, kLeaseExpired};
+inline constexpr char kRas[] = "ras";
+inline constexpr std::array<std::string_view, 6> kPushTypes = {
+    kMetrics, kCounters, kWorkloadExit, kFaultExpired, kLeaseExpired, kRas};
 
 // Body keys. One key means one thing in every message that carries it.
 namespace key {
@@ -60,6 +62,17 @@ inline constexpr char kFaults[] = "faults";  // check: [FaultSpec]
 // check: "rdma" when the drill's workload moves its data over RDMA verbs
 // (the agent refuses a fault that cannot reach them); absent or "tcp".
 inline constexpr char kTransport[] = "transport";
+// ras_watch: the job's NCCL_RAS_ADDR ("host:port" on this node; default
+// localhost:28028), how often to ask (interval_ms) and for how long
+// (for_ms); stop: end the watch. ras push: answered (bool), ras_status
+// (RasStatusJson) or ras_error, wall_ns.
+inline constexpr char kRasAddr[] = "ras_addr";
+inline constexpr char kIntervalMs[] = "interval_ms";
+inline constexpr char kForMs[] = "for_ms";
+inline constexpr char kStop[] = "stop";
+inline constexpr char kAnswered[] = "answered";
+inline constexpr char kRasStatus[] = "ras_status";
+inline constexpr char kRasError[] = "ras_error";
 inline constexpr char kFaultId[] = "fault_id";  // FaultSpec, revert, fault_expired
 inline constexpr char kKind[] = "kind";
 inline constexpr char kParams[] = "params";

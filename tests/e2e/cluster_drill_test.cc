@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -22,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/host/real_process_runner.h"
+#include "tests/fakes/fake_ras_server.h"
 
 extern char** environ;
 
@@ -151,7 +153,28 @@ std::set<std::string> RunDirs() {
 TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost) {
   const auto dirs_before = RunDirs();
   const fs::path out = work_ / "run";
+  // The NCCL job's RAS service (a fake that speaks NCCL 2.28's protocol),
+  // which every agent is asked to watch at the job's NCCL_RAS_ADDR: healthy
+  // until the fault is applied, then one process missing.
+  testing::FakeRasServer ras;
+  const std::string ras_addr = "127.0.0.1:" + std::to_string(ras.port());
+  setenv("NCCL_RAS_ADDR", ras_addr.c_str(), 1);
+  std::atomic<bool> done{false};
+  std::thread flip([&] {
+    while (!done) {
+      std::ifstream ein(out / "events.jsonl");
+      std::string text((std::istreambuf_iterator<char>(ein)), std::istreambuf_iterator<char>());
+      if (text.find("\"fault_applied\"") != std::string::npos) {
+        ras.set_job(testing::FakeRasJob{.missing = 1});
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
   const ProcessResult run = RunDrill(120);
+  done = true;
+  flip.join();
+  unsetenv("NCCL_RAS_ADDR");
   // The fault made the job 10x slower: the expectation (max 2x) fails.
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   // Not a terminal: plain progress lines, one naming the fault in force.
@@ -196,6 +219,19 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
   std::string hostfile((std::istreambuf_iterator<char>(hin)), std::istreambuf_iterator<char>());
   EXPECT_EQ(hostfile,
             "127.1.0.1 slots=1\n127.1.0.2 slots=1\n127.1.0.3 slots=1\n127.1.0.4 slots=1\n");
+  // Each agent watched RAS: it answered healthy, then saw the missing
+  // process; the report says which detector noticed the fault when.
+  EXPECT_NE(events.find("\"type\":\"ras\""), std::string::npos) << events;
+  EXPECT_NE(events.find("\"missing\":1"), std::string::npos) << events;
+  ASSERT_EQ(f["detectors"].size(), 2u) << f.dump(2);
+  EXPECT_EQ(f["detectors"][0]["detector"], "fdrill");
+  EXPECT_EQ(f["detectors"][1]["detector"], "nccl_ras");
+  ASSERT_TRUE(f["detectors"][1]["after_s"].is_number()) << f.dump(2);
+  EXPECT_LT(f["detectors"][1]["after_s"].get<double>(), 3.0) << f.dump(2);
+  EXPECT_NE(f["detectors"][1]["what"].get<std::string>().find("1 process missing"),
+            std::string::npos)
+      << f.dump(2);
+  EXPECT_FALSE(f["first_detector"].is_null()) << f.dump(2);
   // The agents made the run's /tmp/fdrill-<run> and removed it at the end.
   EXPECT_EQ(RunDirs(), dirs_before);
   EXPECT_EQ(events.find("run_dir_kept"), std::string::npos);

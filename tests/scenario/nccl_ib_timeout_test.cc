@@ -47,7 +47,7 @@ TEST(NcclIbTimeout, TheJobsEnvironmentIsOursThenMpirunsXThenSrunsExport) {
   char* env[] = {a.data(), b.data(), c.data(), nullptr};
   WorkloadSpec w;
   w.launcher_args = {"-x", "NCCL_IB_TIMEOUT=21", "--export=ALL,NCCL_IB_RETRY_CNT=3"};
-  auto got = NcclIbEnv(w, env);
+  auto got = JobNcclEnv(w, env);
   EXPECT_EQ(got, (std::map<std::string, std::string>{{"NCCL_IB_TIMEOUT", "21"},
                                                      {"NCCL_IB_RETRY_CNT", "3"}}));
 }

@@ -65,7 +65,9 @@ TEST(ProtocolDoc, NamesEveryBodyKey) {
         key::kMetricsDir,    key::kStarted,      key::kWatching,       key::kPid,
         key::kLog,           key::kStopFile,     key::kKill,           key::kRequested,
         key::kRunning,       key::kExitCode,     key::kLogTail,        key::kRanksKilled,
-        key::kDir,           key::kRemoved,      key::kRecords,        key::kCounters}) {
+        key::kDir,           key::kRemoved,      key::kRecords,        key::kCounters,
+        key::kRasAddr,       key::kIntervalMs,   key::kForMs,          key::kStop,
+        key::kAnswered,      key::kRasStatus,    key::kRasError}) {
     // As a word: `host.burners`, `{started:false, watching}`.
     const std::regex word(std::string("(^|[^a-z_])") + k + "([^a-z_]|$)");
     EXPECT_TRUE(std::regex_search(doc, word))

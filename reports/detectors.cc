@@ -1,0 +1,78 @@
+#include "reports/detectors.h"
+
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace fdrill {
+
+namespace {
+
+std::string Processes(int64_t n, const char* state) {
+  return fmt::format("{} process{} {}", n, n == 1 ? "" : "es", state);
+}
+
+// What a RAS sample says is wrong, or "" when it says the job is whole. A
+// node whose RAS stopped answering after it had answered lost its NCCL
+// processes (dead, or too stuck to serve).
+std::string RasNotices(const Event& e, bool answered_before) {
+  if (e.answered.value_or(false)) {
+    std::string what;
+    if (e.ras_missing.value_or(0) > 0) what = Processes(*e.ras_missing, "missing");
+    if (e.ras_dead.value_or(0) > 0) {
+      what += (what.empty() ? "" : ", ") + Processes(*e.ras_dead, "dead");
+    }
+    return what.empty() ? "" : "RAS on " + e.node + ": " + what;
+  }
+  return answered_before ? "RAS on " + e.node + " stopped answering (" + e.message + ")" : "";
+}
+
+}  // namespace
+
+void AddDetectors(const std::vector<Event>& events, std::vector<FaultStats>* faults) {
+  bool watched = false;
+  for (const Event& e : events) watched = watched || e.type == "ras";
+  for (size_t i = 0; i < faults->size(); ++i) {
+    FaultStats& f = (*faults)[i];
+    Detection own{.detector = "fdrill"};
+    if (f.time_to_localise_s) {
+      own.after_s = f.time_to_localise_s;
+      own.what = "named " + (f.localisation ? f.localisation->element : f.node) + " live";
+    } else if (f.time_to_impact_s) {
+      own.after_s = f.time_to_impact_s;
+      own.what = "impact in the iteration times";
+    }
+    f.detectors = {own};
+    if (watched) {
+      double until = std::numeric_limits<double>::infinity();
+      for (const FaultStats& other : *faults) {
+        if (other.applied_at_s > f.applied_at_s) until = std::min(until, other.applied_at_s);
+      }
+      Detection ras{.detector = "nccl_ras"};
+      std::map<std::string, bool> answered;  // per node, so far
+      for (const Event& e : events) {
+        if (e.type != "ras") continue;
+        const bool before = answered[e.node];
+        answered[e.node] = before || e.answered.value_or(false);
+        if (e.t < f.applied_at_s || e.t >= until) continue;
+        if (std::string what = RasNotices(e, before); !what.empty()) {
+          ras.after_s = e.t - f.applied_at_s;
+          ras.what = what;
+          break;
+        }
+      }
+      f.detectors.push_back(ras);
+    }
+    f.first_detector.clear();
+    std::optional<double> best;
+    for (const Detection& d : f.detectors) {
+      if (d.after_s && (!best || *d.after_s < *best)) {
+        best = d.after_s;
+        f.first_detector = d.detector;
+      }
+    }
+  }
+}
+
+}  // namespace fdrill
