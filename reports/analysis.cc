@@ -10,6 +10,7 @@
 
 #include "reports/agent_loss.h"
 #include "reports/detectors.h"
+#include "reports/job_outcome.h"
 #include "reports/link_stats.h"
 #include "reports/slurm_changes.h"
 #include "reports/stats.h"
@@ -252,6 +253,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors, run.switches);
   s.anomalies = FindAnomalies(run.events, series, s.baseline, s.faults);
   AddDetectors(run.events, &s.faults);
+  AddJobOutcomes(run.events, series, run.plan.predicted_job, &s.faults);
   if (s.baseline.progress_gbps && !series.empty()) {
     double from = -std::numeric_limits<double>::infinity();
     for (const PhaseStats& p : s.phases) {

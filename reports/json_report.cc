@@ -92,6 +92,8 @@ Json Fault(const FaultStats& f) {
   }
   j["detectors"] = std::move(detectors);
   j["first_detector"] = f.first_detector.empty() ? Json(nullptr) : Json(f.first_detector);
+  j["job_outcome"] = f.job_outcome;
+  j["predicted_job"] = f.predicted_job ? Json(*f.predicted_job) : Json(nullptr);
   if (!f.workloads.empty()) {
     Json per = Json::object();
     for (const WorkloadEffect& w : f.workloads) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -66,6 +67,7 @@ struct Event {
   std::string status;            // drill_end: completed | aborted | error
   std::optional<bool> verified;  // fault_applied, fault_reverted
   std::optional<int> exit_code;  // workload_exit
+  std::optional<bool> forced;    // workload_exit: stopped by the drill
   std::optional<int64_t> iterations_lost;  // workload_restart, when it says
   std::optional<int64_t> resumed_step;     // workload_restart
   std::optional<int64_t> attempt;          // workload_start: 1, 2, ... for a relaunch
@@ -117,6 +119,8 @@ struct Expectations {
   std::optional<double> max_time_to_recover_s;
   std::optional<bool> no_residue;
   std::optional<bool> data_intact;
+  // expect.job: "error_not_hang" | "rides_through" | "as_predicted".
+  std::optional<std::string> job;
 };
 
 // plan.json workloads[]: a tenant sharing the fabric.
@@ -135,6 +139,10 @@ struct Plan {
   std::vector<PlanWorkload> workloads;  // empty: one workload on every node
   int recovery_window_iters = 5;
   Expectations expectations;
+  // plan.json predicted_job: fault id -> what NCCL's IB timeout predicts
+  // ("rode_through" | "error" | "hang"); only link-down faults of an RDMA
+  // workload.
+  std::map<std::string, std::string> predicted_job;
 };
 
 // inventory.json's switches (the emulated fabric's, docs/formats.md): what

@@ -249,6 +249,9 @@ Status ReadPlan(Fields& f, std::string_view where, Plan& plan) {
       ef.Optional("max_time_to_recover_s", &x.max_time_to_recover_s);
       ef.Optional("no_residue", &x.no_residue);
       ef.Optional("data_intact", &x.data_intact);
+      std::string job;
+      ef.String("job", Need::kOptional, &job);
+      if (!job.empty()) x.job = job;
       if (!ef.status().ok()) return ef.status();
       if (e->contains("metrics")) {
         if (auto st =
@@ -259,6 +262,16 @@ Status ReadPlan(Fields& f, std::string_view where, Plan& plan) {
       if (e->contains("workloads")) {
         if (auto st = ReadWorkloadExpectations((*e)["workloads"], where, &x); !st.ok()) return st;
       }
+    }
+  }
+  if (const json* p = f.Find("predicted_job", Need::kOptional); p != nullptr) {
+    if (!p->is_object())
+      return InvalidArgument(fmt::format("{}: predicted_job is not an object", where));
+    for (const auto& [id, outcome] : p->items()) {
+      if (!outcome.is_string()) {
+        return InvalidArgument(fmt::format("{}: predicted_job.{} is not a string", where, id));
+      }
+      plan.predicted_job[id] = outcome.get<std::string>();
     }
   }
   if (const json* ws = f.Find("workloads", Need::kOptional); ws != nullptr) {
@@ -309,6 +322,7 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
   } else if (type == "workload_exit") {
     f.Optional("exit_code", &e.exit_code);
     if (!e.exit_code) f.Fail("exit_code", "is missing");
+    f.Optional("forced", &e.forced);
   } else if (type == "workload_restart") {
     f.Optional("iterations_lost", &e.iterations_lost);
     f.Optional("resumed_step", &e.resumed_step);

@@ -129,6 +129,11 @@ struct FaultStats {
   // numbers above are the first workload's).
   std::vector<WorkloadEffect> workloads;
   std::vector<Detection> detectors;
+  // What the job did under the fault (reports/job_outcome.h): "error",
+  // "hang" or "rode_through"; and what NCCL's IB timeout predicted, for a
+  // link-down fault of an RDMA workload (plan.json predicted_job).
+  std::string job_outcome;
+  std::optional<std::string> predicted_job;
   // The detector with the smallest after_s; "" when none noticed.
   std::string first_detector;
 };

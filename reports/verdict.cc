@@ -6,6 +6,7 @@
 
 #include "harness/core/fault_ref.h"
 #include "reports/analysis.h"
+#include "reports/job_outcome.h"
 
 namespace fdrill {
 
@@ -226,6 +227,7 @@ std::vector<ExpectationResult> EvaluateExpectations(const Expectations& expected
     e.pass = summary.residue_checked && summary.residue.empty();
     out.push_back(std::move(e));
   }
+  if (expected.job) out.push_back(JudgeJob(*expected.job, summary.faults));
   if (expected.data_intact.value_or(false)) {
     out.push_back({.name = "data_intact",
                    .limit = true,

@@ -25,6 +25,7 @@
 #include "harness/controller/slurm_watch.h"
 #include "harness/controller/timeline_walker.h"
 #include "harness/controller/workload_supervisor.h"
+#include "harness/scenario/nccl_ib_timeout.h"
 #include "harness/wire/protocol.h"
 
 namespace fdrill {
@@ -64,8 +65,8 @@ Json LimitsJson(std::optional<double> max_slowdown, std::optional<double> max_re
 // plan.json: what the report measures the run against. With tenants,
 // `workloads` lists each (name, nodes, ranks) and top-level ranks are the
 // first's, whose numbers the summary's top level gives.
-Json PlanJson(const Scenario& s,
-              const std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads) {
+Json PlanJson(const Scenario& s, const std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads,
+              const std::map<std::string, std::string>& predicted_job) {
   const ExpectSpec& e = s.expect;
   Json tenants = Json::array();
   for (const auto& w : workloads) {
@@ -91,7 +92,9 @@ Json PlanJson(const Scenario& s,
                   e.max_time_to_recover_s ? Json(*e.max_time_to_recover_s) : Json(nullptr)},
                  {"no_residue", e.no_residue},
                  {"data_intact", e.data_intact},
-                 {"metrics", MetricLimitsJson(e.metrics)}}},
+                 {"metrics", MetricLimitsJson(e.metrics)},
+                 {"job", e.job.empty() ? Json(nullptr) : Json(e.job)}}},
+               {"predicted_job", predicted_job},
                {"stop", StopJson(s.stop)}};
   if (!tenants.empty()) plan["workloads"] = std::move(tenants);
   if (!tenant_limits.empty()) plan["expectations"]["workloads"] = std::move(tenant_limits);
@@ -157,6 +160,9 @@ class DrillRun {
   std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
   // The NCCL RAS watches the agents run once the workloads started.
   std::vector<RasWatchPlan> ras_watches_;
+  // What NCCL's IB timeout predicts of each link-down fault (plan.json's
+  // predicted_job; the report's job outcomes are judged against it).
+  std::map<std::string, std::string> predicted_job_;
   void StartRasWatches();
   TimelineWalker walker_;
 };
@@ -262,7 +268,7 @@ void DrillRun::WriteRunFiles() {
     }
     (void)events_.WriteFile("inventory.json", inventory.dump(2) + "\n");
   }
-  (void)events_.WriteFile("plan.json", PlanJson(s_, workloads_).dump(2) + "\n");
+  (void)events_.WriteFile("plan.json", PlanJson(s_, workloads_, predicted_job_).dump(2) + "\n");
   events_.DrillStart(s_.name);
   for (auto& n : agents_.agents()) events_.AgentConnected(n.name, n.link->address(), n.offset_ns);
 }
@@ -384,6 +390,11 @@ Status DrillRun::Run() {
   auto ras = PlanRasWatches(s_, environ);
   if (!ras.ok()) return ras.status();
   ras_watches_ = std::move(*ras);
+  if (s_.workload.Rdma()) {
+    auto nccl = PredictNcclIbError(JobNcclEnv(s_.workload, environ));
+    if (!nccl.ok()) return nccl.status().Annotate("the job's environment");
+    predicted_job_ = PredictJobOutcomes(*nccl, s_);
+  }
   // The drill's id: the agents' lease is (certificate, this); run_id_ names
   // the ranks' run directories.
   run_id_ = std::to_string(clock_.WallNanos() / 1000000);

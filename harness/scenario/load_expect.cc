@@ -150,9 +150,27 @@ Status LoadWorkloadExpects(const YamlReader& y, const YAML::Node& n, const Scena
 Status LoadExpect(const YamlReader& y, const YAML::Node& n, const Scenario& s, ExpectSpec* e) {
   if (auto st = y.CheckKeys(n, "expect",
                             {"max_slowdown", "max_time_to_recover", "no_residue", "data_intact",
-                             "metrics", "workloads"});
+                             "metrics", "workloads", "job"});
       !st.ok())
     return st;
+  if (n["job"]) {
+    auto job = y.Str(n["job"], "expect.job");
+    if (!job.ok()) return job.status();
+    const std::set<std::string> known = {"error_not_hang", "rides_through", "as_predicted"};
+    if (!known.count(*job)) {
+      std::string hint = DidYouMean(*job, known);
+      return y.Error(n["job"], "expect.job: unknown \"" + *job + "\"" +
+                                   (hint.empty() ? "" : "; " + hint) +
+                                   " (known: " + JoinWords(known) + ")");
+    }
+    if (*job == "as_predicted" && !s.workload.Rdma()) {
+      return y.Error(n["job"],
+                     "expect.job: as_predicted compares each link-down fault with what NCCL's "
+                     "IB timeout predicts, which governs RDMA traffic only; this workload's "
+                     "transport is tcp (workload.transport: rdma, or backend: nccl)");
+    }
+    e->job = *job;
+  }
   if (n["max_slowdown"]) {
     double v = 0;
     if (!YAML::convert<double>::decode(n["max_slowdown"], v) || v < 1) {

@@ -34,7 +34,7 @@ void Take(std::map<std::string, std::string>& env, const std::string& item) {
 // `down`, or the fault's whole window.
 bool TakesALinkDown(const std::string& kind) {
   return kind == "link_flap" || kind == "link_down" || kind == "ib_port_flap" ||
-         kind == "ib_port_disable" || kind == "switch_down";
+         kind == "ib_port_disable" || kind == "switch_down" || kind == "ib_switch_port";
 }
 
 // "34.4 s", "3 s": seconds for a person, one decimal when not whole.
@@ -87,6 +87,29 @@ std::map<std::string, std::string> JobNcclEnv(const WorkloadSpec& w, char** envi
   return env;
 }
 
+std::optional<Duration> LinkDownWindow(const FaultSpec& f, const PhaseSpec& phase) {
+  if (!TakesALinkDown(f.kind)) return std::nullopt;
+  Duration down = f.length != Duration{} ? f.length : phase.duration - f.at;
+  if ((f.kind == "link_flap" || f.kind == "ib_port_flap" || f.kind == "ib_switch_port") &&
+      f.params.is_object() && f.params.contains("down") && f.params["down"].is_string()) {
+    if (auto d = ParseDuration(f.params["down"].get<std::string>()); d.ok()) down = *d;
+  }
+  return down;
+}
+
+std::map<std::string, std::string> PredictJobOutcomes(const NcclIbErrorTime& t, const Scenario& s) {
+  std::map<std::string, std::string> out;
+  if (!s.workload.Rdma()) return out;  // NCCL's IB timeout governs verbs traffic only
+  for (const auto& phase : s.phases) {
+    for (const auto& f : phase.faults) {
+      const std::optional<Duration> down = LinkDownWindow(f, phase);
+      if (!down) continue;
+      out[f.id] = !t.after ? "hang" : *down < *t.after ? "rode_through" : "error";
+    }
+  }
+  return out;
+}
+
 std::string DescribeNcclIbError(const NcclIbErrorTime& t, const Scenario& s) {
   auto source = [](bool set) { return set ? "" : " (default)"; };
   std::string out = "NCCL (NCCL_IB_TIMEOUT=" + std::to_string(t.timeout) + source(t.timeout_set) +
@@ -104,14 +127,9 @@ std::string DescribeNcclIbError(const NcclIbErrorTime& t, const Scenario& s) {
   std::string which;
   for (const auto& phase : s.phases) {
     for (const auto& f : phase.faults) {
-      if (!TakesALinkDown(f.kind)) continue;
-      Duration down = f.length != Duration{} ? f.length : phase.duration - f.at;
-      if ((f.kind == "link_flap" || f.kind == "ib_port_flap") && f.params.is_object() &&
-          f.params.contains("down") && f.params["down"].is_string()) {
-        if (auto d = ParseDuration(f.params["down"].get<std::string>()); d.ok()) down = *d;
-      }
-      if (down > longest) {
-        longest = down;
+      const std::optional<Duration> down = LinkDownWindow(f, phase);
+      if (down && *down > longest) {
+        longest = *down;
         which = f.id;
       }
     }

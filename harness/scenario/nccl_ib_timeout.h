@@ -47,6 +47,19 @@ Result<NcclIbErrorTime> PredictNcclIbError(const std::map<std::string, std::stri
 // `--export=` (srun).
 std::map<std::string, std::string> JobNcclEnv(const WorkloadSpec& w, char** environ);
 
+// How long fault `f` keeps a link (or IB port) down in `phase`: a flap's
+// `down`, else the fault's window; nullopt for a kind that takes no link
+// down (link_flap, link_down, ib_port_flap, ib_port_disable, switch_down,
+// ib_switch_port do).
+std::optional<Duration> LinkDownWindow(const FaultSpec& f, const PhaseSpec& phase);
+
+// What NCCL should make of each link-down fault of an RDMA workload (fault
+// id -> "rode_through" | "error" | "hang"): down for less than the time to
+// error, the retries succeed once it is back; longer, the job ends in an
+// error; NCCL_IB_TIMEOUT 0 or >= 32, it hangs. Empty for a TCP workload,
+// which NCCL's IB timeout does not govern.
+std::map<std::string, std::string> PredictJobOutcomes(const NcclIbErrorTime& t, const Scenario& s);
+
 // One line for `fdrill plan`: the prediction and what it means for the
 // drill's link faults (the longest link-down window against it; a hang when
 // it is "never"; a restart policy's hang_timeout shorter than it).

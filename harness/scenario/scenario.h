@@ -154,6 +154,12 @@ struct ExpectSpec {
   bool data_intact = true;
   std::vector<MetricLimit> metrics;
   std::vector<std::pair<std::string, WorkloadExpect>> workloads;  // in the file's order
+  // What the job must do under each fault (reports/job_outcome.h):
+  // "error_not_hang" (no fault leaves it hung: it ends in an error or rides
+  // through), "rides_through" (it survives every fault), "as_predicted"
+  // (each link-down fault's outcome is what NCCL's IB timeout predicts:
+  // harness/scenario/nccl_ib_timeout.h); "" not checked.
+  std::string job;
 };
 
 struct Scenario {

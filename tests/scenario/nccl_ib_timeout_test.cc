@@ -85,5 +85,34 @@ TEST(NcclIbTimeout, ThePlanLineSaysWhetherTheDrillsLinkFaultsOutlastIt) {
               HasSubstr("hangs the job"));
 }
 
+TEST(NcclIbTimeout, EachLinkDownFaultOfAnRdmaJobIsPredictedToRideThroughErrorOrHang) {
+  auto t = PredictNcclIbError({});
+  ASSERT_TRUE(t.ok());
+  Scenario s = OneFault("ib_port_flap", 60s, {{"device", "mlx5_0"}, {"down", "3s"}});
+  PhaseSpec p2;
+  p2.name = "long";
+  p2.duration = 60s;
+  FaultSpec down;
+  down.id = "dead";
+  down.kind = "link_down";
+  down.node = "n2";
+  p2.faults.push_back(down);
+  FaultSpec cap;
+  cap.id = "cap";
+  cap.kind = "link_rate";
+  cap.node = "n2";
+  p2.faults.push_back(cap);
+  s.phases.push_back(p2);
+  s.workload.backend = "nccl";  // transport auto: rdma
+  EXPECT_EQ(PredictJobOutcomes(*t, s),
+            (std::map<std::string, std::string>{{"cut", "rode_through"}, {"dead", "error"}}));
+  auto never = PredictNcclIbError({{"NCCL_IB_TIMEOUT", "32"}});
+  ASSERT_TRUE(never.ok());
+  EXPECT_EQ(PredictJobOutcomes(*never, s).at("dead"), "hang");
+  // NCCL's IB timeout says nothing of a job over sockets.
+  s.workload.transport = "tcp";
+  EXPECT_TRUE(PredictJobOutcomes(*t, s).empty());
+}
+
 }  // namespace
 }  // namespace fdrill

@@ -408,3 +408,27 @@ TEST(ScenarioSchema, SeededRandomStartTime) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+TEST(ScenarioSchema, ExpectJobTakesOneOfThreeOutcomesAndAsPredictedNeedsAnRdmaJob) {
+  EXPECT_EQ(Load(std::string(kBase) + "expect: {job: error_not_hang}\n").expect.job,
+            "error_not_hang");
+  EXPECT_EQ(Load(std::string(kBase) + "expect: {job: rides_through}\n").expect.job,
+            "rides_through");
+  const std::string typo = ErrorOf(std::string(kBase) + "expect: {job: error_not_hung}\n");
+  EXPECT_EQ(typo.rfind("drill.yaml:15:15: expect.job: unknown \"error_not_hung\"; did you mean "
+                       "\"error_not_hang\"?",
+                       0),
+            0u)
+      << typo;
+  const std::string tcp = ErrorOf(std::string(kBase) + "expect: {job: as_predicted}\n");
+  EXPECT_NE(tcp.find("this workload's transport is tcp"), std::string::npos) << tcp;
+  EXPECT_EQ(Load(std::string(kBase) + "workload: {transport: rdma}\nexpect: {job: as_predicted}\n")
+                .expect.job,
+            "as_predicted");
+}
+
+}  // namespace
+}  // namespace fdrill

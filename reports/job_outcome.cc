@@ -1,0 +1,56 @@
+#include "reports/job_outcome.h"
+
+#include <limits>
+
+namespace fdrill {
+
+namespace {
+
+std::string Outcome(const std::vector<Event>& events, const std::vector<Iteration>& series,
+                    const FaultStats& f, double until) {
+  for (const Event& e : events) {
+    if (e.t < f.applied_at_s || e.t >= until) continue;
+    if (e.type == "workload_failed") return e.cause == "hang" ? "hang" : "error";
+    if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 && !e.forced.value_or(false))
+      return "error";
+  }
+  // No exit: did the job complete an iteration after the fault was over?
+  const double over = f.reverted_at_s.value_or(f.applied_at_s);
+  for (const Iteration& it : series) {
+    if (it.end_s > over) return "rode_through";
+  }
+  return "hang";
+}
+
+}  // namespace
+
+void AddJobOutcomes(const std::vector<Event>& events, const std::vector<Iteration>& series,
+                    const std::map<std::string, std::string>& predicted,
+                    std::vector<FaultStats>* faults) {
+  for (FaultStats& f : *faults) {
+    double until = std::numeric_limits<double>::infinity();
+    for (const FaultStats& other : *faults) {
+      if (other.applied_at_s > f.applied_at_s) until = std::min(until, other.applied_at_s);
+    }
+    f.job_outcome = Outcome(events, series, f, until);
+    if (auto it = predicted.find(f.id); it != predicted.end()) f.predicted_job = it->second;
+  }
+}
+
+ExpectationResult JudgeJob(const std::string& expectation, const std::vector<FaultStats>& faults) {
+  bool holds = true;
+  for (const FaultStats& f : faults) {
+    if (expectation == "error_not_hang") {
+      holds = holds && f.job_outcome != "hang";
+    } else if (expectation == "rides_through") {
+      holds = holds && f.job_outcome == "rode_through";
+    } else if (expectation == "as_predicted") {
+      holds = holds && (!f.predicted_job || *f.predicted_job == f.job_outcome);
+    } else {
+      holds = false;  // an expectation this build does not know
+    }
+  }
+  return {.name = "job: " + expectation, .limit = true, .measured = holds, .pass = holds};
+}
+
+}  // namespace fdrill
