@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "fabric/inventory.h"
 #include "fabric/node_enter.h"
 #include "fabric/slurm.h"
 #include "fabric/sshd.h"

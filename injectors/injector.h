@@ -137,6 +137,7 @@ Result<std::unique_ptr<Fault>> MakeIbPortFlap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortDisable(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortWidth(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeIbPortSpeed(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeIbSwitchPort(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeRankKill(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeDaemonPause(const Json& params, Host host);
@@ -147,6 +148,9 @@ Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeLinkDelay(const Json& params, Host host);
 Result<std::unique_ptr<Fault>> MakeNcclEnv(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeRoceTcRate(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeRocePfc(const Json& params, Host host);
+Result<std::unique_ptr<Fault>> MakeLinkSpeed(const Json& params, Host host);
 
 // Each injector's capability probe (see CapabilityProbe).
 Status ProbeLinkRate(const Json& params, Host host);
@@ -155,6 +159,7 @@ Status ProbeLinkLoss(const Json& params, Host host);
 Status ProbeLinkDown(const Json& params, Host host);
 Status ProbeLinkPartition(const Json& params, Host host);
 Status ProbePortLoss(const Json& params, Host host);
+Status ProbeIbSwitchPort(const Json& params, Host host);
 Status ProbeIbPort(const Json& params, Host host);  // all four ib_port_* kinds
 Status ProbeRanks(const Json& params, Host host);   // rank_pause, rank_kill
 Status ProbeMemPressure(const Json& params, Host host);
@@ -162,5 +167,8 @@ Status ProbeNvlinkBwMode(const Json& params, Host host);
 Status ProbeGpuClockLock(const Json& params, Host host);
 Status ProbeGpuPowerCap(const Json& params, Host host);
 Status ProbeLinkDelay(const Json& params, Host host);
+Status ProbeRoceTcRate(const Json& params, Host host);
+Status ProbeRocePfc(const Json& params, Host host);
+Status ProbeLinkSpeed(const Json& params, Host host);
 
 }  // namespace fdrill

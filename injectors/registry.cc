@@ -95,6 +95,14 @@ const std::vector<InjectorInfo>& Injectors() {
        "device, port (default 1), lid (default: sysfs), speed (sdr|ddr|qdr|fdr|edr|hdr|ndr), "
        "sysfs_root",
        &MakeIbPortSpeed, &ProbeIbPort},
+      {"ib_switch_port", Scope::kIbPort, kReachIbRdma | kReachKernelIp,
+       "disable (for the fault's window) or flap the switch port facing another node's HCA, "
+       "by LID:port from this node's HCA (ibnetdiscover, smpquery, ibportstate)",
+       "hca (its NodeDescription, e.g. \"gpu002 mlx5_0\") + port (default 1), or guid (its "
+       "port GUID), or switch_lid + switch_port; down, count, period (optional: a flap, as "
+       "ib_port_flap); device + local_port (the HCA port sending the SMPs, default the first "
+       "ACTIVE one; never the port this node hangs off), sysfs_root",
+       &MakeIbSwitchPort, &ProbeIbSwitchPort},
       {"rank_pause", Scope::kRank, kReachProcess,
        "stop workload ranks (SIGSTOP), then resume them (SIGCONT); with on/period a straggler",
        "rank (default: every rank on the node), on + period (optional: stopped `on` of every "
@@ -145,6 +153,24 @@ const std::vector<InjectorInfo>& Injectors() {
        "bridge family, own table; switch: in a scenario)",
        "interface (the switch port, e.g. up0), percent (0.000001..100)", &MakePortLoss,
        &ProbePortLoss},
+      {"roce_tc_rate", Scope::kInterface, kReachRoce | kReachKernelIp,
+       "cap one hardware traffic class's egress rate in the NIC, RoCE included (DCB ETS maxrate: "
+       "dcb maxrate)",
+       "interface, tc (0-7, required: the TC RoCE's priority maps to), rate (e.g. 25gbit, whole "
+       "kbit/s)",
+       &MakeRoceTcRate, &ProbeRoceTcRate},
+      {"roce_pfc", Scope::kInterface, kReachRoce,
+       "turn priority flow control off (or on) for priorities of a RoCE netdev: RoCE turns lossy "
+       "under congestion (dcb pfc)",
+       "interface, priorities (0-7 or a list, required; RoCE's is commonly 3), state (off|on, "
+       "default off)",
+       &MakeRocePfc, &ProbeRocePfc},
+      {"link_speed", Scope::kInterface, kReachKernelIp | kReachRoce,
+       "force an Ethernet netdev down to a lower link speed, autoneg off; the link retrains "
+       "(ethtool -s)",
+       "interface, speed (Mb/s as ethtool: 25000, or 25g / 25gbit; a supported link mode's, "
+       "below the current)",
+       &MakeLinkSpeed, &ProbeLinkSpeed},
   };
   return kInjectors;
 }

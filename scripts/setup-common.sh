@@ -14,7 +14,7 @@ FDRILL_PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev openssh-client openssh-server slurm-client slurmctld slurmd munge
-  iproute2 iptables nftables util-linux procps infiniband-diags
+  iproute2 iptables nftables util-linux procps infiniband-diags ethtool
   libnetfilter-queue-dev
   clang libclang-rt-14-dev clang-format
   file

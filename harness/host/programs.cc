@@ -17,6 +17,8 @@ constexpr ExternalProgram kPrograms[] = {
     // The agent's injectors and telemetry, and the emulated fabric.
     {"ip", "iproute2", kSetUp, "link faults, fabric up/down, the management interface, counters"},
     {"tc", "iproute2", kSetUp, "link_rate, link_delay (netem), qdisc snapshots"},
+    {"dcb", "iproute2", kSetUp, "roce_tc_rate (ETS maxrate), roce_pfc (PFC)"},
+    {"ethtool", "ethtool", kSetUp, "link_speed"},
     {"iptables", "iptables", kSetUp,
      "link_loss (ingress), link_partition, link_delay's NFQUEUE rules"},
     {"iptables-save", "iptables", kSetUp, "netfilter snapshots and the residue check"},
@@ -26,6 +28,9 @@ constexpr ExternalProgram kPrograms[] = {
      "revert leaves that table empty with ACCEPT base chains (no rule, no effect); "
      "InjectorsE2e.WithoutNft*, LinkLoss.LegacyBackendAndMissingNftLeaveTablesAlone"},
     {"ibportstate", "infiniband-diags", kSetUp, "ib_port faults (nodes with an HCA)"},
+    {"ibnetdiscover", "infiniband-diags", kSetUp,
+     "ib_switch_port: finds the switch port facing an HCA (`-p`, the ports report)"},
+    {"smpquery", "infiniband-diags", kSetUp, "ib_switch_port: a switch port's PortInfo state"},
     {"kill", "procps", kSetUp, "`fdrill fabric up/down`: ends the agents it started, by pid"},
     {"umount", "mount", kSetUp, "`fdrill fabric down`: a node's UTS namespace file"},
     {"mount", "mount", kSetUp,
@@ -109,6 +114,9 @@ constexpr ExternalProgram kPrograms[] = {
     {"debootstrap", "debootstrap", kScript,
      "scripts/fresh-machine-check.sh builds a Debian 12 root", "",
      "scripts/fresh-machine-check.sh"},
+    {"ib_write_bw", "perftest", kScript,
+     "scripts/hw-validate.sh: the RDMA transfer an IB or RoCE mechanism is measured on", "",
+     "scripts/hw-validate.sh"},
 };
 
 std::string_view BaseName(std::string_view path) {

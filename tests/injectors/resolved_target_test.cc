@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "injectors/injector.h"
+#include "tests/fakes/fake_dcb.h"
+#include "tests/fakes/fake_ethtool.h"
 #include "tests/fakes/fake_ib.h"
+#include "tests/fakes/fake_ib_switch.h"
 #include "tests/fakes/fake_net.h"
 #include "tests/fakes/fake_nvml.h"
 #include "tests/fakes/fake_processes.h"
@@ -98,14 +101,41 @@ TEST(ResolvedTarget, NodeKindsNameTheNode) {
   EXPECT_EQ(ResolvedOf("nccl_env", {{"p2p_disable", true}}, host), "node");
 }
 
+TEST(ResolvedTarget, RoceKindsNameTheNetdevItsRdmaPortAndWhatOfIt) {
+  FakeDcb dcb;  // eth2: mlx5_1 port 2, RoCE
+  auto rate =
+      MakeOk("roce_tc_rate", {{"interface", "eth2"}, {"tc", 3}, {"rate", "25gbit"}}, dcb.host());
+  EXPECT_EQ(rate->ResolvedTarget(), "eth2 tc 3");
+  ASSERT_TRUE(rate->Capture().ok());
+  EXPECT_EQ(rate->ResolvedTarget(), "eth2 (mlx5_1/2 RoCE) tc 3");
+  auto pfc = MakeOk("roce_pfc", {{"interface", "eth2"}, {"priorities", {3}}}, dcb.host());
+  ASSERT_TRUE(pfc->Capture().ok());
+  EXPECT_EQ(pfc->ResolvedTarget(), "eth2 (mlx5_1/2 RoCE) priority 3");
+  FakeEthtool ethtool;  // eth2 at 100G; no sysfs: the netdev alone
+  EXPECT_EQ(ResolvedOf("link_speed", {{"interface", "eth2"}, {"speed", 25000}}, ethtool.host()),
+            "eth2");
+}
+
+TEST(ResolvedTarget, IbSwitchPortNamesTheSwitchPortAndTheHcaBehindIt) {
+  FakeIbSwitchFabric fabric;  // gpu002 mlx5_0/1 on leaf02 (LID 2) port 19
+  auto f = MakeOk("ib_switch_port", {{"hca", "gpu002 mlx5_0"}}, fabric.host());
+  EXPECT_EQ(f->ResolvedTarget(), "switch port facing gpu002 mlx5_0 port 1");
+  ASSERT_TRUE(f->Capture().ok());
+  EXPECT_EQ(f->ResolvedTarget(),
+            "switch 0xb8cef60300a1b3c0 lid 2 port 19 (peer of gpu002 mlx5_0/1)");
+}
+
 // Each kind above is one of the registry's; a new kind must be added here.
 TEST(ResolvedTarget, EveryRegisteredKindIsCovered) {
-  const std::set<std::string> covered = {
+  std::set<std::string> covered = {
       "link_rate",      "link_flap",     "link_loss",       "link_down",     "link_delay",
       "link_partition", "ib_port_flap",  "ib_port_disable", "ib_port_width", "ib_port_speed",
       "gpu_clock_lock", "gpu_power_cap", "nvlink_bw_mode",  "rank_pause",    "rank_kill",
       "cpu_hog",        "mem_pressure",  "nccl_env",        "switch_down",   "port_loss",
       "daemon_pause"};
+  const std::set<std::string> roce = {"roce_tc_rate", "roce_pfc", "link_speed"};
+  covered.insert(roce.begin(), roce.end());
+  covered.insert("ib_switch_port");
   for (const auto& info : Injectors())
     EXPECT_TRUE(covered.count(info.name)) << info.name << " has no test here";
 }
