@@ -123,7 +123,12 @@ void WorkloadSupervisor::OnMetrics(const NodeLink& n, const Json& records) {
 }
 
 void WorkloadSupervisor::OnExit(const std::string& node, int code, const std::string& log_tail) {
-  events_.WorkloadExited(node, w_.name, code, log_tail);
+  if (stopping_) {
+    events_.WorkloadKilled(node, code);
+    events_.WorkloadLog(w_.name, log_tail);
+  } else {
+    events_.WorkloadExited(node, w_.name, code, log_tail);
+  }
   std::lock_guard<std::mutex> lock(state_.mu);
   workload_exit_ = code;
   last_log_tail_ = log_tail;
@@ -343,6 +348,7 @@ void WorkloadSupervisor::Relaunch(Duration now) {
 
 void WorkloadSupervisor::Stop() {
   if (!started_) return;  // a late tenant whose phase never came
+  stopping_ = true;
   bool exited = false;
   {
     std::lock_guard<std::mutex> lock(state_.mu);
@@ -362,7 +368,12 @@ void WorkloadSupervisor::Stop() {
     // A real cluster's launcher: SIGTERM to its group (mpirun/srun end
     // their ranks), SIGKILL after 10 s; then every agent kills what is left.
     const int code = job_->Stop(std::chrono::seconds(10));
-    events_.WorkloadKilled("controller", code);
+    bool reported = false;  // by OnExit, from the launcher's reader, as forced
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      reported = workload_exit_.has_value();
+    }
+    if (!reported) events_.WorkloadKilled("controller", code);
     exited = true;
     (void)StopRemains();
   }

@@ -15,6 +15,7 @@
 // it stops).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <set>
@@ -159,6 +160,10 @@ class WorkloadSupervisor {
   // for the iteration count).
   NcclTestsParser nccl_parser_;
   int64_t external_iter_ = 0;
+  // Set when Stop begins: an exit from then on is the drill's doing (a
+  // launcher that dies of the SIGTERM Stop sends reports it before Stop
+  // does), recorded as forced, never as the job failing.
+  std::atomic<bool> stopping_{false};
   // Declared last: destroyed first, it stops the launcher and joins its
   // reader, which may still call OnExit.
   std::unique_ptr<LocalJob> job_;

@@ -190,6 +190,10 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
   EXPECT_GT(f["slowdown"].get<double>(), 5.0) << f.dump(2);
   EXPECT_NEAR(s["baseline"]["busbw_median"].get<double>(), 37.74, 0.01) << s["baseline"].dump(2);
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump(2);
+  // The job kept going under the cap; the drill's SIGTERM at the end is not
+  // the job failing (a forced exit), and a TCP job gets no NCCL prediction.
+  EXPECT_EQ(f["job_outcome"], "rode_through") << f.dump(2);
+  EXPECT_TRUE(f["predicted_job"].is_null()) << f.dump(2);
 
   // Every row became a metrics record marked as nccl-tests'.
   std::ifstream min(out / "metrics.jsonl");
@@ -209,6 +213,7 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
   EXPECT_NE(events.find("\"node\":\"controller\""), std::string::npos);
   EXPECT_NE(events.find("\"fault_reverted\""), std::string::npos);
   EXPECT_NE(events.find("\"forced\":true"), std::string::npos);
+  EXPECT_EQ(events.find("workload_failed"), std::string::npos) << events;
   // What it ran on: every agent's inventory.
   std::ifstream iin(out / "inventory.json");
   json inv = json::parse(iin);
