@@ -199,6 +199,25 @@ Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
       }
       break;
     case Scope::kIbPort:
+      if (f.kind == "ib_switch_port") {
+        // What goes dark is the far node's link, not the vantage's (which
+        // only sends the SMPs): `hca` is that HCA's NodeDescription, by
+        // convention (mlx5's default) "<hostname> <device>", so that node,
+        // its device's rail and its leaf there. By `guid` or switch_lid:port
+        // the far node is known only on the fabric; the vantage alone counts.
+        const std::string hca = StringParam(f.params, "hca");
+        const size_t space = hca.find(' ');
+        if (space == std::string::npos) break;
+        const std::string far = hca.substr(0, space);
+        const std::string device = hca.substr(space + 1);
+        out.nodes.insert(far);
+        const std::string rail = topology ? topology->RailOf(far, device).value_or(device) : device;
+        out.rails.insert(rail);
+        if (topology) {
+          if (auto leaf = topology->LeafOf(far, rail)) out.leaves.insert(*leaf);
+        }
+        return out;  // the far node's leaf only, not the vantage's on that rail
+      }
       out.rails.insert(rail_of(StringParam(f.params, "device")));
       break;
     case Scope::kGpu:

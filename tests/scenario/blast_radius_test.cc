@@ -305,6 +305,15 @@ TEST_F(BlastRadiusTest, EachKindTouchesWhatItsParamsName) {
             (Rails{"rail1"}));
   EXPECT_EQ(FootprintOf(Fault("ib_port_speed", "n2", {{"device", "mlx5_1"}}), &*t).leaves,
             (Rails{"leaf-b"}));
+  // ib_switch_port runs on n0 (the vantage) and cuts n3's mlx5_1 link: n3,
+  // its rail and its leaf count; by guid the far node is unknown.
+  const Footprint cut =
+      FootprintOf(Fault("ib_switch_port", "n0", {{"hca", "n3 mlx5_1"}, {"device", "mlx5_0"}}), &*t);
+  EXPECT_EQ(cut.nodes, (Rails{"n0", "n3"}));
+  EXPECT_EQ(cut.rails, (Rails{"rail1"}));
+  EXPECT_EQ(cut.leaves, (Rails{"leaf-b"}));
+  EXPECT_EQ(FootprintOf(Fault("ib_switch_port", "n0", {{"guid", "0x0002c903000e0b72"}}), &*t).nodes,
+            (Rails{"n0"}));
   // nccl_env: the rails NCCL_IB_HCA takes away, NVLink when P2P or NVLS goes.
   EXPECT_EQ(FootprintOf(Fault("nccl_env", "n0", {{"ib_hca", "^mlx5_0"}}), &*t).rails,
             (Rails{"rail0"}));
