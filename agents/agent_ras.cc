@@ -84,7 +84,7 @@ Result<Json> AgentService::RasWatchRequest(const Json& req) {
   if (!lasting.ok()) return lasting.status();
   ras_.reset();  // one watch at a time: a new request replaces the old
   ras_ = std::make_unique<RasWatch>(*address, std::chrono::milliseconds(*interval),
-                                    std::chrono::milliseconds(*lasting), clock_);
+                                    std::chrono::milliseconds(*lasting));
   return Json{{key::kWatching, true}, {key::kRasAddr, addr}};
 }
 

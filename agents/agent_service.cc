@@ -382,9 +382,9 @@ void AgentService::RevertEverything(const std::string& why) {
   if (!faults_.empty() || workload_.running()) spdlog::warn("reverting everything: {}", why);
   if (workload_.running()) workload_.Stop(std::chrono::seconds(3));
   tail_.Stop();
-  ras_.reset();
   auto r = RevertAll();
   if (!r.ok()) spdlog::error("revert everything: {}", r.status().ToString());
+  ras_.reset();  // never waits (agents/ras_watch.h); after the reverts all the same
 }
 
 Result<Json> AgentService::WorkloadStart(const Json& req) {

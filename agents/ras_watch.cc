@@ -1,27 +1,27 @@
 #include "agents/ras_watch.h"
 
+#include <thread>
+
 #include "harness/wire/protocol.h"
 
 namespace fdrill {
 
-RasWatch::RasWatch(RasAddress address, Duration interval, Duration lasting, const Clock& clock)
-    : address_(std::move(address)), clock_(clock) {
-  thread_ = std::thread([this, interval, lasting] { Run(interval, lasting); });
+RasWatch::RasWatch(RasAddress address, Duration interval, Duration lasting) {
+  std::thread(Run, state_, std::move(address), interval, lasting).detach();
 }
 
 void RasWatch::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stop = true;
   }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  state_->wake.notify_all();
 }
 
 std::vector<Json> RasWatch::TakeChanges() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(state_->mu);
   std::vector<Json> out;
-  out.swap(changes_);
+  out.swap(state_->changes);
   return out;
 }
 
@@ -38,14 +38,23 @@ Json RasWatch::Essence(const Json& sample) {
   return e;
 }
 
-void RasWatch::Run(Duration interval, Duration lasting) {
+void RasWatch::Run(std::shared_ptr<State> state, RasAddress address, Duration interval,
+                   Duration lasting) {
+  namespace key = proto::key;
   const auto until = std::chrono::steady_clock::now() + lasting;
   // A query must end before the next is due; RAS gives up within 10 s.
   const Duration timeout = std::max<Duration>(interval, std::chrono::seconds(12));
   while (std::chrono::steady_clock::now() < until) {
-    namespace key = proto::key;
-    Json sample = {{key::kWallNs, clock_.WallNanos()}};
-    auto text = QueryRasStatus(address_, timeout);
+    {
+      std::lock_guard<std::mutex> lock(state->mu);
+      if (state->stop) return;
+    }
+    // The wall clock itself: the thread may outlive the agent's Clock.
+    const int64_t wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+    Json sample = {{key::kWallNs, wall_ns}};
+    auto text = QueryRasStatus(address, timeout);
     Result<RasStatus> status = text.ok() ? ParseRasStatus(*text) : Result<RasStatus>(text.status());
     sample[key::kAnswered] = status.ok();
     if (status.ok()) {
@@ -53,13 +62,14 @@ void RasWatch::Run(Duration interval, Duration lasting) {
     } else {
       sample[key::kRasError] = status.status().message();
     }
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(state->mu);
+    if (state->stop) return;
     Json essence = Essence(sample);
-    if (essence != last_) {
-      last_ = essence;
-      changes_.push_back(std::move(sample));
+    if (essence != state->last) {
+      state->last = essence;
+      state->changes.push_back(std::move(sample));
     }
-    if (wake_.wait_for(lock, interval, [this] { return stop_; })) return;
+    if (state->wake.wait_for(lock, interval, [&] { return state->stop; })) return;
   }
 }
 

@@ -5,24 +5,28 @@
 // (healthy -> a process missing -> dead, or the service not answering) is
 // queued, with the wall time it was seen, for AgentService::Tick to push as
 // `ras` messages. Stops after `for_ms`, on Stop() or when destroyed.
+//
+// Stop() never waits: a query in flight (up to its 12 s timeout, against a
+// service that accepts and says nothing) finishes on the detached thread,
+// which then ends; the agent's revert on a lease lapse is never behind it.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
-#include "harness/core/clock.h"
 #include "harness/core/json.h"
+#include "harness/core/units.h"
 #include "harness/host/nccl_ras.h"
 
 namespace fdrill {
 
 class RasWatch {
  public:
-  // Each sample: {wall_ns, answered, ras_status: RasStatusJson | ras_error}.
-  RasWatch(RasAddress address, Duration interval, Duration lasting, const Clock& clock);
+  // Each sample: {wall_ns (system clock), answered, ras_status:
+  // RasStatusJson | ras_error}.
+  RasWatch(RasAddress address, Duration interval, Duration lasting);
   ~RasWatch() { Stop(); }
   RasWatch(const RasWatch&) = delete;
   RasWatch& operator=(const RasWatch&) = delete;
@@ -36,16 +40,18 @@ class RasWatch {
   static Json Essence(const Json& sample);
 
  private:
-  void Run(Duration interval, Duration lasting);
+  // Shared with the thread, which may outlive this object by one query.
+  struct State {
+    std::mutex mu;
+    std::condition_variable wake;
+    bool stop = false;
+    Json last;  // the last sample's Essence
+    std::vector<Json> changes;
+  };
+  static void Run(std::shared_ptr<State> state, RasAddress address, Duration interval,
+                  Duration lasting);
 
-  RasAddress address_;
-  const Clock& clock_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  Json last_;  // the last sample's Essence
-  std::vector<Json> changes_;
-  std::thread thread_;
+  std::shared_ptr<State> state_ = std::make_shared<State>();
 };
 
 }  // namespace fdrill

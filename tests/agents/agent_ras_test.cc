@@ -99,5 +99,22 @@ TEST(AgentRas, AsksOnlyItsOwnNodeAndRefusesBadFields) {
   EXPECT_FALSE(r.value("ok", true));
 }
 
+TEST(AgentRas, AStuckRasServiceNeverHoldsUpTheAgent) {
+  // It accepts and says nothing for 1.5 s: the watch's query waits on its
+  // own thread; stopping it, replacing it and a lease lapse do not.
+  FakeRasServer stuck;
+  stuck.set_silent(true);
+  FakeHostAgent agent("n1", "agent-ras-stuck");
+  const std::string addr = "127.0.0.1:" + std::to_string(stuck.port());
+  ASSERT_TRUE(
+      agent.Call("ras_watch", {{"ras_addr", addr}, {"interval_ms", 100}}).value("ok", false));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the query is in flight
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(agent.Call("ras_watch", {{"ras_addr", addr}}).value("ok", false));  // replaces
+  EXPECT_TRUE(agent.Call("ras_watch", {{"stop", true}}).value("stop", false));
+  agent.service->RevertEverything("test: a lapsed lease");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+}
+
 }  // namespace
 }  // namespace fdrill

@@ -127,7 +127,7 @@ class FakeRasServer {
     std::lock_guard<std::mutex> lock(mu_);
     greeting_ = std::move(line);
   }
-  // Accept, then say nothing (a stuck process).
+  // Accept, then say nothing for 1.5 s (a stuck process).
   void set_silent(bool silent) { silent_ = silent; }
 
  private:
@@ -138,7 +138,7 @@ class FakeRasServer {
       if (!silent_)
         Talk(c);
       else
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));
       close(c);
     }
   }
