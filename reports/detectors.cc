@@ -1,6 +1,5 @@
 #include "reports/detectors.h"
 
-#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -45,10 +44,7 @@ void AddDetectors(const std::vector<Event>& events, std::vector<FaultStats>* fau
     }
     f.detectors = {own};
     if (watched) {
-      double until = std::numeric_limits<double>::infinity();
-      for (const FaultStats& other : *faults) {
-        if (other.applied_at_s > f.applied_at_s) until = std::min(until, other.applied_at_s);
-      }
+      const double until = StretchEnd(*faults, f);
       Detection ras{.detector = "nccl_ras"};
       std::map<std::string, bool> answered;  // per node, so far
       for (const Event& e : events) {

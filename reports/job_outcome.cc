@@ -1,7 +1,5 @@
 #include "reports/job_outcome.h"
 
-#include <limits>
-
 namespace fdrill {
 
 namespace {
@@ -28,11 +26,7 @@ void AddJobOutcomes(const std::vector<Event>& events, const std::vector<Iteratio
                     const std::map<std::string, std::string>& predicted,
                     std::vector<FaultStats>* faults) {
   for (FaultStats& f : *faults) {
-    double until = std::numeric_limits<double>::infinity();
-    for (const FaultStats& other : *faults) {
-      if (other.applied_at_s > f.applied_at_s) until = std::min(until, other.applied_at_s);
-    }
-    f.job_outcome = Outcome(events, series, f, until);
+    f.job_outcome = Outcome(events, series, f, StretchEnd(*faults, f));
     if (auto it = predicted.find(f.id); it != predicted.end()) f.predicted_job = it->second;
   }
 }

@@ -94,6 +94,13 @@ struct Detection {
   std::string what;               // "named link n1 fab0", "RAS on n0: 1 process missing"
 };
 
+struct FaultStats;
+
+// Where fault `f`'s stretch ends: the next fault's apply after its own, or
+// +infinity for the last. What the job did and who noticed (job_outcome.h,
+// detectors.h) are judged over [f.applied_at_s, this).
+double StretchEnd(const std::vector<FaultStats>& faults, const FaultStats& f);
+
 struct FaultStats {
   std::string id;
   std::string kind;

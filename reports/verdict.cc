@@ -1,6 +1,7 @@
 // Rollback, expectations and the verdict: what the run is judged on.
 // Definitions: reports/README.md.
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -32,6 +33,14 @@ int ExitCodeForVerdict(Verdict verdict) {
       return 2;
   }
   return 2;
+}
+
+double StretchEnd(const std::vector<FaultStats>& faults, const FaultStats& f) {
+  double end = std::numeric_limits<double>::infinity();
+  for (const FaultStats& other : faults) {
+    if (other.applied_at_s > f.applied_at_s) end = std::min(end, other.applied_at_s);
+  }
+  return end;
 }
 
 namespace {
