@@ -39,6 +39,7 @@
 #include "agents/fake_fleet.h"
 #include "bench/bench_util.h"
 #include "harness/controller/agent_link.h"
+#include "harness/controller/connect_all.h"
 #include "harness/core/log.h"
 #include "harness/tls/certs.h"
 
@@ -134,21 +135,19 @@ int RunOne(const Options& o, int n) {
                                                 FakeAgentAddress(o.first, i),
                                                 static_cast<uint16_t>(o.port), &tls));
   }
-  // Dial in parallel, as `fdrill run` would want to at this scale.
+  // Dial as `fdrill run` does (harness/controller/connect_all.h).
   auto t_conn = SteadyClock::now();
-  std::atomic<int> next{0}, conn_failed{0};
-  std::vector<std::thread> dialers;
-  for (int t = 0; t < 8; ++t) {
-    dialers.emplace_back([&] {
-      for (int i; (i = next++) < n;) {
-        if (!links[i]->Connect(std::chrono::seconds(30)).ok()) ++conn_failed;
-      }
-    });
+  std::vector<AgentLink*> raw;
+  for (auto& l : links) raw.push_back(l.get());
+  int conn_failed = 0;
+  std::string conn_error;
+  for (const Status& s : ConnectAll(raw, std::chrono::seconds(30))) {
+    if (!s.ok() && conn_failed++ == 0) conn_error = s.ToString();
   }
-  for (auto& t : dialers) t.join();
   double connect_s = Ms(SteadyClock::now() - t_conn) / 1000;
   if (conn_failed > 0) {
-    std::fprintf(stderr, "N=%d: %d agents did not connect\n", n, conn_failed.load());
+    std::fprintf(stderr, "N=%d: %d agents did not connect; first: %s\n", n, conn_failed,
+                 conn_error.c_str());
     return 2;
   }
   auto ok = [](const Json&) { return true; };

@@ -7,6 +7,7 @@
 #include <boost/asio/ssl.hpp>
 
 #include "harness/tls/tls_context.h"
+#include "harness/tls/tls_socket.h"
 #include "harness/wire/protocol.h"
 
 namespace fdrill {
@@ -14,23 +15,34 @@ namespace fdrill {
 namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
 using asio::ip::tcp;
-using TlsStream = ssl::stream<tcp::socket>;
+
+namespace {
+
+// Where every link on a thread reads into: a link's bytes go into its frame
+// decoder before the reader next suspends, so one buffer serves them all
+// (a TLS record's most; 16 KiB per link was 160 MiB at 10,000 links).
+constexpr size_t kReadChunk = 16384;
+char* ReadBuffer() {
+  thread_local char buf[kReadChunk];
+  return buf;
+}
+
+}  // namespace
 
 struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   Impl(asio::io_context& io, std::shared_ptr<ssl::context> ctx)
-      : io(io), ctx(std::move(ctx)), plain(io), wake(io) {
+      : io(io), ctx(std::move(ctx)), sock(io), wake(io) {
     wake.expires_at(std::chrono::steady_clock::time_point::max());
-    if (this->ctx) tls = std::make_unique<TlsStream>(io, *this->ctx);
   }
 
   // The TCP socket under the link, TLS or not.
-  tcp::socket& socket() { return tls ? tls->next_layer() : plain; }
+  tcp::socket& socket() { return sock; }
 
   asio::io_context& io;
-  std::shared_ptr<ssl::context>
-      ctx;                         // null: plaintext; shared by every link with the same TlsConfig
-  std::unique_ptr<TlsStream> tls;  // over its own socket when ctx is set
-  tcp::socket plain;               // used when ctx is null
+  // null: plaintext; else shared by every link with the same TlsConfig.
+  std::shared_ptr<ssl::context> ctx;
+  tcp::socket sock;
+  std::unique_ptr<TlsSocket> tls;  // over sock once it is connected, when ctx is set
   asio::steady_timer wake;
   std::string label;              // "agent n1 at 198.19.0.2:7100", for errors
   std::deque<std::string> queue;  // io thread only
@@ -62,25 +74,76 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     if (auto f = Get(on_drop)) f(why);
   }
 
-  asio::awaitable<void> Reader() {
-    if (tls) return ReaderOn(*tls);
-    return ReaderOn(plain);
+  // What the socket allows now, TLS or plain (the socket is non-blocking).
+  TlsSocket::Outcome ReadNow(char* buf, size_t n) {
+    if (tls) return tls->Read(buf, n);
+    boost::system::error_code ec;
+    size_t got = sock.read_some(asio::buffer(buf, n), ec);
+    return PlainOutcome(ec, got, TlsSocket::State::kWantRead);
   }
-  asio::awaitable<void> Writer() {
-    if (tls) return WriterOn(*tls);
-    return WriterOn(plain);
+  TlsSocket::Outcome WriteNow(const char* buf, size_t n) {
+    if (tls) return tls->Write(buf, n);
+    boost::system::error_code ec;
+    size_t put = sock.write_some(asio::buffer(buf, n), ec);
+    return PlainOutcome(ec, put, TlsSocket::State::kWantWrite);
+  }
+  static TlsSocket::Outcome PlainOutcome(const boost::system::error_code& ec, size_t bytes,
+                                         TlsSocket::State want) {
+    if (!ec) return {TlsSocket::State::kDone, bytes, {}};
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return {want, 0, {}};
+    if (ec == asio::error::eof) return {TlsSocket::State::kClosed, 0, {}};
+    return {TlsSocket::State::kFailed, 0, ec.message()};
+  }
+  // Waits until the socket can do what `o` wants; throws when the socket
+  // was closed meanwhile (Drop, the dial's deadline) or the link failed.
+  asio::awaitable<void> Await(const TlsSocket::Outcome& o) {
+    switch (o.state) {
+      case TlsSocket::State::kWantRead:
+        co_await sock.async_wait(tcp::socket::wait_read, asio::use_awaitable);
+        co_return;
+      case TlsSocket::State::kWantWrite:
+        co_await sock.async_wait(tcp::socket::wait_write, asio::use_awaitable);
+        co_return;
+      case TlsSocket::State::kClosed:
+        throw std::runtime_error("closed by the agent");
+      case TlsSocket::State::kFailed:
+        throw std::runtime_error(o.error);
+      case TlsSocket::State::kDone:
+        co_return;
+    }
   }
 
-  template <typename Stream>
-  asio::awaitable<void> ReaderOn(Stream& stream) {
+  // The TLS handshake to its end: "" or why it failed ("aborted" when the
+  // socket was closed under it: the dial's deadline).
+  asio::awaitable<std::string> Handshake() {
+    try {
+      for (;;) {
+        auto o = tls->Handshake();
+        if (o.state == TlsSocket::State::kDone) co_return std::string();
+        co_await Await(o);
+      }
+    } catch (const boost::system::system_error& e) {
+      co_return e.code() == asio::error::operation_aborted ? std::string("aborted")
+                                                           : std::string(e.what());
+    } catch (const std::exception& e) {
+      co_return std::string(e.what());
+    }
+  }
+
+  asio::awaitable<void> Reader() {
     auto self = shared_from_this();
     FrameDecoder decoder;
-    char buf[16384];  // a TLS record's most; lives in each link's coroutine frame
     std::string why = "closed by the agent";
     try {
       for (;;) {
-        size_t n = co_await stream.async_read_some(asio::buffer(buf), asio::use_awaitable);
-        decoder.Feed(std::string_view(buf, n));
+        char* buf = ReadBuffer();
+        auto got = ReadNow(buf, kReadChunk);
+        if (got.state != TlsSocket::State::kDone) {
+          co_await Await(got);
+          continue;
+        }
+        // Out of the shared buffer before anything can suspend.
+        decoder.Feed(std::string_view(buf, got.bytes));
         for (;;) {
           auto msg = decoder.Next();
           if (!msg.ok()) throw std::runtime_error(msg.status().message());
@@ -108,8 +171,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     Drop(why);
   }
 
-  template <typename Stream>
-  asio::awaitable<void> WriterOn(Stream& stream) {
+  asio::awaitable<void> Writer() {
     auto self = shared_from_this();
     try {
       while (socket().is_open()) {
@@ -120,7 +182,14 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
         }
         std::string frame = std::move(queue.front());
         queue.pop_front();
-        co_await asio::async_write(stream, asio::buffer(frame), asio::use_awaitable);
+        for (size_t off = 0; off < frame.size();) {
+          auto put = WriteNow(frame.data() + off, frame.size() - off);
+          if (put.state == TlsSocket::State::kDone) {
+            off += put.bytes;
+          } else {
+            co_await Await(put);
+          }
+        }
       }
     } catch (const std::exception& e) {
       Drop(e.what());
@@ -188,7 +257,16 @@ void AgentLink::set_on_drop(OnDrop f) {
   impl->on_drop = std::move(f);
 }
 
-Status AgentLink::Connect(Duration timeout) { return Dial(impl(), timeout); }
+Status AgentLink::Connect(Duration timeout) {
+  std::promise<Status> done;
+  auto fut = done.get_future();
+  DialAsync(impl(), timeout, [&done](Status s) { done.set_value(std::move(s)); });
+  return fut.get();
+}
+
+void AgentLink::ConnectAsync(Duration timeout, std::function<void(Status)> on_done) {
+  DialAsync(impl(), timeout, std::move(on_done));
+}
 
 Status AgentLink::Reconnect(Duration timeout) {
   auto old = impl();
@@ -200,7 +278,10 @@ Status AgentLink::Reconnect(Duration timeout) {
     fresh->on_push = old->on_push;
     fresh->on_drop = old->on_drop;
   }
-  if (Status s = Dial(fresh, timeout); !s.ok()) return s;
+  std::promise<Status> done;
+  auto fut = done.get_future();
+  DialAsync(fresh, timeout, [&done](Status s) { done.set_value(std::move(s)); });
+  if (Status s = fut.get(); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(impl_mu_);
   impl_ = std::move(fresh);
   return Status::Ok();
@@ -212,8 +293,9 @@ bool AgentLink::connected() const {
   return !impl->dropped;
 }
 
-Status AgentLink::Dial(const std::shared_ptr<Impl>& impl_to_dial, Duration timeout) {
-  if (!tls_status_.ok()) return tls_status_.Annotate("agent " + node_);
+void AgentLink::DialAsync(const std::shared_ptr<Impl>& impl_to_dial, Duration timeout,
+                          std::function<void(Status)> on_done) {
+  if (!tls_status_.ok()) return on_done(tls_status_.Annotate("agent " + node_));
   // An address, or a name (a real cluster's nodes: DNS or /etc/hosts),
   // resolved here on the caller's thread; every address it has is tried in
   // turn within the one deadline below.
@@ -226,67 +308,73 @@ Status AgentLink::Dial(const std::shared_ptr<Impl>& impl_to_dial, Duration timeo
     tcp::resolver resolver(impl_to_dial->io);
     endpoints = resolver.resolve(host_, std::to_string(port_), tcp::resolver::numeric_service, ec);
     if (ec || endpoints.empty()) {
-      return Unavailable(
-          "agent " + node_ + ": cannot resolve " + host_ + ": " +
-          (ec ? ec.message() : std::string("no address")) +
-          " (a node's name must resolve on the controller's host: DNS or /etc/hosts)");
+      return on_done(
+          Unavailable("agent " + node_ + ": cannot resolve " + host_ + ": " +
+                      (ec ? ec.message() : std::string("no address")) +
+                      " (a node's name must resolve on the controller's host: DNS or /etc/hosts)"));
     }
   }
-  struct Outcome {
-    boost::system::error_code ec;
-    bool handshaking = false;  // the TCP connect succeeded; the TLS handshake failed
-  };
-  auto done = std::make_shared<std::promise<Outcome>>();
-  auto fut = done->get_future();
   auto impl = impl_to_dial;
+  const std::string node = node_, address = this->address();
+  // The one answer: a failure (handshaking: the TCP connect succeeded and
+  // TLS did not) or, once both succeeded, the reader and writer started.
+  auto finish = [impl, node, address, timeout, on_done = std::move(on_done)](
+                    const std::string& error, bool aborted, bool handshaking) {
+    if (error.empty() && !aborted) {
+      asio::co_spawn(impl->io, impl->Reader(), asio::detached);
+      asio::co_spawn(impl->io, impl->Writer(), asio::detached);
+      return on_done(Status::Ok());
+    }
+    if (handshaking) {
+      std::string why = aborted ? "no TLS handshake within " + FormatDuration(timeout) : error;
+      return on_done(
+          Unavailable("agent " + node + " at " + address + ": TLS handshake failed: " + why +
+                      " (is its cert signed by the controller's CA and issued for " + node + "?)"));
+    }
+    std::string why = aborted ? "no answer within " + FormatDuration(timeout) : error;
+    on_done(Unavailable("agent " + node + " at " + address + " does not answer: " + why +
+                        " (is the fabric up? `fdrill fabric status`)"));
+  };
   // One deadline for connect and handshake: on expiry the socket is closed
   // and whichever operation is pending fails with operation_aborted.
   auto timer = std::make_shared<asio::steady_timer>(impl->io, timeout);
-  asio::post(impl->io, [impl, done, timer, node = node_, endpoints] {
+  asio::post(impl->io, [impl, timer, node, endpoints, finish = std::move(finish)]() mutable {
     timer->async_wait([impl](const boost::system::error_code& e) {
       if (!e) {
         boost::system::error_code ignored;
         impl->socket().close(ignored);
       }
     });
-    asio::async_connect(
-        impl->socket(), endpoints,
-        [impl, done, timer, node](const boost::system::error_code& e, const tcp::endpoint&) {
-          if (e || !impl->tls) {
-            timer->cancel();
-            done->set_value(Outcome{e, false});
-            return;
-          }
-          // The agent must prove it is `node`: chain to the CA and CN/DNS = node.
-          impl->tls->set_verify_callback(ssl::host_name_verification(node));
-          impl->tls->async_handshake(ssl::stream_base::client,
-                                     [done, timer](const boost::system::error_code& h) {
-                                       timer->cancel();
-                                       done->set_value(Outcome{h, true});
-                                     });
-        });
+    asio::async_connect(impl->socket(), endpoints,
+                        [impl, timer, node, finish = std::move(finish)](
+                            const boost::system::error_code& e, const tcp::endpoint&) mutable {
+                          if (e || !impl->ctx) {
+                            timer->cancel();
+                            boost::system::error_code ignored;
+                            if (!e) impl->socket().set_option(tcp::no_delay(true), ignored);
+                            if (!e) impl->socket().non_blocking(true, ignored);
+                            return finish(e ? e.message() : std::string(),
+                                          e == asio::error::operation_aborted, false);
+                          }
+                          boost::system::error_code opt;
+                          impl->socket().set_option(tcp::no_delay(true), opt);
+                          impl->socket().non_blocking(true, opt);
+                          // The agent must prove it is `node`: chain to the CA and CN/DNS = node.
+                          impl->tls = std::make_unique<TlsSocket>(impl->ctx->native_handle(), node,
+                                                                  impl->socket().native_handle());
+                          if (!impl->tls->status().ok()) {
+                            timer->cancel();
+                            return finish(impl->tls->status().message(), false, true);
+                          }
+                          asio::co_spawn(impl->io, impl->Handshake(),
+                                         [timer, finish = std::move(finish)](
+                                             std::exception_ptr, std::string error) mutable {
+                                           timer->cancel();
+                                           bool aborted = error == "aborted";
+                                           finish(aborted ? std::string() : error, aborted, true);
+                                         });
+                        });
   });
-  Outcome outcome = fut.get();
-  if (outcome.ec) {
-    bool late = outcome.ec == asio::error::operation_aborted;
-    if (outcome.handshaking) {
-      std::string why =
-          late ? "no TLS handshake within " + FormatDuration(timeout) : outcome.ec.message();
-      return Unavailable("agent " + node_ + " at " + address() + ": TLS handshake failed: " + why +
-                         " (is its cert signed by the controller's CA and issued for " + node_ +
-                         "?)");
-    }
-    std::string why = late ? "no answer within " + FormatDuration(timeout) : outcome.ec.message();
-    return Unavailable("agent " + node_ + " at " + address() + " does not answer: " + why +
-                       " (is the fabric up? `fdrill fabric status`)");
-  }
-  asio::post(impl->io, [impl] {
-    boost::system::error_code e;
-    impl->socket().set_option(tcp::no_delay(true), e);
-    asio::co_spawn(impl->io, impl->Reader(), asio::detached);
-    asio::co_spawn(impl->io, impl->Writer(), asio::detached);
-  });
-  return Status::Ok();
 }
 
 Result<Json> AgentLink::Call(const std::string& type, Json body, Duration timeout) {

@@ -7,7 +7,10 @@
 // With a TlsConfig, Connect also runs a TLS 1.3 handshake presenting the
 // controller's certificate and accepts only an agent whose certificate
 // chains to the CA and names the node dialled (CN/DNS = node); without one
-// (nullptr, `fdrill run --insecure`) the link is plain TCP.
+// (nullptr, `fdrill run --insecure`) the link is plain TCP. TLS is OpenSSL
+// on the non-blocking socket (harness/tls/tls_socket.h), not Asio's
+// ssl::stream: ~70 KiB less per link. The io_context must run on one
+// thread: a link's reader and writer share its OpenSSL connection.
 #pragma once
 
 #include <functional>
@@ -52,6 +55,11 @@ class AgentLink {
   void set_on_drop(OnDrop f);
 
   Status Connect(Duration timeout);
+  // Connect without waiting: on_done runs once, on the io thread (or on
+  // the caller's, for an error found before dialing: a name that does not
+  // resolve, a TLS config that cannot be loaded). The name is resolved on
+  // the caller's thread. ConnectAll (connect_all.h) dials many at once.
+  void ConnectAsync(Duration timeout, std::function<void(Status)> on_done);
   // After the link dropped (the agent died and was started again): one
   // attempt to dial the same agent on a fresh connection, keeping on_push
   // and on_drop. Calls made before it succeeds fail as on the dropped link;
@@ -75,7 +83,8 @@ class AgentLink {
   struct Impl;
   // The connection now; Reconnect replaces it.
   std::shared_ptr<Impl> impl() const;
-  Status Dial(const std::shared_ptr<Impl>& impl, Duration timeout);
+  void DialAsync(const std::shared_ptr<Impl>& impl, Duration timeout,
+                 std::function<void(Status)> on_done);
 
   std::string node_, host_;
   uint16_t port_;

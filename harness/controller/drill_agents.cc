@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "harness/controller/connect_all.h"
 #include "harness/controller/drill.h"
 #include "harness/controller/lease_limits.h"
 #include "harness/tls/certs.h"
@@ -70,29 +71,81 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
       if (closing_) return;
       on_lost_(n.name, "lost the agent: " + why);
     });
-    if (auto st = n.link->Connect(opt.connect_timeout); !st.ok()) return st;
-    int64_t before = clock_.WallNanos();
-    auto hello = n.link->Call(proto::kHello, {}, kCallTimeout);
-    int64_t after = clock_.WallNanos();
-    if (!hello.ok()) return hello.status();
-    if ((*hello)[proto::key::kNode] != n.name) {
-      return FailedPrecondition("agent at " + n.link->address() + " says it is " +
-                                (*hello)[proto::key::kNode].get<std::string>() + ", expected " +
-                                n.name);
-    }
-    n.offset_ns = (*hello)[proto::key::kWallNs].get<int64_t>() - (before + after) / 2;
-    n.tmpdir = hello->value(proto::key::kTmpdir, n.tmpdir);
-    n.hostname = hello->value(proto::key::kHostname, n.name);
-    n.link->set_drill(drill_);
-    limits_.push_back(LeaseLimitsFor(s_, n.name));
-    auto lease = n.link->Call(
-        proto::kLease,
-        LeaseBody(i, std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()),
-        kCallTimeout);
-    if (!lease.ok()) return lease.status();
   }
+  // Dial, hello and lease fan out to every agent at once: a slow or dead
+  // agent costs its own timeout, not everyone's (connect_all.h).
+  std::vector<AgentLink*> links;
+  for (auto& n : nodes_) links.push_back(n.link.get());
+  if (auto st = FirstFailure(ConnectAll(links, opt.connect_timeout)); !st.ok()) return st;
+  if (auto st = HelloAll(); !st.ok()) return st;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    nodes_[i].link->set_drill(drill_);
+    limits_.push_back(LeaseLimitsFor(s_, nodes_[i].name));
+  }
+  const int64_t ttl_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count();
+  std::vector<Json> bodies;
+  for (size_t i = 0; i < nodes_.size(); ++i) bodies.push_back(LeaseBody(i, ttl_ms));
+  if (auto st = FirstFailure(CallEachWith(proto::kLease, bodies, kCallTimeout)); !st.ok())
+    return st;
   lease_thread_ = std::thread([this] { LeaseLoop(); });
   return Status::Ok();
+}
+
+Status DrillAgents::HelloAll() {
+  // Each agent's clock offset from its hello: its wall clock against the
+  // midpoint of this request's send and its reply's arrival.
+  std::vector<int64_t> sent(nodes_.size()), answered(nodes_.size());
+  std::vector<NodeLink*> to;
+  for (auto& n : nodes_) to.push_back(&n);
+  auto replies = CallAll(to, proto::kHello, std::vector<Json>(nodes_.size(), Json::object()),
+                         kCallTimeout, &sent, &answered);
+  std::vector<Status> checked;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    NodeLink& n = nodes_[i];
+    if (!replies[i].ok()) {
+      checked.push_back(replies[i].status());
+      continue;
+    }
+    const Json& hello = *replies[i];
+    if (hello.value(proto::key::kNode, "") != n.name) {
+      checked.push_back(FailedPrecondition("agent at " + n.link->address() + " says it is " +
+                                           hello.value(proto::key::kNode, "") + ", expected " +
+                                           n.name));
+      continue;
+    }
+    n.offset_ns = hello[proto::key::kWallNs].get<int64_t>() - (sent[i] + answered[i]) / 2;
+    n.tmpdir = hello.value(proto::key::kTmpdir, n.tmpdir);
+    n.hostname = hello.value(proto::key::kHostname, n.name);
+    checked.push_back(Status::Ok());
+  }
+  return FirstFailure(checked);
+}
+
+Status DrillAgents::FirstFailure(const std::vector<Status>& each) const {
+  std::vector<size_t> failed;
+  for (size_t i = 0; i < each.size(); ++i) {
+    if (!each[i].ok()) failed.push_back(i);
+  }
+  if (failed.empty()) return Status::Ok();
+  Status first = each[failed[0]];
+  if (failed.size() == 1) return first;
+  // The first in node order in full, then who else (a few names: at 10,000
+  // nodes a whole rack may be down).
+  std::string others;
+  for (size_t k = 1; k < failed.size() && k <= 5; ++k)
+    others += (k > 1 ? ", " : "") + nodes_[failed[k]].name;
+  if (failed.size() > 6) others += ", ...";
+  return Status(first.code(), first.message() + "; and " + std::to_string(failed.size() - 1) +
+                                  " more agent" + (failed.size() > 2 ? "s" : "") +
+                                  " failed the same step: " + others);
+}
+
+template <typename T>
+Status DrillAgents::FirstFailure(const std::vector<Result<T>>& each) const {
+  std::vector<Status> statuses;
+  for (const auto& r : each) statuses.push_back(r.status());
+  return FirstFailure(statuses);
 }
 
 Result<Json> DrillAgents::Reconnect(const std::string& name, Duration within) {
@@ -151,7 +204,9 @@ std::vector<Result<Json>> DrillAgents::CallEachNamed(const std::vector<std::stri
 
 std::vector<Result<Json>> DrillAgents::CallAll(const std::vector<NodeLink*>& to,
                                                const std::string& type,
-                                               const std::vector<Json>& bodies, Duration timeout) {
+                                               const std::vector<Json>& bodies, Duration timeout,
+                                               std::vector<int64_t>* sent_ns,
+                                               std::vector<int64_t>* answered_ns) {
   // Every agent at once (AgentLink::CallAsync), then wait for the answers
   // until the deadline: a round costs the slowest agent, not their sum.
   struct Round {
@@ -166,9 +221,13 @@ std::vector<Result<Json>> DrillAgents::CallAll(const std::vector<NodeLink*>& to,
   round->pending = count;
   std::vector<uint64_t> ids(count);
   for (size_t i = 0; i < count; ++i) {
-    ids[i] = to[i]->link->CallAsync(type, bodies[i], [round, i](Result<Json> r) {
+    if (sent_ns != nullptr) (*sent_ns)[i] = clock_.WallNanos();
+    int64_t* answered = answered_ns != nullptr ? &(*answered_ns)[i] : nullptr;
+    ids[i] = to[i]->link->CallAsync(type, bodies[i], [this, round, i, answered](Result<Json> r) {
+      const int64_t now = clock_.WallNanos();
       std::lock_guard<std::mutex> lock(round->mu);
       if (round->replies[i]) return;
+      if (answered != nullptr) *answered = now;
       round->replies[i] = std::move(r);
       --round->pending;
       round->cv.notify_all();

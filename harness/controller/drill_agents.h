@@ -4,10 +4,12 @@
 // every agent at once.
 //
 // Contract:
-//  - Connect dials every node in order, then every switch in
-//    Scenario::SwitchTargets() order, checks that each agent is the node
-//    it should be, measures its clock offset and takes its lease; then a
-//    lease thread renews every lease each lease_renew. A renewal that fails
+//  - Connect dials every node and every switch a fault names
+//    (Scenario::SwitchTargets()) at once (ConnectAll), then, again to all
+//    at once, checks that each agent is the node it should be, measures
+//    its clock offset and takes its lease; a failure names the first agent
+//    in that order and how many others failed. Then a lease thread renews
+//    every lease each lease_renew. A renewal that fails
 //    long enough for the lease to lapse, or a dropped connection, is
 //    reported once to on_lost: the agent reverts everything by itself then,
 //    and the drill can no longer say what the fabric did.
@@ -106,8 +108,20 @@ class DrillAgents {
                                           Duration timeout);
 
  private:
+  // sent_ns / answered_ns (sized like `to`): each request's send and its
+  // reply's arrival, wall clock, for the clock offsets.
   std::vector<Result<Json>> CallAll(const std::vector<NodeLink*>& to, const std::string& type,
-                                    const std::vector<Json>& bodies, Duration timeout);
+                                    const std::vector<Json>& bodies, Duration timeout,
+                                    std::vector<int64_t>* sent_ns = nullptr,
+                                    std::vector<int64_t>* answered_ns = nullptr);
+  // Hello to every agent at once: is it the node it should be, its clock
+  // offset, tmpdir and hostname.
+  Status HelloAll();
+  // Ok, or the first failure in agent order with how many others failed
+  // and a few of their names.
+  Status FirstFailure(const std::vector<Status>& each) const;
+  template <typename T>
+  Status FirstFailure(const std::vector<Result<T>>& each) const;
   void LeaseLoop();
   // The lease request for agent `i` (ttl 0 releases): drill id and limits.
   Json LeaseBody(size_t i, int64_t ttl_ms) const;

@@ -60,6 +60,15 @@ Result<std::unique_ptr<SslContext>> MakeContext(const TlsConfig& c, bool server)
     return InvalidArgument("TLS key " + c.key_file + " does not belong to the certificate " +
                            c.cert_file);
   }
+  // No TLS 1.3 session tickets: a controller dials each agent once per
+  // drill and never resumes (a redial after an agent restart meets a new
+  // process), so the two tickets OpenSSL sends by default are only work
+  // for the agent and a session object per link for the controller.
+  if (server) {
+    SSL_CTX_set_num_tickets(native, 0);
+  } else {
+    SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
+  }
   int mode = server ? (ssl::verify_peer | ssl::verify_fail_if_no_peer_cert) : ssl::verify_peer;
   ctx->set_verify_mode(mode, ec);
   if (ec) return Internal("set_verify_mode: " + ec.message());

@@ -59,11 +59,13 @@ class FakeNetKernel final : public ProcessRunner {
     failures_.Add(std::move(prefix), std::move(err), 2);
   }
 
-  // Calls that change state (everything but the -j queries).
+  // Calls that change state: everything but the -j queries (`ip -j ...`,
+  // and the counters sampler's `ip -s -j link show`).
   std::vector<std::vector<std::string>> Mutations() const {
     std::vector<std::vector<std::string>> out;
     for (const auto& c : calls) {
-      if (c.size() > 1 && c[1] != "-j") out.push_back(c);
+      const bool query = c.size() > 2 && (c[1] == "-j" || (c[1] == "-s" && c[2] == "-j"));
+      if (c.size() > 1 && !query) out.push_back(c);
     }
     return out;
   }

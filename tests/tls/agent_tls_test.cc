@@ -17,6 +17,7 @@
 #include "agents/agent_service.h"
 #include "agents/server.h"
 #include "harness/controller/agent_link.h"
+#include "harness/controller/connect_all.h"
 #include "harness/tls/certs.h"
 #include "harness/tls/tls_context.h"
 #include "tests/agents/test_agent.h"
@@ -668,6 +669,108 @@ TEST_F(AgentLinkTlsTest, CallAsyncOnADroppedLinkRepliesUnavailableAtOnce) {
   link->CallAsync("hello", {}, [&](Result<Json> r) { got = r.status(); });
   ASSERT_TRUE(got.has_value());  // called before CallAsync returned
   EXPECT_EQ(got->code(), StatusCode::kUnavailable);
+}
+
+// A frame many TLS records long both ways: the link writes it through
+// OpenSSL's partial progress on a non-blocking socket and reads it back in
+// pieces (harness/tls/tls_socket.h).
+TEST_F(AgentLinkTlsTest, AFrameOfManyRecordsCrossesTheLinkWhole) {
+  StartServer();
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
+  auto link = Link("n1", &tls);
+  ASSERT_TRUE(link->Connect(kWait).ok());
+  // An unknown request type is answered with an error naming it: the reply
+  // carries the 600 KiB type back.
+  const std::string big(600 * 1024, 'x');
+  auto reply = link->Call(big, {}, kWait);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_NE(reply.status().message().find(big), std::string::npos)
+      << reply.status().message().substr(0, 200);
+  auto hello = link->Call("hello", {}, kWait);
+  ASSERT_TRUE(hello.ok()) << hello.status().ToString();
+}
+
+// Something that accepts TCP connections and never says a word: an agent
+// that hangs in its handshake.
+class SilentListener {
+ public:
+  SilentListener()
+      : acceptor_(io_, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
+    Accept();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~SilentListener() {
+    io_.stop();
+    thread_.join();
+  }
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  void Accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, asio::ip::tcp::socket s) {
+      if (ec) return;
+      held_.push_back(std::move(s));
+      Accept();
+    });
+  }
+  asio::io_context io_;
+  asio::ip::tcp::acceptor acceptor_;
+  std::vector<asio::ip::tcp::socket> held_;
+  std::thread thread_;
+};
+
+// Dials go out together: an agent stuck in its handshake, dialled first,
+// costs its own deadline and does not hold up the one dialled after it.
+TEST_F(AgentLinkTlsTest, AStuckAgentDoesNotHoldUpTheNextDial) {
+  StartServer();
+  SilentListener silent;
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
+  AgentLink stuck(link_io_, "n1", "127.0.0.1", silent.port(), &tls);
+  auto good = Link("n1", &tls);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<std::string, Status>> order;
+  auto record = [&](std::string who) {
+    return [&, who](Status s) {
+      std::lock_guard<std::mutex> lock(mu);
+      order.emplace_back(who, s);
+      cv.notify_one();
+    };
+  };
+  stuck.ConnectAsync(std::chrono::seconds(2), record("stuck"));
+  good->ConnectAsync(kWait, record("good"));
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return order.size() == 2; }));
+  EXPECT_EQ(order[0].first, "good");
+  EXPECT_TRUE(order[0].second.ok()) << order[0].second.ToString();
+  EXPECT_EQ(order[1].first, "stuck");
+  EXPECT_NE(order[1].second.message().find("no TLS handshake within 2s"), std::string::npos)
+      << order[1].second.ToString();
+}
+
+// ConnectAll: one Status per link in order, through a window smaller than
+// the number of links; the failures are the links that failed.
+TEST_F(AgentLinkTlsTest, ConnectAllAnswersForEveryLinkInOrder) {
+  StartServer();
+  SilentListener silent;
+  TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");
+  std::vector<std::unique_ptr<AgentLink>> links;
+  for (int i = 0; i < 6; ++i) links.push_back(Link("n1", &tls));
+  links.push_back(std::make_unique<AgentLink>(link_io_, "n1", "127.0.0.1", silent.port(), &tls));
+  links.push_back(Link("n2", &tls));  // the agent is n1: its cert names another node
+  std::vector<AgentLink*> raw;
+  for (auto& l : links) raw.push_back(l.get());
+  auto got = ConnectAll(raw, std::chrono::seconds(1), /*window=*/3);
+  ASSERT_EQ(got.size(), links.size());
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_TRUE(got[i].ok()) << i << ": " << got[i].ToString();
+    auto hello = links[i]->Call("hello", {}, kWait);
+    EXPECT_TRUE(hello.ok()) << i << ": " << hello.status().ToString();
+  }
+  EXPECT_NE(got[6].message().find("no TLS handshake within"), std::string::npos)
+      << got[6].ToString();
+  EXPECT_NE(got[7].message().find("TLS handshake failed"), std::string::npos) << got[7].ToString();
+  EXPECT_NE(got[7].message().find("agent n2"), std::string::npos) << got[7].ToString();
 }
 
 }  // namespace
