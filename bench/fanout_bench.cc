@@ -23,6 +23,7 @@
 // State (journals, certificates) lives under --dir, default /dev/shm: on a
 // real cluster each agent fsyncs its own disk; 10,000 fsyncs on one shared
 // disk would measure that disk, not the controller.
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -35,9 +36,11 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/asio.hpp>
+#include <fmt/format.h>
 
 #include "agents/fake_fleet.h"
 #include "bench/bench_util.h"
+#include "bench/fanout_floor.h"
 #include "harness/controller/agent_link.h"
 #include "harness/controller/connect_all.h"
 #include "harness/core/log.h"
@@ -53,8 +56,20 @@ struct Options {
   int port = 7310;
   int rounds = 30;
   int idle_s = 3;
-  int per_process = 5000;  // agents per fake-fleet process (its fd limit: ~3 fds per agent)
+  // Agents per fake-fleet process; 0: spread over every core (a real
+  // cluster's agents work in parallel), at most 5,000 a process (its fd
+  // limit: ~3 fds per agent).
+  int per_process = 0;
+  std::string self;  // this binary: the floor's echo peer
 };
+
+// What one N measured, for the table and the targets.
+struct Row {
+  int n = 0;
+  double connect_s = 0, apply_p99_ms = 0, ctl_rss_mib = 0;
+  Floor floor;
+};
+std::vector<Row> rows;
 
 // Sends `type` to every link at once; returns each agent's reply time (ms
 // from the first send) and the number of failures.
@@ -110,8 +125,13 @@ int RunOne(const Options& o, int n) {
   auto listen = o.first + ":" + std::to_string(o.port);
   auto t_start = SteadyClock::now();
   std::vector<std::unique_ptr<Child>> fleets;
-  for (int first = 0; first < n; first += o.per_process) {
-    int count = std::min(o.per_process, n - first);
+  int per_process = o.per_process;
+  if (per_process <= 0) {
+    const int cores = std::max(1u, std::thread::hardware_concurrency());
+    per_process = std::min(5000, (n + cores - 1) / cores);
+  }
+  for (int first = 0; first < n; first += per_process) {
+    int count = std::min(per_process, n - first);
     fleets.push_back(std::make_unique<Child>(std::vector<std::string>{
         o.agent_bin, "--fake-host", "--fake-agents", std::to_string(count), "--fake-first-index",
         std::to_string(first), "--fake-ca", dir + "/pki", "--listen", listen, "--state-dir",
@@ -124,6 +144,14 @@ int RunOne(const Options& o, int n) {
     }
   }
   double fleet_start_s = Ms(SteadyClock::now() - t_start) / 1000;
+  // The floor first, before the links hold their descriptors.
+  Row row;
+  row.n = n;
+  row.floor = MeasureFloor(o.self, static_cast<uint16_t>(o.port + 1), n, o.rounds);
+  if (!row.floor.ok) {
+    std::fprintf(stderr, "N=%d: the plain-TCP floor: %s\n", n, row.floor.error.c_str());
+    return 2;
+  }
 
   boost::asio::io_context io;
   auto work = boost::asio::make_work_guard(io);
@@ -240,14 +268,20 @@ int RunOne(const Options& o, int n) {
   int status = 0;
   for (auto& f : fleets) status |= f->Stop();
 
+  row.connect_s = connect_s;
+  row.apply_p99_ms = Percentile(apply_total, 99);
+  row.ctl_rss_mib = ctl_rss / 1024.0;
+  rows.push_back(row);
   std::printf(
-      "| %6d | %5.1f s | %5.1f s | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %5.2f | %5.1f | "
+      "| %6d | %zu | %5.1f s | %5.2f s | %5.2f s | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | "
+      "%8.1f | %5.2f | %5.1f | "
       "%5.3f | %8.1f | "
       "%6.0f | %6.0f | %4d |\n",
-      n, fleet_start_s, connect_s, Percentile(apply_total, 50), Percentile(apply_total, 99),
-      Percentile(apply_reply, 99), Percentile(revert_total, 50), Percentile(revert_total, 99),
-      Percentile(lease_ms, 99), busy_cores, ctl_cpu_ms_per_round, idle_cores, fleet_ms_per_round,
-      ctl_rss / 1024.0, fleet_rss / 1024.0, failures + lease_failures.load());
+      n, fleets.size(), fleet_start_s, row.floor.connect_s, connect_s, row.floor.echo_p99_ms,
+      Percentile(apply_total, 50), Percentile(apply_total, 99), Percentile(apply_reply, 99),
+      Percentile(revert_total, 50), Percentile(revert_total, 99), Percentile(lease_ms, 99),
+      busy_cores, ctl_cpu_ms_per_round, idle_cores, fleet_ms_per_round, ctl_rss / 1024.0,
+      fleet_rss / 1024.0, failures + lease_failures.load());
   std::fflush(stdout);
   if (failures + lease_failures > 0)
     std::fprintf(stderr, "N=%d: first failure: %s\n", n, first_error.c_str());
@@ -255,6 +289,43 @@ int RunOne(const Options& o, int n) {
     std::fprintf(stderr, "N=%d: fleet exit status %d\n", n, status);
   std::filesystem::remove_all(dir, ec);
   return failures + lease_failures > 0 ? 1 : 0;
+}
+
+// Issue 24's targets against this run's figures, each with its floor.
+void PrintTargets() {
+  struct Target {
+    int n;
+    const char* what;
+    double limit;
+    double Row::*value;
+    const char* unit;
+  };
+  const Target targets[] = {
+      {1000, "connect all", 2, &Row::connect_s, "s"},
+      {10000, "connect all", 10, &Row::connect_s, "s"},
+      {1000, "apply p99", 100, &Row::apply_p99_ms, "ms"},
+      {10000, "apply p99", 1000, &Row::apply_p99_ms, "ms"},
+      {10000, "controller RSS", 256, &Row::ctl_rss_mib, "MiB"},
+  };
+  std::printf("\ntargets (issue 24), this run:\n");
+  for (const auto& t : targets) {
+    auto row = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.n == t.n; });
+    if (row == rows.end()) {
+      std::printf("  %-15s at %6d: not run (add %d to --agents)\n", t.what, t.n, t.n);
+      continue;
+    }
+    const double v = (*row).*t.value;
+    std::string floor;
+    if (t.value == &Row::connect_s) {
+      floor = fmt::format(" (floor {:.2f} s, x{:.1f})", row->floor.connect_s,
+                          v / std::max(row->floor.connect_s, 1e-9));
+    } else if (t.value == &Row::apply_p99_ms) {
+      floor = fmt::format(" (floor {:.1f} ms, x{:.1f})", row->floor.echo_p99_ms,
+                          v / std::max(row->floor.echo_p99_ms, 1e-9));
+    }
+    std::printf("  %-15s at %6d: %8.2f %-3s <= %6.0f %-3s %s%s\n", t.what, t.n, v, t.unit, t.limit,
+                t.unit, v <= t.limit ? "met" : "NOT MET", floor.c_str());
+  }
 }
 
 }  // namespace
@@ -276,8 +347,14 @@ int main(int argc, char** argv) {
   app.add_option("--dir", o.dir, "state and certificates (tmpfs: see the header)")
       ->capture_default_str();
   app.add_option("--first-address", o.first, "first fake agent's address")->capture_default_str();
-  app.add_option("--port", o.port, "fake agents' port")->capture_default_str();
+  app.add_option("--port", o.port, "fake agents' port (the floor's echo peer: PORT+1)")
+      ->capture_default_str();
+  int echo_port = 0;
+  app.add_option("--echo-server", echo_port, "run as the floor's echo peer on 127.0.0.1:PORT");
   CLI11_PARSE(app, argc, argv);
+  if (echo_port > 0) return RunEchoServer(static_cast<uint16_t>(echo_port));
+  std::error_code self_ec;
+  o.self = std::filesystem::read_symlink("/proc/self/exe", self_ec).string();
   fdrill::InitLogging("fanout_bench", "warn");
   rlimit lim{65536, 65536};
   if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
@@ -290,14 +367,17 @@ int main(int argc, char** argv) {
       "cores\n\n",
       o.rounds);
   std::printf(
-      "| N | fleet start | connect all | apply p50 | apply p99 | per-agent apply p99 | revert p50 "
+      "| N | fleet processes | fleet start | floor: TCP connect all | connect all | floor: TCP "
+      "echo "
+      "fan-out p99 | apply p50 | apply p99 | per-agent apply p99 | revert p50 "
       "| revert p99 | "
       "lease renew p99 | ctl cores fanning out | ctl CPU ms/round | ctl cores idle (leases) | "
       "fleet CPU ms/round | "
       "ctl RSS MiB | fleet RSS MiB | failures |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   int rc = 0;
   std::stringstream list(agents);
   for (std::string item; std::getline(list, item, ',');) rc |= RunOne(o, std::stoi(item));
+  PrintTargets();
   return rc;
 }

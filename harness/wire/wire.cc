@@ -15,6 +15,22 @@ std::string EncodeFrame(const Json& message) {
   return out;
 }
 
+void FrameDecoder::Compact() {
+  if (offset_ == buffer_.size()) {
+    // Everything read: the usual case between messages. A link to each of
+    // 10,000 agents keeps a decoder; it holds nothing while idle.
+    offset_ = 0;
+    if (buffer_.capacity() > kIdleCapacity) {
+      std::string().swap(buffer_);
+    } else {
+      buffer_.clear();
+    }
+  } else if (offset_ > 65536 && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+  }
+}
+
 Result<std::optional<Json>> FrameDecoder::Next() {
   if (buffer_.size() - offset_ < 4) return std::optional<Json>();
   const auto* p = reinterpret_cast<const unsigned char*>(buffer_.data() + offset_);
@@ -26,12 +42,9 @@ Result<std::optional<Json>> FrameDecoder::Next() {
   }
   if (buffer_.size() - offset_ - 4 < n) return std::optional<Json>();
   std::string_view body(buffer_.data() + offset_ + 4, n);
-  offset_ += 4 + n;
-  if (offset_ > 65536 && offset_ * 2 > buffer_.size()) {
-    buffer_.erase(0, offset_);
-    offset_ = 0;
-  }
   Json msg = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  offset_ += 4 + n;
+  Compact();
   if (msg.is_discarded() || !msg.is_object()) return InvalidArgument("frame is not a JSON object");
   auto v = msg.find("v");
   if (v == msg.end() || !v->is_number_integer() || v->get<int>() != kWireVersion) {

@@ -33,8 +33,16 @@ class FrameDecoder {
   void Feed(std::string_view bytes) { buffer_.append(bytes); }
   // nullopt: need more bytes. Error: bad length, bad JSON, bad version.
   Result<std::optional<Json>> Next();
+  // Bytes the decoder holds on to (its buffer's capacity): small once every
+  // frame fed has been read, whatever came before (a controller keeps one
+  // decoder per agent link).
+  size_t held_bytes() const { return buffer_.capacity(); }
 
  private:
+  // Drops what has been read; an empty buffer keeps at most this much.
+  void Compact();
+  static constexpr size_t kIdleCapacity = 512;
+
   uint32_t max_;
   std::string buffer_;
   size_t offset_ = 0;

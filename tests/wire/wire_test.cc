@@ -31,6 +31,27 @@ TEST(Wire, RoundTripsWholeAndByteByByte) {
   EXPECT_EQ(messages, 2);
 }
 
+TEST(Wire, ADecoderThatHasReadEverythingHoldsNoBuffer) {
+  FrameDecoder d;
+  for (int i = 0; i < 50; ++i) {
+    d.Feed(EncodeFrame(MakeReply(i, {{"pad", std::string(3000, 'x')}})));
+    auto m = d.Next();
+    ASSERT_TRUE(m.ok() && m->has_value());
+    EXPECT_EQ((**m)["id"], i);
+  }
+  EXPECT_LE(d.held_bytes(), 512u);
+  // Half a frame is kept until the rest comes.
+  std::string frame = EncodeFrame(MakeReply(7, {{"pad", std::string(100000, 'y')}}));
+  d.Feed(std::string_view(frame).substr(0, 50000));
+  EXPECT_FALSE(d.Next()->has_value());
+  EXPECT_GE(d.held_bytes(), 50000u);
+  d.Feed(std::string_view(frame).substr(50000));
+  auto m = d.Next();
+  ASSERT_TRUE(m.ok() && m->has_value());
+  EXPECT_EQ((**m)["pad"].get<std::string>().size(), 100000u);
+  EXPECT_LE(d.held_bytes(), 512u);
+}
+
 TEST(Wire, RefusesOversizeGarbageAndOtherVersions) {
   FrameDecoder small(16);
   small.Feed(EncodeFrame(MakeRequest("hello", 1, {{"pad", std::string(64, 'x')}})));
