@@ -241,12 +241,18 @@ Status DrillRun::CheckFaults() {
   // An RDMA workload's agents also refuse a fault its traffic never meets.
   bool rdma = false;
   for (const auto& w : s_.Workloads()) rdma |= w.Rdma();
+  // Every agent at once; the first refusal in agent order is the error.
+  std::vector<std::string> names;
+  std::vector<Json> bodies;
   for (auto& n : agents_.agents()) {
     auto it = per_node.find(n.name);
     if (it == per_node.end()) continue;
     Json req = {{proto::key::kFaults, it->second}};
     if (rdma) req[proto::key::kTransport] = "rdma";
-    auto r = n.link->Call(proto::kCheck, req, kCallTimeout);
+    names.push_back(n.name);
+    bodies.push_back(std::move(req));
+  }
+  for (const auto& r : agents_.CallEachNamed(names, proto::kCheck, bodies, kCallTimeout)) {
     if (!r.ok()) return r.status().Annotate(s_.file);
   }
   return Status::Ok();

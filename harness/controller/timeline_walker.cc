@@ -1,6 +1,7 @@
 #include "harness/controller/timeline_walker.h"
 
 #include <algorithm>
+#include <set>
 
 #include "harness/controller/drill.h"
 #include "harness/controller/progress.h"
@@ -64,11 +65,22 @@ void TimelineWalker::Walk() {
       actions = engine.Advance(now, in);
       cause = in.stop ? "stop_condition" : "gate";
     }
-    for (const Action& a : actions) {
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action& a = actions[i];
       if (a.kind == Action::kAbort) {
         events_.Abort(a.reason, cause);
         abort_recorded_ = true;
         stopped_ = cause == "stop_condition" || cause == "gate";
+        continue;
+      }
+      if (a.kind == Action::kApply || a.kind == Action::kRevert) {
+        // Faults due at once (one on each of 1,000 nodes) go out together.
+        size_t end = i + 1;
+        while (end < actions.size() && actions[end].kind == a.kind) ++end;
+        std::vector<const Action*> batch;
+        for (size_t k = i; k < end; ++k) batch.push_back(&actions[k]);
+        i = end - 1;
+        if (!(a.kind == Action::kApply ? Apply(batch) : Revert(batch))) return;
         continue;
       }
       if (!Execute(a)) return;
@@ -113,53 +125,82 @@ bool TimelineWalker::Execute(const Action& a) {
     case Action::kAbort:
       return true;  // the caller records it with its cause
     case Action::kApply:
-      return Apply(a, phase->faults[static_cast<size_t>(a.fault)]);
+      return Apply({&a});
     case Action::kRevert:
-      return Revert(a, phase->faults[static_cast<size_t>(a.fault)]);
+      return Revert({&a});
   }
   return true;
 }
 
-bool TimelineWalker::Apply(const Action& a, const FaultSpec& f) {
-  // Journalled before it is applied: fault_apply, then the call.
-  events_.FaultApply(f, a.reason);
-  {
-    std::lock_guard<std::mutex> lock(state_.mu);
-    applied_[f.id] = f.node;  // in force as soon as it may be: RevertInForce reverts it
-  }
-  auto max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(f.max_duration).count();
-  auto r = agents_.node(f.node).link->Call(
-      proto::kApply, proto::FaultSpec{f.id, f.kind, f.params, max_ms}.ToJson(), kCallTimeout);
-  if (!r.ok()) {
-    events_.Error(f.node, "apply " + f.id + ": " + r.status().message());
-    state_.failed = true;
-    return false;
-  }
-  // The agent's resolved target; an agent from before it said one gets the
-  // scenario's interface param, as the fault_apply event has.
-  events_.FaultApplied(f, r->value(proto::key::kTarget, f.params.value("interface", "")),
-                       r->value(proto::key::kVerified, false));
-  awaiting_impact_[f.id] = a.at;
-  state_.localiser.FaultOn(f.id, ToSeconds(a.at));
-  return true;
+const FaultSpec& TimelineWalker::FaultOf(const Action& a) const {
+  return s_.phases[static_cast<size_t>(a.phase)].faults[static_cast<size_t>(a.fault)];
 }
 
-bool TimelineWalker::Revert(const Action& a, const FaultSpec& f) {
-  events_.FaultRevert(f.id, f.node, a.reason);
-  auto r =
-      agents_.node(f.node).link->Call(proto::kRevert, {{proto::key::kFaultId, f.id}}, kCallTimeout);
-  if (!r.ok()) {
-    events_.Error(f.node, "revert " + f.id + ": " + r.status().message());
-    state_.failed = true;
-    return false;
+bool TimelineWalker::Apply(const std::vector<const Action*>& batch) {
+  // Journalled before they are applied: every fault_apply, then the calls,
+  // to every agent at once.
+  std::vector<std::string> nodes;
+  std::vector<Json> bodies;
+  for (const Action* a : batch) {
+    const FaultSpec& f = FaultOf(*a);
+    events_.FaultApply(f, a->reason);
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      applied_[f.id] = f.node;  // in force as soon as it may be: RevertInForce reverts it
+    }
+    auto max_ms = std::chrono::duration_cast<std::chrono::milliseconds>(f.max_duration).count();
+    nodes.push_back(f.node);
+    bodies.push_back(proto::FaultSpec{f.id, f.kind, f.params, max_ms}.ToJson());
   }
-  {
-    std::lock_guard<std::mutex> lock(state_.mu);
-    applied_.erase(f.id);
+  const auto replies = agents_.CallEachNamed(nodes, proto::kApply, bodies, kCallTimeout);
+  bool ok = true;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const FaultSpec& f = FaultOf(*batch[i]);
+    const Result<Json>& r = replies[i];
+    if (!r.ok()) {
+      events_.Error(f.node, "apply " + f.id + ": " + r.status().message());
+      state_.failed = true;
+      ok = false;
+      continue;
+    }
+    // The agent's resolved target; an agent from before it said one gets the
+    // scenario's interface param, as the fault_apply event has.
+    events_.FaultApplied(f, r->value(proto::key::kTarget, f.params.value("interface", "")),
+                         r->value(proto::key::kVerified, false));
+    awaiting_impact_[f.id] = batch[i]->at;
+    state_.localiser.FaultOn(f.id, ToSeconds(batch[i]->at));
   }
-  state_.localiser.FaultOff(f.id);
-  events_.FaultReverted(f.id, f.node, r->value(proto::key::kVerified, false));
-  return true;
+  return ok;
+}
+
+bool TimelineWalker::Revert(const std::vector<const Action*>& batch) {
+  std::vector<std::string> nodes;
+  std::vector<Json> bodies;
+  for (const Action* a : batch) {
+    const FaultSpec& f = FaultOf(*a);
+    events_.FaultRevert(f.id, f.node, a->reason);
+    nodes.push_back(f.node);
+    bodies.push_back({{proto::key::kFaultId, f.id}});
+  }
+  const auto replies = agents_.CallEachNamed(nodes, proto::kRevert, bodies, kCallTimeout);
+  bool ok = true;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const FaultSpec& f = FaultOf(*batch[i]);
+    const Result<Json>& r = replies[i];
+    if (!r.ok()) {
+      events_.Error(f.node, "revert " + f.id + ": " + r.status().message());
+      state_.failed = true;
+      ok = false;
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      applied_.erase(f.id);
+    }
+    state_.localiser.FaultOff(f.id);
+    events_.FaultReverted(f.id, f.node, r->value(proto::key::kVerified, false));
+  }
+  return ok;
 }
 
 std::optional<Duration> TimelineWalker::StableSinceLocked() const {
@@ -262,13 +303,24 @@ void TimelineWalker::RevertInForce() {
     std::lock_guard<std::mutex> lock(state_.mu);
     in_force = applied_;
   }
+  // Every agent at once: with a fault on each of 1,000 nodes, one call
+  // after another would cost the sum of their answers (and a dead agent's
+  // timeout each).
+  std::set<std::string> agents;
+  for (const auto& n : agents_.agents()) agents.insert(n.name);
+  std::vector<std::string> ids, nodes;
+  std::vector<Json> bodies;
   for (const auto& [id, node] : in_force) {
-    for (auto& n : agents_.agents()) {
-      if (n.name != node) continue;
-      events_.FaultRevert(id, node, "drill ending");
-      auto r = n.link->Call(proto::kRevert, {{proto::key::kFaultId, id}}, kCallTimeout);
-      if (r.ok()) events_.FaultReverted(id, node, r->value(proto::key::kVerified, false));
-    }
+    if (!agents.count(node)) continue;
+    events_.FaultRevert(id, node, "drill ending");
+    ids.push_back(id);
+    nodes.push_back(node);
+    bodies.push_back({{proto::key::kFaultId, id}});
+  }
+  const auto replies = agents_.CallEachNamed(nodes, proto::kRevert, bodies, kCallTimeout);
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i].ok())
+      events_.FaultReverted(ids[i], nodes[i], replies[i]->value(proto::key::kVerified, false));
   }
 }
 

@@ -56,8 +56,12 @@ class TimelineWalker {
   // Carries out one engine action; false when the drill must end (an apply or
   // revert failed: RevertInForce reverts the rest).
   bool Execute(const Action& a);
-  bool Apply(const Action& a, const FaultSpec& f);
-  bool Revert(const Action& a, const FaultSpec& f);
+  // Faults due at the same moment, applied (reverted) on their agents at
+  // once; false when any failed (the others still are, or are no longer,
+  // in force as their agents said).
+  bool Apply(const std::vector<const Action*>& batch);
+  bool Revert(const std::vector<const Action*>& batch);
+  const FaultSpec& FaultOf(const Action& a) const;
   // Impact seen live: the first complete iteration below the band that
   // ended after a fault's apply (docs/performance.md: detection latency).
   void RecordImpactsLocked(Duration at);
