@@ -292,8 +292,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   bool unrecovered = false;
   for (size_t i = 0; i < run.events.size(); ++i) {
     const Event& e = run.events[i];
-    unrecovered |= e.type == "workload_exit" && e.exit_code.value_or(0) != 0 &&
-                   !RecoveredByRestart(run.events, i);
+    unrecovered |= JobFailedExit(e) && !RecoveredByRestart(run.events, i);
   }
   if (unrecovered) {
     s.expectations.push_back(

@@ -103,6 +103,11 @@ std::vector<Anomaly> FindAnomalies(const std::vector<Event>& events,
                                    const std::vector<Iteration>& series, const Baseline& baseline,
                                    const std::vector<FaultStats>& faults);
 
+// Whether E is the job failing: a workload_exit with a non-zero code that
+// the drill did not cause. `forced` exits are the drill stopping a job at its
+// end (SIGTERM to a launcher that runs until stopped: 143), never a failure.
+bool JobFailedExit(const Event& e);
+
 // Whether events[i], a failing workload_exit, was recovered from: a
 // workload_restart (the restart policy's relaunch reporting) follows it.
 bool RecoveredByRestart(const std::vector<Event>& events, size_t i);

@@ -276,8 +276,7 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
       }
     }
     for (const Event& e : events) {
-      if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 &&
-          e.t >= faults[i].applied_at_s) {
+      if (JobFailedExit(e) && e.t >= faults[i].applied_at_s) {
         faults[i].job_failed_after_s = e.t - faults[i].applied_at_s;
         break;
       }

@@ -1,5 +1,7 @@
 #include "reports/job_outcome.h"
 
+#include "reports/analysis.h"
+
 namespace fdrill {
 
 namespace {
@@ -9,8 +11,7 @@ std::string Outcome(const std::vector<Event>& events, const std::vector<Iteratio
   for (const Event& e : events) {
     if (e.t < f.applied_at_s || e.t >= until) continue;
     if (e.type == "workload_failed") return e.cause == "hang" ? "hang" : "error";
-    if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0 && !e.forced.value_or(false))
-      return "error";
+    if (JobFailedExit(e)) return "error";
   }
   // No exit: did the job complete an iteration after the fault was over?
   const double over = f.reverted_at_s.value_or(f.applied_at_s);

@@ -73,6 +73,10 @@ std::optional<double> RunMetric(const std::string& name, const Summary& s) {
 
 }  // namespace
 
+bool JobFailedExit(const Event& e) {
+  return e.type == "workload_exit" && e.exit_code.value_or(0) != 0 && !e.forced.value_or(false);
+}
+
 bool RecoveredByRestart(const std::vector<Event>& events, size_t i) {
   return std::any_of(events.begin() + static_cast<std::ptrdiff_t>(i) + 1, events.end(),
                      [](const Event& x) { return x.type == "workload_restart"; });
@@ -114,7 +118,7 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
     if (e.type == "workload_start" && e.attempt.value_or(0) > 0) ++r.restarts;
     if (e.type == "workload_restart") {
       r.iterations_lost += e.iterations_lost.value_or(0);
-    } else if (e.type == "workload_exit" && e.exit_code.value_or(0) != 0) {
+    } else if (JobFailedExit(e)) {
       // fdrill-collective exits 3 when its data check failed; any other
       // failure (a killed rank) ends the job without saying the data was
       // wrong: the job_completed expectation fails instead (Analyze). A

@@ -376,6 +376,27 @@ TEST(DrillAnalysis, AJobKilledByTheFaultFailsTheDrillWithTheTimeToFailure) {
   EXPECT_NEAR(*s.faults[0].job_failed_after_s, 3.5, 1e-9);
 }
 
+// Issue 24: a job that runs until stopped (nccl-tests -N 0 under launcher
+// none) gets the drill's SIGTERM at its end and exits 143, recorded as
+// forced. That is the drill stopping it, not the job failing: no
+// job_completed expectation, no error, no time to failure.
+TEST(DrillAnalysis, Issue24AJobTheDrillStoppedAtItsEndHasNotFailed) {
+  SyntheticRun run = SyntheticRun::Standard();
+  for (auto& e : run.events) {
+    if (e["type"] == "workload_exit") {
+      e["exit_code"] = 143;
+      e["forced"] = true;
+    }
+  }
+  Summary s = AnalyzeRun(run);
+  EXPECT_EQ(s.verdict, Verdict::kPass) << (s.errors.empty() ? "" : s.errors[0]);
+  EXPECT_EQ(Find(s, "job_completed"), nullptr);
+  EXPECT_FALSE(HasError(s, "exited with code 143"));
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_FALSE(s.faults[0].job_failed_after_s.has_value());
+  EXPECT_EQ(s.faults[0].job_outcome, "rode_through");
+}
+
 TEST(DrillAnalysis, RestartsAndIterationsLostComeFromEvents) {
   SyntheticRun run = SyntheticRun::Standard();
   run.AddEvent(24.0, "workload_start", {{"node", "n0"}, {"attempt", 1}});
