@@ -68,7 +68,10 @@ std::vector<LiveLocaliser::Update> LiveLocaliser::Tick(double now) {
   for (const auto& [key, it] : iterations_) series.push_back(it);
   std::sort(series.begin(), series.end(),
             [](const Iteration& a, const Iteration& b) { return a.end_s < b.end_s; });
-  for (auto& [id, f] : on_) {
+  auto it = on_.lower_bound(next_);
+  for (size_t turns = 0; turns < std::min(on_.size(), kMaxPerTick); ++turns, ++it) {
+    if (it == on_.end()) it = on_.begin();
+    auto& [id, f] = *it;
     LocaliseWindow w{.from_s = f.applied, .to_s = now};
     if (baseline_from_ && baseline_to_) {
       w.ref_from_s = *baseline_from_;
@@ -83,6 +86,7 @@ std::vector<LiveLocaliser::Update> LiveLocaliser::Tick(double now) {
     f.published = c;
     out.push_back({id, *c});
   }
+  next_ = it == on_.end() ? "" : it->first;
   return out;
 }
 

@@ -1,8 +1,11 @@
 // LiveLocaliser: the culprit while the drill runs. It keeps what the
 // localisation (reports/localise.h) reads — every node's counter samples
 // and the first workload's per-rank records — and, at most every
-// kTickEvery, localises each fault in force over [its apply, now] against
-// the baseline phase, exactly as the report will. A culprit that differs
+// kTickEvery, localises faults in force over [its apply, now] against the
+// baseline phase, exactly as the report will: every fault each tick while
+// at most kMaxPerTick are in force, otherwise kMaxPerTick of them per tick
+// in turn (by id, round robin), so every fault is localised at least every
+// ceil(in force / kMaxPerTick) ticks. A culprit that differs
 // from the one last published for that fault is returned for a `culprit`
 // event (docs/formats.md); the report's time_to_localise_s is the first of
 // them that names the fault's node (and link).
@@ -30,6 +33,12 @@ class LiveLocaliser {
  public:
   static constexpr double kTickEvery = 0.25;
   static constexpr double kKeepSeconds = 120;
+  // One localisation reads every node's counters (~20 ms at 1,000 nodes
+  // on the 2-core bench box) under the lock the io thread's pushes take: a
+  // drill with a fault on each of 1,000 nodes, localised all at once, held
+  // the timeline and the lease renewals for ~20 s per tick (issue 24,
+  // docs/performance.md).
+  static constexpr size_t kMaxPerTick = 4;
 
   void OnCounters(const std::string& node, double t, const Json& counters);
   // One rank's record of one iteration (attempt: the job's launch).
@@ -64,6 +73,7 @@ class LiveLocaliser {
   std::optional<double> baseline_from_, baseline_to_;
   std::map<std::string, Fault> on_;  // in force, by id
   std::optional<double> last_tick_;
+  std::string next_;  // the id the next tick's turn starts from
 };
 
 }  // namespace fdrill

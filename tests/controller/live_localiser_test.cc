@@ -2,6 +2,9 @@
 // the same answer the report's localisation gives over the same data.
 #include "harness/controller/live_localiser.h"
 
+#include <set>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace fdrill {
@@ -39,6 +42,31 @@ TEST(LiveLocaliser, NamesTheLinkOnceAndAgainOnlyWhenTheAnswerChanges) {
   l.FaultOff("slow");
   EXPECT_EQ(l.Current(), "");
   EXPECT_TRUE(l.Tick(19).empty());
+}
+
+// Issue 24: a fault on each of many nodes is localised kMaxPerTick at a
+// time, in turn, so one tick never holds the pushes up for all of them;
+// every fault still gets its culprit, each once.
+TEST(LiveLocaliser, Issue24ManyFaultsInForceAreLocalisedAFewPerTickEachInTurn) {
+  LiveLocaliser l;
+  l.BaselineStarted(0);
+  PushCounters(l, 0, 10);
+  l.BaselineEnded(10);
+  constexpr size_t kFaults = 2 * LiveLocaliser::kMaxPerTick + 1;
+  for (size_t i = 0; i < kFaults; ++i) l.FaultOn("cap" + std::to_string(i), 15.2);
+  PushCounters(l, 11, 16);
+  std::set<std::string> named;
+  double now = 16.1;
+  for (size_t tick = 0; tick < 3; ++tick, now += LiveLocaliser::kTickEvery) {
+    const auto u = l.Tick(now);
+    EXPECT_EQ(u.size(), tick < 2 ? LiveLocaliser::kMaxPerTick : 1u) << "tick " << tick;
+    for (const auto& x : u) {
+      EXPECT_EQ(x.culprit.element, "link n1 fab0");
+      EXPECT_TRUE(named.insert(x.id).second) << x.id << " published twice";
+    }
+  }
+  EXPECT_EQ(named.size(), kFaults);
+  EXPECT_TRUE(l.Tick(now).empty());  // every answer published: nothing new
 }
 
 // Without link counters, the rank its peers wait for (records as pushed).
