@@ -155,6 +155,13 @@ class DrillRun {
   // Agents lost during the drill (lost_mu_): each gets one agent_lost event
   // (a lease failure after a drop is the same loss).
   std::set<std::string> lost_;
+  // The first loss or lapsed lease, as its error event says it (lost_mu_):
+  // before the run directory exists (connecting, checking) events record
+  // nothing, and Run returns it instead.
+  std::string first_loss_;
+  void NoteLoss(const std::string& node, const std::string& message);
+  // The drill failed before its run directory existed: the first loss.
+  Status FailedBeforeStart(const std::string& step);
   DrillAgents agents_;
   // One per workload (Scenario::Workloads()), each tenant on its own nodes.
   std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
@@ -227,6 +234,7 @@ void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
     if (!state_.monitors.empty()) state_.monitors.front()->AddError();
   } else if (type == proto::kLeaseExpired) {
     events_.Error(n.name, "the agent's lease lapsed; it reverted");
+    NoteLoss(n.name, "the agent's lease lapsed; it reverted");
     state_.Fail();
   }
 }
@@ -301,8 +309,19 @@ constexpr auto kLostAgentGrace = std::chrono::seconds(15);
 // 20 s will not start Open MPI's daemon either.
 constexpr auto kRshCheckTimeout = std::chrono::seconds(20);
 
+void DrillRun::NoteLoss(const std::string& node, const std::string& message) {
+  std::lock_guard<std::mutex> lock(lost_mu_);
+  if (first_loss_.empty()) first_loss_ = node + ": " + message;
+}
+
+Status DrillRun::FailedBeforeStart(const std::string& step) {
+  std::lock_guard<std::mutex> lock(lost_mu_);
+  return Unavailable(s_.file + ": " + first_loss_ + " (" + step + "); nothing was applied");
+}
+
 void DrillRun::OnLost(const std::string& node, const std::string& message) {
   events_.Error(node, message);
+  NoteLoss(node, message);
   bool first = false;
   {
     std::lock_guard<std::mutex> lock(lost_mu_);
@@ -409,6 +428,7 @@ Status DrillRun::Run() {
       [this](const std::string& node, const std::string& message) { OnLost(node, message); });
   if (!connected.ok()) return connected;
   if (auto st = CheckFaults(); !st.ok()) return st;
+  if (state_.failed) return FailedBeforeStart("while connecting to the agents and checking faults");
   auto rec = RunRecorder::Create(opt_.out_dir, clock_);
   if (!rec.ok()) return rec.status();
   rec_ = std::move(*rec);
