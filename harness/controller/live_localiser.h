@@ -33,10 +33,10 @@ class LiveLocaliser {
  public:
   static constexpr double kTickEvery = 0.25;
   static constexpr double kKeepSeconds = 120;
-  // One localisation reads every node's counters (~20 ms at 1,000 nodes
-  // on the 2-core bench box) under the lock the io thread's pushes take: a
-  // drill with a fault on each of 1,000 nodes, localised all at once, held
-  // the timeline and the lease renewals for ~20 s per tick (issue 24,
+  // One localisation reads every node's counters under the lock the io
+  // thread's pushes take: a drill with a fault on each of 1,000 nodes,
+  // localised all at once, held the timeline and the lease renewals for
+  // ~20 s per tick on the 2-core bench box (~20 ms each; issue 24,
   // docs/performance.md).
   static constexpr size_t kMaxPerTick = 4;
 
