@@ -30,7 +30,8 @@
 # step of the run, from its events.jsonl (times relative to the run's
 # recorder, which starts once every agent is connected, leased and has
 # checked its faults) and the file times of its run directory; the
-# controller's peak RSS (GNU time, the run's process); the load average.
+# controller's peak RSS (GNU time, the run's process, where installed); the
+# load average.
 # With --out the run directory is kept there (tests/e2e/scale_drill_test.cc
 # reads it); otherwise everything is removed. Every process it starts is
 # stopped by pid on exit, also on failure; the fleet also gets SIGTERM if
@@ -58,7 +59,7 @@ while [[ $# -gt 0 ]]; do
     *) usage ;;
   esac
 done
-for tool in jq setpriv unshare /usr/bin/time; do
+for tool in jq setpriv unshare; do
   command -v "$tool" >/dev/null || { echo "$0: needs $tool" >&2; exit 2; }
 done
 if [[ $(id -u) -eq 0 ]]; then
@@ -163,8 +164,10 @@ plan_s=$(secs "$t" "$(now)")
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 t=$(now)
 rc=0
-setpriv --pdeathsig TERM /usr/bin/time -v -o "$work/time.txt" \
-  setpriv --pdeathsig TERM "${names_ns[@]}" sh -c \
+# Without GNU time (Debian's `time`), no RSS figure.
+timed=()
+[[ -x /usr/bin/time ]] && timed=(setpriv --pdeathsig TERM /usr/bin/time -v -o "$work/time.txt")
+"${timed[@]}" setpriv --pdeathsig TERM "${names_ns[@]}" sh -c \
   'mount --bind "$1" /etc/hosts && exec "$2" run "$3" --tls-dir "$4" --out "$5"' \
   sh "$work/etc-hosts" "$bin/fdrill" "$work/drill.yaml" "$work/pki" "$run_dir" \
   >"$work/run.out" 2>"$work/run.err" &
@@ -193,7 +196,10 @@ rec_start=$(awk -v m="$events_mtime" -v e="$(last drill_end)" 'BEGIN { printf "%
 applied=$(count fault_applied)
 reverted=$(count fault_reverted)
 residue=$(jq -s '[.[] | select(.type == "residue") | .items | length] | add' "$ev")
-rss_kib=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time.txt")
+rss="n/a (no /usr/bin/time)"
+if [[ -s $work/time.txt ]]; then
+  rss="$(($(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time.txt") / 1024)) MiB"
+fi
 verdict=$(jq -r '.verdict' "$run_dir/summary.json")
 
 echo "scale_drill: $n agents, $(nproc) cores, load average $load_before before, $load_after after"
@@ -215,4 +221,4 @@ printf '%-44s %8s\n' "run: report (drill_end -> exit)" "$(secs "$events_mtime" "
 printf '%-44s %8s\n' "fdrill run, total" "$run_s"
 echo "timeline: $(secs 0 "$(phase_t phase_start baseline)") s to the first phase, phases 9 s planned," \
   "$(secs "$(phase_t phase_start baseline)" "$(phase_t phase_end recovery)") s taken"
-echo "controller peak RSS: $((rss_kib / 1024)) MiB; verdict $verdict; residue items $residue"
+echo "controller peak RSS: $rss; verdict $verdict; residue items $residue"
