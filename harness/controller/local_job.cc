@@ -26,11 +26,14 @@ LocalJob::~LocalJob() {
 
 Status LocalJob::Start(const std::vector<std::string>& argv) {
   if (argv.empty()) return InvalidArgument("the launcher command is empty");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (pid_ != 0)
     return FailedPrecondition("a job started by this drill still runs (pid " +
                               std::to_string(pid_) + ")");
-  if (reader_.joinable()) reader_.join();  // the previous job's reader has finished (pid_ is 0)
+  // The previous job's reader is past its last use of mu_ once on_exit has
+  // returned (pid_ is 0): then it can be joined under the lock.
+  cv_.wait(lock, [this] { return !active_; });
+  if (reader_.joinable()) reader_.join();
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
   // The program's path, found here: between fork and exec the child may
@@ -95,6 +98,7 @@ Status LocalJob::Start(const std::vector<std::string>& argv) {
   pid_ = pid;
   leader_reaped_ = false;
   last_code_.reset();
+  active_ = true;
   reader_ = std::thread([this, fd = fds[0], pid] { ReadLoop(fd, pid); });
   return Status::Ok();
 }
@@ -153,20 +157,25 @@ void LocalJob::ReadLoop(int fd, pid_t pid) {
     pid_ = 0;
     last_code_ = code;
   }
-  cv_.notify_all();
   on_exit_(code, tail);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ = false;
+  }
+  cv_.notify_all();
 }
 
 int LocalJob::Stop(Duration grace) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (pid_ == 0) return last_code_.value_or(-1);
+  if (!active_) return last_code_.value_or(-1);
   // pid_ is set until the reader reaps... but the reader may have reaped the
   // leader (WNOHANG) and still be draining: then the group id could be
-  // reused, so the group is only signalled while the leader is unreaped.
-  if (!leader_reaped_) kill(-pid_, SIGTERM);
-  if (!cv_.wait_for(lock, grace, [this] { return pid_ == 0; })) {
+  // reused, so the group is only signalled while the leader is unreaped
+  // (and never with pid_ 0, which kill() reads as our own group).
+  if (pid_ != 0 && !leader_reaped_) kill(-pid_, SIGTERM);
+  if (!cv_.wait_for(lock, grace, [this] { return !active_; })) {
     if (pid_ != 0 && !leader_reaped_) kill(-pid_, SIGKILL);
-    cv_.wait_for(lock, std::chrono::seconds(10), [this] { return pid_ == 0; });
+    cv_.wait_for(lock, std::chrono::seconds(10), [this] { return !active_; });
   }
   return last_code_.value_or(-1);
 }

@@ -15,12 +15,14 @@
 //    tail) once: code is the exit status, or 128+signal.
 //  - Stop(grace) sends SIGTERM to the whole group (mpirun/srun forward it to
 //    the ranks), waits up to grace, then SIGKILLs the group; it returns the
-//    exit code, or -1 when nothing ran. Only this job's own group is ever
+//    exit code, or -1 when nothing ran, once on_exit has returned (so a
+//    caller that records the exit itself when on_exit did not sees what
+//    on_exit recorded). Only this job's own group is ever
 //    signalled, and only while its leader is unreaped (so the group id can
 //    not have been reused). Output that a daemonised grandchild keeps open
 //    is read for at most 2 s of silence after the leader ended.
-//  - Callbacks run on the reader thread; the destructor stops the job
-//    (grace 5 s) and joins the thread.
+//  - Callbacks run on the reader thread and must not call Stop; the
+//    destructor stops the job (grace 5 s) and joins the thread.
 #pragma once
 
 #include <sys/types.h>
@@ -66,6 +68,7 @@ class LocalJob {
   pid_t pid_ = 0;               // the group leader while it runs (unreaped)
   bool leader_reaped_ = false;  // reaped while its output drains: never signal the group then
   std::optional<int> last_code_;
+  bool active_ = false;  // from Start until on_exit has returned
   std::thread reader_;
 };
 

@@ -55,6 +55,22 @@ TEST(LocalJob, LinesStderrAndExitCode) {
   EXPECT_EQ(job.Stop(std::chrono::seconds(1)), 3);  // nothing runs: the last code
 }
 
+// Issue 24: Stop returns only once on_exit has returned, so a caller that
+// records the exit itself unless on_exit did (WorkloadSupervisor::Stop)
+// never records it twice (seen at 200 agents: two workload_exit events).
+// on_exit here takes 300 ms.
+TEST(LocalJob, Issue24StopReturnsOnceOnExitHasReturned) {
+  std::atomic<bool> exit_done{false};
+  LocalJob job([](const std::string&) {},
+               [&](int, const std::string&) {
+                 std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                 exit_done = true;
+               });
+  ASSERT_TRUE(job.Start({"sleep", "30"}).ok());
+  EXPECT_EQ(job.Stop(std::chrono::seconds(10)), 128 + SIGTERM);
+  EXPECT_TRUE(exit_done);
+}
+
 TEST(LocalJob, StopEndsTheWholeGroupTermThenKill) {
   Seen seen;
   LocalJob job(seen.Line(), seen.Exit());
