@@ -166,11 +166,12 @@ Result<Json> DrillAgents::Reconnect(const std::string& name, Duration within) {
     return FailedPrecondition("agent at " + n.link->address() + " says it is " +
                               hello->value(proto::key::kNode, "") + ", expected " + n.name);
   }
-  auto lease =
-      n.link->Call(proto::kLease,
-                   {{proto::key::kTtlMs,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()}},
-                   kCallTimeout);
+  // The drill's own lease again: its id and this agent's limits, as at Connect.
+  const size_t index = static_cast<size_t>(&n - nodes_.data());
+  auto lease = n.link->Call(
+      proto::kLease,
+      LeaseBody(index, std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count()),
+      kCallTimeout);
   if (!lease.ok()) return lease.status();
   return hello;
 }
