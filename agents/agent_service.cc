@@ -149,6 +149,8 @@ Result<Json> AgentService::Dispatch(const std::string& type, const Json& req,
     r = RunDirRemove(req);
   else if (type == proto::kRasWatch)
     r = RasWatchRequest(req);
+  else if (type == proto::kIbWatch)
+    r = IbWatchRequest(req);
   return r;
 }
 
@@ -385,6 +387,7 @@ void AgentService::RevertEverything(const std::string& why) {
   auto r = RevertAll();
   if (!r.ok()) spdlog::error("revert everything: {}", r.status().ToString());
   ras_.reset();  // never waits (agents/ras_watch.h); after the reverts all the same
+  ib_.reset();   // never waits either (agents/ib_watch.h)
 }
 
 Result<Json> AgentService::WorkloadStart(const Json& req) {
@@ -531,6 +534,7 @@ void AgentService::Tick() {
     if (push_) push_(MakePush(proto::kLeaseExpired, {{proto::key::kNode, config_.node}}));
   }
   PushRasChanges();
+  PushIbEvents();
   if (auto code = workload_.Poll()) {
     auto last = tail_.Poll(SIZE_MAX);  // the ranks' last lines before the exit
     if (!last.empty() && push_)

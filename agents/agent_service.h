@@ -8,7 +8,8 @@
 // Requests (docs/protocol.md; proto::kRequestTypes, harness/wire/protocol.h):
 // hello, check, snapshot, apply, revert, revert_all, lease, workload_start,
 // workload_stop, inventory (reads only: agents/inventory.h plus "node"),
-// run_dir_remove, panic_clear, ras_watch (agents/agent_ras.cc). An apply's reply carries "target":
+// run_dir_remove, panic_clear, ras_watch (agents/agent_ras.cc), ib_watch
+// (agents/agent_ib.cc). An apply's reply carries "target":
 // what the fault acts on as resolved on this node (Fault::ResolvedTarget).
 //
 // Who may ask what, checked here whoever asks (the controller's own checks
@@ -43,6 +44,7 @@
 
 #include "agents/audit.h"
 #include "agents/caller.h"
+#include "agents/ib_watch.h"
 #include "agents/journal.h"
 #include "agents/lease.h"
 #include "agents/metrics_tail.h"
@@ -167,6 +169,10 @@ class AgentService {
   Result<Json> RasWatchRequest(const Json& req);
   // The RAS watch's changes as `ras` pushes (from Tick).
   void PushRasChanges();
+  // ib_watch {for_ms} | {stop}: agents/agent_ib.cc.
+  Result<Json> IbWatchRequest(const Json& req);
+  // The RDMA async events read as `ib_async` pushes (from Tick).
+  void PushIbEvents();
   // host_.gpus once it has loaded; null without NVML (host_.gpus null, as on
   // the fake host: inventory says "not used", samples carry no NVLink
   // counters; or tried once, so a GPU-less node does not dlopen every second).
@@ -201,6 +207,7 @@ class AgentService {
   bool renewal_ = false;           // the lease request being handled renews the owner's lease
   Json start_sweep_;               // null until SweepAtStart ran
   std::unique_ptr<RasWatch> ras_;  // null: no NCCL RAS service watched
+  std::unique_ptr<IbWatch> ib_;    // null: no RDMA device's events listened to
 };
 
 }  // namespace fdrill

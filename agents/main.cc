@@ -43,6 +43,7 @@
 #include "harness/host/real_nvml.h"
 #include "harness/host/real_process_runner.h"
 #include "harness/host/real_processes.h"
+#include "harness/host/real_verbs.h"
 #include "harness/host/tcp_sockets.h"
 #include "harness/tls/certs.h"
 #include "harness/tls/tls_context.h"
@@ -190,6 +191,8 @@ int main(int argc, char** argv) {
   host.gpus = &NvmlAt(NvmlLibraryPath());  // opened on first use; a GPU-less node says why then
   RealTcpSockets tcp_sockets;
   host.tcp_sockets = &tcp_sockets;
+  RealVerbs verbs;  // nothing is opened until an ib_watch asks
+  host.verbs = &verbs;
   FakeHost fake;
   if (fake_host) host = fake.host();
 

@@ -32,7 +32,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # fdrill_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "fdrill team <fdrill@localhost>")
 set(CPACK_DEBIAN_PACKAGE_SECTION "admin")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
-# Libraries from dpkg-shlibdeps; on top of them, what the binaries exec:
+# Libraries from dpkg-shlibdeps (libibverbs1 among them: fdrill-agent lists
+# RDMA devices and listens to their async events; on a node without RDMA it
+# finds none); on top of them, what the binaries exec:
 #   iproute2   ip, tc           (link faults, netem, the management interface)
 #   iptables   iptables         (link_loss, partitions: injectors/iptables_chain.cc;
 #                                nft, when there, only tidies an emptied table)

@@ -43,13 +43,14 @@ frame '{"v":1,"type":"hello","id":1}' > "$work/wire-seed/hello"
 
 # The agent's requests: a line each, its first byte picking the caller (a:
 # controller A, b: controller B, c: an observer). Leases with limits, an
-# apply, a second controller, a panic and its clear.
+# apply, a second controller, an ib_watch, a panic and its clear.
 cat > "$work/agent-seed/drill" <<'SEED'
 a{"type":"lease","ttl_ms":5000,"drill":"d1","limits":{"kinds":["link_rate"],"targets":["fab0"],"max_faults":1,"max_duration_ms":9000}}
 a{"type":"apply","drill":"d1","fault_id":"f","kind":"link_rate","params":{"interface":"fab0","rate":"100mbit"}}
 b{"type":"lease","ttl_ms":5000,"drill":"d2"}
 b{"type":"apply","drill":"d2","fault_id":"g","kind":"link_down","params":{"interface":"fab0"}}
 c{"type":"inventory"}
+a{"type":"ib_watch","for_ms":60000}
 b{"type":"revert_all","latch":true,"reason":"fuzz"}
 a{"type":"lease","ttl_ms":5000,"drill":"d1"}
 a{"type":"panic_clear"}

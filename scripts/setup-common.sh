@@ -7,7 +7,10 @@
 # FDRILL_PACKAGES is everything (./test.sh); FDRILL_DEMO_PACKAGES is the part
 # ./demo.sh needs to build the programs and run its drill on the emulated
 # fabric (the same test checks it is a subset, and a fresh-machine check runs
-# ./demo.sh with only these installed).
+# ./demo.sh with only these installed). libibverbs-dev is in both: fdrill-agent
+# links libibverbs (harness/host/real_verbs.h). ibverbs-utils (ibv_devinfo,
+# ibv_asyncwatch) and rdma-core (the RDMA udev rules and module loading) are
+# for the operator on an RDMA node; no fdrill code runs them.
 FDRILL_PACKAGES=(
   build-essential dpkg-dev cmake ninja-build pkg-config
   libboost-dev libboost-system-dev libssl-dev
@@ -16,6 +19,7 @@ FDRILL_PACKAGES=(
   openmpi-bin libopenmpi-dev openssh-client openssh-server slurm-client slurmctld slurmd munge
   iproute2 iptables nftables util-linux procps infiniband-diags ethtool
   libnetfilter-queue-dev
+  libibverbs-dev ibverbs-utils rdma-core
   clang libclang-rt-14-dev clang-format
   file
   jq
@@ -28,6 +32,7 @@ FDRILL_DEMO_PACKAGES=(
   openmpi-bin libopenmpi-dev openssh-client
   iproute2 iptables nftables util-linux procps
   libnetfilter-queue-dev
+  libibverbs-dev
 )
 
 # install_deps [demo]: every package (./test.sh), or with `demo` only what

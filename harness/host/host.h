@@ -74,6 +74,7 @@ class SysFs {
 
 class ProcessTable;  // processes.h
 class Gpus;          // gpus.h
+class Verbs;         // verbs.h
 
 // A bundle handed to injectors and agents: everything they may touch.
 // `procs` may be null where no injector needs it (the controller's
@@ -91,6 +92,9 @@ struct Host {
   // The TCP sockets' view (host/tcp_sockets.h) for per-link retransmission
   // counters; null: none are sampled.
   TcpSockets* tcp_sockets = nullptr;
+  // The RDMA devices as libibverbs sees them (host/verbs.h); null where the
+  // host has none to offer (the fake machine): ib_watch then watches nothing.
+  Verbs* verbs = nullptr;
 };
 
 }  // namespace fdrill

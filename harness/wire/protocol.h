@@ -32,9 +32,10 @@ inline constexpr char kInventory[] = "inventory";
 inline constexpr char kRunDirRemove[] = "run_dir_remove";
 inline constexpr char kPanicClear[] = "panic_clear";
 inline constexpr char kRasWatch[] = "ras_watch";
-inline constexpr std::array<std::string_view, 13> kRequestTypes = {
+inline constexpr char kIbWatch[] = "ib_watch";
+inline constexpr std::array<std::string_view, 14> kRequestTypes = {
     kHello,         kCheck,        kSnapshot,  kApply,        kRevert,     kRevertAll, kLease,
-    kWorkloadStart, kWorkloadStop, kInventory, kRunDirRemove, kPanicClear, kRasWatch};
+    kWorkloadStart, kWorkloadStop, kInventory, kRunDirRemove, kPanicClear, kRasWatch,  kIbWatch};
 
 // Push types: the agent sends unasked (envelope id 0).
 inline constexpr char kMetrics[] = "metrics";
@@ -43,8 +44,9 @@ inline constexpr char kWorkloadExit[] = "workload_exit";
 inline constexpr char kFaultExpired[] = "fault_expired";
 inline constexpr char kLeaseExpired[] = "lease_expired";
 inline constexpr char kRas[] = "ras";
-inline constexpr std::array<std::string_view, 6> kPushTypes = {
-    kMetrics, kCounters, kWorkloadExit, kFaultExpired, kLeaseExpired, kRas};
+inline constexpr char kIbAsync[] = "ib_async";
+inline constexpr std::array<std::string_view, 7> kPushTypes = {
+    kMetrics, kCounters, kWorkloadExit, kFaultExpired, kLeaseExpired, kRas, kIbAsync};
 
 // Body keys. One key means one thing in every message that carries it.
 namespace key {
@@ -73,6 +75,19 @@ inline constexpr char kStop[] = "stop";
 inline constexpr char kAnswered[] = "answered";
 inline constexpr char kRasStatus[] = "ras_status";
 inline constexpr char kRasError[] = "ras_error";
+// ib_watch: for how long (for_ms); stop: end the watch. Reply: watching,
+// devices [{name, ports: [{port, state, phys_state, lid, link_layer}]}].
+// ib_async push: device, port (0: the whole device), event ("PORT_ERR"...),
+// wall_ns (harness/host/verbs.h).
+inline constexpr char kDevices[] = "devices";
+inline constexpr char kPorts[] = "ports";
+inline constexpr char kPort[] = "port";
+inline constexpr char kState[] = "state";
+inline constexpr char kPhysState[] = "phys_state";
+inline constexpr char kLid[] = "lid";
+inline constexpr char kLinkLayer[] = "link_layer";
+inline constexpr char kDevice[] = "device";
+inline constexpr char kEvent[] = "event";
 inline constexpr char kFaultId[] = "fault_id";  // FaultSpec, revert, fault_expired
 inline constexpr char kKind[] = "kind";
 inline constexpr char kParams[] = "params";

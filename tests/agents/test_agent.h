@@ -7,7 +7,8 @@
 // FakeHostAgent    `fdrill-agent --fake-host` without its server: the no-op
 //                  host (agents/fake_host.h), a fake clock, and a state
 //                  directory of the test's own (ScratchPath(PREFIX)), which
-//                  the destructor removes.
+//                  the destructor removes. With `verbs`, the host's RDMA
+//                  view is that one (tests/fakes/fake_verbs.h).
 #pragma once
 
 #include <filesystem>
@@ -34,12 +35,15 @@ inline AgentConfig TestAgentConfig(const std::string& node,
 struct FakeHostAgent {
   // `configure`, when given, changes the config before the service starts.
   FakeHostAgent(const std::string& node, const std::string& prefix,
-                const std::function<void(AgentConfig&)>& configure = nullptr)
+                const std::function<void(AgentConfig&)>& configure = nullptr,
+                Verbs* verbs = nullptr)
       : dir(ScratchPath(prefix)) {
     std::filesystem::create_directories(dir);
     AgentConfig c = TestAgentConfig(node, dir);
     if (configure) configure(c);
-    service = std::make_unique<AgentService>(c, fake.host(), clock);
+    Host host = fake.host();
+    host.verbs = verbs;
+    service = std::make_unique<AgentService>(c, host, clock);
     Call("lease", {{"ttl_ms", 86400000}});  // applies need a lease (agents/lease.h)
   }
   ~FakeHostAgent() { std::filesystem::remove_all(dir); }

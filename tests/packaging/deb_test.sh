@@ -87,8 +87,9 @@ field() { dpkg-deb -f "$deb" "$1"; }
 depends=$(field Depends)
 # "a, b (>= 1)" -> one package name a line
 dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -e 's/^ *//' -e 's/ .*//' >"$work/depends"
-for dep in iproute2 iptables procps openmpi-bin libc6 libstdc++6; do
-  # libc6 and libstdc++6 come from dpkg-shlibdeps: proof that it ran.
+for dep in iproute2 iptables procps openmpi-bin libc6 libstdc++6 libibverbs1; do
+  # libc6, libstdc++6 and libibverbs1 (fdrill-agent) come from
+  # dpkg-shlibdeps: proof that it ran.
   grep -qxF "$dep" "$work/depends" || fail "Depends lacks $dep: $depends"
 done
 [ "$(dpkg-deb -I "$deb" conffiles)" = "${at[config]}" ] || fail "conffiles: '$(dpkg-deb -I "$deb" conffiles)'"

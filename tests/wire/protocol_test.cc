@@ -67,7 +67,9 @@ TEST(ProtocolDoc, NamesEveryBodyKey) {
         key::kRunning,       key::kExitCode,     key::kLogTail,        key::kRanksKilled,
         key::kDir,           key::kRemoved,      key::kRecords,        key::kCounters,
         key::kRasAddr,       key::kIntervalMs,   key::kForMs,          key::kStop,
-        key::kAnswered,      key::kRasStatus,    key::kRasError}) {
+        key::kAnswered,      key::kRasStatus,    key::kRasError,       key::kDevices,
+        key::kPorts,         key::kPort,         key::kState,          key::kPhysState,
+        key::kLid,           key::kLinkLayer,    key::kDevice,         key::kEvent}) {
     // As a word: `host.burners`, `{started:false, watching}`.
     const std::regex word(std::string("(^|[^a-z_])") + k + "([^a-z_]|$)");
     EXPECT_TRUE(std::regex_search(doc, word))
