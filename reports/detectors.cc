@@ -1,5 +1,6 @@
 #include "reports/detectors.h"
 
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -27,11 +28,40 @@ std::string RasNotices(const Event& e, bool answered_before) {
   return answered_before ? "RAS on " + e.node + " stopped answering (" + e.message + ")" : "";
 }
 
+// What an HCA's async event says went wrong, or "" for PORT_ACTIVE, which
+// says a port is back, not that anything went: "n1 mlx5_0 port 1: PORT_ERR".
+std::string IbNotice(const Event& e) {
+  if (e.ib_event.empty() || e.ib_event == "PORT_ACTIVE") return "";
+  const std::string port = e.port.value_or(0) > 0 ? " port " + std::to_string(*e.port) : "";
+  return e.node + " " + e.device + port + ": " + e.ib_event;
+}
+
+// The first event of type `type` in [from, until) that `notice` words.
+Detection FirstNotice(const std::vector<Event>& events, const char* type, double from, double until,
+                      const std::function<std::string(const Event&)>& notice) {
+  Detection d;
+  for (const Event& e : events) {
+    if (e.type != type || e.t < from || e.t >= until) continue;
+    if (std::string what = notice(e); !what.empty()) {
+      d.after_s = e.t - from;
+      d.what = what;
+      break;
+    }
+  }
+  return d;
+}
+
 }  // namespace
 
 void AddDetectors(const std::vector<Event>& events, std::vector<FaultStats>* faults) {
   bool watched = false;
-  for (const Event& e : events) watched = watched || e.type == "ras";
+  // Some node's agent listened to its RDMA devices for the drill.
+  bool ib_watched = false;
+  for (const Event& e : events) {
+    watched = watched || e.type == "ras";
+    ib_watched = ib_watched || e.type == "ib_async" ||
+                 (e.type == "ib_watch" && e.ib_devices.value_or(0) > 0);
+  }
   for (size_t i = 0; i < faults->size(); ++i) {
     FaultStats& f = (*faults)[i];
     Detection own{.detector = "fdrill"};
@@ -59,6 +89,12 @@ void AddDetectors(const std::vector<Event>& events, std::vector<FaultStats>* fau
         }
       }
       f.detectors.push_back(ras);
+    }
+    if (ib_watched) {
+      Detection ib =
+          FirstNotice(events, "ib_async", f.applied_at_s, StretchEnd(*faults, f), IbNotice);
+      ib.detector = "ib_async";
+      f.detectors.push_back(ib);
     }
     f.first_detector.clear();
     std::optional<double> best;

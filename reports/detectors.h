@@ -3,7 +3,11 @@
 // `culprit`-derived numbers and its `ras` events (docs/formats.md). A RAS
 // sample counts for the first fault applied at or before it, up to the next
 // fault's apply: RAS declares a peer dead only 60 s after it went silent,
-// often after the fault was reverted. Pure.
+// often after the fault was reverted. When agents listened to their RDMA
+// devices (`ib_watch` events with devices, or any `ib_async`), the HCA's own
+// word counts the same way: `ib_async`, the first async event in the
+// fault's stretch other than PORT_ACTIVE (PORT_ERR when a port left ACTIVE,
+// DEVICE_FATAL, LID_CHANGE...), on any node. Pure.
 #pragma once
 
 #include <vector>

@@ -88,6 +88,13 @@ struct Event {
   std::optional<bool> answered;
   std::optional<int64_t> ras_missing;
   std::optional<int64_t> ras_dead;
+  // ib_watch: how many RDMA devices the node's agent listened to (its error
+  // in `message`); ib_async: the device, port (0: the whole device) and
+  // event ("PORT_ERR") an HCA reported.
+  std::optional<int64_t> ib_devices;
+  std::string device;
+  std::optional<int64_t> port;
+  std::string ib_event;
 };
 
 // plan.json's expectations; std::nullopt = not checked.

@@ -382,6 +382,21 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
       status.Optional("dead", &e.ras_dead);
       if (!status.status().ok()) return status.status();
     }
+  } else if (type == "ib_watch") {
+    f.String("node", Need::kRequired, &e.node);
+    f.String("ib_error", Need::kOptional, &e.message);
+    const json* devices = f.Find("devices", Need::kOptional);
+    if (devices != nullptr && !devices->is_array()) {
+      f.Fail("devices", "is not an array");
+    } else if (devices != nullptr) {
+      e.ib_devices = static_cast<int64_t>(devices->size());
+    }
+  } else if (type == "ib_async") {
+    f.String("node", Need::kRequired, &e.node);
+    f.String("device", Need::kRequired, &e.device);
+    f.Optional("port", &e.port);
+    f.String("event", Need::kRequired, &e.ib_event);
+    f.Optional("wall_ns", &e.wall_ns);
   } else if (type == "slurm_job") {
     f.String("job", Need::kRequired, &e.job);
     f.String("state", Need::kRequired, &e.state);

@@ -86,12 +86,15 @@ struct WorkloadStats {
 
 // Who noticed a fault, and how long after its apply (summary.json
 // faults[].detectors): fdrill's own live localisation (or, without it, the
-// impact the metrics show) and, when the drill watched the NCCL job's RAS
-// service, RAS (a process missing or dead, or RAS no longer answering).
+// impact the metrics show); when the drill watched the NCCL job's RAS
+// service, RAS (a process missing or dead, or RAS no longer answering); when
+// agents listened to RDMA devices' async events, the HCA itself (PORT_ERR,
+// DEVICE_FATAL...).
 struct Detection {
-  std::string detector;           // "fdrill" | "nccl_ras"
+  std::string detector;           // "fdrill" | "nccl_ras" | "ib_async"
   std::optional<double> after_s;  // null: it noticed nothing before the next fault
-  std::string what;               // "named link n1 fab0", "RAS on n0: 1 process missing"
+  std::string what;               // "named link n1 fab0", "RAS on n0: 1 process missing",
+                                  // "n1 mlx5_0 port 1: PORT_ERR"
 };
 
 struct FaultStats;

@@ -171,6 +171,10 @@ class DrillRun {
   // predicted_job; the report's job outcomes are judged against it).
   std::map<std::string, std::string> predicted_job_;
   void StartRasWatches();
+  // Every node's agent listens to its RDMA devices' async events for the
+  // drill (ib_watch; `ib_async` pushes); a node without any says so and
+  // records nothing.
+  void StartIbWatches();
   TimelineWalker walker_;
 };
 
@@ -208,10 +212,22 @@ void DrillRun::StartRasWatches() {
   }
 }
 
+void DrillRun::StartIbWatches() {
+  const std::vector<std::string> nodes = s_.NodeNames();
+  const auto lasting = std::chrono::duration_cast<std::chrono::milliseconds>(
+      s_.TotalDuration() + std::chrono::minutes(1));
+  const auto replies = agents_.CallEachNamed(
+      nodes, proto::kIbWatch,
+      std::vector<Json>(nodes.size(), Json{{proto::key::kForMs, lasting.count()}}), kCallTimeout);
+  for (size_t i = 0; i < replies.size(); ++i) events_.IbWatch(nodes[i], replies[i]);
+}
+
 void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
   std::string type = msg.value("type", "");
   if (type == proto::kRas) {
     events_.Ras(n.name, msg);
+  } else if (type == proto::kIbAsync) {
+    events_.IbAsync(n.name, msg);
   } else if (type == proto::kMetrics) {
     if (WorkloadSupervisor* w = WorkloadOn(n.name)) w->OnMetrics(n, msg[proto::key::kRecords]);
   } else if (type == proto::kCounters) {
@@ -448,6 +464,7 @@ Status DrillRun::Run() {
   }
   std::string status = Snapshot();
   if (status == "completed") {
+    StartIbWatches();
     Status started = Status::Ok();
     for (auto& w : workloads_) {
       if (!w->spec().start.empty()) continue;  // the walker starts it with its phase

@@ -184,6 +184,23 @@ void DrillEvents::Ras(const std::string& node, const Json& sample) {
   Event("ras", std::move(e));
 }
 
+void DrillEvents::IbWatch(const std::string& node, const Result<Json>& reply) {
+  if (!reply.ok()) {
+    Event("ib_watch", {{"node", node}, {"ib_error", reply.status().message()}});
+  } else if (reply->value(proto::key::kWatching, false)) {
+    Event("ib_watch",
+          {{"node", node}, {"devices", reply->value(proto::key::kDevices, Json::array())}});
+  }
+}
+
+void DrillEvents::IbAsync(const std::string& node, const Json& push) {
+  Event("ib_async", {{"node", node},
+                     {"device", push.value(proto::key::kDevice, "")},
+                     {"port", push.value(proto::key::kPort, 0)},
+                     {"event", push.value(proto::key::kEvent, "")},
+                     {"wall_ns", push.value(proto::key::kWallNs, Json())}});
+}
+
 void DrillEvents::DigestMissing() {
   Event("digest_check", {{"digest", nullptr},
                          {"reason", "the job printed no final digest (it did not end cleanly)"}});

@@ -91,6 +91,12 @@ class DrillEvents {
   // ras_watch the agent refused): {node, wall_ns, answered, ras_status |
   // ras_error}.
   void Ras(const std::string& node, const Json& sample);
+  // A node's agent listens to its RDMA devices' async events (an ib_watch
+  // reply with watching: {node, devices}), or could not ({node, ib_error}).
+  void IbWatch(const std::string& node, const Result<Json>& reply);
+  // One async event an RDMA device of a node reported (an `ib_async` push):
+  // {node, device, port, event, wall_ns}.
+  void IbAsync(const std::string& node, const Json& push);
   // --train: the job's final digest against fdrill-train-ref's.
   void DigestMissing();
   void DigestCheck(int64_t steps, const std::string& digest, const std::string& expected);

@@ -1,7 +1,11 @@
 // AddDetectors: fdrill's live localisation against NCCL RAS, per fault.
 #include "reports/detectors.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
+
+#include "tests/reports/synthetic_run.h"
 
 namespace fdrill {
 namespace {
@@ -18,6 +22,25 @@ Event Ras(double t, const std::string& node, bool answered, int64_t missing = 0,
   } else {
     e.message = "connection refused";
   }
+  return e;
+}
+
+Event IbAsync(double t, const std::string& node, int port, const std::string& event) {
+  Event e;
+  e.t = t;
+  e.type = "ib_async";
+  e.node = node;
+  e.device = "mlx5_0";
+  e.port = port;
+  e.ib_event = event;
+  return e;
+}
+
+Event IbWatch(const std::string& node, int64_t devices) {
+  Event e;
+  e.type = "ib_watch";
+  e.node = node;
+  e.ib_devices = devices;
   return e;
 }
 
@@ -71,6 +94,69 @@ TEST(Detectors, ANodeWhereRasNeverAnsweredIsNotEvidence) {
   ASSERT_EQ(faults[0].detectors.size(), 2u);
   EXPECT_FALSE(faults[0].detectors[1].after_s);
   EXPECT_EQ(faults[0].first_detector, "fdrill");
+}
+
+TEST(Detectors, TheHcasPortErrCountsForTheFaultItFollows) {
+  auto faults = KillThenFlap();
+  // n1's HCA: its port leaves ACTIVE 0.2 s into the flap and comes back;
+  // a PORT_ACTIVE says nothing went wrong, so it is never the detection.
+  AddDetectors({IbWatch("n1", 1), IbAsync(21, "n1", 1, "PORT_ACTIVE"),
+                IbAsync(100.2, "n1", 1, "PORT_ERR"), IbAsync(103, "n1", 1, "PORT_ACTIVE")},
+               &faults);
+  ASSERT_EQ(faults[0].detectors.size(), 2u) << "fdrill and ib_async, no RAS watch";
+  EXPECT_EQ(faults[0].detectors[1].detector, "ib_async");
+  EXPECT_FALSE(faults[0].detectors[1].after_s) << "a PORT_ACTIVE is not a detection";
+  const Detection& ib = faults[1].detectors[1];
+  EXPECT_EQ(ib.detector, "ib_async");
+  ASSERT_TRUE(ib.after_s);
+  EXPECT_NEAR(*ib.after_s, 0.2, 1e-9);
+  EXPECT_EQ(ib.what, "n1 mlx5_0 port 1: PORT_ERR");
+  EXPECT_EQ(faults[1].first_detector, "ib_async") << "0.2 s, before fdrill's 0.3 s";
+}
+
+TEST(Detectors, IbAsyncIsListedOnlyWhereSomeAgentListened) {
+  auto faults = KillThenFlap();
+  // Every node answered ib_watch with no devices: no ib_watch event at all
+  // (the controller records none), or one that could not open them.
+  Event refused;
+  refused.type = "ib_watch";
+  refused.node = "n0";
+  refused.message = "ibv_open_device mlx5_0: Permission denied";
+  AddDetectors({refused}, &faults);
+  ASSERT_EQ(faults[1].detectors.size(), 1u);
+  EXPECT_EQ(faults[1].detectors[0].detector, "fdrill");
+
+  // Listening, and a device event names no port.
+  faults = KillThenFlap();
+  AddDetectors({IbWatch("n2", 2), IbAsync(20.5, "n2", 0, "DEVICE_FATAL")}, &faults);
+  ASSERT_EQ(faults[0].detectors.size(), 2u);
+  EXPECT_EQ(faults[0].detectors[1].what, "n2 mlx5_0: DEVICE_FATAL");
+  EXPECT_FALSE(faults[1].detectors[1].after_s) << "before the flap: the kill's, not the flap's";
+}
+
+TEST(Detectors, TheRunsIbEventsReachTheSummarysDetectors) {
+  // As the controller writes them (docs/formats.md): n2's agent listened to
+  // mlx5_0; its port 1 left ACTIVE 0.25 s after the fault's apply at 15 s.
+  auto run = reports_test::SyntheticRun::Standard();
+  run.AddEvent(1.0, "ib_watch",
+               {{"node", "n2"},
+                {"devices", nlohmann::json::array(
+                                {{{"name", "mlx5_0"}, {"ports", nlohmann::json::array()}}})}});
+  run.AddEvent(15.25, "ib_async",
+               {{"node", "n2"},
+                {"device", "mlx5_0"},
+                {"port", 1},
+                {"event", "PORT_ERR"},
+                {"wall_ns", 1700000000000000000}});
+  const Summary s = reports_test::AnalyzeRun(run);
+  ASSERT_EQ(s.faults.size(), 1u);
+  const auto& d = s.faults[0].detectors;
+  auto ib =
+      std::find_if(d.begin(), d.end(), [](const Detection& x) { return x.detector == "ib_async"; });
+  ASSERT_NE(ib, d.end()) << "no ib_async detector";
+  ASSERT_TRUE(ib->after_s);
+  EXPECT_NEAR(*ib->after_s, 0.25, 1e-9);
+  EXPECT_EQ(ib->what, "n2 mlx5_0 port 1: PORT_ERR");
 }
 
 }  // namespace
