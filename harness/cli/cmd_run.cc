@@ -20,6 +20,7 @@
 #include "harness/controller/engine.h"
 #include "harness/controller/panic.h"
 #include "harness/controller/progress.h"
+#include "harness/controller/slurm_time_left.h"
 #include "harness/core/json.h"
 #include "harness/core/units.h"
 #include "harness/host/real_nvml.h"
@@ -288,6 +289,21 @@ int PrintPlan(const std::string& file) {
     }
   }
   if (nccl) std::printf("%s\n", DescribeNcclIbError(*nccl, *s).c_str());
+  // In a Slurm allocation the time limit kills the job too: which comes
+  // first (harness/controller/slurm_time_left.h). squeue only reads.
+  if (nccl && (s->slurm || s->workload.launcher == "srun")) {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    if (job == nullptr || *job == '\0') {
+      std::printf(
+          "scheduler: no SLURM_JOB_ID here (not inside an allocation): NCCL's error time is not "
+          "checked against a time limit\n");
+    } else {
+      RealProcessRunner squeue;
+      std::printf("%s\n",
+                  DescribeSchedulerKill(*nccl, job, SlurmTimeLeft(squeue, job), s->TotalDuration())
+                      .c_str());
+    }
+  }
   std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
               FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(),
               s->max_faulted_nodes);

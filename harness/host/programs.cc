@@ -63,7 +63,8 @@ constexpr ExternalProgram kPrograms[] = {
      "`fdrill fabric up --slurm` waits until every node is idle; a drill on a Slurm fabric "
      "records what Slurm says of its nodes (controller/slurm_watch.h)"},
     {"squeue", "slurm-client", kSetUp,
-     "a drill inside an allocation records its job's state (controller/slurm_watch.h)"},
+     "a drill inside an allocation records its job's state (controller/slurm_watch.h); "
+     "`fdrill plan` reads its time left (controller/slurm_time_left.h)"},
     {"salloc", "slurm-client", kSetUp, "tests/e2e/launcher_e2e_test.cc: the drill's allocation"},
     {"scontrol", "slurm-client", kSetUp,
      "the README's real-cluster section lists nodes with it "
