@@ -44,6 +44,8 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "iproute2, iptables, procps, openmpi-bin")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "infiniband-diags, nftables")
+# libibverbs lists a device only when its provider (mlx5, ...) is installed.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "ibverbs-providers")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA)
 foreach(f conffiles postinst prerm postrm)
   list(APPEND CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${PROJECT_SOURCE_DIR}/packaging/deb/${f}")

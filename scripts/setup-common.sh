@@ -8,7 +8,10 @@
 # ./demo.sh needs to build the programs and run its drill on the emulated
 # fabric (the same test checks it is a subset, and a fresh-machine check runs
 # ./demo.sh with only these installed). libibverbs-dev is in both: fdrill-agent
-# links libibverbs (harness/host/real_verbs.h). ibverbs-utils (ibv_devinfo,
+# links libibverbs (harness/host/real_verbs.h). ibverbs-providers holds the
+# userspace drivers (mlx5, ...) without which libibverbs skips a device, so
+# the agent would list none (libibverbs1 only Recommends it, and apt-get runs
+# here with --no-install-recommends). ibverbs-utils (ibv_devinfo,
 # ibv_asyncwatch) and rdma-core (the RDMA udev rules and module loading) are
 # for the operator on an RDMA node; no fdrill code runs them.
 FDRILL_PACKAGES=(
@@ -19,7 +22,7 @@ FDRILL_PACKAGES=(
   openmpi-bin libopenmpi-dev openssh-client openssh-server slurm-client slurmctld slurmd munge
   iproute2 iptables nftables util-linux procps infiniband-diags ethtool
   libnetfilter-queue-dev
-  libibverbs-dev ibverbs-utils rdma-core
+  libibverbs-dev ibverbs-providers ibverbs-utils rdma-core
   clang libclang-rt-14-dev clang-format
   file
   jq
