@@ -7,7 +7,10 @@
 //   report     WriteReports: load, analyze, and write summary.json, report.md,
 //              report.html and junit.xml,
 // and prints report / baseline. Issue 7's target: the report in <= 5 s.
-//   build/bin/report_bench [--iterations N] [--keep] [benchmark flags]
+// With --faults N the run is bench/many_faults_run.h's instead (N agents,
+// a fault on each, every agent's counters each second: the report's cost
+// per fault), the baseline parses its events.jsonl, and there is no target.
+//   build/bin/report_bench [--iterations N] [--faults N] [--keep] [benchmark flags]
 // Exits 1 when the report is over the target.
 #include <stdlib.h>
 
@@ -23,6 +26,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/many_faults_run.h"
 #include "reports/report.h"
 
 namespace {
@@ -99,9 +103,9 @@ void Generate(const fs::path& dir) {
   Write(dir / "events.jsonl", events);
 }
 
-void ParseWithNlohmann(benchmark::State& state, const fs::path& dir) {
+void ParseWithNlohmann(benchmark::State& state, const fs::path& file) {
   for (auto _ : state) {
-    std::ifstream in(dir / "metrics.jsonl", std::ios::binary);
+    std::ifstream in(file, std::ios::binary);
     std::string line;
     size_t objects = 0;
     while (std::getline(in, line)) {
@@ -142,11 +146,14 @@ class Recorder : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   int iterations = 3;
+  int faults = 0;  // 0: the 1 M-record run
   bool keep = false;
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
       iterations = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--faults") == 0 && i + 1 < argc) {
+      faults = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--keep") == 0) {
       keep = true;
     } else {
@@ -162,12 +169,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path dir = pattern;
-  Generate(dir);
-  std::printf("run directory %s: metrics.jsonl %.0f MB, %d records\n", dir.c_str(),
-              static_cast<double>(fs::file_size(dir / "metrics.jsonl")) / 1e6,
-              static_cast<int>(kRanks * kIterations));
+  const char* parsed = faults > 0 ? "events.jsonl" : "metrics.jsonl";
+  if (faults > 0) {
+    fdrill::bench::WriteManyFaultsRun(dir, faults);
+    std::printf("run directory %s: %d faults, events.jsonl %.1f MB\n", dir.c_str(), faults,
+                static_cast<double>(fs::file_size(dir / parsed)) / 1e6);
+  } else {
+    Generate(dir);
+    std::printf("run directory %s: metrics.jsonl %.0f MB, %d records\n", dir.c_str(),
+                static_cast<double>(fs::file_size(dir / parsed)) / 1e6,
+                static_cast<int>(kRanks * kIterations));
+  }
 
-  benchmark::RegisterBenchmark("baseline_nlohmann_parse", ParseWithNlohmann, dir)
+  benchmark::RegisterBenchmark("baseline_nlohmann_parse", ParseWithNlohmann, dir / parsed)
       ->Unit(benchmark::kMillisecond)
       ->Iterations(iterations)
       ->UseRealTime();
@@ -183,10 +197,15 @@ int main(int argc, char** argv) {
   auto base = recorder.seconds.find("baseline_nlohmann_parse");
   auto full = recorder.seconds.find("full_report");
   if (base != recorder.seconds.end() && full != recorder.seconds.end()) {
-    std::printf("\nfull report %.2f s, nlohmann parse %.2f s: ratio %.2f; target <= %.1f s: %s\n",
-                full->second, base->second, full->second / base->second, kTargetS,
-                full->second <= kTargetS ? "met" : "MISSED");
-    if (full->second > kTargetS) rc = 1;
+    std::printf("\nfull report %.2f s, nlohmann parse of %s %.2f s: ratio %.2f", full->second,
+                parsed, base->second, full->second / base->second);
+    if (faults > 0) {
+      std::printf("\n");
+    } else {
+      std::printf("; target <= %.1f s: %s\n", kTargetS,
+                  full->second <= kTargetS ? "met" : "MISSED");
+      if (full->second > kTargetS) rc = 1;
+    }
     std::printf("report.html: %.0f kB\n",
                 static_cast<double>(fs::file_size(dir / fdrill::kHtmlReportFile)) / 1e3);
   }
