@@ -29,27 +29,6 @@ std::optional<double> MeanTx(const CounterIndex& counters, const LinkKey& l, dou
   return CounterIncrease(it->second, from, to) * 8 / (to - from) / 1e9;
 }
 
-// Every (node, link) the counters name, in the plan's node order; a
-// switch's ports (sampled by its agent when a fault named it) are drawn as
-// the cables they end, not as nodes.
-std::vector<LinkKey> Links(const Summary& s, const RunData& run) {
-  std::map<std::string, size_t> order;
-  for (size_t i = 0; i < run.plan.nodes.size(); ++i) order[run.plan.nodes[i]] = i;
-  std::vector<LinkKey> out;
-  for (const LinkStats& l : s.links) {
-    const bool on_switch =
-        std::any_of(run.switches.begin(), run.switches.end(),
-                    [&](const InventorySwitch& sw) { return sw.name == l.node; });
-    if (!on_switch) out.push_back({l.node, l.link});
-  }
-  std::stable_sort(out.begin(), out.end(), [&](const LinkKey& a, const LinkKey& b) {
-    const size_t ia = order.count(a.first) ? order[a.first] : order.size();
-    const size_t ib = order.count(b.first) ? order[b.first] : order.size();
-    return ia != ib ? ia < ib : a < b;
-  });
-  return out;
-}
-
 double FaultEnd(const FaultStats& f, const Summary& s) {
   if (f.reverted_at_s) return *f.reverted_at_s;
   double end = f.applied_at_s;
@@ -73,13 +52,42 @@ std::string TrafficColour(double ratio) {
   return fmt::format("#{:02x}{:02x}{:02x}", mix(0xff, 0x1d), mix(0xff, 0x4e), mix(0xff, 0xd8));
 }
 
+// A switch's ports (sampled by its agent when a fault named it) are drawn
+// as the cables they end, not as nodes.
+FabricMapLinks MapLinks(const Summary& s, const RunData& run) {
+  std::map<std::string, size_t> order;
+  for (size_t i = 0; i < run.plan.nodes.size(); ++i) order[run.plan.nodes[i]] = i;
+  std::set<std::string> switches;
+  for (const InventorySwitch& sw : run.switches) switches.insert(sw.name);
+  // (plan position, link): the position looked up once per link, not per
+  // comparison.
+  std::vector<std::pair<size_t, LinkKey>> keyed;
+  for (const LinkStats& l : s.links) {
+    if (switches.count(l.node)) continue;
+    auto at = order.find(l.node);
+    keyed.push_back({at != order.end() ? at->second : order.size(), {l.node, l.link}});
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  FabricMapLinks out;
+  std::set<std::string> seen;
+  for (auto& [position, key] : keyed) {
+    if (seen.insert(key.first).second) out.nodes.push_back(key.first);
+    out.links.push_back(std::move(key));
+  }
+  return out;
+}
+
 std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterIndex& counters,
                             const FaultStats& f) {
-  const std::vector<LinkKey> links = Links(s, run);
-  std::vector<std::string> nodes;
-  for (const auto& [node, link] : links) {
-    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
-  }
+  return RenderFabricMap(s, run, counters, f, MapLinks(s, run));
+}
+
+std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterIndex& counters,
+                            const FaultStats& f, const FabricMapLinks& map_links) {
+  const std::vector<LinkKey>& links = map_links.links;
+  const std::vector<std::string>& nodes = map_links.nodes;
   if (nodes.empty()) return "";
   if (nodes.size() > kMapMaxNodes) {
     return fmt::format(

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "reports/localise.h"
 #include "reports/run_data.h"
@@ -30,7 +32,21 @@ inline constexpr size_t kMapMaxNodes = 64;
 // then the busiest.
 inline constexpr size_t kHeatMapMaxLinks = 96;
 
-// One <svg> of the fabric while FAULT was on.
+// What a map draws, the same for every fault: every (node, link) of
+// s.links but a switch's, in the plan's node order, and their nodes, each
+// once in that order. Computed once per report (n log n in the links), not
+// once per fault.
+struct FabricMapLinks {
+  std::vector<std::pair<std::string, std::string>> links;  // (node, link)
+  std::vector<std::string> nodes;
+};
+FabricMapLinks MapLinks(const Summary& s, const RunData& run);
+
+// One <svg> of the fabric while FAULT was on (or, past kMapMaxNodes, the
+// note saying so), drawing LINKS = MapLinks(s, run).
+std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterIndex& counters,
+                            const FaultStats& fault, const FabricMapLinks& links);
+// The same, computing MapLinks itself.
 std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterIndex& counters,
                             const FaultStats& fault);
 

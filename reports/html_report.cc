@@ -297,6 +297,7 @@ void WriteFaults(const Summary& s, std::string* out) {
 void WhereItHurt(const Summary& s, const RunData& run, std::string* out) {
   if (s.links.empty() && s.faults.empty() && s.anomalies.empty()) return;
   const CounterIndex counters(run.events);
+  const FabricMapLinks map_links = MapLinks(s, run);
   *out += "<h2>Where it hurt</h2>\n";
   for (const FaultStats& f : s.faults) {
     *out += fmt::format("<h3>{} ({} on {})</h3>\n", Esc(f.id), Esc(f.kind), Esc(f.node));
@@ -313,7 +314,7 @@ void WhereItHurt(const Summary& s, const RunData& run, std::string* out) {
       for (const std::string& e : f.localisation->evidence) *out += "<li>" + Esc(e) + "</li>\n";
       *out += "</ul>\n";
     }
-    *out += RenderFabricMap(s, run, counters, f);
+    *out += RenderFabricMap(s, run, counters, f, map_links);
   }
   double x_min = 0, x_max = 0;
   for (const PhaseStats& p : s.phases) x_max = std::max(x_max, p.end_s);
