@@ -20,7 +20,14 @@ std::pair<std::string, std::string> SplitCounterKey(const std::string& key) {
 
 namespace {
 
-bool Contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool Contains(std::string_view s, const char* part) { return s.find(part) != s.npos; }
+
+// SplitCounterKey without copies: the scans below run once per fault.
+std::pair<std::string_view, std::string_view> SplitKey(std::string_view key) {
+  const size_t dot = key.find('.');
+  if (dot == key.npos) return {key, ""};
+  return {key.substr(0, dot), key.substr(dot + 1)};
+}
 
 // How much a counter rose in the window beyond what its reference rate
 // predicts; 0 when it did not rise clearly (fewer than 3x the expected
@@ -47,7 +54,7 @@ Excess ExcessOf(const CounterIndex::Series& s, const LocaliseWindow& w) {
   return out;
 }
 
-std::string Rise(const std::string& counter, const Excess& e) {
+std::string Rise(std::string_view counter, const Excess& e) {
   if (e.expected < 0.5) return fmt::format("{} +{:g}", counter, e.rise);
   return fmt::format("{} +{:g} (~{:.0f} expected at the baseline's rate)", counter, e.rise,
                      e.expected);
@@ -60,7 +67,7 @@ using Candidate = LinkEvidence;
 // tail loss probe, a reordered ACK), a lossy one thousands a second.
 constexpr double kMinRetransExcess = 50;
 
-double MinExcess(const std::string& counter) {
+double MinExcess(std::string_view counter) {
   return counter == "tcp_retrans_segs" ? kMinRetransExcess : 1;
 }
 
@@ -69,14 +76,14 @@ double MinExcess(const std::string& counter) {
 // Signal 1: per (node, link), the weighted excess of its error counters.
 std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const LocaliseWindow& w) {
   std::map<std::pair<std::string, std::string>, Candidate> by_link;
-  for (const auto& [key, s] : counters.series()) {
-    const auto [link, counter] = SplitCounterKey(key.second);
+  for (const auto& [key, s] : counters.changing()) {
+    const auto [link, counter] = SplitKey(key.second);
     if (link == "tcp" || link.starts_with("rank/")) continue;
     const double weight = LinkEvidenceWeight(counter);
     if (weight <= 0) continue;
-    const Excess e = ExcessOf(s, w);
+    const Excess e = ExcessOf(*s, w);
     if (e.excess < MinExcess(counter)) continue;  // 0 when it did not rise clearly
-    Candidate& c = by_link[{key.first, link}];
+    Candidate& c = by_link[{key.first, std::string(link)}];
     c.node = key.first;
     c.link = link;
     c.score += weight * e.excess;
@@ -95,19 +102,19 @@ namespace {
 // Signal 2: per node, retransmissions and timeouts above the reference.
 std::vector<Candidate> TransportCandidates(const CounterIndex& counters, const LocaliseWindow& w) {
   std::map<std::string, Candidate> by_node;
-  for (const auto& [key, s] : counters.series()) {
-    const auto [link, counter] = SplitCounterKey(key.second);
+  for (const auto& [key, s] : counters.changing()) {
+    const auto [link, counter] = SplitKey(key.second);
     if (link != "tcp") continue;
     double weight = 0;
     if (counter == "retrans_segs") weight = 1;
     if (counter == "timeouts") weight = 10;
     if (weight <= 0) continue;
-    const Excess e = ExcessOf(s, w);
+    const Excess e = ExcessOf(*s, w);
     if (e.excess <= 0) continue;
     Candidate& c = by_node[key.first];
     c.node = key.first;
     c.score += weight * e.excess;
-    c.rises.push_back(Rise("TCP " + counter, e));
+    c.rises.push_back(Rise("TCP " + std::string(counter), e));
   }
   std::vector<Candidate> out;
   for (auto& [k, c] : by_node) out.push_back(std::move(c));
@@ -213,16 +220,20 @@ struct CpuEvidence {
 std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const LocaliseWindow& w,
                                        bool* sampled) {
   const bool has_reference = w.ref_to_s > w.ref_from_s;
+  *sampled = *sampled || counters.rank_cpu_sampled();
   std::vector<CpuEvidence> ranks;
-  for (const auto& [key, s] : counters.series()) {
-    const auto [link, counter] = SplitCounterKey(key.second);
+  // A rank whose CPU time never changed ran at rate 0 in the reference:
+  // below 0.05, it is skipped, so only the changing series can speak.
+  for (const auto& [key, s] : counters.changing()) {
+    const auto [link, counter] = SplitKey(key.second);
     if (!link.starts_with("rank/") || counter != "cpu_seconds") continue;
-    *sampled = true;
     if (!has_reference) continue;
-    const std::optional<double> ref = RateOver(s, w.ref_from_s, w.ref_to_s);
-    const std::optional<double> in = RateOver(s, w.from_s, w.to_s);
+    const std::optional<double> ref = RateOver(*s, w.ref_from_s, w.ref_to_s);
+    const std::optional<double> in = RateOver(*s, w.from_s, w.to_s);
     if (!ref || !in || *ref < 0.05) continue;
-    ranks.push_back({.rank = std::atoi(link.c_str() + 5), .node = key.first, .ratio = *in / *ref});
+    ranks.push_back({.rank = std::atoi(std::string(link.substr(5)).c_str()),
+                     .node = key.first,
+                     .ratio = *in / *ref});
   }
   if (ranks.size() < 2) return std::nullopt;
   auto low = std::min_element(ranks.begin(), ranks.end(),
@@ -285,7 +296,7 @@ std::string NoLinkWords(const std::vector<Candidate>& links) {
 
 }  // namespace
 
-double LinkEvidenceWeight(const std::string& c) {
+double LinkEvidenceWeight(std::string_view c) {
   if (c == "carrier_changes" || c == "link_downed") return 1000;
   if (c == "symbol_error" || c == "link_error_recovery" || c == "port_rcv_errors" ||
       c.starts_with("dl_") || c.ends_with("_errors")) {
@@ -308,8 +319,30 @@ CounterIndex::CounterIndex(const std::vector<Event>& events) {
   }
 }
 
+CounterIndex::CounterIndex(const CounterIndex& other) { *this = other; }
+
+CounterIndex& CounterIndex::operator=(const CounterIndex& other) {
+  if (this == &other) return *this;
+  series_ = other.series_;
+  rank_cpu_sampled_ = other.rank_cpu_sampled_;
+  changing_.clear();
+  for (const auto& [key, s] : other.changing_) changing_.emplace(key, &series_.at(key));
+  return *this;
+}
+
 void CounterIndex::Add(const Event& e) {
-  for (const auto& [name, value] : e.counters) series_[{e.node, name}].push_back({e.t, value});
+  for (const auto& [name, value] : e.counters) {
+    auto [at, fresh] = series_.try_emplace({e.node, name});
+    Series& s = at->second;
+    if (fresh) {
+      const auto [link, counter] = SplitKey(name);
+      rank_cpu_sampled_ =
+          rank_cpu_sampled_ || (link.starts_with("rank/") && counter == "cpu_seconds");
+    } else if (s.back().second != value) {
+      changing_.emplace(at->first, &s);
+    }
+    s.push_back({e.t, value});
+  }
 }
 
 std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<Iteration>& series,

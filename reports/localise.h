@@ -36,6 +36,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,14 +60,30 @@ struct Culprit {
 // time order. Built once per run (or incrementally, live).
 class CounterIndex {
  public:
+  using Key = std::pair<std::string, std::string>;  // (node, counter)
   using Series = std::vector<std::pair<double, double>>;
   CounterIndex() = default;
   explicit CounterIndex(const std::vector<Event>& events);
+  // changing() points into series(): a copy points into its own; a move
+  // keeps the map's nodes, and so the pointers.
+  CounterIndex(const CounterIndex& other);
+  CounterIndex& operator=(const CounterIndex& other);
+  CounterIndex(CounterIndex&&) = default;
+  CounterIndex& operator=(CounterIndex&&) = default;
   void Add(const Event& counters_event);
-  const std::map<std::pair<std::string, std::string>, Series>& series() const { return series_; }
+  const std::map<Key, Series>& series() const { return series_; }
+  // The series whose value changed at least once, in series()' order
+  // (pointers into it, valid as long as this index). A counter that never
+  // changed rose by 0 in every window, so the localisation, run once per
+  // fault, looks only at these: at 1,000 idle agents that is none of them.
+  const std::map<Key, const Series*>& changing() const { return changing_; }
+  // Whether any rank's CPU time ("rank/<r>.cpu_seconds") was sampled.
+  bool rank_cpu_sampled() const { return rank_cpu_sampled_; }
 
  private:
-  std::map<std::pair<std::string, std::string>, Series> series_;
+  std::map<Key, Series> series_;
+  std::map<Key, const Series*> changing_;
+  bool rank_cpu_sampled_ = false;
 };
 
 struct LocaliseWindow {
@@ -104,6 +121,6 @@ std::pair<std::string, std::string> SplitCounterKey(const std::string& key);
 
 // The weight of one counter as link evidence (signal 1 above); 0 for a
 // counter that is not (bytes, packets, port_xmit_wait).
-double LinkEvidenceWeight(const std::string& counter);
+double LinkEvidenceWeight(std::string_view counter);
 
 }  // namespace fdrill

@@ -56,6 +56,22 @@ std::vector<Iteration> Iterations(int last, double gap_ms, double slow_from, dou
   return out;
 }
 
+TEST(CounterIndex, ChangingHoldsTheSeriesThatChangedAndACopyPointsIntoItsOwn) {
+  const auto events = Samples({"fab0.qdisc_drops", "rank/1.cpu_seconds"},
+                              [](const std::string& node, const std::string& c, int t) {
+                                return node == "n2" && c == "fab0.qdisc_drops" ? t : 0.0;
+                              });
+  const CounterIndex index(events);
+  EXPECT_EQ(index.series().size(), 8u);
+  ASSERT_EQ(index.changing().size(), 1u);
+  EXPECT_EQ(index.changing().begin()->first, (CounterIndex::Key{"n2", "fab0.qdisc_drops"}));
+  EXPECT_TRUE(index.rank_cpu_sampled());  // sampled, though it never changed
+  const CounterIndex copy = index;
+  ASSERT_EQ(copy.changing().size(), 1u);
+  EXPECT_EQ(copy.changing().begin()->second, &copy.series().at({"n2", "fab0.qdisc_drops"}));
+  EXPECT_FALSE(CounterIndex().rank_cpu_sampled());
+}
+
 TEST(Localise, TheLinkWhoseShaperHeldPacketsBackNotTheBusiestOne) {
   const auto events = Samples({"fab0.qdisc_overlimits", "fab0.tx_bytes"},
                               [](const std::string& node, const std::string& c, int t) -> double {
