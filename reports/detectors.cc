@@ -1,7 +1,9 @@
 #include "reports/detectors.h"
 
-#include <functional>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,32 +38,43 @@ std::string IbNotice(const Event& e) {
   return e.node + " " + e.device + port + ": " + e.ib_event;
 }
 
-// The first event of type `type` in [from, until) that `notice` words.
-Detection FirstNotice(const std::vector<Event>& events, const char* type, double from, double until,
-                      const std::function<std::string(const Event&)>& notice) {
-  Detection d;
-  for (const Event& e : events) {
-    if (e.type != type || e.t < from || e.t >= until) continue;
-    if (std::string what = notice(e); !what.empty()) {
-      d.after_s = e.t - from;
-      d.what = what;
-      break;
-    }
-  }
-  return d;
-}
-
 }  // namespace
 
 void AddDetectors(const std::vector<Event>& events, std::vector<FaultStats>* faults) {
   bool watched = false;
   // Some node's agent listened to its RDMA devices for the drill.
   bool ib_watched = false;
+  // Every RAS sample and HCA event that says something is wrong, in the
+  // log's order, with what it says: whether a node had answered before
+  // depends on every sample before it, so this is one walk, not one per
+  // fault.
+  using Notices = std::vector<std::pair<const Event*, std::string>>;
+  Notices ras_notices, ib_notices;
+  std::map<std::string, bool> answered;  // per node, so far
   for (const Event& e : events) {
-    watched = watched || e.type == "ras";
     ib_watched = ib_watched || e.type == "ib_async" ||
                  (e.type == "ib_watch" && e.ib_devices.value_or(0) > 0);
+    if (e.type == "ib_async") {
+      if (std::string what = IbNotice(e); !what.empty()) ib_notices.push_back({&e, what});
+      continue;
+    }
+    if (e.type != "ras") continue;
+    watched = true;
+    const bool before = answered[e.node];
+    answered[e.node] = before || e.answered.value_or(false);
+    if (std::string what = RasNotices(e, before); !what.empty()) ras_notices.push_back({&e, what});
   }
+  // The first notice in [from, until).
+  auto first = [](const Notices& notices, const char* detector, double from, double until) {
+    Detection d{.detector = detector};
+    for (const auto& [e, what] : notices) {
+      if (e->t < from || e->t >= until) continue;
+      d.after_s = e->t - from;
+      d.what = what;
+      break;
+    }
+    return d;
+  };
   for (size_t i = 0; i < faults->size(); ++i) {
     FaultStats& f = (*faults)[i];
     Detection own{.detector = "fdrill"};
@@ -73,29 +86,9 @@ void AddDetectors(const std::vector<Event>& events, std::vector<FaultStats>* fau
       own.what = "impact in the iteration times";
     }
     f.detectors = {own};
-    if (watched) {
-      const double until = StretchEnd(*faults, f);
-      Detection ras{.detector = "nccl_ras"};
-      std::map<std::string, bool> answered;  // per node, so far
-      for (const Event& e : events) {
-        if (e.type != "ras") continue;
-        const bool before = answered[e.node];
-        answered[e.node] = before || e.answered.value_or(false);
-        if (e.t < f.applied_at_s || e.t >= until) continue;
-        if (std::string what = RasNotices(e, before); !what.empty()) {
-          ras.after_s = e.t - f.applied_at_s;
-          ras.what = what;
-          break;
-        }
-      }
-      f.detectors.push_back(ras);
-    }
-    if (ib_watched) {
-      Detection ib =
-          FirstNotice(events, "ib_async", f.applied_at_s, StretchEnd(*faults, f), IbNotice);
-      ib.detector = "ib_async";
-      f.detectors.push_back(ib);
-    }
+    const double until = watched || ib_watched ? StretchEnd(*faults, f) : 0;
+    if (watched) f.detectors.push_back(first(ras_notices, "nccl_ras", f.applied_at_s, until));
+    if (ib_watched) f.detectors.push_back(first(ib_notices, "ib_async", f.applied_at_s, until));
     f.first_detector.clear();
     std::optional<double> best;
     for (const Detection& d : f.detectors) {

@@ -18,6 +18,8 @@ namespace fdrill {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Sorts after every index: upper_bound({t, kNoIndex}) is the first apply after t.
+constexpr size_t kNoIndex = std::numeric_limits<size_t>::max();
 
 std::string Describe(const FaultStats& f) {
   std::string what = f.kind;
@@ -98,13 +100,13 @@ bool NamesTheFault(const Event& e, const FaultStats& f,
 
 // The earliest apply of another fault after this one was reverted (or, when
 // it never was, after it was applied): measurements of this fault stop there.
-double NextFaultAfter(const std::vector<FaultStats>& faults, size_t i) {
+// APPLIES: every fault's (applied_at_s, index), sorted.
+double NextFaultAfter(const std::vector<FaultStats>& faults,
+                      const std::vector<std::pair<double, size_t>>& applies, size_t i) {
   const double after = faults[i].reverted_at_s.value_or(faults[i].applied_at_s);
-  double bound = kInf;
-  for (size_t j = 0; j < faults.size(); ++j) {
-    if (j != i && faults[j].applied_at_s > after) bound = std::min(bound, faults[j].applied_at_s);
-  }
-  return bound;
+  auto next = std::upper_bound(applies.begin(), applies.end(), std::pair{after, kNoIndex});
+  if (next != applies.end() && next->second == i) ++next;  // not itself
+  return next == applies.end() ? kInf : next->first;
 }
 
 void Measure(const std::vector<Iteration>& series, const std::vector<bool>& redone,
@@ -234,6 +236,12 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
   const CounterIndex counters(events);
   std::vector<FaultStats> faults;
   std::map<std::string, const Event*> requested;  // fault_apply not yet confirmed
+  // Per id, the faults applied and not yet reverted, oldest first: a revert
+  // closes the latest.
+  std::map<std::string, std::vector<size_t>> open;
+  // Per id, its live `culprit` events; every failing exit; in the log's order.
+  std::map<std::string, std::vector<const Event*>> culprits;
+  std::vector<const Event*> failed_exits;
   for (const Event& e : events) {
     if (e.type == "fault_apply") {
       requested[e.id] = &e;
@@ -241,19 +249,23 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
       requested.erase(e.id);
       faults.push_back(
           {.id = e.id, .kind = e.kind, .node = e.node, .target = e.target, .applied_at_s = e.t});
+      open[e.id].push_back(faults.size() - 1);
       if (e.verified == false) errors->push_back(Describe(faults.back()) + ": apply not verified");
     } else if (e.type == "fault_reverted") {
-      auto open = std::find_if(faults.rbegin(), faults.rend(), [&](const FaultStats& f) {
-        return f.id == e.id && !f.reverted_at_s;
-      });
-      if (open == faults.rend()) {
+      auto ids = open.find(e.id);
+      if (ids == open.end() || ids->second.empty()) {
         errors->push_back(
             fmt::format("fault_reverted at {:.3f} s for fault {}, never applied", e.t, e.id));
         continue;
       }
-      open->reverted_at_s = e.t;
-      if (e.verified == false) errors->push_back(Describe(*open) + ": revert not verified");
+      FaultStats& f = faults[ids->second.back()];
+      ids->second.pop_back();
+      f.reverted_at_s = e.t;
+      if (e.verified == false) errors->push_back(Describe(f) + ": revert not verified");
+    } else if (e.type == "culprit") {
+      culprits[e.id].push_back(&e);
     }
+    if (JobFailedExit(e)) failed_exits.push_back(&e);
   }
   for (const auto& [id, e] : requested) {
     errors->push_back(
@@ -261,23 +273,28 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
                     "confirmed",
                     id, e->kind, e->node, e->t));
   }
+  std::vector<std::pair<double, size_t>> applies;
+  for (size_t i = 0; i < faults.size(); ++i) applies.push_back({faults[i].applied_at_s, i});
+  std::sort(applies.begin(), applies.end());
   for (size_t i = 0; i < faults.size(); ++i) {
-    if (!faults[i].reverted_at_s) {
-      errors->push_back(Describe(faults[i]) + ": never reverted (no fault_reverted event)");
+    FaultStats& f = faults[i];
+    if (!f.reverted_at_s) {
+      errors->push_back(Describe(f) + ": never reverted (no fault_reverted event)");
     }
-    const double bound = NextFaultAfter(faults, i);
-    Measure(series, redone, baseline, recovery_window_iters, bound, &faults[i]);
-    LocaliseFault(counters, series, baseline, bound, &faults[i]);
-    for (const Event& e : events) {
-      if (e.type == "culprit" && e.id == faults[i].id && e.t >= faults[i].applied_at_s &&
-          NamesTheFault(e, faults[i], switches)) {
-        faults[i].time_to_localise_s = e.t - faults[i].applied_at_s;
-        break;
+    const double bound = NextFaultAfter(faults, applies, i);
+    Measure(series, redone, baseline, recovery_window_iters, bound, &f);
+    LocaliseFault(counters, series, baseline, bound, &f);
+    if (auto named = culprits.find(f.id); named != culprits.end()) {
+      for (const Event* e : named->second) {
+        if (e->t >= f.applied_at_s && NamesTheFault(*e, f, switches)) {
+          f.time_to_localise_s = e->t - f.applied_at_s;
+          break;
+        }
       }
     }
-    for (const Event& e : events) {
-      if (JobFailedExit(e) && e.t >= faults[i].applied_at_s) {
-        faults[i].job_failed_after_s = e.t - faults[i].applied_at_s;
+    for (const Event* e : failed_exits) {
+      if (e->t >= f.applied_at_s) {
+        f.job_failed_after_s = e->t - f.applied_at_s;
         break;
       }
     }

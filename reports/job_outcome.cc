@@ -6,9 +6,12 @@ namespace fdrill {
 
 namespace {
 
-std::string Outcome(const std::vector<Event>& events, const std::vector<Iteration>& series,
+// ENDS: the events that end the job (a workload_failed, a failing exit), in
+// the log's order: gathered once, not walked out of every event per fault.
+std::string Outcome(const std::vector<const Event*>& ends, const std::vector<Iteration>& series,
                     const FaultStats& f, double until) {
-  for (const Event& e : events) {
+  for (const Event* end : ends) {
+    const Event& e = *end;
     if (e.t < f.applied_at_s || e.t >= until) continue;
     if (e.type == "workload_failed") return e.cause == "hang" ? "hang" : "error";
     if (JobFailedExit(e)) return "error";
@@ -26,8 +29,12 @@ std::string Outcome(const std::vector<Event>& events, const std::vector<Iteratio
 void AddJobOutcomes(const std::vector<Event>& events, const std::vector<Iteration>& series,
                     const std::map<std::string, std::string>& predicted,
                     std::vector<FaultStats>* faults) {
+  std::vector<const Event*> ends;
+  for (const Event& e : events) {
+    if (e.type == "workload_failed" || JobFailedExit(e)) ends.push_back(&e);
+  }
   for (FaultStats& f : *faults) {
-    f.job_outcome = Outcome(events, series, f, StretchEnd(*faults, f));
+    f.job_outcome = Outcome(ends, series, f, StretchEnd(*faults, f));
     if (auto it = predicted.find(f.id); it != predicted.end()) f.predicted_job = it->second;
   }
 }
