@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -73,9 +74,19 @@ double MinExcess(std::string_view counter) {
 
 }  // namespace
 
-// Signal 1: per (node, link), the weighted excess of its error counters.
-std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const LocaliseWindow& w) {
-  std::map<std::pair<std::string, std::string>, Candidate> by_link;
+namespace {
+
+// Signal 1: per (node, link), the weighted excess of its error counters,
+// the strongest first; the words of what rose (Rise) only for the first
+// DETAILED links: Localise reads two of them, once per fault, out of as
+// many links as a fault window overlaps.
+std::vector<Candidate> ScoreLinks(const CounterIndex& counters, const LocaliseWindow& w,
+                                  size_t detailed) {
+  struct Scored {
+    Candidate c;
+    std::vector<std::pair<std::string_view, Excess>> rose;  // (counter, excess)
+  };
+  std::map<std::pair<std::string, std::string>, Scored> by_link;
   for (const auto& [key, s] : counters.changing()) {
     const auto [link, counter] = SplitKey(key.second);
     if (link == "tcp" || link.starts_with("rank/")) continue;
@@ -83,18 +94,33 @@ std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const Loc
     if (weight <= 0) continue;
     const Excess e = ExcessOf(*s, w);
     if (e.excess < MinExcess(counter)) continue;  // 0 when it did not rise clearly
-    Candidate& c = by_link[{key.first, std::string(link)}];
+    Scored& scored = by_link[{key.first, std::string(link)}];
+    Candidate& c = scored.c;
     c.node = key.first;
     c.link = link;
     c.score += weight * e.excess;
-    c.rises.push_back(Rise(counter, e));
+    scored.rose.push_back({counter, e});
     c.retrans_only = c.retrans_only && counter == "tcp_retrans_segs";
   }
+  std::vector<Scored*> order;
+  for (auto& [k, scored] : by_link) order.push_back(&scored);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Scored* a, const Scored* b) { return a->c.score > b->c.score; });
   std::vector<Candidate> out;
-  for (auto& [k, c] : by_link) out.push_back(std::move(c));
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  out.reserve(order.size());
+  for (Scored* scored : order) {
+    if (out.size() < detailed) {
+      for (const auto& [counter, e] : scored->rose) scored->c.rises.push_back(Rise(counter, e));
+    }
+    out.push_back(std::move(scored->c));
+  }
   return out;
+}
+
+}  // namespace
+
+std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const LocaliseWindow& w) {
+  return ScoreLinks(counters, w, std::numeric_limits<size_t>::max());
 }
 
 namespace {
@@ -348,7 +374,8 @@ void CounterIndex::Add(const Event& e) {
 std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<Iteration>& series,
                                 const LocaliseWindow& w) {
   if (!(w.to_s > w.from_s)) return std::nullopt;
-  const std::vector<Candidate> links = LinkEvidenceIn(counters, w);
+  // Only the first two links' rises are read below.
+  const std::vector<Candidate> links = ScoreLinks(counters, w, 2);
   const std::vector<Candidate> transport = TransportCandidates(counters, w);
   const std::optional<RankEvidence> last = LastToArrive(series, w);
   bool cpu_sampled = false;
