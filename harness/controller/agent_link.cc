@@ -348,17 +348,18 @@ void AgentLink::DialAsync(const std::shared_ptr<Impl>& impl_to_dial, Duration ti
     asio::async_connect(impl->socket(), endpoints,
                         [impl, timer, node, finish = std::move(finish)](
                             const boost::system::error_code& e, const tcp::endpoint&) mutable {
-                          if (e || !impl->ctx) {
+                          if (e) {
                             timer->cancel();
-                            boost::system::error_code ignored;
-                            if (!e) impl->socket().set_option(tcp::no_delay(true), ignored);
-                            if (!e) impl->socket().non_blocking(true, ignored);
-                            return finish(e ? e.message() : std::string(),
-                                          e == asio::error::operation_aborted, false);
+                            return finish(e.message(), e == asio::error::operation_aborted, false);
                           }
+                          // Non-blocking for the reader and writer, TLS or plain.
                           boost::system::error_code opt;
                           impl->socket().set_option(tcp::no_delay(true), opt);
                           impl->socket().non_blocking(true, opt);
+                          if (!impl->ctx) {
+                            timer->cancel();
+                            return finish(std::string(), false, false);
+                          }
                           // The agent must prove it is `node`: chain to the CA and CN/DNS = node.
                           impl->tls = std::make_unique<TlsSocket>(impl->ctx->native_handle(), node,
                                                                   impl->socket().native_handle());
