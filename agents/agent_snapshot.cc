@@ -71,11 +71,12 @@ Json AgentService::HostSnapshot() {
 }
 
 Result<Json> AgentService::Snapshot() {
-  auto links = ListLinks(*host_.runner);
+  NetOf net(host_);
+  auto links = ListLinks(*net);
   if (!links.ok()) return links.status();
   Json out = Json::array();
   for (const auto& l : *links) {
-    auto tree = ReadQdiscs(*host_.runner, l.name);
+    auto tree = ReadQdiscs(*net, l.name);
     if (!tree.ok()) return tree.status();
     Json root = {{"kind", ""}, {"handle", ""}};
     Json lines = Json::array();

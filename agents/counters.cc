@@ -7,6 +7,7 @@
 
 #include "agents/sysfs_text.h"
 #include "agents/tcp_link_retrans.h"
+#include "harness/host/iproute_net_stack.h"
 #include "injectors/ranks.h"
 
 namespace fdrill {
@@ -42,18 +43,15 @@ bool Skipped(const std::string& name, const std::string& mgmt) {
 }
 
 // Adds each root qdisc's drops and overlimits ("<if>.qdisc_drops") to out.
-Json WithQdiscs(ProcessRunner& runner, const std::string& mgmt_interface, Json& out) {
-  auto qdiscs = RunChecked(runner, {"tc", "-s", "-j", "qdisc", "show"});
-  if (qdiscs.ok()) {
-    Json q = Json::parse(*qdiscs, nullptr, false);
-    if (q.is_array()) {
-      for (const auto& e : q) {
-        const std::string dev = e.value("dev", "");
-        if (Skipped(dev, mgmt_interface) || !e.value("root", false)) continue;
-        for (const char* key : {"drops", "overlimits"}) {
-          if (e.contains(key) && e[key].is_number()) out[dev + ".qdisc_" + key] = e[key];
-        }
-      }
+Json WithQdiscs(ProcessRunner& runner, NetStack* net, const std::string& mgmt_interface,
+                Json& out) {
+  IprouteNetStack tools(&runner);
+  auto roots = (net ? *net : tools).RootCounters();
+  if (roots.ok()) {
+    for (const auto& r : *roots) {
+      if (Skipped(r.dev, mgmt_interface)) continue;
+      out[r.dev + ".qdisc_drops"] = r.drops;
+      out[r.dev + ".qdisc_overlimits"] = r.overlimits;
     }
   }
   return out;
@@ -139,8 +137,8 @@ bool ParseProcNetDev(const std::string& text, const std::string& mgmt_interface,
   return true;
 }
 
-Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs,
-                            const std::string& mgmt_interface) {
+Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::string& mgmt_interface,
+                            NetStack* net) {
   Json out = Json::object();
   if (sysfs != nullptr) {
     auto dev = sysfs->Read("/proc/net/dev");
@@ -149,7 +147,7 @@ Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs,
       for (const char* file : {"/proc/net/snmp", "/proc/net/netstat"}) {
         if (auto text = sysfs->Read(file); text.ok()) ParseProcNetStats(*text, out);
       }
-      return WithQdiscs(runner, mgmt_interface, out);
+      return WithQdiscs(runner, net, mgmt_interface, out);
     }
     out = Json::object();
   }
@@ -167,7 +165,7 @@ Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs,
       }
     }
   }
-  return WithQdiscs(runner, mgmt_interface, out);
+  return WithQdiscs(runner, net, mgmt_interface, out);
 }
 
 void SampleIbCounters(SysFs& sysfs, const std::string& root, Json& out) {
@@ -226,7 +224,7 @@ void SampleRankCpu(ProcessTable& procs, Json& out) {
 }
 
 Result<Json> SampleTelemetry(ProcessRunner& runner, SysFs* sysfs, const TelemetrySources& sources) {
-  auto netdevs = SampleCounters(runner, sysfs, sources.mgmt_interface);
+  auto netdevs = SampleCounters(runner, sysfs, sources.mgmt_interface, sources.net);
   Json out = netdevs.ok() ? std::move(*netdevs) : Json::object();
   if (netdevs.ok() && sources.tcp_links != nullptr)
     sources.tcp_links->Sample(sources.mgmt_interface, out);

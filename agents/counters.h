@@ -23,7 +23,8 @@
 // idle agent's CPU, docs/performance.md), else from `ip -s -j link`. Both
 // read the kernel's 64-bit link stats; /proc/net/dev's rx drop also counts
 // rx_missed_errors (NIC ring overflows), which `ip` lists apart. Qdisc
-// counters come from `tc -s -j qdisc` (netlink).
+// counters come from one rtnetlink qdisc dump (the host's NetStack; `tc -s
+// -j qdisc show` where the host has none).
 //
 // 1b. Per link, the TCP segments the node retransmitted through it,
 //    "<if>.tcp_retrans_segs" (sock_diag; agents/tcp_link_retrans.h): the
@@ -57,6 +58,7 @@
 
 #include "harness/host/gpus.h"
 #include "harness/host/host.h"
+#include "harness/host/net_stack.h"
 #include "harness/host/processes.h"
 #include "harness/wire/wire.h"
 
@@ -70,6 +72,9 @@ struct TelemetrySources {
   Gpus* gpus = nullptr;  // null: no NVLink counters
   // "<if>.tcp_retrans_segs" (agents/tcp_link_retrans.h); null: none.
   TcpLinkRetrans* tcp_links = nullptr;
+  // Root qdisc counters over rtnetlink (harness/host/net_stack.h); null:
+  // `tc -s -j qdisc show` on the runner.
+  NetStack* net = nullptr;
 };
 
 // One sample of everything above. Fails only when no source answered at
@@ -102,7 +107,9 @@ void ParseProcNetStats(const std::string& text, Json& out);
 void SampleRankCpu(ProcessTable& procs, Json& out);
 
 // The netdev part alone.
-Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::string& mgmt_interface);
+// `net` null: the iproute2 tools on `runner` (net_stack.h).
+Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::string& mgmt_interface,
+                            NetStack* net = nullptr);
 
 // Parses /proc/net/dev text into `out` ("<if>.rx_bytes", ...); false when
 // it is not in that format.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "injectors/netdev.h"
+
 namespace fdrill {
 
 namespace {
@@ -10,31 +12,6 @@ namespace {
 constexpr auto kCacheFor = std::chrono::seconds(10);
 
 bool AnyAddress(const std::string& a) { return a.empty() || a == "0.0.0.0" || a == "::"; }
-
-// The "dev" of `ip -j route get ADDR`.
-Result<std::string> RouteDevice(ProcessRunner& runner, const std::string& address) {
-  auto out = RunChecked(runner, {"ip", "-j", "route", "get", address});
-  if (!out.ok()) return out.status();
-  const Json j = Json::parse(*out, nullptr, /*allow_exceptions=*/false);
-  if (j.is_array() && !j.empty() && j[0].is_object() && j[0].contains("dev") &&
-      j[0]["dev"].is_string())
-    return j[0]["dev"].get<std::string>();
-  return Unavailable("`ip -j route get " + address + "` named no device: " + *out);
-}
-
-// The interfaces of `ip -j addr show to ADDR`.
-Result<std::set<std::string>> AddressDevices(ProcessRunner& runner, const std::string& address) {
-  auto out = RunChecked(runner, {"ip", "-j", "addr", "show", "to", address});
-  if (!out.ok()) return out.status();
-  const Json j = Json::parse(*out, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_array()) return Unavailable("`ip -j addr show to " + address + "`: not a JSON list");
-  std::set<std::string> out_set;
-  for (const Json& link : j) {
-    if (link.is_object() && link.contains("ifname") && link["ifname"].is_string())
-      out_set.insert(link["ifname"].get<std::string>());
-  }
-  return out_set;
-}
 
 // Every string in `params`, lists included, that equals one of `addresses`.
 std::string NamedAddress(const Json& params, const std::set<std::string>& addresses) {
@@ -64,18 +41,20 @@ std::string PeerAddress(const std::string& peer) {
 Result<std::set<std::string>> MgmtGuard::Guarded(const std::string& controller_address, Host host) {
   std::set<std::string> out = {"lo"};
   if (!mgmt_.empty()) out.insert(mgmt_);
-  if (host.runner == nullptr) return out;  // the fake host: nothing to route
+  if (host.runner == nullptr && host.net == nullptr) return out;  // nothing to route
   auto it = cache_.find(controller_address);
   if (it != cache_.end() && clock_.Now() - it->second.at < kCacheFor) return it->second.ifaces;
   if (!controller_address.empty()) {
-    auto dev = RouteDevice(*host.runner, controller_address);
+    NetOf net(host);
+    auto dev = net->RouteDevice(controller_address);
     if (!dev.ok())
       return dev.status().Annotate("which interface carries the path to the controller " +
                                    controller_address);
     out.insert(*dev);
   }
   if (!AnyAddress(listen_)) {
-    auto devs = AddressDevices(*host.runner, listen_);
+    NetOf net(host);
+    auto devs = net->AddressDevices(listen_);
     if (!devs.ok())
       return devs.status().Annotate("which interface holds the listen address " + listen_);
     out.insert(devs->begin(), devs->end());

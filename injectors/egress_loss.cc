@@ -18,7 +18,8 @@ class EgressLoss final : public Fault {
   EgressLoss(Host host, EgressLossSpec spec) : host_(host), spec_(std::move(spec)) {}
 
   Status Capture() override {
-    auto link = ReadLink(*host_.runner, spec_.ifname);  // NotFound listing what exists
+    NetOf net(host_);
+    auto link = ReadLink(*net, spec_.ifname);  // NotFound listing what exists
     if (!link.ok()) return link.status().Annotate(Who());
     auto table = TableExists();
     if (!table.ok()) return table.status();
@@ -151,7 +152,8 @@ class EgressLoss final : public Fault {
   }
 
   Result<bool> HoleExists() const {
-    auto links = ListLinks(*host_.runner);
+    NetOf net(host_);
+    auto links = ListLinks(*net);
     if (!links.ok()) return links.status().Annotate(Who());
     for (const auto& l : *links)
       if (l.name == Hole()) return true;

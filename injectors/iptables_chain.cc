@@ -229,7 +229,8 @@ std::vector<std::string> IptablesChain::Mechanism() const {
 
 Status ChainFault::Capture() {
   if (!ifname_.empty()) {
-    auto link = ReadLink(*host_.runner, ifname_);
+    NetOf net(host_);
+    auto link = ReadLink(*net, ifname_);
     if (!link.ok()) return link.status().Annotate(kind_);
   }
   return chain_.Capture();
@@ -251,7 +252,7 @@ Status ProbeIptables(ProcessRunner& runner, const std::string& who) {
 
 Status ProbeChainFault(const Json& params, Host host, const std::string& kind) {
   if (auto s = ProbeIptables(*host.runner, kind); !s.ok()) return s;
-  return ProbeInterface(*host.runner, params, kind);
+  return ProbeInterface(host, params, kind);
 }
 
 }  // namespace fdrill

@@ -51,10 +51,6 @@ constexpr char kHandle[] = "fd2:";
 constexpr char kQueueFile[] = "/proc/net/netfilter/nfnetlink_queue";
 constexpr uint16_t kFirstQueue = 0xfd00;  // fdrill's queues: 0xfd00-0xfdff
 
-std::string Us(Duration d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) + "us";
-}
-
 // Read-only: sch_netem is loaded, built in, or a module file tc can load.
 bool NetemAvailable(SysFs* sysfs) {
   if (!sysfs) return false;
@@ -90,10 +86,11 @@ class LinkDelay final : public Fault {
         make_line_(std::move(make_line)) {}
 
   Status Capture() override {
-    auto link = ReadLink(*host_.runner, s_.ifname);
+    NetOf net(host_);
+    auto link = ReadLink(*net, s_.ifname);
     if (!link.ok()) return link.status().Annotate("link_delay");
     if (s_.egress && !s_.peer && NetemAvailable(host_.sysfs)) {
-      auto kind = ReadDefaultRootQdisc(*host_.runner, s_.ifname, who_, "");
+      auto kind = ReadDefaultRootQdisc(*net, s_.ifname, who_, "");
       if (!kind.ok()) return kind.status();
       prior_kind_ = *kind;
       mode_ = "netem";
@@ -129,8 +126,9 @@ class LinkDelay final : public Fault {
 
   Status Apply() override {
     if (mode_ == "netem") {
-      auto r = RunChecked(*host_.runner, NetemArgv());
-      return r.ok() ? Status::Ok() : r.status().Annotate(who_);
+      NetOf net(host_);
+      Status s = net->Apply(Netem());
+      return s.ok() ? s : s.Annotate(who_);
     }
     if (mode_ != "nfqueue") return FailedPrecondition(who_ + ": Apply before a successful Capture");
     if (!line_) {
@@ -145,7 +143,8 @@ class LinkDelay final : public Fault {
 
   Status Verify() override {
     if (mode_ == "netem") {
-      auto q = ReadRootQdisc(*host_.runner, s_.ifname);
+      NetOf net(host_);
+      auto q = ReadRootQdisc(*net, s_.ifname);
       if (!q.ok()) return q.status().Annotate(who_);
       double seconds = -1;
       if (q->options.contains("delay") && q->options["delay"].is_object()) {
@@ -179,7 +178,10 @@ class LinkDelay final : public Fault {
   }
 
   Status Revert() override {
-    if (mode_ == "netem") return DeleteOwnRootQdisc(*host_.runner, s_.ifname, kHandle, who_);
+    if (mode_ == "netem") {
+      NetOf net(host_);
+      return DeleteOwnRootQdisc(*net, s_.ifname, kHandle, who_);
+    }
     if (mode_ != "nfqueue") return Status::Ok();  // Capture failed: nothing was applied
     // Rule first: while it stands, stopping the line would let packets
     // bypass undelayed (a different fault); keep both for the retry.
@@ -192,8 +194,10 @@ class LinkDelay final : public Fault {
   }
 
   Status VerifyReverted() override {
-    if (mode_ == "netem")
-      return ExpectPriorRootQdisc(*host_.runner, s_.ifname, kHandle, prior_kind_, who_);
+    if (mode_ == "netem") {
+      NetOf net(host_);
+      return ExpectPriorRootQdisc(*net, s_.ifname, kHandle, prior_kind_, who_);
+    }
     if (mode_ != "nfqueue") return Status::Ok();
     if (auto s = chain_.VerifyReverted(); !s.ok()) return s;
     auto bound = QueuePort();
@@ -212,7 +216,7 @@ class LinkDelay final : public Fault {
     bool netem_possible = s_.egress && !s_.peer;
     if (mode_ != "nfqueue" && netem_possible) {
       std::string prefix = mode_.empty() ? "with sch_netem: " : "";
-      out.push_back(prefix + "apply: " + JoinArgv(NetemArgv()));
+      out.push_back(prefix + "apply: " + JoinArgv(Netem().Argv()));
       out.push_back(prefix + "revert: tc qdisc del dev " + s_.ifname + " root");
     }
     if (mode_ != "netem") {
@@ -228,10 +232,7 @@ class LinkDelay final : public Fault {
   }
 
  private:
-  std::vector<std::string> NetemArgv() const {
-    return {"tc",     "qdisc", "replace", "dev",   s_.ifname,    "root",
-            "handle", kHandle, "netem",   "delay", Us(s_.delay), Us(s_.jitter)};
-  }
+  NetChange Netem() const { return NetChange::Netem(s_.ifname, kHandle, s_.delay, s_.jitter); }
 
   // The netlink port bound to our queue, nullopt when none is; a missing
   // file means nfnetlink_queue is not loaded, so nothing is bound.
@@ -318,6 +319,7 @@ Status ProbeLinkDelay(const Json& params, Host host) {
   bool ingress = params.is_object() && params.value("direction", Json("egress")) == Json("ingress");
   bool peer = params.is_object() && params.contains("peer");
   if (NetemAvailable(host.sysfs) && !ingress && !peer) {
+    if (host.net != nullptr) return ProbeInterface(host, params, "link_delay");  // no tc needed
     auto r = host.runner->Run({"tc", "-V"}, std::chrono::seconds(5));
     if (!r.ok() && IsProgramMissing(r.status())) {
       return Unsupported("link_delay needs tc (iproute2) for netem: " + r.status().message());
@@ -328,7 +330,7 @@ Status ProbeLinkDelay(const Json& params, Host host) {
   } else if (auto s = ProbeIptables(*host.runner, "link_delay"); !s.ok()) {
     return s;
   }
-  return ProbeInterface(*host.runner, params, "link_delay");
+  return ProbeInterface(host, params, "link_delay");
 }
 
 }  // namespace fdrill

@@ -23,7 +23,7 @@ Result<std::unique_ptr<Fault>> MakeLinkDown(const Json& params, Host host) {
   if (!ifname.ok()) return ifname.status();
   if (auto s = p.Finish(); !s.ok()) return s;
   return std::unique_ptr<Fault>(
-      std::make_unique<OffFault>(std::make_unique<AdminLink>(host.runner, "link_down", *ifname)));
+      std::make_unique<OffFault>(std::make_unique<AdminLink>(host, "link_down", *ifname)));
 }
 
 Status ProbeLinkDown(const Json& params, Host host) { return ProbeLinkFlap(params, host); }

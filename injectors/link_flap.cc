@@ -26,7 +26,7 @@ Result<std::unique_ptr<Fault>> MakeLinkFlap(const Json& params, Host host) {
   if (auto s = p.Finish(); !s.ok()) return s;
   if (auto s = schedule->Check("link"); !s.ok()) return s;
   return std::unique_ptr<Fault>(std::make_unique<FlapFault>(
-      std::make_unique<AdminLink>(host.runner, "link_flap", *ifname), *schedule));
+      std::make_unique<AdminLink>(host, "link_flap", *ifname), *schedule));
 }
 
 }  // namespace fdrill

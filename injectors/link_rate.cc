@@ -66,19 +66,6 @@ std::pair<std::string, std::string> U32Key(const std::string& peer) {
   return {value, mask_hex};
 }
 
-// "100Mbit" -> 1e8; tc prints rates in powers of 1000. -1 when unreadable.
-double TcRate(const std::string& text) {
-  char unit[16] = "";
-  double n = 0;
-  if (std::sscanf(text.c_str(), "%lf%15s", &n, unit) < 1) return -1;
-  const std::pair<const char*, double> units[] = {
-      {"bit", 1}, {"Kbit", 1e3}, {"Mbit", 1e6}, {"Gbit", 1e9}, {"Tbit", 1e12}};
-  for (const auto& [name, scale] : units) {
-    if (std::string(unit) == name) return n * scale;
-  }
-  return -1;
-}
-
 Json QdiscJson(const Qdisc& q) {
   return {{"kind", q.kind}, {"handle", q.handle}, {"parent", q.parent}, {"options", q.options}};
 }
@@ -115,7 +102,8 @@ class LinkRate final : public Fault {
         peers_(std::move(peers)) {}
 
   Status Capture() override {
-    auto tree = ReadQdiscs(*host_.runner, ifname_);
+    NetOf net(host_);
+    auto tree = ReadQdiscs(*net, ifname_);
     if (!tree.ok()) return tree.status().Annotate(Who());
     const Qdisc* root = ChildOf(*tree, "");
     if (root == nullptr) return Internal(Who() + ": tc shows no root qdisc");
@@ -166,14 +154,18 @@ class LinkRate final : public Fault {
     return Status::Ok();
   }
 
-  Status Apply() override { return RunEachChecked(*host_.runner, ApplySteps(), Who()); }
+  Status Apply() override {
+    NetOf net(host_);
+    return ApplyEach(*net, ApplySteps(), Who());
+  }
 
   Status Verify() override {
-    auto tree = ReadQdiscs(*host_.runner, ifname_);
+    NetOf net(host_);
+    auto tree = ReadQdiscs(*net, ifname_);
     if (!tree.ok()) return tree.status().Annotate(Who());
     const Qdisc* q = ChildOf(*tree, parent_);
     if (q == nullptr) return FailedPrecondition(Who() + ": no qdisc at " + Where());
-    if (!peers_.empty()) return VerifyPerPeer(*q);
+    if (!peers_.empty()) return VerifyPerPeer(*net, *q);
     uint64_t bytes_per_sec = q->options.value("rate", uint64_t{0});
     if (q->kind != "tbf" || q->handle != kHandle || bytes_per_sec * 8 != rate_) {
       return FailedPrecondition(Who() + ": " + Where() + " qdisc is " + q->kind + " " + q->handle +
@@ -185,21 +177,23 @@ class LinkRate final : public Fault {
   }
 
   Status Revert() override {
-    if (!Nested()) return DeleteOwnRootQdisc(*host_.runner, ifname_, kHandle, Who());
-    auto tree = ReadQdiscs(*host_.runner, ifname_);
+    NetOf net(host_);
+    if (!Nested()) return DeleteOwnRootQdisc(*net, ifname_, kHandle, Who());
+    auto tree = ReadQdiscs(*net, ifname_);
     if (!tree.ok()) {
       return tree.status().code() == StatusCode::kNotFound ? Status::Ok()
                                                            : tree.status().Annotate(Who());
     }
     const Qdisc* child = ChildOf(*tree, parent_);
     if (child == nullptr || child->handle != kHandle) return Status::Ok();  // not ours (now)
-    auto r = RunChecked(*host_.runner, RestoreChildArgv());
-    return r.ok() ? Status::Ok() : r.status().Annotate(Who());
+    Status s = net->Apply(RestoreChild());
+    return s.ok() ? s : s.Annotate(Who());
   }
 
   Status VerifyReverted() override {
-    if (!Nested()) return ExpectPriorRootQdisc(*host_.runner, ifname_, kHandle, prior_kind_, Who());
-    auto tree = ReadQdiscs(*host_.runner, ifname_);
+    NetOf net(host_);
+    if (!Nested()) return ExpectPriorRootQdisc(*net, ifname_, kHandle, prior_kind_, Who());
+    auto tree = ReadQdiscs(*net, ifname_);
     if (!tree.ok()) return tree.status().Annotate(Who());
     const Qdisc* root = ChildOf(*tree, "");
     const Qdisc* child = ChildOf(*tree, parent_);
@@ -218,9 +212,10 @@ class LinkRate final : public Fault {
   std::string Target() const override { return ifname_; }
   std::vector<std::string> Mechanism() const override {
     std::vector<std::string> out;
-    for (const auto& argv : ApplySteps()) out.push_back("apply: " + JoinArgv(argv));
-    out.push_back("revert: " +
-                  JoinArgv(Nested() ? RestoreChildArgv() : DeleteRootQdiscArgv(ifname_)));
+    for (const auto& change : ApplySteps()) out.push_back("apply: " + JoinArgv(change.Argv()));
+    out.push_back(
+        "revert: " +
+        JoinArgv((Nested() ? RestoreChild() : NetChange::DeleteRootQdisc(ifname_)).Argv()));
     // Before Capture (fdrill plan) the tree is not known yet.
     if (!Nested() && prior_kind_.empty()) {
       out.push_back(
@@ -235,71 +230,35 @@ class LinkRate final : public Fault {
   // Under a tbf's class (its fifo replaced) rather than at the root.
   bool Nested() const { return !parent_.empty(); }
   std::string Where() const { return Nested() ? "parent " + parent_ : "root"; }
-  // `tc qdisc replace dev IF root` or `... parent H:1`, then `handle fd1: ...`.
-  std::vector<std::string> At() const {
-    std::vector<std::string> argv = {"tc", "qdisc", "replace", "dev", ifname_};
-    if (Nested()) {
-      argv.insert(argv.end(), {"parent", parent_});
-    } else {
-      argv.push_back("root");
-    }
-    argv.insert(argv.end(), {"handle", kHandle});
-    return argv;
-  }
+  // Where fd1: goes: "" (the root) or the tbf's class.
+  std::string At() const { return Nested() ? parent_ : ""; }
   // The fifo Capture found under the tbf, as it was: handle, kind, limit.
-  std::vector<std::string> RestoreChildArgv() const {
-    return {"tc",
-            "qdisc",
-            "replace",
-            "dev",
-            ifname_,
-            "parent",
-            parent_,
-            "handle",
-            prior_child_.handle,
-            prior_child_.kind,
-            "limit",
-            std::to_string(prior_child_.options.value("limit", uint64_t{0}))};
+  NetChange RestoreChild() const {
+    return NetChange::Fifo(ifname_, parent_, prior_child_.handle, prior_child_.kind,
+                           prior_child_.options.value("limit", uint64_t{0}));
   }
 
-  std::vector<std::vector<std::string>> ApplySteps() const {
-    std::string rate = std::to_string(rate_) + "bit", burst = std::to_string(burst_);
-    if (peers_.empty()) {
-      std::vector<std::string> tbf = At();
-      tbf.insert(
-          tbf.end(),
-          {"tbf", "rate", rate, "burst", burst, "latency",
-           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(latency_).count()) +
-               "ms"});
-      return {tbf};
-    }
-    std::vector<std::string> htb = At();
-    htb.insert(htb.end(), {"htb", "default", "0"});
-    std::vector<std::vector<std::string>> steps = {
-        htb,
-        {"tc", "class", "replace", "dev", ifname_, "parent", kHandle, "classid", kShapedClass,
-         "htb", "rate", rate, "ceil", rate, "burst", burst, "cburst", burst}};
-    for (const auto& peer : peers_) {
-      steps.push_back({"tc", "filter", "add", "dev", ifname_, "parent", kHandle, "protocol", "ip",
-                       "prio", "1", "u32", "match", "ip", "dst", peer, "flowid", kShapedClass});
-    }
+  std::vector<NetChange> ApplySteps() const {
+    if (peers_.empty()) return {NetChange::Tbf(ifname_, At(), kHandle, rate_, burst_, latency_)};
+    std::vector<NetChange> steps = {
+        NetChange::HtbRoot(ifname_, At(), kHandle),
+        NetChange::HtbClassRate(ifname_, kHandle, kShapedClass, rate_, burst_)};
+    for (const auto& peer : peers_)
+      steps.push_back(NetChange::U32Dst(ifname_, kHandle, peer, kShapedClass));
     return steps;
   }
 
-  Status VerifyPerPeer(const Qdisc& q) {
+  Status VerifyPerPeer(NetStack& net, const Qdisc& q) {
     const std::string who = Who();
     if (q.kind != "htb" || q.handle != kHandle) {
       return FailedPrecondition(who + ": " + Where() + " qdisc is " + q.kind + " " + q.handle +
                                 ", expected htb " + kHandle);
     }
-    auto classes = RunChecked(*host_.runner, {"tc", "-j", "class", "show", "dev", ifname_});
+    auto classes = net.HtbClasses(ifname_);
     if (!classes.ok()) return classes.status().Annotate(who);
     double rate = -1;
-    size_t at = classes->find("class htb " + std::string(kShapedClass) + " ");
-    if (at != std::string::npos) {
-      std::string line = classes->substr(at, classes->find('\n', at) - at);
-      size_t r = line.find(" rate ");
-      if (r != std::string::npos) rate = TcRate(line.substr(r + 6));
+    for (const auto& c : *classes) {
+      if (c.classid == kShapedClass) rate = static_cast<double>(c.rate_bits);
     }
     if (std::abs(rate - static_cast<double>(rate_)) > static_cast<double>(rate_) / 100) {
       return FailedPrecondition(who + ": htb class " + kShapedClass + " is " +
@@ -307,18 +266,14 @@ class LinkRate final : public Fault {
                                           : "at " + std::to_string(std::llround(rate)) + " bit/s") +
                                 ", expected " + std::to_string(rate_) + " bit/s");
     }
-    auto filters = RunChecked(*host_.runner, {"tc", "-j", "filter", "show", "dev", ifname_});
+    auto filters = net.U32Filters(ifname_);
     if (!filters.ok()) return filters.status().Annotate(who);
-    Json list = Json::parse(*filters, nullptr, false);
     for (const auto& peer : peers_) {
       auto [value, mask] = U32Key(peer);
       bool found = false;
-      for (const auto& f : list.is_array() ? list : Json::array()) {
-        const Json& o = f.value("options", Json::object());
-        const Json& m = o.value("match", Json::object());
-        found = found || (f.value("kind", "") == "u32" && o.value("flowid", "") == kShapedClass &&
-                          m.value("value", "") == value && m.value("mask", "") == mask &&
-                          m.value("off", -1) == 16);
+      for (const auto& f : *filters) {
+        found = found ||
+                (f.flowid == kShapedClass && f.value == value && f.mask == mask && f.off == 16);
       }
       if (!found) {
         return FailedPrecondition(who + ": no u32 filter sends dst " + peer + " to class " +

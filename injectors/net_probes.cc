@@ -30,25 +30,30 @@ Status ProbeTool(ProcessRunner& runner, const std::vector<std::string>& argv,
 }  // namespace
 
 Status ProbeLinkRate(const Json& params, Host host) {
-  if (auto s = ProbeTool(*host.runner, {"tc", "-V"}, "link_rate"); !s.ok()) return s;
-  return ProbeInterface(*host.runner, params, "link_rate");
+  // Over netlink the agent needs no tc; on the tools' path it does.
+  if (host.net == nullptr) {
+    if (auto s = ProbeTool(*host.runner, {"tc", "-V"}, "link_rate"); !s.ok()) return s;
+  }
+  return ProbeInterface(host, params, "link_rate");
 }
 
 Status ProbePortLoss(const Json& params, Host host) {
   if (auto s = ProbeTool(*host.runner, {"nft", "--version"}, "port_loss"); !s.ok()) return s;
-  return ProbeInterface(*host.runner, params, "port_loss");
+  return ProbeInterface(host, params, "port_loss");
 }
 
 Status ProbeLinkLoss(const Json& params, Host host) {
   if (params.is_object() && params.value("direction", "egress") == "ingress")
     return ProbeChainFault(params, host, "link_loss");
   if (auto s = ProbeTool(*host.runner, {"nft", "--version"}, "link_loss"); !s.ok()) return s;
-  return ProbeInterface(*host.runner, params, "link_loss");
+  return ProbeInterface(host, params, "link_loss");
 }
 
 Status ProbeLinkFlap(const Json& params, Host host) {
-  if (auto s = ProbeTool(*host.runner, {"ip", "-V"}, "link_flap"); !s.ok()) return s;
-  return ProbeInterface(*host.runner, params, "link_flap");
+  if (host.net == nullptr) {
+    if (auto s = ProbeTool(*host.runner, {"ip", "-V"}, "link_flap"); !s.ok()) return s;
+  }
+  return ProbeInterface(host, params, "link_flap");
 }
 
 }  // namespace fdrill

@@ -4,46 +4,10 @@
 
 namespace fdrill {
 
-namespace {
-constexpr auto kTimeout = std::chrono::seconds(5);
+Result<std::vector<LinkState>> ListLinks(NetStack& net) { return net.Links(); }
 
-Result<Json> RunJson(ProcessRunner& runner, const std::vector<std::string>& argv) {
-  auto r = runner.Run(argv, kTimeout);
-  if (!r.ok()) return r.status();
-  if (r->exit_code != 0) {
-    std::string err = r->err;
-    while (!err.empty() && err.back() == '\n') err.pop_back();
-    return FailedPrecondition("`" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code) +
-                              ": " + err);
-  }
-  Json j = Json::parse(r->out, nullptr, false);
-  if (j.is_discarded() || !j.is_array())
-    return Internal("`" + JoinArgv(argv) + "` printed no JSON array");
-  return j;
-}
-
-LinkState FromJson(const Json& link) {
-  LinkState s;
-  s.name = link.value("ifname", "");
-  s.operstate = link.value("operstate", "UNKNOWN");
-  s.master = link.value("master", "");
-  for (const auto& f : link.value("flags", Json::array())) {
-    if (f == "UP") s.admin_up = true;
-  }
-  return s;
-}
-}  // namespace
-
-Result<std::vector<LinkState>> ListLinks(ProcessRunner& runner) {
-  auto j = RunJson(runner, {"ip", "-j", "link", "show"});
-  if (!j.ok()) return j.status();
-  std::vector<LinkState> out;
-  for (const auto& link : *j) out.push_back(FromJson(link));
-  return out;
-}
-
-Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname) {
-  auto all = ListLinks(runner);
+Result<LinkState> ReadLink(NetStack& net, const std::string& ifname) {
+  auto all = net.Links();
   if (!all.ok()) return all.status();
   std::string names;
   for (const auto& l : *all) {
@@ -53,54 +17,35 @@ Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname) {
   return NotFound("no interface \"" + ifname + "\" here (interfaces: " + names + ")");
 }
 
-Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::string& who) {
+Status ProbeInterface(NetStack& net, const Json& params, const std::string& who) {
   if (!params.is_object() || !params.contains("interface") || !params["interface"].is_string())
     return Status::Ok();
-  auto link = ReadLink(runner, params["interface"].get<std::string>());
+  auto link = ReadLink(net, params["interface"].get<std::string>());
   return link.ok() ? Status::Ok() : link.status().Annotate(who);
 }
 
-Result<std::vector<Qdisc>> ReadQdiscs(ProcessRunner& runner, const std::string& ifname) {
-  auto j = RunJson(runner, {"tc", "-j", "qdisc", "show", "dev", ifname});
-  if (!j.ok()) {
-    if (j.status().message().find("Cannot find device") != std::string::npos) {
-      return NotFound("no interface \"" + ifname + "\" here");
-    }
-    return j.status();
-  }
-  std::vector<Qdisc> out;
-  for (const auto& q : *j) {
-    Qdisc d;
-    d.kind = q.value("kind", "");
-    d.handle = q.value("handle", "");
-    d.parent = q.value("root", false) ? "" : q.value("parent", "");
-    d.options = q.value("options", Json::object());
-    out.push_back(std::move(d));
-  }
-  return out;
+Status ProbeInterface(const Host& host, const Json& params, const std::string& who) {
+  NetOf net(host);
+  return ProbeInterface(*net, params, who);
 }
 
-Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname) {
-  auto j = RunJson(runner, {"tc", "-j", "qdisc", "show", "dev", ifname, "root"});
-  if (!j.ok()) {
-    if (j.status().message().find("Cannot find device") != std::string::npos) {
-      return NotFound("no interface \"" + ifname + "\" here");
-    }
-    return j.status();
+Result<std::vector<Qdisc>> ReadQdiscs(NetStack& net, const std::string& ifname) {
+  return net.Qdiscs(ifname);
+}
+
+Result<RootQdisc> ReadRootQdisc(NetStack& net, const std::string& ifname) {
+  auto tree = net.Qdiscs(ifname);
+  if (!tree.ok()) return tree.status();
+  for (const auto& q : *tree) {
+    if (!q.parent.empty()) continue;
+    return RootQdisc{q.kind, q.handle, q.options};
   }
-  for (const auto& q : *j) {
-    if (!q.value("root", false)) continue;
-    RootQdisc r;
-    r.kind = q.value("kind", "");
-    r.handle = q.value("handle", "");
-    r.options = q.value("options", Json::object());
-    return r;
-  }
-  return Internal("tc shows no root qdisc on " + ifname);
+  return Internal("no root qdisc on " + ifname);
 }
 
 Status AdminLink::Capture() {
-  auto link = ReadLink(*runner_, ifname_);
+  NetOf net(host_);
+  auto link = ReadLink(*net, ifname_);
   if (!link.ok()) return link.status().Annotate(kind_);
   if (!link->admin_up)
     return FailedPrecondition(kind_ + " " + ifname_ +
@@ -110,16 +55,18 @@ Status AdminLink::Capture() {
 }
 
 std::vector<std::string> AdminLink::Argv(bool up) const {
-  return {"ip", "link", "set", "dev", ifname_, up ? "up" : "down"};
+  return NetChange::LinkUp(ifname_, up).Argv();
 }
 
 Status AdminLink::Set(bool up) {
-  auto r = RunChecked(*runner_, Argv(up));
-  return r.ok() ? Status::Ok() : r.status().Annotate(kind_ + " " + ifname_);
+  NetOf net(host_);
+  Status s = net->Apply(NetChange::LinkUp(ifname_, up));
+  return s.ok() ? s : s.Annotate(kind_ + " " + ifname_);
 }
 
 Status AdminLink::Expect(bool up, const std::string& why) {
-  auto link = ReadLink(*runner_, ifname_);
+  NetOf net(host_);
+  auto link = ReadLink(*net, ifname_);
   if (!link.ok()) return link.status().Annotate(kind_);
   if (link->admin_up != up) {
     return FailedPrecondition(kind_ + " " + ifname_ + ": link is " +
@@ -131,7 +78,8 @@ Status AdminLink::Expect(bool up, const std::string& why) {
 
 Status AdminLink::Restore() {
   if (!prior_up_) return Status::Ok();
-  auto link = ReadLink(*runner_, ifname_);
+  NetOf net(host_);
+  auto link = ReadLink(*net, ifname_);
   if (!link.ok())
     return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
   return link->admin_up ? Status::Ok() : Set(true);
@@ -143,9 +91,9 @@ bool IsDefaultQdisc(const std::string& kind) {
                      [&](const char* k) { return kind == k; });
 }
 
-Result<std::string> ReadDefaultRootQdisc(ProcessRunner& runner, const std::string& ifname,
+Result<std::string> ReadDefaultRootQdisc(NetStack& net, const std::string& ifname,
                                          const std::string& who, const std::string& advice) {
-  auto q = ReadRootQdisc(runner, ifname);
+  auto q = ReadRootQdisc(net, ifname);
   if (!q.ok()) return q.status().Annotate(who);
   if (!IsDefaultQdisc(q->kind)) {
     return FailedPrecondition(
@@ -156,23 +104,18 @@ Result<std::string> ReadDefaultRootQdisc(ProcessRunner& runner, const std::strin
   return q->kind;
 }
 
-std::vector<std::string> DeleteRootQdiscArgv(const std::string& ifname) {
-  return {"tc", "qdisc", "del", "dev", ifname, "root"};
-}
-
-Status DeleteOwnRootQdisc(ProcessRunner& runner, const std::string& ifname,
-                          const std::string& handle, const std::string& who) {
-  auto q = ReadRootQdisc(runner, ifname);
+Status DeleteOwnRootQdisc(NetStack& net, const std::string& ifname, const std::string& handle,
+                          const std::string& who) {
+  auto q = ReadRootQdisc(net, ifname);
   if (!q.ok()) return q.status().code() == StatusCode::kNotFound ? Status::Ok() : q.status();
   if (q->handle != handle) return Status::Ok();  // never applied, or already reverted
-  auto r = RunChecked(runner, DeleteRootQdiscArgv(ifname));
-  return r.ok() ? Status::Ok() : r.status().Annotate(who);
+  Status s = net.Apply(NetChange::DeleteRootQdisc(ifname));
+  return s.ok() ? s : s.Annotate(who);
 }
 
-Status ExpectPriorRootQdisc(ProcessRunner& runner, const std::string& ifname,
-                            const std::string& handle, const std::string& prior_kind,
-                            const std::string& who) {
-  auto q = ReadRootQdisc(runner, ifname);
+Status ExpectPriorRootQdisc(NetStack& net, const std::string& ifname, const std::string& handle,
+                            const std::string& prior_kind, const std::string& who) {
+  auto q = ReadRootQdisc(net, ifname);
   if (!q.ok()) return q.status();
   if (q->handle == handle || (!prior_kind.empty() && q->kind != prior_kind)) {
     return FailedPrecondition(who + ": root qdisc is " + q->kind + " " + q->handle +

@@ -1,9 +1,7 @@
-// Observing network interfaces through iproute2's JSON output, shared by the
-// network injectors and the agent's fabric snapshot.
-//   `ip -j link show dev IF`      -> [{"ifname", "flags": [.. "UP" ..], "operstate",
-//                                     "master" (a bridge port's bridge)}]
-//   `tc -j qdisc show dev IF root` -> [{"kind", "handle", "root": true, "options"}]
-// tc reports tbf "rate" in bytes per second.
+// Observing and changing network interfaces through the host's NetStack
+// (harness/host/net_stack.h: rtnetlink in the agent, iproute2's tools
+// where the host has no netlink), shared by the network injectors and the
+// agent's fabric snapshot.
 #pragma once
 
 #include <string>
@@ -12,15 +10,26 @@
 #include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/host/host.h"
+#include "harness/host/iproute_net_stack.h"
+#include "harness/host/net_stack.h"
 #include "injectors/toggle_fault.h"
 
 namespace fdrill {
 
-struct LinkState {
-  std::string name;
-  bool admin_up = false;  // IFF_UP: what `ip link set up/down` changes
-  std::string operstate;  // "UP", "DOWN", "LOWERLAYERDOWN", ...
-  std::string master;     // the bridge it is a port of ("br0"); "" for none
+// The host's network stack: host.net, or iproute2's tools on host.runner
+// when the host offers no netlink. Lives as long as the calls made through
+// it; not copyable (it may point into itself).
+class NetOf {
+ public:
+  explicit NetOf(const Host& host) : iproute_(host.runner), net_(host.net ? host.net : &iproute_) {}
+  NetOf(const NetOf&) = delete;
+  NetOf& operator=(const NetOf&) = delete;
+  NetStack& operator*() { return *net_; }
+  NetStack* operator->() { return net_; }
+
+ private:
+  IprouteNetStack iproute_;
+  NetStack* net_;
 };
 
 struct RootQdisc {
@@ -29,27 +38,17 @@ struct RootQdisc {
   Json options = Json::object();
 };
 
-// One qdisc of an interface's tree, as `tc -j qdisc show dev IF` lists it:
-// the root, then each child with its parent ("1:1"). A classful qdisc's
-// default child (tbf's own bfifo) is not listed: it is not in the tree tc
-// can address.
-struct Qdisc {
-  std::string kind;
-  std::string handle;
-  std::string parent;  // "" for the root
-  Json options = Json::object();
-  bool operator==(const Qdisc&) const = default;
-};
-Result<std::vector<Qdisc>> ReadQdiscs(ProcessRunner& runner, const std::string& ifname);
+Result<std::vector<Qdisc>> ReadQdiscs(NetStack& net, const std::string& ifname);
 
 // NotFound naming the interface and listing the ones that exist.
-Result<LinkState> ReadLink(ProcessRunner& runner, const std::string& ifname);
+Result<LinkState> ReadLink(NetStack& net, const std::string& ifname);
 // For capability probes: Ok when params.interface is absent (or not a
 // string) or names an interface here; else ReadLink's NotFound, prefixed by
 // `who` ("link_loss").
-Status ProbeInterface(ProcessRunner& runner, const Json& params, const std::string& who);
-Result<RootQdisc> ReadRootQdisc(ProcessRunner& runner, const std::string& ifname);
-Result<std::vector<LinkState>> ListLinks(ProcessRunner& runner);
+Status ProbeInterface(NetStack& net, const Json& params, const std::string& who);
+Status ProbeInterface(const Host& host, const Json& params, const std::string& who);
+Result<RootQdisc> ReadRootQdisc(NetStack& net, const std::string& ifname);
+Result<std::vector<LinkState>> ListLinks(NetStack& net);
 
 // AdminLink: the administrative (IFF_UP) state of one interface as the link
 // faults change it with `ip link set dev IF up|down`, as a Toggle
@@ -60,8 +59,8 @@ Result<std::vector<LinkState>> ListLinks(ProcessRunner& runner);
 // has gone away. `kind` prefixes messages ("link_flap fab0: ...").
 class AdminLink final : public Toggle {
  public:
-  AdminLink(ProcessRunner* runner, std::string kind, std::string ifname)
-      : runner_(runner), kind_(std::move(kind)), ifname_(std::move(ifname)) {}
+  AdminLink(Host host, std::string kind, std::string ifname)
+      : host_(host), kind_(std::move(kind)), ifname_(std::move(ifname)) {}
 
   Status Capture() override;
   Json Saved() const override { return {{"prior_up", prior_up_}}; }
@@ -75,7 +74,7 @@ class AdminLink final : public Toggle {
   std::string Name() const override { return ifname_; }
 
  private:
-  ProcessRunner* runner_;
+  Host host_;
   std::string kind_;
   std::string ifname_;
   bool prior_up_ = true;
@@ -93,18 +92,16 @@ bool IsDefaultQdisc(const std::string& kind);
 // The kind of the root qdisc now, which must be a kernel default: fdrill will
 // not replace a qdisc it cannot restore. `advice`, when given, ends the
 // refusal as a sentence of its own.
-Result<std::string> ReadDefaultRootQdisc(ProcessRunner& runner, const std::string& ifname,
+Result<std::string> ReadDefaultRootQdisc(NetStack& net, const std::string& ifname,
                                          const std::string& who, const std::string& advice);
-// `tc qdisc del dev IF root`, run only while the root qdisc carries `handle`:
-// safe after a failed Apply and safe twice; an interface that has gone away
-// has nothing of ours left on it.
-std::vector<std::string> DeleteRootQdiscArgv(const std::string& ifname);
-Status DeleteOwnRootQdisc(ProcessRunner& runner, const std::string& ifname,
-                          const std::string& handle, const std::string& who);
+// NetChange::DeleteRootQdisc (`tc qdisc del dev IF root`), made only while the root qdisc carries
+// `handle`: safe after a failed Apply and safe twice; an interface that has gone away has nothing
+// of ours left on it.
+Status DeleteOwnRootQdisc(NetStack& net, const std::string& ifname, const std::string& handle,
+                          const std::string& who);
 // Observes that the root qdisc no longer carries `handle` and is of
 // `prior_kind` again ("" when Capture never ran: any kind).
-Status ExpectPriorRootQdisc(ProcessRunner& runner, const std::string& ifname,
-                            const std::string& handle, const std::string& prior_kind,
-                            const std::string& who);
+Status ExpectPriorRootQdisc(NetStack& net, const std::string& ifname, const std::string& handle,
+                            const std::string& prior_kind, const std::string& who);
 
 }  // namespace fdrill

@@ -37,7 +37,8 @@ class PortLoss final : public Fault {
       : host_(host), port_(std::move(port)), micro_percent_(micro_percent) {}
 
   Status Capture() override {
-    auto link = ReadLink(*host_.runner, port_);  // NotFound listing what exists
+    NetOf net(host_);
+    auto link = ReadLink(*net, port_);  // NotFound listing what exists
     if (!link.ok()) return link.status();
     if (link->master.empty()) {
       return FailedPrecondition(Who() + ": " + port_ +

@@ -28,8 +28,8 @@ class SwitchDown final : public Fault {
   SwitchDown(Host host, std::string bridge) : host_(host), bridge_(std::move(bridge)) {}
 
   Status Capture() override {
-    if (auto bridge = ReadLink(*host_.runner, bridge_); !bridge.ok())
-      return bridge.status().Annotate(Who());
+    NetOf net(host_);
+    if (auto bridge = ReadLink(*net, bridge_); !bridge.ok()) return bridge.status().Annotate(Who());
     auto ports = Ports();
     if (!ports.ok()) return ports.status();
     if (ports->empty()) return FailedPrecondition(Who() + ": the bridge has no ports");
@@ -50,9 +50,9 @@ class SwitchDown final : public Fault {
   }
 
   Status Apply() override {
+    NetOf net(host_);
     for (const auto& port : ports_) {
-      auto r = RunChecked(*host_.runner, Argv(port, false));
-      if (!r.ok()) return r.status().Annotate(Who());
+      if (auto s = net->Apply(NetChange::LinkUp(port, false)); !s.ok()) return s.Annotate(Who());
     }
     return Status::Ok();
   }
@@ -60,14 +60,14 @@ class SwitchDown final : public Fault {
   Status Verify() override { return Expect(false, "the fault in force"); }
 
   Status Revert() override {
-    auto links = ListLinks(*host_.runner);
+    NetOf net(host_);
+    auto links = ListLinks(*net);
     if (!links.ok()) return links.status().Annotate(Who());
     for (const auto& port : ports_) {
       auto it = std::find_if(links->begin(), links->end(),
                              [&](const LinkState& l) { return l.name == port; });
       if (it == links->end() || it->admin_up) continue;  // gone, or never taken down
-      auto r = RunChecked(*host_.runner, Argv(port, true));
-      if (!r.ok()) return r.status().Annotate(Who());
+      if (auto s = net->Apply(NetChange::LinkUp(port, true)); !s.ok()) return s.Annotate(Who());
     }
     return Status::Ok();
   }
@@ -84,13 +84,10 @@ class SwitchDown final : public Fault {
  private:
   std::string Who() const { return "switch_down " + bridge_; }
 
-  static std::vector<std::string> Argv(const std::string& port, bool up) {
-    return {"ip", "link", "set", "dev", port, up ? "up" : "down"};
-  }
-
   // The bridge's ports: the links whose master it is.
   Result<std::vector<LinkState>> Ports() const {
-    auto links = ListLinks(*host_.runner);
+    NetOf net(host_);
+    auto links = ListLinks(*net);
     if (!links.ok()) return links.status().Annotate(Who());
     std::vector<LinkState> out;
     for (auto& l : *links) {
@@ -101,7 +98,8 @@ class SwitchDown final : public Fault {
 
   // Every recorded port's IFF_UP is `up`.
   Status Expect(bool up, const std::string& why) {
-    auto links = ListLinks(*host_.runner);
+    NetOf net(host_);
+    auto links = ListLinks(*net);
     if (!links.ok()) return links.status().Annotate(Who());
     for (const auto& port : ports_) {
       auto it = std::find_if(links->begin(), links->end(),

@@ -75,6 +75,7 @@ class SysFs {
 class ProcessTable;  // processes.h
 class Gpus;          // gpus.h
 class Verbs;         // verbs.h
+class NetStack;      // net_stack.h
 
 // A bundle handed to injectors and agents: everything they may touch.
 // `procs` may be null where no injector needs it (the controller's
@@ -95,6 +96,10 @@ struct Host {
   // The RDMA devices as libibverbs sees them (host/verbs.h); null where the
   // host has none to offer (the fake machine): ib_watch then watches nothing.
   Verbs* verbs = nullptr;
+  // The kernel's links and qdiscs over rtnetlink (host/net_stack.h); null:
+  // through `ip` and `tc` on `runner` (the tests' recording fakes, the fake
+  // machine). The agent sets it.
+  NetStack* net = nullptr;
 };
 
 }  // namespace fdrill

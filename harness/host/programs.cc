@@ -15,8 +15,15 @@ using enum ProgramNeed;
 // the set-up need not list it; tests/core/programs_test.cc checks which.
 constexpr ExternalProgram kPrograms[] = {
     // The agent's injectors and telemetry, and the emulated fabric.
-    {"ip", "iproute2", kSetUp, "link faults, fabric up/down, the management interface, counters"},
-    {"tc", "iproute2", kSetUp, "link_rate, link_delay (netem), qdisc snapshots"},
+    // The agent changes and reads links and qdiscs over rtnetlink
+    // (harness/host/netlink_net_stack.h); `ip`/`tc` are what `fdrill plan`
+    // prints for the same change, and what runs where a host has no netlink.
+    {"ip", "iproute2", kSetUp,
+     "fabric up/down, the agent's management interface at start, egress_loss's veth hole; "
+     "tests read the agent's link changes back with it"},
+    {"tc", "iproute2", kSetUp,
+     "fabric up (the modelled switch ports' tbf); tests read the agent's netlink qdiscs back with "
+     "it"},
     {"dcb", "iproute2", kSetUp, "roce_tc_rate (ETS maxrate), roce_pfc (PFC)"},
     {"ethtool", "ethtool", kSetUp, "link_speed"},
     {"iptables", "iptables", kSetUp,

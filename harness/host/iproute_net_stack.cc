@@ -1,0 +1,160 @@
+#include "harness/host/iproute_net_stack.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace fdrill {
+
+namespace {
+
+constexpr auto kTimeout = std::chrono::seconds(5);
+
+Result<Json> RunJson(ProcessRunner& runner, const std::vector<std::string>& argv) {
+  auto r = runner.Run(argv, kTimeout);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    std::string err = r->err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    return FailedPrecondition("`" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code) +
+                              ": " + err);
+  }
+  Json j = Json::parse(r->out, nullptr, false);
+  if (j.is_discarded() || !j.is_array())
+    return Internal("`" + JoinArgv(argv) + "` printed no JSON array");
+  return j;
+}
+
+// tc's "Cannot find device" as NotFound naming the interface.
+Result<Json> RunDevJson(ProcessRunner& runner, const std::vector<std::string>& argv,
+                        const std::string& ifname) {
+  auto j = RunJson(runner, argv);
+  if (!j.ok() && j.status().message().find("Cannot find device") != std::string::npos)
+    return NotFound("no interface \"" + ifname + "\" here");
+  return j;
+}
+
+LinkState FromJson(const Json& link) {
+  LinkState s;
+  s.name = link.value("ifname", "");
+  s.operstate = link.value("operstate", "UNKNOWN");
+  s.master = link.value("master", "");
+  for (const auto& f : link.value("flags", Json::array())) {
+    if (f == "UP") s.admin_up = true;
+  }
+  return s;
+}
+
+}  // namespace
+
+double ParseTcRate(const std::string& text) {
+  char unit[16] = "";
+  double n = 0;
+  if (std::sscanf(text.c_str(), "%lf%15s", &n, unit) < 1) return -1;
+  const std::pair<const char*, double> units[] = {
+      {"bit", 1}, {"Kbit", 1e3}, {"Mbit", 1e6}, {"Gbit", 1e9}, {"Tbit", 1e12}};
+  for (const auto& [name, scale] : units) {
+    if (std::string(unit) == name) return n * scale;
+  }
+  return -1;
+}
+
+Result<std::vector<LinkState>> IprouteNetStack::Links() {
+  auto j = RunJson(*runner_, {"ip", "-j", "link", "show"});
+  if (!j.ok()) return j.status();
+  std::vector<LinkState> out;
+  for (const auto& link : *j) out.push_back(FromJson(link));
+  return out;
+}
+
+Result<std::vector<Qdisc>> IprouteNetStack::Qdiscs(const std::string& ifname) {
+  auto j = RunDevJson(*runner_, {"tc", "-j", "qdisc", "show", "dev", ifname}, ifname);
+  if (!j.ok()) return j.status();
+  std::vector<Qdisc> out;
+  for (const auto& q : *j) {
+    Qdisc d;
+    d.kind = q.value("kind", "");
+    d.handle = q.value("handle", "");
+    d.parent = q.value("root", false) ? "" : q.value("parent", "");
+    d.options = q.value("options", Json::object());
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Result<std::vector<HtbClass>> IprouteNetStack::HtbClasses(const std::string& ifname) {
+  auto text = RunChecked(*runner_, {"tc", "-j", "class", "show", "dev", ifname});
+  if (!text.ok()) return text.status();
+  std::vector<HtbClass> out;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t nl = text->find('\n', start);
+    std::string line =
+        text->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? text->size() : nl + 1;
+    char classid[32] = "";
+    if (std::sscanf(line.c_str(), "class htb %31s", classid) != 1) continue;
+    HtbClass c;
+    c.classid = classid;
+    size_t r = line.find(" rate ");
+    double rate = r == std::string::npos ? -1 : ParseTcRate(line.substr(r + 6));
+    c.rate_bits = rate < 0 ? 0 : static_cast<uint64_t>(std::llround(rate));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<std::vector<U32Filter>> IprouteNetStack::U32Filters(const std::string& ifname) {
+  auto j = RunDevJson(*runner_, {"tc", "-j", "filter", "show", "dev", ifname}, ifname);
+  if (!j.ok()) return j.status();
+  std::vector<U32Filter> out;
+  for (const auto& f : *j) {
+    if (f.value("kind", "") != "u32") continue;
+    const Json& o = f.value("options", Json::object());
+    if (!o.contains("match")) continue;  // u32's hash-table entries carry no key
+    const Json& m = o.value("match", Json::object());
+    out.push_back(
+        {o.value("flowid", ""), m.value("value", ""), m.value("mask", ""), m.value("off", -1)});
+  }
+  return out;
+}
+
+Result<std::vector<RootQdiscCounters>> IprouteNetStack::RootCounters() {
+  auto j = RunJson(*runner_, {"tc", "-s", "-j", "qdisc", "show"});
+  if (!j.ok()) return j.status();
+  std::vector<RootQdiscCounters> out;
+  for (const auto& e : *j) {
+    if (!e.value("root", false) || !e.contains("drops")) continue;
+    RootQdiscCounters c;
+    c.dev = e.value("dev", "");
+    c.drops = e.value("drops", uint64_t{0});
+    c.overlimits = e.value("overlimits", uint64_t{0});
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<std::string> IprouteNetStack::RouteDevice(const std::string& address) {
+  auto j = RunJson(*runner_, {"ip", "-j", "route", "get", address});
+  if (!j.ok()) return j.status();
+  if (!j->empty() && (*j)[0].is_object() && (*j)[0].contains("dev") && (*j)[0]["dev"].is_string())
+    return (*j)[0]["dev"].get<std::string>();
+  return Unavailable("`ip -j route get " + address + "` named no device: " + j->dump());
+}
+
+Result<std::vector<std::string>> IprouteNetStack::AddressDevices(const std::string& address) {
+  auto j = RunJson(*runner_, {"ip", "-j", "addr", "show", "to", address});
+  if (!j.ok()) return j.status();
+  std::vector<std::string> out;
+  for (const Json& link : *j) {
+    if (link.is_object() && link.contains("ifname") && link["ifname"].is_string())
+      out.push_back(link["ifname"].get<std::string>());
+  }
+  return out;
+}
+
+Status IprouteNetStack::Apply(const NetChange& change) {
+  auto r = RunChecked(*runner_, change.Argv());
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+}  // namespace fdrill

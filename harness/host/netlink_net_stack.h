@@ -1,0 +1,53 @@
+// NetStack over rtnetlink (rtnl_socket.h), in-process: the agent's network
+// stack. Reads are one dump each (RTM_GETLINK, RTM_GETQDISC, RTM_GETTCLASS,
+// RTM_GETTFILTER); a NetChange is one request, acked by the kernel before
+// Apply returns. The messages are the ones tc builds for the same command
+// (iproute2 tc/q_tbf.c, q_htb.c, q_fifo.c, q_netem.c, f_u32.c), with two
+// differences that need no rate tables: rates say linklayer ethernet (the
+// kernel then asks for no RTAB, sch_tbf.c / sch_htb.c), and a tbf's burst
+// goes as TCA_TBF_BURST in bytes. Times the kernel keeps in psched ticks
+// are ns >> 6 (PSCHED_SHIFT). Rates of 2^32 bytes/s and more go as the
+// RATE64 attributes. Safe to call from several threads (one request at a
+// time). The socket opens on first use, in the calling thread's network
+// namespace, and every later call acts there (interfaces are looked up over
+// the socket, not by if_nametoindex).
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "harness/host/net_stack.h"
+#include "harness/host/rtnl_socket.h"
+
+namespace fdrill {
+
+class NetlinkNetStack final : public NetStack {
+ public:
+  Result<std::vector<LinkState>> Links() override;
+  Result<std::vector<Qdisc>> Qdiscs(const std::string& ifname) override;
+  Result<std::vector<HtbClass>> HtbClasses(const std::string& ifname) override;
+  Result<std::vector<U32Filter>> U32Filters(const std::string& ifname) override;
+  Result<std::vector<RootQdiscCounters>> RootCounters() override;
+  Result<std::string> RouteDevice(const std::string& address) override;
+  Result<std::vector<std::string>> AddressDevices(const std::string& address) override;
+  Status Apply(const NetChange& change) override;
+
+ private:
+  // The interface's index in the socket's namespace (RTM_GETLINK by name);
+  // NotFound naming it. Called with mu_ held.
+  Result<int> IfIndex(const std::string& ifname);
+  // Every interface's index -> name. Called with mu_ held.
+  Result<std::map<int, std::string>> IfNames();
+
+  std::mutex mu_;
+  RtnlSocket sock_;
+};
+
+// The request for one NetChange on interface `ifindex` (exposed for tests:
+// the bytes tc would send, field by field).
+Result<NlMessage> EncodeNetChange(const NetChange& change, int ifindex);
+// A qdisc's options as fdrill compares them (net_stack.h), from the TCA_OPTIONS
+// payload of a dumped qdisc of `kind`.
+Json DecodeQdiscOptions(const std::string& kind, std::string_view options);
+
+}  // namespace fdrill
