@@ -1,12 +1,16 @@
 #include "agents/journal.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 namespace fdrill {
 
@@ -23,29 +27,76 @@ Status FsyncDir(const std::string& path) {
   close(fd);
   return rc == 0 ? Status::Ok() : Errno("fsync", dir);
 }
-}  // namespace
 
-Status Journal::Append(const Json& line) {
-  bool existed = access(path_.c_str(), F_OK) == 0;
-  int fd = open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return Errno("open journal", path_);
-  std::string text = line.dump() + "\n";
+bool PwriteAll(int fd, const char* data, size_t size, size_t at) {
   size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
+  while (done < size) {
+    ssize_t n = pwrite(fd, data + done, size - done, static_cast<off_t>(at + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      close(fd);
-      return Errno("write journal", path_);
-    }
+    if (n <= 0) return false;
     done += static_cast<size_t>(n);
   }
-  if (fsync(fd) != 0) {
-    close(fd);
-    return Errno("fsync journal", path_);
-  }
-  close(fd);
+  return true;
+}
+
+// The records: everything before the first zero byte.
+std::string ReadRecords(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream all;
+  all << in.rdbuf();
+  std::string text = all.str();
+  if (size_t zero = text.find('\0'); zero != std::string::npos) text.resize(zero);
+  return text;
+}
+}  // namespace
+
+Journal::~Journal() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Status Journal::Open() {
+  if (fd_ >= 0) return Status::Ok();
+  const bool existed = access(path_.c_str(), F_OK) == 0;
+  fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) return Errno("open journal", path_);
+  struct stat st {};
+  if (fstat(fd_, &st) != 0) return Errno("stat journal", path_);
+  size_ = static_cast<size_t>(st.st_size);
+  // After the last complete line: a torn one (a crash mid-write) is zeroed,
+  // so the next record does not run on from it.
+  const std::string records = ReadRecords(path_);
+  const size_t last = records.rfind('\n');
+  end_ = last == std::string::npos ? 0 : last + 1;
+  if (auto s = Zero(end_, std::max(size_, end_ + kStep)); !s.ok()) return s;
+  if (fsync(fd_) != 0) return Errno("fsync journal", path_);  // the size, once
   return existed ? Status::Ok() : FsyncDir(path_);
+}
+
+Status Journal::Zero(size_t from, size_t to) {
+  static const std::vector<char> zeros(kStep, '\0');
+  for (size_t at = from; at < to;) {
+    const size_t n = std::min(to - at, zeros.size());
+    if (!PwriteAll(fd_, zeros.data(), n, at)) return Errno("zero journal", path_);
+    at += n;
+  }
+  if (to > size_) size_ = to;
+  return fdatasync(fd_) == 0 ? Status::Ok() : Errno("fdatasync journal", path_);
+}
+
+Status Journal::Append(const Json& line) {
+  if (auto s = Open(); !s.ok()) return s;
+  const std::string text = line.dump() + "\n";
+  // Keep a zero after the last record, and room ahead, so a record never
+  // grows the file.
+  if (end_ + text.size() + 1 > size_) {
+    if (auto s = Zero(size_, end_ + text.size() + kStep); !s.ok()) return s;
+    if (fsync(fd_) != 0) return Errno("fsync journal", path_);
+  }
+  if (!PwriteAll(fd_, text.data(), text.size(), end_)) return Errno("write journal", path_);
+  if (fdatasync(fd_) != 0) return Errno("fdatasync journal", path_);
+  end_ += text.size();
+  return Status::Ok();
 }
 
 Status Journal::Record(const std::string& id, const Json& record) {
@@ -53,18 +104,23 @@ Status Journal::Record(const std::string& id, const Json& record) {
 }
 
 Status Journal::Clear(const std::string& id) {
-  if (auto s = Append({{"op", "revert"}, {"id", id}}); !s.ok()) return s;
   auto pending = Pending();
-  if (pending.ok() && pending->empty()) {
-    if (truncate(path_.c_str(), 0) != 0) return Errno("truncate journal", path_);
-  }
+  if (!pending.ok()) return pending.status();
+  std::erase_if(*pending, [&](const auto& p) { return p.first == id; });
+  if (!pending->empty()) return Append({{"op", "revert"}, {"id", id}});
+  // Nothing left: zero the used part instead of writing the revert (one
+  // sync either way). Zeroed from the front: a crash part-way leaves a zero
+  // first, which reads as empty; a crash before it reads as before, and the
+  // restarted agent reverts again (a revert is safe twice).
+  if (auto s = Open(); !s.ok()) return s;
+  if (auto s = Zero(0, end_); !s.ok()) return s;
+  end_ = 0;
   return Status::Ok();
 }
 
 Result<std::vector<std::pair<std::string, Json>>> Journal::Pending() const {
   std::vector<std::pair<std::string, Json>> pending;
-  std::ifstream in(path_);
-  if (!in) return pending;  // no journal: nothing applied
+  std::istringstream in(ReadRecords(path_));
   std::string line;
   while (std::getline(in, line)) {
     Json j = Json::parse(line, nullptr, false);

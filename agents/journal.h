@@ -1,12 +1,21 @@
-// Journal: the agent's durable record of applied faults, written and fsynced
-// BEFORE a fault is applied, so an agent that dies mid-fault finds on restart
-// exactly what to revert.
+// Journal: the agent's durable record of applied faults, written and made
+// durable BEFORE a fault is applied, so an agent that dies mid-fault finds on
+// restart exactly what to revert.
 //
-// File format: JSON lines, appended.
+// File format: JSON lines, then zeros to the end of the file.
 //   {"op":"apply","id":"<fault id>","record":{"kind","params","saved"}}
 //   {"op":"revert","id":"<fault id>"}
-// A torn last line (crash mid-write) is ignored: its fault was never applied,
-// because Apply runs only after Record returns. Not thread-safe.
+// The file is zero-filled ahead of use, in 256 KiB steps (written, not
+// fallocated: an unwritten extent would turn each record's write into a
+// metadata change), so a record is one pwrite into blocks the file already
+// has, then fdatasync: the file's size and block map do not change, and the
+// sync carries the data alone. Readers stop at the first zero byte. A torn
+// last line (crash mid-write) is ignored: its fault was never applied,
+// because Apply runs only after Record returns. When nothing is left pending
+// the used part is zeroed instead of writing the last revert (the file is then
+// empty to a reader). A
+// journal of an older agent (lines, no zeros) reads the same. Not
+// thread-safe; one Journal writes a file (others may read it).
 #pragma once
 
 #include <string>
@@ -21,19 +30,33 @@ namespace fdrill {
 class Journal {
  public:
   explicit Journal(std::string path) : path_(std::move(path)) {}
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
 
   const std::string& path() const { return path_; }
-  // Appends and fsyncs an apply record. Returns only once it is durable.
+  // Writes an apply record and syncs it. Returns only once it is durable.
   Status Record(const std::string& id, const Json& record);
-  // Appends and fsyncs a revert record; truncates the file when nothing is
-  // left pending.
+  // Writes and syncs a revert record, or, when nothing would be left
+  // pending, zeroes the used part instead.
   Status Clear(const std::string& id);
   // Faults recorded as applied and not yet reverted, in apply order.
   Result<std::vector<std::pair<std::string, Json>>> Pending() const;
 
+  static constexpr size_t kStep = 256 * 1024;
+
  private:
+  // Opens (creating and zero-filling as needed) and finds the end of the
+  // records; once.
+  Status Open();
   Status Append(const Json& line);
+  // Zero-fills [from, to) and syncs.
+  Status Zero(size_t from, size_t to);
+
   std::string path_;
+  int fd_ = -1;
+  size_t end_ = 0;   // where the next record goes
+  size_t size_ = 0;  // the file's size: zeros from end_ to here
 };
 
 }  // namespace fdrill

@@ -42,21 +42,63 @@ TEST(Journal, PendingIsAppliedMinusReverted) {
   EXPECT_EQ((*p)[0].second["kind"], "link_flap");
   ASSERT_TRUE(j.Clear("f2").ok());
   EXPECT_TRUE(j.Pending()->empty());
-  EXPECT_EQ(std::filesystem::file_size(j.path()), 0u);  // compacted
+  // Nothing pending: the used part is zeroed, so a reader finds no record;
+  // the file keeps its size (its blocks stay allocated for the next record).
+  std::ifstream in(j.path(), std::ios::binary);
+  EXPECT_EQ(in.get(), 0);
+  EXPECT_EQ(std::filesystem::file_size(j.path()), Journal::kStep);
 }
 
-TEST(Journal, TornLastLineIsIgnored) {
-  std::string path = TempPath("b.jsonl");
-  Journal j(path);
-  ASSERT_TRUE(j.Record("f1", {{"kind", "link_rate"}}).ok());
+TEST(Journal, RecordsWriteIntoTheFileWithoutGrowingItUntilItIsFull) {
+  Journal j(TempPath("grow.jsonl"));
+  ASSERT_TRUE(j.Record("f0", {{"kind", "link_rate"}}).ok());
+  const auto size = std::filesystem::file_size(j.path());
+  EXPECT_EQ(size, Journal::kStep);
+  for (int i = 1; i < 100; ++i) ASSERT_TRUE(j.Record("f" + std::to_string(i), Json::object()).ok());
+  EXPECT_EQ(std::filesystem::file_size(j.path()), size);
+  // A record larger than what is left grows the file by a step past it.
+  ASSERT_TRUE(j.Record("big", {{"blob", std::string(Journal::kStep, 'x')}}).ok());
+  EXPECT_GT(std::filesystem::file_size(j.path()), 2 * Journal::kStep);
+  auto p = j.Pending();
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->size(), 101u);
+  EXPECT_EQ(p->back().first, "big");
+}
+
+TEST(Journal, ARestartedAgentWritesAfterTheRecordsItFinds) {
+  std::string path = TempPath("restart.jsonl");
   {
-    std::ofstream out(path, std::ios::app);
-    out << R"({"op":"apply","id":"f2","rec)";
+    Journal before(path);
+    ASSERT_TRUE(before.Record("f1", Json::object()).ok());
   }
+  Journal after(path);
+  ASSERT_TRUE(after.Record("f2", Json::object()).ok());
+  ASSERT_TRUE(after.Clear("f1").ok());
+  auto p = after.Pending();
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->size(), 1u);
+  EXPECT_EQ((*p)[0].first, "f2");
+}
+
+// A crash mid-write in an older agent's journal (lines, no zeros): the torn
+// line is not a record, and the next record does not run on from it.
+TEST(Journal, TornLastLineIsIgnoredAndNotContinued) {
+  std::string path = TempPath("b.jsonl");
+  {
+    std::ofstream out(path);
+    out << R"({"op":"apply","id":"f1","record":{"kind":"link_rate"}})"
+        << "\n"
+        << R"({"op":"apply","id":"f2","rec)";
+  }
+  Journal j(path);
   auto p = j.Pending();
   ASSERT_TRUE(p.ok());
   ASSERT_EQ(p->size(), 1u);
   EXPECT_EQ((*p)[0].first, "f1");
+  ASSERT_TRUE(j.Record("f3", Json::object()).ok());
+  p = j.Pending();
+  ASSERT_EQ(p->size(), 2u);
+  EXPECT_EQ((*p)[1].first, "f3");
 }
 
 TEST(Journal, MissingFileMeansNothingPending) {
