@@ -249,6 +249,9 @@ Result<Json> AgentService::Apply(const Json& req, const Caller& caller) {
                  {"params", spec->params},
                  {"saved", f.Saved()}};
   if (auto s = journal_.Record(id, record); !s.ok()) return s.Annotate("journal");
+  // Time zero of the fault's schedule (a flap's edges, its max duration):
+  // the moment its change is made, not after the read-back.
+  const auto applied_at = clock_.Now();
   if (auto s = f.Apply(); !s.ok()) {
     Status undo = f.Revert();
     if (undo.ok()) (void)journal_.Clear(id);
@@ -259,8 +262,8 @@ Result<Json> AgentService::Apply(const Json& req, const Caller& caller) {
   // What it acts on as resolved here ("rank 2 (pid 1234)"): the controller
   // reports this, not its own guess from the params.
   std::string target = f.ResolvedTarget();
-  faults_[id] = Active{spec->kind, std::move(*fault), clock_.Now(),
-                       std::chrono::milliseconds(max_duration_ms)};
+  faults_[id] =
+      Active{spec->kind, std::move(*fault), applied_at, std::chrono::milliseconds(max_duration_ms)};
   return Json{{proto::key::kVerified, verified.ok()},
               {proto::key::kVerify, verified.ok() ? "ok" : verified.message()},
               {proto::key::kWallNs, clock_.WallNanos()},
@@ -506,6 +509,22 @@ std::string AgentService::LogTail() const {
   return tail;
 }
 
+Duration AgentService::TickInterval() const {
+  Duration interval = faults_.empty() && !workload_.running() ? kIdleTick : kBusyTick;
+  if (faults_.empty()) return interval;
+  const auto now = clock_.Now();
+  for (const auto& [id, active] : faults_) {
+    const Duration on = now - active.applied_at;
+    auto due = active.fault->NextChange(on);
+    if (active.max_duration.count() > 0 && (!due || active.max_duration < *due))
+      due = active.max_duration;
+    // Only what is still ahead: an overdue change (a revert at max duration
+    // that failed and is retried) keeps the cadence instead of spinning.
+    if (due && *due > on) interval = std::min(interval, *due - on);
+  }
+  return interval;
+}
+
 void AgentService::Tick() {
   auto now = clock_.Now();
   for (auto it = faults_.begin(); it != faults_.end();) {
@@ -547,9 +566,11 @@ void AgentService::Tick() {
     }
   }
   const Duration every = config_.telemetry_interval;
-  // Counters while a drill owns the node (a switch's agent has no workload
-  // to watch) or a workload's run is watched.
-  if ((tail_.watching() || lease_.held()) && now - last_counters_ >= every) {
+  // Counters pushed while a drill owns the node (a switch's agent has no
+  // workload to watch) or a workload's run is watched; sampled then, or
+  // always when /metrics is served. One sample feeds both.
+  const bool push_counters = tail_.watching() || lease_.held();
+  if ((push_counters || keep_sampling_) && now - last_counters_ >= every) {
     // On a grid of the interval, not one interval after whenever the tick
     // landed: with a 100 ms idle tick the latter drifts (1 s -> 1.1 s).
     last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every : now;
@@ -559,11 +580,21 @@ void AgentService::Tick() {
     if (tcp_links_ == nullptr && host_.tcp_sockets != nullptr)
       tcp_links_ = std::make_unique<TcpLinkRetrans>(*host_.tcp_sockets);
     sources.tcp_links = tcp_links_.get();
+    sources.net = host_.net;
     auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
-    if (counters.ok() && host_.procs != nullptr) SampleRankCpu(*host_.procs, *counters);
-    if (counters.ok() && push_)
-      push_(MakePush(proto::kCounters,
-                     {{proto::key::kNode, config_.node}, {proto::key::kCounters, *counters}}));
+    if (counters.ok()) {
+      // Ranks run only while a drill does; an idle node's /proc is not walked.
+      if (push_counters && host_.procs != nullptr) SampleRankCpu(*host_.procs, *counters);
+      telemetry_ = *counters;
+      telemetry_at_ = now;
+      telemetry_warned_ = false;
+      if (push_counters && push_)
+        push_(MakePush(proto::kCounters,
+                       {{proto::key::kNode, config_.node}, {proto::key::kCounters, *counters}}));
+    } else if (!telemetry_warned_) {
+      spdlog::warn("counters: {}", counters.status().message());
+      telemetry_warned_ = true;  // once per failing streak, not once a second
+    }
   }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) {
     last_tail_ = now;

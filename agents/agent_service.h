@@ -39,6 +39,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -102,15 +103,23 @@ class AgentService {
     return Handle(request, Caller{.peer = peer});
   }
   void Tick();
+  // The node's telemetry is sampled once per --telemetry-interval, on one
+  // grid, and that one sample feeds both the `counters` push (while a drill
+  // holds the lease or a workload's metrics are watched) and /metrics
+  // (MetricsEndpoint reads it here). Without an endpoint an idle agent
+  // samples nothing; KeepSampling(true) makes it sample when idle too.
+  void KeepSampling(bool on) { keep_sampling_ = on; }
+  const Json& latest_telemetry() const { return telemetry_; }
+  std::optional<Clock::TimePoint> telemetry_sampled_at() const { return telemetry_at_; }
   // How soon Tick wants to run again: kBusyTick while a fault is in force or
   // a workload runs (a flap's edges, max durations, the exit), else kIdleTick
   // (the lease check and the 100 ms metrics tail need no more). An idle agent
   // wakes 10 times a second instead of 50 (docs/performance.md).
   static constexpr Duration kBusyTick = std::chrono::milliseconds(20);
   static constexpr Duration kIdleTick = std::chrono::milliseconds(100);
-  Duration TickInterval() const {
-    return faults_.empty() && !workload_.running() ? kIdleTick : kBusyTick;
-  }
+  // Shorter when a fault's next scheduled change (a flap's edge, its max
+  // duration) comes sooner: then it is the time left until it, from now.
+  Duration TickInterval() const;
 
   // Reverts every journalled fault (start-up sweep and --revert-all).
   // Returns how many were reverted; idempotent. With `swept`, each reverted
@@ -197,6 +206,10 @@ class AgentService {
   MetricsTail tail_;
   Clock::TimePoint last_tail_{};
   Clock::TimePoint last_counters_{};
+  bool keep_sampling_ = false;
+  Json telemetry_ = Json::object();  // the latest good sample
+  std::optional<Clock::TimePoint> telemetry_at_;
+  bool telemetry_warned_ = false;  // once per failing streak
   Gpus* telemetry_gpus_ = nullptr;
   bool telemetry_gpus_tried_ = false;
   std::unique_ptr<TcpLinkRetrans> tcp_links_;  // from host_.tcp_sockets, on first use

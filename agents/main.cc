@@ -40,6 +40,7 @@
 #include "harness/core/log.h"
 #include "harness/core/version.h"
 #include "harness/host/launch_env.h"
+#include "harness/host/netlink_net_stack.h"
 #include "harness/host/real_nvml.h"
 #include "harness/host/real_process_runner.h"
 #include "harness/host/real_processes.h"
@@ -193,6 +194,8 @@ int main(int argc, char** argv) {
   host.tcp_sockets = &tcp_sockets;
   RealVerbs verbs;  // nothing is opened until an ib_watch asks
   host.verbs = &verbs;
+  NetlinkNetStack net;  // links, qdiscs, counters in-process; tc/ip only in plans
+  host.net = &net;
   FakeHost fake;
   if (fake_host) host = fake.host();
 
@@ -284,12 +287,7 @@ int main(int argc, char** argv) {
       spdlog::error("{}", addr.status().message());
       return 2;
     }
-    TelemetrySources sources;
-    sources.mgmt_interface = config.mgmt_interface;
-    // Without NVML: no NVLink counters (the agent logs why once).
-    if (host.gpus != nullptr && host.gpus->Load().ok()) sources.gpus = host.gpus;
-    metrics = std::make_unique<MetricsEndpoint>(io, service, host, clock, config.node,
-                                                kFdrillVersion, sources, config.telemetry_interval);
+    metrics = std::make_unique<MetricsEndpoint>(io, service, clock, config.node, kFdrillVersion);
     if (auto s = metrics->Listen(addr->first, addr->second); !s.ok()) {
       spdlog::error("{}", s.message());
       return 2;

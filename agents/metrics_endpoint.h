@@ -1,13 +1,12 @@
-// MetricsEndpoint: fdrill-agent's --metrics-listen. Samples the node's
-// telemetry (agents/counters.h: netdev, IB port, NVLink) every
-// `sample_every` (--telemetry-interval) whether or not a workload
-// runs, and serves them with the agent's state (faults per kind, lease,
-// workload) as Prometheus text on a MetricsHttpServer. Everything runs on the
-// agent's io_context thread; the service is only read.
-//
-// SampleTelemetry may start `tc` (a short child process) per sample, as the
-// agent's own once-a-second counters event already does; a failed sample
-// keeps the previous one, whose age fdrill_counters_sample_age_seconds shows.
+// MetricsEndpoint: fdrill-agent's --metrics-listen. Serves the node's
+// telemetry (agents/counters.h: netdev, IB port, NVLink, TCP, rank CPU) with
+// the agent's state (faults per kind, lease, workload) as Prometheus text on
+// a MetricsHttpServer. It samples nothing itself: the service takes one
+// sample per --telemetry-interval (AgentService::KeepSampling, which Start
+// turns on, so an idle node is sampled too) and the same sample feeds the
+// `counters` push. Everything runs on the agent's io_context thread; the
+// service is only read. A failed sample keeps the previous one, whose age
+// fdrill_counters_sample_age_seconds shows.
 #pragma once
 
 #include <string>
@@ -21,9 +20,8 @@ namespace fdrill {
 
 class MetricsEndpoint {
  public:
-  MetricsEndpoint(boost::asio::io_context& io, const AgentService& service, Host host,
-                  const Clock& clock, std::string node, std::string version,
-                  TelemetrySources sources, Duration sample_every);
+  MetricsEndpoint(boost::asio::io_context& io, AgentService& service, const Clock& clock,
+                  std::string node, std::string version);
   Status Listen(const std::string& host, uint16_t port) { return server_.Listen(host, port); }
   uint16_t port() const { return server_.port(); }
   void Start();
@@ -33,20 +31,10 @@ class MetricsEndpoint {
   AgentMetricsSnapshot Snapshot() const;
 
  private:
-  boost::asio::awaitable<void> SampleLoop();
-
-  boost::asio::io_context& io_;
-  const AgentService& service_;
-  Host host_;
+  AgentService& service_;
   const Clock& clock_;
   std::string node_, version_;
-  TelemetrySources sources_;
-  Duration sample_every_;
   MetricsHttpServer server_;
-  boost::asio::steady_timer timer_;
-  bool stopped_ = false;
-  Json counters_ = Json::object();
-  std::optional<Clock::TimePoint> sampled_at_;
 };
 
 }  // namespace fdrill

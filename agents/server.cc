@@ -243,7 +243,11 @@ asio::awaitable<void> AgentServer::TickLoop() {
   ticking_ = true;
   next_tick_ = std::chrono::steady_clock::now();
   while (acceptor_.is_open()) {
-    next_tick_ += service_.TickInterval();
+    // The regular cadence keeps its grid; an interval shorter than the
+    // cadence is the time left until a fault's edge, counted from now.
+    const Duration interval = service_.TickInterval();
+    const auto now = std::chrono::steady_clock::now();
+    next_tick_ = interval < AgentService::kBusyTick ? now + interval : next_tick_ + interval;
     tick_timer_.expires_at(next_tick_);
     for (;;) {
       boost::system::error_code ec;

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,12 @@ class Fault {
   virtual Status Verify() = 0;
   virtual Status Tick(Duration /*since_apply*/) { return Status::Ok(); }
   virtual bool Finished(Duration /*since_apply*/) const { return false; }
+  // When Tick will next change something (a flap's edge), as time since
+  // Apply; nullopt when nothing is scheduled. The agent wakes then, not on
+  // its next 20 ms tick, so an edge is late by a timer's wake-up, not a tick.
+  virtual std::optional<Duration> NextChange(Duration /*since_apply*/) const {
+    return std::nullopt;
+  }
   virtual Status Revert() = 0;
   virtual Status VerifyReverted() = 0;
   // What this fault acts on ("fab0"); the agent refuses its management

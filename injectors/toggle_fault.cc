@@ -13,6 +13,16 @@ bool FlapSchedule::WantDown(Duration t) const {
   return t - cycle * period < down;
 }
 
+std::optional<Duration> FlapSchedule::NextEdge(Duration t) const {
+  if (t < Duration::zero()) return Duration::zero();
+  const int64_t cycle = period.count() > 0 ? t / period : 0;
+  if (cycle >= count) return std::nullopt;
+  const Duration start = cycle * period;
+  if (t < start + down) return start + down;     // this flap's up edge
+  if (cycle + 1 < count) return start + period;  // the next flap's down edge
+  return std::nullopt;
+}
+
 std::string FlapSchedule::Describe() const {
   return count == 1 ? "once" : std::to_string(count) + " times, every " + FormatDuration(period);
 }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,8 @@ struct FlapSchedule {
 
   bool WantDown(Duration t) const;
   bool Finished(Duration t) const { return t >= (count - 1) * period + down; }
+  // The first edge (down or up) after `t`; nullopt once the last flap is up.
+  std::optional<Duration> NextEdge(Duration t) const;
   // "once", "3 times, every 4s".
   std::string Describe() const;
   // InvalidArgument (params.period) unless `what` ("link", "port") comes up
@@ -102,6 +105,7 @@ class FlapFault final : public Fault {
   Status Apply() override { return SetOn(false); }
   Status Tick(Duration t) override { return SetOn(!schedule_.WantDown(t)); }
   bool Finished(Duration t) const override { return schedule_.Finished(t); }
+  std::optional<Duration> NextChange(Duration t) const override { return schedule_.NextEdge(t); }
   Status Verify() override { return toggle_->Expect(on_, "where the flap is now"); }
   Status Revert() override;
   Status VerifyReverted() override { return toggle_->VerifyRestored(); }

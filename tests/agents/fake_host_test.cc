@@ -92,6 +92,31 @@ TEST_F(FakeHostServiceTest, TicksFastOnlyWhileAFaultIsInForce) {
   EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
 }
 
+// A flap's edges are due at exact times since its apply: the agent wakes for
+// the edge itself rather than on the tick after it (up to 20 ms late), and
+// the edge is made on that wake-up.
+TEST_F(FakeHostServiceTest, TheNextTickLandsOnAFlapsEdge) {
+  ASSERT_TRUE(
+      Apply("flap", "link_flap",
+            {{"interface", "fab0"}, {"down", "100ms"}, {"count", 2}, {"period", "1s"}})["ok"]
+          .get<bool>());
+  EXPECT_FALSE(Fab0().up);
+  clock_.Advance(std::chrono::milliseconds(93));
+  EXPECT_EQ(service_->TickInterval(), std::chrono::milliseconds(7));  // the up edge
+  clock_.Advance(std::chrono::milliseconds(7));
+  service_->Tick();
+  EXPECT_TRUE(Fab0().up);
+  clock_.Advance(std::chrono::milliseconds(890));
+  EXPECT_EQ(service_->TickInterval(), std::chrono::milliseconds(10));  // the next down edge
+  clock_.Advance(std::chrono::milliseconds(10));
+  service_->Tick();
+  EXPECT_FALSE(Fab0().up);
+  clock_.Advance(std::chrono::milliseconds(100));
+  service_->Tick();
+  EXPECT_TRUE(Fab0().up);
+  EXPECT_EQ(service_->TickInterval(), AgentService::kBusyTick);  // no edge left; still in force
+}
+
 TEST_F(FakeHostServiceTest, TheManagementInterfaceIsStillRefused) {
   Json r = Apply("cut", "link_down", {{"interface", "mgmt0"}});
   EXPECT_FALSE(r["ok"].get<bool>());

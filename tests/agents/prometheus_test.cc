@@ -547,6 +547,9 @@ constexpr char kProcNetDev[] =
     "  0     0       0"
     "          0\n";
 
+// One sample feeds /metrics and the counters push: the endpoint shows what
+// the service sampled, and an idle service samples only while an endpoint
+// is serving.
 TEST(MetricsEndpointTest, SamplesCountersWithoutAWorkloadAndReportsAge) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("fdrill-metrics-endpoint-" + std::to_string(getpid()));
@@ -562,10 +565,16 @@ TEST(MetricsEndpointTest, SamplesCountersWithoutAWorkloadAndReportsAge) {
   config.mgmt_interface = "mgmt0";
   AgentService service(config, Host{&runner, &sysfs}, clock);
   boost::asio::io_context io;
-  MetricsEndpoint endpoint(io, service, Host{&runner, &sysfs}, clock, "n1", "0.1.0",
-                           TelemetrySources{"mgmt0"}, std::chrono::milliseconds(10));
+  MetricsEndpoint endpoint(io, service, clock, "n1", "0.1.0");
+  clock.Advance(std::chrono::seconds(5));
+  service.Tick();  // idle, no endpoint serving: nothing sampled
+  EXPECT_FALSE(service.telemetry_sampled_at().has_value());
+  EXPECT_FALSE(endpoint.Snapshot().sample_age_s.has_value());
   endpoint.Start();
-  io.run_for(std::chrono::milliseconds(50));
+  service.Tick();
+  ASSERT_TRUE(service.telemetry_sampled_at().has_value());
+  service.Tick();  // within the interval: the same sample
+  EXPECT_EQ(runner.calls().size(), 1u) << "one qdisc read per interval";
   clock.Advance(std::chrono::seconds(3));
   AgentMetricsSnapshot s = endpoint.Snapshot();
   EXPECT_EQ(s.counters.value("fab0.rx_bytes", -1), 1234);

@@ -47,6 +47,21 @@ TEST(LinkFlap, CountAndPeriodMakeRepeatedFlaps) {
   EXPECT_TRUE(k.ifaces["fab0"].up);
 }
 
+TEST(LinkFlap, NextChangeNamesEachEdgeThenNothing) {
+  FakeNetKernel k;
+  auto f =
+      MakeOk("link_flap", {{"interface", "fab0"}, {"down", "1s"}, {"count", 2}, {"period", "4s"}},
+             k.host());
+  using std::chrono::seconds;
+  EXPECT_EQ(f->NextChange(milliseconds(0)), seconds(1));  // up
+  EXPECT_EQ(f->NextChange(milliseconds(999)), seconds(1));
+  EXPECT_EQ(f->NextChange(milliseconds(1000)), seconds(4));  // the second flap's down
+  EXPECT_EQ(f->NextChange(milliseconds(4000)), seconds(5));
+  EXPECT_EQ(f->NextChange(milliseconds(5000)), std::nullopt);  // the last flap is up
+  auto rate = MakeOk("link_rate", {{"interface", "fab0"}, {"rate", "1gbit"}}, k.host());
+  EXPECT_EQ(rate->NextChange(milliseconds(0)), std::nullopt);  // nothing scheduled
+}
+
 TEST(LinkFlap, RevertMidFlapBringsTheLinkUpAndIsSafeTwice) {
   FakeNetKernel k;
   auto f = MakeOk("link_flap", {{"interface", "fab0"}, {"down", "10s"}}, k.host());
