@@ -9,6 +9,11 @@
 //       reply received, where the reply comes after the agent's Verify read
 //       the kernel's state back (`verified: true`), p50 / p99 / max; each is
 //       reverted (also timed) before the next
+//   agent_bench flapwire --agent ADDR:PORT --node NODE --pki DIR --sender-ns NS
+//                        --receiver-ns NS --to ADDR [--count 20] [--down-ms 100]
+//       `count` link_flap faults (down `down-ms`, once) on the interface,
+//       each timed on the wire by bench/flap_wire.h's UDP stream: the gap in
+//       the peer's kernel receive times against the flap's `down`
 //   agent_bench footprint --agent ADDR:PORT --node NODE --pki DIR --pid PID [--seconds 60]
 //       holds a lease (renewed every second) and the agent's 1 Hz telemetry
 //       (workload_start with only a metrics dir: the counters push runs,
@@ -23,6 +28,7 @@
 #include <boost/asio.hpp>
 
 #include "bench/bench_util.h"
+#include "bench/flap_wire.h"
 #include "harness/controller/agent_link.h"
 #include "harness/core/log.h"
 #include "harness/tls/certs.h"
@@ -141,6 +147,47 @@ int Inject(const Target& t, int count, const std::string& iface) {
   return bad > 0 ? 1 : 0;
 }
 
+int FlapWire(const Target& t, const WireStream& stream, int count, int down_ms,
+             const std::string& iface) {
+  Controller c(t);
+  if (auto s = c.Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
+  WireProbe probe(stream);
+  if (!probe.Start()) return 2;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const Json params = {
+      {"interface", iface}, {"down", std::to_string(down_ms) + "ms"}, {"count", 1}};
+  for (int i = 0; i < count; ++i) {
+    const std::string id = "wire-" + std::to_string(i);
+    auto a = c.Call(
+        "apply",
+        {{"fault_id", id}, {"kind", "link_flap"}, {"params", params}, {"max_duration_ms", 60000}});
+    if (!a.ok())
+      return std::fprintf(stderr, "%s: %s\n", id.c_str(), a.status().ToString().c_str()), 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(down_ms + 300));
+    auto r = c.Call("revert", {{"fault_id", id}});
+    if (!r.ok())
+      return std::fprintf(stderr, "%s: %s\n", id.c_str(), r.status().ToString().c_str()), 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  probe.Stop();
+  // A gap of at least half the flap is one; the stream's own hiccups on a
+  // busy box are far shorter.
+  std::vector<double> gaps = probe.Gaps(std::chrono::milliseconds(down_ms / 2));
+  std::vector<double> error;
+  for (double g : gaps) error.push_back(std::abs(g - down_ms));
+  std::printf(
+      "| flaps | gaps seen | datagrams | gap p50 | gap max | abs error p50 | p99 | max |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  if (gaps.empty()) {
+    std::printf("| %d | 0 | %zu | - | - | - | - | - |\n", count, probe.received());
+    return 1;
+  }
+  std::printf("| %d | %zu | %zu | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", count,
+              gaps.size(), probe.received(), Percentile(gaps, 50), Percentile(gaps, 100),
+              Percentile(error, 50), Percentile(error, 99), Percentile(error, 100));
+  return gaps.size() == static_cast<size_t>(count) ? 0 : 1;
+}
+
 int Footprint(const Target& t, int pid, int seconds) {
   Controller c(t);
   if (auto s = c.Start(); !s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 2;
@@ -190,7 +237,10 @@ int main(int argc, char** argv) {
   std::string iface = "fab0";
   auto* inject = app.add_subcommand("inject", "apply->verified latency of link_rate and link_flap");
   auto* foot = app.add_subcommand("footprint", "idle RSS and CPU with 1 Hz telemetry");
-  for (auto* s : {inject, foot}) {
+  auto* wire = app.add_subcommand("flapwire", "a link_flap's length on the wire");
+  WireStream stream;
+  int down_ms = 100;
+  for (auto* s : {inject, foot, wire}) {
     s->add_option("--agent", t.agent, "ADDR:PORT")->required();
     s->add_option("--node", t.node)->required();
     s->add_option("--pki", t.pki, "dir with ca.pem, controller.pem, controller.key")->required();
@@ -198,10 +248,17 @@ int main(int argc, char** argv) {
   inject->add_option("--count", count)->capture_default_str();
   inject->add_option("--interface", iface)->capture_default_str();
   foot->add_option("--pid", pid, "the agent's pid")->required();
+  wire->add_option("--sender-ns", stream.sender_ns, "the agent's network namespace")->required();
+  wire->add_option("--receiver-ns", stream.receiver_ns, "the peer's")->required();
+  wire->add_option("--to", stream.to, "the peer's address")->required();
+  wire->add_option("--count", count)->capture_default_str();
+  wire->add_option("--down-ms", down_ms)->capture_default_str();
+  wire->add_option("--interface", iface)->capture_default_str();
   foot->add_option("--seconds", seconds)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   fdrill::InitLogging("agent_bench", "warn");
   if (pki->parsed()) return Pki(dir, node);
   if (inject->parsed()) return Inject(t, count, iface);
+  if (wire->parsed()) return FlapWire(t, stream, count, down_ms, iface);
   return Footprint(t, pid, seconds);
 }
