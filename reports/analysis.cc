@@ -182,22 +182,14 @@ void SetPhaseSlowdowns(const Baseline& baseline, std::vector<PhaseStats>* phases
   }
 }
 
-std::vector<MetricRecord> RecordsOf(const std::vector<MetricRecord>& all,
-                                    const std::string& workload) {
-  std::vector<MetricRecord> out;
-  for (const MetricRecord& m : all) {
-    if (m.workload == workload) out.push_back(m);
-  }
-  return out;
-}
-
 // Each tenant on its own: its iterations, phases and baseline, and what
 // every fault did to it (the same definitions as the top level), into
 // summary->workloads and each fault's workloads[]. The faults' own problems
 // (an apply never confirmed) are the top level's errors already.
 void AnalyzeTenants(const RunData& run, const AnalysisOptions& options, int window, Summary* s) {
   for (const PlanWorkload& w : run.plan.workloads) {
-    const std::vector<Iteration> series = BuildIterations(RecordsOf(run.metrics, w.name));
+    const std::vector<Iteration> series =
+        BuildIterations(run.metrics, RecordsOfWorkload(run.metrics, w.name));
     const std::vector<PhaseStats> phases = AnalyzePhases(run.events, series, RunEnd(run, series));
     WorkloadStats stats{.name = w.name, .nodes = w.nodes, .ranks = w.ranks, .start = w.start};
     stats.baseline = ComputeBaseline(phases, series, FirstFaultAt(run.events), options);
@@ -237,11 +229,11 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
 
   // With tenants, ranks are numbered per workload: the top level is the
   // first workload's, each one's effect is AnalyzeTenants'.
-  const std::vector<MetricRecord> primary =
-      run.plan.workloads.empty() ? std::vector<MetricRecord>{}
-                                 : RecordsOf(run.metrics, run.plan.workloads.front().name);
   const std::vector<Iteration> series =
-      BuildIterations(run.plan.workloads.empty() ? run.metrics : primary);
+      run.plan.workloads.empty()
+          ? BuildIterations(run.metrics)
+          : BuildIterations(run.metrics,
+                            RecordsOfWorkload(run.metrics, run.plan.workloads.front().name));
   s.phases = AnalyzePhases(run.events, series, RunEnd(run, series));
   s.baseline = ComputeBaseline(s.phases, series, FirstFaultAt(run.events), options);
   SetPhaseSlowdowns(s.baseline, &s.phases);

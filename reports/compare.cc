@@ -32,7 +32,7 @@ using Samples = std::map<Key, std::map<std::string, std::vector<double>>>;
 Samples Collect(const RunData& run, std::vector<std::string>* phase_order) {
   double run_end = 0;
   for (const Event& e : run.events) run_end = std::max(run_end, e.t);
-  for (const MetricRecord& m : run.metrics) run_end = std::max(run_end, m.t);
+  for (size_t i = 0; i < run.metrics.size(); ++i) run_end = std::max(run_end, run.metrics.t(i));
   const std::vector<PhaseStats> phases = AnalyzePhases(run.events, {}, run_end);
   auto note = [&](const std::string& name) {
     if (std::find(phase_order->begin(), phase_order->end(), name) == phase_order->end()) {
@@ -42,11 +42,20 @@ Samples Collect(const RunData& run, std::vector<std::string>* phase_order) {
   for (const PhaseStats& p : phases) note(p.name);
   if (phases.empty()) note(kWholeRun);
 
-  std::map<Key, std::vector<MetricRecord>> by_key;
-  for (const MetricRecord& m : run.metrics) by_key[{m.op, m.bytes}].push_back(m);
+  std::map<Key, std::vector<uint32_t>> by_key;
+  const MetricTable::Source* last = nullptr;  // a rank's records share theirs
+  std::vector<uint32_t>* rows_of_last = nullptr;
+  for (size_t i = 0; i < run.metrics.size(); ++i) {
+    const MetricTable::Source& s = run.metrics.source(i);
+    if (&s != last) {
+      last = &s;
+      rows_of_last = &by_key[{s.op, s.bytes}];
+    }
+    rows_of_last->push_back(static_cast<uint32_t>(i));
+  }
   Samples out;
-  for (const auto& [key, records] : by_key) {
-    const std::vector<Iteration> series = BuildIterations(records);
+  for (const auto& [key, rows] : by_key) {
+    const std::vector<Iteration> series = BuildIterations(run.metrics, rows);
     auto& per_phase = out[key];
     if (phases.empty()) {
       for (const Iteration& it : series) per_phase[kWholeRun].push_back(it.busbw_gbps);

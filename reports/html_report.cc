@@ -4,6 +4,7 @@
 #include <cctype>
 #include <iterator>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -77,46 +78,72 @@ class Table {
   std::string html_;
 };
 
-// One rank's points, cut into segments where nothing ran: a line drawn
-// across a dead job or a restart would be a ramp through time no iteration
-// covered.
-struct RankPoints {
+// One rank's records in time order, cut into segments where nothing ran: a
+// line drawn across a dead job or a restart would be a ramp through time no
+// iteration covered. Row indices into the MetricTable, not points: a day-long
+// run has millions a rank, and each segment's points are made only to be
+// downsampled (SegmentPoints).
+struct RankRows {
   std::string node;
-  std::vector<std::vector<XY>> time_ms;  // segments, in time order
-  std::vector<std::vector<XY>> busbw;
+  std::vector<uint32_t> rows;          // by t
+  std::vector<size_t> segment_starts;  // in rows
 };
 // A gap in a rank's records longer than this (from one iteration's end to
 // the next one's start), or a new launch of the job, starts a new segment.
 constexpr double kLineBreakS = 1.0;
 
-// Per rank (per tenant and rank, with workloads:), its own time and busbw
-// (the record's, or recomputed from its time as series.h does) at the
-// record's t, in time order.
+// Per rank (per tenant and rank, with workloads:), its records in time order.
 using RankKey = std::pair<std::string, int>;  // (workload, rank)
-std::map<RankKey, RankPoints> PerRank(const std::vector<MetricRecord>& metrics) {
-  std::map<RankKey, std::vector<const MetricRecord*>> records;
-  for (const MetricRecord& m : metrics) records[{m.workload, m.rank}].push_back(&m);
-  std::map<RankKey, RankPoints> out;
-  for (auto& [key, list] : records) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const MetricRecord* a, const MetricRecord* b) { return a->t < b->t; });
-    RankPoints& r = out[key];
-    const MetricRecord* prev = nullptr;
-    for (const MetricRecord* m : list) {
-      if (r.node.empty()) r.node = m->node;
-      double busbw = m->busbw_gbps;
-      if (!(busbw > 0)) {
-        busbw = static_cast<double>(m->bytes) * OpBusFactor(m->op, m->nranks) / m->time_ms / 1e6;
-      }
-      const double started = m->t - (m->time_ms + m->wait_ms) / 1000;
-      if (prev == nullptr || m->attempt != prev->attempt || started - prev->t > kLineBreakS) {
-        r.time_ms.emplace_back();
-        r.busbw.emplace_back();
-      }
-      r.time_ms.back().push_back({m->t, m->time_ms});
-      r.busbw.back().push_back({m->t, busbw});
-      prev = m;
+std::map<RankKey, RankRows> PerRank(const MetricTable& m) {
+  std::map<RankKey, RankRows> out;
+  const MetricTable::Source* last = nullptr;  // a rank's records share theirs
+  RankRows* rows_of_last = nullptr;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const MetricTable::Source& s = m.source(i);
+    if (&s != last) {
+      last = &s;
+      rows_of_last = &out[{s.workload, s.rank}];
     }
+    rows_of_last->rows.push_back(static_cast<uint32_t>(i));
+  }
+  for (auto& [key, r] : out) {
+    const auto by_t = [&](uint32_t a, uint32_t b) { return m.t(a) < m.t(b); };
+    if (!std::is_sorted(r.rows.begin(), r.rows.end(), by_t)) {
+      std::stable_sort(r.rows.begin(), r.rows.end(), by_t);
+    }
+    for (size_t k = 0; k < r.rows.size(); ++k) {
+      const uint32_t i = r.rows[k];
+      if (r.node.empty()) r.node = m.source(i).node;
+      const double started = m.t(i) - (m.time_ms(i) + m.wait_ms(i)) / 1000;
+      if (k == 0) {
+        r.segment_starts.push_back(k);
+        continue;
+      }
+      const uint32_t prev = r.rows[k - 1];
+      if (m.source(i).attempt != m.source(prev).attempt || started - m.t(prev) > kLineBreakS) {
+        r.segment_starts.push_back(k);
+      }
+    }
+  }
+  return out;
+}
+
+// A segment's points at each record's t: its own time, or its busbw (the
+// record's, or recomputed from its time as series.h does).
+std::vector<XY> SegmentPoints(const MetricTable& m, std::span<const uint32_t> rows, bool busbw) {
+  std::vector<XY> out;
+  out.reserve(rows.size());
+  for (uint32_t i : rows) {
+    if (!busbw) {
+      out.push_back({m.t(i), m.time_ms(i)});
+      continue;
+    }
+    double y = m.busbw_gbps(i);
+    if (!(y > 0)) {
+      const MetricTable::Source& s = m.source(i);
+      y = static_cast<double>(s.bytes) * OpBusFactor(s.op, s.nranks) / m.time_ms(i) / 1e6;
+    }
+    out.push_back({m.t(i), y});
   }
   return out;
 }
@@ -151,14 +178,14 @@ std::vector<ChartBand> JobDownBands(const std::vector<Event>& events, double x_m
 }
 
 void WriteCharts(const Summary& s, const RunData& run, const HtmlOptions& o, std::string* out) {
-  const std::map<RankKey, RankPoints> ranks = PerRank(run.metrics);
+  const std::map<RankKey, RankRows> ranks = PerRank(run.metrics);
   Chart busbw{.title = "Bus bandwidth per rank", .y_label = "busbw (GB/s)"};
   Chart time{.title = "Iteration time per rank (log scale)",
              .y_label = "iteration time (ms)",
              .log_y = true};
   double x_max = 0;
   for (const Event& e : run.events) x_max = std::max(x_max, e.t);
-  for (const MetricRecord& m : run.metrics) x_max = std::max(x_max, m.t);
+  for (size_t i = 0; i < run.metrics.size(); ++i) x_max = std::max(x_max, run.metrics.t(i));
   for (Chart* c : {&busbw, &time}) {
     c->x_max = x_max > 0 ? x_max : 1;
     for (const FaultStats& f : s.faults) {
@@ -187,16 +214,22 @@ void WriteCharts(const Summary& s, const RunData& run, const HtmlOptions& o, std
     const std::string label = workload.empty()
                                   ? fmt::format("rank {} ({})", rank, r.node)
                                   : fmt::format("{} rank {} ({})", workload, rank, r.node);
-    size_t total = 0;
-    for (const auto& seg : r.busbw) total += seg.size();
-    for (size_t k = 0; k < r.busbw.size(); ++k) {
+    const size_t total = r.rows.size();
+    for (size_t k = 0; k < r.segment_starts.size(); ++k) {
+      const size_t from = r.segment_starts[k];
+      const size_t to = k + 1 < r.segment_starts.size() ? r.segment_starts[k + 1] : total;
+      const std::span<const uint32_t> segment(r.rows.data() + from, to - from);
       // The point budget shared by the segments, as their lengths.
       const size_t budget = std::max<size_t>(
-          2, o.max_points_per_series * r.busbw[k].size() / std::max<size_t>(total, 1));
-      busbw.series.push_back(
-          {.label = label, .color = color, .points = DownsampleMinMax(r.busbw[k], budget)});
-      time.series.push_back(
-          {.label = label, .color = color, .points = DownsampleMinMax(r.time_ms[k], budget)});
+          2, o.max_points_per_series * segment.size() / std::max<size_t>(total, 1));
+      busbw.series.push_back({.label = label,
+                              .color = color,
+                              .points = DownsampleMinMax(
+                                  SegmentPoints(run.metrics, segment, /*busbw=*/true), budget)});
+      time.series.push_back({.label = label,
+                             .color = color,
+                             .points = DownsampleMinMax(
+                                 SegmentPoints(run.metrics, segment, /*busbw=*/false), budget)});
     }
     legend += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>",
                           color, Esc(label));

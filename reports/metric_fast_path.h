@@ -7,15 +7,17 @@
 // return false, and the caller then uses the strict ParseMetricLine
 // (run_dir.h), which decides and names the problem. So the contract is:
 // when it returns true, *out is exactly what ParseMetricLine would return.
-// Pure; no allocation beyond the record's strings.
+// ParseMetricFields is the same with views into the line (no allocation at
+// all): what LoadRunDir appends to its MetricTable. Pure.
 #pragma once
 
 #include <string_view>
 
-#include "reports/run_data.h"
+#include "reports/metric_table.h"
 
 namespace fdrill {
 
+bool ParseMetricFields(std::string_view line, MetricFields* out);
 bool ParseMetricLineFast(std::string_view line, MetricRecord* out);
 
 }  // namespace fdrill

@@ -12,29 +12,9 @@
 #include <vector>
 
 #include "reports/fingerprint.h"
+#include "reports/metric_table.h"
 
 namespace fdrill {
-
-// One line of metrics.jsonl: one rank's record of one timed iteration.
-struct MetricRecord {
-  int rank = 0;
-  int nranks = 0;    // 0 when the record does not say
-  std::string node;  // controller-side node name; the rank's host when absent
-  int64_t iter = 0;
-  // Which launch of the workload wrote it: 0, then 1, 2, ... after each
-  // restart (a resumed --train run repeats the steps since its checkpoint).
-  int attempt = 0;
-  std::string op;  // "all_reduce", ...; empty when absent
-  // The tenant that wrote it (workloads:); empty for a drill's one workload.
-  std::string workload;
-  int64_t bytes = 0;
-  double time_ms = 0;     // the collective alone
-  double wait_ms = 0;     // the line-up before it (a straggler's delay); 0 when absent
-  double algbw_gbps = 0;  // 0 when absent
-  double busbw_gbps = 0;  // 0 when absent
-  int64_t wrong = 0;      // elements that failed the data check
-  double t = 0;           // controller seconds since start, end of the iteration
-};
 
 // One entry of a `residue` event: a difference between the pre- and
 // post-drill state. before/after are the recorded values, JSON-encoded when
@@ -177,8 +157,8 @@ struct RunData {
   // What each node ran (inventory.json; reports/fingerprint.h); empty when
   // the run has no inventory.
   Fingerprint fingerprint;
-  std::vector<Event> events;          // in file order (the controller's timeline)
-  std::vector<MetricRecord> metrics;  // in file order
+  std::vector<Event> events;  // in file order (the controller's timeline)
+  MetricTable metrics;        // in file order
   // Problems that did not stop loading (e.g. metrics.jsonl absent because the
   // workload never started); they become entries of the summary's errors[].
   std::vector<std::string> load_notes;

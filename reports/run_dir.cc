@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/files.h"
-#include "reports/metric_fast_path.h"
+#include "reports/metrics_file.h"
 
 namespace fdrill {
 
@@ -137,12 +137,10 @@ Status ReadResidueItems(Fields& fields, std::string_view where, std::vector<Resi
   return Status::Ok();
 }
 
-// Calls parse(line, "file:N") for each non-blank line of `text`. `fast`, when
-// given, is tried first and may decline a line (metric_fast_path.h); the
-// "file:N" label is only built for the lines it declines.
+// Calls parse(line, "file:N") for each non-blank line of `text`
+// (metrics.jsonl, which can be gigabytes, is read by metrics_file.h instead).
 template <typename T, typename Parse>
-Status ParseLines(std::string_view text, const char* file, Parse parse, std::vector<T>* out,
-                  bool (*fast)(std::string_view, T*) = nullptr) {
+Status ParseLines(std::string_view text, const char* file, Parse parse, std::vector<T>* out) {
   int number = 0;
   while (!text.empty()) {
     ++number;
@@ -150,11 +148,6 @@ Status ParseLines(std::string_view text, const char* file, Parse parse, std::vec
     const std::string_view line = text.substr(0, newline);
     text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    T item;
-    if (fast != nullptr && fast(line, &item)) {
-      out->push_back(std::move(item));
-      continue;
-    }
     Result<T> parsed = parse(line, fmt::format("{}:{}", file, number));
     if (!parsed.ok()) return parsed.status();
     out->push_back(std::move(parsed).value());
@@ -536,16 +529,7 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     if (inventory.ok()) run.fingerprint = FingerprintOf(*inventory);
   }
   AddWorkloadLogs(root, &run.fingerprint);
-  if (!fs::exists(root / kMetricsFile, ec)) {
-    run.load_notes.push_back("metrics.jsonl is absent");
-    return run;
-  }
-  Result<std::string> metrics_text = ReadWholeFile(root / kMetricsFile);
-  if (!metrics_text.ok()) return metrics_text.status().Annotate(dir);
-  // About 300 bytes a record: reserving saves the copies of a growing vector.
-  run.metrics.reserve(metrics_text->size() / 256);
-  s = ParseLines(std::string_view(*metrics_text), kMetricsFile, ParseMetricLine, &run.metrics,
-                 &ParseMetricLineFast);
+  s = ReadMetricsFile(root, &run.metrics, &run.load_notes);
   if (!s.ok()) return s.Annotate(dir);
   return run;
 }

@@ -1,6 +1,6 @@
 // Reading a run directory (docs/formats.md): plan.json, events.jsonl and
-// metrics.jsonl. Strict about what is there: a line that is not JSON, or lacks
-// a key the reports need, or has it with the wrong type, is an error naming
+// metrics.jsonl (or metrics.jsonl.zst: metrics_file.h). Strict about what is there: a line that is
+// not JSON, or lacks a key the reports need, or has it with the wrong type, is an error naming
 // "file:line" and the key, so a broken writer is found at once rather than
 // measured around. Blank lines are skipped. A missing metrics.jsonl is not an
 // error (the workload may never have started); it is noted in load_notes and
@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "harness/core/result.h"
+#include "reports/metrics_file.h"
 #include "reports/run_data.h"
 
 namespace fdrill {
 
 inline constexpr char kPlanFile[] = "plan.json";
 inline constexpr char kEventsFile[] = "events.jsonl";
-inline constexpr char kMetricsFile[] = "metrics.jsonl";
 // Optional, for the fabric map only: a missing or unreadable one draws the
 // nodes alone (noted in load_notes when it is there but broken).
 inline constexpr char kInventoryFile[] = "inventory.json";

@@ -1,7 +1,6 @@
 #include "reports/series.h"
 
 #include <algorithm>
-#include <span>
 
 namespace fdrill {
 
@@ -16,59 +15,69 @@ double OpBusFactor(std::string_view op, int nranks) {
 namespace {
 
 // The records' own busbw/algbw ratio when they carry one, else the op's.
-double BusFactorOf(std::span<const MetricRecord* const> records) {
-  for (const MetricRecord* r : records) {
-    if (r->algbw_gbps > 0 && r->busbw_gbps > 0) return r->busbw_gbps / r->algbw_gbps;
+double BusFactorOf(const MetricTable& m, std::span<const uint32_t> rows) {
+  for (uint32_t r : rows) {
+    if (m.algbw_gbps(r) > 0 && m.busbw_gbps(r) > 0) return m.busbw_gbps(r) / m.algbw_gbps(r);
   }
-  const MetricRecord& first = *records.front();
-  const int n = first.nranks > 0 ? first.nranks : static_cast<int>(records.size());
+  const MetricTable::Source& first = m.source(rows.front());
+  const int n = first.nranks > 0 ? first.nranks : static_cast<int>(rows.size());
   return OpBusFactor(first.op, n);
 }
 
-Iteration Fold(int64_t iter, std::span<const MetricRecord* const> records) {
+Iteration Fold(const MetricTable& m, std::span<const uint32_t> rows) {
   Iteration it;
-  it.iter = iter;
-  it.end_s = records.front()->t;
+  it.iter = m.iter(rows.front());
+  it.attempt = m.source(rows.front()).attempt;
+  it.end_s = m.t(rows.front());
   int64_t bytes = 0;
-  for (const MetricRecord* r : records) {
+  it.ranks.reserve(rows.size());
+  for (uint32_t r : rows) {
+    const MetricTable::Source& s = m.source(r);
     // As the job saw it: the line-up a straggler makes its peers wait in,
     // then the collective.
-    it.time_ms = std::max(it.time_ms, r->wait_ms + r->time_ms);
-    it.end_s = std::max(it.end_s, r->t);
-    bytes = std::max(bytes, r->bytes);
-    it.ranks.push_back({r->rank, r->node, r->time_ms, r->wait_ms});
+    it.time_ms = std::max(it.time_ms, m.wait_ms(r) + m.time_ms(r));
+    it.end_s = std::max(it.end_s, m.t(r));
+    bytes = std::max(bytes, s.bytes);
+    it.ranks.push_back({s.rank, s.node, m.time_ms(r), m.wait_ms(r)});
   }
   std::sort(it.ranks.begin(), it.ranks.end(),
             [](const RankSample& a, const RankSample& b) { return a.rank < b.rank; });
   it.start_s = it.end_s - it.time_ms / 1000;
   // bytes / (time_ms · 1e-3 s) / 1e9 = bytes / time_ms / 1e6 GB/s.
-  it.busbw_gbps = static_cast<double>(bytes) * BusFactorOf(records) / it.time_ms / 1e6;
+  it.busbw_gbps = static_cast<double>(bytes) * BusFactorOf(m, rows) / it.time_ms / 1e6;
   return it;
 }
 
 }  // namespace
 
+std::vector<Iteration> BuildIterations(const MetricTable& metrics) {
+  std::vector<uint32_t> rows(metrics.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint32_t>(i);
+  return BuildIterations(metrics, rows);
+}
+
 // Records in iter order (file order within an iteration; the file is usually
 // in iter order already), then folded run by run.
-std::vector<Iteration> BuildIterations(const std::vector<MetricRecord>& metrics) {
-  std::vector<const MetricRecord*> order;
-  order.reserve(metrics.size());
-  for (const MetricRecord& r : metrics) order.push_back(&r);
+std::vector<Iteration> BuildIterations(const MetricTable& metrics, std::span<const uint32_t> rows) {
   // A restarted job repeats steps: (attempt, iter) names an iteration.
-  const auto by_iter = [](const MetricRecord* a, const MetricRecord* b) {
-    return a->attempt != b->attempt ? a->attempt < b->attempt : a->iter < b->iter;
+  const auto key = [&](uint32_t r) {
+    return std::pair(metrics.source(r).attempt, metrics.iter(r));
   };
-  if (!std::is_sorted(order.begin(), order.end(), by_iter)) {
-    std::stable_sort(order.begin(), order.end(), by_iter);
+  const auto by_iter = [&](uint32_t a, uint32_t b) { return key(a) < key(b); };
+  std::vector<uint32_t> sorted;
+  if (!std::is_sorted(rows.begin(), rows.end(), by_iter)) {
+    sorted.assign(rows.begin(), rows.end());
+    std::stable_sort(sorted.begin(), sorted.end(), by_iter);
+    rows = sorted;
   }
+  size_t count = 0;
+  for (size_t i = 0; i < rows.size(); ++i) count += i == 0 || key(rows[i]) != key(rows[i - 1]);
   std::vector<Iteration> series;
-  for (size_t i = 0; i < order.size();) {
+  series.reserve(count);
+  for (size_t i = 0; i < rows.size();) {
     size_t j = i + 1;
-    while (j < order.size() && order[j]->iter == order[i]->iter &&
-           order[j]->attempt == order[i]->attempt)
-      ++j;
-    series.push_back(Fold(order[i]->iter, std::span(order.data() + i, j - i)));
-    series.back().attempt = order[i]->attempt;
+    while (j < rows.size() && key(rows[j]) == key(rows[i])) ++j;
+    series.push_back(Fold(metrics, rows.subspan(i, j - i)));
     i = j;
   }
   return series;

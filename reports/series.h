@@ -10,17 +10,22 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "reports/run_data.h"
+#include "reports/metric_table.h"
 
 namespace fdrill {
 
 struct RankSample {
   int rank = 0;
-  std::string node;
+  // A view of a name that outlives the Iteration: the MetricTable's
+  // (metric_table.h) for BuildIterations', the live localiser's own for its.
+  // Never a temporary: a day-long run has tens of millions of samples, and a
+  // string each was a sixth of the report's memory.
+  std::string_view node;
   double time_ms = 0;
   double wait_ms = 0;
 };
@@ -35,8 +40,10 @@ struct Iteration {
   std::vector<RankSample> ranks;  // by rank
 };
 
-// Iterations in `iter` order. A record's iteration is its `iter` number alone.
-std::vector<Iteration> BuildIterations(const std::vector<MetricRecord>& metrics);
+// Iterations in `iter` order, of every record or of the records `rows` (in
+// file order). A record's iteration is its (attempt, iter).
+std::vector<Iteration> BuildIterations(const MetricTable& metrics);
+std::vector<Iteration> BuildIterations(const MetricTable& metrics, std::span<const uint32_t> rows);
 
 // nccl-tests' bus factor of `op` on n ranks.
 double OpBusFactor(std::string_view op, int nranks);

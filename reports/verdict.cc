@@ -84,19 +84,14 @@ bool RecoveredByRestart(const std::vector<Event>& events, size_t i) {
 
 Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
   Rollback r;
-  int64_t wrong_records = 0;
-  const MetricRecord* first_wrong = nullptr;
-  for (const MetricRecord& m : run.metrics) {
-    if (m.wrong == 0) continue;
-    r.wrong_elements += m.wrong;
-    ++wrong_records;
-    if (first_wrong == nullptr) first_wrong = &m;
-  }
-  if (first_wrong != nullptr) {
+  const auto& wrong = run.metrics.wrong();
+  for (const auto& [index, elements] : wrong) r.wrong_elements += elements;
+  if (!wrong.empty()) {
     r.data_intact = false;
+    const MetricRecord first = run.metrics[wrong.front().first];
     errors->push_back(fmt::format(
         "data check: {} wrong elements in {} records (first: rank {} on {}, iteration {})",
-        r.wrong_elements, wrong_records, first_wrong->rank, first_wrong->node, first_wrong->iter));
+        r.wrong_elements, wrong.size(), first.rank, first.node, first.iter));
   }
   for (const Event& e : run.events) {
     if (e.type == "digest_check") {

@@ -13,11 +13,12 @@
 # the agent would list none (libibverbs1 only Recommends it, and apt-get runs
 # here with --no-install-recommends). ibverbs-utils (ibv_devinfo,
 # ibv_asyncwatch) and rdma-core (the RDMA udev rules and module loading) are
-# for the operator on an RDMA node; no fdrill code runs them.
+# for the operator on an RDMA node; no fdrill code runs them. libzstd-dev is
+# in both: the report reads metrics.jsonl.zst (reports/line_reader.h).
 FDRILL_PACKAGES=(
   build-essential dpkg-dev cmake ninja-build pkg-config
   libboost-dev libboost-system-dev libssl-dev
-  libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
+  libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libzstd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev openssh-client openssh-server slurm-client slurmctld slurmd munge
   iproute2 iptables nftables util-linux procps infiniband-diags ethtool
@@ -31,7 +32,7 @@ FDRILL_PACKAGES=(
 FDRILL_DEMO_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libboost-system-dev libssl-dev
-  libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
+  libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev libzstd-dev
   openmpi-bin libopenmpi-dev openssh-client
   iproute2 iptables nftables util-linux procps
   libnetfilter-queue-dev

@@ -23,7 +23,8 @@ void LiveLocaliser::OnRecord(const std::string& node, int rank, int attempt, int
   it.end_s = std::max(it.end_s, end_s);
   it.time_ms = std::max(it.time_ms, time_ms + wait_ms);
   it.start_s = it.end_s - it.time_ms / 1000;
-  it.ranks.push_back({.rank = rank, .node = node, .time_ms = time_ms, .wait_ms = wait_ms});
+  const std::string& name = *node_names_.insert(node).first;
+  it.ranks.push_back({.rank = rank, .node = name, .time_ms = time_ms, .wait_ms = wait_ms});
 }
 
 void LiveLocaliser::BaselineStarted(double t) {

@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,9 @@ class LiveLocaliser {
   mutable std::mutex mu_;
   CounterIndex counters_;
   std::map<std::pair<int, int64_t>, Iteration> iterations_;  // (attempt, iter)
+  // The node names iterations_' rank samples view (series.h's RankSample
+  // holds a view): a set, so a name never moves once added.
+  std::set<std::string, std::less<>> node_names_;
   std::optional<double> baseline_from_, baseline_to_;
   std::map<std::string, Fault> on_;  // in force, by id
   std::optional<double> last_tick_;

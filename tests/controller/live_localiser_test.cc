@@ -88,5 +88,27 @@ TEST(LiveLocaliser, NamesTheRankThePeersWaitFor) {
   EXPECT_EQ(u[0].culprit.rank, 3);
 }
 
+// A rank sample holds a view of its node's name (reports/series.h): the
+// localiser keeps its own copy, so the caller's string may be long gone (and
+// its memory reused) by the time a tick localises.
+TEST(LiveLocaliser, KeepsItsOwnCopyOfTheNodeNames) {
+  LiveLocaliser l;
+  l.BaselineStarted(0);
+  for (int i = 0; i < 400; ++i) {
+    const double end = 0.05 * i + 0.04;
+    const bool slow = end > 15;
+    for (int r = 0; r < 4; ++r) {
+      std::string node = "a-node-name-too-long-to-fit-in-place-" + std::to_string(r);
+      l.OnRecord(node, r, 0, i, end, 10, slow && r != 3 ? 30 : 0.2);
+    }
+  }
+  std::vector<std::string> scribble(4000, std::string(40, '#'));  // reuses the freed names
+  l.BaselineEnded(10);
+  l.FaultOn("pause", 15);
+  auto u = l.Tick(19.9);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].culprit.element, "rank 3 (a-node-name-too-long-to-fit-in-place-3)");
+}
+
 }  // namespace
 }  // namespace fdrill

@@ -46,8 +46,9 @@ std::vector<Iteration> Iterations(int last, double gap_ms, double slow_from, dou
     it.busbw_gbps = 10;
     for (int r = 0; r < 4; ++r) {
       const bool slow = it.start_s >= slow_from && it.start_s < slow_to;
+      static const std::string kNodes[] = {"n0", "n1", "n2", "n3"};
       it.ranks.push_back({.rank = r,
-                          .node = "n" + std::to_string(r),
+                          .node = kNodes[r],
                           .time_ms = 40,
                           .wait_ms = slow && r != last ? gap_ms : 0.3});
     }

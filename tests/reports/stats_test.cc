@@ -2,6 +2,10 @@
 // the baseline band and the recovery window.
 #include "reports/stats.h"
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 #include "reports/analysis.h"
@@ -41,13 +45,19 @@ MetricRecord Record(int rank, int64_t iter, double time_ms, double t, std::strin
   return m;
 }
 
+MetricTable TableOf(const std::vector<MetricRecord>& records) {
+  MetricTable table;
+  for (const MetricRecord& r : records) table.push_back(r);
+  return table;
+}
+
 TEST(BuildIterations, TakesTheSlowestRankAndRecomputesBusbw) {
-  std::vector<MetricRecord> metrics = {
+  const MetricTable metrics = TableOf({
       Record(1, 0, 60, 1.060, "n1"),
       Record(0, 0, 59, 1.058, "n0"),
       Record(0, 1, 50, 1.110, "n0"),
       Record(1, 1, 120, 1.180, "n1"),
-  };
+  });
   std::vector<Iteration> series = BuildIterations(metrics);
   ASSERT_EQ(series.size(), 2u);
   EXPECT_EQ(series[0].iter, 0);
@@ -69,7 +79,8 @@ TEST(BuildIterations, AStragglersDelayIsItsPeersWait) {
   fast.wait_ms = 3000;
   MetricRecord straggler = Record(1, 0, 10, 4.0, "n1");
   straggler.wait_ms = 0.1;
-  std::vector<Iteration> series = BuildIterations({fast, straggler});
+  const MetricTable metrics = TableOf({fast, straggler});
+  std::vector<Iteration> series = BuildIterations(metrics);
   ASSERT_EQ(series.size(), 1u);
   EXPECT_DOUBLE_EQ(series[0].time_ms, 3010);
   EXPECT_NEAR(series[0].start_s, 4.0 - 3.010, 1e-12);
@@ -80,11 +91,45 @@ TEST(BuildIterations, PrefersTheRecordsOwnBusFactor) {
   MetricRecord m = Record(0, 0, 100, 1.0, "n0");
   m.algbw_gbps = 4.0;
   m.busbw_gbps = 3.0;  // factor 0.75, as an all_gather on 4 ranks states it
-  std::vector<Iteration> series = BuildIterations({m});
+  const MetricTable metrics = TableOf({m});
+  std::vector<Iteration> series = BuildIterations(metrics);
   EXPECT_NEAR(series[0].busbw_gbps, 400e6 * 0.75 / 100 / 1e6, 1e-9);
   EXPECT_DOUBLE_EQ(OpBusFactor("all_reduce", 8), 1.75);
   EXPECT_DOUBLE_EQ(OpBusFactor("all_gather", 4), 0.75);
   EXPECT_DOUBLE_EQ(OpBusFactor("broadcast", 4), 1.0);
+}
+
+// Records out of order, a relaunch repeating steps 1 and 2 (attempt 1), and a
+// subset of the rows: iterations come in (attempt, iter) order, each from its
+// own records only.
+TEST(BuildIterations, OrdersByAttemptThenIterAndReadsOnlyTheRowsGiven) {
+  MetricRecord relaunched = Record(0, 1, 30, 9.0, "n0");
+  relaunched.attempt = 1;
+  MetricRecord relaunched2 = Record(0, 2, 40, 9.1, "n0");
+  relaunched2.attempt = 1;
+  const MetricTable metrics = TableOf({
+      Record(0, 2, 20, 2.0, "n0"),
+      relaunched2,
+      Record(0, 1, 10, 1.0, "n0"),
+      relaunched,
+      Record(1, 1, 15, 1.0, "n1"),
+  });
+  std::vector<Iteration> all = BuildIterations(metrics);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(std::pair(all[0].attempt, all[0].iter), std::pair(0, int64_t{1}));
+  EXPECT_DOUBLE_EQ(all[0].time_ms, 15);  // ranks 0 and 1
+  EXPECT_EQ(all[0].ranks.size(), 2u);
+  EXPECT_EQ(std::pair(all[1].attempt, all[1].iter), std::pair(0, int64_t{2}));
+  EXPECT_EQ(std::pair(all[2].attempt, all[2].iter), std::pair(1, int64_t{1}));
+  EXPECT_DOUBLE_EQ(all[2].time_ms, 30);
+  EXPECT_EQ(std::pair(all[3].attempt, all[3].iter), std::pair(1, int64_t{2}));
+
+  const std::vector<uint32_t> rank0_of_attempt0 = {0, 2};
+  std::vector<Iteration> some = BuildIterations(metrics, rank0_of_attempt0);
+  ASSERT_EQ(some.size(), 2u);
+  EXPECT_DOUBLE_EQ(some[0].time_ms, 10);  // rank 1's 15 ms is not among the rows
+  EXPECT_EQ(some[0].ranks.size(), 1u);
+  EXPECT_DOUBLE_EQ(some[1].time_ms, 20);
 }
 
 std::vector<Iteration> SeriesOf(const std::vector<double>& busbw, double iter_s = 0.1) {
