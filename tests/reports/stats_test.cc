@@ -132,6 +132,28 @@ TEST(BuildIterations, OrdersByAttemptThenIterAndReadsOnlyTheRowsGiven) {
   EXPECT_DOUBLE_EQ(some[1].time_ms, 20);
 }
 
+// Percentile picks its two closest ranks without a full sort: the same
+// answer as sorting, on data with ties, at every p.
+TEST(Percentile, EqualsTheSortedDefinitionOnRandomDataWithTies) {
+  std::vector<double> values;
+  uint32_t x = 12345;
+  for (int i = 0; i < 1001; ++i) {
+    x = x * 1103515245 + 12345;
+    values.push_back(static_cast<double>((x >> 16) % 97));  // many ties
+  }
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  for (double p : {0.0, 0.1, 1.0, 25.0, 50.0, 50.05, 90.0, 99.0, 99.9, 100.0}) {
+    const double h = (static_cast<double>(sorted.size()) - 1) * p / 100;
+    const size_t lo = static_cast<size_t>(std::floor(h));
+    const size_t hi = std::min(lo + 1, sorted.size() - 1);
+    const double expected = sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+    EXPECT_DOUBLE_EQ(*Percentile(values, p), expected) << "p" << p;
+  }
+  values.resize(2);
+  EXPECT_DOUBLE_EQ(*Percentile(values, 100), std::max(values[0], values[1]));
+}
+
 std::vector<Iteration> SeriesOf(const std::vector<double>& busbw, double iter_s = 0.1) {
   std::vector<Iteration> series;
   for (size_t i = 0; i < busbw.size(); ++i) {
