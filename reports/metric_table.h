@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "reports/huge_page_allocator.h"
+
 namespace fdrill {
 
 // One line of metrics.jsonl: one rank's record of one timed iteration.
@@ -111,9 +113,11 @@ class MetricTable {
   static constexpr size_t kLastSize = 64;
   std::vector<uint32_t> last_;
 
-  std::vector<uint32_t> source_;
-  std::vector<double> t_, time_ms_, wait_ms_, algbw_, busbw_;
-  std::vector<int64_t> iter_;
+  template <typename T>
+  using Column = std::vector<T, HugePageAllocator<T>>;
+  Column<uint32_t> source_;
+  Column<double> t_, time_ms_, wait_ms_, algbw_, busbw_;
+  Column<int64_t> iter_;
   std::vector<std::pair<size_t, int64_t>> wrong_;
 };
 
