@@ -16,7 +16,8 @@
 //                          [--dir DIR] [--no-baseline] [benchmark flags]
 // --keep leaves the run directory; --dir DIR reports on such a kept one
 // instead of writing a new one (10 M records are 3 GB and take a while; pass
-// its --records too, for the target);
+// its --records too, for the target), also after `zstd --rm DIR/metrics.jsonl`
+// (then without the nlohmann baseline);
 // --no-baseline skips the nlohmann parse (70 s at 10 M records).
 // Exits 1 when the report is over the target.
 #include <stdlib.h>
@@ -35,6 +36,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/many_faults_run.h"
+#include "reports/line_reader.h"
+#include "reports/metrics_file.h"
 #include "reports/report.h"
 
 namespace {
@@ -210,8 +213,16 @@ int main(int argc, char** argv) {
   const fs::path dir = pattern;
   const char* parsed = faults > 0 ? "events.jsonl" : "metrics.jsonl";
   if (!reuse.empty()) {
-    std::printf("run directory %s (kept): %s %.0f MB\n", dir.c_str(), parsed,
-                static_cast<double>(fs::file_size(dir / parsed)) / 1e6);
+    // A kept run may have had its metrics compressed (zstd --rm): the
+    // report reads metrics.jsonl.zst alike; the nlohmann baseline does not.
+    const fs::path metrics = fdrill::MetricsFileOf(dir);
+    if (metrics.empty()) {
+      std::fprintf(stderr, "report_bench: %s has no metrics.jsonl(.zst)\n", dir.c_str());
+      return 2;
+    }
+    std::printf("run directory %s (kept): %s %.0f MB\n", dir.c_str(), metrics.filename().c_str(),
+                static_cast<double>(fs::file_size(metrics)) / 1e6);
+    if (metrics.extension() == fdrill::kZstdSuffix) baseline = false;
   } else if (faults > 0) {
     fdrill::bench::WriteManyFaultsRun(dir, faults);
     std::printf("run directory %s: %d faults, events.jsonl %.1f MB\n", dir.c_str(), faults,
