@@ -78,7 +78,7 @@ class ZstdSource : public LineReader::Source {
       frame_left_ = ZSTD_decompressStream(stream_, &o, &in_);
       if (ZSTD_isError(frame_left_)) {
         return InvalidArgument(
-            fmt::format("{}: corrupt zstd data: {}", path_, ZSTD_getErrorName(frame_left_)));
+            fmt::format("{}: cannot decompress: {}", path_, ZSTD_getErrorName(frame_left_)));
       }
     }
     return o.pos;

@@ -4,9 +4,10 @@
 // report must not hold it whole (docs/performance.md, report benchmarks).
 // The compressed form is decoded as a stream (ZSTD_decompressStream): any
 // number of frames, as `zstd` and `cat a.zst b.zst` write them.
-// Errors name the file: it cannot be opened or read, its zstd data is corrupt,
-// or it ends in the middle of a frame (a copy cut short). One reader per file;
-// not thread-safe.
+// Errors name the file: it cannot be opened or read, its zstd data cannot be
+// decompressed (corrupt, or a window over zstd's default 2^27 limit: `zstd
+// --long=28` and up on a big file), or it ends in the middle of a frame (a copy
+// cut short). One reader per file; not thread-safe.
 #pragma once
 
 #include <cstdint>

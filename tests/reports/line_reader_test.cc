@@ -97,7 +97,7 @@ TEST(LineReader, CorruptZstdNamesTheFile) {
   WriteText(path, data);
   Result<std::vector<std::string>> lines = ReadAllLines(path);
   ASSERT_FALSE(lines.ok());
-  EXPECT_NE(lines.status().message().find(path.string() + ": corrupt zstd data"), std::string::npos)
+  EXPECT_NE(lines.status().message().find(path.string() + ": cannot decompress"), std::string::npos)
       << lines.status().ToString();
 }
 
