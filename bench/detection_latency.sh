@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# Detection latency (issue 9): fault applied -> impact visible to the
+# Detection latency (issues 9 and 25): fault applied -> impact visible to the
 # controller, over FAULTS link_rate faults in one drill on the 4-node emulated
-# fabric. Target: <= max(2 iterations, 250 ms).
+# fabric. Target (issue 25): p99 <= 1 x the baseline iteration p50 + 50 ms,
+# with every fault seen.
 #
 # It writes a scenario (15 s baseline, then FAULTS times: 100 Mbit/s on one
 # node's fab0 for 3 s, 5 s recovery; nodes n1..n3 in turn), runs it with
-# `fdrill run`, and reads the run's summary.json:
-#   time_to_impact_s per fault = end of the first iteration after the apply
-#   whose busbw fell below the baseline band (controller clock; the drill
-#   stamps fault_apply before it sends the request, so the request's own
-#   latency is inside it);
-#   iteration = the baseline phase's iter_ms_p50.
-# What the controller sees live lags that by the agent's metrics tail
-# (records are pushed every 100 ms, agents/agent_service.cc kTailEvery) and
-# one management round trip (< 1 ms here); the script prints the bound with
-# that 100 ms added.
+# `fdrill run`, and reads the run's events: per fault, the impact_seen
+# event's after_s (docs/formats.md) = the fault's planned apply -> the moment
+# the controller's live view (harness/controller/live_monitor.h, fed by the
+# agents' metrics pushes) flags it: a complete iteration below the baseline
+# band that ended after the apply, or, before one ends, more silence than an
+# iteration at the band's low edge takes plus LiveMonitor::kPushSlack. The
+# apply request's own latency is inside it. Iteration = the baseline phase's
+# iter_ms_p50 (summary.json). It also prints the load average before and
+# after: on a shared 2-core box it moves the figures more than the code does.
 #
 # Needs root, a built tree, and no fabric up (it builds its own, like
 # bench/collective_fidelity.sh, and takes it down on exit).
@@ -67,20 +67,19 @@ EOF
 
 $FDRILL validate "$work/detection.yaml" >/dev/null
 $FDRILL fabric up --nodes 4 >/dev/null
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 run=$($FDRILL run "$work/detection.yaml" --out "$work/run" 2>"$work/run.log" || true)
 summary="$work/run/summary.json"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -s "$summary" ] || { echo "the drill wrote no summary.json:" >&2; cat "$work/run.log" >&2; exit 2; }
 
-# Live: the controller's impact_seen events (after_s = fault apply -> the
-# live view holding a complete iteration below the band that ended after it;
-# includes the agents' 100 ms metrics tail and the controller's 50 ms loop).
 jq -s -r --argjson faults "$FAULTS" --slurpfile summary "$summary" '
   def pct(p): sort | .[((length * p / 100 | ceil) - 1) | if . < 0 then 0 else . end];
   ($summary[0].phases[] | select(.name == "baseline") | .iter_ms_p50) as $iter
   | [.[] | select(.type == "impact_seen") | .after_s * 1000] as $t
-  | ([2 * $iter, 250] | max) as $target
+  | ($iter + 50) as $target
   | "faults: \($faults), impact seen live: \($t | length)",
-    "baseline iteration p50: \($iter) ms; target max(2 iterations, 250 ms) = \($target) ms",
+    "baseline iteration p50: \($iter) ms; target: p99 <= 1 iteration + 50 ms = \($target) ms",
     "apply -> impact seen by the controller: p50 \($t | pct(50)) ms, p99 \($t | pct(99)) ms, max \($t | max) ms",
-    "verdict: \(if ($t | pct(99)) <= $target and ($t | length) == $faults then "met" else "missed" end)"
+    "verdict: \(if ($t | length) == $faults and ($t | pct(99)) <= $target then "met" else "missed" end)"
 ' "$work/run/events.jsonl"

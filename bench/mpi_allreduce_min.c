@@ -1,12 +1,13 @@
-/* The baseline for bench/collective_fidelity.sh: the least code that times
- * MPI_Allreduce of float32 sums, per size from 8 B to MAX (x4 steps), with
- * the same warm-up and iteration counts as fdrill-collective. Prints one
- * line per size: "<bytes> <time_us>", time = mean over ranks of each rank's
- * median iteration time (what fdrill-collective's closing table reports).
- * Built with -DWITH_LINEUP it also runs, untimed, one MPI_Allreduce (MAX) of
- * an int64 before each timed collective, as fdrill-collective's stop
- * agreement lines its ranks up, to separate what the line-up changes from
- * what fdrill-collective's fill, check and records cost. */
+/* The baseline for bench/collective_fidelity.sh: a plain MPI latency loop,
+ * as OSU's osu_allreduce and most latency benchmarks time it — an untimed
+ * MPI_Barrier between iterations, then MPI_Allreduce of float32 sums timed
+ * with MPI_Wtime — per size from 8 B to MAX (x4 steps), with the same
+ * warm-up and iteration counts as fdrill-collective. Nothing else runs in
+ * the loop: no fill, no data check, no record.
+ * Prints one line per size: "<bytes> <median_us> <mean_us>", where median
+ * (mean) = the mean over ranks of each rank's median (mean) iteration time:
+ * the median is what fdrill-collective's closing table reports, the mean
+ * what latency benchmarks print. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +34,20 @@ int main(int argc, char** argv) {
     int count = (int)(bytes / 4);
     for (int w = 0; w < warmup; ++w)
       MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double sum = 0;
     for (int i = 0; i < iters; ++i) {
-#ifdef WITH_LINEUP
-      long long flag = 0, any = 0;
-      MPI_Allreduce(&flag, &any, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-#endif
+      MPI_Barrier(MPI_COMM_WORLD);
       double s = MPI_Wtime();
       MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       t[i] = (MPI_Wtime() - s) * 1e6;
+      sum += t[i];
     }
     qsort(t, (size_t)iters, sizeof(double), cmp);
-    double median = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2, sum = 0;
-    MPI_Reduce(&median, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) printf("%ld %.2f\n", bytes, sum / n);
+    double stats[2] = {iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2,
+                       sum / iters};
+    double total[2] = {0, 0};
+    MPI_Reduce(stats, total, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("%ld %.2f %.2f\n", bytes, total[0] / n, total[1] / n);
   }
   free(in);
   free(out);
