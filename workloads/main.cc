@@ -71,8 +71,10 @@ SummaryTable Table(const Config& config, int nranks) {
 }
 
 // A peer may be inside a collective this rank will never join: end the
-// whole job rather than hang it.
-[[noreturn]] void EndJob(MpiWorld& world, const Status& status) {
+// whole job rather than hang it, with the records that wait in the batch
+// written first (MPI_Abort runs no destructor).
+[[noreturn]] void EndJob(MpiWorld& world, MetricsWriter* metrics, const Status& status) {
+  if (metrics != nullptr) (void)metrics->Flush();
   PrintError(status);
   world.Abort(status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitCollective);
 }
@@ -91,8 +93,8 @@ Result<std::string> LoadedLines(World& world, const Backend& backend) {
 int Benchmark(const Config& config, const std::vector<SizeStep>& plan, MpiWorld& world,
               Backend& backend, MetricsWriter* metrics, const std::string& loaded) {
   Result<RunOutcome> outcome = RunWorkload(config, plan, world, backend, metrics, std::cerr);
-  if (!outcome.ok()) EndJob(world, outcome.status());
-  if (Status s = backend.Close(); !s.ok()) EndJob(world, s);
+  if (!outcome.ok()) EndJob(world, metrics, outcome.status());
+  if (Status s = backend.Close(); !s.ok()) EndJob(world, metrics, s);
   if (world.rank() == 0) {
     SummaryTable table = Table(config, world.size());
     for (const SizeOutcome& size : outcome->sizes) {
@@ -110,8 +112,8 @@ int Train(const Config& config, const SizeStep& size, TrainStart& start, MpiWorl
           Backend& backend, MetricsWriter* metrics, const std::string& loaded) {
   Result<TrainOutcome> outcome =
       RunTraining(config, size, start, world, backend, metrics, std::cerr);
-  if (!outcome.ok()) EndJob(world, outcome.status());
-  if (Status s = backend.Close(); !s.ok()) EndJob(world, s);
+  if (!outcome.ok()) EndJob(world, metrics, outcome.status());
+  if (Status s = backend.Close(); !s.ok()) EndJob(world, metrics, s);
   if (world.rank() == 0) {
     SummaryTable table = Table(config, world.size());
     if (outcome->steps_run > 0)

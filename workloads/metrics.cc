@@ -2,11 +2,10 @@
 
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -23,35 +22,110 @@ void ReplaceAll(std::string* text, std::string_view from, std::string_view to) {
   }
 }
 
+template <typename T>
+void AppendNumber(T value, std::string* out) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof(text), value);
+  out->append(text, static_cast<size_t>(end - text));
+}
+
+// JSON has no inf or nan; nlohmann writes them as null, and so do we. A
+// whole number keeps a ".0" so it reads back as a float, as before.
+void AppendDouble(double value, std::string* out) {
+  if (!std::isfinite(value)) {
+    out->append("null");
+    return;
+  }
+  const size_t from = out->size();
+  AppendNumber(value, out);
+  if (out->find_first_of(".e", from) == std::string::npos) out->append(".0");
+}
+
+void AppendString(std::string_view text, std::string* out) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    out->append(nlohmann::json(std::string(text))
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return;
+  }
+  out->push_back('"');
+  out->append(text);
+  out->push_back('"');
+}
+
+// One object's members, in the order they are added (the keys are ours:
+// nothing to escape).
+class Members {
+ public:
+  explicit Members(std::string* out) : out_(out) { out_->push_back('{'); }
+  void End() { out_->append("}\n"); }
+
+  template <typename T>
+  void Number(std::string_view key, T value) {
+    Key(key);
+    AppendNumber(value, out_);
+  }
+  void Double(std::string_view key, double value) {
+    Key(key);
+    AppendDouble(value, out_);
+  }
+  void String(std::string_view key, std::string_view value) {
+    Key(key);
+    AppendString(value, out_);
+  }
+  void Bool(std::string_view key, bool value) {
+    Key(key);
+    out_->append(value ? "true" : "false");
+  }
+
+ private:
+  void Key(std::string_view key) {
+    if (!first_) out_->push_back(',');
+    first_ = false;
+    out_->push_back('"');
+    out_->append(key);
+    out_->append("\":");
+  }
+  std::string* out_;
+  bool first_ = true;
+};
+
 }  // namespace
 
-std::string ToJsonLine(const IterationRecord& r) {
-  // ordered_json keeps formats.md's key order, which helps people reading
-  // the file; readers must not depend on it.
-  nlohmann::ordered_json j;
-  j["rank"] = r.rank;
-  j["nranks"] = r.nranks;
-  j["host"] = r.host;
-  j["iter"] = r.iter;
-  j["op"] = r.op;
-  j["dtype"] = r.dtype;
-  j["redop"] = r.redop;
-  j["bytes"] = r.bytes;
-  j["count"] = r.count;
-  j["wall_ns"] = r.wall_ns;
-  j["mono_ns"] = r.mono_ns;
-  j["time_ms"] = r.time_ms;
-  if (!r.step) j["wait_ms"] = r.wait_ms;  // the sweep's line-up; training has none
-  j["algbw_gbps"] = r.algbw_gbps;
-  j["busbw_gbps"] = r.busbw_gbps;
-  j["wrong"] = r.wrong;
+void AppendJsonLine(const IterationRecord& r, std::string* out) {
+  // formats.md's key order, which helps people reading the file; readers
+  // must not depend on it.
+  Members m(out);
+  m.Number("rank", r.rank);
+  m.Number("nranks", r.nranks);
+  m.String("host", r.host);
+  m.Number("iter", r.iter);
+  m.String("op", r.op);
+  m.String("dtype", r.dtype);
+  m.String("redop", r.redop);
+  m.Number("bytes", r.bytes);
+  m.Number("count", r.count);
+  m.Number("wall_ns", r.wall_ns);
+  m.Number("mono_ns", r.mono_ns);
+  m.Double("time_ms", r.time_ms);
+  if (!r.step) m.Double("wait_ms", r.wait_ms);  // the sweep's line-up; training has none
+  m.Double("algbw_gbps", r.algbw_gbps);
+  m.Double("busbw_gbps", r.busbw_gbps);
+  m.Number("wrong", r.wrong);
   if (r.step) {
-    j["step"] = *r.step;
-    j["restarted"] = r.restarted;
+    m.Number("step", *r.step);
+    m.Bool("restarted", r.restarted);
   }
-  // Replace, not throw, on invalid UTF-8 (a host name is the only string
-  // that comes from outside).
-  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  m.End();
+}
+
+std::string ToJsonLine(const IterationRecord& record) {
+  std::string line;
+  AppendJsonLine(record, &line);
+  line.pop_back();
+  return line;
 }
 
 std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir,
@@ -72,31 +146,6 @@ std::string HostName() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
   return name;
-}
-
-Result<std::unique_ptr<MetricsWriter>> MetricsWriter::Open(const std::string& path, bool append) {
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec)
-      return Unavailable("--jsonl " + path + ": cannot create " + parent.string() + ": " +
-                         ec.message());
-  }
-  std::FILE* file = std::fopen(path.c_str(), append ? "a" : "w");
-  if (file == nullptr) return Unavailable("--jsonl " + path + ": " + std::strerror(errno));
-  return std::unique_ptr<MetricsWriter>(new MetricsWriter(path, file));
-}
-
-MetricsWriter::~MetricsWriter() { std::fclose(file_); }
-
-Status MetricsWriter::Append(const IterationRecord& record) {
-  std::string line = ToJsonLine(record);
-  line.push_back('\n');
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-    return Unavailable("--jsonl " + path_ + ": write failed: " + std::strerror(errno));
-  }
-  return Status::Ok();
 }
 
 void IterationRecord::Stamp(int64_t iteration, int64_t wall, int64_t mono_end, double time_ns,

@@ -38,6 +38,7 @@ class Loop {
         metrics_(metrics),
         err_(err),
         pattern_(config.op, config.dtype, config.redop, world.size(), config.root),
+        stop_file_(config.stop_file, config.stop_file_every.count()),
         input_(max_send_bytes),
         output_(max_recv_bytes) {
     record_.rank = world.rank();
@@ -54,7 +55,7 @@ class Loop {
     auto input = std::span(input_).first(step.layout.send_count * element);
     if (Status s = FillInput(0, step.layout, input); !s.ok()) return s;
     for (int64_t w = 0; w < config_.warmup; ++w) {
-      if (Status s = RunOnce("warm-up " + std::to_string(w)); !s.ok()) return s;
+      if (Status s = RunOnce("warm-up ", w); !s.ok()) return s;
       const bool local =
           StopRequested() || (world_.rank() == 0 && StopFileExists(config_.stop_file));
       Result<int64_t> agreed = world_.MaxInt64(local ? kStopRun : kGoOn);
@@ -64,8 +65,20 @@ class Loop {
     return false;
   }
 
-  // Runs one size's timed iterations into `out`; true when the run is to stop.
+  // Runs one size's timed iterations into `out`; true when the run is to
+  // stop. However the size ends, its records are in the file before the
+  // next size's warm-up (or the summary) begins.
   Result<bool> Timed(const SizeStep& step, SizeOutcome* out, std::vector<double>* times_us) {
+    Result<bool> stop = TimedIterations(step, out, times_us);
+    if (metrics_ == nullptr) return stop;
+    Status flushed = metrics_->Flush();
+    if (stop.ok() && !flushed.ok()) return flushed;
+    return stop;
+  }
+
+ private:
+  Result<bool> TimedIterations(const SizeStep& step, SizeOutcome* out,
+                               std::vector<double>* times_us) {
     const size_t element = DTypeSize(config_.dtype);
     const Layout& layout = step.layout;
     auto input = std::span(input_).first(layout.send_count * element);
@@ -76,6 +89,7 @@ class Loop {
     const int rank = world_.rank();
     const int64_t start_ns = ClockNanos(CLOCK_MONOTONIC);
     int64_t last_end_ns = start_ns;
+    if (config_.iters) times_us->reserve(static_cast<size_t>(*config_.iters));
     for (;;) {
       if (config_.iters && out->iterations >= *config_.iters) return false;
       const int64_t iter = next_iter_;
@@ -85,7 +99,7 @@ class Loop {
       // straggler shows in the others' wait instead.
       int64_t local = StopRequested() ? kStopRun : kGoOn;
       if (rank == 0) {
-        if (StopFileExists(config_.stop_file)) local = kStopRun;
+        if (stop_file_.Seen(last_end_ns)) local = kStopRun;
         if (config_.duration && last_end_ns - start_ns >= config_.duration->count()) {
           local = std::max(local, kEndSize);
         }
@@ -97,7 +111,7 @@ class Loop {
       if (*agreed == kEndSize) return false;
       ++next_iter_;
       const int64_t begin_ns = ClockNanos(CLOCK_MONOTONIC);
-      if (Status s = RunOnce("iter " + std::to_string(iter)); !s.ok()) return s;
+      if (Status s = RunOnce("iter ", iter); !s.ok()) return s;
       const int64_t end_ns = ClockNanos(CLOCK_MONOTONIC);
       const int64_t wall_ns = ClockNanos(CLOCK_REALTIME);
       // In place where the backend allows it (the test hook's corruption
@@ -131,7 +145,6 @@ class Loop {
     }
   }
 
- private:
   // The input of iteration `iter`, written into the backend's own send
   // buffer when it is host memory (no copy to perturb the run), else copied.
   Status FillInput(int64_t iter, const Layout& layout, std::span<std::byte> scratch) {
@@ -143,10 +156,12 @@ class Loop {
     return backend_.SetInput(scratch);
   }
 
-  // Runs the collective and annotates a failure with where it happened.
-  Status RunOnce(const std::string& where) {
+  // Runs the collective and annotates a failure with where it happened
+  // ("iter 17"): the text is made only then, never in the timed region.
+  Status RunOnce(const char* what, int64_t n) {
     Status s = backend_.Run();
-    if (!s.ok()) return s.Annotate("rank " + std::to_string(world_.rank()) + " " + where);
+    if (!s.ok())
+      return s.Annotate("rank " + std::to_string(world_.rank()) + " " + what + std::to_string(n));
     return s;
   }
 
@@ -156,6 +171,7 @@ class Loop {
   MetricsWriter* metrics_;
   std::ostream& err_;
   DataPattern pattern_;
+  StopFileWatch stop_file_;
   std::vector<std::byte> input_;
   std::vector<std::byte> output_;
   IterationRecord record_;

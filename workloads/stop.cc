@@ -36,4 +36,13 @@ bool StopFileExists(const std::string& path) {
   return !path.empty() && access(path.c_str(), F_OK) == 0;
 }
 
+bool StopFileWatch::Seen(int64_t now_ns) {
+  if (seen_ || path_.empty()) return seen_;
+  if (looked_ && now_ns - last_look_ns_ < every_ns_) return false;
+  looked_ = true;
+  last_look_ns_ = now_ns;
+  seen_ = StopFileExists(path_);
+  return seen_;
+}
+
 }  // namespace fdrill

@@ -144,6 +144,10 @@ Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, Tra
       record.step = step;
       record.Stamp(step, wall_ns, end_ns, time_ns, bus_factor, check.wrong);
       if (Status s = metrics->Append(record); !s.ok()) return s;
+      // Every step's record reaches the file before the next step: a
+      // training run is killed on purpose (die_at_step, process faults) and
+      // its reports count the steps each attempt recorded.
+      if (Status s = metrics->Flush(); !s.ok()) return s;
     }
 
     if (pending) {

@@ -143,6 +143,7 @@ TEST_F(WorkloadRunnerTest, StaleResultFromTheBackendIsCaught) {
 TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheIterationThatSawIt) {
   config_.iters = 1000;
   config_.stop_file = dir_ + "/stop";
+  config_.stop_file_every = Duration(0);  // looked for before every iteration
   backend_.on_run = [&](int64_t call) {
     if (call == config_.warmup + 3) std::ofstream(config_.stop_file) << "";
     return Status::Ok();
@@ -153,6 +154,39 @@ TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheIterationThatSawIt) {
   EXPECT_EQ(backend_.runs, config_.warmup + 4);
   EXPECT_TRUE(out->stopped);
   EXPECT_FALSE(world_.outstanding());
+}
+
+// Issue 25: an access() per iteration was a system call in every
+// iteration of a drill's job; rank 0 looks once per stop_file_every.
+TEST_F(WorkloadRunnerTest, StopFileIsLookedForAtMostOncePerStopFileEvery) {
+  config_.stop_file = dir_ + "/stop";
+  config_.stop_file_every = std::chrono::hours(1);
+  backend_.on_run = [&](int64_t call) {
+    if (call == config_.warmup + 3) std::ofstream(config_.stop_file) << "";
+    return Status::Ok();
+  };
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->iterations, 10);  // looked before the first only
+  EXPECT_FALSE(out->stopped);
+}
+
+// Issue 25: records are written in batches, but a size's are all in the
+// file when it ends, before the next size's warm-up.
+TEST_F(WorkloadRunnerTest, EachSizesRecordsAreInTheFileWhenItEnds) {
+  config_.sizes = {1024, 2048};
+  size_t lines_at_next_size = 0;
+  backend_.on_run = [&](int64_t call) {
+    if (call == config_.warmup + 10) lines_at_next_size = ReadJsonLines(RecordsPath()).size();
+    return Status::Ok();
+  };
+  auto metrics = MetricsWriter::Open(RecordsPath());
+  ASSERT_TRUE(metrics.ok());
+  Result<RunOutcome> out = Run(metrics->get());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(lines_at_next_size, 10u);
+  EXPECT_EQ((*metrics)->waiting_bytes(), 0u);  // and the last size's, before the summary
+  EXPECT_EQ(ReadJsonLines(RecordsPath()).size(), 20u);
 }
 
 TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheIterationThatSawIt) {
@@ -246,6 +280,7 @@ TEST_F(WorkloadRunnerTest, StopFileEndsTheWholeSweep) {
   config_.sizes = {1024, 2048, 4096};
   config_.iters = 100;
   config_.stop_file = dir_ + "/stop";
+  config_.stop_file_every = Duration(0);
   backend_.on_run = [&](int64_t call) {
     if (call == config_.warmup + 100 + config_.warmup + 4) std::ofstream(config_.stop_file) << "";
     return Status::Ok();
