@@ -3,8 +3,9 @@
 # a plain MPI latency loop (bench/mpi_allreduce_min.c: an untimed
 # MPI_Barrier between iterations, nothing else in the loop), in the same run,
 # on the same 4-node emulated fabric, sizes 8 B to 8 MiB (x4). fdrill runs as
-# a drill runs it, writing its per-iteration metrics records (--jsonl). The
-# two programs run alternately REPS times. Per size and run it takes
+# a drill runs it: writing its per-iteration metrics records (--jsonl) and
+# watching a stop file (--stop-file, never created here). The two programs
+# run alternately REPS times. Per size and run it takes
 #   median = mean over ranks of each rank's median iteration time, and
 #   mean   = mean over ranks of each rank's mean iteration time (what most
 #            latency benchmarks print),
@@ -33,7 +34,7 @@ for rep in $(seq 1 "$REPS"); do
     | sed "s/^/minimal /" >> "$work/results"
   rm -rf "$work/records"
   $FDRILL fabric exec n0 -- "${mpirun_argv[@]}" "$(realpath build/bin/fdrill-collective)" \
-    -b 8 -e 8M -f 4 -n "$ITERS" -w 5 --jsonl "$work/records/r{rank}.jsonl" >/dev/null 2>&1
+    -b 8 -e 8M -f 4 -n "$ITERS" -w 5 --jsonl "$work/records/r{rank}.jsonl" --stop-file "$work/stop" >/dev/null 2>&1
   # Per size: each rank's median and mean (us), then their means over ranks.
   jq -s -r '
     def median: sort | if length % 2 == 1 then .[length / 2 | floor]
