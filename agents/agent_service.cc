@@ -21,8 +21,10 @@
 namespace fdrill {
 
 namespace {
-// Every busy tick: the controller's live view (gates, stop conditions, the
-// impact_seen detection) lags the ranks by at most this plus a round trip.
+// Every busy tick, and whenever a metrics file changes (AgentServer's
+// MetricsWatch): the controller's live view (gates, stop conditions, the
+// impact_seen detection) lags the ranks by a round trip, or by at most
+// this where inotify is unavailable.
 constexpr auto kTailEvery = std::chrono::milliseconds(20);
 }  // namespace
 
@@ -596,13 +598,16 @@ void AgentService::Tick() {
       telemetry_warned_ = true;  // once per failing streak, not once a second
     }
   }
-  if (tail_.watching() && now - last_tail_ >= kTailEvery) {
-    last_tail_ = now;
-    auto records = tail_.Poll();
-    if (!records.empty() && push_)
-      push_(MakePush(proto::kMetrics,
-                     {{proto::key::kNode, config_.node}, {proto::key::kRecords, records}}));
-  }
+  if (tail_.watching() && now - last_tail_ >= kTailEvery) PushMetrics();
+}
+
+void AgentService::PushMetrics() {
+  if (!tail_.watching()) return;
+  last_tail_ = clock_.Now();
+  auto records = tail_.Poll();
+  if (!records.empty() && push_)
+    push_(MakePush(proto::kMetrics,
+                   {{proto::key::kNode, config_.node}, {proto::key::kRecords, records}}));
 }
 
 }  // namespace fdrill

@@ -111,6 +111,11 @@ class AgentService {
   void KeepSampling(bool on) { keep_sampling_ = on; }
   const Json& latest_telemetry() const { return telemetry_; }
   std::optional<Clock::TimePoint> telemetry_sampled_at() const { return telemetry_at_; }
+  // Pushes the records written since the last push (`metrics`), now: the
+  // server calls it as soon as a file in metrics_dir() changes; Tick does
+  // every kTailEvery as well. The directory is "" when there is none.
+  void PushMetrics();
+  const std::string& metrics_dir() const { return tail_.dir(); }
   // How soon Tick wants to run again: kBusyTick while a fault is in force or
   // a workload runs (a flap's edges, max durations, the exit), else kIdleTick
   // (the lease check and the 100 ms metrics tail need no more). An idle agent

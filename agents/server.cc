@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/listen.h"
+#include "agents/metrics_watch.h"
 #include "harness/tls/tls_context.h"
 
 namespace fdrill {
@@ -200,7 +201,7 @@ class StreamSession final : public AgentSession,
 };
 
 AgentServer::AgentServer(asio::io_context& io, AgentService& service, ssl::context* tls)
-    : io_(io), service_(service), tls_(tls), acceptor_(io), tick_timer_(io) {
+    : io_(io), service_(service), tls_(tls), acceptor_(io), tick_timer_(io), metrics_watch_(io) {
   service_.set_push([this](Json msg) { Broadcast(msg); });
 }
 
@@ -257,8 +258,39 @@ asio::awaitable<void> AgentServer::TickLoop() {
         break;
     }
     service_.Tick();
+    FollowMetrics();
   }
   ticking_ = false;
+  boost::system::error_code ec;
+  metrics_watch_.close(ec);
+}
+
+void AgentServer::FollowMetrics() {
+  const std::string& dir = service_.metrics_dir();
+  if (dir == watched_dir_) return;
+  watched_dir_ = dir;
+  boost::system::error_code ec;
+  metrics_watch_.close(ec);  // the loop on the old one ends (operation_aborted)
+  if (dir.empty()) return;
+  Result<MetricsWatch> watch = MetricsWatch::Open(dir);
+  if (!watch.ok()) {
+    spdlog::warn("metrics records pushed on the tick, not as written: {}",
+                 watch.status().message());
+    return;
+  }
+  metrics_watch_.assign(watch->Release());
+  asio::co_spawn(io_, MetricsLoop(++metrics_generation_), asio::detached);
+}
+
+asio::awaitable<void> AgentServer::MetricsLoop(uint64_t generation) {
+  for (;;) {
+    boost::system::error_code ec;
+    co_await metrics_watch_.async_wait(asio::posix::descriptor::wait_read,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+    // A wait that completed just before the watch was replaced ends too.
+    if (ec || generation != metrics_generation_ || !metrics_watch_.is_open()) co_return;
+    if (MetricsWatch::Drain(metrics_watch_.native_handle())) service_.PushMetrics();
+  }
 }
 
 void AgentServer::TickSoon() {

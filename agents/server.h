@@ -4,7 +4,9 @@
 // AgentService::Tick every TickInterval() — 20 ms while a fault is in force,
 // 100 ms when idle; a request that makes the service busy brings the next
 // tick forward (unless Start(false): then the owner ticks the service, as the
-// fake fleet does for all its agents at once).
+// fake fleet does for all its agents at once). With its own ticker it also
+// watches the service's metrics directory (MetricsWatch) and has the service
+// push the ranks' new records as soon as a file there changes.
 //
 // With an SSL context (the agent's --tls-*), every connection must complete
 // a TLS 1.3 handshake presenting a client certificate the CA signed, within
@@ -52,6 +54,10 @@ class AgentServer {
   friend class StreamSession;
   boost::asio::awaitable<void> AcceptLoop();
   boost::asio::awaitable<void> TickLoop();
+  // Watches service_.metrics_dir() while it is set (after each tick): a new
+  // directory replaces the watch, none closes it.
+  void FollowMetrics();
+  boost::asio::awaitable<void> MetricsLoop(uint64_t generation);
   // After a request: the next tick no later than TickInterval() from now.
   void TickSoon();
   void Broadcast(const Json& msg);
@@ -64,6 +70,9 @@ class AgentServer {
   boost::asio::steady_timer tick_timer_;
   std::chrono::steady_clock::time_point next_tick_{};
   bool ticking_ = false;
+  boost::asio::posix::stream_descriptor metrics_watch_;
+  std::string watched_dir_;
+  uint64_t metrics_generation_ = 0;  // of the watch MetricsLoop waits on
   std::set<std::shared_ptr<AgentSession>> sessions_;
 };
 

@@ -394,5 +394,24 @@ TEST_F(AgentServiceTest, RunDirectoryIsOpenToRanksAndRemovedOnlyWhenItIsTheWatch
   EXPECT_TRUE(std::filesystem::exists(dir_));
 }
 
+// Issue 25: the server calls PushMetrics when a file in metrics_dir()
+// changes; the records go out then, not at the next 20 ms tail.
+TEST_F(AgentServiceTest, PushMetricsSendsTheNewRecordsAtOnce) {
+  std::vector<Json> pushes;
+  service_->set_push([&](Json msg) { pushes.push_back(std::move(msg)); });
+  const auto run = dir_ / "fdrill-run";
+  ASSERT_TRUE(Call("workload_start", {{"metrics_dir", run.string()}})["ok"].get<bool>());
+  EXPECT_EQ(service_->metrics_dir(), run.string());
+  service_->PushMetrics();  // nothing written yet: nothing pushed
+  EXPECT_TRUE(pushes.empty());
+  std::ofstream(run / "rank-0.jsonl") << R"({"rank":0,"iter":0})"
+                                      << "\n";
+  service_->PushMetrics();  // the fake clock has not moved: no tail is due
+  ASSERT_EQ(pushes.size(), 1u);
+  EXPECT_EQ(pushes[0]["type"], "metrics");
+  ASSERT_EQ(pushes[0]["records"].size(), 1u);
+  EXPECT_EQ(pushes[0]["records"][0]["iter"], 0);
+}
+
 }  // namespace
 }  // namespace fdrill
