@@ -30,6 +30,9 @@ struct DrillState {
   // mu): one per workload, in Scenario::Workloads() order; empty until the
   // timeline starts, times relative to t0_wall_ns.
   std::vector<std::unique_ptr<LiveMonitor>> monitors;
+  // Batches of records fed to the monitors so far (guarded by mu): the
+  // controller thread looks for impact on each (TimelineWalker).
+  uint64_t records_arrived = 0;
   int64_t t0_wall_ns = 0;
   // The live culprit (its own lock; fed by pushes, ticked by the walker).
   LiveLocaliser localiser;

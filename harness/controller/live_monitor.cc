@@ -48,7 +48,14 @@ void LiveMonitor::Complete(Pending& p) {
     max_time_ms_ = it.time_ms;
     max_time_iter_ = it.iter;
   }
-  if (!baseline_done_) baseline_busbw_.push_back(it.busbw_gbps);
+  if (!baseline_done_) {
+    baseline_busbw_.push_back(it.busbw_gbps);
+    if (previous_iter_ >= 0 && it.iter == previous_iter_ + 1 && it.start > previous_end_)
+      baseline_gap_ms_.push_back(
+          std::chrono::duration<double, std::milli>(it.start - previous_end_).count());
+  }
+  previous_iter_ = it.iter;
+  previous_end_ = it.end;
   if (band_low_ && it.busbw_gbps < *band_low_)
     last_below_end_ = std::max(last_below_end_.value_or(it.end), it.end);
   recent_.push_back(it);
@@ -56,16 +63,17 @@ void LiveMonitor::Complete(Pending& p) {
   while (recent_.size() > keep) recent_.pop_front();
 }
 
-bool LiveMonitor::SlowInProgress(Duration now, Duration since) const {
-  if (!band_low_ || *band_low_ <= 0 || last_bytes_x_factor_ <= 0) return false;
+std::optional<Duration> LiveMonitor::SlowAt(Duration since) const {
+  if (!band_low_ || *band_low_ <= 0 || last_bytes_x_factor_ <= 0) return std::nullopt;
   const auto ceiling = std::chrono::duration_cast<Duration>(
       std::chrono::duration<double, std::milli>(last_bytes_x_factor_ / (*band_low_ * 1e6)));
-  return now - std::max(last_end_, since) > ceiling + kPushSlack;
+  return std::max(last_end_, since) + ceiling + gap_ + kPushSlack;
 }
 
 void LiveMonitor::NewAttempt(Duration now) {
   pending_.clear();
   last_complete_iter_ = -1;
+  previous_iter_ = -1;
   attempt_complete_ = 0;
   last_end_ = now;
 }
@@ -78,6 +86,9 @@ void LiveMonitor::EndBaseline() {
   if (median && mad) band_low_ = BandLow(*median, *mad);
   baseline_median_ = median;
   baseline_busbw_.clear();
+  gap_ = std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double, std::milli>(Percentile(baseline_gap_ms_, 95).value_or(0)));
+  baseline_gap_ms_.clear();
 }
 
 std::optional<Duration> LiveMonitor::StableSince() const {

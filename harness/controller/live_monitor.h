@@ -70,12 +70,25 @@ class LiveMonitor {
   std::optional<Duration> last_below_band_end() const { return last_below_end_; }
   // Whether an iteration is running below the band right now: since `since`
   // (or the last complete iteration, if later) longer has passed than an
-  // iteration at the band's low edge takes, plus kPushSlack for records
-  // still on their way. Impact seen before the slow iteration ends.
-  bool SlowInProgress(Duration now, Duration since) const;
-  // The agents push records every 20 ms (agents/agent_service.cc
-  // kTailEvery): three pushes of slack before silence counts as slowness.
-  static constexpr Duration kPushSlack = std::chrono::milliseconds(60);
+  // iteration at the band's low edge takes, plus the baseline's gap between
+  // iterations (its 95th percentile: the ranks' fill, check and record,
+  // which no record's time covers), plus kPushSlack for records still on
+  // their way. Impact seen before the slow iteration ends.
+  bool SlowInProgress(Duration now, Duration since) const {
+    const std::optional<Duration> at = SlowAt(since);
+    return at && now > *at;
+  }
+  // The moment after which SlowInProgress(·, since) holds unless an
+  // iteration completes first; nullopt before the band. The caller wakes
+  // then rather than polling.
+  std::optional<Duration> SlowAt(Duration since) const;
+  // What records in flight need (issue 25): a rank's writer holds a record
+  // at most 5 ms plus one iteration (workloads/metrics.h; an iteration of
+  // 5 ms or more is written as it ends), the agent pushes on the file's
+  // change (inotify), then one management round trip — a few ms on an idle
+  // box; the rest is room for a loaded one's scheduling. (Before, the agents
+  // pushed every 20 ms and this was 60 ms.)
+  static constexpr Duration kPushSlack = std::chrono::milliseconds(20);
 
   std::optional<double> band_low() const { return band_low_; }
   // The baseline's median busbw (GB/s) once EndBaseline ran.
@@ -97,9 +110,11 @@ class LiveMonitor {
   int ranks_;
   StopSpec stop_;
   int window_;
-  std::map<int64_t, Pending> pending_;  // iterations still missing ranks
-  std::deque<LiveIteration> recent_;    // the last max(window, for_iterations) complete ones
-  std::vector<double> baseline_busbw_;  // until EndBaseline
+  std::map<int64_t, Pending> pending_;   // iterations still missing ranks
+  std::deque<LiveIteration> recent_;     // the last max(window, for_iterations) complete ones
+  std::vector<double> baseline_busbw_;   // until EndBaseline
+  std::vector<double> baseline_gap_ms_;  // until EndBaseline: end-to-end minus the iteration
+  Duration gap_{};                       // their 95th percentile
   bool baseline_done_ = false;
   std::optional<double> band_low_;
   std::optional<double> baseline_median_;
@@ -109,6 +124,8 @@ class LiveMonitor {
   double last_bytes_x_factor_ = 0;  // of the latest complete iteration
   int64_t last_complete_iter_ = -1;
   Duration last_end_{};
+  int64_t previous_iter_ = -1;  // the iteration completed before the latest, and its end
+  Duration previous_end_{};
   double max_time_ms_ = 0;
   int64_t max_time_iter_ = -1;
   int64_t wrong_ = 0;

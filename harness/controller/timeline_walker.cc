@@ -103,10 +103,26 @@ void TimelineWalker::Walk() {
     ShowProgress(clock_.Now() - t0);
     if (engine.Finished()) break;
     const Duration next = engine.NextDeadline().value_or(now);
-    const auto wake = t0 + std::min(next, now + std::chrono::milliseconds(20));
-    std::unique_lock<std::mutex> lock(state_.mu);
-    state_.cv.wait_until(lock, std::max(wake, clock_.Now()),
-                         [this] { return state_.Aborted() || AnyExitedLocked(); });
+    WaitForTurn(t0, t0 + std::min(next, now + std::chrono::milliseconds(20)));
+  }
+}
+
+void TimelineWalker::WaitForTurn(Clock::TimePoint t0, Clock::TimePoint wake) {
+  std::unique_lock<std::mutex> lock(state_.mu);
+  uint64_t arrived = state_.records_arrived;
+  for (;;) {
+    // Between turns, an impact is looked for as records arrive and when the
+    // silence that would show one has lasted long enough (ImpactWatch).
+    auto until = wake;
+    if (const std::optional<Duration> look = impacts_.NextLook(state_.monitors))
+      until = std::min(until, t0 + *look);
+    state_.cv.wait_until(lock, std::max(until, clock_.Now()), [&] {
+      return state_.Aborted() || AnyExitedLocked() ||
+             (!impacts_.empty() && state_.records_arrived != arrived);
+    });
+    arrived = state_.records_arrived;
+    RecordImpactsLocked(clock_.Now() - t0);
+    if (state_.Aborted() || AnyExitedLocked() || clock_.Now() >= wake) return;
   }
 }
 
@@ -167,7 +183,10 @@ bool TimelineWalker::Apply(const std::vector<const Action*>& batch) {
     // scenario's interface param, as the fault_apply event has.
     events_.FaultApplied(f, r->value(proto::key::kTarget, f.params.value("interface", "")),
                          r->value(proto::key::kVerified, false));
-    awaiting_impact_[f.id] = batch[i]->at;
+    {
+      std::lock_guard<std::mutex> lock(state_.mu);
+      impacts_.Applied(f.id, batch[i]->at);
+    }
     state_.localiser.FaultOn(f.id, ToSeconds(batch[i]->at));
   }
   return ok;
@@ -245,19 +264,7 @@ bool TimelineWalker::StartArrivals(const std::string& phase) {
 
 // A fault's impact shows live once any workload's does.
 void TimelineWalker::RecordImpactsLocked(Duration at) {
-  for (auto it = awaiting_impact_.begin(); it != awaiting_impact_.end();) {
-    bool seen = false;
-    for (const auto& m : state_.monitors) {
-      const std::optional<Duration> below = m->last_below_band_end();
-      seen = seen || (below && *below > it->second) || m->SlowInProgress(at, it->second);
-    }
-    if (seen) {
-      events_.ImpactSeen(it->first, at - it->second);
-      it = awaiting_impact_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  for (const auto& [id, after] : impacts_.Look(state_.monitors, at)) events_.ImpactSeen(id, after);
 }
 
 void TimelineWalker::ShowProgress(Duration now) {

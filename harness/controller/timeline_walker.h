@@ -4,8 +4,9 @@
 // workload's health, lets its supervisor act on a failed or hung job, asks the pure
 // DrillEngine for what is due, and carries the actions out on the agents:
 // apply and revert each fault, with the events around every call (through
-// DrillEvents). It records when a fault's impact first shows live, and
-// draws the progress line.
+// DrillEvents). It records when a fault's impact first shows live — looked
+// for between turns too, as records arrive and when a silence would show it
+// (ImpactWatch) — and draws the progress line.
 //
 // Contract: Walk returns when the timeline is done, was aborted (Ctrl-C,
 // the job ended, a stop condition, a gate's timeout), or the drill failed
@@ -25,6 +26,7 @@
 #include "harness/controller/drill_events.h"
 #include "harness/controller/drill_state.h"
 #include "harness/controller/engine.h"
+#include "harness/controller/impact_watch.h"
 #include "harness/controller/workload_supervisor.h"
 #include "harness/core/clock.h"
 #include "harness/scenario/scenario.h"
@@ -62,9 +64,13 @@ class TimelineWalker {
   bool Apply(const std::vector<const Action*>& batch);
   bool Revert(const std::vector<const Action*>& batch);
   const FaultSpec& FaultOf(const Action& a) const;
-  // Impact seen live: the first complete iteration below the band that
-  // ended after a fault's apply (docs/performance.md: detection latency).
+  // Impact seen live (ImpactWatch::Look; docs/performance.md: detection
+  // latency), each an impact_seen event.
   void RecordImpactsLocked(Duration at);
+  // Sleeps until `wake` (or an abort, or the job's exit), looking for
+  // impact on each batch of records that arrives and at ImpactWatch's
+  // NextLook meanwhile.
+  void WaitForTurn(Clock::TimePoint t0, Clock::TimePoint wake);
   void ShowProgress(Duration now);
   // Every workload's live view together: stable once all are (since the
   // latest of them), the first stop condition any meets.
@@ -88,9 +94,8 @@ class TimelineWalker {
   const bool gated_;
 
   std::map<std::string, std::string> applied_;  // fault id -> node, while in force (state_.mu)
-  // Faults applied whose impact the live view has not shown yet: id -> when
-  // it was applied (timeline time).
-  std::map<std::string, Duration> awaiting_impact_;
+  // Faults applied whose impact the live view has not shown yet (state_.mu).
+  ImpactWatch impacts_;
   std::string current_phase_;  // for the progress line
   bool job_ended_ = false;
   bool stopped_ = false;

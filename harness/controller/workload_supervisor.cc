@@ -82,6 +82,7 @@ std::vector<std::string> WorkloadSupervisor::Collective() const {
 void WorkloadSupervisor::FeedMonitorLocked(int64_t offset_ns, const Json& records,
                                            const std::string& from_node) {
   if (state_.monitors.size() <= index_) return;
+  ++state_.records_arrived;
   for (const auto& r : records) {
     if (!r.contains("iter") || !r.contains("rank") || !r.contains("wall_ns")) continue;
     LiveSample x;

@@ -77,13 +77,53 @@ TEST(LiveMonitor, ASlowIterationShowsBeforeItEnds) {
   LiveMonitor m(2, {}, 3);
   for (int i = 0; i < 20; ++i) Iter(&m, i, 10 * i, 0.5);  // 1 ms at 1 GB/s; ends at 190 ms
   EXPECT_FALSE(m.SlowInProgress(milliseconds(5000), milliseconds(190)));  // no band yet
-  m.EndBaseline();  // band low 0.9 GB/s: an in-band iteration takes at most 1.11 ms
+  EXPECT_FALSE(m.SlowAt(milliseconds(190)).has_value());
+  m.EndBaseline();  // band low 0.9 GB/s: an in-band iteration takes at most 1.11 ms,
+                    // and 9 ms pass between one iteration's end and the next's start
   // A fault at 200 ms: nothing completes after it.
-  EXPECT_FALSE(m.SlowInProgress(milliseconds(200) + LiveMonitor::kPushSlack, milliseconds(200)));
-  EXPECT_TRUE(m.SlowInProgress(milliseconds(202) + LiveMonitor::kPushSlack, milliseconds(200)));
+  const Duration gap = milliseconds(9);
+  EXPECT_FALSE(
+      m.SlowInProgress(milliseconds(200) + gap + LiveMonitor::kPushSlack, milliseconds(200)));
+  EXPECT_TRUE(
+      m.SlowInProgress(milliseconds(202) + gap + LiveMonitor::kPushSlack, milliseconds(200)));
   // An iteration completes at 250: silence counts from there.
   Iter(&m, 20, 250, 0.5);
-  EXPECT_FALSE(m.SlowInProgress(milliseconds(251) + LiveMonitor::kPushSlack, milliseconds(200)));
+  EXPECT_FALSE(
+      m.SlowInProgress(milliseconds(251) + gap + LiveMonitor::kPushSlack, milliseconds(200)));
+}
+
+// Issue 25: the controller wakes at SlowAt instead of polling every 20 ms;
+// SlowInProgress holds right after it, not at it.
+TEST(LiveMonitor, SlowAtIsWhenSlowInProgressTurnsTrue) {
+  LiveMonitor m(2, {}, 3);
+  for (int i = 0; i < 20; ++i) Iter(&m, i, i, 0.5);  // back to back: no gap
+  m.EndBaseline();
+  const auto at = m.SlowAt(milliseconds(100));
+  ASSERT_TRUE(at.has_value());
+  // 1 MB at the band's 0.9 GB/s: 1.111 ms, then the slack.
+  using Ms = std::chrono::duration<double, std::milli>;
+  const double expected_ms = 100 + 1e6 / 0.9e9 * 1e3 + Ms(LiveMonitor::kPushSlack).count();
+  EXPECT_NEAR(Ms(*at).count(), expected_ms, 0.001);
+  EXPECT_FALSE(m.SlowInProgress(*at, milliseconds(100)));
+  EXPECT_TRUE(m.SlowInProgress(*at + Duration(1), milliseconds(100)));
+}
+
+// Issue 25: with the slack cut from 60 to 20 ms, the time the ranks spend
+// between iterations (fill, check, record: in no record's time_ms) must not
+// read as slowness — the baseline's 95th percentile gap is allowed for, and
+// one stall in the baseline does not widen it.
+TEST(LiveMonitor, TheBaselinesGapBetweenIterationsIsNotSlowness) {
+  LiveMonitor m(2, {}, 3);
+  int64_t end = 0;
+  for (int i = 0; i < 100; ++i) {
+    end += i == 50 ? 500 : 30;  // 1 ms iterations, 29 ms apart; one stall of 499 ms
+    Iter(&m, i, end, 0.5);
+  }
+  m.EndBaseline();
+  const Duration last = milliseconds(end);
+  // 29 ms of gap + 1.11 ms + slack: silence up to there is the usual.
+  EXPECT_FALSE(m.SlowInProgress(last + milliseconds(30) + LiveMonitor::kPushSlack, last));
+  EXPECT_TRUE(m.SlowInProgress(last + milliseconds(31) + LiveMonitor::kPushSlack, last));
 }
 
 TEST(LiveMonitor, StopConditions) {
