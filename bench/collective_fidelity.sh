@@ -14,8 +14,11 @@
 #   ratio = fdrill / minimal, for the medians and for the means.
 # Target: ratio <= 1.02 at every size, median and mean — the instrument must
 # not perturb what it measures. Prints the load average before and after.
+# With BEFORE=PATH (another build's fdrill-collective, e.g. one of an older
+# commit) that binary runs too, in turn with the others, and its ratios are
+# printed next to the tree's: before / after in the same run.
 # Needs root, a built tree, and no fabric up.
-#   bench/collective_fidelity.sh [REPS=3] [ITERS=50]
+#   [BEFORE=PATH] bench/collective_fidelity.sh [REPS=3] [ITERS=50]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS="${1:-3}"
@@ -32,21 +35,25 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$REPS"); do
   $FDRILL fabric exec n0 -- "${mpirun_argv[@]}" "$work/minimal" $((8 << 20)) "$ITERS" 5 2>/dev/null \
     | sed "s/^/minimal /" >> "$work/results"
-  rm -rf "$work/records"
-  $FDRILL fabric exec n0 -- "${mpirun_argv[@]}" "$(realpath build/bin/fdrill-collective)" \
-    -b 8 -e 8M -f 4 -n "$ITERS" -w 5 --jsonl "$work/records/r{rank}.jsonl" --stop-file "$work/stop" >/dev/null 2>&1
-  # Per size: each rank's median and mean (us), then their means over ranks.
-  jq -s -r '
-    def median: sort | if length % 2 == 1 then .[length / 2 | floor]
-                       else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-    def mean: add / length;
-    group_by(.bytes)[]
-    | (group_by(.rank) | map(map(.time_ms * 1000))) as $ranks
-    | "fdrill \(.[0].bytes) \($ranks | map(median) | mean) \($ranks | map(mean) | mean)"
-  ' "$work"/records/r*.jsonl >> "$work/results"
+  for prog in fdrill ${BEFORE:+before}; do
+    bin="$(realpath build/bin/fdrill-collective)"
+    [ "$prog" = before ] && bin="$(realpath "$BEFORE")"
+    rm -rf "$work/records"
+    $FDRILL fabric exec n0 -- "${mpirun_argv[@]}" "$bin" -b 8 -e 8M -f 4 -n "$ITERS" -w 5 \
+      --jsonl "$work/records/r{rank}.jsonl" --stop-file "$work/stop" >/dev/null 2>&1
+    # Per size: each rank's median and mean (us), then their means over ranks.
+    jq -s -r --arg prog "$prog" '
+      def median: sort | if length % 2 == 1 then .[length / 2 | floor]
+                         else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+      def mean: add / length;
+      group_by(.bytes)[]
+      | (group_by(.rank) | map(map(.time_ms * 1000))) as $ranks
+      | "\($prog) \(.[0].bytes) \($ranks | map(median) | mean) \($ranks | map(mean) | mean)"
+    ' "$work"/records/r*.jsonl >> "$work/results"
+  done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-awk -v reps="$REPS" '
+awk -v reps="$REPS" -v before="${BEFORE:+1}" '
   { med[$1 " " $2] = med[$1 " " $2] " " $3; avg[$1 " " $2] = avg[$1 " " $2] " " $4; sizes[$2] = 1 }
   function median(list,   a, n, i, j, x) {
     n = split(list, a, " ")
@@ -54,8 +61,10 @@ awk -v reps="$REPS" '
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
   END {
-    printf "%10s %14s %14s %8s %14s %14s %8s\n", "bytes", "minimal p50", "fdrill p50", "ratio",
+    printf "%10s %12s %12s %7s %12s %12s %7s", "bytes", "minimal p50", "fdrill p50", "ratio",
       "minimal mean", "fdrill mean", "ratio"
+    if (before) printf " | %12s %7s %12s %7s", "before p50", "ratio", "before mean", "ratio"
+    printf "\n"
     m = 0
     for (s in sizes) order[++m] = s + 0
     for (i = 2; i <= m; i++) { x = order[i]; for (j = i - 1; j >= 1 && order[j] > x; j--) order[j + 1] = order[j]; order[j + 1] = x }
@@ -64,7 +73,12 @@ awk -v reps="$REPS" '
       s = order[i]
       a = median(med["minimal " s]); b = median(med["fdrill " s])
       c = median(avg["minimal " s]); d = median(avg["fdrill " s])
-      printf "%10d %14.2f %14.2f %8.3f %14.2f %14.2f %8.3f\n", s, a, b, b / a, c, d, d / c
+      printf "%10d %12.2f %12.2f %7.3f %12.2f %12.2f %7.3f", s, a, b, b / a, c, d, d / c
+      if (before) {
+        e = median(med["before " s]); f = median(avg["before " s])
+        printf " | %12.2f %7.3f %12.2f %7.3f", e, e / a, f, f / c
+      }
+      printf "\n"
       if (b / a > worst_med) { worst_med = b / a; at_med = s }
       if (d / c > worst_avg) { worst_avg = d / c; at_avg = s }
     }
