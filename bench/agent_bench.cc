@@ -167,7 +167,11 @@ int FlapWire(const Target& t, const WireStream& stream, int count, int down_ms,
     auto r = c.Call("revert", {{"fault_id", id}});
     if (!r.ok())
       return std::fprintf(stderr, "%s: %s\n", id.c_str(), r.status().ToString().c_str()), 1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Flaps 0.6 s apart (0.2 s after each revert) showed, here, stalls of
+    // up to 1.9 s after some up edges: the peer's return to service
+    // (carrier, neighbour resolution), not the flap's length. 1.2 s after
+    // each revert measures the flap alone.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   }
   probe.Stop();
   // A gap of at least half the flap is one; the stream's own hiccups on a
@@ -175,15 +179,18 @@ int FlapWire(const Target& t, const WireStream& stream, int count, int down_ms,
   std::vector<double> gaps = probe.Gaps(std::chrono::milliseconds(down_ms / 2));
   std::vector<double> error;
   for (double g : gaps) error.push_back(std::abs(g - down_ms));
+  int within = 0;  // issue 25's bound: the flap's length +- 2 ms
+  for (double e : error) within += e <= 2.0 ? 1 : 0;
   std::printf(
-      "| flaps | gaps seen | datagrams | gap p50 | gap max | abs error p50 | p99 | max |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+      "| flaps | gaps seen | within +-2 ms | datagrams | gap p50 | gap max | abs error p50 | p99 "
+      "| max |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   if (gaps.empty()) {
-    std::printf("| %d | 0 | %zu | - | - | - | - | - |\n", count, probe.received());
+    std::printf("| %d | 0 | 0 | %zu | - | - | - | - | - |\n", count, probe.received());
     return 1;
   }
-  std::printf("| %d | %zu | %zu | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", count,
-              gaps.size(), probe.received(), Percentile(gaps, 50), Percentile(gaps, 100),
+  std::printf("| %d | %zu | %d | %zu | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms |\n", count,
+              gaps.size(), within, probe.received(), Percentile(gaps, 50), Percentile(gaps, 100),
               Percentile(error, 50), Percentile(error, 99), Percentile(error, 100));
   return gaps.size() == static_cast<size_t>(count) ? 0 : 1;
 }
