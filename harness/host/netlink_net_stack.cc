@@ -261,6 +261,26 @@ Json DecodeQdiscOptions(const std::string& kind, std::string_view options) {
   return out;
 }
 
+Result<std::vector<std::string>> NetlinkNetStack::DumpTc(uint16_t get, uint16_t reply, int ifindex,
+                                                         uint32_t parent, const std::string& what) {
+  NlMessage req(get, 0);
+  tcmsg t = TcMessage(ifindex, 0, parent);
+  req.Append(&t, sizeof(t));
+  auto msgs = sock_.Dump(req, reply);
+  if (!msgs.ok()) return msgs.status().Annotate("netlink: " + what);
+  return msgs;
+}
+
+Result<std::vector<std::string>> NetlinkNetStack::DumpLinks() {
+  NlMessage req(RTM_GETLINK, 0);
+  ifinfomsg i{};
+  i.ifi_family = AF_UNSPEC;
+  req.Append(&i, sizeof(i));
+  auto msgs = sock_.Dump(req, RTM_NEWLINK);
+  if (!msgs.ok()) return msgs.status().Annotate("netlink: list links");
+  return msgs;
+}
+
 Result<int> NetlinkNetStack::IfIndex(const std::string& ifname) {
   if (ifname.empty() || ifname.size() >= IF_NAMESIZE)
     return NotFound("no interface \"" + ifname + "\" here");
@@ -283,12 +303,8 @@ Result<int> NetlinkNetStack::IfIndex(const std::string& ifname) {
 }
 
 Result<std::map<int, std::string>> NetlinkNetStack::IfNames() {
-  NlMessage req(RTM_GETLINK, 0);
-  ifinfomsg i{};
-  i.ifi_family = AF_UNSPEC;
-  req.Append(&i, sizeof(i));
-  auto msgs = sock_.Dump(req, RTM_NEWLINK);
-  if (!msgs.ok()) return msgs.status().Annotate("netlink: list links");
+  auto msgs = DumpLinks();
+  if (!msgs.ok()) return msgs.status();
   std::map<int, std::string> names;
   for (const auto& payload : *msgs) {
     ifinfomsg info{};
@@ -301,12 +317,8 @@ Result<std::map<int, std::string>> NetlinkNetStack::IfNames() {
 
 Result<std::vector<LinkState>> NetlinkNetStack::Links() {
   std::lock_guard<std::mutex> lock(mu_);
-  NlMessage req(RTM_GETLINK, 0);
-  ifinfomsg i{};
-  i.ifi_family = AF_UNSPEC;
-  req.Append(&i, sizeof(i));
-  auto msgs = sock_.Dump(req, RTM_NEWLINK);
-  if (!msgs.ok()) return msgs.status().Annotate("netlink: list links");
+  auto msgs = DumpLinks();
+  if (!msgs.ok()) return msgs.status();
   std::map<int, std::string> names;
   std::vector<std::pair<LinkState, int>> links;  // with the master's index
   for (const auto& payload : *msgs) {
@@ -336,11 +348,8 @@ Result<std::vector<Qdisc>> NetlinkNetStack::Qdiscs(const std::string& ifname) {
   std::lock_guard<std::mutex> lock(mu_);
   auto idx = IfIndex(ifname);
   if (!idx.ok()) return idx.status();
-  NlMessage req(RTM_GETQDISC, 0);
-  tcmsg t = TcMessage(*idx, 0, 0);
-  req.Append(&t, sizeof(t));
-  auto msgs = sock_.Dump(req, RTM_NEWQDISC);
-  if (!msgs.ok()) return msgs.status().Annotate("netlink: qdiscs of " + ifname);
+  auto msgs = DumpTc(RTM_GETQDISC, RTM_NEWQDISC, *idx, 0, "qdiscs of " + ifname);
+  if (!msgs.ok()) return msgs.status();
   std::vector<Qdisc> out;
   for (const auto& payload : *msgs) {
     tcmsg q{};
@@ -361,11 +370,8 @@ Result<std::vector<HtbClass>> NetlinkNetStack::HtbClasses(const std::string& ifn
   std::lock_guard<std::mutex> lock(mu_);
   auto idx = IfIndex(ifname);
   if (!idx.ok()) return idx.status();
-  NlMessage req(RTM_GETTCLASS, 0);
-  tcmsg t = TcMessage(*idx, 0, 0);
-  req.Append(&t, sizeof(t));
-  auto msgs = sock_.Dump(req, RTM_NEWTCLASS);
-  if (!msgs.ok()) return msgs.status().Annotate("netlink: classes of " + ifname);
+  auto msgs = DumpTc(RTM_GETTCLASS, RTM_NEWTCLASS, *idx, 0, "classes of " + ifname);
+  if (!msgs.ok()) return msgs.status();
   std::vector<HtbClass> out;
   for (const auto& payload : *msgs) {
     tcmsg c{};
@@ -396,11 +402,8 @@ Result<std::vector<U32Filter>> NetlinkNetStack::U32Filters(const std::string& if
     if (q.kind != "htb") continue;
     auto handle = ParseTcHandle(q.handle);
     if (!handle.ok()) continue;
-    NlMessage req(RTM_GETTFILTER, 0);
-    tcmsg t = TcMessage(*idx, 0, *handle);
-    req.Append(&t, sizeof(t));
-    auto msgs = sock_.Dump(req, RTM_NEWTFILTER);
-    if (!msgs.ok()) return msgs.status().Annotate("netlink: filters of " + ifname);
+    auto msgs = DumpTc(RTM_GETTFILTER, RTM_NEWTFILTER, *idx, *handle, "filters of " + ifname);
+    if (!msgs.ok()) return msgs.status();
     for (const auto& payload : *msgs) {
       tcmsg f{};
       std::string_view attrs;
@@ -425,11 +428,8 @@ Result<std::vector<RootQdiscCounters>> NetlinkNetStack::RootCounters() {
   std::lock_guard<std::mutex> lock(mu_);
   auto names = IfNames();
   if (!names.ok()) return names.status();
-  NlMessage req(RTM_GETQDISC, 0);
-  tcmsg t = TcMessage(0, 0, 0);
-  req.Append(&t, sizeof(t));
-  auto msgs = sock_.Dump(req, RTM_NEWQDISC);
-  if (!msgs.ok()) return msgs.status().Annotate("netlink: qdisc counters");
+  auto msgs = DumpTc(RTM_GETQDISC, RTM_NEWQDISC, 0, 0, "qdisc counters");
+  if (!msgs.ok()) return msgs.status();
   std::vector<RootQdiscCounters> out;
   for (const auto& payload : *msgs) {
     tcmsg q{};

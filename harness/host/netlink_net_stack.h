@@ -36,6 +36,14 @@ class NetlinkNetStack final : public NetStack {
   // The interface's index in the socket's namespace (RTM_GETLINK by name);
   // NotFound naming it. Called with mu_ held.
   Result<int> IfIndex(const std::string& ifname);
+  // The payloads of a dump of tc objects (`get`: RTM_GETQDISC/TCLASS/
+  // TFILTER, answered as `reply`) of interface `ifindex` (0: every one),
+  // under qdisc `parent` (0: the root's; filters only); errors say `what`.
+  // Called with mu_ held.
+  Result<std::vector<std::string>> DumpTc(uint16_t get, uint16_t reply, int ifindex,
+                                          uint32_t parent, const std::string& what);
+  // Every link's RTM_NEWLINK payload. Called with mu_ held.
+  Result<std::vector<std::string>> DumpLinks();
   // Every interface's index -> name. Called with mu_ held.
   Result<std::map<int, std::string>> IfNames();
 
