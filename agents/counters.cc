@@ -45,8 +45,8 @@ bool Skipped(const std::string& name, const std::string& mgmt) {
 // Adds each root qdisc's drops and overlimits ("<if>.qdisc_drops") to out.
 Json WithQdiscs(ProcessRunner& runner, NetStack* net, const std::string& mgmt_interface,
                 Json& out) {
-  IprouteNetStack tools(&runner);
-  auto roots = (net ? *net : tools).RootCounters();
+  NetOf stack(net, &runner);
+  auto roots = stack->RootCounters();
   if (roots.ok()) {
     for (const auto& r : *roots) {
       if (Skipped(r.dev, mgmt_interface)) continue;

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "injectors/netdev.h"
+#include "harness/host/iproute_net_stack.h"
 
 namespace fdrill {
 
@@ -44,8 +44,8 @@ Result<std::set<std::string>> MgmtGuard::Guarded(const std::string& controller_a
   if (host.runner == nullptr && host.net == nullptr) return out;  // nothing to route
   auto it = cache_.find(controller_address);
   if (it != cache_.end() && clock_.Now() - it->second.at < kCacheFor) return it->second.ifaces;
+  NetOf net(host);
   if (!controller_address.empty()) {
-    NetOf net(host);
     auto dev = net->RouteDevice(controller_address);
     if (!dev.ok())
       return dev.status().Annotate("which interface carries the path to the controller " +
@@ -53,7 +53,6 @@ Result<std::set<std::string>> MgmtGuard::Guarded(const std::string& controller_a
     out.insert(*dev);
   }
   if (!AnyAddress(listen_)) {
-    NetOf net(host);
     auto devs = net->AddressDevices(listen_);
     if (!devs.ok())
       return devs.status().Annotate("which interface holds the listen address " + listen_);

@@ -16,22 +16,6 @@
 
 namespace fdrill {
 
-// The host's network stack: host.net, or iproute2's tools on host.runner
-// when the host offers no netlink. Lives as long as the calls made through
-// it; not copyable (it may point into itself).
-class NetOf {
- public:
-  explicit NetOf(const Host& host) : iproute_(host.runner), net_(host.net ? host.net : &iproute_) {}
-  NetOf(const NetOf&) = delete;
-  NetOf& operator=(const NetOf&) = delete;
-  NetStack& operator*() { return *net_; }
-  NetStack* operator->() { return net_; }
-
- private:
-  IprouteNetStack iproute_;
-  NetStack* net_;
-};
-
 struct RootQdisc {
   std::string kind;    // "noqueue", "tbf", ...
   std::string handle;  // "0:", "fd1:"

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 namespace fdrill {
 
@@ -85,12 +86,9 @@ Result<std::vector<HtbClass>> IprouteNetStack::HtbClasses(const std::string& ifn
   auto text = RunChecked(*runner_, {"tc", "-j", "class", "show", "dev", ifname});
   if (!text.ok()) return text.status();
   std::vector<HtbClass> out;
-  size_t start = 0;
-  while (start < text->size()) {
-    size_t nl = text->find('\n', start);
-    std::string line =
-        text->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-    start = nl == std::string::npos ? text->size() : nl + 1;
+  std::istringstream lines(*text);
+  std::string line;
+  while (std::getline(lines, line)) {
     char classid[32] = "";
     if (std::sscanf(line.c_str(), "class htb %31s", classid) != 1) continue;
     HtbClass c;

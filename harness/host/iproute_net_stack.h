@@ -28,6 +28,23 @@ class IprouteNetStack final : public NetStack {
   ProcessRunner* runner_;
 };
 
+// The host's network stack: `net` (host.net), or iproute2's tools on the
+// runner when the host offers no netlink. Lives as long as the calls made
+// through it; not copyable (it may point into itself).
+class NetOf {
+ public:
+  NetOf(NetStack* net, ProcessRunner* runner) : iproute_(runner), net_(net ? net : &iproute_) {}
+  explicit NetOf(const Host& host) : NetOf(host.net, host.runner) {}
+  NetOf(const NetOf&) = delete;
+  NetOf& operator=(const NetOf&) = delete;
+  NetStack& operator*() { return *net_; }
+  NetStack* operator->() { return net_; }
+
+ private:
+  IprouteNetStack iproute_;
+  NetStack* net_;
+};
+
 // "100Mbit" -> 1e8 (tc's powers of 1000); -1 when unreadable.
 double ParseTcRate(const std::string& text);
 
