@@ -1,16 +1,16 @@
 // NetStack over rtnetlink (rtnl_socket.h), in-process: the agent's network
 // stack. Reads are one dump each (RTM_GETLINK, RTM_GETQDISC, RTM_GETTCLASS,
-// RTM_GETTFILTER); a NetChange is one request, acked by the kernel before
-// Apply returns. The messages are the ones tc builds for the same command
-// (iproute2 tc/q_tbf.c, q_htb.c, q_fifo.c, q_netem.c, f_u32.c), with two
-// differences that need no rate tables: rates say linklayer ethernet (the
-// kernel then asks for no RTAB, sch_tbf.c / sch_htb.c), and a tbf's burst
-// goes as TCA_TBF_BURST in bytes. Times the kernel keeps in psched ticks
-// are ns >> 6 (PSCHED_SHIFT). Rates of 2^32 bytes/s and more go as the
-// RATE64 attributes. Safe to call from several threads (one request at a
-// time). The socket opens on first use, in the calling thread's network
-// namespace, and every later call acts there (interfaces are looked up over
-// the socket, not by if_nametoindex).
+// RTM_GETTFILTER); a NetChange is one request (netlink_tc_codec.h builds
+// it), acked by the kernel before Apply returns. The messages are the ones
+// tc builds for the same command (iproute2 tc/q_tbf.c, q_htb.c, q_fifo.c,
+// q_netem.c, f_u32.c), with two differences that need no rate tables: rates
+// say linklayer ethernet (the kernel then asks for no RTAB, sch_tbf.c /
+// sch_htb.c), and a tbf's burst goes as TCA_TBF_BURST in bytes. Times the
+// kernel keeps in psched ticks are ns >> 6 (PSCHED_SHIFT). Rates of 2^32
+// bytes/s and more go as the RATE64 attributes. Safe to call from several
+// threads (one request at a time). The socket opens on first use, in the
+// calling thread's network namespace, and every later call acts there
+// (interfaces are looked up over the socket, not by if_nametoindex).
 #pragma once
 
 #include <map>
@@ -50,12 +50,5 @@ class NetlinkNetStack final : public NetStack {
   std::mutex mu_;
   RtnlSocket sock_;
 };
-
-// The request for one NetChange on interface `ifindex` (exposed for tests:
-// the bytes tc would send, field by field).
-Result<NlMessage> EncodeNetChange(const NetChange& change, int ifindex);
-// A qdisc's options as fdrill compares them (net_stack.h), from the TCA_OPTIONS
-// payload of a dumped qdisc of `kind`.
-Json DecodeQdiscOptions(const std::string& kind, std::string_view options);
 
 }  // namespace fdrill

@@ -11,6 +11,7 @@
 #include <linux/rtnetlink.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,23 @@ struct NlAttr {
 // nest's payload), by type; a later duplicate overwrites. Index = type, up
 // to max_type; absent ones have empty data.
 std::vector<NlAttr> ParseAttrs(std::string_view data, uint16_t max_type);
+
+// A fixed struct (tcmsg, tc_tbf_qopt, ...) from the head of `data`; false
+// when `data` is shorter.
+template <typename T>
+bool ReadStruct(std::string_view data, T* out) {
+  if (data.size() < sizeof(T)) return false;
+  std::memcpy(out, data.data(), sizeof(T));
+  return true;
+}
+
+// A dumped message's fixed struct and the attributes after it.
+template <typename T>
+bool SplitMessage(const std::string& payload, T* head, std::string_view* attrs) {
+  if (!ReadStruct(payload, head)) return false;
+  *attrs = std::string_view(payload).substr(NLMSG_ALIGN(sizeof(T)));
+  return true;
+}
 
 class RtnlSocket {
  public:

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/host/host.h"
-#include "harness/host/netlink_net_stack.h"
+#include "harness/host/netlink_tc_codec.h"
 
 namespace fdrill {
 namespace {

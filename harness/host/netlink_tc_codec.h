@@ -1,0 +1,27 @@
+// The rtnetlink messages for a NetChange, and a dumped qdisc's options read
+// back: the codec under NetlinkNetStack (netlink_net_stack.h says what the
+// messages are and how they differ from tc's).
+#pragma once
+
+#include <linux/rtnetlink.h>
+
+#include <string>
+#include <string_view>
+
+#include "harness/core/json.h"
+#include "harness/core/result.h"
+#include "harness/host/net_stack.h"
+#include "harness/host/rtnl_socket.h"
+
+namespace fdrill {
+
+// A tcmsg for interface `ifindex` (0: every one) with handle and parent.
+tcmsg TcMessage(int ifindex, uint32_t handle, uint32_t parent);
+// The request for one NetChange on interface `ifindex` (exposed for tests:
+// the bytes tc would send, field by field).
+Result<NlMessage> EncodeNetChange(const NetChange& change, int ifindex);
+// A qdisc's options as fdrill compares them (net_stack.h), from the
+// TCA_OPTIONS payload of a dumped qdisc of `kind`.
+Json DecodeQdiscOptions(const std::string& kind, std::string_view options);
+
+}  // namespace fdrill
