@@ -63,14 +63,15 @@ Status WriteFile(const std::string& path, const std::string& text, std::filesyst
   return Status::Ok();
 }
 
-// A listener, an audit log stream and a session per agent: 3 fds each.
-constexpr rlim_t kFdsPerAgent = 3, kFdSlack = 256;
+constexpr rlim_t kFdsPerAgent = kFakeAgentFds, kFdSlack = kFakeFleetFdSlack;
 
-// Raises RLIMIT_NOFILE to what `agents` need; the limit it got.
+// Raises RLIMIT_NOFILE to what `agents` need (never lowers it); the limit it
+// got.
 rlim_t RaiseFdLimit(int agents) {
   rlim_t want = static_cast<rlim_t>(agents) * kFdsPerAgent + kFdSlack;
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (lim.rlim_cur >= want) return lim.rlim_cur;
   if (lim.rlim_max < want) {
     rlimit raised{want, want};
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0)

@@ -50,6 +50,16 @@ inline std::string FakeAgentNode(const std::string& prefix, int i) {
   return prefix + std::to_string(i);
 }
 
+// File descriptors a fake agent holds: its listener, its audit log, its
+// journal (open from the first apply on) and the controller's session; and
+// what a fleet process keeps beside them.
+inline constexpr int kFakeAgentFds = 4, kFakeFleetFdSlack = 256;
+// The most fake agents one process can serve under a hard RLIMIT_NOFILE.
+inline int MaxFakeAgents(uint64_t hard_fd_limit) {
+  if (hard_fd_limit <= static_cast<uint64_t>(kFakeFleetFdSlack)) return 0;
+  return static_cast<int>((hard_fd_limit - kFakeFleetFdSlack) / kFakeAgentFds);
+}
+
 // Builds every agent, prints "fdrill-agent: N fake agents ready" on stdout
 // (a line a bench can wait for), serves until SIGINT/SIGTERM, reverts every
 // agent's faults, returns the exit code (0, or 2 when it could not start).

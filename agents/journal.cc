@@ -39,15 +39,42 @@ bool PwriteAll(int fd, const char* data, size_t size, size_t at) {
   return true;
 }
 
-// The records: everything before the first zero byte.
+// The records: everything before the first zero byte. Reads a block at a
+// time and stops there, so the zeros ahead (up to kMaxStep) are not read.
 std::string ReadRecords(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream all;
-  all << in.rdbuf();
-  std::string text = all.str();
-  if (size_t zero = text.find('\0'); zero != std::string::npos) text.resize(zero);
+  std::string text;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char block[4096];
+  for (;;) {
+    ssize_t n = read(fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    const char* zero = static_cast<const char*>(memchr(block, '\0', static_cast<size_t>(n)));
+    text.append(block,
+                zero != nullptr ? static_cast<size_t>(zero - block) : static_cast<size_t>(n));
+    if (zero != nullptr) break;
+  }
+  close(fd);
   return text;
+}
+
+// The faults applied and not reverted in `records`, in apply order.
+std::vector<std::pair<std::string, Json>> PendingIn(const std::string& records) {
+  std::vector<std::pair<std::string, Json>> pending;
+  std::istringstream in(records);
+  std::string line;
+  while (std::getline(in, line)) {
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;  // torn write
+    std::string id = j.value("id", "");
+    if (j.value("op", "") == "apply") {
+      pending.emplace_back(id, j.value("record", Json::object()));
+    } else if (j.value("op", "") == "revert") {
+      std::erase_if(pending, [&](const auto& p) { return p.first == id; });
+    }
+  }
+  return pending;
 }
 }  // namespace
 
@@ -68,13 +95,14 @@ Status Journal::Open() {
   const std::string records = ReadRecords(path_);
   const size_t last = records.rfind('\n');
   end_ = last == std::string::npos ? 0 : last + 1;
-  if (auto s = Zero(end_, std::max(size_, end_ + kStep)); !s.ok()) return s;
+  pending_ = PendingIn(records.substr(0, end_));
+  if (auto s = Zero(end_, std::max(size_, end_ + Step())); !s.ok()) return s;
   if (fsync(fd_) != 0) return Errno("fsync journal", path_);  // the size, once
   return existed ? Status::Ok() : FsyncDir(path_);
 }
 
 Status Journal::Zero(size_t from, size_t to) {
-  static const std::vector<char> zeros(kStep, '\0');
+  static const std::vector<char> zeros(kMaxStep, '\0');
   for (size_t at = from; at < to;) {
     const size_t n = std::min(to - at, zeros.size());
     if (!PwriteAll(fd_, zeros.data(), n, at)) return Errno("zero journal", path_);
@@ -90,7 +118,7 @@ Status Journal::Append(const Json& line) {
   // Keep a zero after the last record, and room ahead, so a record never
   // grows the file.
   if (end_ + text.size() + 1 > size_) {
-    if (auto s = Zero(size_, end_ + text.size() + kStep); !s.ok()) return s;
+    if (auto s = Zero(size_, end_ + text.size() + Step()); !s.ok()) return s;
     if (fsync(fd_) != 0) return Errno("fsync journal", path_);
   }
   if (!PwriteAll(fd_, text.data(), text.size(), end_)) return Errno("write journal", path_);
@@ -99,40 +127,35 @@ Status Journal::Append(const Json& line) {
   return Status::Ok();
 }
 
+size_t Journal::Step() const { return std::clamp(size_, kMinStep, kMaxStep); }
+
 Status Journal::Record(const std::string& id, const Json& record) {
-  return Append({{"op", "apply"}, {"id", id}, {"record", record}});
+  if (auto s = Open(); !s.ok()) return s;
+  if (auto s = Append({{"op", "apply"}, {"id", id}, {"record", record}}); !s.ok()) return s;
+  pending_.emplace_back(id, record);
+  return Status::Ok();
 }
 
 Status Journal::Clear(const std::string& id) {
-  auto pending = Pending();
-  if (!pending.ok()) return pending.status();
-  std::erase_if(*pending, [&](const auto& p) { return p.first == id; });
-  if (!pending->empty()) return Append({{"op", "revert"}, {"id", id}});
-  // Nothing left: zero the used part instead of writing the revert (one
-  // sync either way). Zeroed from the front: a crash part-way leaves a zero
-  // first, which reads as empty; a crash before it reads as before, and the
-  // restarted agent reverts again (a revert is safe twice).
   if (auto s = Open(); !s.ok()) return s;
-  if (auto s = Zero(0, end_); !s.ok()) return s;
-  end_ = 0;
+  auto left = pending_;
+  std::erase_if(left, [&](const auto& p) { return p.first == id; });
+  if (!left.empty()) {
+    if (auto s = Append({{"op", "revert"}, {"id", id}}); !s.ok()) return s;
+  } else if (end_ > 0) {
+    // Nothing left: zero the used part instead of writing the revert (one
+    // sync either way). Zeroed from the front: a crash part-way leaves a zero
+    // first, which reads as empty; a crash before it reads as before, and the
+    // restarted agent reverts again (a revert is safe twice).
+    if (auto s = Zero(0, end_); !s.ok()) return s;
+    end_ = 0;
+  }
+  pending_ = std::move(left);
   return Status::Ok();
 }
 
 Result<std::vector<std::pair<std::string, Json>>> Journal::Pending() const {
-  std::vector<std::pair<std::string, Json>> pending;
-  std::istringstream in(ReadRecords(path_));
-  std::string line;
-  while (std::getline(in, line)) {
-    Json j = Json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;  // torn write
-    std::string id = j.value("id", "");
-    if (j.value("op", "") == "apply") {
-      pending.emplace_back(id, j.value("record", Json::object()));
-    } else if (j.value("op", "") == "revert") {
-      std::erase_if(pending, [&](const auto& p) { return p.first == id; });
-    }
-  }
-  return pending;
+  return PendingIn(ReadRecords(path_));
 }
 
 }  // namespace fdrill

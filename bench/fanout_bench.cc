@@ -128,7 +128,9 @@ int RunOne(const Options& o, int n) {
   int per_process = o.per_process;
   if (per_process <= 0) {
     const int cores = std::max(1u, std::thread::hardware_concurrency());
-    per_process = std::min(5000, (n + cores - 1) / cores);
+    rlimit lim{};
+    getrlimit(RLIMIT_NOFILE, &lim);  // a child inherits the hard limit
+    per_process = std::min(fdrill::MaxFakeAgents(lim.rlim_max), (n + cores - 1) / cores);
   }
   for (int first = 0; first < n; first += per_process) {
     int count = std::min(per_process, n - first);

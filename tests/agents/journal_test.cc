@@ -46,23 +46,53 @@ TEST(Journal, PendingIsAppliedMinusReverted) {
   // the file keeps its size (its blocks stay allocated for the next record).
   std::ifstream in(j.path(), std::ios::binary);
   EXPECT_EQ(in.get(), 0);
-  EXPECT_EQ(std::filesystem::file_size(j.path()), Journal::kStep);
+  EXPECT_EQ(std::filesystem::file_size(j.path()), Journal::kMinStep);
 }
 
 TEST(Journal, RecordsWriteIntoTheFileWithoutGrowingItUntilItIsFull) {
   Journal j(TempPath("grow.jsonl"));
   ASSERT_TRUE(j.Record("f0", {{"kind", "link_rate"}}).ok());
-  const auto size = std::filesystem::file_size(j.path());
-  EXPECT_EQ(size, Journal::kStep);
-  for (int i = 1; i < 100; ++i) ASSERT_TRUE(j.Record("f" + std::to_string(i), Json::object()).ok());
-  EXPECT_EQ(std::filesystem::file_size(j.path()), size);
-  // A record larger than what is left grows the file by a step past it.
-  ASSERT_TRUE(j.Record("big", {{"blob", std::string(Journal::kStep, 'x')}}).ok());
-  EXPECT_GT(std::filesystem::file_size(j.path()), 2 * Journal::kStep);
+  EXPECT_EQ(std::filesystem::file_size(j.path()), Journal::kMinStep);
+  // Records fill the first step without changing the file's size; the one
+  // that would not fit grows it by its size again (4 -> 8 KiB + the record).
+  int i = 1;
+  const std::string rec(100, 'r');
+  for (; std::filesystem::file_size(j.path()) == Journal::kMinStep; ++i) {
+    ASSERT_LT(i, 100);
+    ASSERT_TRUE(j.Record("f" + std::to_string(i), {{"r", rec}}).ok());
+  }
+  EXPECT_GT(i, 20);  // ~140 bytes a record: ~29 fit in 4 KiB
+  const auto grown = std::filesystem::file_size(j.path());
+  EXPECT_GT(grown, 2 * Journal::kMinStep);
+  EXPECT_LT(grown, 3 * Journal::kMinStep);
+  // A record larger than the biggest step grows the file by a step past it.
+  ASSERT_TRUE(j.Record("big", {{"blob", std::string(Journal::kMaxStep, 'x')}}).ok());
+  EXPECT_GT(std::filesystem::file_size(j.path()), Journal::kMaxStep + grown);
   auto p = j.Pending();
   ASSERT_TRUE(p.ok());
-  ASSERT_EQ(p->size(), 101u);
+  ASSERT_EQ(p->size(), static_cast<size_t>(i) + 1);
   EXPECT_EQ(p->back().first, "big");
+}
+
+// The pending set is read once when the journal opens: a restarted agent's
+// revert of the last fault it found zeroes the file as a live one would.
+TEST(Journal, ARestartedAgentsLastRevertZeroesWhatItFound) {
+  std::string path = TempPath("restart-last.jsonl");
+  {
+    Journal before(path);
+    ASSERT_TRUE(before.Record("f1", Json::object()).ok());
+    ASSERT_TRUE(before.Record("f2", Json::object()).ok());
+  }
+  Journal after(path);
+  ASSERT_TRUE(after.Clear("f1").ok());
+  ASSERT_EQ(after.Pending()->size(), 1u);
+  ASSERT_TRUE(after.Clear("f2").ok());
+  EXPECT_TRUE(after.Pending()->empty());
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_EQ(in.get(), 0);
+  // An id it never recorded changes nothing.
+  ASSERT_TRUE(after.Clear("unknown").ok());
+  EXPECT_TRUE(after.Pending()->empty());
 }
 
 TEST(Journal, ARestartedAgentWritesAfterTheRecordsItFinds) {
