@@ -17,8 +17,10 @@ TlsSocket::TlsSocket(SSL_CTX* ctx, const std::string& peer_name, int fd) {
   }
   // Record buffers only while a record is in flight; a peer closing without
   // close_notify reads as a close (the agent's end of a dropped link), not
-  // as an error.
+  // as an error. Read ahead: a record (or several) in one read(2) instead of
+  // a read for its 5-byte header and another for its body.
   SSL_set_mode(ssl_, SSL_MODE_RELEASE_BUFFERS);
+  SSL_set_read_ahead(ssl_, 1);
   SSL_set_options(ssl_, SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_set_hostflags(ssl_, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
   if (SSL_set1_host(ssl_, peer_name.c_str()) != 1 || SSL_set_fd(ssl_, fd) != 1) {
