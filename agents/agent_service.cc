@@ -37,6 +37,7 @@ AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
       gate_(config_.revoked_file),
       panic_(config_.state_dir + "/panic.json"),
       guard_(config_.mgmt_interface, config_.listen_address, clock) {
+  if (host_.procs != nullptr) rank_cpu_ = std::make_unique<RankCpu>(*host_.procs);
   if (panic_.latched())
     spdlog::warn("panic is latched ({}): faults are refused until `fdrill panic --clear`",
                  panic_.State().dump());
@@ -413,12 +414,14 @@ Result<Json> AgentService::WorkloadStart(const Json& req) {
           metrics_dir, std::filesystem::perms::all | std::filesystem::perms::sticky_bit, ec);
     }
     tail_.Watch(metrics_dir);
+    if (rank_cpu_ != nullptr) rank_cpu_->ExpectRanks();  // a run's ranks start now
   }
   if (argv.empty())
     return Json{{proto::key::kStarted, false}, {proto::key::kWatching, metrics_dir}};
   std::string log = config_.state_dir + "/workload.log";
   std::filesystem::remove(log, ec_ignored);
   if (auto s = workload_.Start(argv, env, log); !s.ok()) return s;
+  if (rank_cpu_ != nullptr) rank_cpu_->ExpectRanks();
   return Json{
       {proto::key::kStarted, true}, {proto::key::kPid, workload_.pid()}, {proto::key::kLog, log}};
 }
@@ -586,7 +589,7 @@ void AgentService::Tick() {
     auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
     if (counters.ok()) {
       // Ranks run only while a drill does; an idle node's /proc is not walked.
-      if (push_counters && host_.procs != nullptr) SampleRankCpu(*host_.procs, *counters);
+      if (push_counters && rank_cpu_ != nullptr) rank_cpu_->Sample(*counters);
       telemetry_ = *counters;
       telemetry_at_ = now;
       telemetry_warned_ = false;

@@ -51,6 +51,7 @@
 #include "agents/metrics_tail.h"
 #include "agents/mgmt_guard.h"
 #include "agents/panic_latch.h"
+#include "agents/rank_cpu.h"
 #include "agents/ras_watch.h"
 #include "agents/request_gate.h"
 #include "agents/tcp_link_retrans.h"
@@ -218,6 +219,7 @@ class AgentService {
   Gpus* telemetry_gpus_ = nullptr;
   bool telemetry_gpus_tried_ = false;
   std::unique_ptr<TcpLinkRetrans> tcp_links_;  // from host_.tcp_sockets, on first use
+  std::unique_ptr<RankCpu> rank_cpu_;          // from host_.procs; null without one
   RequestGate gate_;
   Lease lease_;
   PanicLatch panic_;

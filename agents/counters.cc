@@ -1,14 +1,11 @@
 #include "agents/counters.h"
 
-#include <unistd.h>
-
 #include <iterator>
 #include <sstream>
 
 #include "agents/sysfs_text.h"
 #include "agents/tcp_link_retrans.h"
 #include "harness/host/iproute_net_stack.h"
-#include "injectors/ranks.h"
 
 namespace fdrill {
 
@@ -209,17 +206,6 @@ void SampleNvLinkCounters(Gpus& nvml, Json& out) {
       out["gpu" + std::to_string(gpu) + "/nvlink" + std::to_string(asked[i].scope) + "." + f.name] =
           (*values)[i].value * f.scale;
     }
-  }
-}
-
-void SampleRankCpu(ProcessTable& procs, Json& out) {
-  auto ranks = FindRanks(procs, std::nullopt);
-  if (!ranks.ok()) return;
-  static const double ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
-  for (const RankProc& r : *ranks) {
-    if (r.rank < 0) continue;
-    out["rank/" + std::to_string(r.rank) + ".cpu_seconds"] =
-        static_cast<double>(r.cpu_ticks) / ticks_per_second;
   }
 }
 

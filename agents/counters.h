@@ -59,7 +59,6 @@
 #include "harness/host/gpus.h"
 #include "harness/host/host.h"
 #include "harness/host/net_stack.h"
-#include "harness/host/processes.h"
 #include "harness/wire/wire.h"
 
 namespace fdrill {
@@ -98,13 +97,6 @@ Result<Duration> ParseTelemetryInterval(std::string_view text);
 // /proc/net/snmp or /proc/net/netstat text (pairs of "Section: names" and
 // "Section: values" lines) to `out`; anything else is ignored.
 void ParseProcNetStats(const std::string& text, Json& out);
-
-// "rank/<r>.cpu_seconds" for every workload rank on this node (injectors/
-// ranks.h FindRanks: fdrill-collective in the agent's network namespace):
-// its user + system CPU time so far. A stopped or starved rank's rate falls
-// against its peers' (busy-polling ranks use a core each) — the
-// localisation's per-rank CPU signal. Nothing when no rank runs here.
-void SampleRankCpu(ProcessTable& procs, Json& out);
 
 // The netdev part alone.
 // `net` null: the iproute2 tools on `runner` (net_stack.h).

@@ -65,6 +65,7 @@ class FakeHostProcesses final : public ProcessTable {
   Result<ProcInfo> Inspect(int pid) override {
     return NotFound("fake host: no process " + std::to_string(pid));
   }
+  Result<ProcInfo> Stat(int pid) override { return Inspect(pid); }
   int OwnPid() override { return 1; }
   std::string OwnNetNs() override { return "net:[0]"; }
   Status Signal(int pid, int) override {

@@ -35,6 +35,10 @@ class ProcessTable {
   virtual Result<std::vector<int>> Pids() = 0;
   // NotFound once the process is gone (or is a zombie that left /proc).
   virtual Result<ProcInfo> Inspect(int pid) = 0;
+  // Only what /proc/PID/stat holds (pid, state, cpu_ticks, start_ticks; the
+  // rest left empty): one file read, for a process already Inspected and
+  // followed (the telemetry's ranks, every second). NotFound once it is gone.
+  virtual Result<ProcInfo> Stat(int pid) = 0;
   virtual int OwnPid() = 0;
   virtual std::string OwnNetNs() = 0;
   // kill(pid, sig); NotFound when there is no such process.

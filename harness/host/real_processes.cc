@@ -71,13 +71,20 @@ Result<std::vector<int>> RealProcessTable::Pids() {
   return pids;
 }
 
-Result<ProcInfo> RealProcessTable::Inspect(int pid) {
-  const std::string dir = proc_ + "/" + std::to_string(pid);
+Result<ProcInfo> RealProcessTable::Stat(int pid) {
   ProcInfo info;
   info.pid = pid;
-  auto stat = Slurp(dir + "/stat");
+  auto stat = Slurp(proc_ + "/" + std::to_string(pid) + "/stat");
   if (!stat.ok() || stat->empty()) return NotFound("process " + std::to_string(pid) + " is gone");
   if (Status s = ParseProcStat(*stat, &info); !s.ok()) return s;
+  return info;
+}
+
+Result<ProcInfo> RealProcessTable::Inspect(int pid) {
+  const std::string dir = proc_ + "/" + std::to_string(pid);
+  auto stat = Stat(pid);
+  if (!stat.ok()) return stat.status();
+  ProcInfo info = std::move(*stat);
   std::string exe = ReadLink(dir + "/exe");
   if (auto deleted = exe.rfind(" (deleted)"); deleted != std::string::npos) exe.resize(deleted);
   info.exe_name = exe.substr(exe.rfind('/') + 1);

@@ -11,6 +11,7 @@ class RealProcessTable final : public ProcessTable {
   explicit RealProcessTable(std::string proc_root = "/proc") : proc_(std::move(proc_root)) {}
   Result<std::vector<int>> Pids() override;
   Result<ProcInfo> Inspect(int pid) override;
+  Result<ProcInfo> Stat(int pid) override;
   int OwnPid() override;
   std::string OwnNetNs() override;
   Status Signal(int pid, int sig) override;

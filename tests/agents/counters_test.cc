@@ -2,12 +2,9 @@
 // every second), `ip -s -j link` otherwise; qdisc counters from `tc`.
 #include "agents/counters.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include "tests/fakes/fake_host.h"
-#include "tests/fakes/fake_processes.h"
 
 namespace fdrill {
 namespace {
@@ -89,26 +86,6 @@ TEST(CountersTest, ProcNetStatsWithMismatchedLinesAddsNothingWrong) {
   EXPECT_TRUE(out.empty()) << out.dump();
   ParseProcNetStats("Tcp: RetransSegs InErrs\nTcp: 9 -1\n", out);
   EXPECT_EQ(out.dump(), R"({"tcp.retrans_segs":9})");
-}
-
-// Each workload rank of this node: its CPU seconds so far, by rank number;
-// a process of another node's namespace or another program is not one.
-TEST(CountersTest, EveryRankOfThisNodeWithItsCpuSeconds) {
-  FakeProcessTable procs;
-  procs.AddRank(100, 2).cpu_ticks = 250;
-  procs.AddRank(101, 3).cpu_ticks = 1000;
-  procs.AddRank(102, 0, "net:[1]").cpu_ticks = 5;
-  procs.Add(103, "python3").cpu_ticks = 7;
-  Json out = Json::object();
-  SampleRankCpu(procs, out);
-  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
-  EXPECT_EQ(out.size(), 2u) << out.dump();
-  EXPECT_DOUBLE_EQ(out["rank/2.cpu_seconds"].get<double>(), 250 / hz);
-  EXPECT_DOUBLE_EQ(out["rank/3.cpu_seconds"].get<double>(), 1000 / hz);
-  FakeProcessTable none;
-  Json empty = Json::object();
-  SampleRankCpu(none, empty);
-  EXPECT_TRUE(empty.empty());
 }
 
 TEST(CountersTest, FallsBackToIpWhenProcNetDevIsUnreadableOrOdd) {

@@ -8,6 +8,7 @@
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/fake_nvml.h"
+#include "tests/fakes/fake_processes.h"
 #include "tests/fakes/fake_tcp_sockets.h"
 
 namespace fdrill {
@@ -169,6 +170,45 @@ TEST(TelemetryTest, AgentPushesAtItsTelemetryInterval) {
             5);  // 0, .25, .5, .75, 1
   EXPECT_EQ(CountersPushedIn(std::chrono::seconds(1), std::chrono::seconds(1)), 2);  // 0, 1
   EXPECT_EQ(AgentConfig{}.telemetry_interval, std::chrono::seconds(1));
+}
+
+// Issue 25: the ranks' CPU seconds come from a /proc scan on the first
+// sample and every RankCpu::kRescanEvery after, and on every sample after a
+// workload_start until the run's ranks show; in between only their stat.
+TEST(TelemetryTest, AWorkloadStartLooksForItsRanksEverySampleUntilFound) {
+  FakeHostAgent fake("f1", "fdrill-telemetry-");
+  FakeProcessTable procs;
+  Host host = fake.fake.host();
+  host.procs = &procs;
+  std::filesystem::create_directories(fake.dir / "ranks");
+  AgentService agent(TestAgentConfig("f1", fake.dir / "ranks"), host, fake.clock);
+  ASSERT_TRUE(
+      agent.Handle(MakeRequest("lease", 1, {{"ttl_ms", 86400000}}), "test")["ok"].get<bool>());
+  std::vector<Json> samples;
+  agent.set_push([&](Json m) {
+    if (m["type"] == "counters") samples.push_back(m["counters"]);
+  });
+  auto tick = [&] {
+    fake.clock.Advance(std::chrono::seconds(1));
+    agent.Tick();
+  };
+  tick();
+  tick();
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(procs.pid_lists, 1);
+  const std::string run = (fake.dir / "run").string();
+  ASSERT_TRUE(agent.Handle(MakeRequest("workload_start", 2, {{"metrics_dir", run}}), "test")["ok"]
+                  .get<bool>());
+  tick();
+  tick();
+  EXPECT_EQ(procs.pid_lists, 3);
+  procs.AddRank(1234, 0).cpu_ticks = 50;
+  tick();
+  EXPECT_EQ(procs.pid_lists, 4);
+  EXPECT_TRUE(samples.back().contains("rank/0.cpu_seconds")) << samples.back().dump();
+  tick();
+  EXPECT_EQ(procs.pid_lists, 4);
+  EXPECT_EQ(procs.stats, std::vector<int>{1234});
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // FakeProcessTable: a process table in memory. Signals act as the kernel
 // would on the fields injectors observe (SIGSTOP → state T, SIGCONT → S,
 // SIGKILL/SIGTERM → gone) and are recorded; Spawn adds a process running
-// argv (state S, exe_name = basename of argv[0]) and records argv.
+// argv (state S, exe_name = basename of argv[0]) and records argv. Counts
+// the listings of the table (Pids) and records the pids Stat read.
 #pragma once
 
 #include <signal.h>
@@ -41,6 +42,7 @@ class FakeProcessTable final : public ProcessTable {
   }
 
   Result<std::vector<int>> Pids() override {
+    ++pid_lists;
     std::vector<int> out;
     for (const auto& [pid, _] : procs) out.push_back(pid);
     return out;
@@ -49,6 +51,17 @@ class FakeProcessTable final : public ProcessTable {
     auto it = procs.find(pid);
     if (it == procs.end()) return NotFound("process " + std::to_string(pid) + " is gone");
     return it->second;
+  }
+  Result<ProcInfo> Stat(int pid) override {
+    stats.push_back(pid);
+    auto it = procs.find(pid);
+    if (it == procs.end()) return NotFound("process " + std::to_string(pid) + " is gone");
+    ProcInfo p;
+    p.pid = pid;
+    p.start_ticks = it->second.start_ticks;
+    p.state = it->second.state;
+    p.cpu_ticks = it->second.cpu_ticks;
+    return p;
   }
   int OwnPid() override { return 4242; }
   std::string OwnNetNs() override { return kOwnNs; }
@@ -73,6 +86,8 @@ class FakeProcessTable final : public ProcessTable {
   void Reap(int pid) override { reaped.push_back(pid); }
 
   std::map<int, ProcInfo> procs;
+  int pid_lists = 0;                         // Pids() calls: listings of /proc
+  std::vector<int> stats;                    // the pids Stat read
   std::vector<std::pair<int, int>> signals;  // (pid, sig)
   std::vector<std::vector<std::string>> spawned;
   std::vector<int> reaped;
