@@ -8,8 +8,6 @@ namespace fdrill {
 void TcpLinkRetrans::Sample(const std::string& mgmt_interface, Json& out) {
   auto addresses = sockets_.Addresses();
   if (!addresses.ok()) return;
-  auto sockets = sockets_.List();
-  if (!sockets.ok()) return;
   std::unordered_map<std::string, std::string> interface_of;  // local address -> interface
   std::set<std::string> links;
   for (const InterfaceAddress& a : *addresses) {
@@ -17,6 +15,18 @@ void TcpLinkRetrans::Sample(const std::string& mgmt_interface, Json& out) {
     interface_of.emplace(a.address, a.interface);
     links.insert(a.interface);
   }
+  // Read before the list: what moves after it is seen by the next sample.
+  auto activity = sockets_.Activity();
+  if (!activity.ok() || listed_at_ != *activity) {
+    if (!List(interface_of)) return;
+    listed_at_ = activity.ok() ? std::optional<TcpActivity>(*activity) : std::nullopt;
+  }
+  for (const std::string& link : links) out[link + ".tcp_retrans_segs"] = totals_[link];
+}
+
+bool TcpLinkRetrans::List(const std::unordered_map<std::string, std::string>& interface_of) {
+  auto sockets = sockets_.List();
+  if (!sockets.ok()) return false;
   std::map<uint64_t, uint64_t> seen;
   for (const TcpSocket& s : *sockets) {
     seen[s.cookie] = s.total_retrans;
@@ -29,7 +39,7 @@ void TcpLinkRetrans::Sample(const std::string& mgmt_interface, Json& out) {
     totals_[link->second] += s.total_retrans >= was ? s.total_retrans - was : s.total_retrans;
   }
   last_ = std::move(seen);
-  for (const std::string& link : links) out[link + ".tcp_retrans_segs"] = totals_[link];
+  return true;
 }
 
 }  // namespace fdrill

@@ -12,11 +12,24 @@
 // what each rose by: a socket seen for the first time adds all it has
 // retransmitted, one that is gone adds nothing more. Not thread-safe: the
 // agent's telemetry tick owns it.
+//
+// The sockets are listed only when one may have retransmitted since the
+// last list. A sock_diag dump walks every bucket of the kernel's TCP hash
+// table (net/ipv4/inet_diag.c inet_diag_dump_icsk: 0..ehash_mask, one table
+// for every network namespace; 262,144 buckets on a 24 GiB machine),
+// whatever the request's state, port or bytecode filter, which only skip
+// sockets once found: twice a second (IPv4, IPv6) that was a quarter of an
+// idle agent's CPU (docs/performance.md). The namespace's TcpActivity
+// (harness/host/tcp_sockets.h) moves whenever a socket's count may have;
+// while it has not moved since the last list, a list would add nothing and
+// is skipped, so the totals are those of listing every sample.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "harness/host/tcp_sockets.h"
 #include "harness/wire/wire.h"
@@ -31,12 +44,19 @@ class TcpLinkRetrans {
   // address but lo and `mgmt_interface` (0 until one of its sockets
   // retransmits, so the series starts with the baseline). Adds nothing when
   // the kernel cannot be asked (no sock_diag): the other counters stand.
+  // The sockets are listed when TcpSockets::Activity moved since the last
+  // list or cannot be read.
   void Sample(const std::string& mgmt_interface, Json& out);
 
  private:
+  // Adds what each socket retransmitted since the last list to totals_;
+  // false when the kernel could not be asked.
+  bool List(const std::unordered_map<std::string, std::string>& interface_of);
+
   TcpSockets& sockets_;
   std::map<uint64_t, uint64_t> last_;       // socket cookie -> its total_retrans last time
   std::map<std::string, uint64_t> totals_;  // interface -> segments retransmitted
+  std::optional<TcpActivity> listed_at_;    // read before the last good list
 };
 
 }  // namespace fdrill

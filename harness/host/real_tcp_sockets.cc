@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "harness/host/tcp_sockets.h"
 
@@ -116,6 +118,40 @@ Result<std::vector<TcpSocket>> RealTcpSockets::List() {
     if (auto s = Dump(family, out); !s.ok()) return s;
   }
   return out;
+}
+
+Result<TcpActivity> ParseTcpActivity(const std::string& snmp) {
+  std::istringstream lines(snmp);
+  std::string names, values;
+  while (std::getline(lines, names) && std::getline(lines, values)) {
+    if (!names.starts_with("Tcp:") || !values.starts_with("Tcp:")) continue;
+    std::istringstream name(names), value(values);
+    std::string n, v;
+    TcpActivity out;
+    int found = 0;
+    while (name >> n && value >> v) {
+      uint64_t* field = n == "RetransSegs"    ? &out.retrans_segs
+                        : n == "PassiveOpens" ? &out.passive_opens
+                                              : nullptr;
+      if (field == nullptr) continue;
+      char* end = nullptr;
+      *field = std::strtoull(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0')
+        return Internal("snmp: Tcp " + n + " is not a count: " + v);
+      ++found;
+    }
+    if (found == 2) return out;
+    break;
+  }
+  return Internal("snmp: no Tcp RetransSegs and PassiveOpens");
+}
+
+Result<TcpActivity> RealTcpSockets::Activity() {
+  std::ifstream in("/proc/thread-self/net/snmp");
+  if (!in) return Errno("/proc/thread-self/net/snmp");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseTcpActivity(text.str());
 }
 
 Result<std::vector<InterfaceAddress>> RealTcpSockets::Addresses() {

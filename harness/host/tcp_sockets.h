@@ -27,6 +27,24 @@ struct TcpSocket {
   uint64_t total_retrans = 0;
 };
 
+// Counters of the namespace that move whenever some socket's total_retrans
+// may have (/proc/net/snmp "Tcp:", TCP over IPv4 and IPv6 both): the kernel
+// raises RetransSegs with a socket's own count, by the same segments
+// (tcp_output.c __tcp_retransmit_skb, "Update global and local TCP
+// statistics"; a fast-open SYN-ACK's in tcp_rtx_synack), and an accepted
+// socket starts with its SYN-ACK's retransmissions (tcp_minisocks.c
+// tcp_create_openreq_child: total_retrans = req->num_retrans), counted in
+// RetransSegs back then and in PassiveOpens when the socket appears. While
+// both stand still, no socket's count rose and no new socket starts above 0.
+struct TcpActivity {
+  uint64_t retrans_segs = 0;
+  uint64_t passive_opens = 0;
+  bool operator==(const TcpActivity&) const = default;
+};
+
+// Parses /proc/net/snmp text (a "Tcp:" line of names, then one of values).
+Result<TcpActivity> ParseTcpActivity(const std::string& snmp);
+
 struct InterfaceAddress {
   std::string interface;
   std::string address;  // as inet_ntop writes it
@@ -39,15 +57,19 @@ class TcpSockets {
   virtual Result<std::vector<TcpSocket>> List() = 0;
   // Every IPv4 and IPv6 address of every interface (getifaddrs).
   virtual Result<std::vector<InterfaceAddress>> Addresses() = 0;
+  // The namespace's TcpActivity, read without listing a socket.
+  virtual Result<TcpActivity> Activity() = 0;
 };
 
 // NETLINK_SOCK_DIAG (SOCK_DIAG_BY_FAMILY, inet_diag_req_v2 asking
-// INET_DIAG_INFO) and getifaddrs(3). Needs no privilege: an unprivileged
-// caller sees every socket's tcp_info in its namespace too.
+// INET_DIAG_INFO), getifaddrs(3) and /proc/thread-self/net/snmp (the
+// calling thread's namespace, as the other two). Needs no privilege: an
+// unprivileged caller sees every socket's tcp_info in its namespace too.
 class RealTcpSockets final : public TcpSockets {
  public:
   Result<std::vector<TcpSocket>> List() override;
   Result<std::vector<InterfaceAddress>> Addresses() override;
+  Result<TcpActivity> Activity() override;
 };
 
 }  // namespace fdrill

@@ -88,6 +88,79 @@ TEST(TcpLinkRetrans, NoSockDiagAddsNothing) {
   EXPECT_EQ(out, (Json{{"fab0.tx_bytes", 1}}));
 }
 
+// The kernel's TCP table is walked only when the namespace's RetransSegs or
+// PassiveOpens moved since the last list: otherwise no socket's count rose.
+TEST(TcpLinkRetrans, ListsTheSocketsOnlyWhenTheNamespaceActivityMoved) {
+  FakeTcpSockets s = Node();
+  s.activity = TcpActivity{.retrans_segs = 40, .passive_opens = 3};
+  s.sockets = {{.cookie = 1, .local = "198.18.0.2", .remote = "198.18.0.3", .total_retrans = 5}};
+  TcpLinkRetrans links(s);
+  EXPECT_EQ(SampleOf(links)["fab0.tcp_retrans_segs"], 5);
+  EXPECT_EQ(s.lists, 1);
+  // Nothing moved: the same totals, no list.
+  Json quiet = SampleOf(links);
+  EXPECT_EQ(s.lists, 1) << "a quiet namespace's sockets were listed again";
+  EXPECT_EQ(quiet, (Json{{"fab0.tcp_retrans_segs", 5}, {"fab1.tcp_retrans_segs", 0}}));
+
+  // Socket 1 retransmits 2 more: RetransSegs rises with it.
+  s.sockets[0].total_retrans = 7;
+  s.activity->retrans_segs = 42;
+  EXPECT_EQ(SampleOf(links)["fab0.tcp_retrans_segs"], 7);
+  EXPECT_EQ(s.lists, 2);
+
+  // An accepted socket brings its SYN-ACK's 1 retransmission, counted in
+  // RetransSegs before the last list: PassiveOpens says it is there.
+  s.sockets.push_back(
+      {.cookie = 2, .local = "198.18.1.2", .remote = "198.18.1.3", .total_retrans = 1});
+  s.activity->passive_opens = 4;
+  EXPECT_EQ(SampleOf(links)["fab1.tcp_retrans_segs"], 1);
+  EXPECT_EQ(s.lists, 3);
+  SampleOf(links);
+  EXPECT_EQ(s.lists, 3);
+}
+
+// An address added while nothing moved still gets its link's series.
+TEST(TcpLinkRetrans, ANewAddressGetsItsSeriesWithoutAList) {
+  FakeTcpSockets s = Node();
+  s.activity = TcpActivity{};
+  TcpLinkRetrans links(s);
+  SampleOf(links);
+  s.addresses.push_back({"fab2", "198.18.2.2"});
+  EXPECT_EQ(SampleOf(links)["fab2.tcp_retrans_segs"], 0);
+  EXPECT_EQ(s.lists, 1);
+}
+
+// Without the namespace's counters every sample lists, as before: nothing
+// tells a quiet namespace.
+TEST(TcpLinkRetrans, WithoutActivityEverySampleLists) {
+  FakeTcpSockets s = Node();
+  TcpLinkRetrans links(s);
+  SampleOf(links);
+  SampleOf(links);
+  EXPECT_EQ(s.lists, 2);
+  s.activity = TcpActivity{};
+  SampleOf(links);
+  SampleOf(links);
+  EXPECT_EQ(s.lists, 3);
+}
+
+TEST(TcpActivity, ParsesTheTcpLinesOfProcNetSnmp) {
+  constexpr char kSnmp[] =
+      "Ip: Forwarding DefaultTTL InReceives\n"
+      "Ip: 1 64 123\n"
+      "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets "
+      "CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\n"
+      "Tcp: 1 200 120000 -1 532 17 3 9 4 9041 8823 61 0 44 0\n"
+      "Udp: InDatagrams NoPorts\n"
+      "Udp: 5 6\n";
+  auto a = ParseTcpActivity(kSnmp);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->retrans_segs, 61u);
+  EXPECT_EQ(a->passive_opens, 17u);
+  EXPECT_FALSE(ParseTcpActivity("Ip: Forwarding\nIp: 1\n").ok());
+  EXPECT_FALSE(ParseTcpActivity("Tcp: RetransSegs PassiveOpens\nTcp: 1 x\n").ok());
+}
+
 // The kernel's own answer: a loopback connection made here is listed, both
 // ends, with a cookie, and lo has 127.0.0.1.
 TEST(RealTcpSockets, ListsALoopbackConnectionBothEnds) {
@@ -106,6 +179,9 @@ TEST(RealTcpSockets, ListsALoopbackConnectionBothEnds) {
   ASSERT_GE(server, 0);
 
   RealTcpSockets real;
+  auto activity = real.Activity();
+  ASSERT_TRUE(activity.ok()) << activity.status().ToString();
+  EXPECT_GE(activity->passive_opens, 1u);  // ours, at least
   auto sockets = real.List();
   ASSERT_TRUE(sockets.ok()) << sockets.status().ToString();
   int ends = 0;

@@ -1,7 +1,9 @@
-// FakeTcpSockets: the sockets and addresses a test sets; `fail` makes both
-// calls fail, as a kernel without sock_diag would.
+// FakeTcpSockets: the sockets, addresses and activity a test sets; `fail`
+// makes the calls fail, as a kernel without sock_diag would; no `activity`
+// fails Activity() alone. Counts the lists of the sockets.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "harness/host/tcp_sockets.h"
@@ -11,6 +13,7 @@ namespace fdrill {
 class FakeTcpSockets final : public TcpSockets {
  public:
   Result<std::vector<TcpSocket>> List() override {
+    ++lists;
     if (fail) return Internal("socket(NETLINK_SOCK_DIAG): Protocol not supported");
     return sockets;
   }
@@ -18,10 +21,16 @@ class FakeTcpSockets final : public TcpSockets {
     if (fail) return Internal("getifaddrs: Operation not permitted");
     return addresses;
   }
+  Result<TcpActivity> Activity() override {
+    if (fail || !activity) return Internal("/proc/thread-self/net/snmp: No such file or directory");
+    return *activity;
+  }
 
   std::vector<TcpSocket> sockets;
   std::vector<InterfaceAddress> addresses;
+  std::optional<TcpActivity> activity;
   bool fail = false;
+  int lists = 0;  // List() calls: dumps of the kernel's TCP table
 };
 
 }  // namespace fdrill
