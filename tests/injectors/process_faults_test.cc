@@ -258,6 +258,24 @@ TEST(RealProcesses, ParsesStatWithAwkwardComm) {
   EXPECT_FALSE(ParseProcStat("garbage", &info).ok());
 }
 
+// Stat (the telemetry's per-second read of a known rank) reads stat alone:
+// the same start time and state as Inspect, nothing of exe, ns or environ.
+TEST(RealProcesses, StatReadsOnlyTheStatFile) {
+  RealProcessTable table;
+  auto stat = table.Stat(getpid());
+  auto full = table.Inspect(getpid());
+  ASSERT_TRUE(stat.ok() && full.ok()) << stat.status().ToString();
+  EXPECT_EQ(stat->pid, getpid());
+  EXPECT_EQ(stat->start_ticks, full->start_ticks);
+  EXPECT_EQ(stat->state, 'R');
+  EXPECT_TRUE(stat->exe_name.empty());
+  EXPECT_TRUE(stat->net_ns.empty());
+  EXPECT_TRUE(stat->env.empty());
+  auto gone = RealProcessTable("/nonexistent").Stat(getpid());
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound);
+}
+
 TEST(RealProcesses, InspectsItselfAndRunsKillsAndReapsAChild) {
   RealProcessTable table;
   auto self = table.Inspect(getpid());
