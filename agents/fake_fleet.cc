@@ -64,12 +64,10 @@ Status WriteFile(const std::string& path, const std::string& text, std::filesyst
   return Status::Ok();
 }
 
-constexpr rlim_t kFdsPerAgent = kFakeAgentFds, kFdSlack = kFakeFleetFdSlack;
-
 // Raises RLIMIT_NOFILE to what `agents` need (never lowers it); the limit it
 // got.
 rlim_t RaiseFdLimit(int agents) {
-  rlim_t want = static_cast<rlim_t>(agents) * kFdsPerAgent + kFdSlack;
+  rlim_t want = static_cast<rlim_t>(agents) * kFakeAgentFds + kFakeFleetFdSlack;
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
   if (lim.rlim_cur >= want) return lim.rlim_cur;
@@ -142,12 +140,12 @@ int RunFakeFleet(const FakeFleetConfig& c) {
     ca = std::make_unique<PemPair>(PemPair{*cert, *key});
   }
   rlim_t fds = RaiseFdLimit(c.agents);
-  if (fds < static_cast<rlim_t>(c.agents) * kFdsPerAgent + kFdSlack) {
+  if (fds < static_cast<rlim_t>(c.agents) * kFakeAgentFds + kFakeFleetFdSlack) {
     spdlog::error(
         "{} fake agents need ~{} file descriptors and RLIMIT_NOFILE allows {}: serve at most {} "
         "per "
         "process (--fake-agents) and start more processes with --fake-first-index",
-        c.agents, c.agents * kFdsPerAgent + kFdSlack, fds, (fds - kFdSlack) / kFdsPerAgent);
+        c.agents, c.agents * kFakeAgentFds + kFakeFleetFdSlack, fds, MaxFakeAgents(fds));
     return 2;
   }
   RealClock clock;
