@@ -515,9 +515,12 @@ std::string AgentService::LogTail() const {
 }
 
 Duration AgentService::TickInterval() const {
-  Duration interval = faults_.empty() && !workload_.running() ? kIdleTick : kBusyTick;
+  Duration interval = workload_.running() ? kBusyTick : kIdleTick;
   if (faults_.empty()) return interval;
   const auto now = clock_.Now();
+  // Lapsed is "past the deadline": wake just after it.
+  if (lease_.held() && lease_.deadline() >= now)
+    interval = std::min(interval, lease_.deadline() - now + std::chrono::milliseconds(1));
   for (const auto& [id, active] : faults_) {
     const Duration on = now - active.applied_at;
     auto due = active.fault->NextChange(on);
@@ -577,8 +580,11 @@ void AgentService::Tick() {
   const bool push_counters = tail_.watching() || lease_.held();
   if ((push_counters || keep_sampling_) && now - last_counters_ >= every) {
     // On a grid of the interval, not one interval after whenever the tick
-    // landed: with a 100 ms idle tick the latter drifts (1 s -> 1.1 s).
-    last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every : now;
+    // landed: with a 100 ms idle tick the latter drifts (1 s -> 1.1 s). The
+    // grid is this node's own (SampleGridPoint): the first sample is at
+    // once, the next at the node's next grid point.
+    last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every
+                                                      : SampleGridPoint(now, every, config_.node);
     TelemetrySources sources;
     sources.mgmt_interface = config_.mgmt_interface;
     sources.gpus = TelemetryGpus();

@@ -117,14 +117,17 @@ class AgentService {
   // every kTailEvery as well. The directory is "" when there is none.
   void PushMetrics();
   const std::string& metrics_dir() const { return tail_.dir(); }
-  // How soon Tick wants to run again: kBusyTick while a fault is in force or
-  // a workload runs (a flap's edges, max durations, the exit), else kIdleTick
-  // (the lease check and the 100 ms metrics tail need no more). An idle agent
-  // wakes 10 times a second instead of 50 (docs/performance.md).
+  // How soon Tick wants to run again: kBusyTick while a workload runs (its
+  // exit is polled), else kIdleTick (the 100 ms metrics tail needs no more).
+  // A fault in force does not make the agent busy by itself: it wakes for
+  // what is due — a fault's next scheduled change (a flap's edge, a
+  // straggler's stop: Fault::NextChange), its max duration, and the lease's
+  // lapse, which reverts it — when that comes sooner: then the interval is
+  // the time left until it, from now. An idle agent wakes 10 times a second
+  // instead of 50, and so does one holding a fault with nothing due
+  // (docs/performance.md).
   static constexpr Duration kBusyTick = std::chrono::milliseconds(20);
   static constexpr Duration kIdleTick = std::chrono::milliseconds(100);
-  // Shorter when a fault's next scheduled change (a flap's edge, its max
-  // duration) comes sooner: then it is the time left until it, from now.
   Duration TickInterval() const;
 
   // Reverts every journalled fault (start-up sweep and --revert-all).

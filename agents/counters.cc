@@ -1,5 +1,6 @@
 #include "agents/counters.h"
 
+#include <functional>
 #include <iterator>
 #include <sstream>
 
@@ -218,6 +219,17 @@ Result<Json> SampleTelemetry(ProcessRunner& runner, SysFs* sysfs, const Telemetr
   if (sources.gpus != nullptr) SampleNvLinkCounters(*sources.gpus, out);
   if (!netdevs.ok() && out.empty()) return netdevs.status();
   return out;
+}
+
+std::chrono::steady_clock::time_point SampleGridPoint(std::chrono::steady_clock::time_point now,
+                                                      Duration every, const std::string& node) {
+  if (every <= Duration::zero()) return now;
+  const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(every);
+  const auto phase = std::chrono::steady_clock::duration(
+      static_cast<int64_t>(std::hash<std::string>{}(node) % static_cast<uint64_t>(period.count())));
+  auto into = (now.time_since_epoch() - phase) % period;  // negative before the first point
+  if (into < into.zero()) into += period;
+  return now - into;
 }
 
 Result<Duration> ParseTelemetryInterval(std::string_view text) {

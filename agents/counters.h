@@ -93,6 +93,16 @@ constexpr Duration kMinTelemetryInterval = std::chrono::milliseconds(100);
 constexpr Duration kMaxTelemetryInterval = std::chrono::hours(1);  // the error message names both
 Result<Duration> ParseTelemetryInterval(std::string_view text);
 
+// The latest point at or before `now` of `node`'s sample grid: every
+// `every`, shifted by a phase fixed by the node's name. The nodes of a drill
+// take their leases in one fan-out; on one grid they would all sample and
+// push their counters in the same instant each interval (at 10,000 nodes a
+// burst of 10,000 messages at the controller every second, and the burst
+// lands on whatever the drill does then). On their own grids the pushes
+// spread over the interval.
+std::chrono::steady_clock::time_point SampleGridPoint(std::chrono::steady_clock::time_point now,
+                                                      Duration every, const std::string& node);
+
 // Adds the kTransportCounters keys ("tcp.retrans_segs", ...) found in
 // /proc/net/snmp or /proc/net/netstat text (pairs of "Section: names" and
 // "Section: values" lines) to `out`; anything else is ignored.

@@ -166,7 +166,7 @@ int RunFakeFleet(const FakeFleetConfig& c) {
 
   // One ticker for the fleet: a timer per agent would be 500,000 wake-ups a
   // second at 10,000 agents. Each agent ticks at its own TickInterval (an
-  // idle one every 100 ms, one with a fault in force every 20 ms), on the
+  // idle one every 100 ms, sooner when a fault's change is due), on the
   // fleet's 20 ms grid: the cadence a lone agent's server keeps.
   bool stopping = false;
   asio::co_spawn(

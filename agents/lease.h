@@ -66,6 +66,8 @@ class Lease {
 
   bool held() const { return held_; }
   bool Lapsed(Clock::TimePoint now) const { return held_ && now > deadline_; }
+  // When it lapses unless renewed (meaningful while held()).
+  Clock::TimePoint deadline() const { return deadline_; }
   const LeaseLimits& limits() const { return limits_; }
   const std::string& owner() const { return owner_; }
   const std::string& drill() const { return drill_; }

@@ -1,8 +1,9 @@
 // AgentServer: the agent's network face. One io_context, one thread: an
 // acceptor coroutine, per connection a session (a reader and a writer
 // coroutine with one write queue), and a ticker that calls
-// AgentService::Tick every TickInterval() — 20 ms while a fault is in force,
-// 100 ms when idle; a request that makes the service busy brings the next
+// AgentService::Tick every TickInterval() — 20 ms while a workload runs,
+// 100 ms otherwise, sooner when a fault's change or the lease's lapse is due;
+// a request that makes the service busy brings the next
 // tick forward (unless Start(false): then the owner ticks the service, as the
 // fake fleet does for all its agents at once). With its own ticker it also
 // watches the service's metrics directory (MetricsWatch) and has the service

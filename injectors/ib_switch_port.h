@@ -120,6 +120,7 @@ class IbSwitchPortFault final : public Fault {
   Status Verify() override { return inner_->Verify(); }
   Status Tick(Duration t) override { return inner_->Tick(t); }
   bool Finished(Duration t) const override { return inner_->Finished(t); }
+  std::optional<Duration> NextChange(Duration t) const override { return inner_->NextChange(t); }
   Status Revert() override { return inner_->Revert(); }
   Status VerifyReverted() override { return inner_->VerifyReverted(); }
   std::string Target() const override { return inner_->Target(); }

@@ -51,8 +51,10 @@ class Fault {
   virtual Status Tick(Duration /*since_apply*/) { return Status::Ok(); }
   virtual bool Finished(Duration /*since_apply*/) const { return false; }
   // When Tick will next change something (a flap's edge), as time since
-  // Apply; nullopt when nothing is scheduled. The agent wakes then, not on
-  // its next 20 ms tick, so an edge is late by a timer's wake-up, not a tick.
+  // Apply; nullopt when nothing is scheduled. The agent wakes then, and for
+  // a fault only then (and on its 100 ms idle tick): a fault whose Tick
+  // changes anything must say when here, or its change waits for the idle
+  // tick. An edge is late by a timer's wake-up, not a tick.
   virtual std::optional<Duration> NextChange(Duration /*since_apply*/) const {
     return std::nullopt;
   }

@@ -41,6 +41,14 @@ class RankPause final : public RankFault {
     return want == paused_ ? Status::Ok() : SetPaused(want);
   }
 
+  // The next stop or resume of a straggler: the end of this period's `on`
+  // window, or the start of the next period.
+  std::optional<Duration> NextChange(Duration since_apply) const override {
+    if (!on_ || !period_) return std::nullopt;
+    const Duration start = since_apply - since_apply % *period_;
+    return since_apply % *period_ < *on_ ? start + *on_ : start + *period_;
+  }
+
   // A stop takes effect asynchronously (a rank inside a system call stops
   // on its way out), so Verify looks again for up to 1 s before it says no.
   Status Verify() override {

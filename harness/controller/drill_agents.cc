@@ -249,28 +249,81 @@ std::vector<Result<Json>> DrillAgents::CallAll(const std::vector<NodeLink*>& to,
   return out;
 }
 
+namespace {
+// The lease thread's view of each agent's renewals, shared with the replies'
+// callbacks on the io thread (which may outlive the thread's loop).
+struct Renewals {
+  explicit Renewals(size_t n, Clock::TimePoint now)
+      : last_ok(n, now), sent(n, 0), answered(n, 0), error(n) {}
+  std::mutex mu;
+  std::vector<Clock::TimePoint> last_ok;
+  // Per agent, renewals sent and answered (a number each): one in flight
+  // while they differ.
+  std::vector<uint64_t> sent, answered;
+  std::vector<uint64_t> call_id;
+  std::vector<std::string> error;  // of the last renewal; "" when it held
+};
+}  // namespace
+
 void DrillAgents::LeaseLoop() {
-  int64_t ttl_ms = std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count();
-  std::vector<Clock::TimePoint> last_ok(nodes_.size(), clock_.Now());
-  while (!closing_) {
-    auto next = clock_.Now() + s_.lease_renew;
-    std::vector<Json> bodies;
-    for (size_t i = 0; i < nodes_.size(); ++i) bodies.push_back(LeaseBody(i, ttl_ms));
-    const auto replies = CallEachWith(proto::kLease, bodies, s_.lease_renew);
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (closing_) return;
-      if (replies[i].ok()) {
-        last_ok[i] = clock_.Now();
-        continue;
+  const int64_t ttl_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count();
+  const size_t n = nodes_.size();
+  if (n == 0) return;
+  // Agent i is renewed in slice i % slices of each period: a steady stream
+  // instead of every agent at once, a burst that at 10,000 agents lands on
+  // whatever the drill does at that instant (an apply fan-out, the agents'
+  // counters). Each agent is still renewed once every lease_renew.
+  const size_t slices = std::min(n, kLeaseSlices);
+  const Duration step = s_.lease_renew / static_cast<int64_t>(slices);
+  auto r = std::make_shared<Renewals>(n, clock_.Now());
+  r->call_id.assign(n, 0);
+  auto next = clock_.Now();
+  for (size_t slice = 0; !closing_; slice = (slice + 1) % slices) {
+    for (size_t i = slice; i < n && !closing_; i += slices) {
+      std::string failed;
+      Clock::TimePoint last_ok;
+      uint64_t unanswered = 0;
+      {
+        std::lock_guard<std::mutex> lock(r->mu);
+        if (r->sent[i] != r->answered[i]) {
+          // A whole period without an answer is a failed renewal.
+          unanswered = r->call_id[i];
+          r->answered[i] = r->sent[i];
+          r->error[i] = "no answer within " + FormatDuration(s_.lease_renew);
+        }
+        failed = r->error[i];
+        last_ok = r->last_ok[i];
       }
+      if (unanswered != 0) nodes_[i].link->Forget(unanswered);
       // One late answer (an agent busy stopping a job) is not a lost lease:
       // the lease still holds until lease_ttl after the last renewal. Once
       // it may lapse before the next try, the agent reverts everything by
       // itself and the drill can no longer say what the fabric did: it ends.
-      if (!closing_ && clock_.Now() + s_.lease_renew >= last_ok[i] + s_.lease_ttl) {
-        on_lost_(nodes_[i].name, "lease renewal failed: " + replies[i].status().message());
+      if (!failed.empty() && !closing_ && clock_.Now() + s_.lease_renew >= last_ok + s_.lease_ttl)
+        on_lost_(nodes_[i].name, "lease renewal failed: " + failed);
+      uint64_t seq;
+      {
+        std::lock_guard<std::mutex> lock(r->mu);
+        seq = ++r->sent[i];
       }
+      const uint64_t id = nodes_[i].link->CallAsync(proto::kLease, LeaseBody(i, ttl_ms),
+                                                    [this, r, i, seq](Result<Json> reply) {
+                                                      std::lock_guard<std::mutex> lock(r->mu);
+                                                      if (r->answered[i] >= seq)
+                                                        return;  // given up on already
+                                                      r->answered[i] = seq;
+                                                      if (reply.ok()) {
+                                                        r->last_ok[i] = clock_.Now();
+                                                        r->error[i].clear();
+                                                      } else {
+                                                        r->error[i] = reply.status().message();
+                                                      }
+                                                    });
+      std::lock_guard<std::mutex> lock(r->mu);
+      r->call_id[i] = id;
     }
+    next += step;
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_until(lock, next, [this] { return closing_.load(); });
   }

@@ -9,7 +9,8 @@
 //    at once, checks that each agent is the node it should be, measures
 //    its clock offset and takes its lease; a failure names the first agent
 //    in that order and how many others failed. Then a lease thread renews
-//    every lease each lease_renew. A renewal that fails
+//    every lease each lease_renew, the agents spread over the period (a
+//    tenth of them every tenth of it), not all at once. A renewal that fails
 //    long enough for the lease to lapse, or a dropped connection, is
 //    reported once to on_lost: the agent reverts everything by itself then,
 //    and the drill can no longer say what the fabric did.
@@ -65,6 +66,8 @@ struct NodeLink {
 
 class DrillAgents {
  public:
+  // The lease thread renews a tenth of the agents every tenth of lease_renew.
+  static constexpr size_t kLeaseSlices = 10;
   using PushFn = std::function<void(const NodeLink& node, const Json& msg)>;
   using LostFn = std::function<void(const std::string& node, const std::string& message)>;
 
@@ -122,6 +125,9 @@ class DrillAgents {
   Status FirstFailure(const std::vector<Status>& each) const;
   template <typename T>
   Status FirstFailure(const std::vector<Result<T>>& each) const;
+  // Renews every lease each lease_renew, agent i in slice i % kLeaseSlices
+  // of the period, without waiting for the answers (they come back on the io
+  // thread): a renewal unanswered by the agent's next turn has failed.
   void LeaseLoop();
   // The lease request for agent `i` (ttl 0 releases): drill id and limits.
   Json LeaseBody(size_t i, int64_t ttl_ms) const;

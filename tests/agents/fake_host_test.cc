@@ -82,14 +82,44 @@ TEST_F(FakeHostServiceTest, TheLeaseStillRevertsWhenItLapses) {
   EXPECT_EQ(pushed.back()["type"], "lease_expired");
 }
 
-TEST_F(FakeHostServiceTest, TicksFastOnlyWhileAFaultIsInForce) {
+// A fault in force wakes the agent for what is due, not 50 times a second:
+// a rate limit with nothing scheduled keeps the idle tick; a flap's edge,
+// a max duration and the lease's lapse (which reverts everything) bring the
+// tick to that instant.
+TEST_F(FakeHostServiceTest, AFaultInForceTicksOnlyForWhatIsDue) {
+  using std::chrono::milliseconds;
   EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
+  ASSERT_TRUE(
+      Apply("rate", "link_rate", {{"interface", "fab0"}, {"rate", "100mbit"}})["ok"].get<bool>());
+  EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
+  ASSERT_TRUE(Call("revert", {{"fault_id", "rate"}})["ok"].get<bool>());
   ASSERT_TRUE(
       Apply("flap", "link_flap", {{"interface", "fab0"}, {"down", "50ms"}, {"count", 3}})["ok"]
           .get<bool>());
-  EXPECT_EQ(service_->TickInterval(), AgentService::kBusyTick);
+  EXPECT_EQ(service_->TickInterval(), milliseconds(50));  // the up edge
   ASSERT_TRUE(Call("revert", {{"fault_id", "flap"}})["ok"].get<bool>());
   EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
+  Json rate = {{"interface", "fab0"}, {"rate", "100mbit"}};
+  ASSERT_TRUE(Call("apply", {{"fault_id", "capped"},
+                             {"kind", "link_rate"},
+                             {"params", rate},
+                             {"max_duration_ms", 30}})["ok"]
+                  .get<bool>());
+  EXPECT_EQ(service_->TickInterval(), milliseconds(30));
+}
+
+TEST_F(FakeHostServiceTest, AFaultInForceWakesTheAgentWhenItsLeaseLapses) {
+  using std::chrono::milliseconds;
+  ASSERT_TRUE(Call("lease", {{"ttl_ms", 1000}})["ok"].get<bool>());
+  ASSERT_TRUE(
+      Apply("rate", "link_rate", {{"interface", "fab0"}, {"rate", "100mbit"}})["ok"].get<bool>());
+  EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);
+  clock_.Advance(milliseconds(950));
+  EXPECT_EQ(service_->TickInterval(), milliseconds(51));  // just past the deadline
+  clock_.Advance(milliseconds(51));
+  service_->Tick();
+  EXPECT_EQ(service_->active_faults(), 0u);
+  EXPECT_EQ(Fab0().qdisc_kind, "noqueue");
 }
 
 // A flap's edges are due at exact times since its apply: the agent wakes for
@@ -114,7 +144,7 @@ TEST_F(FakeHostServiceTest, TheNextTickLandsOnAFlapsEdge) {
   clock_.Advance(std::chrono::milliseconds(100));
   service_->Tick();
   EXPECT_TRUE(Fab0().up);
-  EXPECT_EQ(service_->TickInterval(), AgentService::kBusyTick);  // no edge left; still in force
+  EXPECT_EQ(service_->TickInterval(), AgentService::kIdleTick);  // no edge left; still in force
 }
 
 TEST_F(FakeHostServiceTest, TheManagementInterfaceIsStillRefused) {

@@ -1,6 +1,8 @@
 // SampleTelemetry: IB port counters from sysfs (the *_data ones in bytes),
 // NVLink counters from NVML field values, merged with the netdev sample; the
 // agent's telemetry interval.
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "agents/counters.h"
@@ -138,6 +140,27 @@ TEST(TelemetryTest, IntervalParsesDurationsInItsRange) {
   EXPECT_FALSE(ParseTelemetryInterval("2h").ok());
   EXPECT_FALSE(ParseTelemetryInterval("10").ok());  // a bare number has no unit
   EXPECT_FALSE(ParseTelemetryInterval("fast").ok());
+}
+
+// Each node samples on a grid of its own: points `every` apart, the latest
+// at or before now, and the phase differs between nodes (a drill's nodes do
+// not all push in the same instant).
+TEST(TelemetryTest, EachNodeSamplesOnAGridOfItsOwn) {
+  using std::chrono::milliseconds;
+  const Duration every = std::chrono::seconds(1);
+  const auto t0 = std::chrono::steady_clock::time_point(std::chrono::hours(100));
+  std::set<int64_t> phases;
+  for (int i = 0; i < 20; ++i) {
+    const std::string node = "gpu" + std::to_string(i);
+    const auto p = SampleGridPoint(t0, every, node);
+    EXPECT_LE(p, t0);
+    EXPECT_GT(p, t0 - every);
+    // The same point from anywhere up to the next one; that one is `every` on.
+    EXPECT_EQ(SampleGridPoint(p + milliseconds(999), every, node), p);
+    EXPECT_EQ(SampleGridPoint(p + every, every, node), p + every);
+    phases.insert((t0 - p).count());
+  }
+  EXPECT_GT(phases.size(), 15u);  // spread, not one instant
 }
 
 // The agent pushes one `counters` event per interval while it watches a

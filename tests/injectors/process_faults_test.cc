@@ -130,6 +130,20 @@ TEST_F(ProcessFaults, StragglerIsStoppedOnOfEveryPeriod) {
   EXPECT_EQ(procs_.procs[100].state, 'S');
 }
 
+// The agent wakes for a straggler's edges only (AgentService::TickInterval):
+// the end of each `on` window and the start of each period, strictly ahead.
+TEST_F(ProcessFaults, StragglerSaysWhenItsNextEdgeIsDue) {
+  using std::chrono::milliseconds;
+  auto f = Make("rank_pause", {{"rank", 0}, {"on", "20ms"}, {"period", "100ms"}});
+  EXPECT_EQ(f->NextChange(milliseconds(0)), milliseconds(20));
+  EXPECT_EQ(f->NextChange(milliseconds(19)), milliseconds(20));
+  EXPECT_EQ(f->NextChange(milliseconds(20)), milliseconds(100));
+  EXPECT_EQ(f->NextChange(milliseconds(99)), milliseconds(100));
+  EXPECT_EQ(f->NextChange(milliseconds(100)), milliseconds(120));
+  EXPECT_EQ(f->NextChange(milliseconds(250)), milliseconds(300));
+  EXPECT_EQ(Make("rank_pause", Json::object())->NextChange(milliseconds(5)), std::nullopt);
+}
+
 TEST_F(ProcessFaults, RankParamsNameTheKey) {
   EXPECT_NE(MakeError("rank_pause", {{"rank", -1}}).find("params.rank"), std::string::npos);
   EXPECT_NE(MakeError("rank_pause", {{"on", "20ms"}}).find("params.period"), std::string::npos);
