@@ -1,7 +1,7 @@
 #include "harness/controller/agent_link.h"
 
-#include <deque>
 #include <utility>  // Boost 1.74 awaitable.hpp uses std::exchange without it
+#include <vector>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -29,11 +29,13 @@ char* ReadBuffer() {
 
 }  // namespace
 
+// A link's reader and writer are plain completion handlers, not
+// coroutines: an idle link holds one pending wait for readability and
+// nothing else (coroutine frames, their spawn state and a wake-up timer were
+// ~2.5 KiB a link: 25 MiB at 10,000 agents, docs/scale.md).
 struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   Impl(asio::io_context& io, std::shared_ptr<ssl::context> ctx)
-      : io(io), ctx(std::move(ctx)), sock(io), wake(io) {
-    wake.expires_at(std::chrono::steady_clock::time_point::max());
-  }
+      : io(io), ctx(std::move(ctx)), sock(io) {}
 
   // The TCP socket under the link, TLS or not.
   tcp::socket& socket() { return sock; }
@@ -43,10 +45,14 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   std::shared_ptr<ssl::context> ctx;
   tcp::socket sock;
   std::unique_ptr<TlsSocket> tls;  // over sock once it is connected, when ctx is set
-  asio::steady_timer wake;
-  std::string label;              // "agent n1 at 198.19.0.2:7100", for errors
-  std::deque<std::string> queue;  // io thread only
-  std::mutex mu;                  // guards the fields below
+  std::string label;               // "agent n1 at 198.19.0.2:7100", for errors
+  // io thread only: frames to send (from `queue_head` on), how much of the
+  // first is out, and whether the reader and writer run / wait.
+  std::vector<std::string> queue;
+  size_t queue_head = 0, sent = 0;
+  bool started = false, writing = false;
+  FrameDecoder decoder;
+  std::mutex mu;  // guards the fields below
   uint64_t next_id = 1;
   std::map<uint64_t, OnReply> pending;
   bool dropped = false;
@@ -70,7 +76,8 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     for (auto& [id, reply] : failed) reply(Unavailable(label + ": connection lost: " + why));
     boost::system::error_code ec;
     socket().close(ec);
-    wake.cancel();
+    queue.clear();
+    queue_head = sent = 0;
     if (auto f = Get(on_drop)) f(why);
   }
 
@@ -94,23 +101,31 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     if (ec == asio::error::eof) return {TlsSocket::State::kClosed, 0, {}};
     return {TlsSocket::State::kFailed, 0, ec.message()};
   }
-  // Waits until the socket can do what `o` wants; throws when the socket
-  // was closed meanwhile (Drop, the dial's deadline) or the link failed.
-  asio::awaitable<void> Await(const TlsSocket::Outcome& o) {
+  // Calls `then` once the socket can do what `o` wants (true), or drops the
+  // link and returns false when `o` is the link's end. A wait that fails
+  // (the socket closed under it: Drop, the dial's deadline) drops it too.
+  template <typename Then>
+  bool WaitFor(const TlsSocket::Outcome& o, Then then) {
     switch (o.state) {
       case TlsSocket::State::kWantRead:
-        co_await sock.async_wait(tcp::socket::wait_read, asio::use_awaitable);
-        co_return;
       case TlsSocket::State::kWantWrite:
-        co_await sock.async_wait(tcp::socket::wait_write, asio::use_awaitable);
-        co_return;
+        sock.async_wait(o.state == TlsSocket::State::kWantRead ? tcp::socket::wait_read
+                                                               : tcp::socket::wait_write,
+                        [self = shared_from_this(), then](const boost::system::error_code& ec) {
+                          if (ec) return self->Drop(ec.message());
+                          then(*self);
+                        });
+        return true;
       case TlsSocket::State::kClosed:
-        throw std::runtime_error("closed by the agent");
+        Drop("closed by the agent");
+        return false;
       case TlsSocket::State::kFailed:
-        throw std::runtime_error(o.error);
+        Drop(o.error);
+        return false;
       case TlsSocket::State::kDone:
-        co_return;
+        break;
     }
+    return false;
   }
 
   // The TLS handshake to its end: "" or why it failed ("aborted" when the
@@ -120,7 +135,11 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
       for (;;) {
         auto o = tls->Handshake();
         if (o.state == TlsSocket::State::kDone) co_return std::string();
-        co_await Await(o);
+        if (o.state == TlsSocket::State::kClosed) co_return std::string("closed by the agent");
+        if (o.state == TlsSocket::State::kFailed) co_return o.error;
+        co_await sock.async_wait(o.state == TlsSocket::State::kWantRead ? tcp::socket::wait_read
+                                                                        : tcp::socket::wait_write,
+                                 asio::use_awaitable);
       }
     } catch (const boost::system::system_error& e) {
       co_return e.code() == asio::error::operation_aborted ? std::string("aborted")
@@ -130,70 +149,78 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     }
   }
 
-  asio::awaitable<void> Reader() {
-    auto self = shared_from_this();
-    FrameDecoder decoder;
-    std::string why = "closed by the agent";
-    try {
-      for (;;) {
-        char* buf = ReadBuffer();
-        auto got = ReadNow(buf, kReadChunk);
-        if (got.state != TlsSocket::State::kDone) {
-          co_await Await(got);
-          continue;
-        }
-        // Out of the shared buffer before anything can suspend.
-        decoder.Feed(std::string_view(buf, got.bytes));
-        for (;;) {
-          auto msg = decoder.Next();
-          if (!msg.ok()) throw std::runtime_error(msg.status().message());
-          if (!msg->has_value()) break;
-          const Json& m = **msg;
-          uint64_t id = m.value("id", uint64_t{0});
-          if (m.value("type", "") == "reply" && id != 0) {
-            OnReply reply;
-            {
-              std::lock_guard<std::mutex> lock(mu);
-              auto it = pending.find(id);
-              if (it == pending.end()) continue;  // the caller gave up waiting
-              reply = std::move(it->second);
-              pending.erase(it);
-            }
-            reply(ReplyToResult(m));
-          } else if (auto f = Get(on_push)) {
-            f(m);
-          }
-        }
-      }
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    Drop(why);
+  // Once connected: the reader runs from here on, and the writer sends
+  // whatever was queued meanwhile.
+  void Start() {
+    started = true;
+    Read();
+    Flush();
   }
 
-  asio::awaitable<void> Writer() {
-    auto self = shared_from_this();
-    try {
-      while (socket().is_open()) {
-        if (queue.empty()) {
-          boost::system::error_code ec;
-          co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-          continue;
-        }
-        std::string frame = std::move(queue.front());
-        queue.pop_front();
-        for (size_t off = 0; off < frame.size();) {
-          auto put = WriteNow(frame.data() + off, frame.size() - off);
-          if (put.state == TlsSocket::State::kDone) {
-            off += put.bytes;
-          } else {
-            co_await Await(put);
+  // Reads and dispatches until the socket has nothing more, then waits.
+  void Read() {
+    for (;;) {
+      if (dropped_io()) return;
+      char* buf = ReadBuffer();
+      auto got = ReadNow(buf, kReadChunk);
+      if (got.state != TlsSocket::State::kDone) {
+        WaitFor(got, [](Impl& self) { self.Read(); });
+        return;
+      }
+      // Out of the shared buffer before anything else reads into it.
+      decoder.Feed(std::string_view(buf, got.bytes));
+      for (;;) {
+        auto msg = decoder.Next();
+        if (!msg.ok()) return Drop(msg.status().message());
+        if (!msg->has_value()) break;
+        const Json& m = **msg;
+        uint64_t id = m.value("id", uint64_t{0});
+        if (m.value("type", "") == "reply" && id != 0) {
+          OnReply reply;
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            auto it = pending.find(id);
+            if (it == pending.end()) continue;  // the caller gave up waiting
+            reply = std::move(it->second);
+            pending.erase(it);
           }
+          reply(ReplyToResult(m));
+        } else if (auto f = Get(on_push)) {
+          f(m);
         }
       }
-    } catch (const std::exception& e) {
-      Drop(e.what());
     }
+  }
+
+  // Sends the queue; when the socket is full, waits and goes on from where
+  // it stopped (a TLS write is retried with the same bytes). One writer at
+  // a time: `writing` while a wait is pending.
+  void Flush() {
+    if (!started || writing) return;
+    while (queue_head < queue.size()) {
+      if (dropped_io()) return;
+      const std::string& frame = queue[queue_head];
+      auto put = WriteNow(frame.data() + sent, frame.size() - sent);
+      if (put.state != TlsSocket::State::kDone) {
+        writing = WaitFor(put, [](Impl& self) {
+          self.writing = false;
+          self.Flush();
+        });
+        return;
+      }
+      sent += put.bytes;
+      if (sent == frame.size()) {
+        sent = 0;
+        ++queue_head;
+      }
+    }
+    queue.clear();
+    queue_head = 0;
+  }
+
+  bool dropped_io() {
+    std::lock_guard<std::mutex> lock(mu);
+    return dropped;
   }
 };
 
@@ -321,8 +348,7 @@ void AgentLink::DialAsync(const std::shared_ptr<Impl>& impl_to_dial, Duration ti
   auto finish = [impl, node, address, timeout, on_done = std::move(on_done)](
                     const std::string& error, bool aborted, bool handshaking) {
     if (error.empty() && !aborted) {
-      asio::co_spawn(impl->io, impl->Reader(), asio::detached);
-      asio::co_spawn(impl->io, impl->Writer(), asio::detached);
+      impl->Start();
       return on_done(Status::Ok());
     }
     if (handshaking) {
@@ -411,8 +437,9 @@ uint64_t AgentLink::CallAsync(const std::string& type, Json body, OnReply on_rep
     body[proto::key::kDrill] = drill_;
   std::string frame = EncodeFrame(MakeRequest(type, id, std::move(body)));
   asio::post(impl->io, [impl, frame = std::move(frame)]() mutable {
+    if (impl->dropped_io()) return;
     impl->queue.push_back(std::move(frame));
-    impl->wake.cancel_one();
+    impl->Flush();
   });
   return id;
 }
