@@ -88,6 +88,19 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
     if (one && out.empty()) return NoDevice(argv.size() > 5 ? argv[5] : "");
     return Ok(out.dump());
   }
+  // ip -j neigh show dev IF
+  if (has(0, "ip") && has(1, "-j") && has(2, "neigh") && has(3, "show") && has(4, "dev") &&
+      argv.size() == 6) {
+    auto it = ifaces_.find(argv[5]);
+    if (it == ifaces_.end()) return NoDevice(argv[5]);
+    Json out = Json::array();
+    for (const auto& n : it->second.neighbours) {
+      out.push_back({{"dst", n.dst},
+                     {"lladdr", n.lladdr},
+                     {"state", Json::array({n.permanent ? "PERMANENT" : "STALE"})}});
+    }
+    return Ok(out.dump());
+  }
   if (has(0, "tc") && query) return Ok("[]");  // class / filter show: none of ours
   if (has(0, "iptables-save")) return Ok("");
   // ip link set dev IF up|down
@@ -95,6 +108,19 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
     auto it = ifaces_.find(argv[4]);
     if (it == ifaces_.end()) return NoDevice(argv[4]);
     it->second.up = argv[5] == "up";
+    if (!it->second.up) it->second.neighbours.clear();  // the kernel's neigh_ifdown
+    return Ok();
+  }
+  // ip neigh replace D lladdr L dev IF nud stale|permanent
+  if (has(0, "ip") && has(1, "neigh") && has(2, "replace") && has(4, "lladdr") && has(6, "dev") &&
+      has(8, "nud") && argv.size() == 10) {
+    auto it = ifaces_.find(argv[7]);
+    if (it == ifaces_.end()) return NoDevice(argv[7]);
+    auto& all = it->second.neighbours;
+    all.erase(std::remove_if(all.begin(), all.end(),
+                             [&](const Iface::Neighbour& n) { return n.dst == argv[3]; }),
+              all.end());
+    all.push_back({argv[3], argv[5], argv[9] == "permanent"});
     return Ok();
   }
   // tc qdisc replace dev IF root handle H KIND ... (tbf: rate Nbit burst B)
@@ -113,7 +139,8 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
     if (it == ifaces_.end()) return NoDevice(argv[4]);
     if (it->second.qdisc_handle == "0:")
       return ProcessResult{2, "", "Error: Cannot delete qdisc with handle of zero.\n"};
-    it->second = Iface{it->second.up};
+    Iface& i = it->second;
+    i = Iface{.up = i.up, .neighbours = std::move(i.neighbours)};
     return Ok();
   }
   return Ok();  // anything else: recorded, not run

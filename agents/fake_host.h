@@ -6,7 +6,9 @@
 // fanout_bench: 10,000 agents on 127.x.y.z) and to try drills without root.
 //
 // FakeHostKernel plays `ip` and `tc` for three interfaces, lo, mgmt0 and
-// fab0: it keeps each one's admin state and root qdisc, answers the JSON
+// fab0: it keeps each one's admin state, root qdisc and neighbour entries
+// (none at start; `ip neigh replace` adds one, a down flushes them all, as
+// the kernel does), answers the JSON
 // queries the network injectors make (so Verify sees the fault "active" and
 // then reverted), answers the counters sample with zeros, and routes every
 // address over mgmt0 (`ip -j route get`). FakeHostSysFs
@@ -37,6 +39,11 @@ class FakeHostKernel final : public ProcessRunner {
     std::string qdisc_handle = "0:";
     uint64_t rate_bytes = 0;  // tbf rate, bytes/s
     uint64_t burst = 0;
+    struct Neighbour {
+      std::string dst, lladdr;
+      bool permanent = false;  // else STALE
+    };
+    std::vector<Neighbour> neighbours;  // `ip -j neigh show dev IF`
   };
 
   FakeHostKernel();

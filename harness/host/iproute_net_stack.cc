@@ -1,5 +1,6 @@
 #include "harness/host/iproute_net_stack.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -146,6 +147,25 @@ Result<std::vector<std::string>> IprouteNetStack::AddressDevices(const std::stri
   for (const Json& link : *j) {
     if (link.is_object() && link.contains("ifname") && link["ifname"].is_string())
       out.push_back(link["ifname"].get<std::string>());
+  }
+  return out;
+}
+
+Result<std::vector<Neighbour>> IprouteNetStack::Neighbours(const std::string& ifname) {
+  auto j = RunDevJson(*runner_, {"ip", "-j", "neigh", "show", "dev", ifname}, ifname);
+  if (!j.ok()) return j.status();
+  std::vector<Neighbour> out;
+  for (const Json& e : *j) {
+    if (!e.is_object()) continue;
+    Neighbour n{e.value("dst", ""), e.value("lladdr", ""), ""};
+    // "state" lists the NUD bits by name (one, in practice); PERMANENT wins.
+    const Json states = e.value("state", Json::array());
+    for (const char* kept : {"PERMANENT", "REACHABLE", "STALE", "DELAY", "PROBE"}) {
+      if (n.state.empty() && states.is_array() &&
+          std::find(states.begin(), states.end(), kept) != states.end())
+        n.state = kept;
+    }
+    if (!n.dst.empty() && !n.lladdr.empty() && !n.state.empty()) out.push_back(std::move(n));
   }
   return out;
 }

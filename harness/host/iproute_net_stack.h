@@ -1,9 +1,9 @@
 // NetStack over iproute2's tools on a ProcessRunner: `ip -j link show`,
-// `tc -j qdisc|class|filter show dev IF`, `tc -s -j qdisc show`, and each
-// NetChange's Argv. For hosts without netlink: the tests' recording fakes
-// (tests/fakes/fake_net.h) and the fake machine (agents/fake_host.h).
-// iproute2 6.1 prints htb classes as text even with -j ("class htb fd1:1
-// root prio 0 rate 100Mbit ceil ..."), rates in powers of 1000.
+// `ip -j neigh show dev IF`, `tc -j qdisc|class|filter show dev IF`,
+// `tc -s -j qdisc show`, and each NetChange's Argv. For hosts without netlink: the tests' recording
+// fakes (tests/fakes/fake_net.h) and the fake machine (agents/fake_host.h). iproute2 6.1 prints htb
+// classes as text even with -j ("class htb fd1:1 root prio 0 rate 100Mbit ceil ..."), rates in
+// powers of 1000.
 #pragma once
 
 #include "harness/host/host.h"
@@ -22,6 +22,7 @@ class IprouteNetStack final : public NetStack {
   Result<std::vector<RootQdiscCounters>> RootCounters() override;
   Result<std::string> RouteDevice(const std::string& address) override;
   Result<std::vector<std::string>> AddressDevices(const std::string& address) override;
+  Result<std::vector<Neighbour>> Neighbours(const std::string& ifname) override;
   Status Apply(const NetChange& change) override;
 
  private:

@@ -112,6 +112,17 @@ NetChange NetChange::U32Dst(std::string ifname, std::string parent, std::string 
   return c;
 }
 
+NetChange NetChange::NeighReplace(std::string ifname, std::string dst, std::string lladdr,
+                                  bool permanent) {
+  NetChange c;
+  c.op = Op::kNeighReplace;
+  c.ifname = std::move(ifname);
+  c.dst = std::move(dst);
+  c.lladdr = std::move(lladdr);
+  c.permanent = permanent;
+  return c;
+}
+
 std::vector<std::string> NetChange::Argv() const {
   const std::string rate = std::to_string(rate_bits) + "bit";
   const std::string bytes = std::to_string(burst);
@@ -127,6 +138,9 @@ std::vector<std::string> NetChange::Argv() const {
     case Op::kU32DstFilterAdd:
       return {"tc",   "filter", "add", "dev",   ifname, "parent", parent, "protocol", "ip",
               "prio", "1",      "u32", "match", "ip",   "dst",    dst,    "flowid",   handle};
+    case Op::kNeighReplace:
+      return {"ip",   "neigh", "replace", dst,   "lladdr",
+              lladdr, "dev",   ifname,    "nud", permanent ? "permanent" : "stale"};
     case Op::kQdiscReplace:
       break;
   }

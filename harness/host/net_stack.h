@@ -1,5 +1,6 @@
 // The kernel's network state an agent reads and changes: links, qdiscs,
-// htb classes and u32 filters, and the root qdiscs' drop counters. Two
+// htb classes and u32 filters, the root qdiscs' drop counters, and an
+// interface's neighbour (ARP / NDP) entries. Two
 // implementations:
 //  - NetlinkNetStack (netlink_net_stack.h): rtnetlink through libnl-route-3,
 //    in-process, what the agent uses: an apply is one netlink request, a
@@ -61,6 +62,19 @@ struct U32Filter {
   int off = -1;
 };
 
+// One neighbour entry (IPv4 ARP or IPv6 NDP) of an interface that holds a
+// link-layer address, as `ip -j neigh show dev IF` lists it. Entries without
+// one (INCOMPLETE, FAILED, NOARP, NONE) are not read.
+struct Neighbour {
+  std::string dst;     // "198.18.0.2", "fe80::1"
+  std::string lladdr;  // "02:fd:00:00:01:02"
+  // ip's spelling of the NUD state: "REACHABLE", "STALE", "DELAY", "PROBE"
+  // (the kernel's own, it ages them) or "PERMANENT" (an operator's).
+  std::string state;
+  bool permanent() const { return state == "PERMANENT"; }
+  bool operator==(const Neighbour&) const = default;
+};
+
 // A root qdisc's counters, for the counters sampler ("<dev>.qdisc_drops").
 struct RootQdiscCounters {
   std::string dev;
@@ -78,6 +92,7 @@ struct NetChange {
                        // cburst B
     kU32DstFilterAdd,  // tc filter add dev IF parent H protocol ip prio 1 u32 match ip dst D flowid
                        // C
+    kNeighReplace,     // ip neigh replace D lladdr L dev IF nud stale|permanent
   };
   Op op = Op::kLinkUp;
   std::string ifname;
@@ -90,7 +105,9 @@ struct NetChange {
   Duration latency{};      // tbf
   Duration delay{};        // netem
   Duration jitter{};       // netem
-  std::string dst;         // u32: "198.18.0.2" or "198.18.0.0/24"
+  std::string dst;         // u32: "198.18.0.2" or "198.18.0.0/24"; neigh: the IPv4/IPv6 address
+  std::string lladdr;      // neigh: "02:fd:00:00:01:02"
+  bool permanent = false;  // neigh: nud permanent (else stale)
 
   static NetChange LinkUp(std::string ifname, bool up);
   // parent "" = root.
@@ -105,6 +122,12 @@ struct NetChange {
                                 uint64_t rate_bits, uint64_t burst);
   static NetChange U32Dst(std::string ifname, std::string parent, std::string dst,
                           std::string flowid);
+  // A neighbour entry, created or replaced: PERMANENT as an operator's, or
+  // STALE, which the kernel uses at once and re-confirms by itself (a unicast
+  // probe after delay_first_probe_time) instead of resolving before the first
+  // packet.
+  static NetChange NeighReplace(std::string ifname, std::string dst, std::string lladdr,
+                                bool permanent);
 
   // The iproute2 command that makes this change: for plans, messages and the
   // iproute stack.
@@ -127,6 +150,9 @@ class NetStack {
   virtual Result<std::string> RouteDevice(const std::string& address) = 0;
   // The interfaces that hold IPv4 `address` (`ip addr show to ADDR`).
   virtual Result<std::vector<std::string>> AddressDevices(const std::string& address) = 0;
+  // The interface's IPv4 and IPv6 neighbour entries that hold a link-layer
+  // address (Neighbour); NotFound naming the interface when it does not exist.
+  virtual Result<std::vector<Neighbour>> Neighbours(const std::string& ifname) = 0;
   // Makes one change; the error names the change (its Argv) and the
   // kernel's or the tool's reason.
   virtual Status Apply(const NetChange& change) = 0;

@@ -14,6 +14,7 @@
 #include <map>
 
 #include "harness/host/host.h"
+#include "harness/host/netlink_neigh_codec.h"
 #include "harness/host/netlink_tc_codec.h"
 
 namespace fdrill {
@@ -284,6 +285,20 @@ Result<std::vector<std::string>> NetlinkNetStack::AddressDevices(const std::stri
     if (!ReadStruct(local.data, &have) || have.s_addr != want->s_addr) continue;
     if (names->count(static_cast<int>(info.ifa_index)))
       out.push_back(names->at(static_cast<int>(info.ifa_index)));
+  }
+  return out;
+}
+
+Result<std::vector<Neighbour>> NetlinkNetStack::Neighbours(const std::string& ifname) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto idx = IfIndex(ifname);
+  if (!idx.ok()) return idx.status();
+  NlMessage req = NeighDumpRequest(*idx);
+  auto msgs = sock_.Dump(req, RTM_NEWNEIGH);
+  if (!msgs.ok()) return msgs.status().Annotate("netlink: neighbours of " + ifname);
+  std::vector<Neighbour> out;
+  for (const auto& payload : *msgs) {
+    if (auto n = DecodeNeighbour(payload, *idx)) out.push_back(std::move(*n));
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // NetStack over rtnetlink (rtnl_socket.h), in-process: the agent's network
 // stack. Reads are one dump each (RTM_GETLINK, RTM_GETQDISC, RTM_GETTCLASS,
-// RTM_GETTFILTER); a NetChange is one request (netlink_tc_codec.h builds
-// it), acked by the kernel before Apply returns. The messages are the ones
+// RTM_GETTFILTER, RTM_GETNEIGH); a NetChange is one request
+// (netlink_tc_codec.h builds it, a neighbour's netlink_neigh_codec.h),
+// acked by the kernel before Apply returns. The messages are the ones
 // tc builds for the same command (iproute2 tc/q_tbf.c, q_htb.c, q_fifo.c,
 // q_netem.c, f_u32.c), with two differences that need no rate tables: rates
 // say linklayer ethernet (the kernel then asks for no RTAB, sch_tbf.c /
@@ -30,6 +31,7 @@ class NetlinkNetStack final : public NetStack {
   Result<std::vector<RootQdiscCounters>> RootCounters() override;
   Result<std::string> RouteDevice(const std::string& address) override;
   Result<std::vector<std::string>> AddressDevices(const std::string& address) override;
+  Result<std::vector<Neighbour>> Neighbours(const std::string& ifname) override;
   Status Apply(const NetChange& change) override;
 
  private:

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "harness/host/netlink_neigh_codec.h"
+
 namespace fdrill {
 
 tcmsg TcMessage(int ifindex, uint32_t handle, uint32_t parent) {
@@ -152,6 +154,7 @@ Result<NlMessage> EncodeNetChange(const NetChange& c, int ifindex) {
     m.Append(&i, sizeof(i));
     return m;
   }
+  if (c.op == Op::kNeighReplace) return EncodeNeighReplace(c, ifindex);
   if (c.op == Op::kRootQdiscDelete) {
     NlMessage m(RTM_DELQDISC, 0);
     tcmsg t = TcMessage(ifindex, 0, TC_H_ROOT);

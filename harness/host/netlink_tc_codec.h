@@ -18,7 +18,8 @@ namespace fdrill {
 // A tcmsg for interface `ifindex` (0: every one) with handle and parent.
 tcmsg TcMessage(int ifindex, uint32_t handle, uint32_t parent);
 // The request for one NetChange on interface `ifindex` (exposed for tests:
-// the bytes tc would send, field by field).
+// the bytes tc would send, field by field); a neighbour's is
+// netlink_neigh_codec.h's.
 Result<NlMessage> EncodeNetChange(const NetChange& change, int ifindex);
 // A qdisc's options as fdrill compares them (net_stack.h), from the
 // TCA_OPTIONS payload of a dumped qdisc of `kind`.

@@ -15,12 +15,13 @@ using enum ProgramNeed;
 // the set-up need not list it; tests/core/programs_test.cc checks which.
 constexpr ExternalProgram kPrograms[] = {
     // The agent's injectors and telemetry, and the emulated fabric.
-    // The agent changes and reads links and qdiscs over rtnetlink
+    // The agent changes and reads links, neighbours and qdiscs over rtnetlink
     // (harness/host/netlink_net_stack.h); `ip`/`tc` are what `fdrill plan`
     // prints for the same change, and what runs where a host has no netlink.
     {"ip", "iproute2", kSetUp,
      "fabric up/down, the agent's management interface at start, egress_loss's veth hole; "
-     "tests read the agent's link changes back with it"},
+     "link_flap/link_down's neighbour entries (`ip neigh`) where a host has no netlink; "
+     "tests read the agent's link and neighbour changes back with it"},
     {"tc", "iproute2", kSetUp,
      "fabric up (the modelled switch ports' tbf); tests read the agent's netlink qdiscs back with "
      "it"},

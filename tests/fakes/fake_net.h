@@ -1,9 +1,11 @@
 // FakeNetKernel: a ProcessRunner that plays the kernel for `ip` and `tc`.
 // It keeps per-interface admin state, root qdisc and at most one child qdisc
 // (the one under a root tbf's class, as the emulated fabric's switch ports
-// have), answers the JSON
-// queries the network injectors make, applies `ip link set` and `tc qdisc
-// replace|del` to that state, and records every argv. FailNext(prefix)
+// have) and neighbour entries, answers the JSON
+// queries the network injectors make, applies `ip link set`, `ip neigh
+// replace` and `tc qdisc replace|del` to that state, and records every argv.
+// As the kernel does, `ip link set dev IF down` flushes IF's neighbours,
+// PERMANENT ones too. FailNext(prefix)
 // makes the next matching command fail as the real tool would.
 #pragma once
 
@@ -35,6 +37,8 @@ class FakeNetKernel final : public ProcessRunner {
     Json child;
     std::string master;  // the bridge it is a port of ("br0"); "" for none
     std::string peer;    // a veth's other end; "" for none
+    // `ip -j neigh show dev IF`: {"dst", "lladdr", "state": ["STALE"]}, ...
+    Json neighbours = Json::array();
   };
 
   FakeNetKernel() {
@@ -105,6 +109,29 @@ class FakeNetKernel final : public ProcessRunner {
       auto it = ifaces.find(argv[4]);
       if (it == ifaces.end()) return NoDevice(argv[4]);
       it->second.up = argv[5] == "up";
+      if (!it->second.up) it->second.neighbours = Json::array();  // neigh_ifdown
+      return ProcessResult{0, "", ""};
+    }
+    if (has(0, "ip") && has(1, "-j") && has(2, "neigh") && has(3, "show") && has(4, "dev") &&
+        argv.size() == 6) {
+      auto it = ifaces.find(argv[5]);
+      if (it == ifaces.end()) return NoDevice(argv[5]);
+      return ProcessResult{0, it->second.neighbours.dump(), ""};
+    }
+    // ip neigh replace D lladdr L dev IF nud stale|permanent
+    if (has(0, "ip") && has(1, "neigh") && has(2, "replace") && has(4, "lladdr") && has(6, "dev") &&
+        has(8, "nud") && argv.size() == 10) {
+      auto it = ifaces.find(argv[7]);
+      if (it == ifaces.end()) return NoDevice(argv[7]);
+      Json& all = it->second.neighbours;
+      for (auto e = all.begin(); e != all.end(); ++e) {
+        if ((*e)["dst"] == argv[3]) {
+          all.erase(e);
+          break;
+        }
+      }
+      std::string state = argv[9] == "permanent" ? "PERMANENT" : "STALE";
+      all.push_back({{"dst", argv[3]}, {"lladdr", argv[5]}, {"state", Json::array({state})}});
       return ProcessResult{0, "", ""};
     }
     // ip link add A type veth peer name B: both ends, down; ip link del A: both go.
@@ -231,7 +258,7 @@ class FakeNetKernel final : public ProcessRunner {
       if (it->second.qdisc_handle == "0:") {
         return ProcessResult{2, "", "Error: Cannot delete qdisc with handle of zero.\n"};
       }
-      it->second = Iface{it->second.up};
+      it->second = Iface{.up = it->second.up, .neighbours = it->second.neighbours};
       return ProcessResult{0, "", ""};
     }
     return ProcessResult{127, "", "FakeNetKernel: unexpected command\n"};
