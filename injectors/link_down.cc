@@ -8,7 +8,10 @@
 // down proves nothing, and "up" would not be a restore). Verify reads IFF_UP
 // from `ip -j link`: in force means down. Revert runs `ip link set dev IF
 // up` only while the link is down, so it is safe after a failed Apply and
-// safe twice; a vanished interface has nothing left to revert.
+// safe twice; a vanished interface has nothing left to revert. The down
+// flushes the interface's neighbour entries, PERMANENT ones too: Capture
+// snapshots them and the revert re-adds them right after the up
+// (link_neighbours.h), so the node is left as found.
 // The Fault is toggle_fault.h's OffFault over netdev.h's AdminLink.
 #include "injectors/injector.h"
 #include "injectors/netdev.h"

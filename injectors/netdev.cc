@@ -50,6 +50,8 @@ Status AdminLink::Capture() {
   if (!link->admin_up)
     return FailedPrecondition(kind_ + " " + ifname_ +
                               ": the link is already administratively down");
+  if (auto s = neighbours_.Capture(*net, ifname_); !s.ok())
+    return s.Annotate(kind_ + " " + ifname_);
   prior_up_ = true;
   return Status::Ok();
 }
@@ -61,6 +63,8 @@ std::vector<std::string> AdminLink::Argv(bool up) const {
 Status AdminLink::Set(bool up) {
   NetOf net(host_);
   Status s = net->Apply(NetChange::LinkUp(ifname_, up));
+  // The up left the neighbour table empty: refill it before any packet needs it.
+  if (s.ok() && up) s = neighbours_.ReAdd(*net, ifname_);
   return s.ok() ? s : s.Annotate(kind_ + " " + ifname_);
 }
 
@@ -82,7 +86,16 @@ Status AdminLink::Restore() {
   auto link = ReadLink(*net, ifname_);
   if (!link.ok())
     return link.status().code() == StatusCode::kNotFound ? Status::Ok() : link.status();
-  return link->admin_up ? Status::Ok() : Set(true);
+  if (!link->admin_up) return Set(true);
+  Status s = neighbours_.ReAddMissingPermanent(*net, ifname_);
+  return s.ok() ? s : s.Annotate(kind_ + " " + ifname_);
+}
+
+Status AdminLink::VerifyRestored() {
+  if (auto s = Expect(prior_up_, "as found"); !s.ok()) return s;
+  NetOf net(host_);
+  Status s = neighbours_.ExpectPermanent(*net, ifname_);
+  return s.ok() ? s : s.Annotate(kind_ + " " + ifname_);
 }
 
 bool IsDefaultQdisc(const std::string& kind) {

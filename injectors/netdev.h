@@ -12,6 +12,7 @@
 #include "harness/host/host.h"
 #include "harness/host/iproute_net_stack.h"
 #include "harness/host/net_stack.h"
+#include "injectors/link_neighbours.h"
 #include "injectors/toggle_fault.h"
 
 namespace fdrill {
@@ -38,22 +39,36 @@ Result<std::vector<LinkState>> ListLinks(NetStack& net);
 // faults change it with `ip link set dev IF up|down`, as a Toggle
 // (toggle_fault.h: link_down's OffFault, link_flap's FlapFault). Capture
 // refuses a link that is already down (a fault on a dead link proves
-// nothing, and "up" would not be a restore); Restore brings back what
-// Capture saw and is safe twice, after a failed Set, and on an interface that
-// has gone away. `kind` prefixes messages ("link_flap fab0: ...").
+// nothing, and "up" would not be a restore) and snapshots the interface's
+// neighbour entries, which the down flushes, PERMANENT ones too
+// (link_neighbours.h has the kernel facts and the ~1 s stall they caused
+// after a flap). Every up (each flap's up edge, Restore) re-adds them in
+// the same call, right after the link is up: PERMANENT as PERMANENT (a
+// failure is an error naming the entry), the kernel's own as STALE (best
+// effort). Saved/Load carry them in the journal, so a revert after an agent
+// restart restores them too; a journal from before has none. Restore brings
+// back what Capture saw and is safe twice, after a failed Set, and on an
+// interface that has gone away; on a link already up it re-adds only the
+// PERMANENT entries that are missing. VerifyRestored observes IFF_UP and the
+// PERMANENT entries. `kind` prefixes messages ("link_flap fab0: ...").
 class AdminLink final : public Toggle {
  public:
   AdminLink(Host host, std::string kind, std::string ifname)
       : host_(host), kind_(std::move(kind)), ifname_(std::move(ifname)) {}
 
   Status Capture() override;
-  Json Saved() const override { return {{"prior_up", prior_up_}}; }
-  void Load(const Json& saved) override { prior_up_ = saved.value("prior_up", true); }
+  Json Saved() const override {
+    return {{"prior_up", prior_up_}, {"neighbours", neighbours_.Saved()}};
+  }
+  void Load(const Json& saved) override {
+    prior_up_ = saved.value("prior_up", true);
+    neighbours_.Load(saved.value("neighbours", Json()));
+  }
   Status Set(bool up) override;
   // Observes IFF_UP; `why` names the expectation in the message.
   Status Expect(bool up, const std::string& why) override;
   Status Restore() override;
-  Status VerifyRestored() override { return Expect(prior_up_, "as found"); }
+  Status VerifyRestored() override;
   std::vector<std::string> Argv(bool up) const override;
   std::string Name() const override { return ifname_; }
 
@@ -62,6 +77,7 @@ class AdminLink final : public Toggle {
   std::string kind_;
   std::string ifname_;
   bool prior_up_ = true;
+  LinkNeighbours neighbours_;
 };
 
 // The qdiscs the kernel attaches by itself; removing the root qdisc brings

@@ -7,6 +7,20 @@
 namespace fdrill {
 namespace {
 
+// fab0 as an operator left it: one dynamic neighbour, one permanent.
+void WithNeighbours(FakeNetKernel& k) {
+  k.ifaces["fab0"].neighbours = Json::array({{{"dst", "198.18.0.2"},
+                                              {"lladdr", "02:fd:00:00:01:02"},
+                                              {"state", Json::array({"REACHABLE"})}},
+                                             {{"dst", "fe80::3"},
+                                              {"lladdr", "02:fd:00:00:01:03"},
+                                              {"state", Json::array({"PERMANENT"})}}});
+}
+
+const Json kRestored = Json::array(
+    {{{"dst", "198.18.0.2"}, {"lladdr", "02:fd:00:00:01:02"}, {"state", Json::array({"STALE"})}},
+     {{"dst", "fe80::3"}, {"lladdr", "02:fd:00:00:01:03"}, {"state", Json::array({"PERMANENT"})}}});
+
 TEST(LinkDown, DownForTheWindowThenUpWithExactArgv) {
   FakeNetKernel k;
   auto f = MakeOk("link_down", {{"interface", "fab0"}}, k.host());
@@ -74,6 +88,47 @@ TEST(LinkDown, RevertOfAVanishedInterfaceSucceeds) {
   ASSERT_TRUE(CapturedAndApplied(*f));
   k.ifaces.erase("fab0");  // the namespace went away with it
   EXPECT_TRUE(f->Revert().ok());
+}
+
+TEST(LinkDown, TheRevertPutsBackTheNeighboursTheDownFlushed) {
+  FakeNetKernel k;
+  WithNeighbours(k);
+  auto f = MakeOk("link_down", {{"interface", "fab0"}}, k.host());
+  ASSERT_TRUE(CapturedAndApplied(*f));
+  EXPECT_TRUE(k.ifaces["fab0"].neighbours.empty());
+  EXPECT_TRUE(ErrorContains(f->VerifyReverted(), "expected up"));
+  ASSERT_TRUE(Reverted(*f));
+  EXPECT_EQ(k.ifaces["fab0"].neighbours, kRestored);
+  std::vector<Argv> want = {{"ip", "link", "set", "dev", "fab0", "down"},
+                            {"ip", "link", "set", "dev", "fab0", "up"},
+                            {"ip", "neigh", "replace", "198.18.0.2", "lladdr", "02:fd:00:00:01:02",
+                             "dev", "fab0", "nud", "stale"},
+                            {"ip", "neigh", "replace", "fe80::3", "lladdr", "02:fd:00:00:01:03",
+                             "dev", "fab0", "nud", "permanent"}};
+  EXPECT_EQ(k.Mutations(), want);
+}
+
+TEST(LinkDown, RestoredFromJournalPutsBackItsNeighbours) {
+  FakeNetKernel k;
+  WithNeighbours(k);
+  Json record = JournalApplyAndDie("link_down", {{"interface", "fab0"}}, k.host());
+  EXPECT_EQ(record["saved"]["neighbours"].size(), 2u);
+  EXPECT_TRUE(k.ifaces["fab0"].neighbours.empty());
+  ASSERT_TRUE(Reverted(*Restore(record, k.host())));
+  EXPECT_TRUE(k.ifaces["fab0"].up);
+  EXPECT_EQ(k.ifaces["fab0"].neighbours, kRestored);
+}
+
+// A journal an agent wrote before neighbours were kept: {"prior_up": true}.
+TEST(LinkDown, AJournalWithoutNeighboursStillRestoresTheLink) {
+  FakeNetKernel k;
+  WithNeighbours(k);
+  Json record = JournalApplyAndDie("link_down", {{"interface", "fab0"}}, k.host());
+  record["saved"] = {{"prior_up", true}};
+  ASSERT_TRUE(Reverted(*Restore(record, k.host())));
+  EXPECT_TRUE(k.ifaces["fab0"].up);
+  EXPECT_TRUE(k.ifaces["fab0"].neighbours.empty());
+  EXPECT_EQ(k.Mutations().back(), (Argv{"ip", "link", "set", "dev", "fab0", "up"}));
 }
 
 }  // namespace
