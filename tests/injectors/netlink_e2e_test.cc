@@ -2,10 +2,12 @@
 // namespace pair of its own (fdn-<pid>a/b, tests/support/netns_pair.h), each
 // change made over rtnetlink is read back through iproute2 (IprouteNetStack
 // on a NamespaceRunner) and the other way round, and the network injectors
-// run their whole cycle over netlink. Needs root; the namespaces are deleted
-// in TearDown whatever happened.
+// run their whole cycle over netlink (link_flap and link_down also keep an
+// operator's permanent neighbour, which the kernel flushes on the down). Needs root; the namespaces
+// are deleted in TearDown whatever happened.
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -233,6 +235,66 @@ TEST_F(NetlinkE2e, LinkFlapTakesTheLinkDownAndBringsItBack) {
   ASSERT_TRUE((*f)->Revert().ok());
   EXPECT_TRUE((*f)->VerifyReverted().ok());
   EXPECT_TRUE(ReadLink(*tools_, "fab0")->admin_up);
+}
+
+TEST_F(NetlinkE2e, NeighboursReadAsIpReadsThem) {
+  ASSERT_TRUE(
+      ApplyEach(net_,
+                {NetChange::NeighReplace("fab0", "198.18.200.9", "02:fd:00:00:00:09", true),
+                 NetChange::NeighReplace("fab0", "198.18.200.8", "02:fd:00:00:00:08", false),
+                 NetChange::NeighReplace("fab0", "fe80::8", "02:fd:00:00:00:08", false)},
+                "test")
+          .ok());
+  auto nl = net_.Neighbours("fab0");
+  auto ip = tools_->Neighbours("fab0");
+  ASSERT_TRUE(nl.ok()) << nl.status().ToString();
+  ASSERT_TRUE(ip.ok()) << ip.status().ToString();
+  auto sorted = [](std::vector<Neighbour> v) {
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.dst < b.dst; });
+    return v;
+  };
+  std::vector<Neighbour> want = {{"198.18.200.8", "02:fd:00:00:00:08", "STALE"},
+                                 {"198.18.200.9", "02:fd:00:00:00:09", "PERMANENT"},
+                                 {"fe80::8", "02:fd:00:00:00:08", "STALE"}};
+  EXPECT_EQ(sorted(*nl), want);
+  EXPECT_EQ(sorted(*ip), want);
+  EXPECT_EQ(net_.Neighbours("nosuch0").status().code(), StatusCode::kNotFound);
+}
+
+// The kernel flushes fab0's neighbours on the down, PERMANENT ones too; the
+// up edge of a flap and the revert of a link_down put them back.
+TEST_F(NetlinkE2e, APermanentNeighbourSurvivesALinkFlapAndALinkDownRevert) {
+  const Neighbour operators{"198.18.200.9", "02:fd:00:00:00:09", "PERMANENT"};
+  auto has = [&](const Neighbour& n) {
+    auto now = tools_->Neighbours("fab0");
+    return now.ok() && std::find(now->begin(), now->end(), n) != now->end();
+  };
+  ASSERT_TRUE(
+      tools_->Apply(NetChange::NeighReplace("fab0", operators.dst, operators.lladdr, true)).ok());
+  ASSERT_TRUE(has(operators));
+
+  auto flap = MakeFault("link_flap", {{"interface", "fab0"}, {"down", "50ms"}}, host());
+  ASSERT_TRUE(flap.ok()) << flap.status().ToString();
+  ASSERT_TRUE((*flap)->Capture().ok());
+  ASSERT_TRUE((*flap)->Apply().ok());
+  EXPECT_TRUE(tools_->Neighbours("fab0")->empty());  // neigh_ifdown
+  Status up = (*flap)->Tick(milliseconds(50));
+  ASSERT_TRUE(up.ok()) << up.ToString();
+  EXPECT_TRUE(ReadLink(*tools_, "fab0")->admin_up);
+  EXPECT_TRUE(has(operators));
+  ASSERT_TRUE((*flap)->Revert().ok());
+  Status flap_reverted = (*flap)->VerifyReverted();
+  EXPECT_TRUE(flap_reverted.ok()) << flap_reverted.ToString();
+
+  auto down = MakeFault("link_down", {{"interface", "fab0"}}, host());
+  ASSERT_TRUE(down.ok()) << down.status().ToString();
+  ASSERT_TRUE((*down)->Capture().ok());
+  ASSERT_TRUE((*down)->Apply().ok());
+  EXPECT_FALSE(has(operators));
+  ASSERT_TRUE((*down)->Revert().ok());
+  Status down_reverted = (*down)->VerifyReverted();
+  EXPECT_TRUE(down_reverted.ok()) << down_reverted.ToString();
+  EXPECT_TRUE(has(operators));
 }
 
 }  // namespace
