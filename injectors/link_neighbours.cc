@@ -49,22 +49,25 @@ Status LinkNeighbours::ReAdd(NetStack& net, const std::string& ifname) const {
   return FailedPrecondition("permanent neighbour not restored: " + failed);
 }
 
-std::vector<Neighbour> LinkNeighbours::MissingPermanent(const std::vector<Neighbour>& now) const {
+Result<std::vector<Neighbour>> LinkNeighbours::MissingPermanent(NetStack& net,
+                                                                const std::string& ifname) const {
   std::vector<Neighbour> out;
+  if (std::none_of(entries_.begin(), entries_.end(),
+                   [](const Neighbour& n) { return n.permanent(); }))
+    return out;
+  auto now = net.Neighbours(ifname);
+  if (!now.ok()) return now.status().Annotate("neighbours of " + ifname);
   for (const auto& n : entries_) {
-    if (n.permanent() && std::find(now.begin(), now.end(), n) == now.end()) out.push_back(n);
+    if (n.permanent() && std::find(now->begin(), now->end(), n) == now->end()) out.push_back(n);
   }
   return out;
 }
 
 Status LinkNeighbours::ReAddMissingPermanent(NetStack& net, const std::string& ifname) const {
-  if (std::none_of(entries_.begin(), entries_.end(),
-                   [](const Neighbour& n) { return n.permanent(); }))
-    return Status::Ok();
-  auto now = net.Neighbours(ifname);
-  if (!now.ok()) return now.status().Annotate("neighbours of " + ifname);
+  auto missing = MissingPermanent(net, ifname);
+  if (!missing.ok()) return missing.status();
   std::string failed;
-  for (const auto& n : MissingPermanent(*now)) {
+  for (const auto& n : *missing) {
     Status s = net.Apply(ReplaceOf(ifname, n));
     if (!s.ok()) failed += (failed.empty() ? "" : "; ") + s.message();
   }
@@ -73,13 +76,10 @@ Status LinkNeighbours::ReAddMissingPermanent(NetStack& net, const std::string& i
 }
 
 Status LinkNeighbours::ExpectPermanent(NetStack& net, const std::string& ifname) const {
-  if (std::none_of(entries_.begin(), entries_.end(),
-                   [](const Neighbour& n) { return n.permanent(); }))
-    return Status::Ok();
-  auto now = net.Neighbours(ifname);
-  if (!now.ok()) return now.status().Annotate("neighbours of " + ifname);
+  auto lacking = MissingPermanent(net, ifname);
+  if (!lacking.ok()) return lacking.status();
   std::string missing;
-  for (const auto& n : MissingPermanent(*now))
+  for (const auto& n : *lacking)
     missing += (missing.empty() ? "" : ", ") + n.dst + " lladdr " + n.lladdr;
   if (missing.empty()) return Status::Ok();
   return FailedPrecondition("permanent neighbour " + missing + " on " + ifname +

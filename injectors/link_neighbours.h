@@ -52,8 +52,9 @@ class LinkNeighbours {
   const std::vector<Neighbour>& entries() const { return entries_; }
 
  private:
-  // The PERMANENT entries of entries_ that `now` lacks (same dst, lladdr, PERMANENT).
-  std::vector<Neighbour> MissingPermanent(const std::vector<Neighbour>& now) const;
+  // The PERMANENT entries of entries_ the interface lacks now (same dst,
+  // lladdr, PERMANENT); with none kept, none and no read.
+  Result<std::vector<Neighbour>> MissingPermanent(NetStack& net, const std::string& ifname) const;
 
   std::vector<Neighbour> entries_;
 };
