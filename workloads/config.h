@@ -45,9 +45,11 @@ struct Config {
   std::string backend = "mpi";
   std::string jsonl;      // metrics path template ({rank}, {tmpdir}); empty: none
   std::string stop_file;  // stop when this path exists; empty: never
-  // Not a flag: how often rank 0 looks for stop_file between timed
-  // iterations (StopFileWatch; tests set 0 to look before every one).
-  Duration stop_file_every = std::chrono::milliseconds(10);
+  // Not a flag: how often, at most, the ranks agree between timed
+  // iterations whether to go on (runner.h: the line-ups in between are
+  // barriers), and rank 0 looks for stop_file (StopFileWatch); tests set 0
+  // to agree and look before every iteration.
+  Duration agree_every = std::chrono::milliseconds(10);
   Duration timeout = std::chrono::seconds(60);  // one collective, nccl backend
 
   std::optional<TrainConfig> train;

@@ -49,6 +49,11 @@ Result<int64_t> MpiWorld::MaxInt64(int64_t value) {
   return out;
 }
 
+Status MpiWorld::Barrier() {
+  if (int rc = MPI_Barrier(comm_); rc != MPI_SUCCESS) return MpiError("MPI_Barrier", rc);
+  return Status::Ok();
+}
+
 Status MpiWorld::StartMaxInt64(int64_t value) {
   if (pending_ != MPI_REQUEST_NULL) return Internal("StartMaxInt64 while one is outstanding");
   pending_in_ = value;

@@ -27,6 +27,7 @@ class MpiWorld final : public World {
   int local_rank() const override { return local_rank_; }
 
   Result<int64_t> MaxInt64(int64_t value) override;
+  Status Barrier() override;
   Status StartMaxInt64(int64_t value) override;
   Result<int64_t> FinishMaxInt64() override;
   Result<int64_t> SumInt64(int64_t value) override;

@@ -21,6 +21,17 @@ constexpr int64_t kGoOn = 0;
 constexpr int64_t kEndSize = 1;
 constexpr int64_t kStopRun = 2;
 
+// The timed loop's agreement carries two values in one int64: the code
+// above, times kCodeUnit, plus rank 0's gap (how many line-ups come before
+// the next agreement; the other ranks add 0). The MAX is the
+// highest code, with rank 0's gap whenever its code is that high — and when
+// another rank's is higher, the run stops and the gap does not matter.
+constexpr int64_t kCodeUnit = int64_t{1} << 32;
+// At most this many line-ups between agreements: a stop waits for at most
+// this many iterations after the gap was chosen, however much slower they
+// became since (a fault landing mid-gap).
+constexpr int64_t kMaxGap = 63;
+
 int64_t ClockNanos(clockid_t clock) {
   timespec ts{};
   clock_gettime(clock, &ts);
@@ -38,7 +49,7 @@ class Loop {
         metrics_(metrics),
         err_(err),
         pattern_(config.op, config.dtype, config.redop, world.size(), config.root),
-        stop_file_(config.stop_file, config.stop_file_every.count()),
+        stop_file_(config.stop_file, config.agree_every.count()),
         input_(max_send_bytes),
         output_(max_recv_bytes) {
     record_.rank = world.rank();
@@ -89,31 +100,53 @@ class Loop {
     const int rank = world_.rank();
     const int64_t start_ns = ClockNanos(CLOCK_MONOTONIC);
     int64_t last_end_ns = start_ns;
+    int64_t barriers_left = 0;  // line-ups before the next agreement
     if (config_.iters) times_us->reserve(static_cast<size_t>(*config_.iters));
     for (;;) {
       if (config_.iters && out->iterations >= *config_.iters) return false;
       const int64_t iter = next_iter_;
       if (Status s = FillInput(iter, layout, input); !s.ok()) return s;
-      // The agreement lines every rank up before the timed collective, so
-      // the collective's time is the collective's, not a peer's check: a
-      // straggler shows in the others' wait instead.
-      int64_t local = StopRequested() ? kStopRun : kGoOn;
-      if (rank == 0) {
-        if (stop_file_.Seen(last_end_ns)) local = kStopRun;
-        if (config_.duration && last_end_ns - start_ns >= config_.duration->count()) {
-          local = std::max(local, kEndSize);
-        }
-      }
+      // The line-up: every rank waits for the others before the timed
+      // collective, so the collective's time is the collective's, not a
+      // peer's check (a straggler shows in the others' wait instead). It
+      // is a barrier, as a latency benchmark's is: a collective led by an
+      // all-reduce ran up to 8 % slower (bench/collective_fidelity.sh).
+      // Before it, every agree_every (at this size's pace), the agreement.
       const int64_t wait_begin_ns = ClockNanos(CLOCK_MONOTONIC);
-      Result<int64_t> agreed = world_.MaxInt64(local);
-      if (!agreed.ok()) return agreed.status().Annotate("stop agreement");
-      if (*agreed >= kStopRun) return true;
-      if (*agreed == kEndSize) return false;
+      if (barriers_left > 0) {
+        --barriers_left;
+      } else {
+        int64_t local = StopRequested() ? kStopRun : kGoOn;
+        int64_t gap = 0;
+        if (rank == 0) {
+          if (stop_file_.Seen(last_end_ns)) local = kStopRun;
+          if (config_.duration && last_end_ns - start_ns >= config_.duration->count()) {
+            local = std::max(local, kEndSize);
+          }
+          gap = GapUntilNextAgreement(start_ns, last_end_ns, out->iterations);
+        }
+        Result<int64_t> agreed = world_.MaxInt64(local * kCodeUnit + gap);
+        if (!agreed.ok()) return agreed.status().Annotate("stop agreement");
+        const int64_t code = *agreed / kCodeUnit;
+        if (code >= kStopRun) return true;
+        if (code == kEndSize) return false;
+        barriers_left = *agreed % kCodeUnit;
+      }
+      if (Status s = world_.Barrier(); !s.ok()) return s.Annotate("line-up");
       ++next_iter_;
       const int64_t begin_ns = ClockNanos(CLOCK_MONOTONIC);
       if (Status s = RunOnce("iter ", iter); !s.ok()) return s;
       const int64_t end_ns = ClockNanos(CLOCK_MONOTONIC);
       const int64_t wall_ns = ClockNanos(CLOCK_REALTIME);
+      // The settle (untimed): every rank waits until all have left the
+      // collective before its check and record, so that no rank works on a
+      // core a peer still needs to finish its timed collective (4 ranks on
+      // 2 cores: +3 % at 8 B, +3-8 % at 512 KiB-8 MiB without it,
+      // bench/collective_fidelity.sh), and no line-up message reaches a
+      // peer still inside it. Its wait is in wait_ms with the line-up's: a
+      // rank stopped before it arrives there holds its peers up here.
+      if (Status s = world_.Barrier(); !s.ok()) return s.Annotate("settle");
+      const int64_t settled_ns = ClockNanos(CLOCK_MONOTONIC);
       // In place where the backend allows it (the test hook's corruption
       // then lands in the receive buffer itself, overwritten next iteration).
       std::span<std::byte> result = output;
@@ -138,11 +171,25 @@ class Loop {
       ++out->iterations;
       if (metrics_ != nullptr) {
         record_.Stamp(iter, wall_ns, end_ns, time_ns, bus_factor, check.wrong);
-        record_.wait_ms = static_cast<double>(begin_ns - wait_begin_ns) / 1e6;
+        record_.wait_ms = static_cast<double>(begin_ns - wait_begin_ns + settled_ns - end_ns) / 1e6;
         if (Status s = metrics_->Append(record_); !s.ok()) return s;
       }
       last_end_ns = end_ns;
     }
+  }
+
+  // Rank 0's gap: as many iterations as fit, at this size's pace so far
+  // (`done` iterations from `start_ns` to `now_ns`, line-ups and checks
+  // included), in agree_every and in what is left of --duration, less the
+  // one that agrees; 0 before the first (no pace yet), at most kMaxGap.
+  int64_t GapUntilNextAgreement(int64_t start_ns, int64_t now_ns, int64_t done) const {
+    if (done == 0) return 0;
+    const int64_t pace_ns = std::max<int64_t>(1, (now_ns - start_ns) / done);
+    int64_t window_ns = config_.agree_every.count();
+    if (config_.duration) {
+      window_ns = std::min(window_ns, start_ns + config_.duration->count() - now_ns);
+    }
+    return std::clamp<int64_t>(window_ns / pace_ns - 1, 0, kMaxGap);
   }
 
   // The input of iteration `iter`, written into the backend's own send

@@ -2,23 +2,27 @@
 // size of the plan, in order:
 //   warm-up: `warmup` untimed, unchecked collectives;
 //   timed:   fill the input (untimed, in the backend's buffer when it is host
-//            memory), line up with every rank in the stop agreement
-//            (untimed, recorded as wait_ms), run the collective timed on
-//            this rank's CLOCK_MONOTONIC, check every element of the result,
-//            add the metrics record to the writer's batch (metrics.h: written
-//            in batches, all of a size's by the time it ends).
-// The line-up makes time_ms the collective's own time, not a peer's fill or
-// check (on oversubscribed cores those ran inside the peers' timed
-// collectives and doubled them: bench/collective_fidelity.sh). A straggler
-// is not hidden by it: its delay is its peers' wait_ms, and reports take an
+//            memory), the stop agreement when one is due, line up with every
+//            rank (a barrier), run the collective timed on this rank's
+//            CLOCK_MONOTONIC, settle (a barrier), check every element of the
+//            result, add the metrics record to the writer's batch (metrics.h:
+//            written in batches, all of a size's by the time it ends). The
+//            agreement, line-up and settle are untimed, recorded as wait_ms.
+// The line-up and the settle make time_ms the collective's own time, not a
+// peer's fill or check (on oversubscribed cores those ran inside the peers'
+// timed collectives: bench/collective_fidelity.sh). A straggler is not
+// hidden by them: its delay is its peers' wait_ms, and reports take an
 // iteration's time as the largest wait_ms + time_ms over its ranks.
 // Nothing is built, looked up or written in the timed region itself.
 // Stopping: all ranks stop at the same iteration. The agreement is a MAX
 // over ranks of what each wants after its previous iteration: 1 on rank 0
 // when this size's --duration has elapsed (measured from its first timed
-// iteration) ends the size; 2 (stop file on rank 0, looked for at most every
-// Config::stop_file_every; SIGTERM/SIGINT on any rank) ends the run. After each warm-up collective
-// a blocking agreement can end the run too. --iters needs no agreement: every rank counts.
+// iteration) ends the size; 2 (stop file on rank 0; SIGTERM/SIGINT on any
+// rank) ends the run. It comes before the first iteration of a size and then
+// every Config::agree_every at the size's pace (rank 0 counts how many
+// iterations fit, within what is left of --duration, at most 63, and the
+// agreement carries the count). After each warm-up collective a blocking
+// agreement can end the run too. --iters needs no agreement: every rank counts.
 // Iteration numbers run on across sizes, so records of one iteration on every rank share `iter` and
 // `bytes`. Data-check failures are printed to `err` (one line each) and counted; the loop keeps
 // going. Errors of the collective or of the agreement end the loop with a Status: the caller must

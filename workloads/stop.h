@@ -1,8 +1,8 @@
 // Stop requests that arrive from outside the iteration loop: SIGTERM and
 // SIGINT (the agent stopping the workload, or Ctrl-C), and a stop file the
-// controller creates. The loop polls both once per iteration (the stop file
-// at most every 10 ms) and then lets every rank agree (runner.cc), so a stop is always clean: the
-// iteration in flight finishes, its record is written, the summary is printed.
+// controller creates. The loop looks at both when the ranks next agree
+// (runner.h: every ~10 ms), so a stop is always clean: the iteration in
+// flight finishes, its record is written, the summary is printed.
 // RequestStop/StopRequested are async-signal-safe and thread-safe.
 #pragma once
 

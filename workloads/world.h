@@ -25,6 +25,9 @@ class World {
   virtual int local_rank() const = 0;
 
   virtual Result<int64_t> MaxInt64(int64_t value) = 0;
+  // Returns once every rank has called it: the timed loop's line-up between
+  // its agreements (runner.h), as a latency benchmark lines its ranks up.
+  virtual Status Barrier() = 0;
   // Split-phase MaxInt64: Start contributes this rank's value and returns at
   // once; Finish waits for the result. The stop agreement rides alongside
   // the next timed collective this way, so no network wait sits outside

@@ -24,6 +24,11 @@ class OneRankWorld final : public World {
     ++agreements;
     return value;
   }
+  Status Barrier() override {
+    ++barriers;
+    if (on_barrier) on_barrier(barriers);
+    return Status::Ok();
+  }
   Status StartMaxInt64(int64_t value) override {
     if (pending_) return Internal("two outstanding agreements");
     pending_ = value;
@@ -45,6 +50,8 @@ class OneRankWorld final : public World {
   }
 
   int agreements = 0;
+  int barriers = 0;
+  std::function<void(int)> on_barrier;  // called with the count so far, 1 first
 
  private:
   std::optional<int64_t> pending_;

@@ -91,9 +91,11 @@ TEST_F(WorkloadRunnerTest, RunsWarmupThenTheTimedIterationsAndWritesOneRecordEac
   EXPECT_EQ(out->sizes[0].iterations, 10);
   EXPECT_EQ(backend_.runs, 12);
   EXPECT_EQ(err_.str(), "");
-  // Agreement after each warm-up and in the line-up before each timed
-  // iteration (none after the last: every rank counts -n itself).
-  EXPECT_EQ(world_.agreements, 2 + 10);
+  // Agreement after each warm-up and before the first timed iteration, and
+  // a line-up (a barrier) before each; nothing after the last: every rank
+  // counts -n itself.
+  EXPECT_GE(world_.agreements, 2 + 1);
+  EXPECT_EQ(world_.barriers, 2 * 10);  // a line-up and a settle each
 
   int64_t expected_iter = 0, last_mono = 0;
   for (const nlohmann::json& j : ReadJsonLines(RecordsPath())) {
@@ -143,7 +145,7 @@ TEST_F(WorkloadRunnerTest, StaleResultFromTheBackendIsCaught) {
 TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheIterationThatSawIt) {
   config_.iters = 1000;
   config_.stop_file = dir_ + "/stop";
-  config_.stop_file_every = Duration(0);  // looked for before every iteration
+  config_.agree_every = Duration(0);  // looked for before every iteration
   backend_.on_run = [&](int64_t call) {
     if (call == config_.warmup + 3) std::ofstream(config_.stop_file) << "";
     return Status::Ok();
@@ -157,10 +159,10 @@ TEST_F(WorkloadRunnerTest, StopFileEndsTheRunAfterTheIterationThatSawIt) {
 }
 
 // Issue 25: an access() per iteration was a system call in every
-// iteration of a drill's job; rank 0 looks once per stop_file_every.
+// iteration of a drill's job; rank 0 looks once per agree_every.
 TEST_F(WorkloadRunnerTest, StopFileIsLookedForAtMostOncePerStopFileEvery) {
   config_.stop_file = dir_ + "/stop";
-  config_.stop_file_every = std::chrono::hours(1);
+  config_.agree_every = std::chrono::hours(1);
   backend_.on_run = [&](int64_t call) {
     if (call == config_.warmup + 3) std::ofstream(config_.stop_file) << "";
     return Status::Ok();
@@ -189,8 +191,91 @@ TEST_F(WorkloadRunnerTest, EachSizesRecordsAreInTheFileWhenItEnds) {
   EXPECT_EQ(ReadJsonLines(RecordsPath()).size(), 20u);
 }
 
+// Issue 25: the line-up is a barrier, as in a latency benchmark, and the
+// agreement comes before it only every agree_every: before the first
+// iteration (no pace yet), before the second (the gap: at most 63 line-ups
+// without one), and so on.
+TEST_F(WorkloadRunnerTest, EveryLineUpIsABarrierAndTheAgreementComesEveryAgreeEvery) {
+  config_.iters = 100;
+  config_.agree_every = std::chrono::hours(1);
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->iterations, 100);
+  EXPECT_EQ(world_.agreements, 2 + 3);  // warm-ups; iterations 0, 1 and 65
+  EXPECT_EQ(world_.barriers, 2 * 100);  // a line-up and a settle each
+}
+
+TEST_F(WorkloadRunnerTest, AgreeEveryZeroAgreesBeforeEveryIteration) {
+  config_.agree_every = Duration(0);
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(world_.agreements, 2 + 10);
+  EXPECT_EQ(world_.barriers, 2 * 10);
+}
+
+// After the timed collective the ranks settle (a barrier) before the data
+// check, so no rank checks while a peer on its core is still inside it.
+TEST_F(WorkloadRunnerTest, EveryIterationSettlesBeforeTheCheck) {
+  config_.agree_every = Duration(0);
+  int barriers_at_run = -1;
+  backend_.on_run = [&](int64_t call) {
+    if (call == config_.warmup + 3) barriers_at_run = world_.barriers;
+    return Status::Ok();
+  };
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(barriers_at_run, 3 * 2 + 1);  // iterations 0-2 lined up and settled; 3 lined up
+  EXPECT_EQ(world_.agreements, 2 + 10);
+  EXPECT_EQ(world_.barriers, 2 * 10);
+}
+
+// A rank held up on its way to the settle holds its peers there: that wait
+// is in wait_ms too, or a stop landing there would be in no record.
+TEST_F(WorkloadRunnerTest, TheSettlesWaitIsInWaitMs) {
+  world_.on_barrier = [](int n) {
+    if (n % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the settles
+  };
+  Result<RunOutcome> out = RunRecorded();
+  ASSERT_TRUE(out.ok());
+  std::vector<nlohmann::json> records = ReadJsonLines(RecordsPath());
+  ASSERT_EQ(records.size(), 10u);
+  for (const nlohmann::json& j : records) {
+    EXPECT_GE(j["wait_ms"].get<double>(), 3.0) << j.dump();
+  }
+}
+
+// The gap never runs past --duration: the agreement that ends the size
+// comes at the first line-up after it, not up to 63 iterations later.
+TEST_F(WorkloadRunnerTest, AnAgreementComesWhenTheDurationEnds) {
+  config_.iters.reset();
+  config_.duration = std::chrono::milliseconds(20);
+  config_.agree_every = std::chrono::hours(1);
+  SlowCollectives();  // >= 2 ms each: at most 10 fit in 20 ms, then one more
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_GE(out->iterations, 1);
+  EXPECT_LE(out->iterations, 11);
+}
+
+// Between agreements a stop waits for the next one: at most 63 iterations.
+TEST_F(WorkloadRunnerTest, ASignalBetweenAgreementsEndsTheRunAtTheNext) {
+  config_.iters.reset();
+  config_.duration = std::chrono::hours(1);
+  config_.agree_every = std::chrono::hours(1);
+  backend_.on_run = [&](int64_t call) {
+    if (call == config_.warmup + 2) raise(SIGTERM);
+    return Status::Ok();
+  };
+  InstallStopSignals();
+  Result<RunOutcome> out = Run();
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->iterations, 65);  // agreements before 0, 1 and 65
+  EXPECT_TRUE(out->stopped);
+}
+
 TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheIterationThatSawIt) {
   config_.iters.reset();
+  config_.agree_every = Duration(0);
   config_.duration = std::chrono::hours(1);
   backend_.on_run = [&](int64_t call) {
     if (call == config_.warmup + 2) raise(SIGTERM);
@@ -280,7 +365,7 @@ TEST_F(WorkloadRunnerTest, StopFileEndsTheWholeSweep) {
   config_.sizes = {1024, 2048, 4096};
   config_.iters = 100;
   config_.stop_file = dir_ + "/stop";
-  config_.stop_file_every = Duration(0);
+  config_.agree_every = Duration(0);
   backend_.on_run = [&](int64_t call) {
     if (call == config_.warmup + 100 + config_.warmup + 4) std::ofstream(config_.stop_file) << "";
     return Status::Ok();
