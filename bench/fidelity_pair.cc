@@ -1,0 +1,146 @@
+// bench/collective_fidelity.sh's program (issue 25): in ONE MPI job, size by
+// size, alternating, ROUNDS blocks each, (a) a plain MPI latency loop — an untimed
+// MPI_Barrier, then MPI_Allreduce of float32 sums on MPI_COMM_WORLD timed
+// with MPI_Wtime, nothing else, as OSU's osu_allreduce times it — and (b)
+// fdrill-collective's own loop (workloads/runner.h: RunWorkload with the MPI
+// world and backend, writing its metrics records and watching a stop file,
+// as a drill runs it), both over 8 B..8 MiB (x4), each block ITERS timed
+// iterations after 5 warm-ups. The order turns round every other round
+// (plain first, then fdrill first).
+//
+// Why one job: a new MPI job on the 2-core emulated fabric lands in a state
+// of its own (which connections, which pages, which core handles which
+// veth's softirq) that moved one job's medians against another's by up to
+// 10 %, job after job, for the same program, and within a job, at 128-512
+// KiB, by 30 % from one second to the next. Alternating blocks of one size
+// inside one job compares the two loops under the same state.
+//
+//   mpirun ... fidelity_pair ROUNDS ITERS DIR
+// Rank 0 prints one line per round and size of the plain loop:
+//   minimal <bytes> <median_us> <mean_us> <round>
+// where median (mean) = the mean over ranks of each rank's median (mean)
+// iteration time. fdrill's records of round k are DIR/round<k>/r<rank>.jsonl
+// (the script reads the same figures from their time_ms); DIR/stop is the
+// stop file (never created).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "workloads/backends.h"
+#include "workloads/cli.h"
+#include "workloads/metrics.h"
+#include "workloads/mpi_world.h"
+#include "workloads/plan.h"
+#include "workloads/runner.h"
+
+namespace fdrill {
+namespace {
+
+constexpr long kMaxBytes = 8L << 20;
+constexpr int kWarmup = 5;
+
+// (a): the plain loop's block of `iters` at one size, on MPI_COMM_WORLD.
+void PlainBlock(long bytes, int round, int iters, std::vector<float>& in, std::vector<float>& out) {
+  int rank = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  std::vector<double> t(static_cast<size_t>(iters));
+  const int count = static_cast<int>(bytes / 4);
+  for (int w = 0; w < kWarmup; ++w)
+    MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  double sum = 0;
+  for (int i = 0; i < iters; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double s = MPI_Wtime();
+    MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    t[static_cast<size_t>(i)] = (MPI_Wtime() - s) * 1e6;
+    sum += t[static_cast<size_t>(i)];
+  }
+  std::sort(t.begin(), t.end());
+  const size_t half = static_cast<size_t>(iters / 2);
+  const double median = iters % 2 ? t[half] : (t[half - 1] + t[half]) / 2;
+  double stats[2] = {median, sum / iters};
+  double total[2] = {0, 0};
+  MPI_Reduce(stats, total, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("minimal %ld %.2f %.2f %d\n", bytes, total[0] / n, total[1] / n, round);
+    std::fflush(stdout);
+  }
+}
+
+int Main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: fidelity_pair ROUNDS ITERS DIR (under mpirun)\n";
+    return 2;
+  }
+  const int rounds = std::atoi(argv[1]);
+  const std::string iters = argv[2];
+  const std::string dir = argv[3];
+  Result<Invocation> invocation =
+      ParseCommandLine({"fdrill-collective", "-b", "8", "-e", "8M", "-f", "4", "-n", iters, "-w",
+                        std::to_string(kWarmup), "--stop-file", dir + "/stop"});
+  if (!invocation.ok()) {
+    std::cerr << "fidelity_pair: " << invocation.status().message() << "\n";
+    return 2;
+  }
+  Config config = invocation->config;
+  Result<std::unique_ptr<MpiWorld>> world = MpiWorld::Init(&argc, &argv);
+  if (!world.ok()) {
+    std::cerr << "fidelity_pair: " << world.status().message() << "\n";
+    return 2;
+  }
+  MpiWorld& w = **world;
+  Result<std::vector<SizeStep>> plan = PlanSizes(config, w.size());
+  if (!plan.ok()) {
+    std::cerr << "fidelity_pair: " << plan.status().message() << "\n";
+    return 2;
+  }
+  BackendOptions options;
+  options.op = config.op;
+  options.dtype = config.dtype;
+  options.redop = config.redop;
+  options.root = config.root;
+  options.max_send_bytes = MaxSendBytes(*plan, config.dtype);
+  options.max_recv_bytes = MaxRecvBytes(*plan, config.dtype);
+  auto backend = MakeBackend("mpi", options, w);
+  if (!backend.ok()) {
+    std::cerr << "fidelity_pair: " << backend.status().message() << "\n";
+    return 2;
+  }
+  std::vector<float> in(kMaxBytes / 4, 0.0f), out(kMaxBytes / 4, 0.0f);
+  for (const SizeStep& step : *plan) {
+    for (int round = 1; round <= rounds; ++round) {
+      for (int half = 0; half < 2; ++half) {
+        if ((half == 0) == (round % 2 == 1)) {
+          PlainBlock(static_cast<long>(step.bytes), round, std::stoi(iters), in, out);
+          continue;
+        }
+        const std::string path =
+            dir + "/round" + std::to_string(round) + "/r" + std::to_string(w.rank()) + ".jsonl";
+        auto metrics = MetricsWriter::Open(path, /*append=*/true);
+        if (!metrics.ok()) {
+          std::cerr << "fidelity_pair: " << metrics.status().message() << "\n";
+          w.Abort(2);
+        }
+        Result<RunOutcome> outcome =
+            RunWorkload(config, {step}, w, **backend, metrics->get(), std::cerr);
+        if (!outcome.ok() || outcome->wrong > 0 || !(*metrics)->Flush().ok()) {
+          std::cerr << "fidelity_pair: fdrill's loop failed on rank " << w.rank() << "\n";
+          w.Abort(2);
+        }
+      }
+    }
+  }
+  if (Status s = (*backend)->Close(); !s.ok()) return 2;
+  return 0;
+}
+
+}  // namespace
+}  // namespace fdrill
+
+int main(int argc, char** argv) { return fdrill::Main(argc, argv); }
