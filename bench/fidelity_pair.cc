@@ -100,14 +100,7 @@ int Main(int argc, char** argv) {
     std::cerr << "fidelity_pair: " << plan.status().message() << "\n";
     return 2;
   }
-  BackendOptions options;
-  options.op = config.op;
-  options.dtype = config.dtype;
-  options.redop = config.redop;
-  options.root = config.root;
-  options.max_send_bytes = MaxSendBytes(*plan, config.dtype);
-  options.max_recv_bytes = MaxRecvBytes(*plan, config.dtype);
-  auto backend = MakeBackend("mpi", options, w);
+  auto backend = MakeBackend("mpi", BackendOptionsFor(config, *plan), w);
   if (!backend.ok()) {
     std::cerr << "fidelity_pair: " << backend.status().message() << "\n";
     return 2;

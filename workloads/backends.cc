@@ -63,6 +63,18 @@ Status CheckBackend(std::string_view name) {
   return Status::Ok();
 }
 
+BackendOptions BackendOptionsFor(const Config& config, const std::vector<SizeStep>& plan) {
+  BackendOptions options;
+  options.op = config.op;
+  options.dtype = config.dtype;
+  options.redop = config.redop;
+  options.root = config.root;
+  options.max_send_bytes = MaxSendBytes(plan, config.dtype);
+  options.max_recv_bytes = MaxRecvBytes(plan, config.dtype);
+  options.timeout = config.timeout;
+  return options;
+}
+
 Result<std::unique_ptr<Backend>> MakeBackend(std::string_view name, const BackendOptions& options,
                                              World& world) {
   if (Status s = CheckBackend(name); !s.ok()) return s;

@@ -6,9 +6,12 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/core/result.h"
 #include "workloads/backend.h"
+#include "workloads/config.h"
+#include "workloads/plan.h"
 #include "workloads/world.h"
 
 namespace fdrill {
@@ -19,6 +22,10 @@ std::string BuiltBackendNames();
 // Ok when `name` is a backend this binary can run. Otherwise says whether
 // the name is unknown (listing the known ones) or was left out of this build.
 Status CheckBackend(std::string_view name);
+
+// The options for running `plan` with `config`: its op, dtype, redop, root
+// and timeout, and buffers for its largest size.
+BackendOptions BackendOptionsFor(const Config& config, const std::vector<SizeStep>& plan);
 
 Result<std::unique_ptr<Backend>> MakeBackend(std::string_view name, const BackendOptions& options,
                                              World& world);

@@ -157,15 +157,7 @@ int Run(const Config& config, MpiWorld& world) {
     start = std::move(started).value();
   }
 
-  BackendOptions options;
-  options.op = config.op;
-  options.dtype = config.dtype;
-  options.redop = config.redop;
-  options.root = config.root;
-  options.max_send_bytes = MaxSendBytes(*plan, config.dtype);
-  options.max_recv_bytes = MaxRecvBytes(*plan, config.dtype);
-  options.timeout = config.timeout;
-  auto backend = MakeBackend(config.backend, options, world);
+  auto backend = MakeBackend(config.backend, BackendOptionsFor(config, *plan), world);
   if (!backend.ok()) return SetupFailed(backend.status());
   auto metrics = OpenMetrics(config, world);
   if (!metrics.ok()) {

@@ -64,6 +64,19 @@ class WorkloadRunnerTest : public ::testing::Test {
     EXPECT_EQ(backend_.runs, 1);
   }
 
+  // A run of an hour's --duration in which SIGTERM arrives during timed
+  // iteration `iter`'s collective.
+  Result<RunOutcome> RunWithSigtermInIteration(int64_t iter) {
+    config_.iters.reset();
+    config_.duration = std::chrono::hours(1);
+    backend_.on_run = [this, iter](int64_t call) {
+      if (call == config_.warmup + iter) raise(SIGTERM);
+      return Status::Ok();
+    };
+    InstallStopSignals();
+    return Run();
+  }
+
   // Every collective takes at least 2 ms, so a 1 ms duration is over after
   // the first.
   void SlowCollectives() {
@@ -259,30 +272,16 @@ TEST_F(WorkloadRunnerTest, AnAgreementComesWhenTheDurationEnds) {
 
 // Between agreements a stop waits for the next one: at most 63 iterations.
 TEST_F(WorkloadRunnerTest, ASignalBetweenAgreementsEndsTheRunAtTheNext) {
-  config_.iters.reset();
-  config_.duration = std::chrono::hours(1);
   config_.agree_every = std::chrono::hours(1);
-  backend_.on_run = [&](int64_t call) {
-    if (call == config_.warmup + 2) raise(SIGTERM);
-    return Status::Ok();
-  };
-  InstallStopSignals();
-  Result<RunOutcome> out = Run();
+  Result<RunOutcome> out = RunWithSigtermInIteration(2);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->iterations, 65);  // agreements before 0, 1 and 65
   EXPECT_TRUE(out->stopped);
 }
 
 TEST_F(WorkloadRunnerTest, SignalEndsTheRunAfterTheIterationThatSawIt) {
-  config_.iters.reset();
   config_.agree_every = Duration(0);
-  config_.duration = std::chrono::hours(1);
-  backend_.on_run = [&](int64_t call) {
-    if (call == config_.warmup + 2) raise(SIGTERM);
-    return Status::Ok();
-  };
-  InstallStopSignals();
-  Result<RunOutcome> out = Run();
+  Result<RunOutcome> out = RunWithSigtermInIteration(2);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->iterations, 3);
   EXPECT_TRUE(out->stopped);
