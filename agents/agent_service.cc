@@ -361,6 +361,9 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
                              clock_.Now(), clock_.WallNanos());
       !s.ok())
     return s;
+  // Another drill (or this one after a lapse): its controller starts from
+  // a whole counters sample.
+  if (!renewal_) counters_delta_.Reset();
   return Json{{proto::key::kWallNs, clock_.WallNanos()}};
 }
 
@@ -599,9 +602,13 @@ void AgentService::Tick() {
       telemetry_ = *counters;
       telemetry_at_ = now;
       telemetry_warned_ = false;
-      if (push_counters && push_)
-        push_(MakePush(proto::kCounters,
-                       {{proto::key::kNode, config_.node}, {proto::key::kCounters, *counters}}));
+      if (push_counters && push_) {
+        CountersDelta::Push p = counters_delta_.Next(*counters);
+        Json body = {{proto::key::kNode, config_.node},
+                     {proto::key::kCounters, std::move(p.counters)}};
+        if (p.delta) body[proto::key::kDelta] = true;
+        push_(MakePush(proto::kCounters, std::move(body)));
+      }
     } else if (!telemetry_warned_) {
       spdlog::warn("counters: {}", counters.status().message());
       telemetry_warned_ = true;  // once per failing streak, not once a second

@@ -45,6 +45,7 @@
 
 #include "agents/audit.h"
 #include "agents/caller.h"
+#include "agents/counters_delta.h"
 #include "agents/ib_watch.h"
 #include "agents/journal.h"
 #include "agents/lease.h"
@@ -95,6 +96,9 @@ class AgentService {
   ~AgentService();
 
   void set_push(Push push) { push_ = std::move(push); }
+  // A receiver of pushes joined (a session past its handshake): the next
+  // `counters` push is a whole sample, not a delta (agents/counters_delta.h).
+  void ReceiverJoined() { counters_delta_.Reset(); }
 
   // One request in, one reply out (same id). `caller` is who asked
   // (agents/caller.h): admission, lease ownership and the audit log go by it.
@@ -217,6 +221,7 @@ class AgentService {
   Clock::TimePoint last_counters_{};
   bool keep_sampling_ = false;
   Json telemetry_ = Json::object();  // the latest good sample
+  CountersDelta counters_delta_;     // what the `counters` pushes carry
   std::optional<Clock::TimePoint> telemetry_at_;
   bool telemetry_warned_ = false;  // once per failing streak
   Gpus* telemetry_gpus_ = nullptr;

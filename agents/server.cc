@@ -88,6 +88,7 @@ class StreamSession final : public AgentSession,
       }
     }
     ready_ = true;
+    server_.service_.ReceiverJoined();  // it holds no counters sample to apply a delta to
     auto self = this->shared_from_this();
     asio::co_spawn(
         stream_.get_executor(), [self] { return self->Reader(); }, asio::detached);

@@ -26,6 +26,7 @@
 #include "harness/controller/timeline_walker.h"
 #include "harness/controller/workload_supervisor.h"
 #include "harness/scenario/nccl_ib_timeout.h"
+#include "harness/wire/counter_samples.h"
 #include "harness/wire/protocol.h"
 
 namespace fdrill {
@@ -149,6 +150,7 @@ class DrillRun {
   DrillState state_;
   DrillEvents events_;
   std::unique_ptr<RunRecorder> rec_;
+  CounterSamples counter_samples_;  // the `counters` pushes, as whole samples
   std::string run_id_;
   std::vector<Json> before_;  // each node's snapshot before the drill
   std::mutex lost_mu_;
@@ -231,7 +233,9 @@ void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
   } else if (type == proto::kMetrics) {
     if (WorkloadSupervisor* w = WorkloadOn(n.name)) w->OnMetrics(n, msg[proto::key::kRecords]);
   } else if (type == proto::kCounters) {
-    const Json counters = msg.value(proto::key::kCounters, Json::object());
+    const std::optional<Json> whole = counter_samples_.Apply(n.name, msg);
+    if (!whole) return;  // a delta before the node's first whole sample
+    const Json& counters = *whole;
     events_.Counters(n.name, counters);
     int64_t t0 = 0;
     {

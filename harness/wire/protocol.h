@@ -136,6 +136,9 @@ inline constexpr char kDir[] = "dir";  // run_dir_remove
 inline constexpr char kRemoved[] = "removed";
 inline constexpr char kRecords[] = "records";    // metrics push
 inline constexpr char kCounters[] = "counters";  // counters push
+// counters push: true when `counters` holds only what changed since the
+// node's previous push (agents/counters_delta.h); absent: a whole sample.
+inline constexpr char kDelta[] = "delta";
 }  // namespace key
 
 // One fault as `check` lists it and `apply` puts it in force.

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "agents/counters.h"
+#include "agents/counters_delta.h"
 #include "agents/tcp_link_retrans.h"
+#include "harness/wire/counter_samples.h"
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/fake_nvml.h"
@@ -164,16 +166,22 @@ TEST(TelemetryTest, EachNodeSamplesOnAGridOfItsOwn) {
 }
 
 // The agent pushes one `counters` event per interval while it watches a
-// workload's metrics, on the interval's grid.
+// workload's metrics, on the interval's grid: a whole sample, then what
+// changed, which the receiving end (CounterSamples) makes whole again.
 int CountersPushedIn(Duration interval, Duration watched) {
   FakeHostAgent agent("f1", "fdrill-telemetry-",
                       [&](AgentConfig& c) { c.telemetry_interval = interval; });
   int pushed = 0;
   Json last;
+  CounterSamples received;
   agent.service->set_push([&](Json m) {
     if (m["type"] == "counters") {
+      EXPECT_EQ(m.value("delta", false), pushed % CountersDelta::kFullEvery != 0) << m.dump();
       ++pushed;
-      last = m;
+      auto whole = received.Apply("f1", m);
+      ASSERT_TRUE(whole) << m.dump();
+      EXPECT_EQ(*whole, agent.service->latest_telemetry());
+      last = *whole;
     }
   });
   Json r = agent.Call("workload_start", {{"metrics_dir", (agent.dir / "metrics").string()}});
@@ -182,9 +190,8 @@ int CountersPushedIn(Duration interval, Duration watched) {
     agent.service->Tick();
     agent.clock.Advance(std::chrono::milliseconds(50));
   }
-  EXPECT_TRUE(last["counters"].contains("fab0.rx_bytes")) << last.dump();
-  EXPECT_TRUE(last["counters"].contains("ib/mlx5_0/1.port_xmit_data"))
-      << last.dump();  // the fake host's HCA
+  EXPECT_TRUE(last.contains("fab0.rx_bytes")) << last.dump();
+  EXPECT_TRUE(last.contains("ib/mlx5_0/1.port_xmit_data")) << last.dump();  // the fake host's HCA
   return pushed;
 }
 
@@ -193,6 +200,47 @@ TEST(TelemetryTest, AgentPushesAtItsTelemetryInterval) {
             5);  // 0, .25, .5, .75, 1
   EXPECT_EQ(CountersPushedIn(std::chrono::seconds(1), std::chrono::seconds(1)), 2);  // 0, 1
   EXPECT_EQ(AgentConfig{}.telemetry_interval, std::chrono::seconds(1));
+}
+
+// A receiver that joins (a session past its handshake) and a drill that
+// takes the lease anew get a whole sample next; renewals keep the deltas.
+TEST(TelemetryTest, AWholeCountersSampleForEveryNewReceiver) {
+  FakeHostAgent fake("f1", "fdrill-telemetry-");
+  std::vector<Json> pushes;
+  fake.service->set_push([&](Json m) {
+    if (m["type"] == "counters") pushes.push_back(m);
+  });
+  auto lease = [&](const std::string& drill) {
+    Json r = fake.service->Handle(MakeRequest("lease", 1, {{"ttl_ms", 86400000}, {"drill", drill}}),
+                                  "test");
+    ASSERT_TRUE(r["ok"].get<bool>()) << r.dump();
+  };
+  auto tick = [&] {
+    fake.clock.Advance(std::chrono::seconds(1));
+    fake.service->Tick();
+  };
+  auto delta = [&] { return pushes.back().value("delta", false); };
+  ASSERT_TRUE(fake.Call("lease", {{"ttl_ms", 0}})["ok"].get<bool>());  // the fixture's own
+  lease("d1");
+  tick();
+  EXPECT_FALSE(delta());
+  tick();
+  EXPECT_TRUE(delta());
+  lease("d1");  // a renewal
+  tick();
+  EXPECT_TRUE(delta());
+  fake.service->ReceiverJoined();
+  tick();
+  EXPECT_FALSE(delta());
+  tick();
+  EXPECT_TRUE(delta());
+  ASSERT_TRUE(
+      fake.service->Handle(MakeRequest("lease", 2, {{"ttl_ms", 0}, {"drill", "d1"}}), "test")["ok"]
+          .get<bool>());
+  lease("d2");  // another drill's controller
+  tick();
+  EXPECT_FALSE(delta());
+  EXPECT_EQ(pushes.size(), 6u);
 }
 
 // Issue 25: the ranks' CPU seconds come from a /proc scan on the first

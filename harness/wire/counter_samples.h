@@ -1,0 +1,30 @@
+// The receiving end of the `counters` pushes (docs/protocol.md): an
+// agent sends a whole sample, then only what changed (agents/
+// counters_delta.h). CounterSamples keeps each node's last whole sample and
+// turns every push back into one, so what records and localises counters
+// (events.jsonl, the live localiser) always sees whole samples.
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "harness/core/json.h"
+
+namespace fdrill {
+
+class CounterSamples {
+ public:
+  // `push` is the push's body ({counters, delta?}). The node's whole sample
+  // after it, or nullopt for a delta from a node with no whole sample yet
+  // (one comes within CountersDelta::kFullEvery pushes).
+  std::optional<Json> Apply(const std::string& node, const Json& push);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, Json> last_;  // node -> its whole sample
+};
+
+}  // namespace fdrill
