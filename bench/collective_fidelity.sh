@@ -32,11 +32,13 @@
 # (util-linux): 4 ranks on 2 cores otherwise land wherever the scheduler
 # puts them, job by job. PIN=0 leaves placement to the scheduler.
 # Needs root, a built tree, and no fabric up.
-#   [PAIR=PATH | JOBS=1 [BEFORE=PATH]] [PIN=0] bench/collective_fidelity.sh [REPS=3] [ITERS=50]
+#   [PAIR=PATH | JOBS=1 [BEFORE=PATH]] [PIN=0] bench/collective_fidelity.sh [REPS=30] [ITERS=200]
+# (30 rounds take ~8 min here; with 10 rounds a figure moved by 2-3 % from
+# run to run: docs/performance.md, section 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REPS="${1:-3}"
-ITERS="${2:-50}"
+REPS="${1:-30}"
+ITERS="${2:-200}"
 source bench/own_fabric.sh fidelity
 $FDRILL fabric up --nodes 4 >/dev/null
 for i in 1 2 3 4; do echo "198.18.0.$i slots=1"; done > "$work/hostfile"
