@@ -222,3 +222,5 @@ printf '%-44s %8s\n' "fdrill run, total" "$run_s"
 echo "timeline: $(secs 0 "$(phase_t phase_start baseline)") s to the first phase, phases 9 s planned," \
   "$(secs "$(phase_t phase_start baseline)" "$(phase_t phase_end recovery)") s taken"
 echo "controller peak RSS: $rss; verdict $verdict; residue items $residue"
+echo "events.jsonl: $(stat -c %s "$ev") bytes, $(count counters) counters events" \
+  "($(jq -s '[.[] | select(.type == "counters" and .delta == true)] | length' "$ev") of them deltas)"

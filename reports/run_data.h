@@ -63,6 +63,9 @@ struct Event {
   // counters: one sample of a node's cumulative counters (link_downed,
   // symbol_error, NVLink CRC/replay, netdev drops, ...), name -> value.
   std::vector<std::pair<std::string, double>> counters;
+  // counters: as written, only what changed since the node's previous
+  // counters event (docs/formats.md); LoadRunDir makes every sample whole.
+  std::optional<bool> counters_delta;
   // ras: whether the node's NCCL RAS service answered, and what it said of
   // the job (processes missing, processes dead); its error in `message`.
   std::optional<bool> answered;

@@ -2,6 +2,7 @@
 #include "reports/run_dir.h"
 
 #include <filesystem>
+#include <map>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -343,6 +344,7 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
         e.counters.emplace_back(it.key(), it.value().get<double>());
       }
     }
+    f.Optional("delta", &e.counters_delta);
   } else if (type == "agent_lost") {
     f.String("node", Need::kRequired, &e.node);
     f.String("reason", Need::kOptional, &e.reason);
@@ -498,6 +500,30 @@ Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text) {
   return SwitchesOf(*j);
 }
 
+void MakeCountersWhole(std::vector<Event>* events) {
+  std::map<std::string, std::map<std::string, double>> last;  // node -> its whole sample
+  size_t kept = 0;
+  for (size_t i = 0; i < events->size(); ++i) {
+    Event& e = (*events)[i];
+    if (e.type == "counters") {
+      auto it = last.find(e.node);
+      if (e.counters_delta.value_or(false)) {
+        if (it == last.end()) continue;  // no whole sample to apply it to
+        for (const auto& [name, value] : e.counters) it->second[name] = value;
+      } else {
+        it = last.insert_or_assign(
+                     e.node, std::map<std::string, double>(e.counters.begin(), e.counters.end()))
+                 .first;
+      }
+      e.counters.assign(it->second.begin(), it->second.end());
+      e.counters_delta.reset();
+    }
+    if (kept != i) (*events)[kept] = std::move(e);
+    ++kept;
+  }
+  events->resize(kept);
+}
+
 Result<RunData> LoadRunDir(const std::string& dir) {
   namespace fs = std::filesystem;
   const fs::path root(dir);
@@ -513,6 +539,7 @@ Result<RunData> LoadRunDir(const std::string& dir) {
   if (!events_text.ok()) return events_text.status().Annotate(dir);
   Status s = ParseLines(*events_text, kEventsFile, ParseEventLine, &run.events);
   if (!s.ok()) return s.Annotate(dir);
+  MakeCountersWhole(&run.events);
 
   std::error_code ec;
   if (fs::exists(root / kInventoryFile, ec)) {

@@ -44,6 +44,11 @@ Result<std::optional<std::vector<std::string>>> CampaignRunDirs(const std::strin
 // The pieces, for tests. `where` prefixes errors ("metrics.jsonl:12").
 Result<Plan> ParsePlan(std::string_view text, std::string_view where);
 Result<Event> ParseEventLine(std::string_view line, std::string_view where);
+// Turns the `counters` events that hold only what changed (counters_delta)
+// into whole samples, each from the node's counters events before it in
+// `events` (timeline order); a delta with no whole sample before it is
+// dropped. LoadRunDir does this to every run it reads.
+void MakeCountersWhole(std::vector<Event>* events);
 Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view where);
 
 }  // namespace fdrill

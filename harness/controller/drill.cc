@@ -236,7 +236,7 @@ void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
     const std::optional<Json> whole = counter_samples_.Apply(n.name, msg);
     if (!whole) return;  // a delta before the node's first whole sample
     const Json& counters = *whole;
-    events_.Counters(n.name, counters);
+    events_.Counters(n.name, counters, msg);
     int64_t t0 = 0;
     {
       std::lock_guard<std::mutex> lock(state_.mu);

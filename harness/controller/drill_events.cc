@@ -171,8 +171,20 @@ void DrillEvents::Resumed(int restart, int attempt, int64_t resumed_step, int64_
                              {"iterations_lost", iterations_lost}});
 }
 
-void DrillEvents::Counters(const std::string& node, const Json& counters) {
-  Event("counters", {{"node", node}, {"counters", counters}});
+void DrillEvents::Counters(const std::string& node, const Json& whole, const Json& push) {
+  if (rec_.load() == nullptr) return;  // not recording yet: nothing is written
+  bool base_written = false;
+  {
+    std::lock_guard<std::mutex> lock(counters_mu_);
+    base_written = !counters_whole_.insert(node).second;
+  }
+  if (base_written && push.value(proto::key::kDelta, false)) {
+    Event("counters", {{"node", node},
+                       {"counters", push.value(proto::key::kCounters, Json::object())},
+                       {"delta", true}});
+  } else {
+    Event("counters", {{"node", node}, {"counters", whole}});
+  }
 }
 
 void DrillEvents::Ras(const std::string& node, const Json& sample) {

@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,7 +88,12 @@ class DrillEvents {
   void RanksKilled(const std::string& node, int count);
   void RelaunchScheduled(int restart, Duration in, int64_t last_step);
   void Resumed(int restart, int attempt, int64_t resumed_step, int64_t iterations_lost);
-  void Counters(const std::string& node, const Json& counters);
+  // A node's counters push, made whole (`whole`) and as it came (`push`:
+  // {counters, delta?}, agents/counters_delta.h). events.jsonl holds the
+  // node's first sample of the run whole and then each push as it came —
+  // mostly only what changed (docs/formats.md); the report makes them
+  // whole again (reports/run_dir.cc).
+  void Counters(const std::string& node, const Json& whole, const Json& push);
   // What the NCCL job's RAS service said on a node (a `ras` push, or a
   // ras_watch the agent refused): {node, wall_ns, answered, ras_status |
   // ras_error}.
@@ -115,6 +122,8 @@ class DrillEvents {
   void Event(const std::string& type, Json fields);
 
   std::atomic<RunRecorder*> rec_{nullptr};
+  std::mutex counters_mu_;
+  std::set<std::string> counters_whole_;  // nodes with a whole sample in events.jsonl
 };
 
 }  // namespace fdrill

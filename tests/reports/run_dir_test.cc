@@ -143,5 +143,35 @@ TEST(LoadRunDir, MissingPlanIsAnErrorMissingMetricsIsANote) {
   EXPECT_EQ(LoadRunDir(dir.path().string()).status().code(), StatusCode::kNotFound);
 }
 
+// A delta before any whole sample of its node is dropped; other events and
+// other nodes' samples stay in order.
+TEST(MakeCountersWhole, AppliesDeltasToTheNodesLastWholeSample) {
+  std::vector<Event> events;
+  for (const char* line : {
+           R"({"t":1,"type":"counters","node":"n1","counters":{"a":1},"delta":true})",
+           R"({"t":2,"type":"counters","node":"n1","counters":{"a":2,"b":0}})",
+           R"({"t":2.5,"type":"phase_start","phase":"p"})",
+           R"({"t":3,"type":"counters","node":"n2","counters":{"a":9},"delta":true})",
+           R"({"t":4,"type":"counters","node":"n1","counters":{"b":3},"delta":true})",
+           R"({"t":5,"type":"counters","node":"n1","counters":{"a":5}})",
+           R"({"t":6,"type":"counters","node":"n1","counters":{},"delta":true})",
+       }) {
+    auto e = ParseEventLine(line, "events.jsonl");
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    events.push_back(*e);
+  }
+  MakeCountersWhole(&events);
+  using Counters = std::vector<std::pair<std::string, double>>;
+  ASSERT_EQ(events.size(), 5u);
+  EXPECT_EQ(events[0].t, 2);
+  EXPECT_EQ(events[0].counters, (Counters{{"a", 2}, {"b", 0}}));
+  EXPECT_EQ(events[1].type, "phase_start");
+  EXPECT_EQ(events[2].t, 4);
+  EXPECT_EQ(events[2].counters, (Counters{{"a", 2}, {"b", 3}}));
+  EXPECT_EQ(events[3].counters, (Counters{{"a", 5}}));  // a whole one replaces
+  EXPECT_EQ(events[4].t, 6);
+  EXPECT_EQ(events[4].counters, (Counters{{"a", 5}}));
+}
+
 }  // namespace
 }  // namespace fdrill
