@@ -233,7 +233,7 @@ void DrillRun::OnPush(const NodeLink& n, const Json& msg) {
   } else if (type == proto::kMetrics) {
     if (WorkloadSupervisor* w = WorkloadOn(n.name)) w->OnMetrics(n, msg[proto::key::kRecords]);
   } else if (type == proto::kCounters) {
-    const std::optional<Json> whole = counter_samples_.Apply(n.name, msg);
+    const std::shared_ptr<const Json> whole = counter_samples_.Apply(n.name, msg);
     if (!whole) return;  // a delta before the node's first whole sample
     const Json& counters = *whole;
     events_.Counters(n.name, counters, msg);

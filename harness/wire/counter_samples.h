@@ -7,8 +7,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 
 #include "harness/core/json.h"
@@ -18,13 +18,14 @@ namespace fdrill {
 class CounterSamples {
  public:
   // `push` is the push's body ({counters, delta?}). The node's whole sample
-  // after it, or nullopt for a delta from a node with no whole sample yet
-  // (one comes within CountersDelta::kFullEvery pushes).
-  std::optional<Json> Apply(const std::string& node, const Json& push);
+  // after it, or null for a delta from a node with no whole sample yet
+  // (one comes within CountersDelta::kFullEvery pushes). Shared, never
+  // changed: a whole sample is kept and handed out without a copy.
+  std::shared_ptr<const Json> Apply(const std::string& node, const Json& push);
 
  private:
   std::mutex mu_;
-  std::map<std::string, Json> last_;  // node -> its whole sample
+  std::map<std::string, std::shared_ptr<const Json>> last_;  // node -> its whole sample
 };
 
 }  // namespace fdrill
