@@ -68,7 +68,20 @@ bool ValidName(const std::string& name) {
   return true;
 }
 
-PkeyPtr NewKey() { return PkeyPtr(EVP_EC_gen("P-256")); }
+PkeyPtr NewP256Key() { return PkeyPtr(EVP_EC_gen("P-256")); }
+
+// A leaf's key: Ed25519 for a node, P-256 for the rest (the header says why).
+PkeyPtr NewLeafKey(CertRole role) {
+  if (role == CertRole::kNode) return PkeyPtr(EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519"));
+  return NewP256Key();
+}
+
+// The digest X509_sign takes with `key`: none for EdDSA (it hashes inside
+// the signature; OpenSSL refuses one), SHA-256 for the rest.
+const EVP_MD* SigningDigest(EVP_PKEY* key) {
+  bool eddsa = EVP_PKEY_is_a(key, "ED25519") || EVP_PKEY_is_a(key, "ED448");
+  return eddsa ? nullptr : EVP_sha256();
+}
 
 std::string KeyToPem(EVP_PKEY* key) {
   BioPtr bio(BIO_new(BIO_s_mem()));
@@ -163,7 +176,8 @@ Result<PemPair> MakeCert(const std::string& cn, long days, EVP_PKEY* key, X509* 
          AddExtension(cert.get(), signer, NID_authority_key_identifier, "keyid:always");
   }
   if (!ok) return SslFailure("certificate extensions for " + cn);
-  if (X509_sign(cert.get(), is_ca ? key : issuer_key, EVP_sha256()) <= 0)
+  EVP_PKEY* signing_key = is_ca ? key : issuer_key;
+  if (X509_sign(cert.get(), signing_key, SigningDigest(signing_key)) <= 0)
     return SslFailure("signing " + cn);
   PemPair out{CertToPem(cert.get()), KeyToPem(key)};
   if (out.cert.empty() || out.key.empty()) return SslFailure("PEM encoding " + cn);
@@ -239,7 +253,7 @@ Result<CertRole> ParseCertRole(const std::string& word) {
 }
 
 Result<PemPair> MakeCa(const std::string& cn) {
-  PkeyPtr key = NewKey();
+  PkeyPtr key = NewP256Key();
   if (!key) return SslFailure("generating the CA key");
   return MakeCert(cn, kCaDays, key.get(), nullptr, nullptr, CertRole::kNode);
 }
@@ -258,7 +272,7 @@ Result<PemPair> MakeLeaf(const PemPair& ca, const std::string& name, CertRole ro
   if (X509_check_private_key(ca_cert.get(), ca_key.get()) != 1) {
     return InvalidArgument("the CA key does not belong to the CA certificate");
   }
-  PkeyPtr key = NewKey();
+  PkeyPtr key = NewLeafKey(role);
   if (!key) return SslFailure("generating the key for " + name);
   return MakeCert(name, kLeafDays, key.get(), ca_cert.get(), ca_key.get(), role);
 }

@@ -54,8 +54,14 @@ Result<std::unique_ptr<SslContext>> MakeContext(const TlsConfig& c, bool server)
   ctx->use_certificate_chain(boost::asio::buffer(*cert), ec);
   if (Status s = Check(ec, "certificate", c.cert_file); !s.ok()) return s;
   ctx->use_private_key(boost::asio::buffer(*key), SslContext::pem, ec);
-  if (Status s = Check(ec, "key", c.key_file); !s.ok()) return s;
-  if (SSL_CTX_check_private_key(native) != 1) {
+  // A key of the certificate's type but another pair fails here (OpenSSL's
+  // "key values mismatch"); a key of another type (EC against a node's
+  // Ed25519) loads into its own slot and fails the check below. One message
+  // for both.
+  const bool other_pair =
+      ec && ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == X509_R_KEY_VALUES_MISMATCH;
+  if (Status s = Check(ec, "key", c.key_file); !s.ok() && !other_pair) return s;
+  if (other_pair || SSL_CTX_check_private_key(native) != 1) {
     ERR_clear_error();
     return InvalidArgument("TLS key " + c.key_file + " does not belong to the certificate " +
                            c.cert_file);

@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 
 #include "harness/tls/tls_config.h"
 #include "harness/tls/tls_context.h"
@@ -28,6 +30,72 @@ unsigned Mode(const fs::path& p) {
   struct stat st {};
   stat(p.c_str(), &st);
   return st.st_mode & 0777;
+}
+
+// The type of the key in `pem` ("ED25519", "EC"), "" when it does not parse.
+std::string KeyType(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  std::string type = key == nullptr ? "" : EVP_PKEY_get0_type_name(key);
+  EVP_PKEY_free(key);
+  return type;
+}
+
+std::string Pem(int (*write)(BIO*, void*), void* what) {
+  BIO* bio = BIO_new(BIO_s_mem());
+  std::string out;
+  if (write(bio, what) == 1) {
+    char* data = nullptr;
+    long n = BIO_get_mem_data(bio, &data);
+    out.assign(data, static_cast<size_t>(n));
+  }
+  BIO_free(bio);
+  return out;
+}
+
+bool AddExt(X509* cert, int nid, const char* value) {
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+  bool ok = ext != nullptr && X509_add_ext(cert, ext, -1) == 1;
+  X509_EXTENSION_free(ext);
+  return ok;
+}
+
+// A CA made elsewhere with an Ed25519 key, as `openssl req -x509 -newkey
+// ed25519` makes one: EdDSA signs without a separate digest.
+PemPair Ed25519Ca() {
+  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  X509* cert = X509_new();
+  X509_NAME* name = X509_get_subject_name(cert);
+  bool ok = key != nullptr && X509_set_version(cert, 2) == 1 &&
+            ASN1_INTEGER_set(X509_get_serialNumber(cert), 7) == 1 &&
+            X509_gmtime_adj(X509_getm_notBefore(cert), -60) != nullptr &&
+            X509_gmtime_adj(X509_getm_notAfter(cert), 3600) != nullptr &&
+            X509_set_pubkey(cert, key) == 1 &&
+            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                                       reinterpret_cast<const unsigned char*>("ed25519 CA"), -1, -1,
+                                       0) == 1 &&
+            X509_set_issuer_name(cert, name) == 1 &&
+            AddExt(cert, NID_basic_constraints, "critical,CA:TRUE") &&
+            AddExt(cert, NID_key_usage, "critical,keyCertSign") &&
+            AddExt(cert, NID_subject_key_identifier, "hash") && X509_sign(cert, key, nullptr) > 0;
+  PemPair ca;
+  if (ok) {
+    ca.cert =
+        Pem([](BIO* b, void* c) { return PEM_write_bio_X509(b, static_cast<X509*>(c)); }, cert);
+    ca.key = Pem(
+        [](BIO* b, void* k) {
+          return PEM_write_bio_PrivateKey(b, static_cast<EVP_PKEY*>(k), nullptr, nullptr, 0,
+                                          nullptr, nullptr);
+        },
+        key);
+  }
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  return ca;
 }
 
 class CertsTest : public ::testing::Test {
@@ -52,6 +120,32 @@ TEST(CertsMemory, LeafChainsToItsCaAndNotToAnother) {
   EXPECT_NE(foreign.message().find("does not verify"), std::string::npos) << foreign.message();
   EXPECT_EQ(*CertSubject(leaf->cert), "CN=n1,OU=node");
   EXPECT_NE(leaf->key.find("BEGIN PRIVATE KEY"), std::string::npos);
+}
+
+// The controller keeps every agent's certificate while its link lasts; an
+// Ed25519 key keeps it small (certs.h). The CA and the clients stay P-256.
+TEST(CertsMemory, ANodesKeyIsEd25519AndTheOthersP256) {
+  auto ca = MakeCa("test CA");
+  ASSERT_TRUE(ca.ok()) << ca.status().ToString();
+  EXPECT_EQ(KeyType(ca->key), "EC");
+  for (CertRole role : {CertRole::kNode, CertRole::kController, CertRole::kObserver}) {
+    auto leaf = MakeLeaf(*ca, "n1", role);
+    ASSERT_TRUE(leaf.ok()) << leaf.status().ToString();
+    EXPECT_EQ(KeyType(leaf->key), role == CertRole::kNode ? "ED25519" : "EC") << CertRoleName(role);
+    EXPECT_TRUE(VerifyCert(ca->cert, leaf->cert).ok()) << CertRoleName(role);
+  }
+}
+
+TEST(CertsMemory, AnEd25519CaFromElsewhereIssues) {
+  PemPair ca = Ed25519Ca();
+  ASSERT_FALSE(ca.cert.empty());
+  ASSERT_EQ(KeyType(ca.key), "ED25519");
+  for (CertRole role : {CertRole::kNode, CertRole::kController}) {
+    auto leaf = MakeLeaf(ca, "n1", role);
+    ASSERT_TRUE(leaf.ok()) << leaf.status().ToString();
+    Status verified = VerifyCert(ca.cert, leaf->cert);
+    EXPECT_TRUE(verified.ok()) << verified.ToString();
+  }
 }
 
 TEST(CertsMemory, OnlyACaIssues) {
@@ -135,7 +229,20 @@ TEST_F(CertsTest, ContextsLoadIssuedFilesAndNameTheBadOne) {
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find(mismatched.key_file), std::string::npos)
       << k.status().message();
-  EXPECT_NE(k.status().message().find("mismatch"), std::string::npos) << k.status().message();
+  EXPECT_NE(k.status().message().find("does not belong to the certificate " + agent.cert_file),
+            std::string::npos)
+      << k.status().message();
+  // The same words for a key of the certificate's own type (both P-256).
+  ASSERT_TRUE(IssueCert(dir_.string(), "ctl2", dir_.string(), CertRole::kController).ok());
+  TlsConfig other_pair = TlsConfig::InDir(dir_.string(), "controller");
+  other_pair.key_file = (dir_ / "ctl2.key").string();
+  auto o = MakeClientContext(other_pair);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(
+      o.status().message().find("TLS key " + other_pair.key_file +
+                                " does not belong to the certificate " + other_pair.cert_file),
+      std::string::npos)
+      << o.status().message();
 
   std::ofstream(dir_ / "junk.pem") << "not a certificate\n";
   TlsConfig junk = agent;
