@@ -371,6 +371,39 @@ void CounterIndex::Add(const Event& e) {
   }
 }
 
+size_t CounterIndex::Compact(double before, std::vector<double> bounds) {
+  bounds.push_back(before);
+  std::sort(bounds.begin(), bounds.end());
+  size_t dropped = 0;
+  for (auto& [key, s] : series_) {
+    if (s.size() < 3 || !(s[1].first < before)) continue;
+    size_t out = 1;  // s[0], the first, stays
+    auto bound = bounds.begin();
+    for (size_t i = 1; i < s.size(); ++i) {
+      const auto& x = s[i];
+      const bool last = i + 1 == s.size();
+      while (bound != bounds.end() && *bound < x.first) ++bound;
+      // x is the last sample at or before a bound in [x.t, the next's t).
+      const bool ends_a_bound = bound != bounds.end() && (last || *bound < s[i + 1].first);
+      const bool keep = last || !(x.first < before) || ends_a_bound ||
+                        !(s[out - 1].second <= x.second && x.second <= s[i + 1].second);
+      if (keep) {
+        s[out++] = x;
+      } else {
+        ++dropped;
+      }
+    }
+    s.resize(out);
+  }
+  return dropped;
+}
+
+size_t CounterIndex::samples() const {
+  size_t n = 0;
+  for (const auto& [key, s] : series_) n += s.size();
+  return n;
+}
+
 std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<Iteration>& series,
                                 const LocaliseWindow& w) {
   if (!(w.to_s > w.from_s)) return std::nullopt;

@@ -71,6 +71,19 @@ class CounterIndex {
   CounterIndex(CounterIndex&&) = default;
   CounterIndex& operator=(CounterIndex&&) = default;
   void Add(const Event& counters_event);
+  // Drops the samples older than `before` that no window can tell apart
+  // whose ends are each one of `bounds` or at or after `before`: Localise
+  // reads a series only through CounterIncrease, its last sample at or
+  // before each end, and whether its first is at or before the start. Of
+  // the older samples it keeps each series' first and last, its last at or
+  // before each bound and `before`, and every sample below the one kept
+  // before it or above the one after (a reset, which CounterIncrease
+  // counts apart); the rest lie on a rise or a flat, where the samples
+  // either side say the same. The live localiser's memory (live_localiser.h).
+  // Returns how many samples it dropped.
+  size_t Compact(double before, std::vector<double> bounds);
+  // Samples held, over every series.
+  size_t samples() const;
   const std::map<Key, Series>& series() const { return series_; }
   // The series whose value changed at least once, in series()' order
   // (pointers into it, valid as long as this index). A counter that never

@@ -57,12 +57,28 @@ void LiveLocaliser::PruneLocked(double now) {
   });
 }
 
+void LiveLocaliser::CompactLocked(double now) {
+  if (last_compact_ && now - *last_compact_ < kCompactEvery) return;
+  last_compact_ = now;
+  std::vector<double> bounds;
+  if (baseline_from_) bounds.push_back(*baseline_from_);
+  if (baseline_to_) bounds.push_back(*baseline_to_);
+  for (const auto& [id, f] : on_) bounds.push_back(f.applied);
+  counters_.Compact(now - kCounterSlack, std::move(bounds));
+}
+
+size_t LiveLocaliser::counter_samples() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_.samples();
+}
+
 std::vector<LiveLocaliser::Update> LiveLocaliser::Tick(double now) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Update> out;
   if (last_tick_ && now - *last_tick_ < kTickEvery) return out;
   last_tick_ = now;
   PruneLocked(now);
+  CompactLocked(now);
   if (on_.empty()) return out;
   std::vector<Iteration> series;
   series.reserve(iterations_.size());

@@ -13,7 +13,12 @@
 // Thread-safe: agent pushes feed it from the io thread, the timeline
 // walker ticks it from the controller thread. Times are seconds on the
 // drill's timeline (DrillState::t0_wall_ns). Memory: the baseline's
-// iterations plus the last kKeepSeconds of the rest.
+// iterations plus the last kKeepSeconds of the rest; of each counter, the
+// last kCounterSlack seconds of samples and, older, only what a window
+// from a fault in force, the baseline or a fault still to come can tell
+// apart (CounterIndex::Compact, every kCompactEvery): a handful a series
+// however long the drill runs, where every sample was kept before (16 B a
+// counter a second: ~3.5 GB an hour at 1,000 nodes of 60 counters).
 #pragma once
 
 #include <chrono>
@@ -40,6 +45,11 @@ class LiveLocaliser {
   // ~20 s per tick on the 2-core bench box (~20 ms each; issue 24,
   // docs/performance.md).
   static constexpr size_t kMaxPerTick = 4;
+  // A fault's window starts at its scheduled time, which the walker may
+  // reach late (a busy apply): samples this much older than the tick stay
+  // whole. Compaction costs a pass over what is held, under the lock.
+  static constexpr double kCounterSlack = 60;
+  static constexpr double kCompactEvery = 10;
 
   void OnCounters(const std::string& node, double t, const Json& counters);
   // One rank's record of one iteration (attempt: the job's launch).
@@ -60,6 +70,8 @@ class LiveLocaliser {
   // What the progress line shows: the culprit last published for a fault
   // still in force ("link n1 fab0 (high)"); empty when none.
   std::string Current() const;
+  // Counter samples held (every series together).
+  size_t counter_samples() const;
 
  private:
   struct Fault {
@@ -67,6 +79,7 @@ class LiveLocaliser {
     std::optional<Culprit> published;
   };
   void PruneLocked(double now);
+  void CompactLocked(double now);
 
   mutable std::mutex mu_;
   CounterIndex counters_;
@@ -77,6 +90,7 @@ class LiveLocaliser {
   std::optional<double> baseline_from_, baseline_to_;
   std::map<std::string, Fault> on_;  // in force, by id
   std::optional<double> last_tick_;
+  std::optional<double> last_compact_;
   std::string next_;  // the id the next tick's turn starts from
 };
 

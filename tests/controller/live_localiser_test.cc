@@ -69,6 +69,45 @@ TEST(LiveLocaliser, Issue24ManyFaultsInForceAreLocalisedAFewPerTickEachInTurn) {
   EXPECT_TRUE(l.Tick(now).empty());  // every answer published: nothing new
 }
 
+// A day-long burn-in must not grow the controller without limit: of an
+// hour of pushes it holds the last minute or so of each counter and a
+// handful of older samples, and still names what the whole hour names.
+TEST(LiveLocaliser, HoldsAMinuteOfCountersNotTheWholeRunAndAnswersTheSame) {
+  LiveLocaliser l;
+  std::vector<Event> pushed;
+  auto push = [&](int t) {
+    for (int n = 0; n < 4; ++n) {
+      const double ovl = n == 1 && t > 3000 ? 300.0 * (t - 3000) : 0;
+      Json counters{{"fab0.qdisc_overlimits", ovl}, {"fab0.tx_bytes", 1e6 * t}};
+      l.OnCounters("n" + std::to_string(n), t, counters);
+      pushed.push_back({.t = static_cast<double>(t),
+                        .type = "counters",
+                        .node = "n" + std::to_string(n),
+                        .counters = {{"fab0.qdisc_overlimits", ovl}, {"fab0.tx_bytes", 1e6 * t}}});
+    }
+  };
+  l.BaselineStarted(0);
+  std::optional<Culprit> published;
+  for (int t = 0; t <= 3600; ++t) {
+    push(t);
+    if (t == 10) l.BaselineEnded(10);
+    if (t == 2999) l.FaultOn("slow", 2999.5);
+    for (const auto& u : l.Tick(t + 0.5)) published = u.culprit;
+  }
+  // 8 series: the last kCounterSlack + kCompactEvery seconds, a few more.
+  const double per_series = LiveLocaliser::kCounterSlack + LiveLocaliser::kCompactEvery + 8;
+  EXPECT_LE(l.counter_samples(), static_cast<size_t>(8 * per_series));
+  EXPECT_EQ(CounterIndex(pushed).samples(), 8u * 3601);
+
+  ASSERT_TRUE(published.has_value());
+  const auto whole = Localise(CounterIndex(pushed), {},
+                              {.from_s = 2999.5, .to_s = 3600.5, .ref_from_s = 0, .ref_to_s = 10});
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_EQ(published->element, "link n1 fab0");
+  EXPECT_EQ(published->element, whole->element);
+  EXPECT_EQ(published->confidence, whole->confidence);
+}
+
 // Without link counters, the rank its peers wait for (records as pushed).
 TEST(LiveLocaliser, NamesTheRankThePeersWaitFor) {
   LiveLocaliser l;

@@ -4,6 +4,7 @@
 #include "reports/localise.h"
 
 #include <fstream>
+#include <random>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -73,6 +74,65 @@ TEST(CounterIndex, ChangingHoldsTheSeriesThatChangedAndACopyPointsIntoItsOwn) {
   EXPECT_FALSE(CounterIndex().rank_cpu_sampled());
 }
 
+// The last sample at or before t, or nullptr.
+const std::pair<double, double>* LastAtOrBefore(const CounterIndex::Series& s, double t) {
+  const std::pair<double, double>* out = nullptr;
+  for (const auto& x : s) {
+    if (x.first <= t) out = &x;
+  }
+  return out;
+}
+
+// Compact keeps what Localise reads of any window whose ends are bounds or
+// come at or after `before`: the rise (CounterIncrease, resets included),
+// the last sample at or before each end, and whether the first precedes the
+// start. Integer-valued counters, so a rise summed in other steps is exact.
+TEST(CounterIndex, CompactKeepsWhatEveryWindowReads) {
+  std::mt19937 rng(24);
+  std::vector<Event> events;
+  double t = 0, rising = 0, flat = 7, resetting = 0;
+  for (int i = 0; i < 600; ++i) {
+    t += 0.5 + (rng() % 100) / 100.0;  // irregular pushes
+    rising += rng() % 5;
+    if (rng() % 50 == 0) flat += 1;
+    resetting = rng() % 40 == 0 ? static_cast<double>(rng() % 3) : resetting + rng() % 3;
+    Event e{.t = t, .type = "counters", .node = "n" + std::to_string(i % 2)};
+    e.counters = {{"fab0.qdisc_drops", rising},
+                  {"fab0.carrier_changes", flat},
+                  {"ib/mlx5_0/1.symbol_error", resetting}};
+    events.push_back(std::move(e));
+  }
+  const CounterIndex whole(events);
+  CounterIndex compact = whole;
+  const double before = t - 60;
+  const std::vector<double> bounds = {3.5, 40, 41.25, 200, 333.3};
+  const size_t dropped = compact.Compact(before, bounds);
+  EXPECT_EQ(compact.samples() + dropped, whole.samples());
+  EXPECT_LT(compact.samples(), whole.samples() / 4);
+
+  std::vector<double> ends = bounds;
+  for (double x = before; x <= t + 1; x += 7.3) ends.push_back(x);
+  ends.push_back(0.1);  // before any sample
+  for (const auto& [key, s] : whole.series()) {
+    const auto& c = compact.series().at(key);
+    EXPECT_EQ(c.front(), s.front()) << key.second;
+    EXPECT_EQ(c.back(), s.back()) << key.second;
+    for (double from : ends) {
+      const auto* a = LastAtOrBefore(s, from);
+      const auto* b = LastAtOrBefore(c, from);
+      ASSERT_EQ(a == nullptr, b == nullptr) << key.second << " at " << from;
+      if (a != nullptr) {
+        EXPECT_EQ(*a, *b) << key.second << " at " << from;
+      }
+      for (double to : ends) {
+        if (!(to > from)) continue;
+        EXPECT_EQ(CounterIncrease(c, from, to), CounterIncrease(s, from, to))
+            << key.first << " " << key.second << " (" << from << ", " << to << "]";
+      }
+    }
+  }
+}
+
 TEST(Localise, TheLinkWhoseShaperHeldPacketsBackNotTheBusiestOne) {
   const auto events = Samples({"fab0.qdisc_overlimits", "fab0.tx_bytes"},
                               [](const std::string& node, const std::string& c, int t) -> double {
@@ -86,6 +146,18 @@ TEST(Localise, TheLinkWhoseShaperHeldPacketsBackNotTheBusiestOne) {
   EXPECT_EQ(c->link, "fab0");
   EXPECT_EQ(c->link_rises, "qdisc_overlimits +3500");
   EXPECT_EQ(c->confidence, "high");
+
+  // The same answer, word for word, from the index the live localiser
+  // keeps: compacted up to the fault's start with the baseline's and the
+  // fault's bounds.
+  CounterIndex compact(events);
+  ASSERT_GT(compact.Compact(kWindow.from_s, {kWindow.ref_from_s, kWindow.ref_to_s}), 0u);
+  auto again = Localise(compact, {}, kWindow);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->element, c->element);
+  EXPECT_EQ(again->link_rises, c->link_rises);
+  EXPECT_EQ(again->confidence, c->confidence);
+  EXPECT_EQ(again->evidence, c->evidence);
 }
 
 // A link that went down carries nothing — and neither does any other link
