@@ -169,7 +169,15 @@ int RunOne(const Options& o, int n) {
                                                 FakeAgentAddress(o.first, i),
                                                 static_cast<uint16_t>(o.port), &tls));
   }
-  // Dial as `fdrill run` does (harness/controller/connect_all.h).
+  auto fleet_cpu = [&] {
+    double s = 0;
+    for (auto& f : fleets) s += ReadProcCpu(f->pid()).self_s;
+    return s;
+  };
+  // Dial as `fdrill run` does (harness/controller/connect_all.h). The CPU
+  // both ends spend on it: the handshakes are most of it, and the two share
+  // this box's cores where a cluster's agents each have their own.
+  const double ctl_cpu_conn0 = SelfCpuSeconds(), fleet_cpu_conn0 = fleet_cpu();
   auto t_conn = SteadyClock::now();
   std::vector<AgentLink*> raw;
   for (auto& l : links) raw.push_back(l.get());
@@ -179,6 +187,8 @@ int RunOne(const Options& o, int n) {
     if (!s.ok() && conn_failed++ == 0) conn_error = s.ToString();
   }
   double connect_s = Ms(SteadyClock::now() - t_conn) / 1000;
+  const double ctl_cpu_conn = SelfCpuSeconds() - ctl_cpu_conn0;
+  const double fleet_cpu_conn = fleet_cpu() - fleet_cpu_conn0;
   if (conn_failed > 0) {
     std::fprintf(stderr, "N=%d: %d agents did not connect; first: %s\n", n, conn_failed,
                  conn_error.c_str());
@@ -227,11 +237,6 @@ int RunOne(const Options& o, int n) {
   std::vector<double> apply_total, revert_total, apply_reply, revert_reply;
   int failures = 0;
   std::string first_error;
-  auto fleet_cpu = [&] {
-    double s = 0;
-    for (auto& f : fleets) s += ReadProcCpu(f->pid()).self_s;
-    return s;
-  };
   auto fleet_rss_kib = [&] {
     long kib = 0;
     for (auto& f : fleets) kib += ProcStatusKib(f->pid(), "VmRSS");
@@ -298,15 +303,17 @@ int RunOne(const Options& o, int n) {
   row.ctl_rss_mib = ctl_rss / 1024.0;
   rows.push_back(row);
   std::printf(
-      "| %6d | %zu | %5.1f s | %5.2f s | %5.2f s | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | %8.1f | "
+      "| %6d | %zu | %5.1f s | %5.2f s | %5.2f s | %5.2f / %5.2f s | %8.1f | %8.1f | %8.1f | %8.1f "
+      "| "
+      "%8.1f | %8.1f | "
       "%8.1f | %5.2f | %5.1f | "
       "%5.3f | %8.1f | "
       "%6.0f | %6.0f | %4d |\n",
-      n, fleets.size(), fleet_start_s, row.floor.connect_s, connect_s, row.floor.echo_p99_ms,
-      Percentile(apply_total, 50), Percentile(apply_total, 99), Percentile(apply_reply, 99),
-      Percentile(revert_total, 50), Percentile(revert_total, 99), lease_p99, busy_cores,
-      ctl_cpu_ms_per_round, idle_cores, fleet_ms_per_round, ctl_rss / 1024.0, fleet_rss / 1024.0,
-      failures + lease_failures);
+      n, fleets.size(), fleet_start_s, row.floor.connect_s, connect_s, ctl_cpu_conn, fleet_cpu_conn,
+      row.floor.echo_p99_ms, Percentile(apply_total, 50), Percentile(apply_total, 99),
+      Percentile(apply_reply, 99), Percentile(revert_total, 50), Percentile(revert_total, 99),
+      lease_p99, busy_cores, ctl_cpu_ms_per_round, idle_cores, fleet_ms_per_round, ctl_rss / 1024.0,
+      fleet_rss / 1024.0, failures + lease_failures);
   std::fflush(stdout);
   if (failures + lease_failures > 0)
     std::fprintf(stderr, "N=%d: first failure: %s\n", n, first_error.c_str());
@@ -397,14 +404,16 @@ int main(int argc, char** argv) {
       "cores\n\n",
       o.rounds);
   std::printf(
-      "| N | fleet processes | fleet start | floor: TCP connect all | connect all | floor: TCP "
+      "| N | fleet processes | fleet start | floor: TCP connect all | connect all | connect CPU: "
+      "ctl / fleet | floor: TCP "
       "echo "
       "fan-out p99 | apply p50 | apply p99 | per-agent apply p99 | revert p50 "
       "| revert p99 | "
       "lease renew p99 | ctl cores fanning out | ctl CPU ms/round | ctl cores idle (leases) | "
       "fleet CPU ms/round | "
       "ctl RSS MiB | fleet RSS MiB | failures |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   int rc = 0;
   std::stringstream list(agents);
   for (std::string item; std::getline(list, item, ',');) rc |= RunOne(o, std::stoi(item));
