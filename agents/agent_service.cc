@@ -399,89 +399,6 @@ void AgentService::RevertEverything(const std::string& why) {
   ib_.reset();   // never waits either (agents/ib_watch.h)
 }
 
-Result<Json> AgentService::WorkloadStart(const Json& req) {
-  std::vector<std::string> argv = req.value(proto::key::kArgv, std::vector<std::string>{});
-  std::map<std::string, std::string> env =
-      req.value(proto::key::kEnv, std::map<std::string, std::string>{});
-  std::error_code ec_ignored;
-  std::string metrics_dir = req.value(proto::key::kMetricsDir, "");
-  if (!metrics_dir.empty()) {
-    std::error_code ec;
-    const bool created = std::filesystem::create_directories(metrics_dir, ec);
-    if (ec) return FailedPrecondition("cannot create " + metrics_dir + ": " + ec.message());
-    // On a real cluster the ranks run as the operator and write here; the
-    // agent (root) made the run's directory, so it opens it as /tmp is:
-    // anyone may create files, only their owner may remove them.
-    if (created) {
-      std::filesystem::permissions(
-          metrics_dir, std::filesystem::perms::all | std::filesystem::perms::sticky_bit, ec);
-    }
-    tail_.Watch(metrics_dir);
-    if (rank_cpu_ != nullptr) rank_cpu_->ExpectRanks();  // a run's ranks start now
-  }
-  if (argv.empty())
-    return Json{{proto::key::kStarted, false}, {proto::key::kWatching, metrics_dir}};
-  std::string log = config_.state_dir + "/workload.log";
-  std::filesystem::remove(log, ec_ignored);
-  if (auto s = workload_.Start(argv, env, log); !s.ok()) return s;
-  if (rank_cpu_ != nullptr) rank_cpu_->ExpectRanks();
-  return Json{
-      {proto::key::kStarted, true}, {proto::key::kPid, workload_.pid()}, {proto::key::kLog, log}};
-}
-
-// With a stop_file, asks the workload to stop by itself (fdrill-collective
-// --stop-file: every rank ends after the same iteration) and returns at once;
-// the exit arrives as a workload_exit push. Without one, ends the process
-// group now.
-int AgentService::KillRanks() {
-  if (host_.procs == nullptr) return 0;
-  auto ranks = FindRanks(*host_.procs, std::nullopt);
-  if (!ranks.ok()) return 0;  // none left
-  int killed = 0;
-  for (const RankProc& r : *ranks) {
-    if (SignalIfSame(*host_.procs, r.pid, r.start_ticks, SIGKILL).ok()) ++killed;
-  }
-  spdlog::warn("killed {} workload rank(s) left by a stopped job", killed);
-  return killed;
-}
-
-Result<Json> AgentService::WorkloadStop(const Json& req) {
-  std::string stop_file = req.value(proto::key::kStopFile, "");
-  if (!stop_file.empty()) {
-    std::ofstream touch(stop_file);
-    if (!touch) return FailedPrecondition("cannot create stop file " + stop_file);
-    return Json{{proto::key::kRequested, true}, {proto::key::kRunning, workload_.running()}};
-  }
-  // kill: a hung job (issue #8's restart policy): no grace for the launcher,
-  // and every fdrill-collective rank in this node's namespace is killed too —
-  // a stopped (SIGSTOP) rank ignores the launcher's SIGTERM.
-  const bool kill = req.value(proto::key::kKill, false);
-  auto code = workload_.Stop(kill ? Duration{} : Duration(std::chrono::seconds(5)));
-  Json out = {{proto::key::kExitCode, code ? Json(*code) : Json(nullptr)},
-              {proto::key::kLogTail, LogTail()}};
-  if (kill) out[proto::key::kRanksKilled] = KillRanks();
-  return out;
-}
-
-Result<Json> AgentService::RunDirRemove(const Json& req) {
-  const std::string dir = req.value(proto::key::kDir, "");
-  if (dir.empty() || dir != tail_.dir()) {
-    return FailedPrecondition("run_dir_remove " + dir +
-                              ": not the run directory this agent watches (" +
-                              (tail_.dir().empty() ? std::string("none") : tail_.dir()) + ")");
-  }
-  if (std::filesystem::path(dir).filename().string().rfind("fdrill-", 0) != 0) {
-    return FailedPrecondition("run_dir_remove " + dir + ": not a run directory (fdrill-*)");
-  }
-  if (workload_.running())
-    return FailedPrecondition("run_dir_remove " + dir + ": the workload still runs");
-  tail_.Stop();
-  std::error_code ec;
-  const auto removed = std::filesystem::remove_all(dir, ec);
-  if (ec) return FailedPrecondition("run_dir_remove " + dir + ": " + ec.message());
-  return Json{{proto::key::kRemoved, removed}};
-}
-
 Result<Json> AgentService::Inventory() {
   if (host_.sysfs == nullptr)
     return FailedPrecondition("inventory: this agent has no sysfs access");
@@ -492,29 +409,6 @@ Result<Json> AgentService::Inventory() {
   software["fdrill"] = kFdrillVersion;
   (*inv)["software"] = std::move(software);
   return inv;
-}
-
-Gpus* AgentService::TelemetryGpus() {
-  if (!telemetry_gpus_tried_ && host_.gpus != nullptr) {
-    telemetry_gpus_tried_ = true;
-    if (auto s = host_.gpus->Load(); s.ok()) {
-      telemetry_gpus_ = host_.gpus;
-    } else {
-      spdlog::info("no NVLink counters in telemetry: {}", s.message());
-    }
-  }
-  return telemetry_gpus_;
-}
-
-std::string AgentService::LogTail() const {
-  std::ifstream in(config_.state_dir + "/workload.log", std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  auto size = static_cast<int64_t>(in.tellg());
-  int64_t from = std::max<int64_t>(0, size - 8192);
-  in.seekg(from);
-  std::string tail(static_cast<size_t>(size - from), '\0');
-  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
-  return tail;
 }
 
 Duration AgentService::TickInterval() const {
@@ -576,54 +470,8 @@ void AgentService::Tick() {
                                             {proto::key::kLogTail, LogTail()}}));
     }
   }
-  const Duration every = config_.telemetry_interval;
-  // Counters pushed while a drill owns the node (a switch's agent has no
-  // workload to watch) or a workload's run is watched; sampled then, or
-  // always when /metrics is served. One sample feeds both.
-  const bool push_counters = tail_.watching() || lease_.held();
-  if ((push_counters || keep_sampling_) && now - last_counters_ >= every) {
-    // On a grid of the interval, not one interval after whenever the tick
-    // landed: with a 100 ms idle tick the latter drifts (1 s -> 1.1 s). The
-    // grid is this node's own (SampleGridPoint): the first sample is at
-    // once, the next at the node's next grid point.
-    last_counters_ = now - last_counters_ < 2 * every ? last_counters_ + every
-                                                      : SampleGridPoint(now, every, config_.node);
-    TelemetrySources sources;
-    sources.mgmt_interface = config_.mgmt_interface;
-    sources.gpus = TelemetryGpus();
-    if (tcp_links_ == nullptr && host_.tcp_sockets != nullptr)
-      tcp_links_ = std::make_unique<TcpLinkRetrans>(*host_.tcp_sockets);
-    sources.tcp_links = tcp_links_.get();
-    sources.net = host_.net;
-    auto counters = SampleTelemetry(*host_.runner, host_.sysfs, sources);
-    if (counters.ok()) {
-      // Ranks run only while a drill does; an idle node's /proc is not walked.
-      if (push_counters && rank_cpu_ != nullptr) rank_cpu_->Sample(*counters);
-      telemetry_ = *counters;
-      telemetry_at_ = now;
-      telemetry_warned_ = false;
-      if (push_counters && push_) {
-        CountersDelta::Push p = counters_delta_.Next(*counters);
-        Json body = {{proto::key::kNode, config_.node},
-                     {proto::key::kCounters, std::move(p.counters)}};
-        if (p.delta) body[proto::key::kDelta] = true;
-        push_(MakePush(proto::kCounters, std::move(body)));
-      }
-    } else if (!telemetry_warned_) {
-      spdlog::warn("counters: {}", counters.status().message());
-      telemetry_warned_ = true;  // once per failing streak, not once a second
-    }
-  }
+  SampleCounters(now);
   if (tail_.watching() && now - last_tail_ >= kTailEvery) PushMetrics();
-}
-
-void AgentService::PushMetrics() {
-  if (!tail_.watching()) return;
-  last_tail_ = clock_.Now();
-  auto records = tail_.Poll();
-  if (!records.empty() && push_)
-    push_(MakePush(proto::kMetrics,
-                   {{proto::key::kNode, config_.node}, {proto::key::kRecords, records}}));
 }
 
 }  // namespace fdrill

@@ -199,6 +199,9 @@ class AgentService {
   // the fake host: inventory says "not used", samples carry no NVLink
   // counters; or tried once, so a GPU-less node does not dlopen every second).
   Gpus* TelemetryGpus();
+  // Samples the counters when the telemetry interval is due (on this node's
+  // grid) and pushes them while a drill owns the node or a run is watched.
+  void SampleCounters(Clock::TimePoint now);
   std::string LogTail() const;
   // SIGKILLs every fdrill-collective rank in this node's namespace; how many.
   int KillRanks();
