@@ -357,18 +357,53 @@ CounterIndex& CounterIndex::operator=(const CounterIndex& other) {
 }
 
 void CounterIndex::Add(const Event& e) {
-  for (const auto& [name, value] : e.counters) {
-    auto [at, fresh] = series_.try_emplace({e.node, name});
-    Series& s = at->second;
-    if (fresh) {
-      const auto [link, counter] = SplitKey(name);
-      rank_cpu_sampled_ =
-          rank_cpu_sampled_ || (link.starts_with("rank/") && counter == "cpu_seconds");
-    } else if (s.back().second != value) {
-      changing_.emplace(at->first, &s);
-    }
-    s.push_back({e.t, value});
+  NodeSample sample = AddSample(e.node, e.t);
+  for (const auto& [name, value] : e.counters) sample.Add(name, value);
+}
+
+CounterIndex::NodeSample::NodeSample(CounterIndex& index, std::string_view node, double t)
+    : index_(index),
+      node_(node),
+      t_(t),
+      next_(index.series_.lower_bound(std::pair<std::string_view, std::string_view>(node, ""))) {}
+
+void CounterIndex::NodeSample::Add(std::string_view counter, double value) {
+  const std::pair<std::string_view, std::string_view> key(node_, counter);
+  SeriesMap& all = index_.series_;
+  // How the key at `at` sorts against this one: < 0 before, 0 the same.
+  auto order = [&](SeriesMap::iterator at) {
+    if (at == all.end()) return 1;
+    const int by_node = std::string_view(at->first.first).compare(node_);
+    return by_node != 0 ? by_node : std::string_view(at->first.second).compare(counter);
+  };
+  int at_next = order(next_);
+  // A counter the node no longer has sorts before this one: one step on
+  // finds it, else (out of order, or many gone) a lookup.
+  if (at_next < 0) {
+    auto step = std::next(next_);
+    next_ = order(step) >= 0 ? step : all.lower_bound(key);
+    at_next = order(next_);
   }
+  // Past it: a new counter, or one that came out of order (behind us).
+  if (at_next > 0) {
+    if (auto found = all.find(key); found != all.end()) {
+      next_ = found;
+      at_next = 0;
+    }
+  }
+  if (at_next > 0) {
+    next_ = all.emplace_hint(next_, Key(node_, counter), Series());
+    const auto [link, name] = SplitKey(counter);
+    index_.rank_cpu_sampled_ =
+        index_.rank_cpu_sampled_ || (link.starts_with("rank/") && name == "cpu_seconds");
+  } else if (const Series& s = next_->second;
+             s.back().second != value && s.front().second == s.back().second) {
+    // Its first change (or one back to where it started): a series whose
+    // first and last differ is listed already, and Compact keeps both.
+    index_.changing_.try_emplace(next_->first, &next_->second);
+  }
+  next_->second.push_back({t_, value});
+  ++next_;
 }
 
 size_t CounterIndex::Compact(double before, std::vector<double> bounds) {

@@ -62,6 +62,19 @@ class CounterIndex {
  public:
   using Key = std::pair<std::string, std::string>;  // (node, counter)
   using Series = std::vector<std::pair<double, double>>;
+  // Orders keys by (node, counter) and finds one by views of both, so that
+  // adding a sample builds no Key (a controller adds one per counter per
+  // push: bench/counters_bench.cc).
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const std::string_view an(a.first), bn(b.first);
+      if (an != bn) return an < bn;
+      return std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
+  using SeriesMap = std::map<Key, Series, KeyLess>;
   CounterIndex() = default;
   explicit CounterIndex(const std::vector<Event>& events);
   // changing() points into series(): a copy points into its own; a move
@@ -71,6 +84,25 @@ class CounterIndex {
   CounterIndex(CounterIndex&&) = default;
   CounterIndex& operator=(CounterIndex&&) = default;
   void Add(const Event& counters_event);
+  // One node's sample, counter by counter: each is found by stepping on
+  // from the one before when they come in ascending name order (as a
+  // std::map or a JSON object iterates them; a lookup from the root
+  // otherwise), so a whole sample costs a walk, not a search per counter
+  // (bench/counters_bench.cc). Valid while the index is and nothing else
+  // adds to it.
+  class NodeSample {
+   public:
+    void Add(std::string_view counter, double value);
+
+   private:
+    friend class CounterIndex;
+    NodeSample(CounterIndex& index, std::string_view node, double t);
+    CounterIndex& index_;
+    std::string_view node_;
+    double t_;
+    std::map<Key, Series, KeyLess>::iterator next_;  // where the next counter should be
+  };
+  NodeSample AddSample(std::string_view node, double t) { return NodeSample(*this, node, t); }
   // Drops the samples older than `before` that no window can tell apart
   // whose ends are each one of `bounds` or at or after `before`: Localise
   // reads a series only through CounterIncrease, its last sample at or
@@ -84,18 +116,18 @@ class CounterIndex {
   size_t Compact(double before, std::vector<double> bounds);
   // Samples held, over every series.
   size_t samples() const;
-  const std::map<Key, Series>& series() const { return series_; }
+  const SeriesMap& series() const { return series_; }
   // The series whose value changed at least once, in series()' order
   // (pointers into it, valid as long as this index). A counter that never
   // changed rose by 0 in every window, so the localisation, run once per
   // fault, looks only at these: at 1,000 idle agents that is none of them.
-  const std::map<Key, const Series*>& changing() const { return changing_; }
+  const std::map<Key, const Series*, KeyLess>& changing() const { return changing_; }
   // Whether any rank's CPU time ("rank/<r>.cpu_seconds") was sampled.
   bool rank_cpu_sampled() const { return rank_cpu_sampled_; }
 
  private:
-  std::map<Key, Series> series_;
-  std::map<Key, const Series*> changing_;
+  SeriesMap series_;
+  std::map<Key, const Series*, KeyLess> changing_;
   bool rank_cpu_sampled_ = false;
 };
 

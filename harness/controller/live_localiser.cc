@@ -6,12 +6,12 @@ namespace fdrill {
 
 void LiveLocaliser::OnCounters(const std::string& node, double t, const Json& counters) {
   if (!counters.is_object()) return;
-  Event e{.t = t, .type = "counters", .node = node};
-  for (auto it = counters.begin(); it != counters.end(); ++it) {
-    if (it.value().is_number()) e.counters.emplace_back(it.key(), it.value().get<double>());
-  }
   std::lock_guard<std::mutex> lock(mu_);
-  counters_.Add(e);
+  // A JSON object iterates its keys in order: the sample is one walk.
+  CounterIndex::NodeSample sample = counters_.AddSample(node, t);
+  for (auto it = counters.begin(); it != counters.end(); ++it) {
+    if (it.value().is_number()) sample.Add(it.key(), it.value().get<double>());
+  }
 }
 
 void LiveLocaliser::OnRecord(const std::string& node, int rank, int attempt, int64_t iter,

@@ -9,12 +9,15 @@ std::shared_ptr<const Json> CounterSamples::Apply(const std::string& node, const
   if (counters == push.end() || !counters->is_object()) return nullptr;
   const bool delta = push.value(proto::key::kDelta, false);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!delta) return last_[node] = std::make_shared<const Json>(*counters);
+  if (!delta) return last_[node] = std::make_shared<Json>(*counters);
   auto it = last_.find(node);
   if (it == last_.end()) return nullptr;
-  auto whole = std::make_shared<Json>(*it->second);
+  std::shared_ptr<Json>& whole = it->second;
+  // Only Apply hands out references, under mu_: a count of 1 is this map's
+  // alone, and nobody can take another before the patch is done.
+  if (whole.use_count() > 1) whole = std::make_shared<Json>(*whole);
   for (auto c = counters->begin(); c != counters->end(); ++c) (*whole)[c.key()] = c.value();
-  return it->second = std::move(whole);
+  return whole;
 }
 
 }  // namespace fdrill

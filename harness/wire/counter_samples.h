@@ -19,13 +19,16 @@ class CounterSamples {
  public:
   // `push` is the push's body ({counters, delta?}). The node's whole sample
   // after it, or null for a delta from a node with no whole sample yet
-  // (one comes within CountersDelta::kFullEvery pushes). Shared, never
-  // changed: a whole sample is kept and handed out without a copy.
+  // (one comes within CountersDelta::kFullEvery pushes). Shared and never
+  // changed while the caller holds it: a whole sample is kept and handed
+  // out without a copy, and a delta patches it in place only when nobody
+  // else holds it any more (the caller let go of the last one, as
+  // DrillRun::OnPush does before the node's next push), else a copy.
   std::shared_ptr<const Json> Apply(const std::string& node, const Json& push);
 
  private:
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const Json>> last_;  // node -> its whole sample
+  std::map<std::string, std::shared_ptr<Json>, std::less<>> last_;  // node -> its whole sample
 };
 
 }  // namespace fdrill

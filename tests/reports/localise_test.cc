@@ -3,7 +3,9 @@
 // with no fault of the drill's is found and named; noise is not.
 #include "reports/localise.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <random>
 #include <tuple>
 
@@ -72,6 +74,43 @@ TEST(CounterIndex, ChangingHoldsTheSeriesThatChangedAndACopyPointsIntoItsOwn) {
   ASSERT_EQ(copy.changing().size(), 1u);
   EXPECT_EQ(copy.changing().begin()->second, &copy.series().at({"n2", "fab0.qdisc_drops"}));
   EXPECT_FALSE(CounterIndex().rank_cpu_sampled());
+}
+
+// A node's sample walks the index in name order; counters out of order, a
+// counter the node lost, one it gained and another node's all land in their
+// own series, and a series is "changing" from its first change on, also one
+// that went back to where it started.
+TEST(CounterIndex, ASampleInAnyOrderLandsInItsSeries) {
+  std::mt19937 rng(7);
+  std::map<CounterIndex::Key, CounterIndex::Series> expected;
+  CounterIndex index;
+  const std::vector<std::string> names = {"a.x", "b.y", "fab0.rx", "fab0.tx", "ib/m/1.z", "tcp.t"};
+  for (int t = 0; t < 40; ++t) {
+    for (const std::string node : {"n2", "n10", "n1"}) {
+      std::vector<std::string> these = names;
+      std::shuffle(these.begin(), these.end(), rng);
+      if (t % 3 == 1) these.erase(these.begin() + 2);  // one gone this time
+      if (t > 20) these.push_back("late." + node);     // a new one
+      if (t % 2 == 0) std::sort(these.begin(), these.end());
+      CounterIndex::NodeSample sample = index.AddSample(node, t);
+      for (const std::string& name : these) {
+        const double value = name == "b.y" ? (t % 4 == 1 ? 6 : 5) : name == "a.x" ? 1 : t;
+        sample.Add(name, value);
+        expected[{node, name}].push_back({t, value});
+      }
+    }
+  }
+  ASSERT_EQ(index.series().size(), expected.size());
+  for (const auto& [key, series] : expected) {
+    ASSERT_TRUE(index.series().contains(key)) << key.first << " " << key.second;
+    EXPECT_EQ(index.series().at(key), series) << key.first << " " << key.second;
+    const bool changed = series.front().second != series.back().second ||
+                         std::any_of(series.begin(), series.end(),
+                                     [&](const auto& x) { return x.second != series[0].second; });
+    EXPECT_EQ(index.changing().contains(key), changed) << key.first << " " << key.second;
+  }
+  EXPECT_FALSE(index.changing().contains({"n1", "a.x"}));
+  EXPECT_TRUE(index.changing().contains({"n1", "b.y"}));  // 5, 6, 5, ...
 }
 
 // The last sample at or before t, or nullptr.
