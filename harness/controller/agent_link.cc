@@ -173,7 +173,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
         auto msg = decoder.Next();
         if (!msg.ok()) return Drop(msg.status().message());
         if (!msg->has_value()) break;
-        const Json& m = **msg;
+        Json& m = **msg;
         uint64_t id = m.value("id", uint64_t{0});
         if (m.value("type", "") == "reply" && id != 0) {
           OnReply reply;
@@ -184,7 +184,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
             reply = std::move(it->second);
             pending.erase(it);
           }
-          reply(ReplyToResult(m));
+          reply(ReplyToResult(std::move(m)));
         } else if (auto f = Get(on_push)) {
           f(m);
         }

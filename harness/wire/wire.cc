@@ -94,7 +94,7 @@ Json MakeErrorReply(uint64_t id, const Status& status) {
 
 Json MakePush(std::string_view type, Json body) { return MakeRequest(type, 0, std::move(body)); }
 
-Result<Json> ReplyToResult(const Json& reply) {
+Result<Json> ReplyToResult(Json reply) {
   if (reply.value("ok", false)) return reply;
   return Status(StatusCodeFromName(reply.value("code", "internal")),
                 reply.value("error", "agent gave no reason"));

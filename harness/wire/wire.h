@@ -59,7 +59,8 @@ Json MakeReply(uint64_t id, Json body = Json::object());
 Json MakeErrorReply(uint64_t id, const Status& status);
 Json MakePush(std::string_view type, Json body = Json::object());
 
-// For a reply: the reply itself when ok, else its Status.
-Result<Json> ReplyToResult(const Json& reply);
+// For a reply: the reply itself when ok (moved, not copied, from an
+// rvalue), else its Status.
+Result<Json> ReplyToResult(Json reply);
 
 }  // namespace fdrill
