@@ -1,13 +1,7 @@
 #include "agents/agent_service.h"
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
-#include "agents/counters.h"
 #include "agents/inventory.h"
 #include "agents/software.h"
 #include "harness/core/log.h"
@@ -15,7 +9,6 @@
 #include "harness/wire/protocol.h"
 #include "injectors/burn_process.h"
 #include "injectors/netdev.h"
-#include "injectors/ranks.h"
 #include "injectors/rdma_reach.h"
 
 namespace fdrill {

@@ -372,24 +372,16 @@ void CounterIndex::NodeSample::Add(std::string_view counter, double value) {
   SeriesMap& all = index_.series_;
   // How the key at `at` sorts against this one: < 0 before, 0 the same.
   auto order = [&](SeriesMap::iterator at) {
-    if (at == all.end()) return 1;
-    const int by_node = std::string_view(at->first.first).compare(node_);
-    return by_node != 0 ? by_node : std::string_view(at->first.second).compare(counter);
+    return at == all.end() ? 1 : KeyLess::Compare(at->first, key);
   };
   int at_next = order(next_);
-  // A counter the node no longer has sorts before this one: one step on
-  // finds it, else (out of order, or many gone) a lookup.
-  if (at_next < 0) {
-    auto step = std::next(next_);
-    next_ = order(step) >= 0 ? step : all.lower_bound(key);
+  // A counter the node no longer has sorts before this one: one step on.
+  if (at_next < 0 && order(std::next(next_)) >= 0) at_next = order(++next_);
+  // Not where the walk expects it (a new counter, one out of order, several
+  // gone): a lookup, which also gives a new one's place.
+  if (at_next != 0) {
+    next_ = all.lower_bound(key);
     at_next = order(next_);
-  }
-  // Past it: a new counter, or one that came out of order (behind us).
-  if (at_next > 0) {
-    if (auto found = all.find(key); found != all.end()) {
-      next_ = found;
-      at_next = 0;
-    }
   }
   if (at_next > 0) {
     next_ = all.emplace_hint(next_, Key(node_, counter), Series());

@@ -67,11 +67,16 @@ class CounterIndex {
   // push: bench/counters_bench.cc).
   struct KeyLess {
     using is_transparent = void;
+    // < 0, 0, > 0 as a sorts before, with or after b.
+    template <typename A, typename B>
+    static int Compare(const A& a, const B& b) {
+      const int by_node = std::string_view(a.first).compare(std::string_view(b.first));
+      return by_node != 0 ? by_node
+                          : std::string_view(a.second).compare(std::string_view(b.second));
+    }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
-      const std::string_view an(a.first), bn(b.first);
-      if (an != bn) return an < bn;
-      return std::string_view(a.second) < std::string_view(b.second);
+      return Compare(a, b) < 0;
     }
   };
   using SeriesMap = std::map<Key, Series, KeyLess>;
@@ -100,7 +105,7 @@ class CounterIndex {
     CounterIndex& index_;
     std::string_view node_;
     double t_;
-    std::map<Key, Series, KeyLess>::iterator next_;  // where the next counter should be
+    SeriesMap::iterator next_;  // where the next counter should be
   };
   NodeSample AddSample(std::string_view node, double t) { return NodeSample(*this, node, t); }
   // Drops the samples older than `before` that no window can tell apart

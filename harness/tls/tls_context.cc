@@ -60,7 +60,9 @@ Result<std::unique_ptr<SslContext>> MakeContext(const TlsConfig& c, bool server)
   // for both.
   const bool other_pair =
       ec && ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == X509_R_KEY_VALUES_MISMATCH;
-  if (Status s = Check(ec, "key", c.key_file); !s.ok() && !other_pair) return s;
+  if (!other_pair) {
+    if (Status s = Check(ec, "key", c.key_file); !s.ok()) return s;
+  }
   if (other_pair || SSL_CTX_check_private_key(native) != 1) {
     ERR_clear_error();
     return InvalidArgument("TLS key " + c.key_file + " does not belong to the certificate " +
