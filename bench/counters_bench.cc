@@ -49,7 +49,6 @@ std::vector<std::string> CounterNames(int count) {
   std::vector<std::string> out = {"tcp.retrans_segs", "tcp.in_errs", "tcp.timeouts",
                                   "tcp.lost_retransmits"};
   for (int i = 0; static_cast<int>(out.size()) < count; ++i) {
-    out.push_back("ib/mlx5_" + std::to_string(i) + "/1." + kIb[0]);
     for (const char* c : kIb) {
       if (static_cast<int>(out.size()) < count)
         out.push_back("ib/mlx5_" + std::to_string(i) + "/1." + c);
