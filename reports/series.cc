@@ -34,7 +34,7 @@ Iteration Fold(const MetricTable& m, std::span<const uint32_t> rows) {
   for (uint32_t r : rows) {
     const MetricTable::Source& s = m.source(r);
     // As the job saw it: the line-up a straggler makes its peers wait in,
-    // then the collective.
+    // the collective, then the settle (records are stamped after it).
     it.time_ms = std::max(it.time_ms, m.wait_ms(r) + m.time_ms(r));
     it.end_s = std::max(it.end_s, m.t(r));
     bytes = std::max(bytes, s.bytes);

@@ -137,7 +137,6 @@ class Loop {
       const int64_t begin_ns = ClockNanos(CLOCK_MONOTONIC);
       if (Status s = RunOnce("iter ", iter); !s.ok()) return s;
       const int64_t end_ns = ClockNanos(CLOCK_MONOTONIC);
-      const int64_t wall_ns = ClockNanos(CLOCK_REALTIME);
       // The settle (untimed): every rank waits until all have left the
       // collective before its check and record, so that no rank works on a
       // core a peer still needs to finish its timed collective (4 ranks on
@@ -146,7 +145,13 @@ class Loop {
       // peer still inside it. Its wait is in wait_ms with the line-up's: a
       // rank stopped before it arrives there holds its peers up here.
       if (Status s = world_.Barrier(); !s.ok()) return s.Annotate("settle");
+      // The record's clocks are read here, when the iteration is over: its
+      // interval (mono_ns back by time_ms + wait_ms) then holds the settle's
+      // wait. Stamped at the collective's end, a link that went down while
+      // the ranks settled read as a wait before the fault (a 13 s leaf-down
+      // once measured as a 3 s stall).
       const int64_t settled_ns = ClockNanos(CLOCK_MONOTONIC);
+      const int64_t wall_ns = ClockNanos(CLOCK_REALTIME);
       // In place where the backend allows it (the test hook's corruption
       // then lands in the receive buffer itself, overwritten next iteration).
       std::span<std::byte> result = output;
@@ -170,7 +175,7 @@ class Loop {
       times_us->push_back(time_ns / 1e3);
       ++out->iterations;
       if (metrics_ != nullptr) {
-        record_.Stamp(iter, wall_ns, end_ns, time_ns, bus_factor, check.wrong);
+        record_.Stamp(iter, wall_ns, settled_ns, time_ns, bus_factor, check.wrong);
         record_.wait_ms = static_cast<double>(begin_ns - wait_begin_ns + settled_ns - end_ns) / 1e6;
         if (Status s = metrics_->Append(record_); !s.ok()) return s;
       }

@@ -3,6 +3,7 @@
 // Run() hook lets a test act at an exact iteration.
 #include "workloads/runner.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -254,6 +255,32 @@ TEST_F(WorkloadRunnerTest, TheSettlesWaitIsInWaitMs) {
   ASSERT_EQ(records.size(), 10u);
   for (const nlohmann::json& j : records) {
     EXPECT_GE(j["wait_ms"].get<double>(), 3.0) << j.dump();
+  }
+}
+
+// The record is stamped when the iteration is over, settle included: its
+// interval (mono_ns less time_ms + wait_ms) must hold the settle's wait, or
+// a link that went down while the ranks settled would read as a wait before
+// the fault (seen: a 13 s leaf-down recorded as a 3 s stall).
+TEST_F(WorkloadRunnerTest, TheRecordIsStampedAfterTheSettle) {
+  std::vector<int64_t> settled_mono, settled_wall;
+  world_.on_barrier = [&](int n) {
+    if (n % 2 != 0) return;  // the line-ups
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    timespec mono{}, wall{};
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_REALTIME, &wall);
+    settled_mono.push_back(mono.tv_sec * 1'000'000'000LL + mono.tv_nsec);
+    settled_wall.push_back(wall.tv_sec * 1'000'000'000LL + wall.tv_nsec);
+  };
+  Result<RunOutcome> out = RunRecorded();
+  ASSERT_TRUE(out.ok());
+  std::vector<nlohmann::json> records = ReadJsonLines(RecordsPath());
+  ASSERT_EQ(records.size(), 10u);
+  ASSERT_EQ(settled_mono.size(), 10u);
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_GE(records[i]["mono_ns"].get<int64_t>(), settled_mono[i]) << records[i].dump();
+    EXPECT_GE(records[i]["wall_ns"].get<int64_t>(), settled_wall[i]) << records[i].dump();
   }
 }
 
