@@ -77,6 +77,14 @@ Result<std::unique_ptr<SslContext>> MakeContext(const TlsConfig& c, bool server)
   } else {
     SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
   }
+  // Send the certificate file as it is, no chain built from the CA file.
+  // OpenSSL's default, for a leaf given alone, verifies its own leaf against
+  // the store at every handshake and sends the CA with it, which the peer
+  // then parses too: an X509_verify_cert and a certificate parse per
+  // handshake on each end, for nothing, since both ends hold the CA file
+  // (docs/protocol.md). A certificate file that carries intermediates
+  // sends them, as before.
+  SSL_CTX_set_mode(native, SSL_MODE_NO_AUTO_CHAIN);
   int mode = server ? (ssl::verify_peer | ssl::verify_fail_if_no_peer_cert) : ssl::verify_peer;
   ctx->set_verify_mode(mode, ec);
   if (ec) return Internal("set_verify_mode: " + ec.message());
