@@ -37,6 +37,7 @@ struct Excess {
   double rise = 0;
   double expected = 0;
   double excess = 0;
+  bool by_share = false;  // expected from the reference's share of what the link sent
 };
 
 Excess ExcessOf(const CounterIndex::Series& s, const LocaliseWindow& w) {
@@ -55,10 +56,47 @@ Excess ExcessOf(const CounterIndex::Series& s, const LocaliseWindow& w) {
   return out;
 }
 
+// A link's TCP retransmissions against the share of what it sent that it
+// retransmitted in the reference: loss can collapse what a link sends, so
+// that it retransmits fewer segments a second than in a baseline where a
+// shaped fabric drops some, while resending a far larger share of what it
+// sends (link_loss 10 % on the flat emulated fabric: ~1,000 a second
+// against the baseline's 2,000-3,000, ~10 % of what it sent against ~1 %;
+// named a rank before this). Counted between the window's first and last
+// samples, not from the last one before it: pushed once a second, that
+// one carries up to a second of the traffic before the fault, at full
+// rate. The larger excess of this and ExcessOf's.
+Excess RetransExcessOf(const CounterIndex& counters, const CounterIndex::Key& key,
+                       const CounterIndex::Series& s, std::string_view link,
+                       const LocaliseWindow& w) {
+  const Excess by_rate = ExcessOf(s, w);
+  if (s.empty() || !(w.ref_to_s > w.ref_from_s) || s.front().first > w.ref_from_s) return by_rate;
+  const auto& all = counters.series();
+  auto tx = all.find({key.first, std::string(link) + ".tx_bytes"});
+  if (tx == all.end() || tx->second.empty() || tx->second.front().first > w.ref_from_s) {
+    return by_rate;
+  }
+  const double ref_tx = CounterIncrease(tx->second, w.ref_from_s, w.ref_to_s);
+  auto first = std::lower_bound(s.begin(), s.end(), w.from_s,
+                                [](const auto& x, double t) { return x.first < t; });
+  auto last = std::upper_bound(s.begin(), s.end(), w.to_s,
+                               [](double t, const auto& x) { return t < x.first; });
+  if (!(ref_tx > 0) || first == s.end() || last == s.begin()) return by_rate;
+  const double from = first->first, to = std::prev(last)->first;
+  if (!(to > from)) return by_rate;
+  Excess out{.rise = CounterIncrease(s, from, to), .by_share = true};
+  out.expected =
+      CounterIncrease(s, w.ref_from_s, w.ref_to_s) * CounterIncrease(tx->second, from, to) / ref_tx;
+  if (out.rise - out.expected >= 1 && out.rise >= 3 * out.expected) {
+    out.excess = out.rise - out.expected;
+  }
+  return out.excess > by_rate.excess ? out : by_rate;
+}
+
 std::string Rise(std::string_view counter, const Excess& e) {
   if (e.expected < 0.5) return fmt::format("{} +{:g}", counter, e.rise);
-  return fmt::format("{} +{:g} (~{:.0f} expected at the baseline's rate)", counter, e.rise,
-                     e.expected);
+  return fmt::format("{} +{:g} (~{:.0f} expected at the baseline's {})", counter, e.rise,
+                     e.expected, e.by_share ? "share of what it sent" : "rate");
 }
 
 using Candidate = LinkEvidence;
@@ -92,7 +130,8 @@ std::vector<Candidate> ScoreLinks(const CounterIndex& counters, const LocaliseWi
     if (link == "tcp" || link.starts_with("rank/")) continue;
     const double weight = LinkEvidenceWeight(counter);
     if (weight <= 0) continue;
-    const Excess e = ExcessOf(*s, w);
+    const Excess e = counter == "tcp_retrans_segs" ? RetransExcessOf(counters, key, *s, link, w)
+                                                   : ExcessOf(*s, w);
     if (e.excess < MinExcess(counter)) continue;  // 0 when it did not rise clearly
     Scored& scored = by_link[{key.first, std::string(link)}];
     Candidate& c = scored.c;
@@ -219,8 +258,14 @@ std::optional<RankEvidence> LastToArrive(const std::vector<Iteration>& series,
 // The rate a cumulative counter rose at between its last sample at or
 // before FROM (or, when it started later — a rank's first sample comes
 // after the baseline began — its first sample) and its last at or before
-// TO (resets as CounterIncrease); nullopt without two such samples.
-std::optional<double> RateOver(const CounterIndex::Series& s, double from, double to) {
+// TO (resets as CounterIncrease); nullopt without two such samples, or when
+// less than `min_inside` of the time between them lies in [FROM, TO]: a
+// window that opened between two samples is measured mostly before it
+// until the next ones come (the live view, a fraction of a second into a
+// fault, once named a rank "starved" from a second of its CPU time that
+// was 0.66 s before the fault).
+std::optional<double> RateOver(const CounterIndex::Series& s, double from, double to,
+                               double min_inside = 0) {
   const std::pair<double, double>* a = s.empty() ? nullptr : &s.front();
   const std::pair<double, double>* b = nullptr;
   for (const auto& x : s) {
@@ -228,7 +273,9 @@ std::optional<double> RateOver(const CounterIndex::Series& s, double from, doubl
     if (x.first <= to) b = &x;
   }
   if (a == nullptr || b == nullptr || !(b->first > a->first)) return std::nullopt;
-  return CounterIncrease(s, a->first, b->first) / (b->first - a->first);
+  const double span = b->first - a->first;
+  if (std::min(b->first, to) - std::max(a->first, from) < min_inside * span) return std::nullopt;
+  return CounterIncrease(s, a->first, b->first) / span;
 }
 
 struct CpuEvidence {
@@ -237,6 +284,10 @@ struct CpuEvidence {
   double ratio = 1;   // its CPU rate in the window over its rate in the reference
   double others = 1;  // the other ranks' median ratio
 };
+
+// At least this share of the time a rank's CPU rate in the window is
+// measured over must lie in the window.
+constexpr double kMinInside = 0.5;
 
 // Signal 3b: the rank that got less CPU time than it did in the reference
 // while its peers did not ("rank/<r>.cpu_seconds", agents/counters.h): at
@@ -255,7 +306,7 @@ std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const Local
     if (!link.starts_with("rank/") || counter != "cpu_seconds") continue;
     if (!has_reference) continue;
     const std::optional<double> ref = RateOver(*s, w.ref_from_s, w.ref_to_s);
-    const std::optional<double> in = RateOver(*s, w.from_s, w.to_s);
+    const std::optional<double> in = RateOver(*s, w.from_s, w.to_s, kMinInside);
     if (!ref || !in || *ref < 0.05) continue;
     ranks.push_back({.rank = std::atoi(std::string(link.substr(5)).c_str()),
                      .node = key.first,

@@ -349,6 +349,45 @@ TEST(Localise, ALastRankThatKeptItsCpuDoesNotExplainALossyLinksRetransmissions) 
   EXPECT_EQ(r->element, "rank 0 (n0)");
 }
 
+// Loss that collapses what the link sends: it retransmits fewer segments a
+// second than in a baseline where the shaped fabric drops some (here 3,000
+// a second of 430 MB: 1 %), but a far larger share of what it still sends
+// (800 a second of 10 MB: 11.6 %). The link is named, against the
+// baseline's share (bench/localisation.sh's link_loss on the flat fabric
+// named the rank that arrived last, 0 of 4, before this).
+TEST(Localise, ALinkWhoseLossCollapsedItsTrafficIsNamedByItsShareResent) {
+  const auto events = Samples({"fab0.tcp_retrans_segs", "fab0.tx_bytes", "rank/0.cpu_seconds"},
+                              [](const std::string& node, const std::string& c, int t) -> double {
+                                if (c == "rank/0.cpu_seconds") return 0.9 * t;
+                                const bool tx = c == "fab0.tx_bytes";
+                                double v = 0;  // a rate per second, summed
+                                for (int k = 1; k <= t; ++k) {
+                                  const bool lossy = node == "n3" && k > 15 && k <= 20;
+                                  v += tx ? (lossy ? 1e7 : 4.3e8) : (lossy ? 800 : 3000);
+                                }
+                                return v;
+                              });
+  auto c = Localise(CounterIndex(events), Iterations(0, 30, 15, 20), kWindow);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link n3 fab0");
+  EXPECT_EQ(c->link_rises,
+            "tcp_retrans_segs +4000 (~349 expected at the baseline's share of what it sent)");
+  EXPECT_EQ(c->evidence[1],
+            "n3 fab0 resent about 11.6 % of what it sent, and no rank ran short of CPU: loss on "
+            "the link, not a stalled receiver");
+  // Every link's traffic and retransmissions fall alike (the job slowed
+  // for another reason): no share rose, no link is named.
+  const auto alike = Samples({"fab0.tcp_retrans_segs", "fab0.tx_bytes", "rank/0.cpu_seconds"},
+                             [](const std::string&, const std::string& c, int t) -> double {
+                               if (c == "rank/0.cpu_seconds") return 0.9 * t;
+                               const double base = c == "fab0.tx_bytes" ? 4.3e8 : 3000;
+                               return t <= 15 ? base * t : base * 15 + base / 40 * (t - 15);
+                             });
+  auto a = Localise(CounterIndex(alike), Iterations(0, 30, 15, 20), kWindow);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->element, "rank 0 (n0)");
+}
+
 // A switch port's own counters (its agent samples them too) outweigh the
 // retransmissions its drops cause at the sender.
 TEST(Localise, ASwitchPortsOwnCountersOutweighTheSendersRetransmissions) {
@@ -406,6 +445,29 @@ TEST(Localise, ARankThatLostItsCpuTimeIsNamed) {
         return t <= 15 ? 0.9 * t : 0.9 * 15 + 0.5 * (t - 15);
       });
   EXPECT_FALSE(Localise(CounterIndex(all), {}, kWindow).has_value());
+}
+
+// A window that opened between two samples is measured, until the next
+// ones come, over a second that lies mostly before it: that second's CPU
+// time does not speak for the fault (the live view once named a rank
+// "starved", high, 0.34 s into a leaf-down, from a second 0.66 s of which
+// came before it). Once most of the second is inside, it does.
+TEST(Localise, ACpuRateMeasuredMostlyBeforeTheWindowDoesNotNameARank) {
+  const auto events = Samples({"rank/0.cpu_seconds"},
+                              [](const std::string& node, const std::string&, int t) -> double {
+                                if (node != "n2" || t <= 14) return 0.9 * t;
+                                return 0.9 * 14 + 0.3 * (t - 14);  // a third, from 14 s on
+                              });
+  const CounterIndex index(events);
+  LocaliseWindow early = kWindow;
+  early.from_s = 14.7;  // the second from 14 to 15: 0.3 s of it inside
+  early.to_s = 15.3;
+  EXPECT_FALSE(Localise(index, {}, early).has_value());
+  LocaliseWindow later = early;
+  later.from_s = 14.4;  // 0.6 s of it inside
+  auto c = Localise(index, {}, later);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "rank 0 (n2)");
 }
 
 TEST(Localise, EvidenceWeights) {
