@@ -48,7 +48,17 @@ Excess ExcessOf(const CounterIndex::Series& s, const LocaliseWindow& w) {
   out.rise = CounterIncrease(s, w.from_s, w.to_s);
   if (w.ref_to_s > w.ref_from_s && s.front().first <= w.ref_from_s) {
     const double rate = CounterIncrease(s, w.ref_from_s, w.ref_to_s) / (w.ref_to_s - w.ref_from_s);
-    out.expected = rate * (w.to_s - w.from_s);
+    // Expected over the time the rise spans, from the last sample at or
+    // before the window's start to the last at or before its end, not over
+    // the window: pushed once a second, a window a fraction of a second old
+    // holds a whole second's rise (the live view named a link on a second
+    // of the baseline's retransmissions 0.0-0.3 s into a fault).
+    auto at_or_before = [&](double t) {
+      return std::prev(std::upper_bound(s.begin(), s.end(), t,
+                                        [](double v, const auto& x) { return v < x.first; }))
+          ->first;
+    };
+    out.expected = rate * (at_or_before(w.to_s) - at_or_before(w.from_s));
   }
   if (out.rise - out.expected >= 1 && out.rise >= 3 * out.expected) {
     out.excess = out.rise - out.expected;
@@ -258,14 +268,12 @@ std::optional<RankEvidence> LastToArrive(const std::vector<Iteration>& series,
 // The rate a cumulative counter rose at between its last sample at or
 // before FROM (or, when it started later — a rank's first sample comes
 // after the baseline began — its first sample) and its last at or before
-// TO (resets as CounterIncrease); nullopt without two such samples, or when
-// less than `min_inside` of the time between them lies in [FROM, TO]: a
-// window that opened between two samples is measured mostly before it
-// until the next ones come (the live view, a fraction of a second into a
-// fault, once named a rank "starved" from a second of its CPU time that
-// was 0.66 s before the fault).
+// TO (resets as CounterIncrease); nullopt without two such samples. With
+// `inside`, the share of the time between those samples that lies in
+// [FROM, TO]: a window that opened between two samples is measured mostly
+// before it until the next ones come.
 std::optional<double> RateOver(const CounterIndex::Series& s, double from, double to,
-                               double min_inside = 0) {
+                               double* inside = nullptr) {
   const std::pair<double, double>* a = s.empty() ? nullptr : &s.front();
   const std::pair<double, double>* b = nullptr;
   for (const auto& x : s) {
@@ -274,7 +282,7 @@ std::optional<double> RateOver(const CounterIndex::Series& s, double from, doubl
   }
   if (a == nullptr || b == nullptr || !(b->first > a->first)) return std::nullopt;
   const double span = b->first - a->first;
-  if (std::min(b->first, to) - std::max(a->first, from) < min_inside * span) return std::nullopt;
+  if (inside != nullptr) *inside = (std::min(b->first, to) - std::max(a->first, from)) / span;
   return CounterIncrease(s, a->first, b->first) / span;
 }
 
@@ -283,10 +291,14 @@ struct CpuEvidence {
   std::string node;
   double ratio = 1;   // its CPU rate in the window over its rate in the reference
   double others = 1;  // the other ranks' median ratio
+  double inside = 1;  // the share of the time its rate was measured over in the window
 };
 
-// At least this share of the time a rank's CPU rate in the window is
-// measured over must lie in the window.
+// A rank's CPU rate measured over less than this share inside the window
+// speaks only when the line-up names the same rank (Localise): the live
+// view once named a rank "starved", high, 0.34 s into a leaf-down, from a
+// second of CPU time 0.66 s of which came before the fault, while a
+// straggler that lost its CPU is also the rank its peers wait for.
 constexpr double kMinInside = 0.5;
 
 // Signal 3b: the rank that got less CPU time than it did in the reference
@@ -306,11 +318,13 @@ std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const Local
     if (!link.starts_with("rank/") || counter != "cpu_seconds") continue;
     if (!has_reference) continue;
     const std::optional<double> ref = RateOver(*s, w.ref_from_s, w.ref_to_s);
-    const std::optional<double> in = RateOver(*s, w.from_s, w.to_s, kMinInside);
+    double inside = 1;
+    const std::optional<double> in = RateOver(*s, w.from_s, w.to_s, &inside);
     if (!ref || !in || *ref < 0.05) continue;
     ranks.push_back({.rank = std::atoi(std::string(link.substr(5)).c_str()),
                      .node = key.first,
-                     .ratio = *in / *ref});
+                     .ratio = *in / *ref,
+                     .inside = inside});
   }
   if (ranks.size() < 2) return std::nullopt;
   auto low = std::min_element(ranks.begin(), ranks.end(),
@@ -490,7 +504,10 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
   const std::vector<Candidate> transport = TransportCandidates(counters, w);
   const std::optional<RankEvidence> last = LastToArrive(series, w);
   bool cpu_sampled = false;
-  const std::optional<CpuEvidence> starved = StarvedRank(counters, w, &cpu_sampled);
+  std::optional<CpuEvidence> starved = StarvedRank(counters, w, &cpu_sampled);
+  if (starved && starved->inside < kMinInside && !(last && last->rank == starved->rank)) {
+    starved.reset();
+  }
   auto transport_words = [&](const std::string& node) -> std::optional<std::string> {
     for (const Candidate& c : transport) {
       if (c.node == node) return node + ": " + fmt::format("{}", fmt::join(c.rises, ", "));

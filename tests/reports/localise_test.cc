@@ -449,9 +449,10 @@ TEST(Localise, ARankThatLostItsCpuTimeIsNamed) {
 
 // A window that opened between two samples is measured, until the next
 // ones come, over a second that lies mostly before it: that second's CPU
-// time does not speak for the fault (the live view once named a rank
+// time does not speak for the fault alone (the live view once named a rank
 // "starved", high, 0.34 s into a leaf-down, from a second 0.66 s of which
-// came before it). Once most of the second is inside, it does.
+// came before it), only with the line-up naming the same rank, as it does
+// for a straggler. Once most of the second is inside, it speaks alone.
 TEST(Localise, ACpuRateMeasuredMostlyBeforeTheWindowDoesNotNameARank) {
   const auto events = Samples({"rank/0.cpu_seconds"},
                               [](const std::string& node, const std::string&, int t) -> double {
@@ -463,11 +464,39 @@ TEST(Localise, ACpuRateMeasuredMostlyBeforeTheWindowDoesNotNameARank) {
   early.from_s = 14.7;  // the second from 14 to 15: 0.3 s of it inside
   early.to_s = 15.3;
   EXPECT_FALSE(Localise(index, {}, early).has_value());
+  auto agreed = Localise(index, Iterations(0, 35, 14.7, 15.3), early);
+  ASSERT_TRUE(agreed.has_value());
+  EXPECT_EQ(agreed->element, "rank 0 (n2)");
+  EXPECT_EQ(agreed->evidence.front(),
+            "rank 0 (n2) ran 33 % of its baseline CPU time while its peers ran 100 %: stopped or "
+            "starved");
   LocaliseWindow later = early;
   later.from_s = 14.4;  // 0.6 s of it inside
   auto c = Localise(index, {}, later);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->element, "rank 0 (n2)");
+}
+
+// A window a fraction of a second old holds, once a sample lands in it, a
+// whole second's rise: it is weighed against the baseline's rate over that
+// second, not over the window (the live view named a link on a second of
+// the baseline's retransmissions 0.0-0.3 s into a fault). Over the same
+// second, a rise well above the baseline's rate still speaks.
+TEST(Localise, AWholeSecondsRiseInAYoungWindowIsWeighedOverThatSecond) {
+  auto events_with = [](double in_second_15) {
+    return Samples({"fab0.tcp_retrans_segs"},
+                   [=](const std::string& node, const std::string&, int t) -> double {
+                     const double base = 3000.0 * t;
+                     return node == "n1" && t >= 15 ? base + in_second_15 : base;
+                   });
+  };
+  LocaliseWindow young = kWindow;
+  young.from_s = 14.9;
+  young.to_s = 15.05;
+  EXPECT_FALSE(Localise(CounterIndex(events_with(0)), {}, young).has_value());
+  auto c = Localise(CounterIndex(events_with(9000)), {}, young);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->element, "link n1 fab0");
 }
 
 TEST(Localise, EvidenceWeights) {
