@@ -40,6 +40,20 @@ struct Excess {
   bool by_share = false;  // expected from the reference's share of what the link sent
 };
 
+// The last sample at or before T, nullptr when every sample is later
+// (series are in time order).
+const std::pair<double, double>* LastAtOrBefore(const CounterIndex::Series& s, double t) {
+  auto after =
+      std::upper_bound(s.begin(), s.end(), t, [](double v, const auto& x) { return v < x.first; });
+  return after == s.begin() ? nullptr : &*std::prev(after);
+}
+
+// A rise counts when it is at least one event and three times what was
+// expected: its excess over that, else 0.
+void Judge(Excess& e) {
+  e.excess = e.rise - e.expected >= 1 && e.rise >= 3 * e.expected ? e.rise - e.expected : 0;
+}
+
 Excess ExcessOf(const CounterIndex::Series& s, const LocaliseWindow& w) {
   Excess out;
   // A counter needs a sample at or before the window's start to say what
@@ -53,16 +67,9 @@ Excess ExcessOf(const CounterIndex::Series& s, const LocaliseWindow& w) {
     // the window: pushed once a second, a window a fraction of a second old
     // holds a whole second's rise (the live view named a link on a second
     // of the baseline's retransmissions 0.0-0.3 s into a fault).
-    auto at_or_before = [&](double t) {
-      return std::prev(std::upper_bound(s.begin(), s.end(), t,
-                                        [](double v, const auto& x) { return v < x.first; }))
-          ->first;
-    };
-    out.expected = rate * (at_or_before(w.to_s) - at_or_before(w.from_s));
+    out.expected = rate * (LastAtOrBefore(s, w.to_s)->first - LastAtOrBefore(s, w.from_s)->first);
   }
-  if (out.rise - out.expected >= 1 && out.rise >= 3 * out.expected) {
-    out.excess = out.rise - out.expected;
-  }
+  Judge(out);
   return out;
 }
 
@@ -89,17 +96,14 @@ Excess RetransExcessOf(const CounterIndex& counters, const CounterIndex::Key& ke
   const double ref_tx = CounterIncrease(tx->second, w.ref_from_s, w.ref_to_s);
   auto first = std::lower_bound(s.begin(), s.end(), w.from_s,
                                 [](const auto& x, double t) { return x.first < t; });
-  auto last = std::upper_bound(s.begin(), s.end(), w.to_s,
-                               [](double t, const auto& x) { return t < x.first; });
-  if (!(ref_tx > 0) || first == s.end() || last == s.begin()) return by_rate;
-  const double from = first->first, to = std::prev(last)->first;
+  const std::pair<double, double>* last = LastAtOrBefore(s, w.to_s);
+  if (!(ref_tx > 0) || first == s.end() || last == nullptr) return by_rate;
+  const double from = first->first, to = last->first;
   if (!(to > from)) return by_rate;
   Excess out{.rise = CounterIncrease(s, from, to), .by_share = true};
   out.expected =
       CounterIncrease(s, w.ref_from_s, w.ref_to_s) * CounterIncrease(tx->second, from, to) / ref_tx;
-  if (out.rise - out.expected >= 1 && out.rise >= 3 * out.expected) {
-    out.excess = out.rise - out.expected;
-  }
+  Judge(out);
   return out.excess > by_rate.excess ? out : by_rate;
 }
 
@@ -274,12 +278,9 @@ std::optional<RankEvidence> LastToArrive(const std::vector<Iteration>& series,
 // before it until the next ones come.
 std::optional<double> RateOver(const CounterIndex::Series& s, double from, double to,
                                double* inside = nullptr) {
-  const std::pair<double, double>* a = s.empty() ? nullptr : &s.front();
-  const std::pair<double, double>* b = nullptr;
-  for (const auto& x : s) {
-    if (x.first <= from) a = &x;
-    if (x.first <= to) b = &x;
-  }
+  const std::pair<double, double>* a = LastAtOrBefore(s, from);
+  if (a == nullptr && !s.empty()) a = &s.front();
+  const std::pair<double, double>* b = LastAtOrBefore(s, to);
   if (a == nullptr || b == nullptr || !(b->first > a->first)) return std::nullopt;
   const double span = b->first - a->first;
   if (inside != nullptr) *inside = (std::min(b->first, to) - std::max(a->first, from)) / span;
