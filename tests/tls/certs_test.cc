@@ -15,11 +15,16 @@
 #include "harness/tls/tls_config.h"
 #include "harness/tls/tls_context.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/x509_build.h"
 
 namespace fdrill {
 namespace {
 
 namespace fs = std::filesystem;
+using x509_build::AddExt;
+using x509_build::CertPem;
+using x509_build::FillCert;
+using x509_build::KeyPem;
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -42,57 +47,19 @@ std::string KeyType(const std::string& pem) {
   return type;
 }
 
-std::string Pem(int (*write)(BIO*, void*), void* what) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  std::string out;
-  if (write(bio, what) == 1) {
-    char* data = nullptr;
-    long n = BIO_get_mem_data(bio, &data);
-    out.assign(data, static_cast<size_t>(n));
-  }
-  BIO_free(bio);
-  return out;
-}
-
-bool AddExt(X509* cert, int nid, const char* value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
-  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
-  bool ok = ext != nullptr && X509_add_ext(cert, ext, -1) == 1;
-  X509_EXTENSION_free(ext);
-  return ok;
-}
-
 // A CA made elsewhere with an Ed25519 key, as `openssl req -x509 -newkey
 // ed25519` makes one: EdDSA signs without a separate digest.
 PemPair Ed25519Ca() {
   EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
   X509* cert = X509_new();
-  X509_NAME* name = X509_get_subject_name(cert);
-  bool ok = key != nullptr && X509_set_version(cert, 2) == 1 &&
-            ASN1_INTEGER_set(X509_get_serialNumber(cert), 7) == 1 &&
-            X509_gmtime_adj(X509_getm_notBefore(cert), -60) != nullptr &&
-            X509_gmtime_adj(X509_getm_notAfter(cert), 3600) != nullptr &&
-            X509_set_pubkey(cert, key) == 1 &&
-            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                                       reinterpret_cast<const unsigned char*>("ed25519 CA"), -1, -1,
-                                       0) == 1 &&
-            X509_set_issuer_name(cert, name) == 1 &&
-            AddExt(cert, NID_basic_constraints, "critical,CA:TRUE") &&
-            AddExt(cert, NID_key_usage, "critical,keyCertSign") &&
-            AddExt(cert, NID_subject_key_identifier, "hash") && X509_sign(cert, key, nullptr) > 0;
+  bool ok = key != nullptr && FillCert(cert, key, "ed25519 CA", 7) &&
+            X509_set_issuer_name(cert, X509_get_subject_name(cert)) == 1 &&
+            AddExt(cert, cert, NID_basic_constraints, "critical,CA:TRUE") &&
+            AddExt(cert, cert, NID_key_usage, "critical,keyCertSign") &&
+            AddExt(cert, cert, NID_subject_key_identifier, "hash") &&
+            X509_sign(cert, key, nullptr) > 0;
   PemPair ca;
-  if (ok) {
-    ca.cert =
-        Pem([](BIO* b, void* c) { return PEM_write_bio_X509(b, static_cast<X509*>(c)); }, cert);
-    ca.key = Pem(
-        [](BIO* b, void* k) {
-          return PEM_write_bio_PrivateKey(b, static_cast<EVP_PKEY*>(k), nullptr, nullptr, 0,
-                                          nullptr, nullptr);
-        },
-        key);
-  }
+  if (ok) ca = {CertPem(cert), KeyPem(key)};
   X509_free(cert);
   EVP_PKEY_free(key);
   return ca;

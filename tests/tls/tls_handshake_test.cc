@@ -8,7 +8,6 @@
 
 #include <gtest/gtest.h>
 #include <openssl/bio.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -16,11 +15,16 @@
 #include "harness/tls/tls_config.h"
 #include "harness/tls/tls_context.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/x509_build.h"
 
 namespace fdrill {
 namespace {
 
 namespace fs = std::filesystem;
+using x509_build::AddExt;
+using x509_build::CertPem;
+using x509_build::FillCert;
+using x509_build::KeyPem;
 
 using SslPtr = std::unique_ptr<SSL, decltype(&SSL_free)>;
 
@@ -76,40 +80,6 @@ int SentByClientBesidesItsLeaf(const Handshake& h) {
   return sk_X509_num(SSL_get_peer_cert_chain(h.server.get()));
 }
 
-std::string ToPem(X509* cert) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  std::string out;
-  if (PEM_write_bio_X509(bio, cert) == 1) {
-    char* data = nullptr;
-    long n = BIO_get_mem_data(bio, &data);
-    out.assign(data, static_cast<size_t>(n));
-  }
-  BIO_free(bio);
-  return out;
-}
-
-std::string KeyPem(EVP_PKEY* key) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  std::string out;
-  if (PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr) == 1) {
-    char* data = nullptr;
-    long n = BIO_get_mem_data(bio, &data);
-    out.assign(data, static_cast<size_t>(n));
-  }
-  BIO_free(bio);
-  return out;
-}
-
-bool AddExt(X509* cert, X509* issuer, int nid, const char* value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
-  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
-  bool ok = ext != nullptr && X509_add_ext(cert, ext, -1) == 1;
-  X509_EXTENSION_free(ext);
-  return ok;
-}
-
 // A site's PKI, as `openssl` makes one: a root that may sign one level of
 // CA below it, and an intermediate CA it signed. Returns {root, intermediate}.
 std::pair<PemPair, PemPair> RootAndIntermediate() {
@@ -117,22 +87,13 @@ std::pair<PemPair, PemPair> RootAndIntermediate() {
   EVP_PKEY* mid_key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
   X509* root = X509_new();
   X509* mid = X509_new();
-  auto fill = [](X509* cert, EVP_PKEY* key, const char* cn, long serial) {
-    X509_NAME* name = X509_get_subject_name(cert);
-    return X509_set_version(cert, 2) == 1 &&
-           ASN1_INTEGER_set(X509_get_serialNumber(cert), serial) == 1 &&
-           X509_gmtime_adj(X509_getm_notBefore(cert), -60) != nullptr &&
-           X509_gmtime_adj(X509_getm_notAfter(cert), 3600) != nullptr &&
-           X509_set_pubkey(cert, key) == 1 &&
-           X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                                      reinterpret_cast<const unsigned char*>(cn), -1, -1, 0) == 1;
-  };
-  bool ok = root_key != nullptr && mid_key != nullptr && fill(root, root_key, "site root", 1) &&
+  bool ok = root_key != nullptr && mid_key != nullptr && FillCert(root, root_key, "site root", 1) &&
             X509_set_issuer_name(root, X509_get_subject_name(root)) == 1 &&
             AddExt(root, root, NID_basic_constraints, "critical,CA:TRUE,pathlen:1") &&
             AddExt(root, root, NID_key_usage, "critical,keyCertSign") &&
             AddExt(root, root, NID_subject_key_identifier, "hash") &&
-            X509_sign(root, root_key, EVP_sha256()) > 0 && fill(mid, mid_key, "site issuing", 2) &&
+            X509_sign(root, root_key, EVP_sha256()) > 0 &&
+            FillCert(mid, mid_key, "site issuing", 2) &&
             X509_set_issuer_name(mid, X509_get_subject_name(root)) == 1 &&
             AddExt(mid, root, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
             AddExt(mid, root, NID_key_usage, "critical,keyCertSign") &&
@@ -140,7 +101,7 @@ std::pair<PemPair, PemPair> RootAndIntermediate() {
             AddExt(mid, root, NID_authority_key_identifier, "keyid:always") &&
             X509_sign(mid, root_key, EVP_sha256()) > 0;
   std::pair<PemPair, PemPair> out;
-  if (ok) out = {{ToPem(root), KeyPem(root_key)}, {ToPem(mid), KeyPem(mid_key)}};
+  if (ok) out = {{CertPem(root), KeyPem(root_key)}, {CertPem(mid), KeyPem(mid_key)}};
   X509_free(root);
   X509_free(mid);
   EVP_PKEY_free(root_key);
