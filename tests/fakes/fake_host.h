@@ -3,9 +3,12 @@
 // argv prefix (first match wins; unmatched commands succeed with empty
 // output). FakeSysFs is an in-memory file tree: a map from path to content,
 // directories implied by the paths under them (or made with MakeDir).
+// FakeProcessRunner's Run may be called from several threads at once, as
+// the real runner's is (CheckRshReachesEveryHost asks 32 hosts at a time).
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,7 @@ class FakeProcessRunner final : public ProcessRunner {
   }
 
   Result<ProcessResult> Run(const std::vector<std::string>& argv, Duration) override {
+    std::lock_guard<std::mutex> lock(mu_);
     calls_.push_back(argv);
     ExpectKnownProgram(argv);
     for (auto& rule : rules_) {
@@ -59,6 +63,7 @@ class FakeProcessRunner final : public ProcessRunner {
   }
 
  private:
+  std::mutex mu_;  // Run's: the rules' counts and the calls
   std::vector<Rule> rules_;
   std::vector<std::vector<std::string>> calls_;
 };
