@@ -146,6 +146,42 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
   return Ok();  // anything else: recorded, not run
 }
 
+Result<std::vector<LinkState>> FakeHostNetStack::Links() {
+  std::vector<LinkState> out;
+  for (const auto& [name, i] : kernel_.ifaces())
+    out.push_back(LinkState{name, i.up, i.up ? "UP" : "DOWN", ""});
+  return out;
+}
+
+Result<std::vector<Qdisc>> FakeHostNetStack::Qdiscs(const std::string& ifname) {
+  auto it = kernel_.ifaces().find(ifname);
+  if (it == kernel_.ifaces().end()) return NotFound("no interface \"" + ifname + "\" here");
+  const FakeHostKernel::Iface& i = it->second;
+  Qdisc q{i.qdisc_kind, i.qdisc_handle, "", Json::object()};
+  if (i.qdisc_kind == "tbf") q.options = {{"rate", i.rate_bytes}, {"burst", i.burst}};
+  return std::vector<Qdisc>{std::move(q)};
+}
+
+Result<std::vector<RootQdiscCounters>> FakeHostNetStack::RootCounters() {
+  std::vector<RootQdiscCounters> out;
+  for (const auto& [name, i] : kernel_.ifaces()) out.push_back(RootQdiscCounters{name, 0, 0});
+  return out;
+}
+
+Result<std::vector<Neighbour>> FakeHostNetStack::Neighbours(const std::string& ifname) {
+  auto it = kernel_.ifaces().find(ifname);
+  if (it == kernel_.ifaces().end()) return NotFound("no interface \"" + ifname + "\" here");
+  std::vector<Neighbour> out;
+  for (const auto& n : it->second.neighbours)
+    out.push_back(Neighbour{n.dst, n.lladdr, n.permanent ? "PERMANENT" : "STALE"});
+  return out;
+}
+
+Status FakeHostNetStack::Apply(const NetChange& change) {
+  auto r = RunChecked(kernel_, change.Argv());
+  return r.ok() ? Status::Ok() : r.status();
+}
+
 namespace {
 
 // The fake machine's sysfs files (FakeHostSysFs); built once, shared by every
@@ -204,6 +240,17 @@ std::string OperstateOf(const std::string& path) {
 }  // namespace
 
 Result<std::string> FakeHostSysFs::Read(const std::string& path) {
+  // The counters sample's netdev statistics, as the kernel prints them:
+  // every interface of the model, all zero.
+  if (path == "/proc/net/dev") {
+    std::string text =
+        "Inter-|   Receive                                                |  Transmit\n"
+        " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs "
+        "drop fifo colls carrier compressed\n";
+    for (const auto& [name, _] : kernel_.ifaces())
+      text += name + ": 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+    return text;
+  }
   if (std::string name = OperstateOf(path); !name.empty()) {
     auto it = kernel_.ifaces().find(name);
     if (it != kernel_.ifaces().end()) {

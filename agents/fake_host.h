@@ -17,6 +17,12 @@
 // is only recorded. Faults on processes find none (an empty process table
 // that refuses to spawn), so cpu_hog and mem_pressure fail to apply.
 //
+// FakeHostNetStack (below) reads the same model as structs, as the real
+// agent's NetlinkNetStack reads the kernel's, and makes its changes through
+// FakeHostKernel::Run with each change's iproute2 command, so recorded()
+// shows them as before. The fake machine's agents use it; the JSON answers
+// stay for what still asks `ip` and `tc` (tests, the inventory's probes).
+//
 // Single-threaded, like the AgentService that owns it.
 #pragma once
 
@@ -27,6 +33,7 @@
 #include <vector>
 
 #include "harness/host/host.h"
+#include "harness/host/net_stack.h"
 #include "harness/host/processes.h"
 
 namespace fdrill {
@@ -65,6 +72,35 @@ class FakeHostKernel final : public ProcessRunner {
   uint64_t mutations_ = 0;
 };
 
+// The model's network state through the NetStack seam: what the
+// iproute2 stack would read from FakeHostKernel's JSON answers, without
+// printing and parsing it (at 10,000 fake agents in one process that was a
+// quarter of the fleet's CPU: docs/performance.md).
+class FakeHostNetStack final : public NetStack {
+ public:
+  explicit FakeHostNetStack(FakeHostKernel& kernel) : kernel_(kernel) {}
+  Result<std::vector<LinkState>> Links() override;
+  Result<std::vector<Qdisc>> Qdiscs(const std::string& ifname) override;
+  // The model keeps no htb classes or filters: none.
+  Result<std::vector<HtbClass>> HtbClasses(const std::string&) override {
+    return std::vector<HtbClass>{};
+  }
+  Result<std::vector<U32Filter>> U32Filters(const std::string&) override {
+    return std::vector<U32Filter>{};
+  }
+  Result<std::vector<RootQdiscCounters>> RootCounters() override;
+  // Every address over mgmt0; none held here (FakeHostKernel's routes).
+  Result<std::string> RouteDevice(const std::string&) override { return std::string("mgmt0"); }
+  Result<std::vector<std::string>> AddressDevices(const std::string&) override {
+    return std::vector<std::string>{};
+  }
+  Result<std::vector<Neighbour>> Neighbours(const std::string& ifname) override;
+  Status Apply(const NetChange& change) override;
+
+ private:
+  FakeHostKernel& kernel_;
+};
+
 // No processes: rank faults find nothing to signal, helpers cannot start.
 class FakeHostProcesses final : public ProcessTable {
  public:
@@ -85,7 +121,8 @@ class FakeHostProcesses final : public ProcessTable {
 };
 
 // A read-only model of the sysfs an inventory reads (agents/inventory.h):
-// one RoCE HCA mlx5_0 (port 1 ACTIVE, 100 Gb/sec, Ethernet, PCI function of
+// /proc/net/dev with every interface of the kernel model at zero (the
+// counters sample), one RoCE HCA mlx5_0 (port 1 ACTIVE, 100 Gb/sec, Ethernet, PCI function of
 // fab0, NUMA node 0, its port counters all zero), the netdevs mgmt0
 // (10 Gb/s) and fab0 (100 Gb/s), one NUMA node with CPUs 0-7. A netdev's
 // operstate follows the kernel model (a link_down fault shows). Nothing can
@@ -116,7 +153,12 @@ struct FakeHost {
   FakeHostKernel kernel;
   FakeHostSysFs sysfs{kernel};
   FakeHostProcesses procs;
-  Host host() { return Host{&kernel, &sysfs, &procs, ""}; }
+  FakeHostNetStack net{kernel};
+  Host host() {
+    Host h{&kernel, &sysfs, &procs, ""};
+    h.net = &net;
+    return h;
+  }
 };
 
 }  // namespace fdrill

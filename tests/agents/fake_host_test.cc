@@ -17,6 +17,7 @@
 #include "agents/counters.h"
 #include "agents/fake_fleet.h"
 #include "agents/journal.h"
+#include "harness/host/iproute_net_stack.h"
 #include "tests/agents/test_agent.h"
 
 namespace fdrill {
@@ -167,6 +168,85 @@ TEST(FakeHostKernelTest, CountersSampleAnswersZeros) {
   EXPECT_EQ((*c)["fab0.qdisc_drops"], 0);
   EXPECT_FALSE(c->contains("mgmt0.rx_bytes"));
   EXPECT_EQ(kernel.mutations(), 0u);  // queries are not recorded as faults
+}
+
+// The agent reads the model through FakeHostNetStack; what it reads must be
+// what the iproute2 stack reads from the same model's JSON answers.
+TEST(FakeHostNetStackTest, ReadsWhatTheIprouteStackReadsFromTheSameModel) {
+  FakeHostKernel kernel;
+  FakeHostNetStack fake(kernel);
+  IprouteNetStack iproute(&kernel);
+  auto same = [&](const std::string& when) {
+    SCOPED_TRACE(when);
+    auto a = fake.Links(), b = iproute.Links();
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->size(), b->size());
+    for (size_t i = 0; i < a->size(); ++i) {
+      EXPECT_EQ((*a)[i].name, (*b)[i].name);
+      EXPECT_EQ((*a)[i].admin_up, (*b)[i].admin_up);
+      EXPECT_EQ((*a)[i].operstate, (*b)[i].operstate);
+    }
+    for (const char* dev : {"fab0", "mgmt0", "nope0"}) {
+      auto q = fake.Qdiscs(dev), r = iproute.Qdiscs(dev);
+      ASSERT_EQ(q.ok(), r.ok()) << dev;
+      if (q.ok()) {
+        EXPECT_EQ(*q, *r) << dev;
+      } else {
+        EXPECT_EQ(q.status().code(), r.status().code());
+      }
+      auto n = fake.Neighbours(dev), m = iproute.Neighbours(dev);
+      ASSERT_EQ(n.ok(), m.ok()) << dev;
+      if (n.ok()) {
+        EXPECT_EQ(*n, *m) << dev;
+      }
+    }
+    auto c = fake.RootCounters(), d = iproute.RootCounters();
+    ASSERT_TRUE(c.ok() && d.ok());
+    ASSERT_EQ(c->size(), d->size());
+    for (size_t i = 0; i < c->size(); ++i) EXPECT_EQ((*c)[i].dev, (*d)[i].dev);
+    EXPECT_EQ(*fake.RouteDevice("198.18.0.9"), *iproute.RouteDevice("198.18.0.9"));
+  };
+  same("at start");
+  ASSERT_TRUE(fake.Apply(NetChange::Tbf("fab0", "", "fd1:", 100'000'000, 32768,
+                                        std::chrono::milliseconds(50)))
+                  .ok());
+  ASSERT_TRUE(
+      fake.Apply(NetChange::NeighReplace("fab0", "198.18.0.2", "02:fd:00:00:01:02", true)).ok());
+  ASSERT_TRUE(
+      fake.Apply(NetChange::NeighReplace("fab0", "198.18.0.3", "02:fd:00:00:01:03", false)).ok());
+  same("with a tbf and two neighbours");
+  EXPECT_EQ((*fake.Qdiscs("fab0"))[0].options["rate"], 12'500'000);
+  EXPECT_EQ((*fake.Neighbours("fab0")).size(), 2u);
+  ASSERT_TRUE(fake.Apply(NetChange::LinkUp("fab0", false)).ok());
+  same("with fab0 down");
+  EXPECT_TRUE(fake.Neighbours("fab0")->empty());  // a down flushes them, as the kernel does
+  // Changes are the iproute2 commands, recorded; one the model refuses fails.
+  EXPECT_EQ(kernel.recorded().back(),
+            (std::vector<std::string>{"ip", "link", "set", "dev", "fab0", "down"}));
+  ASSERT_TRUE(fake.Apply(NetChange::DeleteRootQdisc("fab0")).ok());
+  Status again = fake.Apply(NetChange::DeleteRootQdisc("fab0"));
+  EXPECT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("handle of zero"), std::string::npos) << again.message();
+  EXPECT_EQ(fake.Qdiscs("nope0").status().code(), StatusCode::kNotFound);
+}
+
+// The fake machine's agents sample through /proc/net/dev and the net stack,
+// as a real node's does; the sample is the one `ip -s -j link` gave.
+TEST(FakeHostNetStackTest, TheAgentsCountersSampleIsTheIprouteOne) {
+  FakeHost fake;
+  Host host = fake.host();
+  ASSERT_EQ(host.net, &fake.net);
+  auto dev = fake.sysfs.Read("/proc/net/dev");
+  ASSERT_TRUE(dev.ok()) << dev.status().ToString();
+  EXPECT_NE(dev->find("fab0: 0 0"), std::string::npos) << *dev;
+  auto through_stack = SampleCounters(*host.runner, host.sysfs, "mgmt0", host.net);
+  auto through_tools = SampleCounters(fake.kernel, nullptr, "mgmt0");
+  ASSERT_TRUE(through_stack.ok()) << through_stack.status().ToString();
+  ASSERT_TRUE(through_tools.ok()) << through_tools.status().ToString();
+  EXPECT_EQ(*through_stack, *through_tools);
+  EXPECT_TRUE(through_stack->contains("fab0.tx_bytes"));
+  EXPECT_FALSE(through_stack->contains("mgmt0.rx_bytes"));
+  EXPECT_EQ(fake.kernel.mutations(), 0u);
 }
 
 TEST(FakeHostKernelTest, KeepsABoundedRecordButCountsEveryMutation) {
