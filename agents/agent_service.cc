@@ -348,6 +348,10 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
     return InvalidArgument("lease ttl_ms must be 0 (release) or 100..86400000 (24 h)");
   auto limits = LeaseLimits::FromJson(req.value(proto::key::kLimits, Json()));
   if (!limits.ok()) return limits.status();
+  // The journal ready before the drill's first fault (Journal::Prepare);
+  // one that cannot be kept refuses the lease, so no fault can follow.
+  if (Status s = journal_.Prepare(); !s.ok())
+    return s.Annotate("lease refused: this agent cannot keep its fault journal");
   renewal_ = lease_.held() && !lease_.Lapsed(clock_.Now()) && lease_.owner() == caller.subject &&
              lease_.drill() == drill;
   if (Status s = lease_.Take(caller.subject, drill, std::chrono::milliseconds(ttl_ms), *limits,

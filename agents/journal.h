@@ -35,6 +35,13 @@ class Journal {
   Journal& operator=(const Journal&) = delete;
 
   const std::string& path() const { return path_; }
+  // Opens the file, creating and zero-filling it as needed, as the first
+  // Record would: after it a record is one pwrite and one fdatasync. The
+  // agent prepares its journal when a drill takes its lease, so the first
+  // fault does not pay for the file (an open, a read, a zero-fill and three
+  // syncs), and a journal that cannot be kept refuses the lease, before any
+  // fault. Once; later calls return at once.
+  Status Prepare() { return Open(); }
   // Writes an apply record and syncs it. Returns only once it is durable.
   Status Record(const std::string& id, const Json& record);
   // Writes and syncs a revert record, or, when nothing would be left

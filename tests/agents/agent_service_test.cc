@@ -149,6 +149,30 @@ TEST_F(AgentServiceTest, ALeaseWhoseTtlIsNotAnIntegerIsRefusedAndNothingIsHeld) 
   EXPECT_TRUE(ApplyRate("slow")["ok"].get<bool>());  // still serving
 }
 
+// The lease prepares the journal (Journal::Prepare): the file is there
+// before the first fault, and an agent that cannot keep one refuses the
+// lease, so no fault can be applied through it.
+TEST_F(AgentServiceTest, TheLeasePreparesTheJournalOrIsRefused) {
+  EXPECT_EQ(std::filesystem::file_size(dir_ / "journal.jsonl"), Journal::kMinStep);
+  EXPECT_TRUE(Journal((dir_ / "journal.jsonl").string()).Pending()->empty());
+
+  std::ofstream(dir_ / "not-a-dir") << "x";
+  auto config = TestAgentConfig("n2", dir_ / "not-a-dir");
+  AgentService broken(config, Host{watcher_.get(), nullptr}, clock_);
+  Json reply = broken.Handle(MakeRequest("lease", 1, {{"ttl_ms", 5000}, {"drill", "d1"}}), "test");
+  ASSERT_FALSE(reply["ok"].get<bool>()) << reply.dump();
+  const std::string error = reply["error"].get<std::string>();
+  EXPECT_NE(error.find("cannot keep its fault journal"), std::string::npos) << error;
+  EXPECT_NE(error.find("not-a-dir"), std::string::npos) << error;
+  reply = broken.Handle(MakeRequest("apply", 2,
+                                    {{"fault_id", "slow"},
+                                     {"kind", "link_rate"},
+                                     {"params", {{"interface", "fab0"}, {"rate", "100mbit"}}}}),
+                        "test");
+  EXPECT_FALSE(reply["ok"].get<bool>()) << reply.dump();
+  EXPECT_TRUE(kernel_.Mutations().empty());
+}
+
 TEST_F(AgentServiceTest, RefusesTheManagementInterfaceAndTouchesNothing) {
   Json reply = ApplyRate("cut", "mgmt0");
   EXPECT_FALSE(reply["ok"].get<bool>());

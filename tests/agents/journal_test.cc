@@ -49,6 +49,24 @@ TEST(Journal, PendingIsAppliedMinusReverted) {
   EXPECT_EQ(std::filesystem::file_size(j.path()), Journal::kMinStep);
 }
 
+TEST(Journal, PrepareLeavesTheFileReadyForTheFirstRecord) {
+  Journal j(TempPath("prepared.jsonl"));
+  ASSERT_FALSE(std::filesystem::exists(j.path()));
+  ASSERT_TRUE(j.Prepare().ok());
+  EXPECT_EQ(std::filesystem::file_size(j.path()), Journal::kMinStep);
+  EXPECT_TRUE(j.Pending()->empty());
+  ASSERT_TRUE(j.Prepare().ok());  // twice: nothing changes
+  ASSERT_TRUE(j.Record("f1", {{"kind", "link_rate"}}).ok());
+  EXPECT_EQ(std::filesystem::file_size(j.path()), Journal::kMinStep);
+  ASSERT_EQ(j.Pending()->size(), 1u);
+  // A journal whose directory cannot exist: the error names the file.
+  Journal bad(TempPath("prepared.jsonl") + "/under-a-file/journal.jsonl");
+  std::ofstream(TempPath("prepared.jsonl")) << "x";
+  Status s = bad.Prepare();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("under-a-file/journal.jsonl"), std::string::npos) << s.message();
+}
+
 TEST(Journal, RecordsWriteIntoTheFileWithoutGrowingItUntilItIsFull) {
   Journal j(TempPath("grow.jsonl"));
   ASSERT_TRUE(j.Record("f0", {{"kind", "link_rate"}}).ok());
