@@ -3,11 +3,7 @@
 # against a plain MPI latency loop (an untimed MPI_Barrier between
 # iterations, then MPI_Allreduce timed with MPI_Wtime, nothing else), on the
 # 4-node emulated fabric (one rank per node), sizes 8 B to 8 MiB (x4), ITERS
-# timed iterations after 5 warm-ups (in the one-job pair below, ten times
-# ITERS up to 8 KiB, as OSU's benchmarks run more iterations of small
-# messages: a 200-iteration block of 8 B is 22 ms, short enough for one
-# burst of the box's other work to move a round's ratio by 5-10 %). fdrill
-# runs as a drill runs it: writing
+# timed iterations after 5 warm-ups. fdrill runs as a drill runs it: writing
 # its per-iteration metrics records and watching a stop file (never created
 # here).
 #

@@ -5,14 +5,8 @@
 // fdrill-collective's own loop (workloads/runner.h: RunWorkload with the MPI
 // world and backend, writing its metrics records and watching a stop file,
 // as a drill runs it), both over 8 B..8 MiB (x4), each block ITERS timed
-// iterations after 5 warm-ups, ten times ITERS up to 8 KiB (as OSU's
-// micro-benchmarks do: 10,000 iterations up to 8 KiB, 1,000 above). The
-// order turns round every other round (plain first, then fdrill first).
-//
-// Why more iterations for small sizes: 200 iterations of ~110 us are a
-// 22 ms block, short enough that one softirq burst or one other process
-// on the block's core moved a round's ratio by 5-10 %; a block of ~0.2 s
-// averages over that, and the small sizes add ~3 s to a ~10 s round.
+// iterations after 5 warm-ups. The order turns round every other round
+// (plain first, then fdrill first).
 //
 // Why one job: a new MPI job on the 2-core emulated fabric lands in a state
 // of its own (which connections, which pages, which core handles which
@@ -49,13 +43,6 @@ namespace {
 
 constexpr long kMaxBytes = 8L << 20;
 constexpr int kWarmup = 5;
-// Sizes up to this many bytes run kSmallFactor times the ITERS given.
-constexpr uint64_t kSmallBytes = 8192;
-constexpr int kSmallFactor = 10;
-
-int ItersAt(uint64_t bytes, int iters) {
-  return bytes <= kSmallBytes ? iters * kSmallFactor : iters;
-}
 
 // (a): the plain loop's block of `iters` at one size, on MPI_COMM_WORLD.
 void PlainBlock(long bytes, int round, int iters, std::vector<float>& in, std::vector<float>& out) {
@@ -120,12 +107,10 @@ int Main(int argc, char** argv) {
   }
   std::vector<float> in(kMaxBytes / 4, 0.0f), out(kMaxBytes / 4, 0.0f);
   for (const SizeStep& step : *plan) {
-    Config at_size = config;
-    at_size.iters = ItersAt(step.bytes, std::stoi(iters));
     for (int round = 1; round <= rounds; ++round) {
       for (int half = 0; half < 2; ++half) {
         if ((half == 0) == (round % 2 == 1)) {
-          PlainBlock(static_cast<long>(step.bytes), round, *at_size.iters, in, out);
+          PlainBlock(static_cast<long>(step.bytes), round, std::stoi(iters), in, out);
           continue;
         }
         const std::string path =
@@ -136,7 +121,7 @@ int Main(int argc, char** argv) {
           w.Abort(2);
         }
         Result<RunOutcome> outcome =
-            RunWorkload(at_size, {step}, w, **backend, metrics->get(), std::cerr);
+            RunWorkload(config, {step}, w, **backend, metrics->get(), std::cerr);
         if (!outcome.ok() || outcome->wrong > 0 || !(*metrics)->Flush().ok()) {
           std::cerr << "fidelity_pair: fdrill's loop failed on rank " << w.rank() << "\n";
           w.Abort(2);
