@@ -433,5 +433,9 @@ int main(int argc, char** argv) {
   std::stringstream list(agents);
   for (std::string item; std::getline(list, item, ',');) rc |= RunOne(o, std::stoi(item));
   PrintTargets();
+  // Each N's directory is gone (RunOne); the root too, when nothing else
+  // is in it (remove() leaves a directory that is not empty).
+  std::error_code rm_ec;
+  std::filesystem::remove(o.dir, rm_ec);
   return rc;
 }
