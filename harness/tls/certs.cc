@@ -83,23 +83,6 @@ const EVP_MD* SigningDigest(EVP_PKEY* key) {
   return eddsa ? nullptr : EVP_sha256();
 }
 
-std::string KeyToPem(EVP_PKEY* key) {
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1)
-    return "";
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(n));
-}
-
-std::string CertToPem(X509* cert) {
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_X509(bio.get(), cert) != 1) return "";
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(n));
-}
-
 X509Ptr CertFromPem(const std::string& pem) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   return X509Ptr(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
@@ -179,7 +162,7 @@ Result<PemPair> MakeCert(const std::string& cn, long days, EVP_PKEY* key, X509* 
   EVP_PKEY* signing_key = is_ca ? key : issuer_key;
   if (X509_sign(cert.get(), signing_key, SigningDigest(signing_key)) <= 0)
     return SslFailure("signing " + cn);
-  PemPair out{CertToPem(cert.get()), KeyToPem(key)};
+  PemPair out{x509_text::CertPem(cert.get()), x509_text::KeyPem(key)};
   if (out.cert.empty() || out.key.empty()) return SslFailure("PEM encoding " + cn);
   return out;
 }

@@ -1,7 +1,9 @@
-// Text of an OpenSSL X509 certificate, for certs.cc and tls_context.cc (the
-// two files that call OpenSSL): its subject in RFC 2253 form, its OU (an
-// fdrill certificate's role, certs.h) and its serial in hex. Each returns ""
-// when the certificate lacks the field or OpenSSL fails.
+// Text of OpenSSL objects, for certs.cc and tls_context.cc (the two files
+// that call OpenSSL) and the tests that build certificates by hand
+// (tests/support/x509_build.h): a certificate's subject in RFC 2253 form,
+// its OU (an fdrill certificate's role, certs.h) and its serial in hex; a
+// certificate's or a private key's PEM. Each returns "" when the object
+// lacks the field or OpenSSL fails.
 #pragma once
 
 #include <string>
@@ -9,21 +11,42 @@
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <openssl/x509.h>
 
 namespace fdrill::x509_text {
 
-inline std::string Subject(X509* cert) {
+// What WRITE put into a memory BIO; "" when WRITE returns false.
+template <typename Write>
+std::string MemBioText(Write write) {
   BIO* bio = BIO_new(BIO_s_mem());
   if (bio == nullptr) return "";
   std::string out;
-  if (X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0) {
+  if (write(bio)) {
     char* data = nullptr;
     long n = BIO_get_mem_data(bio, &data);
     out.assign(data, static_cast<size_t>(n));
   }
   BIO_free(bio);
   return out;
+}
+
+inline std::string Subject(X509* cert) {
+  return MemBioText([&](BIO* b) {
+    return X509_NAME_print_ex(b, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0;
+  });
+}
+
+inline std::string CertPem(X509* cert) {
+  return MemBioText([&](BIO* b) { return PEM_write_bio_X509(b, cert) == 1; });
+}
+
+// Unencrypted.
+inline std::string KeyPem(EVP_PKEY* key) {
+  return MemBioText([&](BIO* b) {
+    return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  });
 }
 
 // The first OU of the subject.

@@ -7,16 +7,16 @@
 //           caller's.
 // AddExt    one extension in OpenSSL's config words ("critical,CA:TRUE"),
 //           with ISSUER for the ones that name it (authorityKeyIdentifier).
-// CertPem, KeyPem   PEM text ("" when it cannot be written).
+// CertPem, KeyPem   PEM text ("" when it cannot be written): x509_text's.
 #pragma once
 
 #include <string>
 
-#include <openssl/bio.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+
+#include "harness/tls/x509_text.h"
 
 namespace fdrill::x509_build {
 
@@ -41,28 +41,8 @@ inline bool AddExt(X509* cert, X509* issuer, int nid, const char* value) {
   return ok;
 }
 
-// What WRITE put in a memory BIO.
-template <typename Write>
-std::string PemOf(Write write) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  std::string out;
-  if (bio != nullptr && write(bio) == 1) {
-    char* data = nullptr;
-    long n = BIO_get_mem_data(bio, &data);
-    out.assign(data, static_cast<size_t>(n));
-  }
-  BIO_free(bio);
-  return out;
-}
-
-inline std::string CertPem(X509* cert) {
-  return PemOf([&](BIO* b) { return PEM_write_bio_X509(b, cert); });
-}
-
-inline std::string KeyPem(EVP_PKEY* key) {
-  return PemOf([&](BIO* b) {
-    return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
-  });
-}
+// The product's own (harness/tls/x509_text.h).
+using x509_text::CertPem;
+using x509_text::KeyPem;
 
 }  // namespace fdrill::x509_build
