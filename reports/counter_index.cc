@@ -5,17 +5,6 @@
 
 namespace fdrill {
 
-namespace {
-
-// "rank/<r>.cpu_seconds": a rank's CPU time (agents/rank_cpu.h).
-bool IsRankCpu(std::string_view counter) {
-  const size_t dot = counter.find('.');
-  return dot != counter.npos && counter.starts_with("rank/") &&
-         counter.substr(dot + 1) == "cpu_seconds";
-}
-
-}  // namespace
-
 CounterIndex::CounterIndex(const std::vector<Event>& events) {
   for (const Event& e : events) {
     if (e.type == "counters") Add(e);
@@ -62,7 +51,9 @@ void CounterIndex::NodeSample::Add(std::string_view counter, double value) {
   }
   if (at_next > 0) {
     next_ = all.emplace_hint(next_, Key(node_, counter), Series());
-    index_.rank_cpu_sampled_ = index_.rank_cpu_sampled_ || IsRankCpu(counter);
+    const auto [link, name] = SplitCounterName(counter);
+    index_.rank_cpu_sampled_ =
+        index_.rank_cpu_sampled_ || (link.starts_with("rank/") && name == "cpu_seconds");
   } else if (const Series& s = next_->second;
              s.back().second != value && s.front().second == s.back().second) {
     // Its first change (or one back to where it started): a series whose

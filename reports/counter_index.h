@@ -14,6 +14,15 @@
 
 namespace fdrill {
 
+// A counter's name split at its first dot, as views of NAME: "fab0.rx_bytes"
+// -> ("fab0", "rx_bytes"), "rank/2.cpu_seconds" -> ("rank/2",
+// "cpu_seconds"); (NAME, "") without a dot.
+inline std::pair<std::string_view, std::string_view> SplitCounterName(std::string_view name) {
+  const size_t dot = name.find('.');
+  if (dot == name.npos) return {name, ""};
+  return {name.substr(0, dot), name.substr(dot + 1)};
+}
+
 class CounterIndex {
  public:
   using Key = std::pair<std::string, std::string>;  // (node, counter)

@@ -14,21 +14,13 @@
 namespace fdrill {
 
 std::pair<std::string, std::string> SplitCounterKey(const std::string& key) {
-  const size_t dot = key.find('.');
-  if (dot == std::string::npos) return {key, ""};
-  return {key.substr(0, dot), key.substr(dot + 1)};
+  const auto [link, counter] = SplitCounterName(key);
+  return {std::string(link), std::string(counter)};
 }
 
 namespace {
 
 bool Contains(std::string_view s, const char* part) { return s.find(part) != s.npos; }
-
-// SplitCounterKey without copies: the scans below run once per fault.
-std::pair<std::string_view, std::string_view> SplitKey(std::string_view key) {
-  const size_t dot = key.find('.');
-  if (dot == key.npos) return {key, ""};
-  return {key.substr(0, dot), key.substr(dot + 1)};
-}
 
 // How much a counter rose in the window beyond what its reference rate
 // predicts; 0 when it did not rise clearly (fewer than 3x the expected
@@ -140,7 +132,7 @@ std::vector<Candidate> ScoreLinks(const CounterIndex& counters, const LocaliseWi
   };
   std::map<std::pair<std::string, std::string>, Scored> by_link;
   for (const auto& [key, s] : counters.changing()) {
-    const auto [link, counter] = SplitKey(key.second);
+    const auto [link, counter] = SplitCounterName(key.second);
     if (link == "tcp" || link.starts_with("rank/")) continue;
     const double weight = LinkEvidenceWeight(counter);
     if (weight <= 0) continue;
@@ -182,7 +174,7 @@ namespace {
 std::vector<Candidate> TransportCandidates(const CounterIndex& counters, const LocaliseWindow& w) {
   std::map<std::string, Candidate> by_node;
   for (const auto& [key, s] : counters.changing()) {
-    const auto [link, counter] = SplitKey(key.second);
+    const auto [link, counter] = SplitCounterName(key.second);
     if (link != "tcp") continue;
     double weight = 0;
     if (counter == "retrans_segs") weight = 1;
@@ -315,7 +307,7 @@ std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const Local
   // A rank whose CPU time never changed ran at rate 0 in the reference:
   // below 0.05, it is skipped, so only the changing series can speak.
   for (const auto& [key, s] : counters.changing()) {
-    const auto [link, counter] = SplitKey(key.second);
+    const auto [link, counter] = SplitCounterName(key.second);
     if (!link.starts_with("rank/") || counter != "cpu_seconds") continue;
     if (!has_reference) continue;
     const std::optional<double> ref = RateOver(*s, w.ref_from_s, w.ref_to_s);

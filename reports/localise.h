@@ -87,7 +87,8 @@ std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const Loc
 // A counter's key split at its first dot: "fab0.qdisc_drops" -> ("fab0",
 // "qdisc_drops"), "ib/mlx5_0/1.symbol_error" -> ("ib/mlx5_0/1",
 // "symbol_error"), "tcp.timeouts" -> ("tcp", "timeouts"). A link's name
-// never holds a dot; a key without one is (key, "").
+// never holds a dot; a key without one is (key, ""). SplitCounterName
+// (counter_index.h), as strings.
 std::pair<std::string, std::string> SplitCounterKey(const std::string& key);
 
 // The weight of one counter as link evidence (signal 1 above); 0 for a
