@@ -44,11 +44,11 @@ void AgentService::SampleCounters(Clock::TimePoint now) {
     if (counters.ok()) {
       // Ranks run only while a drill does; an idle node's /proc is not walked.
       if (push_counters && rank_cpu_ != nullptr) rank_cpu_->Sample(*counters);
-      telemetry_ = *counters;
+      telemetry_ = std::move(*counters);
       telemetry_at_ = now;
       telemetry_warned_ = false;
       if (push_counters && push_) {
-        CountersDelta::Push p = counters_delta_.Next(*counters);
+        CountersDelta::Push p = counters_delta_.Next(telemetry_);
         Json body = {{proto::key::kNode, config_.node},
                      {proto::key::kCounters, std::move(p.counters)}};
         if (p.delta) body[proto::key::kDelta] = true;

@@ -1,5 +1,7 @@
 #include "agents/counters.h"
 
+#include <algorithm>
+#include <charconv>
 #include <functional>
 #include <iterator>
 #include <sstream>
@@ -111,25 +113,39 @@ bool ParseProcNetDev(const std::string& text, const std::string& mgmt_interface,
   //  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop
   //  fifo colls carrier compressed
   //   fab0:  123 4 0 0 0 0 0 0  567 8 0 0 0 0 0 0
-  std::istringstream lines(text);
-  std::string line;
-  if (!std::getline(lines, line) || line.find("Inter-") == std::string::npos) return false;
-  if (!std::getline(lines, line)) return false;
-  while (std::getline(lines, line)) {
-    auto colon = line.find(':');
-    if (colon == std::string::npos) return false;
-    std::string name = line.substr(0, colon);
-    name.erase(0, name.find_first_not_of(' '));
-    std::istringstream fields(line.substr(colon + 1));
+  // Read in place (views and from_chars): the agent reads it every sample.
+  std::string_view rest = text;
+  auto next_line = [&rest](std::string_view& line) {
+    if (rest.empty()) return false;
+    const size_t end = rest.find('\n');
+    line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(line) || line.find("Inter-") == std::string_view::npos) return false;
+  if (!next_line(line)) return false;
+  while (next_line(line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) return false;
+    std::string_view name = line.substr(0, colon);
+    name.remove_prefix(std::min(name.size(), name.find_first_not_of(' ')));
+    std::string_view fields = line.substr(colon + 1);
     uint64_t v[16];
     for (auto& x : v) {
-      if (!(fields >> x)) return false;
+      const size_t start = fields.find_first_not_of(' ');
+      if (start == std::string_view::npos) return false;
+      fields.remove_prefix(start);
+      auto [end, ec] = std::from_chars(fields.data(), fields.data() + fields.size(), x);
+      if (ec != std::errc()) return false;
+      fields.remove_prefix(static_cast<size_t>(end - fields.data()));
     }
-    if (Skipped(name, mgmt_interface)) continue;
+    const std::string dev(name);
+    if (Skipped(dev, mgmt_interface)) continue;
     const char* keys[] = {"bytes", "packets", "errors", "dropped"};
     for (int i = 0; i < 4; ++i) {
-      out[name + ".rx_" + keys[i]] = v[i];
-      out[name + ".tx_" + keys[i]] = v[8 + i];
+      out[dev + ".rx_" + keys[i]] = v[i];
+      out[dev + ".tx_" + keys[i]] = v[8 + i];
     }
   }
   return true;

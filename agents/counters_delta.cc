@@ -1,25 +1,40 @@
 #include "agents/counters_delta.h"
 
 namespace fdrill {
+namespace {
 
-CountersDelta::Push CountersDelta::Next(const Json& sample) {
-  bool full = !last_.is_object() || ++since_full_ >= kFullEvery;
-  Json changed = Json::object();
-  if (!full) {
-    for (auto it = last_.begin(); it != last_.end() && !full; ++it)
-      full = !sample.contains(it.key());
-  }
-  if (!full) {
-    for (auto it = sample.begin(); it != sample.end(); ++it) {
-      auto was = last_.find(it.key());
-      if (was == last_.end() || *was != it.value()) changed[it.key()] = it.value();
+// The counters of `sample` that are new or differ from `last`, into
+// `changed`; false when a counter of `last` is gone from `sample`. Both are
+// objects, whose keys nlohmann::json keeps sorted (a std::map): one walk
+// side by side, no lookups (10,000 agents of a fake fleet do this each
+// second on the controller's cores: docs/performance.md, section 3).
+bool Diff(const Json& last, const Json& sample, Json& changed) {
+  auto was = last.begin();
+  for (auto it = sample.begin(); it != sample.end(); ++it) {
+    if (was != last.end() && was.key() < it.key()) return false;  // `was` is gone
+    if (was != last.end() && was.key() == it.key()) {
+      if (*was != *it) changed[it.key()] = *it;
+      ++was;
+    } else {
+      changed[it.key()] = *it;  // a new counter
     }
   }
-  last_ = sample;
+  return was == last.end();
+}
+
+}  // namespace
+
+CountersDelta::Push CountersDelta::Next(const Json& sample) {
+  Json changed = Json::object();
+  const bool full = !last_.is_object() || ++since_full_ >= kFullEvery || !sample.is_object() ||
+                    !Diff(last_, sample, changed);
   if (full) {
+    last_ = sample;
     since_full_ = 0;
     return {sample, false};
   }
+  // What the receivers hold now: only the changed counters are written.
+  for (auto it = changed.begin(); it != changed.end(); ++it) last_[it.key()] = *it;
   return {std::move(changed), true};
 }
 

@@ -34,6 +34,20 @@ TEST(CountersDeltaTest, AWholeSampleWhenACounterIsGoneOrAfterReset) {
   EXPECT_EQ(p.counters, (Json{{"a", 2}}));
 }
 
+TEST(CountersDeltaTest, AWholeSampleWhenOneCounterIsReplacedByAnother) {
+  CountersDelta d;
+  d.Next({{"a", 1}, {"b", 1}, {"c", 1}});
+  auto p = d.Next({{"a", 1}, {"bb", 1}, {"c", 2}});  // as many counters, b gone
+  EXPECT_FALSE(p.delta);
+  EXPECT_EQ(p.counters, (Json{{"a", 1}, {"bb", 1}, {"c", 2}}));
+  p = d.Next({{"a", 1}, {"aa", 3}, {"bb", 1}, {"c", 2}, {"d", 4}});  // two new, none gone
+  EXPECT_TRUE(p.delta);
+  EXPECT_EQ(p.counters, (Json{{"aa", 3}, {"d", 4}}));
+  p = d.Next({{"a", 1}, {"aa", 3}, {"bb", 5}, {"c", 2}, {"d", 4}});  // held what it sent
+  EXPECT_TRUE(p.delta);
+  EXPECT_EQ(p.counters, (Json{{"bb", 5}}));
+}
+
 TEST(CountersDeltaTest, AWholeSampleEveryKFullEvery) {
   CountersDelta d;
   std::vector<bool> whole;
