@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -44,7 +45,6 @@ struct Member {
   std::unique_ptr<AgentService> service;
   std::unique_ptr<SslContext> ssl;
   std::unique_ptr<AgentServer> server;
-  std::chrono::steady_clock::time_point last_tick;
 };
 
 Result<std::string> Slurp(const std::string& path) {
@@ -162,30 +162,42 @@ int RunFakeFleet(const FakeFleetConfig& c) {
     }
     members.push_back(std::move(m));
   }
-  for (auto& m : members) m->server->Start(/*own_ticker=*/false);
-
   // One ticker for the fleet: a timer per agent would be 500,000 wake-ups a
   // second at 10,000 agents. Each agent ticks at its own TickInterval (an
   // idle one every 100 ms, sooner when a fault's change is due), on the
-  // fleet's 20 ms grid: the cadence a lone agent's server keeps.
+  // fleet's 20 ms grid: the cadence a lone agent's server keeps. Each
+  // agent's next tick is kept here, side by side (`due`): the grid step
+  // reads one array, not 5,000 services' TickInterval (7 % of a fleet's CPU
+  // at 10,000 agents). As a lone server's TickSoon does, a request brings
+  // that agent's next tick forward to TickInterval() from then.
+  using SteadyClock = std::chrono::steady_clock;
+  std::vector<SteadyClock::time_point> due(members.size(), SteadyClock::now());
+  for (size_t i = 0; i < members.size(); ++i) {
+    AgentService& service = *members[i]->service;
+    members[i]->server->set_after_request([&due, &service, i] {
+      due[i] = std::min(due[i], SteadyClock::now() + service.TickInterval());
+    });
+    members[i]->server->Start(/*own_ticker=*/false);
+  }
   bool stopping = false;
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
         asio::steady_timer timer(io);
-        auto next = std::chrono::steady_clock::now();
+        auto next = SteadyClock::now();
         while (!stopping) {
           next += std::chrono::milliseconds(20);
           timer.expires_at(next);
           boost::system::error_code ec;
           co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-          const auto now = std::chrono::steady_clock::now();
-          for (auto& m : members) {
-            // Half a grid step of slack: a 100 ms interval is 5 steps, not 6.
-            if (now - m->last_tick + std::chrono::milliseconds(10) < m->service->TickInterval())
-              continue;
-            m->last_tick = now;
-            m->service->Tick();
+          const auto now = SteadyClock::now();
+          // Half a grid step of slack: a 100 ms interval is 5 steps, not 6.
+          const auto horizon = now + std::chrono::milliseconds(10);
+          for (size_t i = 0; i < members.size(); ++i) {
+            if (due[i] > horizon) continue;
+            AgentService& service = *members[i]->service;
+            service.Tick();
+            due[i] = now + service.TickInterval();
           }
         }
       },

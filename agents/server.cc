@@ -295,6 +295,7 @@ asio::awaitable<void> AgentServer::MetricsLoop(uint64_t generation) {
 }
 
 void AgentServer::TickSoon() {
+  if (after_request_) after_request_();
   if (!ticking_) return;
   auto soon = std::chrono::steady_clock::now() + service_.TickInterval();
   if (soon >= next_tick_) return;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -49,6 +50,10 @@ class AgentServer {
   void set_handshake_timeout(std::chrono::milliseconds t) { handshake_timeout_ = t; }
   void Start(bool own_ticker = true);
   void StopAccepting();
+  // Without its own ticker: called after each request the service handled,
+  // so the owner can bring that service's next tick forward (TickInterval()
+  // may now be shorter: a fault with an edge due). On the io thread.
+  void set_after_request(std::function<void()> f) { after_request_ = std::move(f); }
 
  private:
   template <typename Stream>
@@ -75,6 +80,7 @@ class AgentServer {
   std::string watched_dir_;
   uint64_t metrics_generation_ = 0;  // of the watch MetricsLoop waits on
   std::set<std::shared_ptr<AgentSession>> sessions_;
+  std::function<void()> after_request_;
 };
 
 }  // namespace fdrill

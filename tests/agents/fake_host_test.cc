@@ -319,7 +319,19 @@ TEST(FakeFleetTest, EachAgentHasItsOwnAddressNodeAndLease) {
   ASSERT_GE(child, 0);
   if (child == 0) _exit(RunFakeFleet(c));
 
+  // However the test ends, the fleet does too (a failed check throws past
+  // the kill below).
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      if (pid <= 0) return;
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap{child};
+
   WireClient a0(FakeAgentAddress(c.first_address, 0), c.port);
+  WireClient a1(FakeAgentAddress(c.first_address, 1), c.port);
   WireClient a2(FakeAgentAddress(c.first_address, 2), c.port);
   EXPECT_EQ(a0.Call("hello")["node"], "f0");
   EXPECT_EQ(a2.Call("hello")["node"], "f2");
@@ -328,15 +340,22 @@ TEST(FakeFleetTest, EachAgentHasItsOwnAddressNodeAndLease) {
   apply["fault_id"] = "x";
   ASSERT_TRUE(a0.Call("lease", {{"ttl_ms", 60000}})["ok"].get<bool>());  // outlives the test
   EXPECT_TRUE(a0.Call("apply", apply)["verified"].get<bool>());
+  Json brief = rate;  // on a1, ended by the fleet's ticker at its max duration
+  brief["fault_id"] = "brief";
+  brief["max_duration_ms"] = 150;
+  ASSERT_TRUE(a1.Call("lease", {{"ttl_ms", 60000}})["ok"].get<bool>());
+  EXPECT_TRUE(a1.Call("apply", brief)["verified"].get<bool>());
   ASSERT_TRUE(a2.Call("lease", {{"ttl_ms", 200}})["ok"].get<bool>());
   EXPECT_TRUE(a2.Call("apply", apply)["verified"].get<bool>());
   std::this_thread::sleep_for(std::chrono::milliseconds(600));  // a2's lease lapses, a0's holds
   EXPECT_EQ(a2.Call("hello")["active_faults"], 0);
+  EXPECT_EQ(a1.Call("hello")["active_faults"], 0);
   EXPECT_EQ(a0.Call("hello")["active_faults"], 1);
 
   kill(child, SIGTERM);  // reverts every agent's faults, then exits 0
   int status = 0;
   waitpid(child, &status, 0);
+  reap.pid = 0;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_TRUE(Journal((dir / "f0" / "journal.jsonl").string()).Pending()->empty());
   std::filesystem::remove_all(dir);
