@@ -74,6 +74,8 @@ TlsSocket::Outcome TlsSocket::Handshake() {
   return Fail(r, "TLS handshake");
 }
 
+bool TlsSocket::Buffered() const { return SSL_has_pending(ssl_) == 1; }
+
 TlsSocket::Outcome TlsSocket::Read(char* buf, size_t n) {
   ERR_clear_error();
   size_t got = 0;

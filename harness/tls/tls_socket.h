@@ -53,6 +53,11 @@ class TlsSocket {
   Outcome Read(char* buf, size_t n);
   // All n bytes, or a want: call again with the same buf and n.
   Outcome Write(const char* buf, size_t n);
+  // True when OpenSSL holds bytes it read from the socket but Read has not
+  // returned yet (read ahead: a whole or partial next record). False: the
+  // next Read would read the socket itself, so a reader may wait for the
+  // socket to be readable instead of calling Read to learn that it is not.
+  bool Buffered() const;
 
   SSL* native() { return ssl_; }
 

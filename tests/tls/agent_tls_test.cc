@@ -4,6 +4,10 @@
 // garbage, an oversize frame, or stall. Every refused client is closed, the
 // agent keeps serving, and no request of theirs reaches AgentService (the
 // audit log holds only the good client's subject; the kernel saw nothing).
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
@@ -13,6 +17,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <openssl/ssl.h>
 
 #include "agents/agent_service.h"
 #include "agents/server.h"
@@ -20,6 +25,7 @@
 #include "harness/controller/connect_all.h"
 #include "harness/tls/certs.h"
 #include "harness/tls/tls_context.h"
+#include "harness/tls/tls_socket.h"
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_net.h"
@@ -688,6 +694,56 @@ TEST_F(AgentLinkTlsTest, AFrameOfManyRecordsCrossesTheLinkWhole) {
       << reply.status().message().substr(0, 200);
   auto hello = link->Call("hello", {}, kWait);
   ASSERT_TRUE(hello.ok()) << hello.status().ToString();
+}
+
+// TlsSocket::Buffered, which AgentLink's reader trusts to wait for the
+// socket instead of reading it to its EAGAIN: records OpenSSL read ahead of
+// the caller are "buffered" until Read has returned them all.
+TEST_F(AgentTlsTest, TlsSocketSaysWhileOpenSslHoldsUnreadRecords) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  for (int fd : fds) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  auto server_ctx = MakeServerContext(TlsConfig::InDir(pki_.string(), "n1"));
+  auto client_ctx = MakeClientContext(TlsConfig::InDir(pki_.string(), "controller"));
+  ASSERT_TRUE(server_ctx.ok() && client_ctx.ok());
+  SSL* server = SSL_new((*server_ctx)->native_handle());
+  SSL_set_fd(server, fds[1]);
+  SSL_set_accept_state(server);
+  {
+    TlsSocket client((*client_ctx)->native_handle(), "n1", fds[0]);
+    ASSERT_TRUE(client.status().ok()) << client.status().ToString();
+    bool client_done = false, server_done = false;
+    for (int i = 0; i < 100 && !(client_done && server_done); ++i) {
+      if (!client_done) {
+        auto o = client.Handshake();
+        ASSERT_NE(o.state, TlsSocket::State::kFailed) << o.error;
+        client_done = o.state == TlsSocket::State::kDone;
+      }
+      if (!server_done) server_done = SSL_do_handshake(server) == 1;
+    }
+    ASSERT_TRUE(client_done && server_done);
+    for (const char* word : {"one", "two", "three"})  // a record each
+      ASSERT_EQ(SSL_write(server, word, static_cast<int>(strlen(word))),
+                static_cast<int>(strlen(word)));
+    char buf[64];
+    std::vector<std::string> got;
+    std::vector<bool> buffered;
+    for (;;) {
+      auto o = client.Read(buf, sizeof buf);
+      if (o.state != TlsSocket::State::kDone) {
+        EXPECT_EQ(o.state, TlsSocket::State::kWantRead);
+        break;
+      }
+      got.emplace_back(buf, o.bytes);
+      buffered.push_back(client.Buffered());
+    }
+    EXPECT_EQ(got, (std::vector<std::string>{"one", "two", "three"}));
+    EXPECT_EQ(buffered, (std::vector<bool>{true, true, false}));
+    EXPECT_FALSE(client.Buffered());
+  }
+  SSL_free(server);
+  close(fds[0]);
+  close(fds[1]);
 }
 
 // Something that accepts TCP connections and never says a word: an agent
