@@ -32,7 +32,7 @@
 # (util-linux): 4 ranks on 2 cores otherwise land wherever the scheduler
 # puts them, job by job. PIN=0 leaves placement to the scheduler.
 # Needs root, a built tree, and no fabric up.
-#   [PAIR=PATH | JOBS=1 [BEFORE=PATH]] [PIN=0] bench/collective_fidelity.sh [REPS=30] [ITERS=200]
+#   [PAIR=PATH | JOBS=1 [BEFORE=PATH]] [PIN=0] [PLAIN_WORK=1] bench/collective_fidelity.sh [REPS=30] [ITERS=200]
 # (30 rounds take ~8 min here; with 10 rounds a figure moved by 2-3 % from
 # run to run: docs/performance.md, section 5)
 set -euo pipefail
@@ -55,6 +55,9 @@ mpirun_argv=(mpirun --allow-run-as-root -np 4 --hostfile "$work/hostfile" --map-
   --mca mpi_yield_when_idle 1 --mca plm_rsh_agent "$(realpath $FDRILL) fabric rsh" --mca rtc ^hwloc
   --mca pml ob1 --mca btl self,vader,tcp --mca btl_tcp_if_include 198.18.0.0/24
   --mca oob_tcp_if_include 198.18.0.0/24)
+# PLAIN_WORK=1 (an experiment): the plain loop also does fdrill's untimed
+# work between its iterations (bench/fidelity_pair.cc, FIDELITY_PLAIN_WORK).
+if [ "${PLAIN_WORK:-0}" = 1 ]; then mpirun_argv+=(-x FIDELITY_PLAIN_WORK=1); fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # fdrill's per-size "PROG <bytes> <median> <mean> ROUND" lines from the
 # records in DIR: each rank's median and mean (us), then their means over
