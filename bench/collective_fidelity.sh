@@ -7,11 +7,16 @@
 # its per-iteration metrics records and watching a stop file (never created
 # here).
 #
-# By default both loops run in ONE MPI job, build/bin/fidelity_pair
-# (bench/fidelity_pair.cc), alternating REPS times each, the order turned
-# round every other time: a new job on this box lands in a state of its own
-# that moved its medians by up to 10 % against the job before, for the same
-# program, and one job compares the two loops under the same state.
+# By default both loops run side by side in one MPI job,
+# build/bin/fidelity_pair (bench/fidelity_pair.cc), alternating round by
+# round, the order turned round every other round, on the same buffers: a
+# new job on this box lands in a state of its own that moved its medians by
+# up to 10 % against the job before, for the same program, and one job
+# compares the two loops under the same state. That state still favours one
+# loop or the other by a few per cent at the latency-bound sizes, job by
+# job (2026-12-05: at 8-128 B a job's ratio from 0.97 to 1.05, either way,
+# over 22 jobs of 30 rounds: docs/performance.md, section 5), so the REPS
+# rounds are shared among PAIR_JOBS jobs (3 unless set) and pooled.
 # JOBS=1 runs them as separate jobs instead, in turn, REPS times each
 # (bench/mpi_allreduce_min.c against build/bin/fdrill-collective), and with
 # BEFORE=PATH (another build's fdrill-collective, e.g. one of an older
@@ -32,13 +37,15 @@
 # (util-linux): 4 ranks on 2 cores otherwise land wherever the scheduler
 # puts them, job by job. PIN=0 leaves placement to the scheduler.
 # Needs root, a built tree, and no fabric up.
-#   [PAIR=PATH | JOBS=1 [BEFORE=PATH]] [PIN=0] [PLAIN_WORK=1] bench/collective_fidelity.sh [REPS=30] [ITERS=200]
+#   [PAIR=PATH | JOBS=1 [BEFORE=PATH]] [PAIR_JOBS=3] [PIN=0] [PLAIN_WORK=1|PIECES] [MAX_BYTES=2048 [BACKEND_PLAN=run]] bench/collective_fidelity.sh [REPS=30] [ITERS=200]
 # (30 rounds take ~8 min here; with 10 rounds a figure moved by 2-3 % from
 # run to run: docs/performance.md, section 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS="${1:-30}"
 ITERS="${2:-200}"
+PAIR_JOBS="${PAIR_JOBS:-3}"
+[ "$PAIR_JOBS" -ge 1 ] && [ "$PAIR_JOBS" -le "$REPS" ] || { echo "PAIR_JOBS=$PAIR_JOBS: 1 to REPS ($REPS)" >&2; exit 2; }
 source bench/own_fabric.sh fidelity
 $FDRILL fabric up --nodes 4 >/dev/null
 for i in 1 2 3 4; do echo "198.18.0.$i slots=1"; done > "$work/hostfile"
@@ -56,8 +63,18 @@ mpirun_argv=(mpirun --allow-run-as-root -np 4 --hostfile "$work/hostfile" --map-
   --mca pml ob1 --mca btl self,vader,tcp --mca btl_tcp_if_include 198.18.0.0/24
   --mca oob_tcp_if_include 198.18.0.0/24)
 # PLAIN_WORK=1 (an experiment): the plain loop also does fdrill's untimed
-# work between its iterations (bench/fidelity_pair.cc, FIDELITY_PLAIN_WORK).
-if [ "${PLAIN_WORK:-0}" = 1 ]; then mpirun_argv+=(-x FIDELITY_PLAIN_WORK=1); fi
+# work between its iterations (bench/fidelity_pair.cc, FIDELITY_PLAIN_WORK);
+# PLAIN_WORK=settle,check,fill,record (any of them) only those pieces.
+# MAX_BYTES=2048 (experiments) stops at that size: the latency-bound sizes
+# alone take seconds, not minutes (fdrill's buffers still sized for 8 MiB,
+# as fdrill-collective's are, unless BACKEND_PLAN=run).
+if [ -n "${PLAIN_WORK:-}" ] && [ "$PLAIN_WORK" != 0 ]; then mpirun_argv+=(-x FIDELITY_PLAIN_WORK="$PLAIN_WORK"); fi
+if [ -n "${MAX_BYTES:-}" ]; then
+  [ "${JOBS:-0}" != 1 ] || { echo "MAX_BYTES is fidelity_pair's (not with JOBS=1)" >&2; exit 2; }
+  mpirun_argv+=(-x FIDELITY_MAX_BYTES="$MAX_BYTES")
+fi
+if [ -n "${PLAIN_BUFFERS:-}" ]; then mpirun_argv+=(-x FIDELITY_PLAIN_BUFFERS="$PLAIN_BUFFERS"); fi
+if [ -n "${BACKEND_PLAN:-}" ]; then mpirun_argv+=(-x FIDELITY_BACKEND_PLAN="$BACKEND_PLAN"); fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # fdrill's per-size "PROG <bytes> <median> <mean> ROUND" lines from the
 # records in DIR: each rank's median and mean (us), then their means over
@@ -99,9 +116,19 @@ if [ "${JOBS:-0}" = 1 ]; then
   done
 else
   [ -z "${BEFORE:-}" ] || { echo "BEFORE needs JOBS=1 (another build's binary is another job)" >&2; exit 2; }
-  $FDRILL fabric exec n0 -- "${mpirun_argv[@]}" "${pin[@]}" "$(realpath "${PAIR:-build/bin/fidelity_pair}")" \
-    "$REPS" "$ITERS" "$work/pair" >> "$work/results"
-  for rep in $(seq 1 "$REPS"); do record_lines "$work/pair/round$rep" fdrill "$rep" >> "$work/results"; done
+  # PAIR_JOBS jobs (3 unless set), the REPS rounds shared among them,
+  # numbered on across jobs.
+  first=1
+  for job in $(seq 1 "$PAIR_JOBS"); do
+    n=$(( (REPS - first + 1) / (PAIR_JOBS - job + 1) ))
+    [ "$n" -gt 0 ] || continue
+    $FDRILL fabric exec n0 -- "${mpirun_argv[@]}" "${pin[@]}" "$(realpath "${PAIR:-build/bin/fidelity_pair}")" \
+      "$n" "$ITERS" "$work/pair" "$first" >> "$work/results"
+    for rep in $(seq "$first" $((first + n - 1))); do
+      record_lines "$work/pair/round$rep" fdrill "$rep" >> "$work/results"
+    done
+    first=$((first + n))
+  done
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 # Per size: the median over the rounds of each program's median and mean,
