@@ -15,6 +15,10 @@
 // certificate's subject goes to Handle() for the audit log. Without one (the
 // agent's explicit --insecure) connections are plain TCP.
 //
+// TLS is OpenSSL on the non-blocking socket (harness/tls/tls_socket.h), as on
+// the controller's end, not Asio's ssl::stream (its buffers and BIO pair
+// were ~70 KiB a connection and a copy per record).
+//
 // A connection that fails the handshake, sends garbage or an oversize frame
 // is closed (one log line) and the agent keeps serving the others. A bare
 // TCP connect-and-close (readiness probes) is logged at debug level only.
@@ -36,8 +40,6 @@
 namespace fdrill {
 
 class AgentSession;
-template <typename Stream>
-class StreamSession;
 
 class AgentServer {
  public:
@@ -56,8 +58,7 @@ class AgentServer {
   void set_after_request(std::function<void()> f) { after_request_ = std::move(f); }
 
  private:
-  template <typename Stream>
-  friend class StreamSession;
+  friend class AgentSession;
   boost::asio::awaitable<void> AcceptLoop();
   boost::asio::awaitable<void> TickLoop();
   // Watches service_.metrics_dir() while it is set (after each tick): a new

@@ -9,11 +9,11 @@
 
 namespace fdrill {
 
-TlsSocket::TlsSocket(SSL_CTX* ctx, const std::string& peer_name, int fd) {
+bool TlsSocket::Make(SSL_CTX* ctx, int fd) {
   ssl_ = SSL_new(ctx);
   if (ssl_ == nullptr) {
     status_ = Internal("SSL_new failed");
-    return;
+    return false;
   }
   // Record buffers only while a record is in flight; a peer closing without
   // close_notify reads as a close (the agent's end of a dropped link), not
@@ -22,14 +22,29 @@ TlsSocket::TlsSocket(SSL_CTX* ctx, const std::string& peer_name, int fd) {
   SSL_set_mode(ssl_, SSL_MODE_RELEASE_BUFFERS);
   SSL_set_read_ahead(ssl_, 1);
   SSL_set_options(ssl_, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  if (SSL_set_fd(ssl_, fd) != 1) {
+    ERR_clear_error();
+    status_ = Internal("cannot set up TLS on the socket");
+    return false;
+  }
+  return true;
+}
+
+TlsSocket::TlsSocket(SSL_CTX* ctx, const std::string& peer_name, int fd) {
+  if (!Make(ctx, fd)) return;
   SSL_set_hostflags(ssl_, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-  if (SSL_set1_host(ssl_, peer_name.c_str()) != 1 || SSL_set_fd(ssl_, fd) != 1) {
+  if (SSL_set1_host(ssl_, peer_name.c_str()) != 1) {
     ERR_clear_error();
     status_ = Internal("cannot set up TLS for " + peer_name);
     return;
   }
   SSL_set_verify(ssl_, SSL_VERIFY_PEER, nullptr);
   SSL_set_connect_state(ssl_);
+}
+
+TlsSocket::TlsSocket(SSL_CTX* ctx, int fd) {
+  if (!Make(ctx, fd)) return;
+  SSL_set_accept_state(ssl_);
 }
 
 TlsSocket::~TlsSocket() { SSL_free(ssl_); }
@@ -60,6 +75,7 @@ TlsSocket::Outcome TlsSocket::Fail(int ret, const char* what) {
       out.error += std::string(" (") + X509_verify_cert_error_string(v) + ")";
   } else if (err == SSL_ERROR_SYSCALL && saved_errno != 0) {
     out.error = std::string(what) + ": " + std::strerror(saved_errno);
+    out.sys_errno = saved_errno;
   } else {
     out.error = std::string(what) + ": connection closed";
   }

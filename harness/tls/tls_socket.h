@@ -1,5 +1,6 @@
-// TlsSocket: the client end of a TLS connection with OpenSSL reading and
-// writing a non-blocking socket itself (SSL_set_fd). Every call is
+// TlsSocket: one end of a TLS connection with OpenSSL reading and writing a
+// non-blocking socket itself (SSL_set_fd): the controller's (client) end of
+// an AgentLink, the agent's (server) end of a session (agents/server.cc). Every call is
 // synchronous and never blocks: it does what the socket allows now and says
 // what it waits for (kWantRead / kWantWrite); the caller waits for that on
 // its event loop (AgentLink: Asio's socket.async_wait) and calls again with
@@ -8,8 +9,9 @@
 // Why not Asio's ssl::stream: it keeps two 17 KiB buffers of its own and a
 // 2 × 17 KiB BIO pair per connection, all resident, ~70 KiB before
 // OpenSSL's record buffers; a controller with 10,000 agent links held
-// 1.3 GiB (docs/performance.md). Here a connection costs OpenSSL's SSL
-// object; its record buffers are given back while the link is idle
+// 1.3 GiB (docs/performance.md). Every byte also went through that BIO
+// pair (a copy each way) and an Asio operation per read and write. Here a connection costs
+// OpenSSL's SSL object; its record buffers are given back while the link is idle
 // (SSL_MODE_RELEASE_BUFFERS), and the bytes read land in the caller's
 // buffer, which one thread can share across every link.
 //
@@ -36,11 +38,15 @@ class TlsSocket {
     State state = State::kDone;
     size_t bytes = 0;   // kDone: bytes read or written
     std::string error;  // kFailed: OpenSSL's reason
+    int sys_errno = 0;  // kFailed by the socket itself (ECONNRESET): its errno
   };
 
-  // The peer must present a certificate that chains to ctx's CA and names
-  // `peer_name` (DNS SAN, or CN when it has none: X509_check_host).
+  // Client: the peer must present a certificate that chains to ctx's CA
+  // and names `peer_name` (DNS SAN, or CN when it has none: X509_check_host).
   TlsSocket(SSL_CTX* ctx, const std::string& peer_name, int fd);
+  // Server: the peer is verified as ctx's verify mode says (the agent's:
+  // a client certificate the CA signed, or the handshake fails).
+  TlsSocket(SSL_CTX* ctx, int fd);
   ~TlsSocket();
   TlsSocket(const TlsSocket&) = delete;
   TlsSocket& operator=(const TlsSocket&) = delete;
@@ -63,6 +69,9 @@ class TlsSocket {
 
  private:
   Outcome Fail(int ret, const char* what);
+  // SSL_new with the modes both ends use, on fd; false (status_ set) when
+  // OpenSSL could not.
+  bool Make(SSL_CTX* ctx, int fd);
 
   SSL* ssl_ = nullptr;
   Status status_;

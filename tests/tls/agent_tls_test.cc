@@ -70,10 +70,10 @@ class Client {
     });
   }
   // One frame from the agent, or the error that ended the connection.
+  // Bytes past that frame stay in the client's decoder for the next call.
   Result<Json> Receive() {
-    FrameDecoder decoder;
     for (;;) {
-      auto msg = decoder.Next();
+      auto msg = decoder_.Next();
       if (!msg.ok()) return msg.status();
       if (msg->has_value()) return **msg;
       char buf[4096];
@@ -90,7 +90,7 @@ class Client {
       });
       if (ec == asio::error::timed_out) return DeadlineExceeded("no bytes within 5 s");
       if (ec) return Unavailable("closed: " + ec.message());
-      decoder.Feed(std::string_view(buf, n));
+      decoder_.Feed(std::string_view(buf, n));
     }
   }
   Result<Json> Call(const std::string& type, Json body = Json::object()) {
@@ -130,6 +130,7 @@ class Client {
   asio::io_context io_;
   std::unique_ptr<TlsStream> tls_;
   tcp::socket plain_;
+  FrameDecoder decoder_;
   uint64_t id_ = 0;
 };
 
@@ -260,6 +261,42 @@ class AgentTlsTest : public ::testing::Test {
     EXPECT_TRUE(client.ClosedByPeer());
     ExpectGoodClientServed();
     ExpectOnlyTheControllerGotIn();
+  }
+
+  // A client that sends many requests before it reads a reply: more replies
+  // than the agent's socket can hold (its send buffer is at most
+  // net.ipv4.tcp_wmem's 4 MiB here), so the agent's writer must wait for
+  // the socket and go on where it stopped, while its reader keeps taking
+  // requests. The last two (lease, apply) reach the fake kernel: once they
+  // have, every reply is queued and the socket is full. Every reply then
+  // arrives, whole and in order.
+  void ExpectRepliesInOrderWhenReadLate(ssl::context* ctx) {
+    Client client(ctx);
+    Error ec;
+    client.socket().open(tcp::v4(), ec);
+    ASSERT_FALSE(ec);
+    client.socket().set_option(asio::socket_base::receive_buffer_size(4096), ec);
+    ASSERT_FALSE(client.Connect(port_));
+    auto first = client.Call("hello");
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    const size_t n = (8u << 20) / first->dump().size() + 1;  // 8 MiB of replies
+    std::string requests;
+    for (size_t i = 0; i < n; ++i)
+      requests += EncodeFrame(MakeRequest("hello", 2 + i, Json::object()));
+    requests += EncodeFrame(MakeRequest("lease", 2 + n, {{"ttl_ms", 5000}}));
+    requests += EncodeFrame(MakeRequest("apply", 3 + n, ApplyBody()));
+    ASSERT_FALSE(client.Send(requests));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (KernelMutations() == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_GT(KernelMutations(), 0u) << "the agent did not get through the requests in 60 s";
+    for (size_t i = 0; i < n + 2; ++i) {
+      auto reply = client.Receive();
+      ASSERT_TRUE(reply.ok()) << "reply " << i << " of " << n + 2 << ": "
+                              << reply.status().ToString();
+      ASSERT_EQ(reply->value("id", uint64_t{0}), 2 + i) << reply->dump();
+      ASSERT_TRUE(reply->value("ok", false)) << reply->dump();
+    }
   }
 
   // The reply was an ok one.
@@ -533,6 +570,18 @@ TEST_F(AgentTlsTest, BareConnectAndCloseDoesNotDisturbTheAgent) {
   }
   ExpectGoodClientServed();
   ExpectOnlyTheControllerGotIn();
+}
+
+TEST_F(AgentTlsTest, RepliesOutrunningTheSocketArriveWholeAndInOrder) {
+  StartServer();
+  auto ctx = ClientCtx(pki_);
+  ExpectRepliesInOrderWhenReadLate(ctx.get());
+  ExpectGoodClientServed();
+}
+
+TEST_F(AgentTlsTest, RepliesOutrunningAPlaintextSocketArriveWholeAndInOrder) {
+  StartServer(/*tls=*/false);
+  ExpectRepliesInOrderWhenReadLate(nullptr);
 }
 
 TEST_F(AgentTlsTest, InsecureAgentServesPlaintextWithNoSubject) {
