@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <deque>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -94,6 +95,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   // what it needs, or ends the session with one log line.
   void Handshake() {
     if (finished_) return;
+    // Closed under a wait that had already completed (the handshake's
+    // timeout, StopAccepting): its descriptor may be another file's now.
+    if (!sock_.is_open()) return HandshakeFailed("aborted", false);
     TlsSocket::Outcome o = tls_->Handshake();
     if (o.state == TlsSocket::State::kWantRead || o.state == TlsSocket::State::kWantWrite) {
       return Wait(o.state, [](AgentSession& self, const boost::system::error_code& ec) {
@@ -178,6 +182,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   void Read() {
     for (;;) {
       if (finished_ || closing_) return;
+      if (!sock_.is_open()) return Finish(/*drained=*/true);  // closed under a completed wait
       char* buf = ReadBuffer();
       TlsSocket::Outcome got = ReadNow(buf, kReadChunk);
       if (got.state == TlsSocket::State::kWantRead || got.state == TlsSocket::State::kWantWrite) {
@@ -218,6 +223,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   // a time: `writing_` while its wait is pending.
   void Flush() {
     if (!ready_ || writing_ || finished_) return;
+    if (!sock_.is_open()) return Finish(/*drained=*/true);  // closed under a completed wait
     while (!queue_.empty()) {
       const std::string& frame = queue_.front();
       TlsSocket::Outcome put = WriteNow(frame.data() + sent_, frame.size() - sent_);
@@ -359,7 +365,10 @@ void AgentServer::TickSoon() {
 }
 
 void AgentServer::Broadcast(const Json& msg) {
-  for (auto& s : sessions_) {
+  // Over a copy: a session whose write fails finishes at once and leaves
+  // sessions_ (its last owner but this copy) while the loop is on it.
+  const std::vector<std::shared_ptr<AgentSession>> sessions(sessions_.begin(), sessions_.end());
+  for (const auto& s : sessions) {
     if (s->ready()) s->Send(msg);
   }
 }
