@@ -584,6 +584,40 @@ TEST_F(AgentTlsTest, RepliesOutrunningAPlaintextSocketArriveWholeAndInOrder) {
   ExpectRepliesInOrderWhenReadLate(nullptr);
 }
 
+// A push goes to every session; one whose client has reset its connection
+// fails its write there and then, and leaves the server's sessions while
+// the push is still going round them. The other client gets the push and
+// is served on.
+TEST_F(AgentTlsTest, APushToAClientThatResetHarmsNoOtherSession) {
+  StartServer();
+  auto ctx = ClientCtx(pki_);
+  Client gone(ctx.get()), stays(ctx.get());
+  ASSERT_FALSE(gone.Connect(port_));
+  ASSERT_FALSE(stays.Connect(port_));
+  ASSERT_TRUE(Ok(gone.Call("hello")));  // both sessions past their handshakes
+  ASSERT_TRUE(Ok(stays.Call("lease", {{"ttl_ms", 5000}})));
+  // On the agent's thread, so that it cannot see the reset before the push:
+  // the client resets, the lease lapses, and the lapse is pushed.
+  OnAgent([&] {
+    Error ec;
+    gone.socket().set_option(asio::socket_base::linger(true, 0), ec);
+    gone.socket().close(ec);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the RST is in
+    clock_.Advance(std::chrono::seconds(6));
+    service_->Tick();
+    return 0;
+  });
+  std::string type;
+  for (int i = 0; i < 5 && type != "lease_expired"; ++i) {
+    auto pushed = stays.Receive();
+    ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+    type = pushed->value("type", "");
+  }
+  EXPECT_EQ(type, "lease_expired");
+  EXPECT_TRUE(Ok(stays.Call("hello")));
+  ExpectGoodClientServed();
+}
+
 TEST_F(AgentTlsTest, InsecureAgentServesPlaintextWithNoSubject) {
   StartServer(/*tls=*/false);
   Client plain(nullptr);
