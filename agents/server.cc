@@ -8,6 +8,7 @@
 
 #include "agents/listen.h"
 #include "agents/metrics_watch.h"
+#include "harness/tls/socket_io.h"
 #include "harness/tls/tls_context.h"
 #include "harness/tls/tls_socket.h"
 
@@ -144,27 +145,6 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     Flush();
   }
 
-  // What the socket allows now, TLS or plain.
-  TlsSocket::Outcome ReadNow(char* buf, size_t n) {
-    if (tls_) return tls_->Read(buf, n);
-    boost::system::error_code ec;
-    size_t got = sock_.read_some(asio::buffer(buf, n), ec);
-    return PlainOutcome(ec, got, TlsSocket::State::kWantRead);
-  }
-  TlsSocket::Outcome WriteNow(const char* buf, size_t n) {
-    if (tls_) return tls_->Write(buf, n);
-    boost::system::error_code ec;
-    size_t put = sock_.write_some(asio::buffer(buf, n), ec);
-    return PlainOutcome(ec, put, TlsSocket::State::kWantWrite);
-  }
-  static TlsSocket::Outcome PlainOutcome(const boost::system::error_code& ec, size_t bytes,
-                                         TlsSocket::State want) {
-    if (!ec) return {TlsSocket::State::kDone, bytes, {}};
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return {want, 0, {}};
-    if (ec == asio::error::eof) return {TlsSocket::State::kClosed, 0, {}};
-    return {TlsSocket::State::kFailed, 0, ec.message()};
-  }
-
   // Calls then(*this, ec) once the socket can do what `want` says, or the
   // wait failed (the socket closed under it).
   template <typename Then>
@@ -184,7 +164,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
       if (finished_ || closing_) return;
       if (!sock_.is_open()) return Finish(/*drained=*/true);  // closed under a completed wait
       char* buf = ReadBuffer();
-      TlsSocket::Outcome got = ReadNow(buf, kReadChunk);
+      TlsSocket::Outcome got = ReadSome(tls_.get(), sock_, buf, kReadChunk);
       if (got.state == TlsSocket::State::kWantRead || got.state == TlsSocket::State::kWantWrite) {
         return Wait(got.state, [](AgentSession& self, const boost::system::error_code& ec) {
           if (ec) return self.Finish();
@@ -226,7 +206,8 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
     if (!sock_.is_open()) return Finish(/*drained=*/true);  // closed under a completed wait
     while (!queue_.empty()) {
       const std::string& frame = queue_.front();
-      TlsSocket::Outcome put = WriteNow(frame.data() + sent_, frame.size() - sent_);
+      TlsSocket::Outcome put =
+          WriteSome(tls_.get(), sock_, frame.data() + sent_, frame.size() - sent_);
       if (put.state == TlsSocket::State::kWantRead || put.state == TlsSocket::State::kWantWrite) {
         writing_ = true;
         return Wait(put.state, [](AgentSession& self, const boost::system::error_code& ec) {

@@ -6,6 +6,7 @@
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 
+#include "harness/tls/socket_io.h"
 #include "harness/tls/tls_context.h"
 #include "harness/tls/tls_socket.h"
 #include "harness/wire/protocol.h"
@@ -81,26 +82,6 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     if (auto f = Get(on_drop)) f(why);
   }
 
-  // What the socket allows now, TLS or plain (the socket is non-blocking).
-  TlsSocket::Outcome ReadNow(char* buf, size_t n) {
-    if (tls) return tls->Read(buf, n);
-    boost::system::error_code ec;
-    size_t got = sock.read_some(asio::buffer(buf, n), ec);
-    return PlainOutcome(ec, got, TlsSocket::State::kWantRead);
-  }
-  TlsSocket::Outcome WriteNow(const char* buf, size_t n) {
-    if (tls) return tls->Write(buf, n);
-    boost::system::error_code ec;
-    size_t put = sock.write_some(asio::buffer(buf, n), ec);
-    return PlainOutcome(ec, put, TlsSocket::State::kWantWrite);
-  }
-  static TlsSocket::Outcome PlainOutcome(const boost::system::error_code& ec, size_t bytes,
-                                         TlsSocket::State want) {
-    if (!ec) return {TlsSocket::State::kDone, bytes, {}};
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return {want, 0, {}};
-    if (ec == asio::error::eof) return {TlsSocket::State::kClosed, 0, {}};
-    return {TlsSocket::State::kFailed, 0, ec.message()};
-  }
   // Calls `then` once the socket can do what `o` wants (true), or drops the
   // link and returns false when `o` is the link's end. A wait that fails
   // (the socket closed under it: Drop, the dial's deadline) drops it too.
@@ -168,7 +149,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     for (;;) {
       if (dropped_io()) return;
       char* buf = ReadBuffer();
-      auto got = ReadNow(buf, kReadChunk);
+      auto got = ReadSome(tls.get(), sock, buf, kReadChunk);
       if (got.state != TlsSocket::State::kDone) {
         WaitFor(got, [](Impl& self) { self.Read(); });
         return;
@@ -211,7 +192,7 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
     while (queue_head < queue.size()) {
       if (dropped_io()) return;
       const std::string& frame = queue[queue_head];
-      auto put = WriteNow(frame.data() + sent, frame.size() - sent);
+      auto put = WriteSome(tls.get(), sock, frame.data() + sent, frame.size() - sent);
       if (put.state != TlsSocket::State::kDone) {
         writing = WaitFor(put, [](Impl& self) {
           self.writing = false;
