@@ -165,7 +165,15 @@ int Main(int argc, char** argv) {
   // fdrill-collective's are, unless FIDELITY_BACKEND_PLAN=run sizes them
   // for the sizes run.
   const char* max_env = std::getenv("FIDELITY_MAX_BYTES");
-  const uint64_t max_bytes = max_env ? std::strtoull(max_env, nullptr, 10) : kMaxBytes;
+  uint64_t max_bytes = kMaxBytes;
+  if (max_env != nullptr) {
+    const char* end = max_env + std::strlen(max_env);
+    if (std::from_chars(max_env, end, max_bytes).ptr != end || max_bytes < 8) {
+      std::cerr << "fidelity_pair: MAX_BYTES=" << max_env
+                << ": a number of bytes from 8 up (2048, not 2K)\n";
+      return 2;
+    }
+  }
   std::vector<SizeStep> run_plan;
   for (const SizeStep& step : *plan)
     if (step.bytes <= max_bytes) run_plan.push_back(step);
