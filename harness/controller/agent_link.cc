@@ -110,10 +110,14 @@ struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   }
 
   // The TLS handshake to its end: "" or why it failed ("aborted" when the
-  // socket was closed under it: the dial's deadline).
+  // socket was closed under it: the dial's deadline). The deadline can
+  // close the socket after a wait completed and before this resumes: the
+  // descriptor may be another link's by then (links dial side by side), so
+  // TLS never touches it again once the socket is closed.
   asio::awaitable<std::string> Handshake() {
     try {
       for (;;) {
+        if (!sock.is_open()) co_return std::string("aborted");
         auto o = tls->Handshake();
         if (o.state == TlsSocket::State::kDone) co_return std::string();
         if (o.state == TlsSocket::State::kClosed) co_return std::string("closed by the agent");
@@ -366,9 +370,12 @@ void AgentLink::DialAsync(const std::shared_ptr<Impl>& impl_to_dial, Duration ti
     asio::async_connect(impl->socket(), endpoints,
                         [impl, timer, node, finish = std::move(finish)](
                             const boost::system::error_code& e, const tcp::endpoint&) mutable {
-                          if (e) {
+                          // Closed by the deadline after the connect had
+                          // completed: as late as a connect that had not.
+                          if (e || !impl->socket().is_open()) {
                             timer->cancel();
-                            return finish(e.message(), e == asio::error::operation_aborted, false);
+                            return finish(e ? e.message() : std::string(),
+                                          !e || e == asio::error::operation_aborted, false);
                           }
                           // Non-blocking for the reader and writer, TLS or plain.
                           boost::system::error_code opt;
@@ -386,10 +393,13 @@ void AgentLink::DialAsync(const std::shared_ptr<Impl>& impl_to_dial, Duration ti
                             return finish(impl->tls->status().message(), false, true);
                           }
                           asio::co_spawn(impl->io, impl->Handshake(),
-                                         [timer, finish = std::move(finish)](
+                                         [impl, timer, finish = std::move(finish)](
                                              std::exception_ptr, std::string error) mutable {
                                            timer->cancel();
-                                           bool aborted = error == "aborted";
+                                           // Done as the deadline closed the
+                                           // socket: too late, as aborted.
+                                           bool aborted =
+                                               error == "aborted" || !impl->socket().is_open();
                                            finish(aborted ? std::string() : error, aborted, true);
                                          });
                         });
