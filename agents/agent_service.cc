@@ -90,6 +90,7 @@ Json AgentService::Handle(const Json& req, const Caller& caller) {
                  caller.subject, result);
   }
   if (!r.ok()) return MakeErrorReply(id, r.status().Annotate(config_.node));
+  if (ack_by_push_) return Json();  // acknowledged in a push (lease_ack_)
   return MakeReply(id, std::move(*r));
 }
 
@@ -119,6 +120,7 @@ Result<Json> AgentService::Dispatch(const std::string& type, const Json& req,
                                     const Caller& caller) {
   Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
   renewal_ = false;
+  ack_by_push_ = false;
   if (type == proto::kHello)
     r = Hello();
   else if (type == proto::kCheck)
@@ -342,10 +344,27 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
   const std::string drill = req.value(proto::key::kDrill, "");
   if (ttl_ms == 0) {  // the controller is done and releases the lease
     if (Status s = lease_.Release(caller.subject, drill); !s.ok()) return s;
+    lease_ack_.reset();
     return Json{{proto::key::kWallNs, clock_.WallNanos()}};
   }
   if (ttl_ms < 100 || ttl_ms > 86400000)
     return InvalidArgument("lease ttl_ms must be 0 (release) or 100..86400000 (24 h)");
+  // Acknowledged by push: read before anything is taken, so a malformed
+  // request changes nothing.
+  std::optional<LeaseAck> ack;
+  if (req.contains(proto::key::kAck)) {
+    if (req[proto::key::kAck] != proto::key::kAckPush || !req.contains(proto::key::kRenewal) ||
+        !req[proto::key::kRenewal].is_number_unsigned() ||
+        !req.value(proto::key::kAckWithinMs, Json()).is_number_unsigned()) {
+      return InvalidArgument(
+          "lease: ack must be \"push\" with a renewal number and ack_within_ms (docs/protocol.md)");
+    }
+    const uint64_t within = req[proto::key::kAckWithinMs].get<uint64_t>();
+    if (within < 1 || within > static_cast<uint64_t>(ttl_ms))
+      return InvalidArgument("lease: ack_within_ms must be 1..ttl_ms");
+    ack = LeaseAck{.renewal = req[proto::key::kRenewal].get<uint64_t>(),
+                   .due = clock_.Now() + std::chrono::milliseconds(within)};
+  }
   auto limits = LeaseLimits::FromJson(req.value(proto::key::kLimits, Json()));
   if (!limits.ok()) return limits.status();
   // The journal ready before the drill's first fault (Journal::Prepare);
@@ -361,6 +380,13 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
   // Another drill (or this one after a lapse): its controller starts from
   // a whole counters sample.
   if (!renewal_) counters_delta_.Reset();
+  if (ack) {
+    // A renewal not yet acknowledged is covered by this later one's number,
+    // and still owed by its own time.
+    if (lease_ack_) ack->due = std::min(ack->due, lease_ack_->due);
+    lease_ack_ = *ack;
+    ack_by_push_ = true;
+  }
   return Json{{proto::key::kWallNs, clock_.WallNanos()}};
 }
 
@@ -410,8 +436,13 @@ Result<Json> AgentService::Inventory() {
 
 Duration AgentService::TickInterval() const {
   Duration interval = workload_.running() ? kBusyTick : kIdleTick;
-  if (faults_.empty()) return interval;
   const auto now = clock_.Now();
+  // A lease_ack push owed: no later than when it is due.
+  if (lease_ack_) {
+    interval = std::min(
+        interval, std::max(Duration::zero(), lease_ack_->due - now) + std::chrono::milliseconds(1));
+  }
+  if (faults_.empty()) return interval;
   // Lapsed is "past the deadline": wake just after it.
   if (lease_.held() && lease_.deadline() >= now)
     interval = std::min(interval, lease_.deadline() - now + std::chrono::milliseconds(1));
@@ -451,6 +482,7 @@ void AgentService::Tick() {
   }
   if (lease_.Lapsed(now)) {
     lease_.Break();
+    lease_ack_.reset();  // the lapse is what the controller hears of
     RevertEverything("the controller's lease lapsed");
     if (push_) push_(MakePush(proto::kLeaseExpired, {{proto::key::kNode, config_.node}}));
   }
@@ -467,7 +499,14 @@ void AgentService::Tick() {
                                             {proto::key::kLogTail, LogTail()}}));
     }
   }
-  SampleCounters(now);
+  SampleCounters(now);  // carries an owed lease_ack when it pushes
+  if (lease_ack_ && now >= lease_ack_->due) {
+    if (push_) {
+      push_(MakePush(proto::kLeaseAck, {{proto::key::kNode, config_.node},
+                                        {proto::key::kLeaseAck, lease_ack_->renewal}}));
+    }
+    lease_ack_.reset();
+  }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) PushMetrics();
 }
 

@@ -100,7 +100,9 @@ class AgentService {
   // `counters` push is a whole sample, not a delta (agents/counters_delta.h).
   void ReceiverJoined() { counters_delta_.Reset(); }
 
-  // One request in, one reply out (same id). `caller` is who asked
+  // One request in, one reply out (same id) — or null where none goes: a
+  // lease renewal asking to be acknowledged by push (proto::key::kAck) that
+  // was taken; a refusal is always a reply. `caller` is who asked
   // (agents/caller.h): admission, lease ownership and the audit log go by it.
   Json Handle(const Json& request, const Caller& caller);
   // A caller without TLS at `peer` (an --insecure agent; tests).
@@ -235,7 +237,19 @@ class AgentService {
   Lease lease_;
   PanicLatch panic_;
   MgmtGuard guard_;
-  bool renewal_ = false;           // the lease request being handled renews the owner's lease
+  bool renewal_ = false;  // the lease request being handled renews the owner's lease
+  // The request being handled succeeded and is acknowledged in a push, not
+  // a reply (a lease renewal with proto::key::kAck "push"): Handle returns
+  // null and the session sends nothing.
+  bool ack_by_push_ = false;
+  // The last renewal taken to be acknowledged by push: its number, and by
+  // when (proto::key::kAckWithinMs after it came). The next counters push
+  // carries it; at `due` a lease_ack push of its own goes (Tick).
+  struct LeaseAck {
+    uint64_t renewal = 0;
+    Clock::TimePoint due;
+  };
+  std::optional<LeaseAck> lease_ack_;
   Json start_sweep_;               // null until SweepAtStart ran
   std::unique_ptr<RasWatch> ras_;  // null: no NCCL RAS service watched
   std::unique_ptr<IbWatch> ib_;    // null: no RDMA device's events listened to

@@ -52,6 +52,10 @@ void AgentService::SampleCounters(Clock::TimePoint now) {
         Json body = {{proto::key::kNode, config_.node},
                      {proto::key::kCounters, std::move(p.counters)}};
         if (p.delta) body[proto::key::kDelta] = true;
+        if (lease_ack_) {
+          body[proto::key::kLeaseAck] = lease_ack_->renewal;
+          lease_ack_.reset();
+        }
         push_(MakePush(proto::kCounters, std::move(body)));
       }
     } else if (!telemetry_warned_) {

@@ -184,7 +184,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
           return;
         }
         if (!msg->has_value()) break;
-        Send(server_.service_.Handle(**msg, caller_));
+        // Null: acknowledged in a push (a lease renewal), no reply.
+        if (Json reply = server_.service_.Handle(**msg, caller_); !reply.is_null())
+          Send(std::move(reply));
         server_.TickSoon();
         if (finished_) return;
       }

@@ -15,7 +15,9 @@
 // Printed per N, all from this one run:
 //   apply / revert fan-out: time from the first request sent to the last
 //     reply, p50 and p99 over rounds; per-agent reply time p99 (pooled);
-//   lease renew: each renewal's round trip, p99 (pooled);
+//   lease ack: from each renewal sent to the push that acknowledged it,
+//     p99 (pooled): up to a second by design (the agent's next counters
+//     push carries it);
 //   controller CPU: this process's CPU time / wall time while fanning out
 //     back to back (cores), and while only renewing leases (idle);
 //   the fleet's own CPU over the fan-outs, and while only renewing leases
@@ -32,6 +34,7 @@
 // real cluster each agent fsyncs its own disk; 10,000 fsyncs on one shared
 // disk would measure that disk, not the controller.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -52,8 +55,10 @@
 #include "harness/controller/agent_link.h"
 #include "harness/controller/connect_all.h"
 #include "harness/controller/drill_agents.h"
+#include "harness/controller/lease_renewals.h"
 #include "harness/core/log.h"
 #include "harness/tls/certs.h"
+#include "harness/wire/protocol.h"
 
 namespace fdrill::bench {
 namespace {
@@ -206,30 +211,63 @@ int RunOne(const Options& o, int n) {
     std::fprintf(stderr, "N=%d: lease: %s\n", n, f.first_error.c_str());
     return 2;
   }
-  // Renew every second, as the drill's lease loop does: a tenth of the
-  // agents every tenth of a second (DrillAgents::kLeaseSlices), without
-  // waiting for the answers; each answer's round trip lands in lease_ms (on
-  // the io thread, which is joined before these go).
+  // Renew every second, as the drill's lease loop does (DrillAgents::
+  // LeaseLoop): a tenth of the agents every tenth of a second
+  // (DrillAgents::kLeaseSlices), without waiting for the answers, each
+  // renewal to be acknowledged in the agent's next push (within the second;
+  // a refusal replies). The time from a renewal's send to its
+  // acknowledgement lands in lease_ms (on the io thread, which is joined
+  // before these go): most of it is the wait for the agent's counters push,
+  // by design, not a round trip. A renewal still unanswered two turns on,
+  // or refused, is a failure (LeaseRenewals).
   std::atomic<bool> stop{false};
   std::mutex lease_mu;
-  int lease_failed = 0;          // under lease_mu
-  std::vector<double> lease_ms;  // under lease_mu
+  int lease_failed = 0;                                                       // under lease_mu
+  std::vector<double> lease_ms;                                               // under lease_mu
+  std::vector<std::array<SteadyClock::time_point, 2>> sent_at(links.size());  // under lease_mu
+  auto renewals = std::make_shared<LeaseRenewals>(links.size(), SteadyClock::now());
+  for (size_t i = 0; i < links.size(); ++i) {
+    links[i]->set_on_push([&, i](const Json& m) {
+      auto ack = m.find(proto::key::kLeaseAck);
+      if (ack == m.end() || !ack->is_number_unsigned()) return;
+      const uint64_t renewal = ack->get<uint64_t>();
+      renewals->Acked(i, renewal);
+      std::lock_guard<std::mutex> lock(lease_mu);
+      lease_ms.push_back(Ms(SteadyClock::now() - sent_at[i][renewal % 2]));
+    });
+  }
+  auto renewal_body = [](uint64_t renewal) {
+    return Json{{proto::key::kTtlMs, 5000},
+                {proto::key::kAck, proto::key::kAckPush},
+                {proto::key::kRenewal, renewal},
+                {proto::key::kAckWithinMs, 1000}};
+  };
   std::thread renewer([&] {
     const size_t slices = std::min(links.size(), o.lease_slices);
     const auto step = std::chrono::milliseconds(1000) / static_cast<int64_t>(slices);
     auto next_at = SteadyClock::now();
+    renewals->Restart(next_at);
     for (size_t slice = 0; !stop; slice = (slice + 1) % slices) {
       next_at += step;
       std::this_thread::sleep_until(next_at);
       if (stop) break;
-      const auto sent = SteadyClock::now();
       for (size_t i = slice; i < links.size(); i += slices) {
-        links[i]->CallAsync("lease", lease(i), [&, sent](Result<Json> r) {
-          const double ms = Ms(SteadyClock::now() - sent);
+        const LeaseRenewals::Turn turn = renewals->TakeTurn(i, "1s");
+        if (turn.forget != 0) links[i]->Forget(turn.forget);
+        const auto now = SteadyClock::now();
+        const uint64_t seq = renewals->Sent(i, now);
+        {
           std::lock_guard<std::mutex> lock(lease_mu);
-          lease_ms.push_back(ms);
-          if (!r.ok()) ++lease_failed;
-        });
+          if (!turn.failed.empty()) ++lease_failed;
+          sent_at[i][seq % 2] = now;
+        }
+        const uint64_t id =
+            links[i]->CallAsync("lease", renewal_body(seq), [&, i, seq](Result<Json> r) {
+              renewals->Replied(i, seq, r, SteadyClock::now());
+              std::lock_guard<std::mutex> lock(lease_mu);
+              if (!r.ok()) ++lease_failed;
+            });
+        renewals->CallId(i, seq, id);
       }
     }
   });
@@ -430,7 +468,7 @@ int main(int argc, char** argv) {
       "echo "
       "fan-out p99 | apply p50 | apply p99 | per-agent apply p99 | revert p50 "
       "| revert p99 | "
-      "lease renew p99 | ctl cores fanning out | ctl CPU ms/round | ctl cores idle (leases) | "
+      "lease ack p99 | ctl cores fanning out | ctl CPU ms/round | ctl cores idle (leases) | "
       "fleet cores idle | fleet CPU ms/round | "
       "ctl RSS MiB | fleet RSS MiB | failures |\n");
   std::printf(

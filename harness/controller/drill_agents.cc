@@ -17,6 +17,15 @@ Json DrillAgents::LeaseBody(size_t i, int64_t ttl_ms) const {
   return body;
 }
 
+Json DrillAgents::RenewalBody(size_t i, int64_t ttl_ms, uint64_t renewal) const {
+  Json body = LeaseBody(i, ttl_ms);
+  body[proto::key::kAck] = proto::key::kAckPush;
+  body[proto::key::kRenewal] = renewal;
+  body[proto::key::kAckWithinMs] =
+      std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_renew).count();
+  return body;
+}
+
 Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, PushFn on_push,
                             LostFn on_lost) {
   on_lost_ = std::move(on_lost);
@@ -34,6 +43,7 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
   node_count_ = static_cast<size_t>(s_.nodes);
   // Sized once: the links' callbacks hold references into it.
   nodes_.resize(node_count_ + switches.size());
+  renewals_ = std::make_shared<LeaseRenewals>(nodes_.size(), clock_.Now());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     NodeLink& n = nodes_[i];
     if (i >= node_count_) {
@@ -66,7 +76,12 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
     }
     n.link = std::make_unique<AgentLink>(io_, n.name, n.address, n.port,
                                          tls->has_value() ? &**tls : nullptr);
-    n.link->set_on_push([on_push, &n](const Json& m) { on_push(n, m); });
+    // A counters or lease_ack push may acknowledge a renewal (LeaseLoop).
+    n.link->set_on_push([on_push, &n, i, renewals = renewals_](const Json& m) {
+      if (auto ack = m.find(proto::key::kLeaseAck); ack != m.end() && ack->is_number_unsigned())
+        renewals->Acked(i, ack->get<uint64_t>());
+      on_push(n, m);
+    });
     n.link->set_on_drop([this, &n](const std::string& why) {
       if (closing_) return;
       on_lost_(n.name, "lost the agent: " + why);
@@ -249,22 +264,6 @@ std::vector<Result<Json>> DrillAgents::CallAll(const std::vector<NodeLink*>& to,
   return out;
 }
 
-namespace {
-// The lease thread's view of each agent's renewals, shared with the replies'
-// callbacks on the io thread (which may outlive the thread's loop).
-struct Renewals {
-  explicit Renewals(size_t n, Clock::TimePoint now)
-      : last_ok(n, now), sent(n, 0), answered(n, 0), error(n) {}
-  std::mutex mu;
-  std::vector<Clock::TimePoint> last_ok;
-  // Per agent, renewals sent and answered (a number each): one in flight
-  // while they differ.
-  std::vector<uint64_t> sent, answered;
-  std::vector<uint64_t> call_id;
-  std::vector<std::string> error;  // of the last renewal; "" when it held
-};
-}  // namespace
-
 void DrillAgents::LeaseLoop() {
   const int64_t ttl_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(s_.lease_ttl).count();
@@ -276,52 +275,29 @@ void DrillAgents::LeaseLoop() {
   // counters). Each agent is still renewed once every lease_renew.
   const size_t slices = std::min(n, kLeaseSlices);
   const Duration step = s_.lease_renew / static_cast<int64_t>(slices);
-  auto r = std::make_shared<Renewals>(n, clock_.Now());
-  r->call_id.assign(n, 0);
+  const std::string period = FormatDuration(s_.lease_renew);
+  std::shared_ptr<LeaseRenewals> r = renewals_;
+  r->Restart(clock_.Now());
   auto next = clock_.Now();
   for (size_t slice = 0; !closing_; slice = (slice + 1) % slices) {
     for (size_t i = slice; i < n && !closing_; i += slices) {
-      std::string failed;
-      Clock::TimePoint last_ok;
-      uint64_t unanswered = 0;
-      {
-        std::lock_guard<std::mutex> lock(r->mu);
-        if (r->sent[i] != r->answered[i]) {
-          // A whole period without an answer is a failed renewal.
-          unanswered = r->call_id[i];
-          r->answered[i] = r->sent[i];
-          r->error[i] = "no answer within " + FormatDuration(s_.lease_renew);
-        }
-        failed = r->error[i];
-        last_ok = r->last_ok[i];
-      }
-      if (unanswered != 0) nodes_[i].link->Forget(unanswered);
+      const LeaseRenewals::Turn turn = r->TakeTurn(i, period);
+      if (turn.forget != 0) nodes_[i].link->Forget(turn.forget);
       // One late answer (an agent busy stopping a job) is not a lost lease:
       // the lease still holds until lease_ttl after the last renewal. Once
       // it may lapse before the next try, the agent reverts everything by
       // itself and the drill can no longer say what the fabric did: it ends.
-      if (!failed.empty() && !closing_ && clock_.Now() + s_.lease_renew >= last_ok + s_.lease_ttl)
-        on_lost_(nodes_[i].name, "lease renewal failed: " + failed);
-      uint64_t seq;
-      {
-        std::lock_guard<std::mutex> lock(r->mu);
-        seq = ++r->sent[i];
-      }
-      const uint64_t id = nodes_[i].link->CallAsync(proto::kLease, LeaseBody(i, ttl_ms),
-                                                    [this, r, i, seq](Result<Json> reply) {
-                                                      std::lock_guard<std::mutex> lock(r->mu);
-                                                      if (r->answered[i] >= seq)
-                                                        return;  // given up on already
-                                                      r->answered[i] = seq;
-                                                      if (reply.ok()) {
-                                                        r->last_ok[i] = clock_.Now();
-                                                        r->error[i].clear();
-                                                      } else {
-                                                        r->error[i] = reply.status().message();
-                                                      }
-                                                    });
-      std::lock_guard<std::mutex> lock(r->mu);
-      r->call_id[i] = id;
+      if (!turn.failed.empty() && !closing_ &&
+          clock_.Now() + s_.lease_renew >= turn.last_ok + s_.lease_ttl)
+        on_lost_(nodes_[i].name, "lease renewal failed: " + turn.failed);
+      // Acknowledged in the agent's next push, within a period: no reply
+      // comes unless the agent refuses (or predates acknowledgement by
+      // push), which answers through the callback.
+      const uint64_t seq = r->Sent(i, clock_.Now());
+      const uint64_t id = nodes_[i].link->CallAsync(
+          proto::kLease, RenewalBody(i, ttl_ms, seq),
+          [this, r, i, seq](Result<Json> reply) { r->Replied(i, seq, reply, clock_.Now()); });
+      r->CallId(i, seq, id);
     }
     next += step;
     std::unique_lock<std::mutex> lock(mu_);

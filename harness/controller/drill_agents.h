@@ -10,7 +10,9 @@
 //    its clock offset and takes its lease; a failure names the first agent
 //    in that order and how many others failed. Then a lease thread renews
 //    every lease each lease_renew, the agents spread over the period (a
-//    tenth of them every tenth of it), not all at once. A renewal that fails
+//    tenth of them every tenth of it), not all at once, each renewal
+//    acknowledged in the agent's next push rather than by a reply
+//    (lease_renewals.h, docs/protocol.md "lease"). A renewal that fails
 //    long enough for the lease to lapse, or a dropped connection, is
 //    reported once to on_lost: the agent reverts everything by itself then,
 //    and the drill can no longer say what the fabric did.
@@ -41,6 +43,7 @@
 
 #include "fabric/fabric_state.h"
 #include "harness/controller/agent_link.h"
+#include "harness/controller/lease_renewals.h"
 #include "harness/core/clock.h"
 #include "harness/core/result.h"
 #include "harness/scenario/scenario.h"
@@ -127,10 +130,17 @@ class DrillAgents {
   Status FirstFailure(const std::vector<Result<T>>& each) const;
   // Renews every lease each lease_renew, agent i in slice i % kLeaseSlices
   // of the period, without waiting for the answers (they come back on the io
-  // thread): a renewal unanswered by the agent's next turn has failed.
+  // thread, as a push's acknowledgement or a reply): a renewal unanswered
+  // two turns after it went has failed (lease_renewals.h).
   void LeaseLoop();
   // The lease request for agent `i` (ttl 0 releases): drill id and limits.
   Json LeaseBody(size_t i, int64_t ttl_ms) const;
+  // ... renewal number `renewal`, to be acknowledged by push within a
+  // lease_renew (proto::key::kAck).
+  Json RenewalBody(size_t i, int64_t ttl_ms, uint64_t renewal) const;
+  // The lease thread's renewals, shared with the links' callbacks on the io
+  // thread (which may outlive the thread's loop); made in Connect.
+  std::shared_ptr<LeaseRenewals> renewals_;
   // Each agent's limits (LeaseLimitsFor), computed once in Connect: the
   // scenario does not change during the drill, and renewals go every second.
   std::vector<Json> limits_;

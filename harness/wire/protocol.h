@@ -45,8 +45,10 @@ inline constexpr char kFaultExpired[] = "fault_expired";
 inline constexpr char kLeaseExpired[] = "lease_expired";
 inline constexpr char kRas[] = "ras";
 inline constexpr char kIbAsync[] = "ib_async";
-inline constexpr std::array<std::string_view, 7> kPushTypes = {
-    kMetrics, kCounters, kWorkloadExit, kFaultExpired, kLeaseExpired, kRas, kIbAsync};
+// A lease renewal acknowledged on its own: no counters push went in time.
+inline constexpr char kLeaseAck[] = "lease_ack";
+inline constexpr std::array<std::string_view, 8> kPushTypes = {
+    kMetrics, kCounters, kWorkloadExit, kFaultExpired, kLeaseExpired, kRas, kIbAsync, kLeaseAck};
 
 // Body keys. One key means one thing in every message that carries it.
 namespace key {
@@ -115,10 +117,20 @@ inline constexpr char kTtlMs[] = "ttl_ms";  // lease: 0 releases
 // and must match the live lease ("" when the controller gave none).
 inline constexpr char kDrill[] = "drill";
 inline constexpr char kLimits[] = "limits";  // lease: the drill's limits on this node
-inline constexpr char kLatch[] = "latch";    // revert_all: latch the panic (fdrill panic)
-inline constexpr char kReason[] = "reason";  // revert_all with latch
-inline constexpr char kPanic[] = "panic";    // hello: the latch ({by, reason, at_ns}) or null
-inline constexpr char kArgv[] = "argv";      // workload_start
+// lease (a renewal): "push" asks the agent to acknowledge a renewal it took
+// in a push instead of a reply — `lease_ack` = the request's `renewal`
+// number, in its next counters push or, when none goes within
+// `ack_within_ms`, a lease_ack push of its own. A refusal is still a reply.
+// One reply message fewer per agent per renewal (docs/protocol.md §2).
+inline constexpr char kAck[] = "ack";
+inline constexpr char kAckPush[] = "push";
+inline constexpr char kRenewal[] = "renewal";
+inline constexpr char kAckWithinMs[] = "ack_within_ms";
+inline constexpr char kLeaseAck[] = "lease_ack";  // counters and lease_ack pushes
+inline constexpr char kLatch[] = "latch";         // revert_all: latch the panic (fdrill panic)
+inline constexpr char kReason[] = "reason";       // revert_all with latch
+inline constexpr char kPanic[] = "panic";         // hello: the latch ({by, reason, at_ns}) or null
+inline constexpr char kArgv[] = "argv";           // workload_start
 inline constexpr char kEnv[] = "env";
 inline constexpr char kMetricsDir[] = "metrics_dir";
 inline constexpr char kStarted[] = "started";

@@ -8,6 +8,7 @@
 #include "agents/counters.h"
 #include "agents/counters_delta.h"
 #include "agents/tcp_link_retrans.h"
+#include "harness/core/units.h"
 #include "harness/wire/counter_samples.h"
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_host.h"
@@ -241,6 +242,76 @@ TEST(TelemetryTest, AWholeCountersSampleForEveryNewReceiver) {
   tick();
   EXPECT_FALSE(delta());
   EXPECT_EQ(pushes.size(), 6u);
+}
+
+// A renewal that asks to be acknowledged by push (proto::key::kAck) gets no
+// reply: the agent's next counters push carries its number, and when no
+// counters push goes within ack_within_ms (here the interval is 5 s), a
+// lease_ack push of its own does, at that time. A refusal still replies,
+// and a malformed ack is refused before the lease is touched.
+TEST(TelemetryTest, ARenewalIsAcknowledgedInTheNextPushNotReplied) {
+  using std::chrono::milliseconds;
+  for (const Duration interval :
+       {Duration(std::chrono::seconds(1)), Duration(std::chrono::seconds(5))}) {
+    SCOPED_TRACE(FormatDuration(interval));
+    FakeHostAgent fake("f1", "fdrill-telemetry-",
+                       [&](AgentConfig& c) { c.telemetry_interval = interval; });
+    std::vector<Json> pushes;
+    fake.service->set_push([&](Json m) {
+      if (m.contains("lease_ack")) pushes.push_back(m);
+    });
+    auto renew = [&](uint64_t renewal, uint64_t within_ms) {
+      return fake.service->Handle(MakeRequest("lease", 10 + renewal,
+                                              {{"ttl_ms", 86400000},
+                                               {"ack", "push"},
+                                               {"renewal", renewal},
+                                               {"ack_within_ms", within_ms}}),
+                                  "test");
+    };
+    fake.service->Tick();  // the first sample, pushed at once
+    EXPECT_TRUE(renew(1, 1000).is_null());
+    EXPECT_LE(fake.service->TickInterval(), milliseconds(1001));
+    // Ticks every 100 ms: the ack goes with the first push due, by 1 s.
+    for (int k = 0; k < 10 && pushes.empty(); ++k) {
+      fake.clock.Advance(milliseconds(100));
+      fake.service->Tick();
+    }
+    ASSERT_EQ(pushes.size(), 1u);
+    EXPECT_EQ(pushes[0]["lease_ack"], 1u);
+    EXPECT_EQ(pushes[0]["type"], interval == std::chrono::seconds(1) ? "counters" : "lease_ack");
+    EXPECT_EQ(pushes[0]["node"], "f1");
+    // Owed once: later pushes carry nothing until the next renewal.
+    for (int k = 0; k < 60; ++k) {
+      fake.clock.Advance(milliseconds(100));
+      fake.service->Tick();
+    }
+    EXPECT_EQ(pushes.size(), 1u);
+    // Two renewals before a push: the later number, by the earlier's time.
+    EXPECT_TRUE(renew(2, 1000).is_null());
+    fake.clock.Advance(milliseconds(600));
+    EXPECT_TRUE(renew(3, 1000).is_null());
+    fake.clock.Advance(milliseconds(400));
+    fake.service->Tick();
+    ASSERT_EQ(pushes.size(), 2u);
+    EXPECT_EQ(pushes[1]["lease_ack"], 3u);
+  }
+  FakeHostAgent fake("f1", "fdrill-telemetry-");
+  // Malformed: refused, and the lease the fixture holds is as it was.
+  Json bad = fake.service->Handle(
+      MakeRequest("lease", 1, {{"ttl_ms", 5000}, {"ack", "push"}, {"renewal", 1}}), "test");
+  ASSERT_FALSE(bad.is_null());
+  EXPECT_FALSE(bad["ok"].get<bool>());
+  EXPECT_NE(bad["error"].get<std::string>().find("ack_within_ms"), std::string::npos);
+  // Another drill's renewal is refused with a reply, as always.
+  Json other = fake.service->Handle(MakeRequest("lease", 2,
+                                                {{"ttl_ms", 5000},
+                                                 {"drill", "other"},
+                                                 {"ack", "push"},
+                                                 {"renewal", 1},
+                                                 {"ack_within_ms", 1000}}),
+                                    Caller{.peer = "test", .subject = "another-controller"});
+  ASSERT_FALSE(other.is_null());
+  EXPECT_FALSE(other["ok"].get<bool>()) << other.dump();
 }
 
 // Issue 25: the ranks' CPU seconds come from a /proc scan on the first

@@ -1,0 +1,81 @@
+// LeaseRenewals: per agent, the lease renewals a drill's lease thread sent
+// (DrillAgents::LeaseLoop) and what answered them — no sockets, so the rules
+// are tested on their own.
+//
+// A renewal is answered one of two ways:
+//  - a reply: an agent older than acknowledgement by push, and any refusal
+//    (Replied);
+//  - an acknowledgement in a push (Acked): the renewal asked for
+//    proto::key::kAck "push", and the agent took it, then put its number in
+//    its next counters push or, when none went within ack_within_ms, in a
+//    lease_ack push of its own. A later number covers the earlier ones.
+// An acknowledgement comes up to ack_within (the renew period) after the
+// renewal arrived, so a renewal fails when it is still unanswered two turns
+// after it was sent (Turn): the one before last. The lease's last good time
+// (`last_ok`) is when an acknowledged renewal was sent — the agent took it
+// later, so its lease runs at least ttl from then — or when a reply came.
+//
+// Thread-safe: the lease thread calls Sent and Turn, the io thread Replied
+// and Acked.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "harness/core/clock.h"
+#include "harness/core/json.h"
+#include "harness/core/result.h"
+
+namespace fdrill {
+
+class LeaseRenewals {
+ public:
+  LeaseRenewals(size_t agents, Clock::TimePoint now);
+
+  // Every agent's lease counts as good from `now` (the lease thread starts).
+  void Restart(Clock::TimePoint now);
+
+  // Agent i's turn, before its next renewal: whether a renewal has failed
+  // (`failed`: why, "" when none has), the lease's last good time, and the
+  // AgentLink call to forget — the renewal before last, answered or given
+  // up on now (an agent that acknowledges by push never replies to it).
+  struct Turn {
+    std::string failed;
+    Clock::TimePoint last_ok;
+    uint64_t forget = 0;  // 0: none
+  };
+  Turn TakeTurn(size_t i, const std::string& period);
+
+  // Renewal sent to agent i at `at`; returns its number (1, 2, ...), which
+  // the request carries (proto::key::kRenewal).
+  uint64_t Sent(size_t i, Clock::TimePoint at);
+  // The AgentLink call id of agent i's renewal `renewal`.
+  void CallId(size_t i, uint64_t renewal, uint64_t call_id);
+
+  // The reply to agent i's renewal `renewal`, come at `now`.
+  void Replied(size_t i, uint64_t renewal, const Result<Json>& reply, Clock::TimePoint now);
+  // Agent i acknowledged renewal `renewal` (and every earlier one) in a push.
+  void Acked(size_t i, uint64_t renewal);
+
+ private:
+  // The last two renewals per agent: [0] the last sent, [1] the one before.
+  struct Sent2 {
+    uint64_t renewal = 0;
+    Clock::TimePoint at;
+    uint64_t call_id = 0;
+  };
+  struct Agent {
+    Sent2 sent[2];
+    uint64_t answered = 0;  // the highest renewal answered or given up on
+    Clock::TimePoint last_ok;
+    std::string error;  // of the last answer; "" when it held
+  };
+  void Answer(Agent& a, uint64_t renewal);
+
+  std::mutex mu_;
+  std::vector<Agent> agents_;
+};
+
+}  // namespace fdrill

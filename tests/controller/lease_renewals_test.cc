@@ -1,0 +1,105 @@
+// LeaseRenewals (harness/controller/lease_renewals.h): what answers a
+// renewal, when one has failed, and what the lease thread forgets.
+#include "harness/controller/lease_renewals.h"
+
+#include <gtest/gtest.h>
+
+namespace fdrill {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const Clock::TimePoint kT0{std::chrono::hours(1)};
+
+// One agent renewed every second (the lease thread's turns), as DrillAgents
+// does: take the turn, send, note the call's id.
+struct Agent {
+  LeaseRenewals r{1, kT0};
+  Clock::TimePoint now = kT0;
+  LeaseRenewals::Turn Turn() {
+    now += seconds(1);
+    return r.TakeTurn(0, "1s");
+  }
+  uint64_t Send(uint64_t call_id) {
+    const uint64_t seq = r.Sent(0, now);
+    r.CallId(0, seq, call_id);
+    return seq;
+  }
+};
+
+TEST(LeaseRenewals, RenewalsAcknowledgedByPushHoldFromWhenEachWasSent) {
+  Agent a;
+  for (uint64_t k = 1; k <= 5; ++k) {
+    const LeaseRenewals::Turn t = a.Turn();
+    EXPECT_EQ(t.failed, "") << k;
+    // The renewal before last is forgotten: its pending call never gets a
+    // reply from an agent that acknowledges by push.
+    EXPECT_EQ(t.forget, k >= 3 ? 100 + k - 2 : 0) << k;
+    const uint64_t seq = a.Send(100 + k);
+    EXPECT_EQ(seq, k);
+    // Acknowledged 900 ms on, in the agent's counters push: the lease is
+    // good from the renewal's send, not from the push.
+    a.r.Acked(0, seq);
+    EXPECT_EQ(a.r.TakeTurn(0, "1s").last_ok, a.now) << k;
+  }
+}
+
+TEST(LeaseRenewals, ARenewalUnansweredTwoTurnsOnHasFailedUntilALaterOneIsAnswered) {
+  Agent a;
+  a.Turn();
+  a.Send(11);  // 1: acknowledged one turn late, still in time
+  a.Turn();
+  a.Send(12);  // 2
+  a.r.Acked(0, 1);
+  EXPECT_EQ(a.Turn().failed, "");
+  a.Send(13);  // 3
+  // 2 went two turns ago and nothing answered it.
+  LeaseRenewals::Turn t = a.Turn();
+  EXPECT_EQ(t.failed, "no answer within two renewals (1s each)");
+  EXPECT_EQ(t.forget, 12u);
+  EXPECT_EQ(t.last_ok, kT0 + seconds(1));  // when 1 went
+  a.Send(14);                              // 4
+  a.r.Acked(0, 2);                         // too late: given up on
+  EXPECT_EQ(a.r.TakeTurn(0, "1s").failed, "no answer within two renewals (1s each)");
+  a.r.Acked(0, 4);  // covers 3 as well
+  t = a.Turn();
+  EXPECT_EQ(t.failed, "");
+  EXPECT_EQ(t.last_ok, kT0 + seconds(4));
+}
+
+TEST(LeaseRenewals, RepliesAnswerAnAgentThatDoesNotAcknowledgeByPushAndCarryRefusals) {
+  Agent a;
+  a.Turn();
+  const uint64_t one = a.Send(21);
+  a.r.Replied(0, one, Json::object(), a.now + milliseconds(3));
+  LeaseRenewals::Turn t = a.Turn();
+  EXPECT_EQ(t.failed, "");
+  EXPECT_EQ(t.last_ok, kT0 + seconds(1) + milliseconds(3));  // when the reply came
+  const uint64_t two = a.Send(22);
+  a.r.Replied(0, two, Status(StatusCode::kFailedPrecondition, "lease held by another drill"),
+              a.now);
+  EXPECT_EQ(a.Turn().failed, "lease held by another drill");
+  // A reply to a renewal already answered changes nothing.
+  a.r.Replied(0, one, Status(StatusCode::kUnavailable, "late"), a.now);
+  EXPECT_EQ(a.r.TakeTurn(0, "1s").failed, "lease held by another drill");
+}
+
+TEST(LeaseRenewals, AnAcknowledgementOfARenewalNeverSentIsIgnored) {
+  Agent a;
+  a.Turn();
+  a.Send(31);
+  a.r.Acked(0, 7);  // another controller's number, or a restarted agent's
+  a.Turn();
+  a.Send(32);
+  EXPECT_EQ(a.Turn().failed, "no answer within two renewals (1s each)");
+}
+
+TEST(LeaseRenewals, RestartMakesEveryLeaseGoodFromThen) {
+  LeaseRenewals r(3, kT0);
+  r.Restart(kT0 + seconds(30));
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(r.TakeTurn(i, "1s").last_ok, kT0 + seconds(30));
+}
+
+}  // namespace
+}  // namespace fdrill
