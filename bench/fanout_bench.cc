@@ -218,33 +218,39 @@ int RunOne(const Options& o, int n) {
   // a refusal replies). The time from a renewal's send to its
   // acknowledgement lands in lease_ms (on the io thread, which is joined
   // before these go): most of it is the wait for the agent's counters push,
-  // by design, not a round trip. A renewal still unanswered two turns on,
-  // or refused, is a failure (LeaseRenewals).
+  // by design, not a round trip. A failure is a refusal, or a lease the
+  // drill would give up on (LeaseRenewals' failed renewal with the lease
+  // possibly lapsing before the next: DrillAgents' on_lost); an
+  // acknowledgement late by a turn is not.
   std::atomic<bool> stop{false};
   std::mutex lease_mu;
-  int lease_failed = 0;                                                       // under lease_mu
-  std::vector<double> lease_ms;                                               // under lease_mu
-  std::vector<std::array<SteadyClock::time_point, 2>> sent_at(links.size());  // under lease_mu
+  int lease_failed = 0;          // under lease_mu
+  std::vector<double> lease_ms;  // under lease_mu
+  // Renewal k's send time at [k % kRemembered], under lease_mu.
+  std::vector<std::array<SteadyClock::time_point, LeaseRenewals::kRemembered>> sent_at(
+      links.size());
   auto renewals = std::make_shared<LeaseRenewals>(links.size(), SteadyClock::now());
   for (size_t i = 0; i < links.size(); ++i) {
     links[i]->set_on_push([&, i](const Json& m) {
       auto ack = m.find(proto::key::kLeaseAck);
       if (ack == m.end() || !ack->is_number_unsigned()) return;
       const uint64_t renewal = ack->get<uint64_t>();
-      renewals->Acked(i, renewal);
+      if (!renewals->Acked(i, renewal)) return;
       std::lock_guard<std::mutex> lock(lease_mu);
-      lease_ms.push_back(Ms(SteadyClock::now() - sent_at[i][renewal % 2]));
+      lease_ms.push_back(Ms(SteadyClock::now() - sent_at[i][renewal % LeaseRenewals::kRemembered]));
     });
   }
-  auto renewal_body = [](uint64_t renewal) {
-    return Json{{proto::key::kTtlMs, 5000},
+  // The drill's defaults: a 5 s lease renewed every second.
+  constexpr auto kTtl = std::chrono::seconds(5), kRenew = std::chrono::seconds(1);
+  auto renewal_body = [&](uint64_t renewal) {
+    return Json{{proto::key::kTtlMs, std::chrono::milliseconds(kTtl).count()},
                 {proto::key::kAck, proto::key::kAckPush},
                 {proto::key::kRenewal, renewal},
-                {proto::key::kAckWithinMs, 1000}};
+                {proto::key::kAckWithinMs, std::chrono::milliseconds(kRenew).count()}};
   };
   std::thread renewer([&] {
     const size_t slices = std::min(links.size(), o.lease_slices);
-    const auto step = std::chrono::milliseconds(1000) / static_cast<int64_t>(slices);
+    const auto step = std::chrono::milliseconds(kRenew) / static_cast<int64_t>(slices);
     auto next_at = SteadyClock::now();
     renewals->Restart(next_at);
     for (size_t slice = 0; !stop; slice = (slice + 1) % slices) {
@@ -258,12 +264,12 @@ int RunOne(const Options& o, int n) {
         const uint64_t seq = renewals->Sent(i, now);
         {
           std::lock_guard<std::mutex> lock(lease_mu);
-          if (!turn.failed.empty()) ++lease_failed;
-          sent_at[i][seq % 2] = now;
+          if (!turn.failed.empty() && now + kRenew >= turn.last_ok + kTtl) ++lease_failed;
+          sent_at[i][seq % LeaseRenewals::kRemembered] = now;
         }
         const uint64_t id =
             links[i]->CallAsync("lease", renewal_body(seq), [&, i, seq](Result<Json> r) {
-              renewals->Replied(i, seq, r, SteadyClock::now());
+              renewals->Replied(i, seq, r);
               std::lock_guard<std::mutex> lock(lease_mu);
               if (!r.ok()) ++lease_failed;
             });

@@ -294,9 +294,9 @@ void DrillAgents::LeaseLoop() {
       // comes unless the agent refuses (or predates acknowledgement by
       // push), which answers through the callback.
       const uint64_t seq = r->Sent(i, clock_.Now());
-      const uint64_t id = nodes_[i].link->CallAsync(
-          proto::kLease, RenewalBody(i, ttl_ms, seq),
-          [this, r, i, seq](Result<Json> reply) { r->Replied(i, seq, reply, clock_.Now()); });
+      const uint64_t id =
+          nodes_[i].link->CallAsync(proto::kLease, RenewalBody(i, ttl_ms, seq),
+                                    [r, i, seq](Result<Json> reply) { r->Replied(i, seq, reply); });
       r->CallId(i, seq, id);
     }
     next += step;

@@ -16,61 +16,57 @@ void LeaseRenewals::Restart(Clock::TimePoint now) {
 LeaseRenewals::Turn LeaseRenewals::TakeTurn(size_t i, const std::string& period) {
   std::lock_guard<std::mutex> lock(mu_);
   Agent& a = agents_[i];
-  const Sent2& before_last = a.sent[1];
-  if (before_last.renewal != 0 && a.answered < before_last.renewal) {
-    a.answered = before_last.renewal;
+  const uint64_t before_last = a.sent >= 2 ? a.sent - 1 : 0;
+  if (before_last != 0 && a.answered < before_last) {
+    a.answered = before_last;
     a.error = "no answer within two renewals (" + period + " each)";
   }
-  return Turn{.failed = a.error, .last_ok = a.last_ok, .forget = before_last.call_id};
+  return Turn{.failed = a.error, .last_ok = a.last_ok, .forget = a.call_id[1]};
 }
 
 uint64_t LeaseRenewals::Sent(size_t i, Clock::TimePoint at) {
   std::lock_guard<std::mutex> lock(mu_);
   Agent& a = agents_[i];
-  a.sent[1] = a.sent[0];
-  a.sent[0] = Sent2{.renewal = a.sent[1].renewal + 1, .at = at};
-  return a.sent[0].renewal;
+  ++a.sent;
+  a.sent_at[a.sent % kRemembered] = at;
+  a.call_id[1] = a.call_id[0];
+  a.call_id[0] = 0;
+  return a.sent;
 }
 
 void LeaseRenewals::CallId(size_t i, uint64_t renewal, uint64_t call_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (Sent2& s : agents_[i].sent) {
-    if (s.renewal == renewal) s.call_id = call_id;
-  }
+  Agent& a = agents_[i];
+  if (renewal == a.sent) a.call_id[0] = call_id;
+  if (renewal + 1 == a.sent) a.call_id[1] = call_id;
 }
 
-void LeaseRenewals::Answer(Agent& a, uint64_t renewal) {
+bool LeaseRenewals::Held(Agent& a, uint64_t renewal) {
+  // A number never sent is not this controller's (another's, or a
+  // restarted agent's); one too old has no send time kept.
+  if (renewal == 0 || renewal > a.sent || renewal + kRemembered <= a.sent) return false;
+  // The error stands while an answer to a later renewal (a refusal, one
+  // given up on) is newer than this one.
+  if (renewal >= a.answered) a.error.clear();
   a.answered = std::max(a.answered, renewal);
+  a.last_ok = std::max(a.last_ok, a.sent_at[renewal % kRemembered]);
+  return true;
 }
 
-void LeaseRenewals::Replied(size_t i, uint64_t renewal, const Result<Json>& reply,
-                            Clock::TimePoint now) {
+void LeaseRenewals::Replied(size_t i, uint64_t renewal, const Result<Json>& reply) {
   std::lock_guard<std::mutex> lock(mu_);
   Agent& a = agents_[i];
-  if (renewal <= a.answered) return;  // given up on already, or a later one answered
-  Answer(a, renewal);
   if (reply.ok()) {
-    a.last_ok = now;
-    a.error.clear();
-  } else {
+    Held(a, renewal);
+  } else if (renewal > a.answered) {  // a refusal (or the link's loss) of one still open
+    a.answered = renewal;
     a.error = reply.status().message();
   }
 }
 
-void LeaseRenewals::Acked(size_t i, uint64_t renewal) {
+bool LeaseRenewals::Acked(size_t i, uint64_t renewal) {
   std::lock_guard<std::mutex> lock(mu_);
-  Agent& a = agents_[i];
-  if (renewal <= a.answered) return;
-  // Only the last two can be unanswered (TakeTurn gives up on the one
-  // before last); a number never sent is not this controller's.
-  const Sent2* s = nullptr;
-  for (const Sent2& x : a.sent) {
-    if (x.renewal == renewal) s = &x;
-  }
-  if (s == nullptr) return;
-  Answer(a, renewal);
-  a.last_ok = std::max(a.last_ok, s->at);
-  a.error.clear();
+  return Held(agents_[i], renewal);
 }
 
 }  // namespace fdrill

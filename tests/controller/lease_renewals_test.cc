@@ -60,28 +60,53 @@ TEST(LeaseRenewals, ARenewalUnansweredTwoTurnsOnHasFailedUntilALaterOneIsAnswere
   EXPECT_EQ(t.forget, 12u);
   EXPECT_EQ(t.last_ok, kT0 + seconds(1));  // when 1 went
   a.Send(14);                              // 4
-  a.r.Acked(0, 2);                         // too late: given up on
-  EXPECT_EQ(a.r.TakeTurn(0, "1s").failed, "no answer within two renewals (1s each)");
-  a.r.Acked(0, 4);  // covers 3 as well
+  a.r.Acked(0, 4);                         // covers 3 as well
   t = a.Turn();
   EXPECT_EQ(t.failed, "");
   EXPECT_EQ(t.last_ok, kT0 + seconds(4));
+}
+
+// On a loaded machine acknowledgements ran 2 s late at the p99: each came
+// after its renewal was given up on. The lease still held from when each
+// went, and a controller that ignored them saw every lease go stale (7,612
+// leases "lost" in one fanout_bench run at 10,000 agents, every agent
+// holding its lease): a late answer still counts for the lease's time.
+TEST(LeaseRenewals, AnAnswerAfterItsRenewalWasGivenUpOnStillShowsTheLeaseHeld) {
+  Agent a;
+  for (uint64_t k = 1; k <= 10; ++k) {
+    const LeaseRenewals::Turn t = a.Turn();
+    if (k >= 4) {
+      // Renewal k - 2 was given up on at this turn; k - 3's late ack came.
+      EXPECT_EQ(t.failed, "no answer within two renewals (1s each)") << k;
+      EXPECT_EQ(t.last_ok, kT0 + seconds(k - 3)) << k;
+    }
+    a.Send(100 + k);
+    if (k >= 3) {
+      EXPECT_TRUE(a.r.Acked(0, k - 2)) << k;  // 2.x s after it went
+    }
+  }
+  // Answers to renewals long gone (no send time kept), or never sent.
+  EXPECT_FALSE(a.r.Acked(0, 10 - LeaseRenewals::kRemembered));
+  EXPECT_FALSE(a.r.Acked(0, 11));
+  EXPECT_FALSE(a.r.Acked(0, 0));
+  EXPECT_TRUE(a.r.Acked(0, 10));
+  EXPECT_EQ(a.Turn().failed, "");
 }
 
 TEST(LeaseRenewals, RepliesAnswerAnAgentThatDoesNotAcknowledgeByPushAndCarryRefusals) {
   Agent a;
   a.Turn();
   const uint64_t one = a.Send(21);
-  a.r.Replied(0, one, Json::object(), a.now + milliseconds(3));
+  a.r.Replied(0, one, Json::object());
   LeaseRenewals::Turn t = a.Turn();
   EXPECT_EQ(t.failed, "");
-  EXPECT_EQ(t.last_ok, kT0 + seconds(1) + milliseconds(3));  // when the reply came
+  EXPECT_EQ(t.last_ok, kT0 + seconds(1));  // when it went: the agent took it after
   const uint64_t two = a.Send(22);
-  a.r.Replied(0, two, Status(StatusCode::kFailedPrecondition, "lease held by another drill"),
-              a.now);
+  a.r.Replied(0, two, Status(StatusCode::kFailedPrecondition, "lease held by another drill"));
   EXPECT_EQ(a.Turn().failed, "lease held by another drill");
-  // A reply to a renewal already answered changes nothing.
-  a.r.Replied(0, one, Status(StatusCode::kUnavailable, "late"), a.now);
+  // An answer to an earlier renewal does not hide a later refusal.
+  a.r.Replied(0, one, Json::object());
+  a.r.Replied(0, one, Status(StatusCode::kUnavailable, "late"));
   EXPECT_EQ(a.r.TakeTurn(0, "1s").failed, "lease held by another drill");
 }
 
@@ -89,7 +114,7 @@ TEST(LeaseRenewals, AnAcknowledgementOfARenewalNeverSentIsIgnored) {
   Agent a;
   a.Turn();
   a.Send(31);
-  a.r.Acked(0, 7);  // another controller's number, or a restarted agent's
+  EXPECT_FALSE(a.r.Acked(0, 7));  // another controller's number, or a restarted agent's
   a.Turn();
   a.Send(32);
   EXPECT_EQ(a.Turn().failed, "no answer within two renewals (1s each)");
