@@ -363,6 +363,7 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
     if (within < 1 || within > static_cast<uint64_t>(ttl_ms))
       return InvalidArgument("lease: ack_within_ms must be 1..ttl_ms");
     ack = LeaseAck{.renewal = req[proto::key::kRenewal].get<uint64_t>(),
+                   .drill = drill,
                    .due = clock_.Now() + std::chrono::milliseconds(within)};
   }
   auto limits = LeaseLimits::FromJson(req.value(proto::key::kLimits, Json()));
@@ -503,7 +504,8 @@ void AgentService::Tick() {
   if (lease_ack_ && now >= lease_ack_->due) {
     if (push_) {
       push_(MakePush(proto::kLeaseAck, {{proto::key::kNode, config_.node},
-                                        {proto::key::kLeaseAck, lease_ack_->renewal}}));
+                                        {proto::key::kLeaseAck, lease_ack_->renewal},
+                                        {proto::key::kDrill, lease_ack_->drill}}));
     }
     lease_ack_.reset();
   }

@@ -242,11 +242,14 @@ class AgentService {
   // a reply (a lease renewal with proto::key::kAck "push"): Handle returns
   // null and the session sends nothing.
   bool ack_by_push_ = false;
-  // The last renewal taken to be acknowledged by push: its number, and by
-  // when (proto::key::kAckWithinMs after it came). The next counters push
-  // carries it; at `due` a lease_ack push of its own goes (Tick).
+  // The last renewal taken to be acknowledged by push: its number, its
+  // drill, and by when (proto::key::kAckWithinMs after it came). The next
+  // counters push carries it; at `due` a lease_ack push of its own goes
+  // (Tick). Pushes go to every session: the drill names whose renewal it
+  // was.
   struct LeaseAck {
     uint64_t renewal = 0;
+    std::string drill;
     Clock::TimePoint due;
   };
   std::optional<LeaseAck> lease_ack_;

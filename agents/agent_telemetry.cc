@@ -54,6 +54,7 @@ void AgentService::SampleCounters(Clock::TimePoint now) {
         if (p.delta) body[proto::key::kDelta] = true;
         if (lease_ack_) {
           body[proto::key::kLeaseAck] = lease_ack_->renewal;
+          body[proto::key::kDrill] = lease_ack_->drill;
           lease_ack_.reset();
         }
         push_(MakePush(proto::kCounters, std::move(body)));

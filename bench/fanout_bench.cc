@@ -233,7 +233,9 @@ int RunOne(const Options& o, int n) {
   for (size_t i = 0; i < links.size(); ++i) {
     links[i]->set_on_push([&, i](const Json& m) {
       auto ack = m.find(proto::key::kLeaseAck);
-      if (ack == m.end() || !ack->is_number_unsigned()) return;
+      if (ack == m.end() || !ack->is_number_unsigned() ||
+          m.value(proto::key::kDrill, std::string()) != "")
+        return;  // this bench's lease names no drill
       const uint64_t renewal = ack->get<uint64_t>();
       if (!renewals->Acked(i, renewal)) return;
       std::lock_guard<std::mutex> lock(lease_mu);

@@ -76,9 +76,12 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
     }
     n.link = std::make_unique<AgentLink>(io_, n.name, n.address, n.port,
                                          tls->has_value() ? &**tls : nullptr);
-    // A counters or lease_ack push may acknowledge a renewal (LeaseLoop).
-    n.link->set_on_push([on_push, &n, i, renewals = renewals_](const Json& m) {
-      if (auto ack = m.find(proto::key::kLeaseAck); ack != m.end() && ack->is_number_unsigned())
+    // A counters or lease_ack push may acknowledge one of this drill's
+    // renewals (LeaseLoop); pushes go to every session an agent has.
+    n.link->set_on_push([on_push, &n, i, renewals = renewals_, drill = drill_](const Json& m) {
+      if (auto ack = m.find(proto::key::kLeaseAck);
+          ack != m.end() && ack->is_number_unsigned() &&
+          m.value(proto::key::kDrill, std::string()) == drill)
         renewals->Acked(i, ack->get<uint64_t>());
       on_push(n, m);
     });

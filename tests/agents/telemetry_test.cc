@@ -280,6 +280,7 @@ TEST(TelemetryTest, ARenewalIsAcknowledgedInTheNextPushNotReplied) {
     EXPECT_EQ(pushes[0]["lease_ack"], 1u);
     EXPECT_EQ(pushes[0]["type"], interval == std::chrono::seconds(1) ? "counters" : "lease_ack");
     EXPECT_EQ(pushes[0]["node"], "f1");
+    EXPECT_EQ(pushes[0]["drill"], "");  // whose renewal: the lease's drill
     // Owed once: later pushes carry nothing until the next renewal.
     for (int k = 0; k < 60; ++k) {
       fake.clock.Advance(milliseconds(100));
