@@ -294,19 +294,14 @@ struct CpuEvidence {
 // straggler that lost its CPU is also the rank its peers wait for.
 constexpr double kMinInside = 0.5;
 
-// Each rank's rate over its peers' median rate (its own rate left out of
-// the median it is compared with); 1 where the peers' median is 0.
-std::vector<double> SharesOfPeers(const std::vector<double>& rates) {
-  std::vector<double> out;
-  for (size_t i = 0; i < rates.size(); ++i) {
-    std::vector<double> peers;
-    for (size_t j = 0; j < rates.size(); ++j) {
-      if (j != i) peers.push_back(rates[j]);
-    }
-    const double median = Median(std::move(peers)).value_or(0);
-    out.push_back(median > 0 ? rates[i] / median : 1);
+// rates[i] over the median of the other rates; 1 where that median is 0.
+double ShareOfPeers(const std::vector<double>& rates, size_t i) {
+  std::vector<double> peers;
+  for (size_t j = 0; j < rates.size(); ++j) {
+    if (j != i) peers.push_back(rates[j]);
   }
-  return out;
+  const double median = Median(std::move(peers)).value_or(0);
+  return median > 0 ? rates[i] / median : 1;
 }
 
 // Signal 3b: the rank that got less CPU time than its peers in the window
@@ -319,9 +314,11 @@ std::vector<double> SharesOfPeers(const std::vector<double>& rates) {
 // baseline; the straggler, stopped 50 ms of 200, 48-58 % of its peers in
 // six runs, and 55-73 % of its own baseline). The reference share keeps a
 // rank that always runs less (more threads elsewhere, a busier node) from
-// being named for it. `sampled` says whether the agents sampled any rank's
-// CPU time at all (older agents and some hosts do not): without it, this
-// signal cannot speak.
+// being named for it. The rank with the smallest share is the one with the
+// smallest rate: leaving the smallest rate out leaves the largest median of
+// the rest, so one median per window is taken, not one per rank. `sampled`
+// says whether the agents sampled any rank's CPU time at all (older agents
+// and some hosts do not): without it, this signal cannot speak.
 std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const LocaliseWindow& w,
                                        bool* sampled) {
   *sampled = *sampled || counters.rank_cpu_sampled();
@@ -344,12 +341,10 @@ std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const Local
     ref_rates.push_back(*ref);
   }
   if (ranks.size() < 2) return std::nullopt;
-  const std::vector<double> shares = SharesOfPeers(in_rates);
-  const std::vector<double> ref_shares = SharesOfPeers(ref_rates);
-  const size_t low = std::min_element(shares.begin(), shares.end()) - shares.begin();
+  const size_t low = std::min_element(in_rates.begin(), in_rates.end()) - in_rates.begin();
   CpuEvidence e = ranks[low];
-  e.share = shares[low];
-  e.ref_share = ref_shares[low];
+  e.share = ShareOfPeers(in_rates, low);
+  e.ref_share = ShareOfPeers(ref_rates, low);
   if (e.share > 0.85 || e.ref_share - e.share < 0.12) return std::nullopt;
   return e;
 }
