@@ -34,7 +34,6 @@
 // real cluster each agent fsyncs its own disk; 10,000 fsyncs on one shared
 // disk would measure that disk, not the controller.
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -226,20 +225,15 @@ int RunOne(const Options& o, int n) {
   std::mutex lease_mu;
   int lease_failed = 0;          // under lease_mu
   std::vector<double> lease_ms;  // under lease_mu
-  // Renewal k's send time at [k % kRemembered], under lease_mu.
-  std::vector<std::array<SteadyClock::time_point, LeaseRenewals::kRemembered>> sent_at(
-      links.size());
   auto renewals = std::make_shared<LeaseRenewals>(links.size(), SteadyClock::now());
   for (size_t i = 0; i < links.size(); ++i) {
     links[i]->set_on_push([&, i](const Json& m) {
-      auto ack = m.find(proto::key::kLeaseAck);
-      if (ack == m.end() || !ack->is_number_unsigned() ||
-          m.value(proto::key::kDrill, std::string()) != "")
-        return;  // this bench's lease names no drill
-      const uint64_t renewal = ack->get<uint64_t>();
-      if (!renewals->Acked(i, renewal)) return;
+      auto ack = LeaseRenewals::AckIn(m, "");  // this bench's lease names no drill
+      if (!ack) return;
+      auto sent = renewals->Acked(i, *ack);
+      if (!sent) return;
       std::lock_guard<std::mutex> lock(lease_mu);
-      lease_ms.push_back(Ms(SteadyClock::now() - sent_at[i][renewal % LeaseRenewals::kRemembered]));
+      lease_ms.push_back(Ms(SteadyClock::now() - *sent));
     });
   }
   // The drill's defaults: a 5 s lease renewed every second.
@@ -264,10 +258,9 @@ int RunOne(const Options& o, int n) {
         if (turn.forget != 0) links[i]->Forget(turn.forget);
         const auto now = SteadyClock::now();
         const uint64_t seq = renewals->Sent(i, now);
-        {
+        if (turn.Lost(now, kRenew, kTtl)) {
           std::lock_guard<std::mutex> lock(lease_mu);
-          if (!turn.failed.empty() && now + kRenew >= turn.last_ok + kTtl) ++lease_failed;
-          sent_at[i][seq % LeaseRenewals::kRemembered] = now;
+          ++lease_failed;
         }
         const uint64_t id =
             links[i]->CallAsync("lease", renewal_body(seq), [&, i, seq](Result<Json> r) {

@@ -79,10 +79,7 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
     // A counters or lease_ack push may acknowledge one of this drill's
     // renewals (LeaseLoop); pushes go to every session an agent has.
     n.link->set_on_push([on_push, &n, i, renewals = renewals_, drill = drill_](const Json& m) {
-      if (auto ack = m.find(proto::key::kLeaseAck);
-          ack != m.end() && ack->is_number_unsigned() &&
-          m.value(proto::key::kDrill, std::string()) == drill)
-        renewals->Acked(i, ack->get<uint64_t>());
+      if (auto ack = LeaseRenewals::AckIn(m, drill)) renewals->Acked(i, *ack);
       on_push(n, m);
     });
     n.link->set_on_drop([this, &n](const std::string& why) {
@@ -290,8 +287,7 @@ void DrillAgents::LeaseLoop() {
       // the lease still holds until lease_ttl after the last renewal. Once
       // it may lapse before the next try, the agent reverts everything by
       // itself and the drill can no longer say what the fabric did: it ends.
-      if (!turn.failed.empty() && !closing_ &&
-          clock_.Now() + s_.lease_renew >= turn.last_ok + s_.lease_ttl)
+      if (!closing_ && turn.Lost(clock_.Now(), s_.lease_renew, s_.lease_ttl))
         on_lost_(nodes_[i].name, "lease renewal failed: " + turn.failed);
       // Acknowledged in the agent's next push, within a period: no reply
       // comes unless the agent refuses (or predates acknowledgement by

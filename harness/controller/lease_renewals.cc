@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "harness/wire/protocol.h"
+
 namespace fdrill {
 
 LeaseRenewals::LeaseRenewals(size_t agents, Clock::TimePoint now) : agents_(agents) {
@@ -41,16 +43,17 @@ void LeaseRenewals::CallId(size_t i, uint64_t renewal, uint64_t call_id) {
   if (renewal + 1 == a.sent) a.call_id[1] = call_id;
 }
 
-bool LeaseRenewals::Held(Agent& a, uint64_t renewal) {
+std::optional<Clock::TimePoint> LeaseRenewals::Held(Agent& a, uint64_t renewal) {
   // A number never sent is not this controller's (another's, or a
   // restarted agent's); one too old has no send time kept.
-  if (renewal == 0 || renewal > a.sent || renewal + kRemembered <= a.sent) return false;
+  if (renewal == 0 || renewal > a.sent || renewal + kRemembered <= a.sent) return std::nullopt;
   // The error stands while an answer to a later renewal (a refusal, one
   // given up on) is newer than this one.
   if (renewal >= a.answered) a.error.clear();
   a.answered = std::max(a.answered, renewal);
-  a.last_ok = std::max(a.last_ok, a.sent_at[renewal % kRemembered]);
-  return true;
+  const Clock::TimePoint sent_at = a.sent_at[renewal % kRemembered];
+  a.last_ok = std::max(a.last_ok, sent_at);
+  return sent_at;
 }
 
 void LeaseRenewals::Replied(size_t i, uint64_t renewal, const Result<Json>& reply) {
@@ -64,9 +67,17 @@ void LeaseRenewals::Replied(size_t i, uint64_t renewal, const Result<Json>& repl
   }
 }
 
-bool LeaseRenewals::Acked(size_t i, uint64_t renewal) {
+std::optional<Clock::TimePoint> LeaseRenewals::Acked(size_t i, uint64_t renewal) {
   std::lock_guard<std::mutex> lock(mu_);
   return Held(agents_[i], renewal);
+}
+
+std::optional<uint64_t> LeaseRenewals::AckIn(const Json& push, const std::string& drill) {
+  auto ack = push.find(proto::key::kLeaseAck);
+  if (ack == push.end() || !ack->is_number_unsigned() ||
+      push.value(proto::key::kDrill, std::string()) != drill)
+    return std::nullopt;
+  return ack->get<uint64_t>();
 }
 
 }  // namespace fdrill

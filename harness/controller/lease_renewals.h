@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,11 @@ class LeaseRenewals {
     std::string failed;
     Clock::TimePoint last_ok;
     uint64_t forget = 0;  // 0: none
+    // A renewal failed and the lease may lapse before the next one goes:
+    // the agent will revert by itself, and the drill ends.
+    bool Lost(Clock::TimePoint now, Duration renew, Duration ttl) const {
+      return !failed.empty() && now + renew >= last_ok + ttl;
+    }
   };
   Turn TakeTurn(size_t i, const std::string& period);
 
@@ -65,8 +71,14 @@ class LeaseRenewals {
   // The reply to agent i's renewal `renewal`.
   void Replied(size_t i, uint64_t renewal, const Result<Json>& reply);
   // Agent i acknowledged renewal `renewal` (and every earlier one) in a
-  // push. False when it is not one of the last kRemembered sent.
-  bool Acked(size_t i, uint64_t renewal);
+  // push. Returns when that renewal was sent; nullopt when it is not one
+  // of the last kRemembered sent.
+  std::optional<Clock::TimePoint> Acked(size_t i, uint64_t renewal);
+
+  // The renewal a push acknowledges for drill `drill` (its `lease_ack`,
+  // when its `drill` is that one: pushes go to every session an agent
+  // has); nullopt for any other push.
+  static std::optional<uint64_t> AckIn(const Json& push, const std::string& drill);
 
  private:
   struct Agent {
@@ -77,9 +89,9 @@ class LeaseRenewals {
     Clock::TimePoint last_ok;
     std::string error;  // of the last answer; "" when it held
   };
-  // Renewal k held: the lease is good from when it was sent. False when k
-  // is not one of the last kRemembered sent.
-  bool Held(Agent& a, uint64_t renewal);
+  // Renewal k held: the lease is good from when it was sent, which is
+  // returned. nullopt when k is not one of the last kRemembered sent.
+  std::optional<Clock::TimePoint> Held(Agent& a, uint64_t renewal);
 
   std::mutex mu_;
   std::vector<Agent> agents_;

@@ -40,7 +40,7 @@ TEST(LeaseRenewals, RenewalsAcknowledgedByPushHoldFromWhenEachWasSent) {
     EXPECT_EQ(seq, k);
     // Acknowledged 900 ms on, in the agent's counters push: the lease is
     // good from the renewal's send, not from the push.
-    a.r.Acked(0, seq);
+    EXPECT_EQ(a.r.Acked(0, seq), a.now) << k;  // when it went, for the ack's delay
     EXPECT_EQ(a.r.TakeTurn(0, "1s").last_ok, a.now) << k;
   }
 }
@@ -82,14 +82,14 @@ TEST(LeaseRenewals, AnAnswerAfterItsRenewalWasGivenUpOnStillShowsTheLeaseHeld) {
     }
     a.Send(100 + k);
     if (k >= 3) {
-      EXPECT_TRUE(a.r.Acked(0, k - 2)) << k;  // 2.x s after it went
+      EXPECT_TRUE(a.r.Acked(0, k - 2).has_value()) << k;  // 2.x s after it went
     }
   }
   // Answers to renewals long gone (no send time kept), or never sent.
-  EXPECT_FALSE(a.r.Acked(0, 10 - LeaseRenewals::kRemembered));
-  EXPECT_FALSE(a.r.Acked(0, 11));
-  EXPECT_FALSE(a.r.Acked(0, 0));
-  EXPECT_TRUE(a.r.Acked(0, 10));
+  EXPECT_FALSE(a.r.Acked(0, 10 - LeaseRenewals::kRemembered).has_value());
+  EXPECT_FALSE(a.r.Acked(0, 11).has_value());
+  EXPECT_FALSE(a.r.Acked(0, 0).has_value());
+  EXPECT_TRUE(a.r.Acked(0, 10).has_value());
   EXPECT_EQ(a.Turn().failed, "");
 }
 
@@ -114,10 +114,31 @@ TEST(LeaseRenewals, AnAcknowledgementOfARenewalNeverSentIsIgnored) {
   Agent a;
   a.Turn();
   a.Send(31);
-  EXPECT_FALSE(a.r.Acked(0, 7));  // another controller's number, or a restarted agent's
+  EXPECT_FALSE(a.r.Acked(0, 7).has_value());  // another controller's number, or a restarted agent's
   a.Turn();
   a.Send(32);
   EXPECT_EQ(a.Turn().failed, "no answer within two renewals (1s each)");
+}
+
+// Pushes go to every session an agent has: a push acknowledges a renewal
+// (an unsigned number, as a push parses) only for the drill it names.
+TEST(LeaseRenewals, APushAcknowledgesOnlyItsOwnDrillsRenewal) {
+  EXPECT_EQ(LeaseRenewals::AckIn({{"type", "counters"}, {"lease_ack", 3u}, {"drill", "d1"}}, "d1"),
+            3u);
+  EXPECT_EQ(LeaseRenewals::AckIn({{"type", "lease_ack"}, {"lease_ack", 4u}, {"drill", ""}}, ""),
+            4u);
+  EXPECT_FALSE(LeaseRenewals::AckIn({{"lease_ack", 3u}, {"drill", "d2"}}, "d1"));
+  EXPECT_FALSE(LeaseRenewals::AckIn({{"lease_ack", 3u}}, "d1"));
+  EXPECT_FALSE(LeaseRenewals::AckIn({{"lease_ack", -3}, {"drill", "d1"}}, "d1"));
+  EXPECT_FALSE(LeaseRenewals::AckIn({{"type", "counters"}, {"drill", "d1"}}, "d1"));
+}
+
+TEST(LeaseRenewals, ALeaseIsLostOnlyWhenARenewalFailedAndItMayLapseBeforeTheNext) {
+  const LeaseRenewals::Turn held{.failed = "", .last_ok = kT0};
+  const LeaseRenewals::Turn failed{.failed = "no answer", .last_ok = kT0};
+  EXPECT_FALSE(held.Lost(kT0 + seconds(10), seconds(1), seconds(5)));
+  EXPECT_FALSE(failed.Lost(kT0 + milliseconds(3999), seconds(1), seconds(5)));
+  EXPECT_TRUE(failed.Lost(kT0 + seconds(4), seconds(1), seconds(5)));
 }
 
 TEST(LeaseRenewals, RestartMakesEveryLeaseGoodFromThen) {
