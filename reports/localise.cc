@@ -448,6 +448,14 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
     share = RetransShare(counters, links.front().node, links.front().link, w);
   const bool lossy = share && *share >= kLossyShare;
   const bool rank_explains = retrans_only && (starved || (last && !lossy));
+  // Retransmissions alone, and a share of what the link sent that a lossy
+  // link does not resend (a busy host's senders resend 0.1-0.5 %: cpu_hog
+  // on the emulated fabric, where no rank ran last): the link is named, at
+  // low confidence, saying so. Unknown without the link's tx_bytes.
+  std::optional<double> resent = share;
+  if (retrans_only && !rank_explains && !resent)
+    resent = RetransShare(counters, links.front().node, links.front().link, w);
+  const bool thin = retrans_only && !rank_explains && resent && *resent < kLossyShare;
   if (!links.empty() && !rank_explains) {
     const Candidate& top = links.front();
     out.element = "link " + top.node + " " + top.link;
@@ -466,6 +474,12 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
           "link, not a stalled receiver",
           top.node, top.link, 100 * *share));
     }
+    if (thin) {
+      out.evidence.push_back(fmt::format(
+          "{} {} resent only {:.2f} % of what it sent: a lossy link resends percents, a busy or "
+          "stalled host's senders a few tenths, so the link is a guess",
+          top.node, top.link, 100 * *resent));
+    }
     if (auto t = transport_words(top.node)) out.evidence.push_back(*t);
     // Which rank arrives last under a link fault depends on the
     // collective's order (a ring stalls the link's neighbours), so a rank
@@ -479,7 +493,7 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
                                " (a slow link also stalls the ranks that wait on it)");
       }
     }
-    out.confidence = alone ? "high" : "medium";
+    out.confidence = thin ? "low" : alone ? "high" : "medium";
     return out;
   }
   if (starved) {

@@ -349,6 +349,37 @@ TEST(Localise, ALastRankThatKeptItsCpuDoesNotExplainALossyLinksRetransmissions) 
   EXPECT_EQ(r->element, "rank 0 (n0)");
 }
 
+// Retransmissions alone, no rank that arrived last or ran short of CPU,
+// and a tenth of a percent of what the link sent resent: what a busy
+// host's senders do (cpu_hog on the emulated fabric named "link n1 fab0"
+// at high confidence from 0.08-0.5 % resent). The link is named at low
+// confidence, saying why; a lossy link's share keeps it high.
+TEST(Localise, ALinkThatResentATenthOfAPercentAloneIsNamedAtLowConfidence) {
+  auto events_at = [](double tx_bytes_per_s) {
+    return Samples({"fab0.tcp_retrans_segs", "fab0.tx_bytes", "rank/0.cpu_seconds"},
+                   [=](const std::string& node, const std::string& c, int t) -> double {
+                     if (c == "rank/0.cpu_seconds") return 0.9 * t;
+                     if (c == "fab0.tx_bytes") return tx_bytes_per_s * t;
+                     return node == "n3" && t > 15 ? 2.0 * t + 900.0 * (t - 15) : 2.0 * t;
+                   });
+  };
+  // +4510 segments x 1448 B of 50 GB sent: 0.013 %.
+  auto thin = Localise(CounterIndex(events_at(1e10)), Iterations(0, 0, 0, 0), kWindow);
+  ASSERT_TRUE(thin.has_value());
+  EXPECT_EQ(thin->element, "link n3 fab0");
+  EXPECT_EQ(thin->confidence, "low");
+  ASSERT_GE(thin->evidence.size(), 2u);
+  EXPECT_EQ(thin->evidence[1],
+            "n3 fab0 resent only 0.01 % of what it sent: a lossy link resends percents, a busy or "
+            "stalled host's senders a few tenths, so the link is a guess");
+  // Of 500 MB sent: 1.3 %, a lossy link's share.
+  auto lossy = Localise(CounterIndex(events_at(1e8)), Iterations(0, 0, 0, 0), kWindow);
+  ASSERT_TRUE(lossy.has_value());
+  EXPECT_EQ(lossy->element, "link n3 fab0");
+  EXPECT_EQ(lossy->confidence, "high");
+  EXPECT_EQ(lossy->evidence.size(), 1u);
+}
+
 // Loss that collapses what the link sends: it retransmits fewer segments a
 // second than in a baseline where the shaped fabric drops some (here 3,000
 // a second of 430 MB: 1 %), but a far larger share of what it still sends
