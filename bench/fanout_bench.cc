@@ -223,8 +223,9 @@ int RunOne(const Options& o, int n) {
   // acknowledgement late by a turn is not.
   std::atomic<bool> stop{false};
   std::mutex lease_mu;
-  int lease_failed = 0;          // under lease_mu
-  std::vector<double> lease_ms;  // under lease_mu
+  int lease_failed = 0;           // under lease_mu
+  std::string lease_first_error;  // under lease_mu: what the first lease failure was
+  std::vector<double> lease_ms;   // under lease_mu
   auto renewals = std::make_shared<LeaseRenewals>(links.size(), SteadyClock::now());
   for (size_t i = 0; i < links.size(); ++i) {
     links[i]->set_on_push([&, i](const Json& m) {
@@ -260,13 +261,19 @@ int RunOne(const Options& o, int n) {
         const uint64_t seq = renewals->Sent(i, now);
         if (turn.Lost(now, kRenew, kTtl)) {
           std::lock_guard<std::mutex> lock(lease_mu);
-          ++lease_failed;
+          if (lease_failed++ == 0) {
+            lease_first_error = links[i]->node() +
+                                ": lease renewal unanswered for two turns, the lease may lapse "
+                                "before the next";
+          }
         }
         const uint64_t id =
             links[i]->CallAsync("lease", renewal_body(seq), [&, i, seq](Result<Json> r) {
               renewals->Replied(i, seq, r);
               std::lock_guard<std::mutex> lock(lease_mu);
-              if (!r.ok()) ++lease_failed;
+              if (!r.ok() && lease_failed++ == 0)
+                lease_first_error =
+                    links[i]->node() + ": lease renewal refused: " + r.status().ToString();
             });
         renewals->CallId(i, seq, id);
       }
@@ -339,6 +346,7 @@ int RunOne(const Options& o, int n) {
     std::lock_guard<std::mutex> lock(lease_mu);
     lease_failures = lease_failed;
     lease_p99 = Percentile(lease_ms, 99);
+    if (first_error.empty()) first_error = lease_first_error;
   }
 
   stop = true;
