@@ -16,7 +16,11 @@
 # loop or the other by a few per cent at the latency-bound sizes, job by
 # job (2026-12-05: at 8-128 B a job's ratio from 0.97 to 1.05, either way,
 # over 22 jobs of 30 rounds: docs/performance.md, section 5), so the REPS
-# rounds are shared among PAIR_JOBS jobs (3 unless set) and pooled.
+# rounds are shared among PAIR_JOBS jobs and pooled: 15 unless set (two
+# rounds a job at the default 30, one in each order), since the job, not the
+# round, is what varies. A job's ratio at a small size spreads about
+# +-0.02 round 1.00; pooled over 3 jobs a size missed 1.02 in 3 of 4 runs
+# (2026-12-05), over 15 the spread of the pool is about a quarter of it.
 # JOBS=1 runs them as separate jobs instead, in turn, REPS times each
 # (bench/mpi_allreduce_min.c against build/bin/fdrill-collective), and with
 # BEFORE=PATH (another build's fdrill-collective, e.g. one of an older
@@ -37,14 +41,14 @@
 # (util-linux): 4 ranks on 2 cores otherwise land wherever the scheduler
 # puts them, job by job. PIN=0 leaves placement to the scheduler.
 # Needs root, a built tree, and no fabric up.
-#   [PAIR=PATH | JOBS=1 [BEFORE=PATH]] [PAIR_JOBS=3] [PIN=0] [PLAIN_WORK=1|PIECES] [MAX_BYTES=2048 [BACKEND_PLAN=run]] bench/collective_fidelity.sh [REPS=30] [ITERS=200]
-# (30 rounds take ~8 min here; with 10 rounds a figure moved by 2-3 % from
+#   [PAIR=PATH | JOBS=1 [BEFORE=PATH]] [PAIR_JOBS=15] [PIN=0] [PLAIN_WORK=1|PIECES] [MAX_BYTES=2048 [BACKEND_PLAN=run]] bench/collective_fidelity.sh [REPS=30] [ITERS=200]
+# (30 rounds over 15 jobs take ~7 min here; with 10 rounds a figure moved by 2-3 % from
 # run to run: docs/performance.md, section 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS="${1:-30}"
 ITERS="${2:-200}"
-PAIR_JOBS="${PAIR_JOBS:-3}"
+PAIR_JOBS="${PAIR_JOBS:-$((REPS < 15 ? REPS : 15))}"
 [ "$PAIR_JOBS" -ge 1 ] && [ "$PAIR_JOBS" -le "$REPS" ] || { echo "PAIR_JOBS=$PAIR_JOBS: 1 to REPS ($REPS)" >&2; exit 2; }
 source bench/own_fabric.sh fidelity
 $FDRILL fabric up --nodes 4 >/dev/null
@@ -116,7 +120,7 @@ if [ "${JOBS:-0}" = 1 ]; then
   done
 else
   [ -z "${BEFORE:-}" ] || { echo "BEFORE needs JOBS=1 (another build's binary is another job)" >&2; exit 2; }
-  # PAIR_JOBS jobs (3 unless set), the REPS rounds shared among them,
+  # PAIR_JOBS jobs (15 unless set), the REPS rounds shared among them,
   # numbered on across jobs.
   first=1
   for job in $(seq 1 "$PAIR_JOBS"); do
