@@ -285,15 +285,19 @@ asio::awaitable<void> AgentServer::AcceptLoop() {
   }
 }
 
+std::chrono::steady_clock::time_point NextTick(std::chrono::steady_clock::time_point scheduled,
+                                               std::chrono::steady_clock::time_point now,
+                                               Duration interval) {
+  const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
+  if (scheduled > now) return std::min(scheduled, now + step);
+  return interval < AgentService::kBusyTick ? now + step : scheduled + step;
+}
+
 asio::awaitable<void> AgentServer::TickLoop() {
   ticking_ = true;
   next_tick_ = std::chrono::steady_clock::now();
   while (acceptor_.is_open()) {
-    // The regular cadence keeps its grid; an interval shorter than the
-    // cadence is the time left until a fault's edge, counted from now.
-    const Duration interval = service_.TickInterval();
-    const auto now = std::chrono::steady_clock::now();
-    next_tick_ = interval < AgentService::kBusyTick ? now + interval : next_tick_ + interval;
+    next_tick_ = NextTick(next_tick_, std::chrono::steady_clock::now(), service_.TickInterval());
     tick_timer_.expires_at(next_tick_);
     for (;;) {
       boost::system::error_code ec;

@@ -41,6 +41,20 @@ namespace fdrill {
 
 class AgentSession;
 
+// When the tick loop wakes next, after a tick that ran at `now` with its
+// wake-up set for `scheduled`, Tick wanting to run again in `interval`
+// (AgentService::TickInterval). An interval under kBusyTick is the time
+// left to a fault's edge: from now. The regular cadence keeps its grid:
+// from `scheduled`. A tick that ran before `scheduled` ran early — its
+// timer had fired and its completion was queued when a request's
+// TickSoon moved the wake-up (the same epoll batch: the request read
+// first) — so that wake-up still stands, or a sooner one: counted from
+// the grid it would land one interval past a flap's edge (a 100 ms flap
+// measured 197 ms on the wire in 1 of 20-30).
+std::chrono::steady_clock::time_point NextTick(std::chrono::steady_clock::time_point scheduled,
+                                               std::chrono::steady_clock::time_point now,
+                                               Duration interval);
+
 class AgentServer {
  public:
   // tls: nullptr for plaintext; else borrowed, outlives the server.

@@ -912,5 +912,25 @@ TEST_F(AgentLinkTlsTest, ConnectAllAnswersForEveryLinkInOrder) {
   EXPECT_NE(got[7].message().find("agent n2"), std::string::npos) << got[7].ToString();
 }
 
+// The tick loop's next wake-up (NextTick). A tick whose timer had fired
+// when a request's TickSoon moved the wake-up to a flap's up edge runs
+// early; the edge's wake-up stands (from the grid it landed a whole
+// interval past the edge: a 100 ms flap measured 197 ms on the wire).
+TEST(AgentServerTick, ATickThatRanBeforeItsWakeUpKeepsTheWakeUpARequestSet) {
+  using std::chrono::milliseconds;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  // The apply at t0 set the wake-up to its up edge, t0 + 100 ms; the idle
+  // tick queued before it runs at t0 + 1 ms and asks for the edge, 99 ms on.
+  EXPECT_EQ(NextTick(t0 + milliseconds(100), t0 + milliseconds(1), milliseconds(99)),
+            t0 + milliseconds(100));
+  // Something sooner than the wake-up set is sooner still.
+  EXPECT_EQ(NextTick(t0 + milliseconds(100), t0 + milliseconds(1), milliseconds(30)),
+            t0 + milliseconds(31));
+  // On time: the cadence keeps its grid; an edge closer than kBusyTick is
+  // counted from now.
+  EXPECT_EQ(NextTick(t0, t0 + milliseconds(2), AgentService::kIdleTick), t0 + milliseconds(100));
+  EXPECT_EQ(NextTick(t0, t0 + milliseconds(2), milliseconds(5)), t0 + milliseconds(7));
+}
+
 }  // namespace
 }  // namespace fdrill
