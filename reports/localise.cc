@@ -443,19 +443,18 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
   // a stopped rank's CPU signal can miss a short window and its senders
   // resend little.
   const bool retrans_only = !links.empty() && links.front().retrans_only;
+  // The share of what the top link sent that it resent: unknown without
+  // its tx_bytes.
   std::optional<double> share;
-  if (retrans_only && !starved && last && cpu_sampled)
+  if (retrans_only && !starved)
     share = RetransShare(counters, links.front().node, links.front().link, w);
-  const bool lossy = share && *share >= kLossyShare;
+  const bool lossy = last && cpu_sampled && share && *share >= kLossyShare;
   const bool rank_explains = retrans_only && (starved || (last && !lossy));
-  // Retransmissions alone, and a share of what the link sent that a lossy
-  // link does not resend (a busy host's senders resend 0.1-0.5 %: cpu_hog
-  // on the emulated fabric, where no rank ran last): the link is named, at
-  // low confidence, saying so. Unknown without the link's tx_bytes.
-  std::optional<double> resent = share;
-  if (retrans_only && !rank_explains && !resent)
-    resent = RetransShare(counters, links.front().node, links.front().link, w);
-  const bool thin = retrans_only && !rank_explains && resent && *resent < kLossyShare;
+  // Retransmissions alone that no rank explains, at a share a lossy link
+  // does not resend (a busy host's senders resend 0.1-0.5 %: cpu_hog on
+  // the emulated fabric, where no rank ran last): the link is named, at
+  // low confidence, saying so.
+  const bool thin = retrans_only && !rank_explains && share && *share < kLossyShare;
   if (!links.empty() && !rank_explains) {
     const Candidate& top = links.front();
     out.element = "link " + top.node + " " + top.link;
@@ -478,7 +477,7 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
       out.evidence.push_back(fmt::format(
           "{} {} resent only {:.2f} % of what it sent: a lossy link resends percents, a busy or "
           "stalled host's senders a few tenths, so the link is a guess",
-          top.node, top.link, 100 * *resent));
+          top.node, top.link, 100 * *share));
     }
     if (auto t = transport_words(top.node)) out.evidence.push_back(*t);
     // Which rank arrives last under a link fault depends on the

@@ -316,6 +316,18 @@ TEST(Localise, TheLinkItsNodeRetransmittedThroughWhenNoNetdevCounterSawTheLoss) 
   EXPECT_FALSE(Localise(CounterIndex(few), {}, kWindow).has_value());  // +40 < 50
 }
 
+// n3 fab0 retransmits +4510 segments from second 15 (2 a second before,
+// on every node), every link sends `tx_bytes_per_s`, and rank 0's CPU time
+// runs at 0.9 core throughout.
+std::vector<Event> RetransOnN3Sending(double tx_bytes_per_s) {
+  return Samples({"fab0.tcp_retrans_segs", "fab0.tx_bytes", "rank/0.cpu_seconds"},
+                 [=](const std::string& node, const std::string& c, int t) -> double {
+                   if (c == "rank/0.cpu_seconds") return 0.9 * t;
+                   if (c == "fab0.tx_bytes") return tx_bytes_per_s * t;
+                   return node == "n3" && t > 15 ? 2.0 * t + 900.0 * (t - 15) : 2.0 * t;
+                 });
+}
+
 // The same retransmissions and the same rank arriving last, but the ranks'
 // CPU time was sampled and none ran short, and the link resent more than
 // half a percent of what it sent: no rank stopped, so the rank that arrived
@@ -324,16 +336,8 @@ TEST(Localise, TheLinkItsNodeRetransmittedThroughWhenNoNetdevCounterSawTheLoss) 
 // next rank waits for its data). Resending a tenth of a percent is what a
 // stopped receiver's senders do (its CPU signal can miss): the rank stays.
 TEST(Localise, ALastRankThatKeptItsCpuDoesNotExplainALossyLinksRetransmissions) {
-  auto events_at = [](double tx_bytes_per_s) {
-    return Samples({"fab0.tcp_retrans_segs", "fab0.tx_bytes", "rank/0.cpu_seconds"},
-                   [=](const std::string& node, const std::string& c, int t) -> double {
-                     if (c == "rank/0.cpu_seconds") return 0.9 * t;
-                     if (c == "fab0.tx_bytes") return tx_bytes_per_s * t;
-                     return node == "n3" && t > 15 ? 2.0 * t + 900.0 * (t - 15) : 2.0 * t;
-                   });
-  };
   // +4510 segments x 1448 B of 500 MB sent: 1.3 %.
-  auto c = Localise(CounterIndex(events_at(1e8)), Iterations(0, 30, 15, 20), kWindow);
+  auto c = Localise(CounterIndex(RetransOnN3Sending(1e8)), Iterations(0, 30, 15, 20), kWindow);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->element, "link n3 fab0");
   EXPECT_EQ(c->evidence[1],
@@ -344,7 +348,7 @@ TEST(Localise, ALastRankThatKeptItsCpuDoesNotExplainALossyLinksRetransmissions) 
             "(0 in the baseline; the next rank 0) (a slow link also stalls the ranks that wait on "
             "it)");
   // Of 50 GB sent: 0.013 %.
-  auto r = Localise(CounterIndex(events_at(1e10)), Iterations(0, 30, 15, 20), kWindow);
+  auto r = Localise(CounterIndex(RetransOnN3Sending(1e10)), Iterations(0, 30, 15, 20), kWindow);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->element, "rank 0 (n0)");
 }
@@ -355,16 +359,8 @@ TEST(Localise, ALastRankThatKeptItsCpuDoesNotExplainALossyLinksRetransmissions) 
 // at high confidence from 0.08-0.5 % resent). The link is named at low
 // confidence, saying why; a lossy link's share keeps it high.
 TEST(Localise, ALinkThatResentATenthOfAPercentAloneIsNamedAtLowConfidence) {
-  auto events_at = [](double tx_bytes_per_s) {
-    return Samples({"fab0.tcp_retrans_segs", "fab0.tx_bytes", "rank/0.cpu_seconds"},
-                   [=](const std::string& node, const std::string& c, int t) -> double {
-                     if (c == "rank/0.cpu_seconds") return 0.9 * t;
-                     if (c == "fab0.tx_bytes") return tx_bytes_per_s * t;
-                     return node == "n3" && t > 15 ? 2.0 * t + 900.0 * (t - 15) : 2.0 * t;
-                   });
-  };
   // +4510 segments x 1448 B of 50 GB sent: 0.013 %.
-  auto thin = Localise(CounterIndex(events_at(1e10)), Iterations(0, 0, 0, 0), kWindow);
+  auto thin = Localise(CounterIndex(RetransOnN3Sending(1e10)), Iterations(0, 0, 0, 0), kWindow);
   ASSERT_TRUE(thin.has_value());
   EXPECT_EQ(thin->element, "link n3 fab0");
   EXPECT_EQ(thin->confidence, "low");
@@ -373,7 +369,7 @@ TEST(Localise, ALinkThatResentATenthOfAPercentAloneIsNamedAtLowConfidence) {
             "n3 fab0 resent only 0.01 % of what it sent: a lossy link resends percents, a busy or "
             "stalled host's senders a few tenths, so the link is a guess");
   // Of 500 MB sent: 1.3 %, a lossy link's share.
-  auto lossy = Localise(CounterIndex(events_at(1e8)), Iterations(0, 0, 0, 0), kWindow);
+  auto lossy = Localise(CounterIndex(RetransOnN3Sending(1e8)), Iterations(0, 0, 0, 0), kWindow);
   ASSERT_TRUE(lossy.has_value());
   EXPECT_EQ(lossy->element, "link n3 fab0");
   EXPECT_EQ(lossy->confidence, "high");
