@@ -243,7 +243,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
   }
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
   s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors, run.switches);
-  s.anomalies = FindAnomalies(run.events, series, s.baseline, s.faults);
+  s.anomalies = FindAnomalies(run.events, series, s.baseline, s.faults, run.switches);
   AddDetectors(run.events, &s.faults);
   AddJobOutcomes(run.events, series, run.plan.predicted_job, &s.faults);
   if (s.baseline.progress_gbps && !series.empty()) {

@@ -101,7 +101,8 @@ constexpr double kAnomalyMinSeconds = 2.0;
 constexpr double kAnomalyRestartGraceS = 15.0;
 std::vector<Anomaly> FindAnomalies(const std::vector<Event>& events,
                                    const std::vector<Iteration>& series, const Baseline& baseline,
-                                   const std::vector<FaultStats>& faults);
+                                   const std::vector<FaultStats>& faults,
+                                   const std::vector<InventorySwitch>& switches = {});
 
 // Whether E is the job failing: a workload_exit with a non-zero code that
 // the drill did not cause. `forced` exits are the drill stopping a job at its

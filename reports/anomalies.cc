@@ -45,7 +45,8 @@ std::vector<std::pair<double, double>> Explained(const std::vector<Event>& event
 
 std::vector<Anomaly> FindAnomalies(const std::vector<Event>& events,
                                    const std::vector<Iteration>& series, const Baseline& baseline,
-                                   const std::vector<FaultStats>& faults) {
+                                   const std::vector<FaultStats>& faults,
+                                   const std::vector<InventorySwitch>& switches) {
   std::vector<Anomaly> out;
   if (!baseline.band_low || baseline.count == 0) return out;
   const auto explained = Explained(events, faults);
@@ -61,7 +62,8 @@ std::vector<Anomaly> FindAnomalies(const std::vector<Event>& events,
     if (n < kAnomalyMinIterations || end - start < kAnomalyMinSeconds) return;
     auto culprit = Localise(
         counters, series,
-        {.from_s = start, .to_s = end, .ref_from_s = baseline.start_s, .ref_to_s = baseline.end_s});
+        {.from_s = start, .to_s = end, .ref_from_s = baseline.start_s, .ref_to_s = baseline.end_s},
+        switches);
     if (!culprit) return;  // a dip nothing can be named for is noise, not an anomaly
     double covered = 0, weighted = 0;
     for (size_t i = first; i <= last; ++i) {

@@ -210,8 +210,9 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
   }
   for (const auto& [name, b] : boxes) {
     const bool is_node = std::find(nodes.begin(), nodes.end(), name) != nodes.end();
+    // A node or, named whole (WholeSwitch), a switch.
     const bool culprit_node =
-        is_node && f.localisation && f.localisation->link.empty() && f.localisation->node == name;
+        f.localisation && f.localisation->link.empty() && f.localisation->node == name;
     out += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" rx=\"4\" fill=\"{}\" "
         "stroke=\"{}\" stroke-width=\"{}\"/><text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" "

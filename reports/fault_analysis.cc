@@ -49,7 +49,8 @@ void BreakDownRanks(const std::vector<const Iteration*>& in, FaultStats* f) {
 // The localisation over the fault's window against the baseline's span,
 // and the culprit fields it fills.
 void LocaliseFault(const CounterIndex& counters, const std::vector<Iteration>& series,
-                   const Baseline& baseline, double bound_s, FaultStats* f) {
+                   const Baseline& baseline, double bound_s,
+                   const std::vector<InventorySwitch>& switches, FaultStats* f) {
   double to = f->reverted_at_s.value_or(bound_s);
   if (!std::isfinite(to)) {
     to = f->applied_at_s;
@@ -60,7 +61,8 @@ void LocaliseFault(const CounterIndex& counters, const std::vector<Iteration>& s
                              {.from_s = f->applied_at_s,
                               .to_s = to,
                               .ref_from_s = baseline.start_s,
-                              .ref_to_s = baseline.end_s});
+                              .ref_to_s = baseline.end_s},
+                             switches);
   if (!f->localisation) return;
   const Culprit& c = *f->localisation;
   f->culprit = c.node;
@@ -283,7 +285,7 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
     }
     const double bound = NextFaultAfter(faults, applies, i);
     Measure(series, redone, baseline, recovery_window_iters, bound, &f);
-    LocaliseFault(counters, series, baseline, bound, &f);
+    LocaliseFault(counters, series, baseline, bound, switches, &f);
     if (auto named = culprits.find(f.id); named != culprits.end()) {
       for (const Event* e : named->second) {
         if (e->t >= f.applied_at_s && NamesTheFault(*e, f, switches)) {

@@ -10,6 +10,7 @@
 
 #include "reports/analysis.h"
 #include "reports/stats.h"
+#include "reports/whole_switch.h"
 
 namespace fdrill {
 
@@ -415,7 +416,8 @@ double LinkEvidenceWeight(std::string_view c) {
 }
 
 std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<Iteration>& series,
-                                const LocaliseWindow& w) {
+                                const LocaliseWindow& w,
+                                const std::vector<InventorySwitch>& switches) {
   if (!(w.to_s > w.from_s)) return std::nullopt;
   // Only the first two links' rises are read below.
   const std::vector<Candidate> links = ScoreLinks(counters, w, 2);
@@ -463,6 +465,24 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
     out.link_rises = fmt::format("{}", fmt::join(top.rises, ", "));
     out.evidence.push_back(top.node + " " + top.link + ": " + out.link_rises);
     const bool alone = links.size() == 1 || top.score >= 3 * links[1].score;
+    if (!alone && !retrans_only) {
+      if (auto sw = WholeSwitch(counters, links, switches)) {
+        Culprit whole;
+        whole.element = "switch " + sw->name;
+        whole.node = sw->name;
+        whole.evidence.push_back(
+            fmt::format("{} cables rose together, every cable of {} that was sampled: {}; the "
+                        "element they share is the switch",
+                        sw->cables.size(), sw->name, fmt::join(sw->cables, ", ")));
+        whole.evidence.push_back(out.evidence.front());  // the strongest link's rises
+        if (last) {
+          whole.evidence.push_back(RankWords(*last) +
+                                   " (a switch that fails stalls the ranks behind it)");
+        }
+        whole.confidence = "high";
+        return whole;
+      }
+    }
     if (!alone) {
       out.evidence.push_back(fmt::format("also {} {}: {}", links[1].node, links[1].link,
                                          fmt::join(links[1].rises, ", ")));

@@ -26,8 +26,9 @@
 //    85 % of its baseline CPU rate while its peers' median stayed 12 points
 //    above it was stopped or starved.
 // The link with the largest weighted excess wins (high confidence when it
-// is at least 3x the next link's) — unless only its retransmissions rose
-// and a rank signal names a rank: then the rank; without link evidence a
+// is at least 3x the next link's; a switch instead when the links level
+// with it are every cable of that switch: whole_switch.h, given SWITCHES) — unless only its
+// retransmissions rose and a rank signal names a rank: then the rank; without link evidence a
 // starved rank (3b), else a clear last-arriving rank; without any, the node
 // that retransmitted most (low confidence: a node retransmits toward a
 // broken peer too).
@@ -47,7 +48,8 @@
 namespace fdrill {
 
 struct Culprit {
-  // "link n1 fab0", "rank 2 (n2)", "node n3".
+  // "link n1 fab0", "rank 2 (n2)", "node n3", "switch rail1-leaf0" (`node`
+  // is then the switch).
   std::string element;
   std::string node;
   std::string link;         // the interface or port on `node`; empty unless a link
@@ -67,8 +69,10 @@ struct LocaliseWindow {
 
 // The element the evidence points at in `w`, or nullopt when nothing stood
 // out (a fault-free interval, a fault the signals cannot see).
+// SWITCHES: the fabric's cabling (inventory.json's), when known.
 std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<Iteration>& series,
-                                const LocaliseWindow& w);
+                                const LocaliseWindow& w,
+                                const std::vector<InventorySwitch>& switches = {});
 
 // Signal 1 alone: every link whose error-class counters rose beyond their
 // reference rate in W, the strongest first.

@@ -28,6 +28,7 @@
 #include "harness/scenario/nccl_ib_timeout.h"
 #include "harness/wire/counter_samples.h"
 #include "harness/wire/protocol.h"
+#include "reports/run_dir.h"
 
 namespace fdrill {
 
@@ -299,6 +300,9 @@ void DrillRun::WriteRunFiles() {
     // report's fabric map draws them.
     if (s_.Emulated() && !fabric_.switches.empty()) {
       inventory["switches"] = Json::parse(SwitchesJson(fabric_));
+      // ... and the live culprit may name one whole, as the report will.
+      if (auto switches = ParseSwitches(inventory.dump()); switches.ok())
+        state_.localiser.SetSwitches(std::move(*switches));
     }
     (void)events_.WriteFile("inventory.json", inventory.dump(2) + "\n");
   }

@@ -27,6 +27,11 @@ void LiveLocaliser::OnRecord(const std::string& node, int rank, int attempt, int
   it.ranks.push_back({.rank = rank, .node = name, .time_ms = time_ms, .wait_ms = wait_ms});
 }
 
+void LiveLocaliser::SetSwitches(std::vector<InventorySwitch> switches) {
+  std::lock_guard<std::mutex> lock(mu_);
+  switches_ = std::move(switches);
+}
+
 void LiveLocaliser::BaselineStarted(double t) {
   std::lock_guard<std::mutex> lock(mu_);
   baseline_from_ = t;
@@ -94,7 +99,7 @@ std::vector<LiveLocaliser::Update> LiveLocaliser::Tick(double now) {
       w.ref_from_s = *baseline_from_;
       w.ref_to_s = *baseline_to_;
     }
-    std::optional<Culprit> c = Localise(counters_, series, w);
+    std::optional<Culprit> c = Localise(counters_, series, w, switches_);
     if (!c) continue;
     if (f.published && f.published->element == c->element &&
         f.published->confidence == c->confidence) {

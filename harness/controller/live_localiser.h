@@ -55,6 +55,9 @@ class LiveLocaliser {
   // One rank's record of one iteration (attempt: the job's launch).
   void OnRecord(const std::string& node, int rank, int attempt, int64_t iter, double end_s,
                 double time_ms, double wait_ms);
+  // The fabric's cabling (inventory.json's switches), when known: a
+  // culprit may then be a whole switch (reports/whole_switch.h).
+  void SetSwitches(std::vector<InventorySwitch> switches);
   void BaselineStarted(double t);
   void BaselineEnded(double t);
   void FaultOn(const std::string& id, double t);
@@ -83,6 +86,7 @@ class LiveLocaliser {
 
   mutable std::mutex mu_;
   CounterIndex counters_;
+  std::vector<InventorySwitch> switches_;
   std::map<std::pair<int, int64_t>, Iteration> iterations_;  // (attempt, iter)
   // The node names iterations_' rank samples view (series.h's RankSample
   // holds a view): a set, so a name never moves once added.

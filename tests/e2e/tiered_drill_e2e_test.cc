@@ -236,6 +236,12 @@ TEST_F(TieredDrillE2E, LeafDownStallsTheJobAndEveryPortComesBack) {
   EXPECT_EQ(f["node"], "rail1-leaf0");
   EXPECT_GE(f["stall_ms"].get<double>(), 9000.0) << f.dump();
   EXPECT_TRUE(f["job_failed_after_s"].is_null()) << f.dump();
+  // Every node behind the leaf lost carrier on fab1 at once, and the leaf's
+  // own ports with them: the culprit is the switch, in the report and live.
+  EXPECT_EQ(f["localisation"]["element"], "switch rail1-leaf0") << f["localisation"].dump(2);
+  EXPECT_EQ(f["localisation"]["confidence"], "high") << f["localisation"].dump(2);
+  EXPECT_EQ(f["culprit"], "rail1-leaf0");
+  EXPECT_TRUE(f["time_to_localise_s"].is_number()) << f.dump();
   EXPECT_EQ(FabricLinks(), before);
 }
 
