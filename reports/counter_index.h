@@ -4,6 +4,7 @@
 // at once, or push by push (the controller: live_localiser.h).
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
@@ -100,5 +101,14 @@ class CounterIndex {
   std::map<Key, const Series*, KeyLess> changing_;
   bool rank_cpu_sampled_ = false;
 };
+
+// The last sample at or before T, nullptr when every sample is later
+// (series are in time order).
+inline const std::pair<double, double>* LastSampleAtOrBefore(const CounterIndex::Series& s,
+                                                             double t) {
+  auto after =
+      std::upper_bound(s.begin(), s.end(), t, [](double v, const auto& x) { return v < x.first; });
+  return after == s.begin() ? nullptr : &*std::prev(after);
+}
 
 }  // namespace fdrill
