@@ -135,6 +135,20 @@ TEST(FabricMap, LeavesAndASpineAreDrawnWithTheirCabling) {
             std::string::npos)
       << up_svg;
   EXPECT_EQ(up_svg.find("stroke-width=\"7\" data-link="), std::string::npos);
+  // A whole switch the culprit (reports/whole_switch.h): its box outlined,
+  // no cable drawn thick.
+  Summary whole = s;
+  whole.faults[0].localisation->node = "rail0-leaf1";
+  whole.faults[0].localisation->link = "";
+  const std::string whole_svg =
+      RenderFabricMap(whole, run, CounterIndex(run.events), whole.faults[0]);
+  const size_t box = whole_svg.find("stroke=\"#b91c1c\" stroke-width=\"3\"/>");
+  ASSERT_NE(box, std::string::npos) << whole_svg;
+  const size_t label_end = whole_svg.find("</text>", box);
+  ASSERT_NE(label_end, std::string::npos);
+  EXPECT_TRUE(whole_svg.substr(box, label_end - box).ends_with(">rail0-leaf1"))
+      << whole_svg.substr(box, label_end - box);
+  EXPECT_EQ(whole_svg.find("stroke-width=\"7\""), std::string::npos);
 }
 
 TEST(FabricMap, TrafficColoursRunFromWhiteToBlue) {
