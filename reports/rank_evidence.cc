@@ -149,6 +149,16 @@ std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const Local
   return e;
 }
 
+bool CpuMeasuredInside(const CounterIndex& counters, const LocaliseWindow& w) {
+  for (const auto& [key, s] : counters.changing()) {
+    const auto [link, counter] = SplitCounterName(key.second);
+    if (!link.starts_with("rank/") || counter != "cpu_seconds") continue;
+    double inside = 0;
+    if (RateOver(*s, w.from_s, w.to_s, &inside) && inside >= kMinInside) return true;
+  }
+  return false;
+}
+
 std::string CpuWords(const CpuEvidence& c) {
   return fmt::format(
       "rank {} ({}) got {:.0f} % of the CPU time its peers got ({:.0f} % in the baseline): "

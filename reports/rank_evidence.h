@@ -50,6 +50,12 @@ constexpr double kMinInside = 0.5;
 std::optional<CpuEvidence> StarvedRank(const CounterIndex& counters, const LocaliseWindow& w,
                                        bool* sampled);
 
+// Whether some rank's CPU time was measured over at least kMinInside of its
+// span inside W. Until one was (a live view's first second of a fault:
+// ranks' CPU time comes once a second, with the counters) the CPU signal
+// cannot speak, whatever it would say.
+bool CpuMeasuredInside(const CounterIndex& counters, const LocaliseWindow& w);
+
 // The evidence's words, as a culprit's evidence lists them.
 std::string RankWords(const RankEvidence& r);
 std::string CpuWords(const CpuEvidence& c);

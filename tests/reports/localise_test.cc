@@ -376,6 +376,30 @@ TEST(Localise, ALinkThatResentATenthOfAPercentAloneIsNamedAtLowConfidence) {
   EXPECT_EQ(lossy->evidence.size(), 1u);
 }
 
+// A live view's first second of a fault: retransmissions alone on a link
+// and a rank its peers waited for, before any rank's CPU time was sampled
+// inside the window (samples come once a second). A stopped rank's senders
+// resend as a lossy link's do, so the link is named at low confidence,
+// saying why; the whole window, with the CPU sampled inside it, names it
+// high (the ranks kept their CPU).
+TEST(Localise, RetransmissionsBeforeAnyCpuSampleInsideTheWindowNameTheLinkAtLowConfidence) {
+  const CounterIndex counters(RetransOnN3Sending(1e8));
+  const auto iterations = Iterations(0, 30, 15, 20);
+  const LocaliseWindow young{.from_s = 15.6, .to_s = 16.4, .ref_from_s = 0, .ref_to_s = 10};
+  auto early = Localise(counters, iterations, young);
+  ASSERT_TRUE(early.has_value());
+  EXPECT_EQ(early->element, "link n3 fab0");
+  EXPECT_EQ(early->confidence, "low");
+  EXPECT_NE(std::find(early->evidence.begin(), early->evidence.end(),
+                      "no rank's CPU time was measured inside this window yet: a stopped rank's "
+                      "senders resend as a lossy link's do, so the link is a guess until it is"),
+            early->evidence.end());
+  auto whole = Localise(counters, iterations, kWindow);
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_EQ(whole->element, "link n3 fab0");
+  EXPECT_EQ(whole->confidence, "high");
+}
+
 // Loss that collapses what the link sends: it retransmits fewer segments a
 // second than in a baseline where the shaped fabric drops some (here 3,000
 // a second of 430 MB: 1 %), but a far larger share of what it still sends
