@@ -77,6 +77,34 @@ TEST(WholeSwitch, ALeafWhoseOwnPortsWereNotSampledIsNamedByTheNodesBehindIt) {
   EXPECT_EQ(c->element, "switch leaf0");
 }
 
+// A spine without power: its leaves are alive, so no node link changes;
+// its own downlinks (sampled while the fault names it) lose carrier, both of
+// them, and it is the one switch both cables end on.
+TEST(WholeSwitch, EveryDownlinkOfASpineNamesTheSpine) {
+  InventorySwitch spine{.name = "spine", .role = "spine"};
+  spine.ports = {{.name = "dn0", .to = "leaf0:up0"}, {.name = "dn1", .to = "leaf1:up0"}};
+  std::vector<InventorySwitch> fabric = {
+      {.name = "leaf0", .role = "leaf"}, {.name = "leaf1", .role = "leaf"}, spine};
+  fabric[0].ports = {{.name = "swp0", .to = "n0:fab0"}, {.name = "up0", .to = "spine:dn0"}};
+  fabric[1].ports = {{.name = "swp1", .to = "n1:fab0"}, {.name = "up0", .to = "spine:dn1"}};
+  std::vector<Event> events;
+  for (int t = 0; t <= 30; ++t) {
+    for (const char* node : {"n0", "n1"}) {
+      Event e{.t = static_cast<double>(t), .type = "counters", .node = node};
+      e.counters.push_back({"fab0.carrier_changes", 0});
+      events.push_back(std::move(e));
+    }
+    Event e{.t = static_cast<double>(t), .type = "counters", .node = "spine"};
+    for (const char* port : {"dn0", "dn1"})
+      e.counters.push_back({std::string(port) + ".carrier_changes", t >= 16 ? 2.0 : 0.0});
+    events.push_back(std::move(e));
+  }
+  auto c = CulpritOf(events, fabric);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->element, "switch spine");
+  EXPECT_EQ(c->confidence, "high");
+}
+
 TEST(WholeSwitch, SomeOfALeafsCablesAreLinksNotTheLeaf) {
   auto c =
       CulpritOf(CarrierSamples({"n0 fab1", "n2 fab1", "leaf0 swp0", "leaf0 swp2"}), LeafAndSpine());
