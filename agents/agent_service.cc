@@ -449,18 +449,28 @@ Duration AgentService::TickInterval() const {
     interval = std::min(interval, lease_.deadline() - now + std::chrono::milliseconds(1));
   for (const auto& [id, active] : faults_) {
     const Duration on = now - active.applied_at;
-    auto due = active.fault->NextChange(on);
+    // The first change after the state was last set — by the last Tick, or
+    // by the apply when that came later — not after now: an edge that
+    // passed since (the tick loop woke a few microseconds before a flap's
+    // up edge, Tick saw it still ahead, and now it is behind) is due at
+    // once. Counted from now it was not seen at all and the up edge waited
+    // a whole idle tick: a 100 ms flap measured 197.7 ms on the wire in 1
+    // of ~200 (bench/agent_bench.sh, 2026-12-05).
+    const Duration seen = std::max(last_tick_, active.applied_at) - active.applied_at;
+    auto due = active.fault->NextChange(seen);
     if (active.max_duration.count() > 0 && (!due || active.max_duration < *due))
       due = active.max_duration;
-    // Only what is still ahead: an overdue change (a revert at max duration
-    // that failed and is retried) keeps the cadence instead of spinning.
-    if (due && *due > on) interval = std::min(interval, *due - on);
+    // Only what the last look had still ahead: an overdue change it already
+    // tried (a revert at max duration that failed and is retried) keeps the
+    // cadence instead of spinning.
+    if (due && *due > seen) interval = std::min(interval, std::max(Duration::zero(), *due - on));
   }
   return interval;
 }
 
 void AgentService::Tick() {
   auto now = clock_.Now();
+  last_tick_ = now;
   for (auto it = faults_.begin(); it != faults_.end();) {
     auto& [id, active] = *it;
     Duration on = now - active.applied_at;

@@ -223,6 +223,9 @@ class AgentService {
   Workload workload_;
   MetricsTail tail_;
   Clock::TimePoint last_tail_{};
+  // When Tick last set the faults' state (TickInterval counts each fault's
+  // edges from there, not from now: see there).
+  Clock::TimePoint last_tick_{};
   Clock::TimePoint last_counters_{};
   bool keep_sampling_ = false;
   Json telemetry_ = Json::object();  // the latest good sample
