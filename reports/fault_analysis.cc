@@ -70,24 +70,6 @@ void LocaliseFault(const CounterIndex& counters, const std::vector<Iteration>& s
   if (!c.link.empty()) f->culprit_link = c.node + " " + c.link + " (" + c.link_rises + ")";
 }
 
-// The other end of the cable at NODE's LINK ("sw", "swp2" -> "n2", "fab0";
-// and back), from the switches' cabling; nullopt when not known.
-std::optional<std::pair<std::string, std::string>> FarEnd(
-    const std::vector<InventorySwitch>& switches, const std::string& node,
-    const std::string& link) {
-  const std::string end = node + ":" + link;
-  for (const InventorySwitch& sw : switches) {
-    for (const InventoryPort& p : sw.ports) {
-      if (sw.name == node && p.name == link) {
-        if (auto far = p.FarEnd()) return far;
-        continue;
-      }
-      if (p.to == end) return std::pair{sw.name, p.name};
-    }
-  }
-  return std::nullopt;
-}
-
 // Whether a live `culprit` event names the fault's element: its node, and
 // its interface when the fault targets one and the culprit is a link — or
 // the far end of the faulted cable (a switch port's fault seen at the node's

@@ -29,8 +29,9 @@
 // is at least 3x the next link's; a switch instead when the links level
 // with it are every cable of that switch: whole_switch.h, given SWITCHES;
 // low when only its retransmissions rose and either it resent under 0.5 %
-// of what it sent or no rank's CPU time was measured inside W yet) — unless only its
-// retransmissions rose and a rank signal names a rank: then the rank; without link evidence a
+// of what it sent or no rank's CPU time was measured inside W yet) —
+// unless only its retransmissions rose and a rank signal names a rank:
+// then the rank; without link evidence a
 // starved rank (3b), else a clear last-arriving rank; without any, the node
 // that retransmitted most (low confidence: a node retransmits toward a
 // broken peer too).

@@ -154,6 +154,24 @@ struct InventorySwitch {
   std::vector<InventoryPort> ports;
 };
 
+// The other end of the cable at NODE's LINK ("sw", "swp2" -> "n2", "fab0";
+// and back), from the switches' cabling; nullopt when not known.
+inline std::optional<std::pair<std::string, std::string>> FarEnd(
+    const std::vector<InventorySwitch>& switches, const std::string& node,
+    const std::string& link) {
+  const std::string end = node + ":" + link;
+  for (const InventorySwitch& sw : switches) {
+    for (const InventoryPort& p : sw.ports) {
+      if (sw.name == node && p.name == link) {
+        if (auto far = p.FarEnd()) return far;
+        continue;
+      }
+      if (p.to == end) return std::pair{sw.name, p.name};
+    }
+  }
+  return std::nullopt;
+}
+
 struct RunData {
   Plan plan;
   std::vector<InventorySwitch> switches;  // empty: none recorded (a real cluster)

@@ -447,27 +447,6 @@ Result<MetricRecord> ParseMetricLine(std::string_view line, std::string_view whe
 
 namespace {
 
-// inventory.json (an object)'s switches.
-Result<std::vector<InventorySwitch>> SwitchesOf(const json& j) {
-  std::vector<InventorySwitch> out;
-  if (!j.contains("switches")) return out;
-  if (!j["switches"].is_array()) return InvalidArgument("inventory.json: switches is not a list");
-  for (const json& sw : j["switches"]) {
-    if (!sw.is_object() || !sw.value("name", json()).is_string()) {
-      return InvalidArgument("inventory.json: a switch without a name");
-    }
-    InventorySwitch info{.name = sw["name"].get<std::string>(), .role = sw.value("role", "")};
-    for (const json& p : sw.value("ports", json::array())) {
-      if (!p.is_object()) continue;
-      info.ports.push_back({.name = p.value("name", ""),
-                            .to = p.value("to", ""),
-                            .rate_bps = p.value("rate_bps", 0.0)});
-    }
-    out.push_back(std::move(info));
-  }
-  return out;
-}
-
 // inventory.json's text as an object, or why not.
 Result<json> ParseInventory(std::string_view text) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -494,10 +473,30 @@ void AddWorkloadLogs(const std::filesystem::path& root, Fingerprint* fingerprint
 
 }  // namespace
 
+Result<std::vector<InventorySwitch>> InventorySwitches(const json& j) {
+  std::vector<InventorySwitch> out;
+  if (!j.contains("switches")) return out;
+  if (!j["switches"].is_array()) return InvalidArgument("inventory.json: switches is not a list");
+  for (const json& sw : j["switches"]) {
+    if (!sw.is_object() || !sw.value("name", json()).is_string()) {
+      return InvalidArgument("inventory.json: a switch without a name");
+    }
+    InventorySwitch info{.name = sw["name"].get<std::string>(), .role = sw.value("role", "")};
+    for (const json& p : sw.value("ports", json::array())) {
+      if (!p.is_object()) continue;
+      info.ports.push_back({.name = p.value("name", ""),
+                            .to = p.value("to", ""),
+                            .rate_bps = p.value("rate_bps", 0.0)});
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
 Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text) {
   Result<json> j = ParseInventory(text);
   if (!j.ok()) return j.status();
-  return SwitchesOf(*j);
+  return InventorySwitches(*j);
 }
 
 void MakeCountersWhole(std::vector<Event>* events) {
@@ -546,7 +545,7 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     Result<std::string> text = ReadWholeFile(root / kInventoryFile);
     Result<json> inventory = text.ok() ? ParseInventory(*text) : Result<json>(text.status());
     Result<std::vector<InventorySwitch>> switches =
-        inventory.ok() ? SwitchesOf(*inventory)
+        inventory.ok() ? InventorySwitches(*inventory)
                        : Result<std::vector<InventorySwitch>>(inventory.status());
     if (switches.ok()) {
       run.switches = std::move(switches).value();

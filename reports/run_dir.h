@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "reports/metrics_file.h"
 #include "reports/run_data.h"
@@ -28,8 +29,10 @@ inline constexpr char kInventoryFile[] = "inventory.json";
 // (AddLoadedLibraries in fingerprint.h).
 inline constexpr char kWorkloadLogFile[] = "workload.log";
 
-// inventory.json's "switches" (empty when it has none).
+// inventory.json's "switches" (empty when it has none), from its text or
+// from the object itself (the controller, which builds it).
 Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text);
+Result<std::vector<InventorySwitch>> InventorySwitches(const Json& inventory);
 
 Result<RunData> LoadRunDir(const std::string& dir);
 

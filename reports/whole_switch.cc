@@ -1,7 +1,6 @@
 #include "reports/whole_switch.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <utility>
 
@@ -14,20 +13,12 @@ using Cable = std::pair<End, End>;                // ends in order
 
 Cable MakeCable(End a, End b) { return a < b ? Cable{a, b} : Cable{b, a}; }
 
-// Every cable of the fabric that has a switch port at one end, by each of
-// its ends.
-std::map<End, Cable> CablesByEnd(const std::vector<InventorySwitch>& switches) {
-  std::map<End, Cable> out;
-  for (const InventorySwitch& sw : switches) {
-    for (const InventoryPort& p : sw.ports) {
-      const auto far = p.FarEnd();
-      if (!far) continue;
-      const Cable c = MakeCable({sw.name, p.name}, *far);
-      out[c.first] = c;
-      out[c.second] = c;
-    }
-  }
-  return out;
+// The cable at END, its ends in order; nullopt when no switch port is cabled
+// to it (FarEnd, run_data.h).
+std::optional<Cable> CableAt(const std::vector<InventorySwitch>& switches, const End& end) {
+  auto far = FarEnd(switches, end.first, end.second);
+  if (!far) return std::nullopt;
+  return MakeCable(end, *far);
 }
 
 // Whether COUNTERS holds any counter of END's link ("fab1.*" on its node).
@@ -46,7 +37,6 @@ std::optional<SwitchEvidence> WholeSwitch(const CounterIndex& counters,
   if (links.empty() || switches.empty()) return std::nullopt;
   std::set<std::string> switch_names;
   for (const InventorySwitch& sw : switches) switch_names.insert(sw.name);
-  const std::map<End, Cable> by_end = CablesByEnd(switches);
 
   // The cables of the comparable links, and the switches all of them end on.
   const double floor = links.front().score / 3;
@@ -56,17 +46,16 @@ std::optional<SwitchEvidence> WholeSwitch(const CounterIndex& counters,
   for (const LinkEvidence& l : links) {
     if (l.score < floor) break;  // strongest first
     if (l.retrans_only) continue;
-    auto it = by_end.find({l.node, l.link});
-    const bool on_a_switch = switch_names.count(l.node) > 0;
+    const std::optional<Cable> cable = CableAt(switches, {l.node, l.link});
     // A link no switch port faces: a node's other link says the fault is
     // not the switch's alone; a switch's own uncabled link (its bridge, as
     // the emulated fabric's br0) is the switch itself.
-    if (it == by_end.end() && !on_a_switch) return std::nullopt;
+    if (!cable && !switch_names.count(l.node)) return std::nullopt;
     std::set<std::string> ends_on;
-    if (it == by_end.end()) {
+    if (!cable) {
       ends_on.insert(l.node);
     } else {
-      for (const End* e : {&it->second.first, &it->second.second})
+      for (const End* e : {&cable->first, &cable->second})
         if (switch_names.count(e->first)) ends_on.insert(e->first);
     }
     if (shared) {
@@ -78,8 +67,7 @@ std::optional<SwitchEvidence> WholeSwitch(const CounterIndex& counters,
       shared = std::move(ends_on);
     }
     if (shared->empty()) return std::nullopt;
-    if (it != by_end.end() && cables.insert(it->second).second)
-      named.push_back(l.node + " " + l.link);
+    if (cable && cables.insert(*cable).second) named.push_back(l.node + " " + l.link);
   }
   if (cables.size() < 2 || !shared || shared->size() != 1) return std::nullopt;
   const std::string& name = *shared->begin();
@@ -88,9 +76,9 @@ std::optional<SwitchEvidence> WholeSwitch(const CounterIndex& counters,
   for (const InventorySwitch& sw : switches) {
     if (sw.name != name) continue;
     for (const InventoryPort& p : sw.ports) {
-      auto it = by_end.find({sw.name, p.name});
-      if (it == by_end.end()) continue;  // a port facing nothing known
-      const Cable& c = it->second;
+      const auto far = p.FarEnd();
+      if (!far) continue;  // a port facing nothing known
+      const Cable c = MakeCable({sw.name, p.name}, *far);
       if (cables.count(c)) continue;
       if (Sampled(counters, c.first) || Sampled(counters, c.second)) return std::nullopt;
     }

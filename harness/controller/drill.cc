@@ -301,7 +301,7 @@ void DrillRun::WriteRunFiles() {
     if (s_.Emulated() && !fabric_.switches.empty()) {
       inventory["switches"] = Json::parse(SwitchesJson(fabric_));
       // ... and the live culprit may name one whole, as the report will.
-      if (auto switches = ParseSwitches(inventory.dump()); switches.ok())
+      if (auto switches = InventorySwitches(inventory); switches.ok())
         state_.localiser.SetSwitches(std::move(*switches));
     }
     (void)events_.WriteFile("inventory.json", inventory.dump(2) + "\n");
