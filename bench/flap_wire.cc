@@ -3,15 +3,18 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 namespace fdrill::bench {
 
@@ -40,6 +43,13 @@ int UdpIn(const std::string& ns) {
   return fd;
 }
 
+// Now, on the clock SO_TIMESTAMPNS stamps receive times with.
+int64_t RealtimeNs() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
 }  // namespace
 
 bool WireProbe::Start() {
@@ -62,6 +72,7 @@ bool WireProbe::Start() {
     return false;
   }
   times_.reserve(1 << 20);
+  sent_.reserve(1 << 20);
   receiver_ = std::thread([this, rx] { Receive(rx); });
   sender_ = std::thread([this, tx] { Send(tx); });
   return true;
@@ -96,13 +107,16 @@ void WireProbe::Receive(int fd) {
 }
 
 void WireProbe::Send(int fd) {
+  const sched_param rt{.sched_priority = 1};
+  realtime_ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt) == 0;
   timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
   const int64_t step = s_.interval.count();
   const char byte = 'f';
   while (!stop_) {
     // While the link is down the send fails (no route): the gap is the flap.
-    (void)send(fd, &byte, 1, MSG_DONTWAIT);
+    const bool taken = send(fd, &byte, 1, MSG_DONTWAIT) >= 0;
+    if (sent_.size() < sent_.capacity()) sent_.push_back({RealtimeNs(), taken});
     next.tv_nsec += step;
     while (next.tv_nsec >= 1'000'000'000) {
       next.tv_nsec -= 1'000'000'000;
@@ -113,11 +127,28 @@ void WireProbe::Send(int fd) {
   close(fd);
 }
 
-std::vector<double> WireProbe::Gaps(Duration at_least) const {
-  std::vector<double> out;
+std::vector<WireFlap> WireProbe::Flaps(Duration at_least) const {
+  std::vector<WireFlap> out;
   for (size_t i = 1; i < times_.size(); ++i) {
     const int64_t gap = times_[i] - times_[i - 1];
-    if (gap >= at_least.count()) out.push_back(static_cast<double>(gap) / 1e6);
+    if (gap < at_least.count()) continue;
+    WireFlap f;
+    f.gap_ms = static_cast<double>(gap) / 1e6;
+    // The sender's first refused send after the last datagram before the
+    // gap was sent (it reached the peer at times_[i - 1], after it left).
+    auto it = std::partition_point(sent_.begin(), sent_.end(),
+                                   [&](const Attempt& a) { return a.at < times_[i - 1]; });
+    while (it != sent_.end() && it->taken && it->at < times_[i]) ++it;
+    if (it != sent_.end() && it != sent_.begin() && it->at < times_[i]) {
+      f.down_pause_ms = static_cast<double>(it->at - std::prev(it)->at) / 1e6;
+      auto up = it;
+      while (up != sent_.end() && !up->taken) ++up;
+      if (up != sent_.end()) {
+        f.up_pause_ms = static_cast<double>(up->at - std::prev(up)->at) / 1e6;
+        f.sender_seen = true;
+      }
+    }
+    out.push_back(f);
   }
   return out;
 }
