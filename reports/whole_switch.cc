@@ -21,6 +21,18 @@ std::optional<Cable> CableAt(const std::vector<InventorySwitch>& switches, const
   return MakeCable(end, *far);
 }
 
+// A cable's identity: its switch port when the other end is a node's (a
+// node's netdev and the HCA port under it are one cable, listed twice under
+// one port name: harness/scenario/topology_switches.h), both ends between
+// two switches.
+Cable Identity(const Cable& c, const std::set<std::string>& switch_names) {
+  const bool first = switch_names.count(c.first.first) > 0;
+  const bool second = switch_names.count(c.second.first) > 0;
+  if (first && !second) return {c.first, {}};
+  if (second && !first) return {c.second, {}};
+  return c;
+}
+
 // Whether COUNTERS holds any counter of END's link ("fab1.*" on its node).
 bool Sampled(const CounterIndex& counters, const End& end) {
   const std::string prefix = end.second + ".";
@@ -67,7 +79,8 @@ std::optional<SwitchEvidence> WholeSwitch(const CounterIndex& counters,
       shared = std::move(ends_on);
     }
     if (shared->empty()) return std::nullopt;
-    if (cable && cables.insert(*cable).second) named.push_back(l.node + " " + l.link);
+    if (cable && cables.insert(Identity(*cable, switch_names)).second)
+      named.push_back(l.node + " " + l.link);
   }
   if (cables.size() < 2 || !shared || shared->size() != 1) return std::nullopt;
   const std::string& name = *shared->begin();
@@ -79,7 +92,7 @@ std::optional<SwitchEvidence> WholeSwitch(const CounterIndex& counters,
       const auto far = p.FarEnd();
       if (!far) continue;  // a port facing nothing known
       const Cable c = MakeCable({sw.name, p.name}, *far);
-      if (cables.count(c)) continue;
+      if (cables.count(Identity(c, switch_names))) continue;
       if (Sampled(counters, c.first) || Sampled(counters, c.second)) return std::nullopt;
     }
   }

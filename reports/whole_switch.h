@@ -4,7 +4,9 @@
 // leaf-down.yaml: n0-n3 fab1 and the leaf's own ports); Localise alone
 // names one of those links at medium confidence, a cable that is fine.
 // Pure; needs the fabric's cabling (inventory.json's switches, run_data.h),
-// so it speaks only where that is known (the emulated fabric).
+// so it speaks only where that is known: the emulated fabric, and a real
+// cluster's drill with a topology file (harness/scenario/
+// topology_switches.h).
 #pragma once
 
 #include <optional>
@@ -29,7 +31,8 @@ struct SwitchEvidence {
 //    alone, which say what a node inferred about its whole path) and at
 //    least a third of the strongest's score lie on two or more cables;
 //  - every one of those cables ends on S (a cable is a node's link and the
-//    switch port it faces, or two switches' ports), and any other such
+//    switch port it faces — a netdev and the HCA port under it, listed
+//    under one port name, are one cable — or two switches' ports), and any other such
 //    link is S's own (its bridge: br0 on the emulated fabric);
 //  - and every cable of S that was sampled at all (either end has a
 //    counter in COUNTERS) is among them: the whole switch, not some ports.

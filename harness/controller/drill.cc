@@ -26,6 +26,7 @@
 #include "harness/controller/timeline_walker.h"
 #include "harness/controller/workload_supervisor.h"
 #include "harness/scenario/nccl_ib_timeout.h"
+#include "harness/scenario/topology_switches.h"
 #include "harness/wire/counter_samples.h"
 #include "harness/wire/protocol.h"
 #include "reports/run_dir.h"
@@ -296,11 +297,16 @@ void DrillRun::WriteRunFiles() {
     for (const auto& n : agents_.agents()) names.push_back(n.name);
     Json inventory = ClusterInventory(
         names, agents_.CallEach(proto::kInventory, Json::object(), std::chrono::seconds(20)));
-    // The emulated fabric's switches, as `fdrill inventory` lists them: the
-    // report's fabric map draws them.
+    // The switches, as `fdrill inventory` lists the emulated fabric's, or as
+    // a real cluster's topology file and the agents' HCAs give them: the
+    // report's fabric map draws them ...
     if (s_.Emulated() && !fabric_.switches.empty()) {
       inventory["switches"] = Json::parse(SwitchesJson(fabric_));
-      // ... and the live culprit may name one whole, as the report will.
+    } else if (!s_.Emulated() && s_.topology && !s_.topology->leaves.empty()) {
+      inventory["switches"] = TopologySwitches(*s_.topology, inventory);
+    }
+    // ... and the live culprit may name one whole, as the report will.
+    if (inventory.contains("switches")) {
       if (auto switches = InventorySwitches(inventory); switches.ok())
         state_.localiser.SetSwitches(std::move(*switches));
     }

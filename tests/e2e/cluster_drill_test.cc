@@ -18,6 +18,8 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -153,6 +155,15 @@ std::set<std::string> RunDirs() {
 TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost) {
   const auto dirs_before = RunDirs();
   const fs::path out = work_ / "run";
+  // The operator's topology file: two leaves of two nodes on the one rail
+  // (the fake agents' mlx5_0 under fab0). The run's inventory lists them.
+  std::ofstream(work_ / "topology.yaml") << R"(rails:
+  rail0: {devices: [mlx5_0], interfaces: [fab0]}
+leaves:
+  leaf0: {nodes: "127.1.0.[1-2]"}
+  leaf1: {nodes: "127.1.0.[3-4]"}
+)";
+  std::ofstream(work_ / "drill.yaml", std::ios::app) << "topology: topology.yaml\n";
   // The NCCL job's RAS service (a fake that speaks NCCL 2.28's protocol),
   // which every agent is asked to watch at the job's NCCL_RAS_ADDR: healthy
   // until the fault is applied, then one process missing.
@@ -220,6 +231,19 @@ TEST_F(ClusterDrill, HostsFileAgentsAndANcclTestsWorkloadRunOnTheControllersHost
   ASSERT_EQ(inv["nodes"].size(), 4u);
   EXPECT_EQ(inv["nodes"][1]["node"], "127.1.0.2");
   EXPECT_EQ(inv["nodes"][1]["hcas"][0]["name"], "mlx5_0") << inv["nodes"][1].dump(2);
+  // ... and the switches of the topology file, each node's fab0 and the
+  // HCA port under it one cable of its leaf (the report's fabric map and
+  // the culprit read them).
+  ASSERT_EQ(inv["switches"].size(), 2u) << inv.dump(2);
+  EXPECT_EQ(inv["switches"][0]["name"], "leaf0");
+  std::vector<std::pair<std::string, std::string>> leaf0;
+  for (const json& p : inv["switches"][0]["ports"]) leaf0.emplace_back(p["name"], p["to"]);
+  EXPECT_EQ(leaf0, (std::vector<std::pair<std::string, std::string>>{
+                       {"127.1.0.1/fab0", "127.1.0.1:fab0"},
+                       {"127.1.0.1/fab0", "127.1.0.1:ib/mlx5_0/1"},
+                       {"127.1.0.2/fab0", "127.1.0.2:fab0"},
+                       {"127.1.0.2/fab0", "127.1.0.2:ib/mlx5_0/1"}}))
+      << inv["switches"][0].dump(2);
   std::ifstream hin(out / "hostfile");
   std::string hostfile((std::istreambuf_iterator<char>(hin)), std::istreambuf_iterator<char>());
   EXPECT_EQ(hostfile,

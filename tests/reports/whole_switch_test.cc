@@ -130,5 +130,57 @@ TEST(WholeSwitch, ALinkNoSwitchFacesKeepsTheLinks) {
   EXPECT_TRUE(c->element.starts_with("link ")) << c->element;
 }
 
+// A real cluster's leaf from its topology file (harness/scenario/
+// topology_switches.h): each node's ib0 and the HCA port under it are one
+// cable, listed twice under one port name. RDMA traffic moves the HCA
+// port's counters, not IPoIB's: a leaf without power shows as link_downed
+// on every node's mlx5_0 port 1 while each ib0 is sampled and quiet.
+std::vector<InventorySwitch> TopologyLeaf() {
+  InventorySwitch leaf{.name = "leaf01", .role = "leaf"};
+  for (const char* node : {"gpu01", "gpu02", "gpu03"}) {
+    const std::string n = node;
+    leaf.ports.push_back({.name = n + "/ib0", .to = n + ":ib0"});
+    leaf.ports.push_back({.name = n + "/ib0", .to = n + ":ib/mlx5_0/1"});
+  }
+  return {leaf};
+}
+
+std::vector<Event> HcaDowned(const std::set<std::string>& down) {
+  std::vector<Event> out;
+  for (int t = 0; t <= 30; ++t) {
+    for (const char* node : {"gpu01", "gpu02", "gpu03"}) {
+      Event e{.t = static_cast<double>(t), .type = "counters", .node = node};
+      e.counters.push_back({"ib0.carrier_changes", 0});
+      e.counters.push_back({"ib0.tx_bytes", t * 1e3});
+      e.counters.push_back({"ib/mlx5_0/1.link_downed", t >= 16 && down.count(node) ? 1.0 : 0.0});
+      e.counters.push_back({"ib/mlx5_0/1.port_xmit_data", t * 1e8});
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+TEST(WholeSwitch, EveryHcaPortOnALeafFromTheTopologyNamesTheLeafThoughIpoibIsQuiet) {
+  auto c = CulpritOf(HcaDowned({"gpu01", "gpu02", "gpu03"}), TopologyLeaf());
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->element, "switch leaf01");
+  EXPECT_EQ(c->confidence, "high");
+  ASSERT_FALSE(c->evidence.empty());
+  EXPECT_NE(c->evidence[0].find("3 cables rose together"), std::string::npos) << c->evidence[0];
+}
+
+TEST(WholeSwitch, OneNodesHcaPortAndItsNetdevAreOneCableNotTheLeaf) {
+  // gpu01's HCA port and its ib0 both rose: one cable (one port name), and
+  // the leaf's other cables were sampled and quiet.
+  auto events = HcaDowned({"gpu01"});
+  for (Event& e : events) {
+    if (e.node == "gpu01" && e.t >= 16) e.counters[0].second = 1;  // ib0.carrier_changes
+  }
+  auto c = CulpritOf(events, TopologyLeaf());
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(c->element == "link gpu01 ib/mlx5_0/1" || c->element == "link gpu01 ib0")
+      << c->element;
+}
+
 }  // namespace
 }  // namespace fdrill
