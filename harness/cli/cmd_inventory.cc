@@ -2,20 +2,38 @@
 // (NVML), HCAs and ports (/sys/class/infiniband), netdevs, NUMA — as a
 // table, or as JSON ({"nodes": [<agent inventory>, ...]}, docs/formats.md)
 // with --json. On the emulated fabric, its switches and what each port is
-// cabled to follow ("switches" in the JSON). Reads only; an agent that does not answer is listed
-// with its error and makes the exit code 2.
+// cabled to follow ("switches" in the JSON); with --topology FILE, the
+// switches a drill with that topology file would read for these nodes
+// (harness/scenario/topology_switches.h), so an operator sees fdrill's
+// reading of the fabric before a drill relies on it. A topology file with
+// an error stops it before any agent is asked, naming the file's line.
+// Reads only; an agent that does not answer is listed with its error and
+// makes the exit code 2.
 #include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "fabric/fabric_state.h"
 #include "harness/cli/agent_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/inventory_table.h"
+#include "harness/scenario/topology_switches.h"
 
 namespace fdrill {
 
 namespace {
 
-int Inventory(const AgentFlags& flags, bool json) {
+int Inventory(const AgentFlags& flags, const std::string& topology_file, bool json) {
+  std::optional<Topology> topology;
+  if (!topology_file.empty()) {
+    auto loaded = LoadTopology(topology_file);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "fdrill: --topology: %s\n", loaded.status().message().c_str());
+      return 2;
+    }
+    topology = std::move(*loaded);
+  }
   auto resolved = flags.Resolve();
   if (!resolved.ok()) {
     std::fprintf(stderr, "fdrill: %s\n", resolved.status().message().c_str());
@@ -32,8 +50,11 @@ int Inventory(const AgentFlags& flags, bool json) {
     if (!results[i].ok()) rc = 2;
   }
   Json cluster = ClusterInventory(names, results);
-  // The emulated fabric's switches and their cabling, from the fabric's map.
-  if (flags.hosts_file.empty() && !flags.slurm) {
+  // The topology file's switches for these nodes, or the emulated fabric's
+  // and their cabling, from the fabric's map.
+  if (topology) {
+    cluster["switches"] = TopologySwitches(*topology, cluster);
+  } else if (flags.hosts_file.empty() && !flags.slurm) {
     if (auto fabric = LoadFabricState(flags.fabric_dir); fabric.ok()) {
       cluster["switches"] = Json::parse(SwitchesJson(*fabric));
     }
@@ -55,9 +76,13 @@ void AddInventoryCommands(CLI::App& app, int* exit_code) {
       "list every node's GPUs, NVLinks, HCAs/ports, netdevs and NUMA, as the agents find them");
   static AgentFlags flags;
   static bool json = false;
+  static std::string topology;
   flags.Add(inv);
   inv->add_flag("--json", json, "print JSON instead of the table");
-  inv->callback([exit_code] { *exit_code = Inventory(flags, json); });
+  inv->add_option("--topology", topology,
+                  "a topology file (scenarios/README.md): list its leaves and spines with the "
+                  "ports a drill reads for these nodes (each netdev, and the HCA port under it)");
+  inv->callback([exit_code] { *exit_code = Inventory(flags, topology, json); });
 }
 
 }  // namespace fdrill

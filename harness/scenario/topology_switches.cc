@@ -107,10 +107,12 @@ Json TopologySwitches(const Topology& topology, const Json& inventory) {
                                   [&](const std::string& n) { return hca.count(n) > 0; });
     if (!ours) continue;
     kept.insert(leaf.name);
-    switches.push_back({{"name", leaf.name},
-                        {"role", "leaf"},
-                        {"ports", leaf.ports.empty() ? DerivedPorts(topology, leaf, hca)
-                                                     : ListedPorts(leaf, hca)}});
+    Json sw = {
+        {"name", leaf.name},
+        {"role", "leaf"},
+        {"ports", leaf.ports.empty() ? DerivedPorts(topology, leaf, hca) : ListedPorts(leaf, hca)}};
+    if (leaf.rails.size() == 1) sw["rail"] = leaf.rails[0];
+    switches.push_back(std::move(sw));
   }
   for (const Spine& spine : topology.spines) {
     const bool elsewhere =
@@ -121,7 +123,9 @@ Json TopologySwitches(const Topology& topology, const Json& inventory) {
     if (elsewhere) continue;
     Json ports = Json::array();
     for (const TopologyPort& p : spine.ports) ports.push_back(Port(p.name, p.to, p.rate_bps));
-    switches.push_back({{"name", spine.name}, {"role", "spine"}, {"ports", ports}});
+    Json sw = {{"name", spine.name}, {"role", "spine"}, {"ports", ports}};
+    if (spine.rails.size() == 1) sw["rail"] = spine.rails[0];
+    switches.push_back(std::move(sw));
   }
   return switches;
 }

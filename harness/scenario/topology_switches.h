@@ -14,7 +14,8 @@
 // listed again under that port's name, cabled to NODE:ib/DEVICE/PORT, as
 // the agent's counters name it; an HCA port with no netdev of the rail gets
 // a port of its own (NODE/DEVICE/PORT). A spine keeps the ports the file
-// lists (none: nothing is known of its cables). A cluster's file lists
+// lists (none: nothing is known of its cables); a switch of one rail says
+// which ("rail"). A cluster's file lists
 // every leaf; only those cabled to a node of the drill are the run's, and
 // the spines but those whose listed ports all face other leaves. Pure.
 #pragma once

@@ -266,6 +266,40 @@ leaves:
   EXPECT_EQ(events.find("run_dir_kept"), std::string::npos);
 }
 
+// `fdrill inventory --topology`: the operator's check of how fdrill reads
+// the fabric for these nodes, before a drill relies on it; a file with an
+// error stops it naming the file's line.
+TEST_F(ClusterDrill, InventoryWithATopologyListsItsLeavesForTheseNodesAndABadOneNamesItsLine) {
+  std::ofstream(work_ / "topology.yaml") << R"(rails:
+  rail0: {devices: [mlx5_0], interfaces: [fab0]}
+leaves:
+  leaf0: {nodes: "127.1.0.[1-2]", rails: [rail0]}
+  leaf9: {nodes: "127.9.0.[1-2]"}
+)";
+  RealProcessRunner runner;
+  auto inventory = [&](const std::string& topology) {
+    auto r = runner.Run({FDRILL_BIN, "inventory", "--hosts", (work_ / "hosts").string(), "--port",
+                         std::to_string(port_), "--insecure", "--topology", topology},
+                        std::chrono::seconds(60));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ProcessResult{};
+  };
+  const ProcessResult good = inventory((work_ / "topology.yaml").string());
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("leaf0"), std::string::npos) << good.out;
+  EXPECT_NE(good.out.find("127.1.0.2/fab0 -> 127.1.0.2:ib/mlx5_0/1"), std::string::npos)
+      << good.out;
+  EXPECT_EQ(good.out.find("leaf9"), std::string::npos) << "no node of it here: " << good.out;
+
+  std::ofstream(work_ / "bad.yaml") << "rails:\n  rail0: {devices: [mlx5_0]}\nleaves:\n"
+                                    << "  leaf0: {nodes: \"127.1.0.[1-2]\", rails: [rail9]}\n";
+  const ProcessResult bad = inventory((work_ / "bad.yaml").string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find((work_ / "bad.yaml").string() + ":4:"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("rail9"), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+}
+
 TEST_F(ClusterDrill, AnAgentThatIsNotThereStopsTheDrillBeforeAnythingIsTouched) {
   std::ofstream(work_ / "hosts") << "127.1.0.[1-4]\n127.1.0.9\n";
   const ProcessResult run = RunDrill(60);

@@ -44,6 +44,7 @@ leaves:
   const Json sw = TopologySwitches(*t, TwoNodeInventory());
   ASSERT_EQ(sw.size(), 2u);
   EXPECT_EQ(sw[0]["role"], "leaf");
+  EXPECT_EQ(sw[0]["rail"], "rail0");
   EXPECT_EQ(PortsOf(sw, "leaf01"), (Ports{{"gpu01/ib0", "gpu01:ib0"},
                                           {"gpu01/ib0", "gpu01:ib/mlx5_0/1"},
                                           {"gpu02/ib0", "gpu02:ib0"}}));
