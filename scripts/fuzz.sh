@@ -16,7 +16,7 @@ SEED="${FDRILL_FUZZ_SEED:-1}"
 # compiles in 9-12 s at -O0 against 20-21 s at -O1 or -O2 (measured on
 # injectors/link_rate.cc), which is most of this step's time on 2 cores; the
 # fuzzers run fewer inputs in their 30 s, and reports still name lines.
-# A unity build (sources in batches of 8, as ./test.sh's build): the three
+# A unity build (sources in batches of 16, as ./test.sh's libraries): the three
 # targets build in 85 s here against 4 min 15 s one source at a time (each
 # translation unit re-parsed the same headers), most of CI's fuzz step.
 # Configured every time (quick), so an older build-fuzz/ gets these flags.
