@@ -266,8 +266,7 @@ Status TopologyParser::CheckCabling(const YAML::Node& root, const Topology& t) c
                    const std::vector<TopologyPort>& ports, const std::set<std::string>* nodes) {
     for (const auto& port : ports) {
       const YAML::Node at = root[section][name]["ports"][port.name]["to"];
-      const std::string far = port.to.substr(0, port.to.find(':'));
-      const std::string far_port = port.to.substr(port.to.find(':') + 1);
+      const auto [far, far_port] = port.FarEnd();
       const std::vector<TopologyPort>* theirs = t.SwitchPorts(far);
       if (theirs == nullptr) {
         if (nodes != nullptr && nodes->count(far)) continue;  // a node on this leaf

@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/core/result.h"
@@ -40,6 +41,13 @@ struct TopologyPort {
   std::string name;       // "swp0", "up0", "dn1"
   std::string to;         // "NODE:IFNAME" or "SWITCH:PORT"
   uint64_t rate_bps = 0;  // 0: not given
+  // `to` as (node or switch, its interface or port); a loaded port's `to`
+  // has both (the loader refuses one without).
+  std::pair<std::string, std::string> FarEnd() const {
+    const size_t colon = to.find(':');
+    if (colon == std::string::npos) return {to, ""};
+    return {to.substr(0, colon), to.substr(colon + 1)};
+  }
 };
 
 struct Leaf {

@@ -55,12 +55,11 @@ Json ListedPorts(const Leaf& leaf, const std::map<std::string, std::vector<HcaPo
   Json ports = Json::array();
   for (const TopologyPort& p : leaf.ports) {
     ports.push_back(Port(p.name, p.to, p.rate_bps));
-    const size_t colon = p.to.find(':');
-    if (colon == std::string::npos) continue;
-    auto node = hca.find(p.to.substr(0, colon));
+    const auto [far, netdev] = p.FarEnd();
+    auto node = hca.find(far);
     if (node == hca.end()) continue;
     for (const HcaPort& h : node->second) {
-      if (Has(h.netdevs, p.to.substr(colon + 1)))
+      if (Has(h.netdevs, netdev))
         ports.push_back(Port(p.name, node->first + ":" + IbLink(h), p.rate_bps));
     }
   }
@@ -117,9 +116,8 @@ Json TopologySwitches(const Topology& topology, const Json& inventory) {
   for (const Spine& spine : topology.spines) {
     const bool elsewhere =
         !spine.ports.empty() &&
-        std::none_of(spine.ports.begin(), spine.ports.end(), [&](const TopologyPort& p) {
-          return kept.count(p.to.substr(0, p.to.find(':'))) > 0;
-        });
+        std::none_of(spine.ports.begin(), spine.ports.end(),
+                     [&](const TopologyPort& p) { return kept.count(p.FarEnd().first) > 0; });
     if (elsewhere) continue;
     Json ports = Json::array();
     for (const TopologyPort& p : spine.ports) ports.push_back(Port(p.name, p.to, p.rate_bps));
