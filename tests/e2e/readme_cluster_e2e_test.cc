@@ -149,6 +149,32 @@ std::multiset<std::string> ProgramsIn(int i) {
   return programs;
 }
 
+// The last `n` lines of a file, each indented, under a heading.
+std::string Tail(const fs::path& file, size_t n) {
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out = "\n" + file.string() + " (last " + std::to_string(n) + " lines):";
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i)
+    out += "\n  " + lines[i];
+  return out;
+}
+
+// Why a drill did not pass, short enough to survive a log's truncation:
+// the summary's errors, the last lines of each log in its run dir (the
+// workload's says why a launch failed), and Slurm's logs (why a step did).
+std::string Why(const fs::path& run, const json& summary) {
+  std::string out = "errors:";
+  for (const json& e : summary.value("errors", json::array())) out += "\n  " + e.dump();
+  for (const auto& f : fs::directory_iterator(run)) {
+    if (f.path().extension() == ".log") out += Tail(f.path(), 30);
+  }
+  out += Tail(fs::path(kFabric) / "slurm/slurmctld.log", 15);
+  for (int i = 0; i < kNodes; ++i)
+    out += Tail(fs::path(kFabric) / ("n" + std::to_string(i)) / "slurmd.log", 15);
+  return out;
+}
+
 class ReadmeCluster : public e2e::FabricTest {
  protected:
   void SetUp() override {
@@ -260,7 +286,7 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
       json s = ReadJson(e.path() / "summary.json");
       const std::string name = s.value("name", "");
       launched.insert(name);
-      EXPECT_EQ(s["verdict"], "pass") << e.path() << "\n" << s.dump(2);
+      EXPECT_EQ(s["verdict"], "pass") << e.path() << "\n" << s.dump(2) << "\n" << Why(e.path(), s);
       EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
       EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>()) << s.dump(2);
       ASSERT_EQ(s["faults"].size(), 1u) << s.dump(2);
