@@ -14,16 +14,29 @@ struct HcaPort {
   std::string device;
   int64_t port = 0;
   std::vector<std::string> netdevs;
+  uint64_t rate_bps = 0;  // the agent's rate_gbps (sysfs `rate`); 0: not known
 };
 
-// Every HCA port each node's agent reported, by node (each of the drill's
-// nodes has an entry, empty when its agent could not say).
-std::map<std::string, std::vector<HcaPort>> HcaPorts(const Json& inventory) {
-  std::map<std::string, std::vector<HcaPort>> out;
+// What a node's agent reported of its links: each HCA port, and each
+// netdev's speed (sysfs `speed`, the rate its cable came up at).
+struct NodeLinks {
+  std::vector<HcaPort> hca_ports;
+  std::map<std::string, uint64_t> netdev_bps;  // a netdev without a speed: absent
+
+  uint64_t NetdevBps(const std::string& netdev) const {
+    auto it = netdev_bps.find(netdev);
+    return it == netdev_bps.end() ? 0 : it->second;
+  }
+};
+
+// What each node's agent reported, by node (each of the drill's nodes has
+// an entry, empty when its agent could not say).
+std::map<std::string, NodeLinks> LinksOfNodes(const Json& inventory) {
+  std::map<std::string, NodeLinks> out;
   if (!inventory.is_object() || !inventory.contains("nodes")) return out;
   for (const Json& n : inventory["nodes"]) {
     if (!n.is_object() || !n.value("node", Json()).is_string()) continue;
-    std::vector<HcaPort>& ports = out[n["node"].get<std::string>()];
+    NodeLinks& links = out[n["node"].get<std::string>()];
     for (const Json& hca : n.value("hcas", Json::array())) {
       if (!hca.is_object() || !hca.value("name", Json()).is_string()) continue;
       for (const Json& p : hca.value("ports", Json::array())) {
@@ -31,11 +44,30 @@ std::map<std::string, std::vector<HcaPort>> HcaPorts(const Json& inventory) {
         HcaPort port{.device = hca["name"].get<std::string>(), .port = p["port"].get<int64_t>()};
         for (const Json& d : p.value("netdevs", Json::array()))
           if (d.is_string()) port.netdevs.push_back(d.get<std::string>());
-        ports.push_back(std::move(port));
+        const Json rate = p.value("rate_gbps", Json());
+        if (rate.is_number() && rate.get<double>() > 0)
+          port.rate_bps = static_cast<uint64_t>(rate.get<double>() * 1e9);
+        links.hca_ports.push_back(std::move(port));
       }
+    }
+    for (const Json& d : n.value("netdevs", Json::array())) {
+      if (!d.is_object() || !d.value("name", Json()).is_string()) continue;
+      const Json speed = d.value("speed_mbps", Json());
+      if (speed.is_number_integer() && speed.get<int64_t>() > 0)
+        links.netdev_bps[d["name"].get<std::string>()] =
+            static_cast<uint64_t>(speed.get<int64_t>()) * 1000000;
     }
   }
   return out;
+}
+
+// The rate a cable to an HCA port runs at: the port's own, else that of a
+// netdev the kernel shows on it.
+uint64_t HcaCableBps(const NodeLinks& links, const HcaPort& h) {
+  if (h.rate_bps > 0) return h.rate_bps;
+  for (const std::string& netdev : h.netdevs)
+    if (uint64_t bps = links.NetdevBps(netdev); bps > 0) return bps;
+  return 0;
 }
 
 Json Port(const std::string& name, const std::string& to, uint64_t rate_bps) {
@@ -50,36 +82,44 @@ bool Has(const std::vector<std::string>& names, const std::string& name) {
 }
 
 // A leaf that lists its ports: those, and each HCA port that carries one's
-// netdev under the same name.
-Json ListedPorts(const Leaf& leaf, const std::map<std::string, std::vector<HcaPort>>& hca) {
+// netdev under the same name. A port whose rate the file leaves out runs at
+// the node end's (the netdev's speed, the HCA port's rate).
+Json ListedPorts(const Leaf& leaf, const std::map<std::string, NodeLinks>& nodes) {
   Json ports = Json::array();
   for (const TopologyPort& p : leaf.ports) {
-    ports.push_back(Port(p.name, p.to, p.rate_bps));
     const auto [far, netdev] = p.FarEnd();
-    auto node = hca.find(far);
-    if (node == hca.end()) continue;
-    for (const HcaPort& h : node->second) {
+    auto node = nodes.find(far);
+    if (node == nodes.end()) {
+      ports.push_back(Port(p.name, p.to, p.rate_bps));
+      continue;
+    }
+    const NodeLinks& links = node->second;
+    ports.push_back(Port(p.name, p.to, p.rate_bps > 0 ? p.rate_bps : links.NetdevBps(netdev)));
+    for (const HcaPort& h : links.hca_ports) {
       if (Has(h.netdevs, netdev))
-        ports.push_back(Port(p.name, node->first + ":" + IbLink(h), p.rate_bps));
+        ports.push_back(Port(p.name, node->first + ":" + IbLink(h),
+                             p.rate_bps > 0 ? p.rate_bps : HcaCableBps(links, h)));
     }
   }
   return ports;
 }
 
 // A leaf that lists only its nodes: a port per netdev and HCA port of each
-// rail it carries for each node (the header says how they are named).
+// rail it carries for each node (the header says how they are named), at
+// the rate the node end came up at.
 Json DerivedPorts(const Topology& t, const Leaf& leaf,
-                  const std::map<std::string, std::vector<HcaPort>>& hca) {
+                  const std::map<std::string, NodeLinks>& nodes) {
   Json ports = Json::array();
   for (const std::string& node : leaf.nodes) {
+    auto found = nodes.find(node);
+    const NodeLinks none;
+    const NodeLinks& links = found == nodes.end() ? none : found->second;
     for (const Rail& rail : t.rails) {
       if (!rail.HasNode(node)) continue;
       if (!leaf.rails.empty() && !Has(leaf.rails, rail.name)) continue;
       for (const std::string& netdev : rail.interfaces)
-        ports.push_back(Port(node + "/" + netdev, node + ":" + netdev, 0));
-      auto found = hca.find(node);
-      if (found == hca.end()) continue;
-      for (const HcaPort& h : found->second) {
+        ports.push_back(Port(node + "/" + netdev, node + ":" + netdev, links.NetdevBps(netdev)));
+      for (const HcaPort& h : links.hca_ports) {
         if (!Has(rail.devices, h.device)) continue;
         std::string name = node + "/" + h.device + "/" + std::to_string(h.port);
         for (const std::string& netdev : h.netdevs) {
@@ -88,7 +128,7 @@ Json DerivedPorts(const Topology& t, const Leaf& leaf,
             break;
           }
         }
-        ports.push_back(Port(name, node + ":" + IbLink(h), 0));
+        ports.push_back(Port(name, node + ":" + IbLink(h), HcaCableBps(links, h)));
       }
     }
   }
@@ -98,18 +138,18 @@ Json DerivedPorts(const Topology& t, const Leaf& leaf,
 }  // namespace
 
 Json TopologySwitches(const Topology& topology, const Json& inventory) {
-  const auto hca = HcaPorts(inventory);
+  const auto nodes = LinksOfNodes(inventory);
   Json switches = Json::array();
   std::set<std::string> kept;  // the leaves cabled to a node of the drill
   for (const Leaf& leaf : topology.leaves) {
     const bool ours = std::any_of(leaf.nodes.begin(), leaf.nodes.end(),
-                                  [&](const std::string& n) { return hca.count(n) > 0; });
+                                  [&](const std::string& n) { return nodes.count(n) > 0; });
     if (!ours) continue;
     kept.insert(leaf.name);
-    Json sw = {
-        {"name", leaf.name},
-        {"role", "leaf"},
-        {"ports", leaf.ports.empty() ? DerivedPorts(topology, leaf, hca) : ListedPorts(leaf, hca)}};
+    Json sw = {{"name", leaf.name},
+               {"role", "leaf"},
+               {"ports", leaf.ports.empty() ? DerivedPorts(topology, leaf, nodes)
+                                            : ListedPorts(leaf, nodes)}};
     if (leaf.rails.size() == 1) sw["rail"] = leaf.rails[0];
     switches.push_back(std::move(sw));
   }

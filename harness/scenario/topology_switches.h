@@ -13,7 +13,10 @@
 // netdev the kernel shows on it (IPoIB ib0 on mlx5_0 port 1), so it is
 // listed again under that port's name, cabled to NODE:ib/DEVICE/PORT, as
 // the agent's counters name it; an HCA port with no netdev of the rail gets
-// a port of its own (NODE/DEVICE/PORT). A spine keeps the ports the file
+// a port of its own (NODE/DEVICE/PORT). A port runs at the rate the file
+// gives it, or else at the one its node end came up at: the netdev's speed
+// (sysfs `speed`), the HCA port's rate (sysfs `rate`, else its netdev's);
+// 0 where neither is known. A spine keeps the ports the file
 // lists (none: nothing is known of its cables); a switch of one rail says
 // which ("rail"). A cluster's file lists
 // every leaf; only those cabled to a node of the drill are the run's, and

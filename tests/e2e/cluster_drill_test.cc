@@ -244,6 +244,10 @@ leaves:
                        {"127.1.0.2/fab0", "127.1.0.2:fab0"},
                        {"127.1.0.2/fab0", "127.1.0.2:ib/mlx5_0/1"}}))
       << inv["switches"][0].dump(2);
+  // Each cable at the rate its node end came up at (the fake HCA port's
+  // 100 Gb/s, fab0's 100000 Mb/s): what utilisation is measured against.
+  for (const json& p : inv["switches"][0]["ports"])
+    EXPECT_EQ(p["rate_bps"], 100e9) << inv["switches"][0].dump(2);
   std::ifstream hin(out / "hostfile");
   std::string hostfile((std::istreambuf_iterator<char>(hin)), std::istreambuf_iterator<char>());
   EXPECT_EQ(hostfile,

@@ -8,14 +8,26 @@
 namespace fdrill {
 namespace {
 
-// The agents' inventory: gpu01 with mlx5_0 port 1 under ib0 and mlx5_1
-// port 1 without a netdev; gpu02's agent could not say.
+// The agents' inventory: gpu01 with mlx5_0 port 1 under ib0 (its rate
+// unread, ib0 at 200 Gb/s) and mlx5_1 port 1 at 400 Gb/s without a netdev;
+// gpu02's agent could not say.
 Json TwoNodeInventory() {
   return Json::parse(R"({"nodes": [
     {"node": "gpu01", "hcas": [
       {"name": "mlx5_0", "ports": [{"port": 1, "netdevs": ["ib0"]}]},
-      {"name": "mlx5_1", "ports": [{"port": 1, "netdevs": []}]}]},
+      {"name": "mlx5_1", "ports": [{"port": 1, "netdevs": [], "rate_gbps": 400}]}],
+     "netdevs": [{"name": "ib0", "speed_mbps": 200000}, {"name": "ib1"}]},
     {"node": "gpu02", "error": "connection refused"}]})");
+}
+
+// rate_bps of each port of switch NAME in SWITCHES.
+std::vector<double> RatesOf(const Json& switches, const std::string& name) {
+  std::vector<double> out;
+  for (const Json& sw : switches) {
+    if (sw["name"] != name) continue;
+    for (const Json& p : sw["ports"]) out.push_back(p["rate_bps"].get<double>());
+  }
+  return out;
 }
 
 // (name, to) of each port of switch NAME in SWITCHES.
@@ -52,6 +64,11 @@ leaves:
   EXPECT_EQ(PortsOf(sw, "leaf02"), (Ports{{"gpu01/ib1", "gpu01:ib1"},
                                           {"gpu01/mlx5_1/1", "gpu01:ib/mlx5_1/1"},
                                           {"gpu02/ib1", "gpu02:ib1"}}));
+  // Each cable at the rate its node end came up at: ib0's speed for the
+  // netdev and for the HCA port under it (whose own rate was not read),
+  // mlx5_1's rate; 0 where nothing says (ib1 has no speed, gpu02 no agent).
+  EXPECT_EQ(RatesOf(sw, "leaf01"), (std::vector<double>{200e9, 200e9, 0}));
+  EXPECT_EQ(RatesOf(sw, "leaf02"), (std::vector<double>{0, 400e9, 0}));
 }
 
 TEST(TopologySwitches, ListedPortsAreKeptWithTheHcaPortUnderEachAndSpinesKeepTheirs) {
@@ -77,9 +94,27 @@ spines:
                                           {"swp1", "gpu01:ib/mlx5_0/1"},
                                           {"swp2", "gpu02:ib0"},
                                           {"up1", "spine01:dn1"}}));
-  EXPECT_EQ(sw[0]["ports"][1]["rate_bps"], 400e9);  // the cable's rate, on both names
+  // The file's rate for the cable, on both its names; gpu02's end is not
+  // known, and an uplink's rate is the file's to give.
+  EXPECT_EQ(RatesOf(sw, "leaf01"), (std::vector<double>{400e9, 400e9, 0, 0}));
   EXPECT_EQ(sw[1]["role"], "spine");
   EXPECT_EQ(PortsOf(sw, "spine01"), (Ports{{"dn1", "leaf01:up1"}}));
+}
+
+TEST(TopologySwitches, AListedPortWithoutARateRunsAtItsNodeEnds) {
+  auto t = ParseTopology(R"(rails:
+  rail0: {devices: [mlx5_0], interfaces: [ib0]}
+leaves:
+  leaf01:
+    nodes: [gpu01]
+    ports:
+      swp1: {to: "gpu01:ib0"}
+)",
+                         "topo.yaml");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const Json sw = TopologySwitches(*t, TwoNodeInventory());
+  EXPECT_EQ(PortsOf(sw, "leaf01"), (Ports{{"swp1", "gpu01:ib0"}, {"swp1", "gpu01:ib/mlx5_0/1"}}));
+  EXPECT_EQ(RatesOf(sw, "leaf01"), (std::vector<double>{200e9, 200e9}));
 }
 
 TEST(TopologySwitches, NoLeavesNoSwitchesAndANodeWithoutHcasHasItsNetdevsOnly) {
