@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,7 +22,11 @@ struct HcaPort {
 // netdev's speed (sysfs `speed`, the rate its cable came up at).
 struct NodeLinks {
   std::vector<HcaPort> hca_ports;
-  std::map<std::string, uint64_t> netdev_bps;  // a netdev without a speed: absent
+  std::optional<std::set<std::string>> netdevs;  // nullopt: the agent did not say
+  std::map<std::string, uint64_t> netdev_bps;    // a netdev without a speed: absent
+
+  // False only where the agent listed its netdevs and NAME is not one.
+  bool MayHave(const std::string& name) const { return !netdevs || netdevs->count(name) > 0; }
 
   uint64_t NetdevBps(const std::string& netdev) const {
     auto it = netdev_bps.find(netdev);
@@ -50,8 +55,11 @@ std::map<std::string, NodeLinks> LinksOfNodes(const Json& inventory) {
         links.hca_ports.push_back(std::move(port));
       }
     }
-    for (const Json& d : n.value("netdevs", Json::array())) {
+    const Json listed = n.value("netdevs", Json());
+    if (listed.is_array()) links.netdevs.emplace();
+    for (const Json& d : listed.is_array() ? listed : Json::array()) {
       if (!d.is_object() || !d.value("name", Json()).is_string()) continue;
+      links.netdevs->insert(d["name"].get<std::string>());
       const Json speed = d.value("speed_mbps", Json());
       if (speed.is_number_integer() && speed.get<int64_t>() > 0)
         links.netdev_bps[d["name"].get<std::string>()] =
@@ -117,8 +125,12 @@ Json DerivedPorts(const Topology& t, const Leaf& leaf,
     for (const Rail& rail : t.rails) {
       if (!rail.HasNode(node)) continue;
       if (!leaf.rails.empty() && !Has(leaf.rails, rail.name)) continue;
-      for (const std::string& netdev : rail.interfaces)
+      for (const std::string& netdev : rail.interfaces) {
+        // A rail's interfaces are every node type's: one this node's agent
+        // does not have is no cable of it.
+        if (!links.MayHave(netdev)) continue;
         ports.push_back(Port(node + "/" + netdev, node + ":" + netdev, links.NetdevBps(netdev)));
+      }
       for (const HcaPort& h : links.hca_ports) {
         if (!Has(rail.devices, h.device)) continue;
         std::string name = node + "/" + h.device + "/" + std::to_string(h.port);

@@ -7,8 +7,9 @@
 //
 // A leaf whose ports the file lists keeps them. A leaf that lists only its
 // nodes (and rails) gets, for each node and rail it carries, a port per
-// netdev of that rail, named NODE/NETDEV and cabled to NODE:NETDEV: the
-// file does not say the switch's own port names. Each HCA port of a rail's
+// netdev of that rail the node has (all of them where its agent could not
+// say), named NODE/NETDEV and cabled to NODE:NETDEV: the file does not say
+// the switch's own port names. Each HCA port of a rail's
 // device (the agents' inventory: hcas[].ports[]) is the same cable as the
 // netdev the kernel shows on it (IPoIB ib0 on mlx5_0 port 1), so it is
 // listed again under that port's name, cabled to NODE:ib/DEVICE/PORT, as

@@ -117,6 +117,23 @@ leaves:
   EXPECT_EQ(RatesOf(sw, "leaf01"), (std::vector<double>{200e9, 200e9}));
 }
 
+// rail0 is ib0 on one node type and eth2 on another: gpu01's agent lists
+// ib0 and ib1, so it has no eth2 cable; gpu02's agent could not say.
+TEST(TopologySwitches, ARailInterfaceANodeDoesNotHaveIsNoPortOfIt) {
+  auto t = ParseTopology(R"(rails:
+  rail0: {devices: [mlx5_0], interfaces: [ib0, eth2]}
+leaves:
+  leaf01: {nodes: "gpu[01-02]"}
+)",
+                         "topo.yaml");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(PortsOf(TopologySwitches(*t, TwoNodeInventory()), "leaf01"),
+            (Ports{{"gpu01/ib0", "gpu01:ib0"},
+                   {"gpu01/ib0", "gpu01:ib/mlx5_0/1"},
+                   {"gpu02/ib0", "gpu02:ib0"},
+                   {"gpu02/eth2", "gpu02:eth2"}}));
+}
+
 TEST(TopologySwitches, NoLeavesNoSwitchesAndANodeWithoutHcasHasItsNetdevsOnly) {
   auto bare = ParseTopology("nvlink_domains:\n  nvl-a: {nodes: gpu01}\n", "topo.yaml");
   ASSERT_TRUE(bare.ok()) << bare.status().ToString();
