@@ -104,6 +104,32 @@ constexpr char kMpiEnv[] =
     "export OMPI_MCA_btl=self,tcp OMPI_MCA_pml=ob1 OMPI_MCA_rtc=^hwloc "
     "OMPI_MCA_btl_tcp_if_include=198.18.0.0/24\n";
 
+// Debian 12's Open MPI 4.1.4 sometimes kills a rank inside MPI_Init when
+// the box is loaded: its TCP BTL receives a fragment of tag 0x41 (ob1's
+// MATCH) before ob1's callback for it is set, and calls a null pointer
+// (core dump, 2026-12-06: mca_btl_tcp.so -> *(mca_btl_base_active_message_
+// trigger + 65) == 0, under opal_progress in ompi_mpi_init). Measured
+// here with both cores busy: 1 of 30 and 1 of 40 `srun --mpi=pmix`
+// launches of fdrill-collective; CI's run of ae3e241 met it once. fdrill
+// reports it as it should (verdict error: "the workload exited ... before
+// every rank reported", the segfault in workload.log), but it is the MPI
+// library's, not the README's: such a run (no fault applied, a rank dead
+// of SIGSEGV, a launch that never reported) is set aside in
+// failed-launches/ and the drill run once more. Anything else fails.
+constexpr char kRelaunchOnMpiInitCrash[] = R"(fdrill() {
+  local rc=0
+  command fdrill "$@" || rc=$?
+  [ "$rc" -eq 2 ] && [ "$1" = run ] || return $rc
+  local last
+  last=$(ls -td runs/*/ | head -1)
+  grep -q "Segmentation fault" "$last/workload.log" && grep -q '"faults": \[\]' "$last/summary.json" &&
+    grep -q "before every rank reported" "$last/summary.json" || return $rc
+  echo "readme test: $last: a rank died in MPI_Init (Open MPI 4.1.4's TCP BTL); running it once more" >&2
+  mkdir -p failed-launches && mv "$last" failed-launches/
+  command fdrill "$@"
+}
+)";
+
 std::string Drill(const std::string& name, const std::string& fabric, const std::string& launcher) {
   return "name: " + name + "\nfabric: " + fabric + "\n" + R"(workload:
   op: all_reduce
@@ -225,7 +251,7 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
   // The controller's shell: the README's blocks in order, step 6's once
   // per launcher; after step 3's agent step, its pid and a wait until every
   // agent listens; at the end the step is ended (SIGTERM: each reverts).
-  std::string script = "set -ex\n" + std::string(kMpiEnv);
+  std::string script = "set -ex\n" + std::string(kMpiEnv) + kRelaunchOnMpiInitCrash;
   std::vector<int> used(Substitutions().size(), 0);
   std::set<int> ran_steps;
   for (const Block& b : blocks) {
@@ -312,6 +338,15 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
     }
   }
   EXPECT_EQ(launched, (std::set<std::string>{"readme-mpirun", "readme-srun"}));
+  // A launch Open MPI killed in MPI_Init (kRelaunchOnMpiInitCrash): said,
+  // with its evidence, not hidden.
+  if (fs::exists(work_ / "failed-launches")) {
+    for (const auto& e : fs::directory_iterator(work_ / "failed-launches")) {
+      std::cout << "note: " << e.path().filename().string()
+                << " was run again: a rank died in MPI_Init\n"
+                << Why(e.path(), ReadJson(e.path() / "summary.json")) << "\n";
+    }
+  }
   EXPECT_EQ(RankDirs(), rank_dirs_before_) << "a host's run directory was left in /tmp";
   // The agents were the README's: started from each node's own
   // /etc/fdrill/agent.conf, journalling in its own /var/lib/fdrill, serving
