@@ -114,14 +114,38 @@ safety:
   max_faulted_nodes: 1
 )";
 
+// Whether the run in OUT is a launch Debian 12's Open MPI 4.1.4 killed in
+// MPI_Init (srun --mpi=pmix on a loaded box, 1 in 30-40 here; the core
+// dump is in readme_cluster_e2e_test.cc's kRelaunchOnMpiInitCrash): exit 2,
+// no fault applied, no rank reported, a segfault in workload.log.
+bool LaunchDiedInMpiInit(int exit_code, const fs::path& out) {
+  if (exit_code != 2 || !fs::exists(out / "summary.json")) return false;
+  const json s = ReadJson(out / "summary.json");
+  std::ifstream in(out / "workload.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return s["faults"].empty() &&
+         s["errors"].dump().find("before every rank reported") != std::string::npos &&
+         log.find("Segmentation fault") != std::string::npos;
+}
+
 TEST_F(LauncherE2E, AHungSlurmdIsSeenBySlurmAndTheDrillRecordsWhatSlurmDid) {
   std::ofstream(work_ / "drill.yaml") << kSlurmdHangDrill;
   const fs::path out = work_ / "run";
   // No salloc: srun makes the job's own allocation, so Slurm ending it on
   // a DOWN node would end the job, not `fdrill run`.
-  auto run = FdrillWithNames({"run", (work_ / "drill.yaml").string(), "--out", out.string(),
-                              "--tls-dir", std::string(kFabric) + "/pki", "--quiet"},
-                             240, "exec env SLURM_JOB_NODELIST=n[0-3] " + SrunEnv());
+  auto run_drill = [&] {
+    return FdrillWithNames({"run", (work_ / "drill.yaml").string(), "--out", out.string(),
+                            "--tls-dir", std::string(kFabric) + "/pki", "--quiet"},
+                           240, "exec env SLURM_JOB_NODELIST=n[0-3] " + SrunEnv());
+  };
+  auto run = run_drill();
+  if (LaunchDiedInMpiInit(run.exit_code, out)) {
+    // Said and kept, then once more; anything else fails below.
+    std::cout << "note: a rank died in MPI_Init (Open MPI 4.1.4); the drill runs once more\n"
+              << run.err << "\n";
+    fs::rename(out, work_ / "run-died-in-mpi-init");
+    run = run_drill();
+  }
   EXPECT_NE(run.exit_code, 2) << run.out << run.err;
   json s = ReadJson(out / "summary.json");
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
