@@ -54,23 +54,21 @@ Json PlanJson(const Scenario& s, const std::vector<std::unique_ptr<WorkloadSuper
     j["metrics"] = MetricLimitsJson(limits.metrics);
     tenant_limits[name] = std::move(j);
   }
+  Json expectations = LimitsJson(e.max_slowdown, e.max_time_to_recover_s);
+  expectations["no_residue"] = e.no_residue;
+  expectations["data_intact"] = e.data_intact;
+  expectations["metrics"] = MetricLimitsJson(e.metrics);
+  expectations["job"] = e.job.empty() ? Json(nullptr) : Json(e.job);
+  if (!tenant_limits.empty()) expectations["workloads"] = std::move(tenant_limits);
   Json plan = {{"name", s.name},
                {"nodes", s.NodeNames()},
                {"ranks", std::max(1, workloads.front()->ReportingRanks())},
                {"fabric", s.FabricName()},
                {"recovery_window_iters", s.recovery_window_iters},
-               {"expectations",
-                {{"max_slowdown", e.max_slowdown ? Json(*e.max_slowdown) : Json(nullptr)},
-                 {"max_time_to_recover_s",
-                  e.max_time_to_recover_s ? Json(*e.max_time_to_recover_s) : Json(nullptr)},
-                 {"no_residue", e.no_residue},
-                 {"data_intact", e.data_intact},
-                 {"metrics", MetricLimitsJson(e.metrics)},
-                 {"job", e.job.empty() ? Json(nullptr) : Json(e.job)}}},
+               {"expectations", std::move(expectations)},
                {"predicted_job", predicted_job},
                {"stop", StopJson(s.stop)}};
   if (!tenants.empty()) plan["workloads"] = std::move(tenants);
-  if (!tenant_limits.empty()) plan["expectations"]["workloads"] = std::move(tenant_limits);
   return plan;
 }
 
