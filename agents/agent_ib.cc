@@ -61,12 +61,11 @@ void AgentService::PushIbEvents() {
   if (ib_ == nullptr) return;
   namespace key = proto::key;
   for (const RdmaAsyncEvent& e : ib_->TakeEvents()) {
-    if (!push_) continue;
-    push_(MakePush(proto::kIbAsync, {{key::kNode, config_.node},
-                                     {key::kDevice, e.device},
-                                     {key::kPort, e.port},
-                                     {key::kEvent, e.event},
-                                     {key::kWallNs, e.wall_ns}}));
+    SendPush(MakePush(proto::kIbAsync, {{key::kNode, config_.node},
+                                        {key::kDevice, e.device},
+                                        {key::kPort, e.port},
+                                        {key::kEvent, e.event},
+                                        {key::kWallNs, e.wall_ns}}));
   }
 }
 

@@ -92,7 +92,7 @@ void AgentService::PushRasChanges() {
   if (ras_ == nullptr) return;
   for (Json& change : ras_->TakeChanges()) {
     change[proto::key::kNode] = config_.node;
-    if (push_) push_(MakePush(proto::kRas, std::move(change)));
+    SendPush(MakePush(proto::kRas, std::move(change)));
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "agents/inventory.h"
 #include "agents/software.h"
+#include "harness/core/json.h"
 #include "harness/core/log.h"
 #include "harness/core/version.h"
 #include "harness/wire/protocol.h"
@@ -25,7 +26,7 @@ AgentService::AgentService(AgentConfig config, Host host, const Clock& clock)
   if (host_.procs != nullptr) rank_cpu_ = std::make_unique<RankCpu>(*host_.procs);
   if (panic_.latched())
     spdlog::warn("panic is latched ({}): faults are refused until `fdrill panic --clear`",
-                 panic_.State().dump());
+                 DumpJson(panic_.State()));
 }
 
 AgentService::~AgentService() = default;
@@ -72,12 +73,16 @@ Json AgentService::Handle(const Json& req, const Caller& caller) {
     } catch (const Json::exception& e) {
       r = InvalidArgument(type +
                           ": a request field has the wrong type (docs/protocol.md): " + e.what());
+    } catch (const std::exception& e) {
+      // Not the request's fault (a filesystem error, memory): said, and the
+      // agent goes on serving; what was applied is in the journal.
+      r = Internal(type + ": " + e.what());
     }
   }
   // Renewals are not audited (one a second); a lease refused or taken anew is.
   if (type != proto::kLease || !r.ok() || !renewal_) {
     std::string result = r.ok() ? "ok" : r.status().ToString();
-    audit_.Record(clock_.WallNanos(), caller.peer, caller.subject, req, result);
+    (void)audit_.Record(clock_.WallNanos(), caller.peer, caller.subject, req, result);
     spdlog::info("request {} {} from {} {}: {}", type, FaultIdForLog(req), caller.peer,
                  caller.subject, result);
   }
@@ -156,6 +161,8 @@ Result<Json> AgentService::Hello() {
                 {proto::key::kTmpdir, config_.tmpdir},
                 {proto::key::kPanic, panic_.State()}};
   if (!start_sweep_.is_null()) hello[proto::key::kStartSweep] = start_sweep_;
+  if (!journal_error_.empty()) hello[proto::key::kJournalError] = journal_error_;
+  if (!audit_.error().empty()) hello[proto::key::kAuditError] = audit_.error();
   return hello;
 }
 
@@ -229,6 +236,7 @@ Result<Json> AgentService::Apply(const Json& req, const Caller& caller) {
   }
   auto fault = Prepare(*spec, caller);
   if (!fault.ok()) return fault.status();
+  if (Status s = JournalWritable(); !s.ok()) return s.Annotate("apply " + id);
   Fault& f = **fault;
   // A fault with no limit of its own gets the lease's: it never outstays
   // what the drill declared, whatever the controller does.
@@ -238,13 +246,16 @@ Result<Json> AgentService::Apply(const Json& req, const Caller& caller) {
   Json record = {{"kind", spec->kind},  // the journal's record (journal.h)
                  {"params", spec->params},
                  {"saved", f.Saved()}};
-  if (auto s = journal_.Record(id, record); !s.ok()) return s.Annotate("journal");
+  if (auto s = journal_.Record(id, record); !s.ok()) {
+    JournalFailed(s);
+    return s.Annotate("journal");
+  }
   // Time zero of the fault's schedule (a flap's edges, its max duration):
   // the moment its change is made, not after the read-back.
   const auto applied_at = clock_.Now();
   if (auto s = f.Apply(); !s.ok()) {
     Status undo = f.Revert();
-    if (undo.ok()) (void)journal_.Clear(id);
+    if (undo.ok()) ClearJournalled(id);
     return undo.ok() ? s
                      : s.Annotate("apply failed and revert failed too (" + undo.message() + ")");
   }
@@ -263,7 +274,44 @@ Result<Json> AgentService::Apply(const Json& req, const Caller& caller) {
 Status AgentService::RevertOne(const std::string& id, Active& active) {
   if (auto s = active.fault->Revert(); !s.ok()) return s;
   if (auto s = active.fault->VerifyReverted(); !s.ok()) return s;
-  return journal_.Clear(id);
+  // Reverted: a journal that cannot record it does not keep the fault (a
+  // restart reverts it again, which is harmless), it only stops new ones.
+  ClearJournalled(id);
+  return Status::Ok();
+}
+
+void AgentService::ClearJournalled(const std::string& id) {
+  if (Status s = journal_.Clear(id); !s.ok()) {
+    JournalFailed(s);
+    unjournalled_.insert(id);
+  }
+}
+
+void AgentService::JournalFailed(const Status& s) {
+  if (journal_error_.empty())
+    spdlog::error("journal: {}; faults are refused until it can be written (reverts go on)",
+                  s.message());
+  journal_error_ = s.message();
+}
+
+Status AgentService::JournalWritable() {
+  if (journal_error_.empty()) return Status::Ok();
+  RetryJournal();
+  if (journal_error_.empty()) return Status::Ok();
+  return FailedPrecondition("journal cannot be written: " + journal_error_ +
+                            "; no fault is applied until it can (free the state directory " +
+                            config_.state_dir + ")");
+}
+
+void AgentService::RetryJournal() {
+  journal_retry_at_ = clock_.Now();
+  if (Status s = journal_.Prepare(); !s.ok()) return JournalFailed(s);
+  for (auto it = unjournalled_.begin(); it != unjournalled_.end();) {
+    if (Status s = journal_.Clear(*it); !s.ok()) return JournalFailed(s);
+    it = unjournalled_.erase(it);
+  }
+  spdlog::warn("journal: written again ({}); faults are accepted", journal_.path());
+  journal_error_.clear();
 }
 
 Result<Json> AgentService::Revert(const Json& req) {
@@ -317,7 +365,7 @@ Result<int> AgentService::SweepJournal(Json* swept) {
     if (!fault.ok()) return fault.status().Annotate("journal entry " + id);
     if (auto s = (*fault)->Revert(); !s.ok()) return s.Annotate("journal entry " + id);
     if (auto s = (*fault)->VerifyReverted(); !s.ok()) return s.Annotate("journal entry " + id);
-    if (auto s = journal_.Clear(id); !s.ok()) return s;
+    ClearJournalled(id);  // a full disk stops new faults, never this sweep
     spdlog::warn("reverted {} {} left by a previous agent or drill", record.value("kind", "?"), id);
     if (swept != nullptr) {
       swept->push_back({{proto::key::kFaultId, id},
@@ -360,14 +408,42 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
   }
   auto limits = LeaseLimits::FromJson(req.value(proto::key::kLimits, Json()));
   if (!limits.ok()) return limits.status();
+  const auto now = clock_.Now();
+  const bool live = lease_.held() && !lease_.Lapsed(now);
+  const bool lapsed = lease_.Lapsed(now);
+  renewal_ = live && lease_.owner() == caller.subject && lease_.drill() == drill;
+  // A lapse Tick has not seen yet is handled first, as Tick would.
+  if (lease_.Lapsed(now)) LapseLease();
+  // A renewal renews a live lease, never takes one: one sent before a
+  // management cut and delivered after the lapse would otherwise take the
+  // node back before the controller has heard of the lapse. A new acquire
+  // (no "renewal") takes it again.
+  if (ack && !live) {
+    return FailedPrecondition(
+        "lease renewal " + std::to_string(ack->renewal) + " for drill " + drill +
+        " refused: this node's lease " + (lapsed ? "lapsed" : "is not held") +
+        "; a renewal never takes a lease, a new acquire (no \"renewal\") does");
+  }
+  if (!live) {
+    // Nothing of an earlier lease may still be in force when a new one is
+    // granted (its lapse reverted it, unless the agent's timer was dead).
+    if (!faults_.empty())
+      RevertEverything("a new lease is taken while earlier faults are in force");
+    if (!faults_.empty()) {
+      return FailedPrecondition(std::to_string(faults_.size()) +
+                                " fault(s) of an earlier lease could not be reverted; the lease "
+                                "is refused until they are (`fdrill panic`, or the agent's log)");
+    }
+  }
   // The journal ready before the drill's first fault (Journal::Prepare);
   // one that cannot be kept refuses the lease, so no fault can follow.
-  if (Status s = journal_.Prepare(); !s.ok())
+  if (Status s = journal_.Prepare(); !s.ok()) {
+    JournalFailed(s);
     return s.Annotate("lease refused: this agent cannot keep its fault journal");
-  renewal_ = lease_.held() && !lease_.Lapsed(clock_.Now()) && lease_.owner() == caller.subject &&
-             lease_.drill() == drill;
-  if (Status s = lease_.Take(caller.subject, drill, std::chrono::milliseconds(ttl_ms), *limits,
-                             clock_.Now(), clock_.WallNanos());
+  }
+  if (Status s = JournalWritable(); !s.ok()) return s.Annotate("lease refused");
+  if (Status s = lease_.Take(caller.subject, drill, std::chrono::milliseconds(ttl_ms), *limits, now,
+                             clock_.WallNanos());
       !s.ok())
     return s;
   // Another drill (or this one after a lapse): its controller starts from
@@ -384,18 +460,25 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
 }
 
 Result<Json> AgentService::Panic(const Json& req, const Caller& caller) {
-  if (req.value(proto::key::kLatch, false)) {
-    // Latched before anything else, so nothing is applied after this point.
-    if (Status s =
-            panic_.Latch(caller.subject, req.value(proto::key::kReason, ""), clock_.WallNanos());
-        !s.ok())
-      return s;
-    lease_.Break();
-    spdlog::warn("panic latched by {} {}", caller.peer, caller.subject);
-    if (workload_.running()) workload_.Stop(std::chrono::seconds(3));
-    tail_.Stop();
+  if (!req.value(proto::key::kLatch, false)) return RevertAll();
+  // Latched in memory before anything else, so nothing is applied after
+  // this point; then everything reverted; then the latch written. A state
+  // directory that cannot be written never stands between the emergency
+  // stop and the revert: the latch holds in memory, and the reply says so.
+  panic_.Latch(caller.subject, req.value(proto::key::kReason, ""), clock_.WallNanos());
+  lease_.Break();
+  lease_ack_.reset();
+  spdlog::warn("panic latched by {} {}", caller.peer, caller.subject);
+  if (workload_.running()) workload_.Stop(std::chrono::seconds(3));
+  tail_.Stop();
+  Result<Json> reverted = RevertAll();
+  Status saved = panic_.Save();
+  if (!saved.ok()) {
+    spdlog::error("{}; the latch holds in memory until this agent restarts", saved.message());
   }
-  return RevertAll();
+  if (!reverted.ok()) return reverted;
+  if (!saved.ok()) (*reverted)[proto::key::kLatchError] = saved.message();
+  return reverted;
 }
 
 Result<Json> AgentService::PanicClear(const Caller& caller) {

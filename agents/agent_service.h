@@ -33,7 +33,16 @@
 //  - a fault applied with max_duration_ms is reverted by the agent itself
 //    once that long has passed, whatever the controller does;
 //  - SweepAtStart() at start reverts what a previous life left applied,
-//    and every hello afterwards says what it reverted and when.
+//    and every hello afterwards says what it reverted and when;
+//  - a journal that cannot be written (a full or read-only state
+//    directory) never stops a revert: the sweep and every revert go on,
+//    applies and leases are refused ("journal cannot be written: …", in
+//    hello and /metrics too) until it can be written again (tried each
+//    second), with no restart;
+//  - a renewal never takes a lapsed lease back, and no lease is granted
+//    while a fault of an earlier one is in force;
+//  - panic reverts before it writes its latch, and a latch it cannot write
+//    holds in memory.
 #pragma once
 
 #include <functional>
@@ -158,6 +167,9 @@ class AgentService {
   bool lease_held() const { return lease_.held(); }
   bool panic_latched() const { return panic_.latched(); }
   bool workload_running() const { return workload_.running(); }
+  // Why the journal or the audit log cannot be written now; "" while it can.
+  const std::string& journal_error() const { return journal_error_; }
+  const std::string& audit_error() const { return audit_.error(); }
 
  private:
   struct Active {
@@ -204,7 +216,23 @@ class AgentService {
   // Samples the counters when the telemetry interval is due (on this node's
   // grid) and pushes them while a drill owns the node or a run is watched.
   void SampleCounters(Clock::TimePoint now);
+  // The last 8 KiB of the workload's log, from a character boundary.
   std::string LogTail() const;
+  // The lease lapsed: broken, everything reverted, lease_expired pushed.
+  void LapseLease();
+  // push_(msg) when set; never throws (a failure is logged).
+  void SendPush(Json msg);
+  // The journal after a fault was reverted: its record cleared, or, when
+  // the journal cannot be written, the failure kept (JournalFailed) and the
+  // id remembered for RetryJournal.
+  void ClearJournalled(const std::string& id);
+  void JournalFailed(const Status& s);
+  // Ok while the journal can be written; else one more try, then
+  // FailedPrecondition "journal cannot be written: …".
+  Status JournalWritable();
+  // Opens the journal again and clears what could not be cleared; on
+  // success journal_error_ is empty again.
+  void RetryJournal();
   // SIGKILLs every fdrill-collective rank in this node's namespace; how many.
   int KillRanks();
 
@@ -217,6 +245,12 @@ class AgentService {
   Host host_;
   const Clock& clock_;
   Journal journal_;
+  // Why the journal could not be written last ("" while it can): applies
+  // and leases are refused until RetryJournal succeeds. unjournalled_: the
+  // faults reverted since whose records could not be cleared.
+  std::string journal_error_;
+  std::set<std::string> unjournalled_;
+  Clock::TimePoint journal_retry_at_{};
   AuditLog audit_;
   Push push_;
   std::map<std::string, Active> faults_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "agents/agent_service.h"
+#include "harness/core/json.h"
 #include "harness/core/log.h"
 #include "harness/wire/protocol.h"
 
@@ -54,6 +55,12 @@ Duration AgentService::TickInterval() const {
 void AgentService::Tick() {
   auto now = clock_.Now();
   last_tick_ = now;
+  // The deadlines first, before anything that reads the outside world or
+  // pushes: the lease's lapse, then each fault's max duration. Pushes never
+  // throw (Push below), and an exception from anything else ends the
+  // agent (AgentServer::TickLoop) so its supervisor and journal sweep take
+  // over; nothing stands between a deadline and its revert.
+  if (lease_.Lapsed(now)) LapseLease();
   for (auto it = faults_.begin(); it != faults_.end();) {
     auto& [id, active] = *it;
     Duration on = now - active.applied_at;
@@ -61,10 +68,9 @@ void AgentService::Tick() {
       Status s = RevertOne(id, active);
       spdlog::warn("fault {} reached its max duration {}: reverted ({})", id,
                    FormatDuration(active.max_duration), s.ToString());
-      if (push_)
-        push_(MakePush(proto::kFaultExpired, {{proto::key::kNode, config_.node},
-                                              {proto::key::kFaultId, id},
-                                              {proto::key::kReverted, s.ok()}}));
+      SendPush(MakePush(proto::kFaultExpired, {{proto::key::kNode, config_.node},
+                                               {proto::key::kFaultId, id},
+                                               {proto::key::kReverted, s.ok()}}));
       if (s.ok()) {
         it = faults_.erase(it);
         continue;
@@ -74,35 +80,47 @@ void AgentService::Tick() {
     }
     ++it;
   }
-  if (lease_.Lapsed(now)) {
-    lease_.Break();
-    lease_ack_.reset();  // the lapse is what the controller hears of
-    RevertEverything("the controller's lease lapsed");
-    if (push_) push_(MakePush(proto::kLeaseExpired, {{proto::key::kNode, config_.node}}));
-  }
+  // A journal that could not be written (a full state directory) is tried
+  // again once a second: once it can be, faults are accepted again.
+  if (!journal_error_.empty() && now - journal_retry_at_ >= std::chrono::seconds(1)) RetryJournal();
   PushRasChanges();
   PushIbEvents();
   if (auto code = workload_.Poll()) {
     auto last = tail_.Poll(SIZE_MAX);  // the ranks' last lines before the exit
-    if (!last.empty() && push_)
-      push_(MakePush(proto::kMetrics,
-                     {{proto::key::kNode, config_.node}, {proto::key::kRecords, last}}));
-    if (push_) {
-      push_(MakePush(proto::kWorkloadExit, {{proto::key::kNode, config_.node},
-                                            {proto::key::kExitCode, *code},
-                                            {proto::key::kLogTail, LogTail()}}));
-    }
+    if (!last.empty())
+      SendPush(MakePush(proto::kMetrics,
+                        {{proto::key::kNode, config_.node}, {proto::key::kRecords, last}}));
+    SendPush(MakePush(proto::kWorkloadExit, {{proto::key::kNode, config_.node},
+                                             {proto::key::kExitCode, *code},
+                                             {proto::key::kLogTail, LogTail()}}));
   }
   SampleCounters(now);  // carries an owed lease_ack when it pushes
   if (lease_ack_ && now >= lease_ack_->due) {
-    if (push_) {
-      push_(MakePush(proto::kLeaseAck, {{proto::key::kNode, config_.node},
-                                        {proto::key::kLeaseAck, lease_ack_->renewal},
-                                        {proto::key::kDrill, lease_ack_->drill}}));
-    }
+    SendPush(MakePush(proto::kLeaseAck, {{proto::key::kNode, config_.node},
+                                         {proto::key::kLeaseAck, lease_ack_->renewal},
+                                         {proto::key::kDrill, lease_ack_->drill}}));
     lease_ack_.reset();
   }
   if (tail_.watching() && now - last_tail_ >= kTailEvery) PushMetrics();
+}
+
+void AgentService::LapseLease() {
+  lease_.Break();
+  lease_ack_.reset();  // the lapse is what the controller hears of
+  RevertEverything("the controller's lease lapsed");
+  SendPush(MakePush(proto::kLeaseExpired, {{proto::key::kNode, config_.node}}));
+}
+
+void AgentService::SendPush(Json msg) {
+  if (!push_) return;
+  // Serialising cannot throw (DumpJson); a receiver's own failure (a
+  // session's allocation) must not stop the tick that called it.
+  const std::string type = RequestType(msg);
+  try {
+    push_(std::move(msg));
+  } catch (const std::exception& e) {
+    spdlog::error("push {} failed: {}", type, e.what());
+  }
 }
 
 }  // namespace fdrill

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "agents/agent_service.h"
+#include "harness/core/json.h"
 #include "harness/wire/protocol.h"
 #include "injectors/burn_process.h"
 #include "injectors/netdev.h"
@@ -84,7 +85,7 @@ Result<Json> AgentService::Snapshot() {
       if (q.parent.empty()) root = {{"kind", q.kind}, {"handle", q.handle}};
       lines.push_back(q.kind + " " + q.handle +
                       (q.parent.empty() ? " root " : " parent " + q.parent + " ") +
-                      q.options.dump());
+                      DumpJson(q.options));
     }
     out.push_back({{proto::key::kName, l.name},
                    {proto::key::kAdminUp, l.admin_up},

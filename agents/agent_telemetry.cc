@@ -57,7 +57,7 @@ void AgentService::SampleCounters(Clock::TimePoint now) {
           body[proto::key::kDrill] = lease_ack_->drill;
           lease_ack_.reset();
         }
-        push_(MakePush(proto::kCounters, std::move(body)));
+        SendPush(MakePush(proto::kCounters, std::move(body)));
       }
     } else if (!telemetry_warned_) {
       spdlog::warn("counters: {}", counters.status().message());
@@ -70,9 +70,9 @@ void AgentService::PushMetrics() {
   if (!tail_.watching()) return;
   last_tail_ = clock_.Now();
   auto records = tail_.Poll();
-  if (!records.empty() && push_)
-    push_(MakePush(proto::kMetrics,
-                   {{proto::key::kNode, config_.node}, {proto::key::kRecords, records}}));
+  if (!records.empty())
+    SendPush(MakePush(proto::kMetrics,
+                      {{proto::key::kNode, config_.node}, {proto::key::kRecords, records}}));
 }
 
 }  // namespace fdrill

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "agents/agent_service.h"
+#include "harness/core/json.h"
 #include "harness/core/log.h"
 #include "harness/wire/protocol.h"
 #include "injectors/ranks.h"
@@ -99,12 +100,15 @@ Result<Json> AgentService::RunDirRemove(const Json& req) {
 std::string AgentService::LogTail() const {
   std::ifstream in(config_.state_dir + "/workload.log", std::ios::binary | std::ios::ate);
   if (!in) return "";
+  constexpr int64_t kTail = 8192;
   auto size = static_cast<int64_t>(in.tellg());
-  int64_t from = std::max<int64_t>(0, size - 8192);
+  int64_t from = std::max<int64_t>(0, size - kTail - 3);
   in.seekg(from);
   std::string tail(static_cast<size_t>(size - from), '\0');
   in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
-  return tail;
+  // From a character boundary (a cut inside one would start the tail with
+  // stray continuation bytes); what else is not UTF-8 becomes U+FFFD.
+  return ValidUtf8(Utf8Tail(tail, kTail));
 }
 
 }  // namespace fdrill

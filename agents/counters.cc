@@ -8,6 +8,7 @@
 
 #include "agents/sysfs_text.h"
 #include "agents/tcp_link_retrans.h"
+#include "harness/core/json.h"
 #include "harness/host/iproute_net_stack.h"
 
 namespace fdrill {
@@ -167,7 +168,7 @@ Result<Json> SampleCounters(ProcessRunner& runner, SysFs* sysfs, const std::stri
   }
   auto links = RunChecked(runner, {"ip", "-s", "-j", "link", "show"});
   if (!links.ok()) return links.status();
-  Json parsed = Json::parse(*links, nullptr, /*allow_exceptions=*/false);
+  Json parsed = ParseOutsideJson(*links);
   if (!parsed.is_array()) return Internal("ip -s -j link: not a JSON list");
   for (const auto& l : parsed) {
     const std::string name = l.value("ifname", "");

@@ -196,7 +196,7 @@ int RunFakeFleet(const FakeFleetConfig& c) {
           for (size_t i = 0; i < members.size(); ++i) {
             if (due[i] > horizon) continue;
             AgentService& service = *members[i]->service;
-            service.Tick();
+            TickOrDie(service);
             due[i] = now + service.TickInterval();
           }
         }

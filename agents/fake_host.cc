@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/json.h"
+
 namespace fdrill {
 
 namespace {
@@ -46,7 +48,7 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
   // (its management path: agents/mgmt_guard.h); ip -j addr show to ADDR:
   // no interface holds it.
   if (has(0, "ip") && has(1, "-j") && has(2, "route") && has(3, "get") && argv.size() == 5)
-    return ProcessResult{0, Json::array({{{"dst", argv[4]}, {"dev", "mgmt0"}}}).dump(), ""};
+    return ProcessResult{0, DumpJson(Json::array({{{"dst", argv[4]}, {"dev", "mgmt0"}}})), ""};
   if (has(0, "ip") && has(1, "-j") && has(2, "addr") && has(3, "show"))
     return ProcessResult{0, "[]", ""};
 
@@ -67,7 +69,7 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
       }
       out.push_back(std::move(link));
     }
-    return Ok(out.dump());
+    return Ok(DumpJson(out));
   }
   // tc -j qdisc show dev IF [root]; tc -s -j qdisc show
   if (has(0, "tc") && (has(2, "qdisc") || has(3, "qdisc")) && query) {
@@ -86,7 +88,7 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
       out.push_back(std::move(q));
     }
     if (one && out.empty()) return NoDevice(argv.size() > 5 ? argv[5] : "");
-    return Ok(out.dump());
+    return Ok(DumpJson(out));
   }
   // ip -j neigh show dev IF
   if (has(0, "ip") && has(1, "-j") && has(2, "neigh") && has(3, "show") && has(4, "dev") &&
@@ -99,7 +101,7 @@ Result<ProcessResult> FakeHostKernel::Run(const std::vector<std::string>& argv, 
                      {"lladdr", n.lladdr},
                      {"state", Json::array({n.permanent ? "PERMANENT" : "STALE"})}});
     }
-    return Ok(out.dump());
+    return Ok(DumpJson(out));
   }
   if (has(0, "tc") && query) return Ok("[]");  // class / filter show: none of ours
   if (has(0, "iptables-save")) return Ok("");

@@ -62,6 +62,10 @@ class FakeHostKernel final : public ProcessRunner {
   const std::deque<std::vector<std::string>>& recorded() const { return recorded_; }
   uint64_t mutations() const { return mutations_; }
   const std::map<std::string, Iface>& ifaces() const { return ifaces_; }
+  // A netdev appears on the machine (a hot-plugged NIC, one made by hand
+  // mid-drill), under any name the kernel allows: bytes that are not UTF-8
+  // included. The agent fuzzer uses it.
+  void AddInterface(const std::string& name) { ifaces_.emplace(name, Iface{}); }
 
   static constexpr size_t kMaxRecorded = 64;  // bounded: 10,000 of these live in one process
 

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include "harness/core/json.h"
+
 namespace fdrill {
 
 namespace {
@@ -84,6 +86,18 @@ Journal::~Journal() {
 
 Status Journal::Open() {
   if (fd_ >= 0) return Status::Ok();
+  Status s = OpenOnce();
+  if (!s.ok() && fd_ >= 0) {
+    // Half open (a zero-fill that found the disk full): not open at all, so
+    // the next call tries the whole of it again rather than writing
+    // records into a file whose end it never found.
+    close(fd_);
+    fd_ = -1;
+  }
+  return s;
+}
+
+Status Journal::OpenOnce() {
   const bool existed = access(path_.c_str(), F_OK) == 0;
   fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) return Errno("open journal", path_);
@@ -114,7 +128,7 @@ Status Journal::Zero(size_t from, size_t to) {
 
 Status Journal::Append(const Json& line) {
   if (auto s = Open(); !s.ok()) return s;
-  const std::string text = line.dump() + "\n";
+  const std::string text = DumpJson(line) + "\n";
   // Keep a zero after the last record, and room ahead, so a record never
   // grows the file.
   if (end_ + text.size() + 1 > size_) {

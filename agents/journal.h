@@ -36,8 +36,9 @@ class Journal {
 
   const std::string& path() const { return path_; }
   // Opens the file, creating and zero-filling it as needed, as the first
-  // Record would: after it a record is one pwrite and one fdatasync. The
-  // agent prepares its journal when a drill takes its lease, so the first
+  // Record would (a failure leaves it closed: a later call tries again, so
+  // a journal on a disk that was full works once space returns): after it a record is one pwrite
+  // and one fdatasync. The agent prepares its journal when a drill takes its lease, so the first
   // fault does not pay for the file (an open, a read, a zero-fill and three
   // syncs), and a journal that cannot be kept refuses the lease, before any
   // fault. Once; later calls return at once.
@@ -57,6 +58,8 @@ class Journal {
   // Opens (creating and zero-filling as needed) and finds the end of the
   // records; once.
   Status Open();
+  // Open's work; on failure Open closes what it left open.
+  Status OpenOnce();
   Status Append(const Json& line);
   // Zero-fills [from, to) and syncs.
   Status Zero(size_t from, size_t to);

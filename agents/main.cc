@@ -1,5 +1,5 @@
 // fdrill-agent: the per-node daemon. Reverts what its journal holds, then
-// serves the controller on its management address until SIGTERM/SIGINT, when
+// serves the controller on its management address until SIGTERM/SIGINT/SIGHUP, when
 // it reverts every fault and stops its workload before exiting.
 //
 //   fdrill-agent --node n1 --listen 198.19.0.2:7100 --state-dir /var/lib/fdrill
@@ -262,8 +262,16 @@ int main(int argc, char** argv) {
   if (revert_all) {
     std::printf("fdrill-agent: reverted %d fault(s); nothing of fdrill's remains applied\n",
                 *swept);
+    if (!service.journal_error().empty()) {
+      // Reverted all the same: the next start reverts them again, harmlessly.
+      std::printf("fdrill-agent: the journal could not record it (%s): free the state directory\n",
+                  service.journal_error().c_str());
+    }
     return 0;
   }
+  if (!service.journal_error().empty())
+    spdlog::error("serving with faults refused until the journal can be written: {}",
+                  service.journal_error());
 
   std::unique_ptr<boost::asio::ssl::context> ssl;
   if (!insecure) {
@@ -295,7 +303,7 @@ int main(int argc, char** argv) {
     metrics->Start();
     spdlog::info("Prometheus metrics on http://{}/metrics", metrics_listen);
   }
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
   signals.async_wait([&](const boost::system::error_code&, int sig) {
     spdlog::info("signal {}: reverting and exiting", sig);
     service.RevertEverything("agent shutting down");
@@ -308,6 +316,14 @@ int main(int argc, char** argv) {
                listen, insecure ? "PLAINTEXT, --insecure" : "mutual TLS, CA " + tls.ca_file,
                config.mgmt_interface.empty() ? "-" : config.mgmt_interface, config.state_dir,
                fake_host ? "; FAKE HOST: faults are recorded, not applied" : "");
-  io.run();
+  // A handler that throws ends io.run(): as a failed tick (server.h), the
+  // agent reverts, says why, and exits for its supervisor to restart it.
+  try {
+    io.run();
+  } catch (const std::exception& e) {
+    spdlog::critical("the agent failed: {}; reverting and exiting", e.what());
+    service.RevertEverything("the agent failed");
+    return kTimerFailedExit;
+  }
   return 0;
 }

@@ -34,6 +34,9 @@ AgentMetricsSnapshot MetricsEndpoint::Snapshot() const {
   for (const auto& [kind, n] : service_.active_fault_kinds()) s.faults_active[kind] = n;
   s.lease_active = service_.lease_held();
   s.workload_running = service_.workload_running();
+  s.journal_writable = service_.journal_error().empty();
+  s.audit_writable = service_.audit_error().empty();
+  s.panic_latched = service_.panic_latched();
   s.counters = service_.latest_telemetry();
   if (auto at = service_.telemetry_sampled_at())
     s.sample_age_s = std::chrono::duration<double>(clock_.Now() - *at).count();

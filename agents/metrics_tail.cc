@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/core/json.h"
+
 namespace fdrill {
 
 std::vector<Json> MetricsTail::Poll(size_t max_records) {
@@ -23,8 +25,7 @@ std::vector<Json> MetricsTail::Poll(size_t max_records) {
       st.partial.append(chunk.data(), got);
       size_t start = 0, nl;
       while ((nl = st.partial.find('\n', start)) != std::string::npos) {
-        Json j =
-            Json::parse(std::string_view(st.partial).substr(start, nl - start), nullptr, false);
+        Json j = ParseOutsideJson(std::string_view(st.partial).substr(start, nl - start));
         if (!j.is_discarded()) out.push_back(std::move(j));
         start = nl + 1;
       }

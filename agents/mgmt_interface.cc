@@ -1,5 +1,6 @@
 #include "agents/mgmt_interface.h"
 
+#include "harness/core/json.h"
 #include "harness/wire/wire.h"
 
 namespace fdrill {
@@ -8,7 +9,7 @@ Result<std::string> InterfaceOwningAddress(ProcessRunner& runner, const std::str
   if (address == "0.0.0.0" || address.rfind("127.", 0) == 0) return std::string("lo");
   auto out = RunChecked(runner, {"ip", "-j", "addr", "show"});
   if (!out.ok()) return out.status();
-  Json links = Json::parse(*out, nullptr, false);
+  Json links = ParseOutsideJson(*out);
   if (!links.is_array()) return Internal("`ip -j addr show` printed no JSON array");
   for (const auto& link : links) {
     for (const auto& a : link.value("addr_info", Json::array())) {

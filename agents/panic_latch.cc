@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "harness/core/files.h"
+#include "harness/core/json.h"
 #include "harness/core/units.h"
 
 namespace fdrill {
@@ -24,11 +25,18 @@ PanicLatch::PanicLatch(std::string path) : path_(std::move(path)) {
   state_ = std::move(j);
 }
 
-Status PanicLatch::Latch(const std::string& by, const std::string& reason, int64_t wall_ns) {
-  Json j = {{"by", by}, {"reason", reason}, {"at_ns", wall_ns}};
-  if (Status s = WriteFileAtomically(path_, j.dump() + "\n"); !s.ok())
-    return s.Annotate("panic latch");
-  state_ = std::move(j);
+void PanicLatch::Latch(const std::string& by, const std::string& reason, int64_t wall_ns) {
+  state_ = Json{{"by", by}, {"reason", reason}, {"at_ns", wall_ns}};
+}
+
+Status PanicLatch::Save() {
+  if (!state_) return Status::Ok();
+  state_->erase("unsaved");
+  if (Status s = WriteFileAtomically(path_, DumpJson(*state_) + "\n"); !s.ok()) {
+    s = s.Annotate("panic latch");
+    (*state_)["unsaved"] = s.message();
+    return s;
+  }
   return Status::Ok();
 }
 

@@ -195,6 +195,16 @@ std::string RenderPrometheus(const AgentMetricsSnapshot& s) {
       {{"node", s.node}}, s.lease_active ? "1" : "0");
   Add(fams.Get("fdrill_workload_running", "1 while the agent's collective workload runs.", "gauge"),
       {{"node", s.node}}, s.workload_running ? "1" : "0");
+  Add(fams.Get("fdrill_journal_writable",
+               "0 while the fault journal cannot be written (state directory full or read-only): "
+               "faults are refused.",
+               "gauge"),
+      {{"node", s.node}}, s.journal_writable ? "1" : "0");
+  Add(fams.Get("fdrill_audit_writable",
+               "0 while the audit log cannot be written: requests are not recorded.", "gauge"),
+      {{"node", s.node}}, s.audit_writable ? "1" : "0");
+  Add(fams.Get("fdrill_panic_latched", "1 while `fdrill panic` is latched on this agent.", "gauge"),
+      {{"node", s.node}}, s.panic_latched ? "1" : "0");
   Family& age = fams.Get("fdrill_counters_sample_age_seconds",
                          "Seconds since the counters below were sampled.", "gauge");
   if (s.sample_age_s) Add(age, {{"node", s.node}}, FormatValue(*s.sample_age_s));

@@ -8,6 +8,10 @@
 //   fdrill_agent_info{version}                       gauge, always 1
 //   fdrill_faults_active{kind}                       gauge, live faults per kind
 //   fdrill_lease_active / fdrill_workload_running     gauge, 0 or 1
+//   fdrill_journal_writable / fdrill_audit_writable   gauge, 0 or 1 (0: the state
+//                                                     directory's disk is full or
+//                                                     read-only; faults are refused)
+//   fdrill_panic_latched                              gauge, 0 or 1
 //   fdrill_counters_sample_age_seconds                gauge, absent before the first sample
 //   counters, cumulative as the kernel/device keeps them, by key shape:
 //     "tcp.<counter>"               -> fdrill_tcp_<counter>_total (the node's)
@@ -38,6 +42,9 @@ struct AgentMetricsSnapshot {
   std::map<std::string, int> faults_active;  // kind -> live faults (0s included)
   bool lease_active = false;
   bool workload_running = false;
+  bool journal_writable = true;
+  bool audit_writable = true;
+  bool panic_latched = false;
   Json counters = Json::object();      // flat {"<key>": number}
   std::optional<double> sample_age_s;  // since `counters` was sampled
 };

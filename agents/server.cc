@@ -1,5 +1,7 @@
 #include "agents/server.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <deque>
 #include <vector>
@@ -285,6 +287,27 @@ asio::awaitable<void> AgentServer::AcceptLoop() {
   }
 }
 
+void TickOrDie(AgentService& service) {
+  try {
+    service.Tick();
+    return;
+  } catch (const std::exception& e) {
+    spdlog::critical(
+        "the agent's timer failed: {}; reverting and exiting, so the supervisor "
+        "starts the agent again and its journal sweep reverts what is left",
+        e.what());
+  } catch (...) {
+    spdlog::critical("the agent's timer failed (not a std::exception); reverting and exiting");
+  }
+  try {
+    service.RevertEverything("the agent's timer failed");
+  } catch (...) {
+    spdlog::critical("reverting after the timer's failure failed too; the journal sweep will");
+  }
+  spdlog::shutdown();  // flushes the log before the process ends
+  _exit(kTimerFailedExit);
+}
+
 std::chrono::steady_clock::time_point NextTick(std::chrono::steady_clock::time_point scheduled,
                                                std::chrono::steady_clock::time_point now,
                                                Duration interval) {
@@ -306,7 +329,7 @@ asio::awaitable<void> AgentServer::TickLoop() {
       if (!ec || !acceptor_.is_open() || tick_timer_.expiry() <= std::chrono::steady_clock::now())
         break;
     }
-    service_.Tick();
+    TickOrDie(service_);
     FollowMetrics();
   }
   ticking_ = false;

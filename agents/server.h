@@ -55,6 +55,15 @@ std::chrono::steady_clock::time_point NextTick(std::chrono::steady_clock::time_p
                                                std::chrono::steady_clock::time_point now,
                                                Duration interval);
 
+// service.Tick(), and if it throws — which nothing in it should (pushes
+// never throw, JSON is written by DumpJson) — the agent must not go on with
+// a dead timer (no lease lapse, no max duration, no pushes, while requests
+// are still answered): logged, everything reverted as far as it goes, and
+// the process ends with kTimerFailedExit, so the supervisor (systemd, the
+// fabric's) starts it again and the journal sweep reverts what is left.
+inline constexpr int kTimerFailedExit = 70;  // EX_SOFTWARE
+void TickOrDie(AgentService& service);
+
 class AgentServer {
  public:
   // tls: nullptr for plaintext; else borrowed, outlives the server.

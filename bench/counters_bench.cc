@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     fdrill::Json b = {{fdrill::proto::key::kNode, node_names[static_cast<size_t>(n)]},
                       {fdrill::proto::key::kCounters, std::move(c)}};
     if (!whole) b[fdrill::proto::key::kDelta] = true;
-    return b.dump();
+    return fdrill::DumpJson(b);
   };
 
   fdrill::CounterSamples samples;

@@ -55,6 +55,7 @@
 #include "harness/controller/connect_all.h"
 #include "harness/controller/drill_agents.h"
 #include "harness/controller/lease_renewals.h"
+#include "harness/core/json.h"
 #include "harness/core/log.h"
 #include "harness/tls/certs.h"
 #include "harness/wire/protocol.h"
@@ -108,7 +109,7 @@ FanOut Fan(std::vector<std::unique_ptr<AgentLink>>& links, const std::string& ty
       std::lock_guard<std::mutex> lock(mu);
       out.reply_ms[i] = ms;
       if (!r.ok() || !good(*r)) {
-        if (out.failed++ == 0) out.first_error = r.ok() ? r->dump() : r.status().ToString();
+        if (out.failed++ == 0) out.first_error = r.ok() ? DumpJson(*r) : r.status().ToString();
       }
       if (--left == 0) cv.notify_one();
     });

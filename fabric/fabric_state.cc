@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/json.h"
 #include "harness/host/real_process_runner.h"
 
 namespace fdrill {
@@ -289,11 +290,11 @@ std::string SwitchesJson(const FabricState& state) {
                         {"netns", sw.netns},
                         {"ports", ports}});
   }
-  return switches.dump();
+  return DumpJson(switches);
 }
 
 std::string FabricStateToJson(const FabricState& state) {
-  return nlohmann::json(state).dump(2) + "\n";
+  return DumpJson(nlohmann::json(state), 2) + "\n";
 }
 
 Result<FabricState> FabricStateFromJson(const std::string& text) {

@@ -10,6 +10,7 @@
 #include "fabric/inventory.h"
 #include "fabric/slurm.h"
 #include "fabric/sshd.h"
+#include "harness/core/json.h"
 #include "harness/core/units.h"
 
 namespace fdrill {
@@ -206,7 +207,7 @@ std::string RenderStatusJson(const FabricStatus& status) {
   nlohmann::json uplinks = nlohmann::json::object();
   for (const auto& u : status.uplinks) uplinks[u.port] = u.state;
   j["uplinks"] = uplinks;
-  return j.dump(2) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 }  // namespace fdrill

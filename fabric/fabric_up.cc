@@ -100,7 +100,7 @@ Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollb
   auto ca = MakeCa("fdrill emulated fabric CA");
   if (!ca.ok()) return ca.status().Annotate("making the fabric's CA");
   auto write = [&](const std::string& name, const PemPair& pair) {
-    if (Status s = host.fs->Write(dir + "/" + name + ".key", pair.key); !s.ok()) return s;
+    if (Status s = host.fs->WriteSecret(dir + "/" + name + ".key", pair.key); !s.ok()) return s;
     return host.fs->Write(dir + "/" + name + ".pem", pair.cert);
   };
   if (Status s = write("ca", *ca); !s.ok()) return s;

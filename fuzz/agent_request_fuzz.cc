@@ -7,7 +7,13 @@
 // the agent accepts came from the caller and drill that hold the live lease
 // (as this harness tracks it from the replies), never while the panic latch
 // is set, never from the observer; and a lease is never granted while
-// latched.
+// latched. Each line is read as the wire's decoder reads a frame (a line
+// it refuses — nested too deep, not JSON — is a closed connection). A line starting with 'h' is not
+// a request: its bytes, whatever they are, become a netdev that appears on the fake machine (a name
+// that is not UTF-8 once stopped the agent's timers). After every line the agent ticks, as its
+// timer would, with every push and reply serialised as the wire does: a tick that throws (a dead
+// timer loop, the supervisor's view) or a message that cannot be encoded
+// and read back is a finding.
 #include <unistd.h>
 
 #include <cstddef>
@@ -55,6 +61,23 @@ fdrill::Caller CallerFor(unsigned char pick) {
   return kCallers[pick % 3];
 }
 
+// The line's bytes as the wire's decoder reads a frame's body: refused
+// when nested past kMaxFrameDepth (by its bytes, before parsing) or not
+// JSON (the session would close); the envelope (v, id) is added after.
+Json FromTheWire(std::string_view bytes) {
+  if (fdrill::JsonTextDepth(bytes) > fdrill::kMaxFrameDepth) return Json();
+  return Json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+}
+
+// The agent's timer: a tick that throws is a dead timer loop.
+void TickAsTheTimerWould(fdrill::AgentService& agent) {
+  try {
+    agent.Tick();
+  } catch (...) {
+    std::abort();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -69,6 +92,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.state_dir = dir;
   config.mgmt_interface = "mgmt0";
   fdrill::AgentService agent(config, host.host(), clock);
+  // What a session does with a push or a reply: it must encode, and the
+  // controller's decoder must read it back.
+  auto must_encode = [](const Json& msg) {
+    fdrill::FrameDecoder back;
+    back.Feed(fdrill::EncodeFrame(msg));
+    auto read = back.Next();
+    if (!read.ok() || !read->has_value()) std::abort();
+  };
+  agent.set_push(must_encode);
 
   std::optional<std::pair<std::string, std::string>> owner;  // subject, drill
   std::string_view in(reinterpret_cast<const char*>(data), size);
@@ -78,8 +110,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string_view line = in.substr(0, nl);
     in.remove_prefix(nl == std::string_view::npos ? in.size() : nl + 1);
     if (line.size() < 2) continue;
+    if (line[0] == 'h') {
+      host.kernel.AddInterface(std::string(line.substr(1)));
+      TickAsTheTimerWould(agent);
+      continue;
+    }
     const fdrill::Caller caller = CallerFor(static_cast<unsigned char>(line[0]));
-    Json body = Json::parse(line.substr(1), nullptr, /*allow_exceptions=*/false);
+    Json body = FromTheWire(line.substr(1));
     if (!body.is_object()) continue;
     const std::string type = body.contains("type") && body["type"].is_string()
                                  ? body["type"].get<std::string>()
@@ -87,6 +124,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     body["id"] = ++id;
     const bool latched = agent.panic_latched();
     const Json reply = agent.Handle(body, caller);
+    if (!reply.is_null()) must_encode(reply);  // null: a renewal acknowledged by push
+    if (reply.is_null()) {
+      if (type != "lease") std::abort();
+      clock.Advance(std::chrono::milliseconds(1));
+      TickAsTheTimerWould(agent);
+      continue;
+    }
     if (!reply.is_object() || reply.value("id", uint64_t{0}) != id) std::abort();
     const bool ok = reply.value("ok", false);
     const auto drill = body.contains("drill") && body["drill"].is_string()
@@ -107,6 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (type == "revert_all" && ok && body.value("latch", Json(false)) == Json(true)) owner.reset();
     clock.Advance(std::chrono::milliseconds(1));  // never enough to lapse a lease
+    TickAsTheTimerWould(agent);
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "injectors/egress_loss.h"
 
+#include "harness/core/json.h"
 #include "injectors/netdev.h"
 #include "injectors/nft_table.h"
 #include "injectors/param_values.h"
@@ -49,7 +50,7 @@ class EgressLoss final : public Fault {
     if (!*hole) return FailedPrecondition(Who() + ": interface " + Hole() + " is not there");
     auto listed = RunChecked(*host_.runner, {"nft", "-j", "list", "table", kFamily, Table()});
     if (!listed.ok()) return listed.status().Annotate(Who());
-    Json j = Json::parse(*listed, nullptr, false);
+    Json j = ParseOutsideJson(*listed);
     bool hooked = false;
     for (const auto& item : j.value("nftables", Json::array())) {
       if (item.contains("chain") && item["chain"].value("name", "") == kChain &&

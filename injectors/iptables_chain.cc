@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "harness/core/json.h"
 #include "injectors/netdev.h"
 
 namespace fdrill {
@@ -24,7 +25,7 @@ Status ExitError(const Argv& argv, const ProcessResult& r) {
 
 std::string FaultChainName(const std::string& tag, const std::string& kind, const Json& params) {
   uint32_t h = 2166136261u;  // FNV-1a; Json dumps object keys sorted, so equal params hash equal
-  for (char c : kind + "\n" + params.dump(-1, ' ', false, Json::error_handler_t::replace)) {
+  for (char c : kind + "\n" + DumpJson(params, -1)) {
     h ^= static_cast<unsigned char>(c);
     h *= 16777619u;
   }

@@ -42,6 +42,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "harness/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/netdev.h"
 #include "injectors/param_values.h"
@@ -81,7 +82,7 @@ Qdisc QdiscFromJson(const Json& j) {
 
 std::string Describe(const Qdisc& q) {
   return q.kind + " " + q.handle + (q.parent.empty() ? "" : " (parent " + q.parent + ")") + " " +
-         q.options.dump();
+         DumpJson(q.options);
 }
 
 const Qdisc* ChildOf(const std::vector<Qdisc>& tree, const std::string& parent) {

@@ -37,6 +37,7 @@
 #include <optional>
 #include <sstream>
 
+#include "harness/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 #include "injectors/roce_netdev.h"
@@ -191,7 +192,7 @@ class LinkSpeed final : public Fault {
     if (!advertised.ok()) return advertised.status();
     const Json& speed = saved["prior_speed_mbps"];
     if (!speed.is_number_unsigned() || speed.get<uint64_t>() == 0)
-      return InvalidArgument("saved.prior_speed_mbps: expected Mb/s, got " + speed.dump());
+      return InvalidArgument("saved.prior_speed_mbps: expected Mb/s, got " + DumpJson(speed));
     prior_.has_speed = true;
     prior_.speed_mbps = speed.get<uint64_t>();
     prior_.duplex = saved.value("prior_duplex", "full");
@@ -362,11 +363,11 @@ Result<uint64_t> ReadSpeed(ParamReader& p, const Json& params) {
       mbps = static_cast<double>(*bits) / 1e6;
     }
   }
-  if (!mbps) return InvalidArgument("params.speed: must be " + form + ", not " + v.dump());
+  if (!mbps) return InvalidArgument("params.speed: must be " + form + ", not " + DumpJson(v));
   if (*mbps != static_cast<double>(static_cast<uint64_t>(*mbps)) || *mbps < 1 ||
       *mbps > static_cast<double>(kMaxSpeedMbps)) {
-    return InvalidArgument("params.speed: " + v.dump() + " is not a whole number of Mb/s in 1.." +
-                           std::to_string(kMaxSpeedMbps));
+    return InvalidArgument("params.speed: " + DumpJson(v) +
+                           " is not a whole number of Mb/s in 1.." + std::to_string(kMaxSpeedMbps));
   }
   return static_cast<uint64_t>(*mbps);
 }

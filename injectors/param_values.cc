@@ -7,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "harness/core/json.h"
+
 namespace fdrill {
 
 namespace {
@@ -67,7 +69,7 @@ Result<uint64_t> ReadPercent(ParamReader& p, const Json& params, const std::stri
   if (v->is_number_integer()) {
     text = std::to_string(v->get<int64_t>());
   } else if (v->is_number_float()) {
-    if (std::fabs(v->get<double>()) > 1e9) return KeyError(key, PercentOutOfRange(v->dump()));
+    if (std::fabs(v->get<double>()) > 1e9) return KeyError(key, PercentOutOfRange(DumpJson(*v)));
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.6f", v->get<double>());
     text = buf;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/core/did_you_mean.h"
+#include "harness/core/json.h"
 
 namespace fdrill {
 
@@ -29,8 +30,8 @@ Result<T> UnitString(const Json& v, const std::string& key, const std::string& f
 // 99999999999999999999 arrives as a string of digits (yaml-cpp cannot read
 // it as one), JSON's as an unsigned or a float.
 std::optional<std::string> BeyondInt64(const Json& v) {
-  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) return v.dump();
-  if (v.is_number_float() && std::fabs(v.get<double>()) > 9.2e18) return v.dump();
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) return DumpJson(v);
+  if (v.is_number_float() && std::fabs(v.get<double>()) > 9.2e18) return DumpJson(v);
   if (v.is_string() && IsIntegerBeyondInt64(v.get<std::string>())) return v.get<std::string>();
   return std::nullopt;
 }

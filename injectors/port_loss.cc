@@ -19,6 +19,7 @@
 // nft tables, so one left behind is residue.
 // GSO caveat as link_loss's: a veth hands the bridge super-packets of up to
 // 64 KB, so the share is of forwarded skbs, not of wire packets.
+#include "harness/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/netdev.h"
 #include "injectors/nft_table.h"
@@ -63,7 +64,7 @@ class PortLoss final : public Fault {
   Status Verify() override {
     auto listed = RunChecked(*host_.runner, {"nft", "-j", "list", "table", "bridge", Table()});
     if (!listed.ok()) return listed.status().Annotate(Who());
-    Json j = Json::parse(*listed, nullptr, false);
+    Json j = ParseOutsideJson(*listed);
     for (const auto& item : j.value("nftables", Json::array())) {
       if (!item.contains("rule")) continue;
       const Json& rule = item["rule"];

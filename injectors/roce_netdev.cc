@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "harness/core/json.h"
 #include "injectors/rdma_reach.h"
 
 namespace fdrill {
@@ -35,7 +36,7 @@ Result<Json> DcbShow(ProcessRunner& runner, const std::string& object, const std
     return FailedPrecondition(who + ": `" + JoinArgv(argv) + "` exited " +
                               std::to_string(r->exit_code) + ": " + err);
   }
-  Json j = Json::parse(r->out, nullptr, false);
+  Json j = ParseOutsideJson(r->out);
   if (j.is_discarded() || !j.is_object())
     return Internal(who + ": `" + JoinArgv(argv) + "` printed no JSON object");
   return j;

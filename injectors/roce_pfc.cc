@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <array>
 
+#include "harness/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 #include "injectors/roce_netdev.h"
@@ -68,10 +69,10 @@ class RocePfc final : public Fault {
     if (!saved.is_object() || !saved.contains("prior_prio_pfc")) return Status::Ok();
     const Json& prior = saved["prior_prio_pfc"];
     if (!prior.is_array() || prior.size() != kPriorities)
-      return InvalidArgument("saved.prior_prio_pfc: expected 8 booleans, got " + prior.dump());
+      return InvalidArgument("saved.prior_prio_pfc: expected 8 booleans, got " + DumpJson(prior));
     for (int p = 0; p < kPriorities; ++p) {
       if (!prior[p].is_boolean())
-        return InvalidArgument("saved.prior_prio_pfc: expected 8 booleans, got " + prior.dump());
+        return InvalidArgument("saved.prior_prio_pfc: expected 8 booleans, got " + DumpJson(prior));
       prior_[p] = prior[p].get<bool>();
     }
     resolved_ = saved.value("resolved", "");
@@ -168,7 +169,7 @@ class RocePfc final : public Fault {
     if (!j.ok()) return j.status();
     const Json& list = j->contains("prio_pfc") ? (*j)["prio_pfc"] : Json();
     if (!list.is_array() || list.size() != kPriorities)
-      return Internal(Who() + ": `dcb -j pfc show` printed no 8 prio_pfc: " + j->dump());
+      return Internal(Who() + ": `dcb -j pfc show` printed no 8 prio_pfc: " + DumpJson(*j));
     PfcMap map{};
     for (int p = 0; p < kPriorities; ++p) {
       // iproute2 6.1 prints booleans (print_on_off in a JSON context).
@@ -177,7 +178,7 @@ class RocePfc final : public Fault {
       } else if (list[p] == "on" || list[p] == "off") {
         map[p] = list[p] == "on";
       } else {
-        return Internal(Who() + ": `dcb -j pfc show` printed prio_pfc " + list.dump());
+        return Internal(Who() + ": `dcb -j pfc show` printed prio_pfc " + DumpJson(list));
       }
     }
     return map;
@@ -203,7 +204,7 @@ Result<std::vector<int>> ReadPriorities(ParamReader& p, const Json& params) {
   std::vector<int> out;
   for (const auto& item : list) {
     if (!item.is_number_integer() || item.get<int64_t>() < 0 || item.get<int64_t>() >= kPriorities)
-      return InvalidArgument("params.priorities: must be " + form + ", not " + item.dump());
+      return InvalidArgument("params.priorities: must be " + form + ", not " + DumpJson(item));
     const int prio = static_cast<int>(item.get<int64_t>());
     if (std::find(out.begin(), out.end(), prio) != out.end())
       return InvalidArgument("params.priorities: " + std::to_string(prio) + " is listed twice");

@@ -28,6 +28,7 @@
 // eight back equal to those captured.
 #include <array>
 
+#include "harness/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 #include "injectors/roce_netdev.h"
@@ -82,10 +83,11 @@ class RoceTcRate final : public Fault {
     if (!saved.is_object() || !saved.contains("prior_kbps")) return Status::Ok();  // never captured
     const Json& caps = saved["prior_kbps"];
     if (!caps.is_array() || caps.size() != kTcs)
-      return InvalidArgument("saved.prior_kbps: expected 8 rates in kbit/s, got " + caps.dump());
+      return InvalidArgument("saved.prior_kbps: expected 8 rates in kbit/s, got " + DumpJson(caps));
     for (int tc = 0; tc < kTcs; ++tc) {
       if (!caps[tc].is_number_unsigned())
-        return InvalidArgument("saved.prior_kbps: expected 8 rates in kbit/s, got " + caps.dump());
+        return InvalidArgument("saved.prior_kbps: expected 8 rates in kbit/s, got " +
+                               DumpJson(caps));
       prior_[tc] = caps[tc].get<uint64_t>();
     }
     resolved_ = saved.value("resolved", "");
@@ -175,10 +177,10 @@ class RoceTcRate final : public Fault {
     const Json& list = j->contains("tc_maxrate") ? (*j)["tc_maxrate"] : Json();
     Caps caps{};
     if (!list.is_array() || list.size() != kTcs)
-      return Internal(Who() + ": `dcb -j maxrate show` printed no 8 tc_maxrate: " + j->dump());
+      return Internal(Who() + ": `dcb -j maxrate show` printed no 8 tc_maxrate: " + DumpJson(*j));
     for (int tc = 0; tc < kTcs; ++tc) {
       if (!list[tc].is_number_unsigned())
-        return Internal(Who() + ": `dcb -j maxrate show` printed tc_maxrate " + list.dump());
+        return Internal(Who() + ": `dcb -j maxrate show` printed tc_maxrate " + DumpJson(list));
       caps[tc] = DcbJsonRateToKbps(list[tc].get<uint64_t>(), *units_);
     }
     return caps;

@@ -6,13 +6,15 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/core/json.h"
+
 namespace fdrill {
 
 namespace {
 
 using json = nlohmann::json;
 
-std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : DumpJson(v); }
 
 // One node's keys and values.
 std::map<std::string, std::string> NodeKeys(const json& node) {

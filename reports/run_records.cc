@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/core/json.h"
 #include "reports/run_dir.h"
 
 namespace fdrill {
@@ -75,7 +76,7 @@ class Fields {
     const json* v = Find(key, Need::kOptional);
     if (v == nullptr) return "";
     if (v->is_string()) return v->get<std::string>();
-    return v->dump(-1, ' ', false, json::error_handler_t::replace);
+    return DumpJson(*v);
   }
 
   // A list of strings (an absent or null one: empty).

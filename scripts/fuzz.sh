@@ -59,6 +59,23 @@ a{"type":"lease","ttl_ms":5000,"drill":"d1"}
 a{"type":"panic_clear"}
 a{"type":"lease","ttl_ms":0,"drill":"d1"}
 SEED
+# Issue 48: what the outside world may hand the agent. A netdev whose name
+# is not UTF-8 appears mid-fault (an 'h' line), a request nested past the
+# wire's depth limit, strings with bytes that are not UTF-8 (refused by the
+# parser) and escaped ones that are.
+{
+  printf 'a{"type":"lease","ttl_ms":5000,"drill":"d1"}\n'
+  printf 'a{"type":"apply","drill":"d1","fault_id":"f","kind":"link_rate","params":{"interface":"fab0","rate":"100mbit"}}\n'
+  printf 'hx\377\376\n'
+  printf 'h\303\n'
+  printf 'a{"type":"hello"}\n'
+  printf 'a{"type":"snapshot"}\n'
+  printf 'a{"type":"workload_start","drill":"d1","metrics_dir":"/nonexistent/\377"}\n'
+  printf 'c{"type":"hello","x":%s1%s}\n' "$(printf '[%.0s' $(seq 200))" "$(printf ']%.0s' $(seq 200))"
+  printf 'a{"type":"apply","drill":"d1","fault_id":"\\u00ff\\ud800","kind":"link_rate","params":{"interface":"fab\\u0000","rate":"1gbit"}}\n'
+  printf 'a{"type":"lease","ttl_ms":5000,"drill":"d1","ack":"push","renewal":1,"ack_within_ms":10}\n'
+  printf 'a{"type":"revert_all","latch":true,"reason":"\377"}\n'
+} > "$work/agent-seed/hostile"
 
 status=0
 # With the fixed seed, also at most RUNS inputs each (the counts a 45 s run

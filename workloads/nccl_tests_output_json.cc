@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "harness/core/json.h"
 #include "workloads/nccl_tests_output.h"
 
 namespace fdrill {
@@ -94,7 +95,7 @@ Result<std::vector<NcclTestsRow>> ParseNcclTestsJson(const std::string& text,
   }
   if (!doc.is_object()) return InvalidArgument(origin + ": expected a JSON object");
   if (doc.contains("version") && doc["version"] != 1) {
-    return Unsupported(origin + ": nccl-tests JSON version " + doc["version"].dump() +
+    return Unsupported(origin + ": nccl-tests JSON version " + DumpJson(doc["version"]) +
                        " (this reads version 1)");
   }
   if (!doc.contains("results") || !doc["results"].is_array())

@@ -18,6 +18,7 @@
 #include "harness/cli/agent_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/inventory_table.h"
+#include "harness/core/json.h"
 #include "harness/scenario/topology_switches.h"
 
 namespace fdrill {
@@ -60,7 +61,7 @@ int Inventory(const AgentFlags& flags, const std::string& topology_file, bool js
     }
   }
   if (json) {
-    std::printf("%s\n", cluster.dump(2).c_str());
+    std::printf("%s\n", DumpJson(cluster, 2).c_str());
   } else {
     std::fputs(FormatInventoryTable(cluster).c_str(), stdout);
     if (std::string sw = FormatSwitchTable(cluster); !sw.empty()) std::printf("\n%s", sw.c_str());

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/cli/commands.h"
+#include "harness/core/json.h"
 #include "workloads/nccl_tests_output.h"
 
 namespace fdrill {
@@ -51,8 +52,10 @@ int ConvertNcclTests(const std::string& file, const std::string& out_path, const
   int64_t iter = 0;
   for (const auto& row : rows) {
     // Both placements where nccl-tests measured both: out-of-place first.
-    if (row.has_oop) std::fprintf(out, "%s\n", ToMetricsRecord(row, iter, 0, false).dump().c_str());
-    if (row.has_ip) std::fprintf(out, "%s\n", ToMetricsRecord(row, iter, 0, true).dump().c_str());
+    if (row.has_oop)
+      std::fprintf(out, "%s\n", DumpJson(ToMetricsRecord(row, iter, 0, false)).c_str());
+    if (row.has_ip)
+      std::fprintf(out, "%s\n", DumpJson(ToMetricsRecord(row, iter, 0, true)).c_str());
     ++iter;
   }
   if (out != stdout) std::fclose(out);

@@ -94,6 +94,9 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   if (!quiet) opt.progress = &progress;
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
+  // A closed terminal or ssh session (SIGHUP) ends the drill as SIGTERM
+  // does: reverted, reported, exit 2; never a bare exit 129.
+  std::signal(SIGHUP, OnSignal);
   std::fprintf(stderr, "fdrill: running %s (at most %s) on %d nodes (%s) -> %s\n",
                scenario->name.c_str(), FormatDuration(scenario->TotalDuration()).c_str(),
                scenario->nodes, scenario->FabricName().c_str(), opt.out_dir.c_str());
@@ -371,7 +374,12 @@ int Panic(AgentFlags flags, bool clear) {
                               : PanicAll(resolved->agents, tls, std::chrono::seconds(5),
                                          "fdrill panic by " + WhoPanics());
   for (const auto& o : outcomes) {
-    if (o.status.ok()) {
+    if (o.status.ok() && !o.latch_error.empty()) {
+      std::printf(
+          "%-6s reverted everything, workload stopped, lease broken; latched in memory "
+          "only, until the agent restarts: %s\n",
+          o.node.c_str(), o.latch_error.c_str());
+    } else if (o.status.ok()) {
       std::printf("%-6s %s\n", o.node.c_str(),
                   clear ? "panic cleared: drills may lease this node again"
                         : "reverted everything, workload stopped, lease broken; latched until "

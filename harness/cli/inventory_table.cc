@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "harness/core/json.h"
 #include "harness/core/units.h"
 
 namespace fdrill {
@@ -37,7 +38,7 @@ std::string Text(const Json& obj, const char* key) {
   const Json& v = obj[key];
   if (v.is_string()) return v.get<std::string>().empty() ? "-" : v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
-  return v.dump();
+  return DumpJson(v);
 }
 
 const Json& List(const Json& obj, const char* key) {
@@ -56,7 +57,7 @@ std::string Gbps(const Json& port) {
   if (!port.contains("rate_gbps") || !port["rate_gbps"].is_number()) return "-";
   if (port["rate_gbps"].is_number_integer())
     return std::to_string(port["rate_gbps"].get<int64_t>()) + "G";
-  std::string s = Json(port["rate_gbps"].get<double>()).dump();
+  std::string s = DumpJson(Json(port["rate_gbps"].get<double>()));
   return s + "G";
 }
 

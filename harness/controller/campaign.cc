@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/files.h"
+#include "harness/core/json.h"
 
 namespace fdrill {
 
@@ -138,7 +139,8 @@ Result<CampaignResult> RunCampaign(const CampaignOptions& o, const RunOneDrill& 
     // resumes by running it again.
     CampaignRun run{.index = i, .dir = RunDirName(i), .exit_code = 2};
     result.runs.push_back(run);
-    if (auto s = WriteFileAtomically(dir / kIndex, IndexJson(o, result).dump(2) + "\n"); !s.ok())
+    if (auto s = WriteFileAtomically(dir / kIndex, DumpJson(IndexJson(o, result), 2) + "\n");
+        !s.ok())
       return s;
     const auto start = std::chrono::steady_clock::now();
     const int code = run_one(run_dir.string());
@@ -155,7 +157,7 @@ Result<CampaignResult> RunCampaign(const CampaignOptions& o, const RunOneDrill& 
     }
   }
   result.complete = result.stopped.empty() && static_cast<int>(result.runs.size()) == o.repeat;
-  if (auto s = WriteFileAtomically(dir / kIndex, IndexJson(o, result).dump(2) + "\n"); !s.ok())
+  if (auto s = WriteFileAtomically(dir / kIndex, DumpJson(IndexJson(o, result), 2) + "\n"); !s.ok())
     return s;
   return result;
 }

@@ -26,6 +26,7 @@
 #include "harness/controller/slurm_watch.h"
 #include "harness/controller/timeline_walker.h"
 #include "harness/controller/workload_supervisor.h"
+#include "harness/core/json.h"
 #include "harness/scenario/nccl_ib_timeout.h"
 #include "harness/scenario/topology_switches.h"
 #include "harness/wire/counter_samples.h"
@@ -242,9 +243,10 @@ void DrillRun::WriteRunFiles() {
       if (auto switches = InventorySwitches(inventory); switches.ok())
         state_.localiser.SetSwitches(std::move(*switches));
     }
-    (void)events_.WriteFile("inventory.json", inventory.dump(2) + "\n");
+    (void)events_.WriteFile("inventory.json", DumpJson(inventory, 2) + "\n");
   }
-  (void)events_.WriteFile("plan.json", PlanJson(s_, workloads_, predicted_job_).dump(2) + "\n");
+  (void)events_.WriteFile("plan.json",
+                          DumpJson(PlanJson(s_, workloads_, predicted_job_), 2) + "\n");
   events_.DrillStart(s_.name);
   for (auto& n : agents_.agents()) events_.AgentConnected(n.name, n.link->address(), n.offset_ns);
 }
@@ -434,7 +436,7 @@ Status DrillRun::Run() {
     }
   }
   if (state_.Interrupted() && !walker_.abort_recorded()) {
-    events_.Abort("interrupted (SIGINT/SIGTERM)", "interrupted");
+    events_.Abort("interrupted (SIGINT/SIGTERM/SIGHUP)", "interrupted");
   }
   if (opt_.progress != nullptr) opt_.progress->Finish();
   Cleanup();

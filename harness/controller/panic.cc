@@ -16,7 +16,9 @@ std::vector<PanicOutcome> Outcomes(const std::vector<AgentAddress>& agents,
                                    const std::vector<Result<Json>>& results) {
   std::vector<PanicOutcome> out;
   for (size_t i = 0; i < agents.size(); ++i) {
-    out.push_back({agents[i].node, results[i].ok() ? Status::Ok() : results[i].status()});
+    PanicOutcome o{agents[i].node, results[i].ok() ? Status::Ok() : results[i].status(), ""};
+    if (results[i].ok()) o.latch_error = results[i]->value(proto::key::kLatchError, "");
+    out.push_back(std::move(o));
   }
   return out;
 }

@@ -20,6 +20,9 @@ namespace fdrill {
 struct PanicOutcome {
   std::string node;
   Status status;  // ok: everything reverted, workload stopped
+  // Set when the agent reverted but could not write its latch (a full or
+  // read-only state directory): latched in memory only, until it restarts.
+  std::string latch_error;
 };
 
 // tls: nullptr for agents started with --insecure.

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "harness/core/json.h"
+
 namespace fdrill {
 
 Result<std::unique_ptr<RunRecorder>> RunRecorder::Create(const std::string& dir,
@@ -33,7 +35,7 @@ double RunRecorder::Event(const std::string& type, Json fields) {
   double t = Now();
   Json line = {{"t", t}, {"type", type}};
   for (auto& [k, v] : fields.items()) line[k] = v;
-  events_ << line.dump() << "\n";
+  events_ << DumpJson(line) << "\n";
   events_.flush();
   return t;
 }
@@ -50,7 +52,7 @@ size_t RunRecorder::Metrics(const std::string& node, const Json& records, int64_
     if (attempt > 0) line["attempt"] = attempt;
     if (!workload.empty()) line["workload"] = workload;
     line["t"] = static_cast<double>(wall - start_wall_ns_) / 1e9;
-    metrics_ << line.dump() << "\n";
+    metrics_ << DumpJson(line) << "\n";
     ++n;
   }
   metrics_.flush();

@@ -59,7 +59,7 @@ void TimelineWalker::Walk() {
       cause = "job";
       job_ended_ = true;
     } else if (state_.Interrupted()) {
-      actions = engine.Abort(now, "interrupted (SIGINT/SIGTERM)");
+      actions = engine.Abort(now, "interrupted (SIGINT/SIGTERM/SIGHUP)");
       cause = "interrupted";
     } else {
       actions = engine.Advance(now, in);

@@ -55,6 +55,12 @@ class SysFs {
   virtual ~SysFs() = default;
   virtual Result<std::string> Read(const std::string& path) = 0;
   virtual Status Write(const std::string& path, const std::string& value) = 0;
+  // Write, for a secret (a private key): the file is mode 0600 whatever
+  // the umask, an existing one made so before the new text goes in. A fake
+  // with no file modes records it as a Write.
+  virtual Status WriteSecret(const std::string& path, const std::string& value) {
+    return Write(path, value);
+  }
   virtual bool Exists(const std::string& path) = 0;
   // mkdir / rmdir of one directory (a cgroup): Ok when it already is so.
   virtual Status MakeDir(const std::string& path) = 0;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "harness/core/json.h"
+
 namespace fdrill {
 
 namespace {
@@ -20,7 +22,7 @@ Result<Json> RunJson(ProcessRunner& runner, const std::vector<std::string>& argv
     return FailedPrecondition("`" + JoinArgv(argv) + "` exited " + std::to_string(r->exit_code) +
                               ": " + err);
   }
-  Json j = Json::parse(r->out, nullptr, false);
+  Json j = ParseOutsideJson(r->out);
   if (j.is_discarded() || !j.is_array())
     return Internal("`" + JoinArgv(argv) + "` printed no JSON array");
   return j;
@@ -137,7 +139,7 @@ Result<std::string> IprouteNetStack::RouteDevice(const std::string& address) {
   if (!j.ok()) return j.status();
   if (!j->empty() && (*j)[0].is_object() && (*j)[0].contains("dev") && (*j)[0]["dev"].is_string())
     return (*j)[0]["dev"].get<std::string>();
-  return Unavailable("`ip -j route get " + address + "` named no device: " + j->dump());
+  return Unavailable("`ip -j route get " + address + "` named no device: " + DumpJson(*j));
 }
 
 Result<std::vector<std::string>> IprouteNetStack::AddressDevices(const std::string& address) {

@@ -151,6 +151,25 @@ Status RealSysFs::Write(const std::string& path, const std::string& value) {
   return Status::Ok();
 }
 
+Status RealSysFs::WriteSecret(const std::string& path, const std::string& value) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return NotFound("cannot open " + path + ": " + strerror(errno));
+  // An existing file keeps its mode through open(2): made 0600 before a
+  // byte of the secret is in it.
+  Status s = fchmod(fd, 0600) == 0
+                 ? Status::Ok()
+                 : FailedPrecondition("chmod 0600 " + path + ": " + strerror(errno));
+  for (size_t done = 0; s.ok() && done < value.size();) {
+    const ssize_t n = write(fd, value.data() + done, value.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) s = FailedPrecondition("cannot write " + path + ": " + strerror(errno));
+    if (n > 0) done += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0 && s.ok())
+    s = FailedPrecondition("cannot write " + path + ": " + strerror(errno));
+  return s;
+}
+
 bool RealSysFs::Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 Status RealSysFs::MakeDir(const std::string& path) {

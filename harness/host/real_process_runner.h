@@ -16,6 +16,7 @@ class RealSysFs final : public SysFs {
  public:
   Result<std::string> Read(const std::string& path) override;
   Status Write(const std::string& path, const std::string& value) override;
+  Status WriteSecret(const std::string& path, const std::string& value) override;
   bool Exists(const std::string& path) override;
   Status MakeDir(const std::string& path) override;
   Status RemoveDir(const std::string& path) override;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "harness/core/did_you_mean.h"
+#include "harness/core/json.h"
 #include "harness/scenario/selector.h"
 #include "injectors/injector.h"
 
@@ -273,7 +274,7 @@ Status FaultLoader::Expand(const YAML::Node& n, const std::string& kind, const T
         f.at = w.at + step * static_cast<int64_t>(k);
         f.length = k + 1 == steps ? w.span - step * static_cast<int64_t>(k) : step;
         const Json& v = ramp.values[k];
-        f.id += "@" + (v.is_string() ? v.get<std::string>() : v.dump());
+        f.id += "@" + (v.is_string() ? v.get<std::string>() : DumpJson(v));
       }
       if (auto st = Check(n, w, &f); !st.ok()) return st;
       out->push_back(std::move(f));

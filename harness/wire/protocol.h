@@ -62,6 +62,11 @@ inline constexpr char kTmpdir[] = "tmpdir";                 // hello
 // hello: what this agent's start-up journal sweep reverted, and when
 // ({wall_ns, faults: [{fault_id, kind, target}]}); absent when none ran.
 inline constexpr char kStartSweep[] = "start_sweep";
+// hello: why the fault journal or the audit log cannot be written now (a
+// full or read-only state directory); absent while they can. While
+// journal_error is present every apply and lease is refused.
+inline constexpr char kJournalError[] = "journal_error";
+inline constexpr char kAuditError[] = "audit_error";
 inline constexpr char kFaults[] = "faults";  // check: [FaultSpec]
 // check: "rdma" when the drill's workload moves its data over RDMA verbs
 // (the agent refuses a fault that cannot reach them); absent or "tcp".
@@ -130,7 +135,10 @@ inline constexpr char kLeaseAck[] = "lease_ack";  // counters and lease_ack push
 inline constexpr char kLatch[] = "latch";         // revert_all: latch the panic (fdrill panic)
 inline constexpr char kReason[] = "reason";       // revert_all with latch
 inline constexpr char kPanic[] = "panic";         // hello: the latch ({by, reason, at_ns}) or null
-inline constexpr char kArgv[] = "argv";           // workload_start
+// revert_all with latch: why the latch could not be written to the state
+// directory (it holds in memory until the agent restarts); absent when it was.
+inline constexpr char kLatchError[] = "latch_error";
+inline constexpr char kArgv[] = "argv";  // workload_start
 inline constexpr char kEnv[] = "env";
 inline constexpr char kMetricsDir[] = "metrics_dir";
 inline constexpr char kStarted[] = "started";

@@ -1,9 +1,13 @@
 #include "harness/wire/wire.h"
 
+#include <algorithm>
+
+#include "harness/core/json.h"
+
 namespace fdrill {
 
 std::string EncodeFrame(const Json& message) {
-  std::string body = message.dump();
+  std::string body = DumpJson(message);
   uint32_t n = static_cast<uint32_t>(body.size());
   std::string out;
   out.reserve(4 + body.size());
@@ -13,6 +17,32 @@ std::string EncodeFrame(const Json& message) {
   out.push_back(static_cast<char>(n & 0xff));
   out += body;
   return out;
+}
+
+int JsonTextDepth(std::string_view body, int cap) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : body) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest >= cap) return cap;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    }
+  }
+  return deepest;
 }
 
 void FrameDecoder::Compact() {
@@ -42,6 +72,10 @@ Result<std::optional<Json>> FrameDecoder::Next() {
   }
   if (buffer_.size() - offset_ - 4 < n) return std::optional<Json>();
   std::string_view body(buffer_.data() + offset_ + 4, n);
+  if (JsonTextDepth(body) > kMaxFrameDepth) {
+    return InvalidArgument("frame nests deeper than " + std::to_string(kMaxFrameDepth) +
+                           " arrays and objects; refused (docs/protocol.md)");
+  }
   Json msg = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   offset_ += 4 + n;
   Compact();

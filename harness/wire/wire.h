@@ -3,6 +3,11 @@
 //   frame   = u32 big-endian length N (1..kMaxFrameBytes) + N bytes of JSON
 //   message = {"v": 1, "type": "<snake_case>", "id": <u64>, ...body keys}
 //
+// A frame's JSON may nest at most kMaxFrameDepth arrays and objects deep; a
+// deeper one is refused by its bytes, before the JSON parser or anything
+// recursive sees it (a frame 100,000 deep once overflowed the agent's stack
+// in the audit writer). No message of the protocol nests past 8.
+//
 // Requests carry an id > 0; the reply is {"v":1,"type":"reply","id":<same>,
 // "ok":true, ...} or {"ok":false,"code":"<status code>","error":"<message>"}.
 // Messages pushed by an agent without a request (harness/wire/protocol.h:
@@ -21,6 +26,12 @@ namespace fdrill {
 
 inline constexpr int kWireVersion = 1;
 inline constexpr uint32_t kMaxFrameBytes = 4u << 20;
+inline constexpr int kMaxFrameDepth = 64;
+
+// How deeply the JSON text `body` nests arrays and objects, read from its
+// bytes (brackets outside strings) without parsing or recursing; stops at
+// `cap`. A text that is not JSON gets some number; the parser refuses it.
+int JsonTextDepth(std::string_view body, int cap = kMaxFrameDepth + 1);
 
 std::string EncodeFrame(const Json& message);
 
@@ -31,7 +42,8 @@ class FrameDecoder {
  public:
   explicit FrameDecoder(uint32_t max_frame_bytes = kMaxFrameBytes) : max_(max_frame_bytes) {}
   void Feed(std::string_view bytes) { buffer_.append(bytes); }
-  // nullopt: need more bytes. Error: bad length, bad JSON, bad version.
+  // nullopt: need more bytes. Error: bad length, nested past
+  // kMaxFrameDepth, bad JSON, bad version.
   Result<std::optional<Json>> Next();
   // Bytes the decoder holds on to (its buffer's capacity): small once every
   // frame fed has been read, whatever came before (a controller keeps one

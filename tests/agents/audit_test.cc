@@ -26,8 +26,8 @@ TEST(AuditLog, ALineReadsBackAsTheRequestItRecordsWhateverItsStringsHold) {
   Json check = MakeRequest("check", 8, {{"faults", Json::array({{{"fault_id", "a"}}})}});
   {
     AuditLog log(path.string());
-    log.Record(42, "198.19.0.254:5000", "CN=fdrill-controller", apply, "ok");
-    log.Record(43, "peer\n2", "", check, "refused: \"why\"\tand a tab");
+    (void)log.Record(42, "198.19.0.254:5000", "CN=fdrill-controller", apply, "ok");
+    (void)log.Record(43, "peer\n2", "", check, "refused: \"why\"\tand a tab");
   }
   std::vector<Json> lines = ReadJsonLines(path.string());
   ASSERT_EQ(lines.size(), 2u);
@@ -49,6 +49,23 @@ TEST(AuditLog, ALineReadsBackAsTheRequestItRecordsWhateverItsStringsHold) {
   std::string first;
   std::getline(in, first);
   EXPECT_EQ(first, lines[0].dump());
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 48: the audit log wrote nothing on a full disk and said nothing.
+// /dev/full fails every write with ENOSPC, for root too.
+TEST(AuditLog, ALineThatCannotBeWrittenIsReportedAndTheNextOneTriesAgain) {
+  AuditLog full("/dev/full");
+  Status s = full.Record(1, "p", "s", MakeRequest("hello", 1), "ok");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(full.error().find("No space left on device"), std::string::npos) << full.error();
+  EXPECT_FALSE(full.Record(2, "p", "s", MakeRequest("hello", 2), "ok").ok());
+  EXPECT_EQ(full.dropped(), 2u);
+
+  const std::filesystem::path dir = MakeTempDir("fdrill-audit-");
+  AuditLog fine((dir / "audit.jsonl").string());
+  EXPECT_TRUE(fine.Record(1, "p", "s", MakeRequest("hello", 1), "ok").ok());
+  EXPECT_EQ(fine.error(), "");
   std::filesystem::remove_all(dir);
 }
 

@@ -233,6 +233,107 @@ TEST_F(SafetyE2E, KilledAgentIsRestartedAndItsJournalSweepRevertsWithin10s) {
   EXPECT_NE(report.find(text), std::string::npos) << report;
 }
 
+// Issue 48: a netdev named with a byte that is not UTF-8, made in n1 while
+// its fault is in force. On the main branch before the issue the agent's
+// next push threw (nlohmann's type_error.316) in its tick: no lease lapse,
+// no max duration; with the controller then SIGKILLed the cap stayed 30 s
+// and more, and a restarted agent could not even read `ip -j addr show`.
+const std::string kBadName = "u\xff";
+const std::string kBadPeer = "v\xfe";
+
+int AgentPid(int node) {
+  json fabric = json::parse(std::ifstream("/run/fdrill/fabric/fabric.json"));
+  return fabric["nodes"][node]["agent_pid"].get<int>();
+}
+
+TEST_F(SafetyE2E, ANetdevNamedInBytesThatAreNotUtf8MidFaultStopsNoTimer) {
+  const std::string before = Qdisc(1) + Qdisc(2);
+  StartDrillAndWaitForFaults((work_ / "run").string());
+  const int pid = AgentPid(1);
+  ASSERT_EQ(Sh({"ip", "-n", "fdrill-n1", "link", "add", kBadName, "type", "veth", "peer", "name",
+                kBadPeer}),
+            "");
+  // Two counters samples (1 s apart) carry the new netdev's name.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_EQ(kill(controller_, SIGKILL), 0);
+  waitpid(controller_, nullptr, 0);
+  controller_ = -1;
+  const double t = WaitFor([&] { return !Shaped(1) && Up(2); }, kTtlS + 5);
+  ASSERT_GE(t, 0) << "faults still applied " << kTtlS + 5 << " s after the controller died; "
+                  << "n1's agent log:\n"
+                  << Sh({"tail", "-20", "/run/fdrill/fabric/n1/agent.log"});
+  EXPECT_LE(t, kTtlS + 1.0) << "reverted after " << t << " s";
+  EXPECT_EQ(Qdisc(1) + Qdisc(2), before);
+  std::printf(
+      "[ measured ] with a netdev named u\\xff in n1: reverted %.3f s after SIGKILL of "
+      "the controller (TTL %.0f s)\n",
+      t, kTtlS);
+  // The same agent, alive and answering: its timer never died.
+  EXPECT_EQ(AgentPid(1), pid);
+  const std::string log = Sh({"cat", "/run/fdrill/fabric/n1/agent.log"});
+  EXPECT_EQ(log.find("timer failed"), std::string::npos) << log;
+  EXPECT_EQ(log.find("type_error"), std::string::npos) << log;
+  // A drill with the name still there runs to its end: hello, snapshot,
+  // the faults, the final snapshot. (After every node's lease has lapsed:
+  // the killed drill's renewals were staggered over the nodes.)
+  std::this_thread::sleep_for(std::chrono::duration<double>(kTtlS + 1.0 - t));
+  std::ofstream(work_ / "short.yaml") << R"(name: short
+fabric: {emulated: {nodes: 4}}
+workload: {size: 1M}
+phases:
+  - {name: baseline, duration: 2s}
+  - name: slow
+    duration: 3s
+    faults:
+      - {id: slow, kind: link_rate, node: n1, params: {interface: fab0, rate: 100mbit}}
+  - {name: recovery, duration: 2s}
+)";
+  const fs::path out = work_ / "short-run";
+  RealProcessRunner runner;
+  auto r = runner.Run({FDRILL_BIN, "run", (work_ / "short.yaml").string(), "--out", out.string()},
+                      std::chrono::seconds(120));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(fs::exists(out / "summary.json")) << "exit " << r->exit_code << ":\n" << r->err;
+  json summary = json::parse(std::ifstream(out / "summary.json"));
+  EXPECT_NE(summary["verdict"], "error") << summary.dump(2) << r->err;
+  EXPECT_EQ(AgentPid(1), pid);
+  EXPECT_EQ(Qdisc(1) + Qdisc(2), before);
+  Sh({"ip", "-n", "fdrill-n1", "link", "del", kBadName});
+}
+
+// Issue 48: SIGHUP (a closed terminal or ssh session) ended the controller
+// with status 129, no summary and no report; it is SIGTERM's path now.
+TEST_F(SafetyE2E, SighupToTheControllerRevertsReportsAndExits2) {
+  const std::string before = Qdisc(1) + Qdisc(2);
+  const fs::path out = work_ / "run";
+  StartDrillAndWaitForFaults(out.string());
+  ASSERT_EQ(kill(controller_, SIGHUP), 0);
+  int status = 0;
+  ASSERT_GE(WaitFor([&] { return waitpid(controller_, &status, WNOHANG) == controller_; }, 60), 0);
+  controller_ = -1;
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_EQ(Qdisc(1) + Qdisc(2), before);
+  EXPECT_TRUE(Up(2));
+  json summary = json::parse(std::ifstream(out / "summary.json"));
+  EXPECT_EQ(summary["verdict"], "error");
+  EXPECT_TRUE(summary["residue"].empty()) << summary["residue"].dump(2);
+  EXPECT_TRUE(fs::exists(out / "report.md"));
+}
+
+// Issue 48: the fabric's own CA, controller and node keys were mode 0644.
+TEST_F(SafetyE2E, TheFabricsPrivateKeysAreReadableByTheirOwnerAlone) {
+  int keys = 0;
+  for (const auto& e : fs::directory_iterator("/run/fdrill/fabric/pki")) {
+    if (e.path().extension() != ".key") continue;
+    ++keys;
+    const auto perms = fs::status(e.path()).permissions();
+    EXPECT_EQ(perms & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write)
+        << e.path() << " is mode " << std::oct << static_cast<int>(perms & fs::perms::all);
+  }
+  EXPECT_GE(keys, 6);  // ca, controller, observer, n0..n3
+}
+
 TEST_F(SafetyE2E, NodeCutOffFromManagementRevertsWithinTtl) {
   StartDrillAndWaitForFaults((work_ / "run").string());
   ASSERT_EQ(Sh({"ip", "link", "set", "fdm-n1", "down"}),

@@ -370,6 +370,37 @@ TEST_F(AgentTlsTest, ObserverReadsButCannotLeaseApplyOrPanic) {
   EXPECT_EQ(KernelMutations(), 0u);
 }
 
+// Issue 48: a frame nested 100,000 deep once crashed the agent (a stack
+// overflow in the audit writer), from any certificate, before any role
+// check: mid-drill it errored the drill, six of them exhausted the
+// supervisor's restarts. Now the decoder refuses it by its bytes: that
+// connection is closed, the agent serves on, and the drill's fault and
+// lease are as they were.
+TEST_F(AgentTlsTest, AFrameNestedPastTheLimitFromAnObserverIsRefusedAndTheAgentServesOn) {
+  StartServer();
+  auto controller = ConnectAs("controller");
+  ASSERT_TRUE(Ok(controller->Call("lease", {{"ttl_ms", 60000}})));
+  ASSERT_TRUE(Ok(controller->Call("apply", ApplyBody())));
+  for (int i = 0; i < 8; ++i) {  // more than the supervisor's restarts
+    auto watcher = ConnectAs("watcher");
+    const std::string body = std::string("{\"v\":1,\"type\":\"hello\",\"id\":1,\"x\":") +
+                             std::string(100000, '[') + std::string(100000, ']') + "}";
+    std::string frame(4, '\0');
+    const auto n = static_cast<uint32_t>(body.size());
+    for (int b = 0; b < 4; ++b) frame[b] = static_cast<char>(n >> (24 - 8 * b));
+    ASSERT_FALSE(watcher->Send(frame + body));
+    auto reply = watcher->Receive();
+    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+    EXPECT_NE(reply->value("error", "").find("deeper than 64"), std::string::npos) << reply->dump();
+    EXPECT_TRUE(watcher->ClosedByPeer());
+  }
+  auto hello = controller->Call("hello");
+  ASSERT_TRUE(Ok(hello));
+  EXPECT_EQ((*hello)["active_faults"], 1);
+  EXPECT_TRUE(OnAgent([this] { return service_->lease_held(); }));
+  ExpectGoodClientServed();
+}
+
 TEST_F(AgentTlsTest, RevokedControllerCertificateIsRefused) {
   StartServer();
   auto ctl2 = ConnectAs("ctl2");

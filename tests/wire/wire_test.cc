@@ -83,5 +83,62 @@ TEST(Wire, ErrorRepliesCarryCodeAndMessage) {
   EXPECT_TRUE(ReplyToResult(MakeReply(7)).ok());
 }
 
+// Issue 48: a frame nested 100,000 deep crashed the agent (a stack
+// overflow in its audit writer) before any role check. The decoder refuses
+// anything past kMaxFrameDepth by its bytes, before the parser sees it.
+TEST(Wire, RefusesAFrameNestedPastTheDepthLimitBeforeParsingIt) {
+  auto frame_of = [](const std::string& body) {
+    std::string f(4, '\0');
+    const uint32_t n = static_cast<uint32_t>(body.size());
+    f[0] = static_cast<char>(n >> 24);
+    f[1] = static_cast<char>(n >> 16);
+    f[2] = static_cast<char>(n >> 8);
+    f[3] = static_cast<char>(n);
+    return f + body;
+  };
+  auto nested = [](int depth) {
+    return std::string("{\"v\":1,\"type\":\"hello\",\"id\":1,\"x\":") +
+           std::string(static_cast<size_t>(depth), '[') +
+           std::string(static_cast<size_t>(depth), ']') + "}";
+  };
+  FrameDecoder deep;
+  deep.Feed(frame_of(nested(100000)));
+  auto refused = deep.Next();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("deeper than 64"), std::string::npos)
+      << refused.status().message();
+  // At the limit (the message object is one level): read as usual.
+  FrameDecoder ok;
+  ok.Feed(frame_of(nested(kMaxFrameDepth - 1)));
+  auto read = ok.Next();
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_TRUE(read->has_value());
+  FrameDecoder over;
+  over.Feed(frame_of(nested(kMaxFrameDepth)));
+  EXPECT_FALSE(over.Next().ok());
+}
+
+TEST(Wire, DepthIsCountedOutsideStringsOnly) {
+  EXPECT_EQ(JsonTextDepth("{\"a\":[1,[2]]}"), 3);
+  EXPECT_EQ(JsonTextDepth("{\"a\":\"[[[[{{{{\"}"), 1);
+  EXPECT_EQ(JsonTextDepth("{\"a\":\"\\\"[[[\"}"), 1);  // an escaped quote stays in the string
+  EXPECT_EQ(JsonTextDepth(std::string(1000, '[')), kMaxFrameDepth + 1);  // stops at the cap
+}
+
+// Issue 48: what the agent sends is valid JSON whatever bytes its strings
+// hold (a netdev named "\xff", a log tail): EncodeFrame never throws.
+TEST(Wire, EncodesAMessageWhoseStringsAreNotUtf8) {
+  Json push = MakePush("counters", {{"counters", {{"x\xff.rx_bytes", 1}}}, {"log_tail", "\xC3"}});
+  std::string frame;
+  ASSERT_NO_THROW(frame = EncodeFrame(push));
+  FrameDecoder d;
+  d.Feed(frame);
+  auto back = d.Next();
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE(back->has_value());
+  EXPECT_EQ((**back)["log_tail"], "\xEF\xBF\xBD");
+  EXPECT_TRUE((**back)["counters"].contains("x\xEF\xBF\xBD.rx_bytes"));
+}
+
 }  // namespace
 }  // namespace fdrill
