@@ -1,8 +1,11 @@
 #include "agents/mgmt_guard.h"
 
+#include <vector>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/core/ipv4.h"
 #include "harness/host/iproute_net_stack.h"
 
 namespace fdrill {
@@ -13,21 +16,33 @@ constexpr auto kCacheFor = std::chrono::seconds(10);
 
 bool AnyAddress(const std::string& a) { return a.empty() || a == "0.0.0.0" || a == "::"; }
 
-// Every string in `params`, lists included, that equals one of `addresses`.
-std::string NamedAddress(const Json& params, const std::set<std::string>& addresses) {
+// A string in `params`, lists included, that names one of `addresses` or
+// an IPv4 prefix holding one ("0.0.0.0/0", "198.19.0.0/24"): {the string,
+// the address it holds}; {"", ""} when none does. An address that is not
+// IPv4 is matched as written.
+std::pair<std::string, std::string> NamedAddress(const Json& params,
+                                                 const std::vector<std::string>& addresses) {
   if (params.is_string()) {
     const std::string v = params.get<std::string>();
-    // "198.18.0.1" or "198.18.0.1/32"
-    const std::string bare = v.substr(0, v.find('/'));
-    return addresses.count(bare) ? bare : "";
+    const std::string bare = v.substr(0, v.find('/'));  // "198.18.0.1" or "198.18.0.1/32"
+    for (const std::string& a : addresses) {
+      if (a == bare) return {v, bare};
+    }
+    if (auto prefix = ParseIpv4Prefix(v)) {
+      for (const std::string& a : addresses) {
+        auto one = ParseIpv4Prefix(a);
+        if (one && prefix->Contains(one->addr)) return {v, a};
+      }
+    }
+    return {"", ""};
   }
   if (params.is_array() || params.is_object()) {
     for (const Json& item : params) {
-      std::string hit = NamedAddress(item, addresses);
-      if (!hit.empty()) return hit;
+      auto hit = NamedAddress(item, addresses);
+      if (!hit.first.empty()) return hit;
     }
   }
-  return "";
+  return {"", ""};
 }
 
 }  // namespace
@@ -64,14 +79,19 @@ Result<std::set<std::string>> MgmtGuard::Guarded(const std::string& controller_a
 
 Status MgmtGuard::Admit(const std::string& kind, const Json& params, const std::string& target,
                         const std::string& controller_address, Host host) {
-  std::set<std::string> addresses;
-  if (!controller_address.empty()) addresses.insert(controller_address);
-  if (!AnyAddress(listen_)) addresses.insert(listen_);
-  if (std::string hit = NamedAddress(params, addresses); !hit.empty()) {
-    return PermissionDenied(fmt::format(
-        "{} refused: its params name {}, the {} address; it would cut this agent off from its "
-        "controller",
-        kind, hit, hit == controller_address ? "controller's" : "agent's own listen"));
+  std::vector<std::string> addresses;  // the controller's first: what a message names
+  if (!controller_address.empty()) addresses.push_back(controller_address);
+  if (!AnyAddress(listen_)) addresses.push_back(listen_);
+  if (auto [named, held] = NamedAddress(params, addresses); !named.empty()) {
+    const char* whose = held == controller_address ? "controller's" : "agent's own listen";
+    return PermissionDenied(
+        named.substr(0, named.find('/')) == held
+            ? fmt::format("{} refused: its params name {}, the {} address; it would cut this "
+                          "agent off from its controller",
+                          kind, held, whose)
+            : fmt::format("{} refused: its params name {}, a prefix that holds {}, the {} "
+                          "address; it would cut this agent off from its controller",
+                          kind, named, held, whose));
   }
   auto guarded = Guarded(controller_address, host);
   if (!guarded.ok())

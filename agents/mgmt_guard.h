@@ -6,8 +6,9 @@
 //    to ADDR`; with `--listen 0.0.0.0` the route to the controller covers it);
 //  - an InfiniBand port whose netdevs (IPoIB: /sys/class/infiniband/DEV/
 //    device/net/*) include a guarded interface;
-//  - any fault whose params name the controller's or the listen address (a
-//    link_partition whose peers include the controller).
+//  - any fault whose params name the controller's or the listen address, or
+//    an IPv4 prefix that holds one (a link_partition whose peers include the
+//    controller, or 0.0.0.0/0).
 // A lookup that fails refuses (fail closed): the agent cannot show the path
 // is safe. Answers are cached per controller address for 10 s (a route
 // change is rare; every apply would otherwise fork `ip`).

@@ -65,15 +65,12 @@ std::vector<Anomaly> FindAnomalies(const std::vector<Event>& events,
         {.from_s = start, .to_s = end, .ref_from_s = baseline.start_s, .ref_to_s = baseline.end_s},
         switches);
     if (!culprit) return;  // a dip nothing can be named for is noise, not an anomaly
-    double covered = 0, weighted = 0;
-    for (size_t i = first; i <= last; ++i) {
-      covered += series[i].end_s - series[i].start_s;
-      weighted += (series[i].end_s - series[i].start_s) * series[i].busbw_gbps;
-    }
+    std::vector<const Iteration*> in;
+    for (size_t i = first; i <= last; ++i) in.push_back(&series[i]);
     Anomaly a{.start_s = start, .end_s = end, .iterations = n, .culprit = std::move(*culprit)};
     const std::optional<double> base =
         baseline.busbw_mean ? baseline.busbw_mean : baseline.busbw_median;
-    if (base && covered > 0 && weighted > 0) a.slowdown = *base / (weighted / covered);
+    if (auto rate = TimeWeightedBusbw(in, start, end); base && rate) a.slowdown = *base / *rate;
     out.push_back(std::move(a));
   };
   constexpr size_t kNone = static_cast<size_t>(-1);

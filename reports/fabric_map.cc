@@ -183,7 +183,11 @@ std::string RenderFabricMap(const Summary& s, const RunData& run, const CounterI
     if (ev == evidence.end() && port != port_of.end()) ev = evidence.find(port->second);
     // A link whose traffic fell below half its baseline is drawn dashed
     // (white on white would vanish), at least a fifth of the way to blue.
-    std::string colour = ev != evidence.end() ? "#dc2626" : TrafficColour(std::max(ratio, 0.2));
+    // Red for a counter that really rose above its baseline; retransmissions
+    // alone (judged against the link's baseline share: localise.cc) amber.
+    std::string colour = ev == evidence.end()      ? TrafficColour(std::max(ratio, 0.2))
+                         : ev->second.retrans_only ? "#d97706"
+                                                   : "#dc2626";
     const char* dash = ev == evidence.end() && ratio < 0.5 ? " stroke-dasharray=\"6 4\"" : "";
     std::string tip = fmt::format("{} {}: tx {} -> {} Gbit/s", l.first, l.second,
                                   base ? fmt::format("{:.3g}", *base) : "?",
@@ -241,11 +245,12 @@ std::string RenderHeatMap(const Summary& s, const CounterIndex& counters, double
   };
   std::vector<Row> rows;
   for (const LinkStats& l : s.links) {
-    Row r{.key = {l.node, l.link}, .rates = LinkRates(counters, l.node, l.link)};
+    Row r{.key = {l.node, l.link},
+          .rates = LinkRates(counters, l.node, l.link, s.baseline.start_s, s.baseline.end_s)};
     if (r.rates.empty()) continue;
     r.base = MeanTx(counters, r.key, s.baseline.start_s, s.baseline.end_s).value_or(0);
     for (const RatePoint& p : r.rates) {
-      r.evidence = r.evidence || p.evidence;
+      r.evidence = r.evidence || p.evidence || p.retrans;
       r.bytes += p.gbps * (p.t1 - p.t0);
     }
     rows.push_back(std::move(r));
@@ -264,7 +269,8 @@ std::string RenderHeatMap(const Summary& s, const CounterIndex& counters, double
   std::string out = fmt::format(
       "<svg class=\"chart heatmap\" viewBox=\"0 0 {} {:.0f}\" "
       "width=\"{}\" height=\"{:.0f}\" role=\"img\"><title>Each link's traffic over time against "
-      "its baseline (white: nothing sent; blue: as usual; red: error counters rose)</title>\n",
+      "its baseline (white: nothing sent; blue: as usual; amber: TCP retransmitted more of what "
+      "it sent than in its baseline; red: an error or drop counter rose)</title>\n",
       label_w + plot_w + 10, height, label_w + plot_w + 10, height);
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
@@ -281,8 +287,10 @@ std::string RenderHeatMap(const Summary& s, const CounterIndex& counters, double
           "<title>{} {} {:.1f}-{:.1f} s: {:.3g} Gbit/s ({:.0f} % of its "
           "baseline){}</title></rect>\n",
           X(a), y, std::max(0.5, X(b) - X(a)), row_h - 2,
-          p.evidence ? "#dc2626" : TrafficColour(ratio), Esc(r.key.first), Esc(r.key.second), a, b,
-          p.gbps, 100 * ratio, p.evidence ? "; error counters rose" : "");
+          p.evidence ? "#dc2626" : (p.retrans ? "#d97706" : TrafficColour(ratio)), Esc(r.key.first),
+          Esc(r.key.second), a, b, p.gbps, 100 * ratio,
+          p.evidence ? "; an error or drop counter rose"
+                     : (p.retrans ? "; TCP retransmitted more than in its baseline" : ""));
     }
   }
   const double bottom = top + row_h * rows.size();

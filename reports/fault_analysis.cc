@@ -105,19 +105,13 @@ void Measure(const std::vector<Iteration>& series, const std::vector<bool>& redo
   // finishing just after a link went down stand for a 3 s stall (seen in a
   // quickstart drill: slowdown 1.05 with a 3354 ms stall).
   std::vector<const Iteration*> in = Overlapping(series, applied, window_end);
-  double covered = 0, weighted = 0;
-  for (const Iteration* it : in) {
-    double overlap = std::min(it->end_s, window_end) - std::max(it->start_s, applied);
-    if (overlap <= 0) continue;
-    covered += overlap;
-    weighted += overlap * it->busbw_gbps;
-  }
   // Against the baseline measured the same way (its time-weighted mean):
   // a median against a mean would read a few percent slow for a job the
   // fault never touched (seen: 1.03-1.05 for a tenant on another leaf).
   const std::optional<double> base =
       baseline.busbw_mean ? baseline.busbw_mean : baseline.busbw_median;
-  if (covered > 0 && weighted > 0 && base) f->slowdown = *base / (weighted / covered);
+  if (auto rate = TimeWeightedBusbw(in, applied, window_end); rate && base)
+    f->slowdown = *base / *rate;
   BreakDownRanks(in, f);
 
   if (baseline.band_low) {

@@ -77,12 +77,13 @@ void WritePhases(const Summary& s, std::string* out) {
     return;
   }
   Table t({"phase", "start (s)", "end (s)", "iterations", "iter p50 (ms)", "iter p99 (ms)",
-           "busbw p50 (GB/s)", "slowdown"},
-          {false, true, true, true, true, true, true, true});
+           "busbw median (GB/s)", "busbw time-weighted (GB/s)", "slowdown (time-weighted)"},
+          {false, true, true, true, true, true, true, true, true});
   for (const PhaseStats& p : s.phases) {
     t.Row({Esc(p.name), fmt::format("{:.2f}", p.start_s), fmt::format("{:.2f}", p.end_s),
            std::to_string(p.count), Num(p.iter_ms_p50, 1), Num(p.iter_ms_p99, 1),
-           Num(p.busbw_gbps_p50, 3), p.slowdown ? Num(p.slowdown, 2) + "×" : kNone});
+           Num(p.busbw_gbps_p50, 3), Num(p.busbw_gbps_mean, 3),
+           p.slowdown ? Num(p.slowdown, 2) + "×" : kNone});
   }
   *out += t.Done();
 }

@@ -42,6 +42,7 @@ Json Phase(const PhaseStats& p) {
           {"iter_ms_p50", Number(p.iter_ms_p50)},
           {"iter_ms_p99", Number(p.iter_ms_p99)},
           {"busbw_gbps_p50", Number(p.busbw_gbps_p50)},
+          {"busbw_gbps_mean", Number(p.busbw_gbps_mean)},
           {"slowdown", Number(p.slowdown)}};
 }
 

@@ -142,29 +142,46 @@ std::vector<NodeTransport> AnalyzeTransport(const CounterIndex& counters,
 }
 
 std::vector<RatePoint> LinkRates(const CounterIndex& counters, const std::string& node,
-                                 const std::string& link) {
+                                 const std::string& link, double ref_from_s, double ref_to_s) {
   std::vector<RatePoint> out;
   const auto& all = counters.series();
   auto tx = all.find({node, link + "." + TxCounterOf(link)});
   if (tx == all.end()) return out;
-  // Times at which an error-class counter of the link rose.
+  // Times at which an error-class counter of the link rose (retransmissions
+  // are not one: below).
   std::set<double> evidence;
   for (auto it = all.lower_bound({node, link + "."}); it != all.end() && it->first.first == node;
        ++it) {
     const auto [l, c] = SplitCounterKey(it->first.second);
-    if (l != link || LinkEvidenceWeight(c) <= 0) continue;
+    if (l != link || c == "tcp_retrans_segs" || LinkEvidenceWeight(c) <= 0) continue;
     for (size_t i = 1; i < it->second.size(); ++i) {
       if (it->second[i].second != it->second[i - 1].second) evidence.insert(it->second[i].first);
     }
   }
   const auto& s = tx->second;
+  // Retransmitted segments x a 1500-byte MTU's MSS, as a share of what was
+  // sent: in the reference, then in each interval.
+  constexpr double kMss = 1448, kMinShare = 0.001;
+  const auto retrans = all.find({node, link + ".tcp_retrans_segs"});
+  std::optional<double> ref_share;
+  if (retrans != all.end()) {
+    const double sent = CounterIncrease(s, ref_from_s, ref_to_s);
+    if (sent > 0) ref_share = CounterIncrease(retrans->second, ref_from_s, ref_to_s) * kMss / sent;
+  }
   for (size_t i = 1; i < s.size(); ++i) {
     const double dt = s[i].first - s[i - 1].first;
     if (dt <= 0 || s[i].second < s[i - 1].second) continue;
-    out.push_back({.t0 = s[i - 1].first,
-                   .t1 = s[i].first,
-                   .gbps = (s[i].second - s[i - 1].second) * 8 / dt / 1e9,
-                   .evidence = evidence.count(s[i].first) != 0});
+    RatePoint p{.t0 = s[i - 1].first,
+                .t1 = s[i].first,
+                .gbps = (s[i].second - s[i - 1].second) * 8 / dt / 1e9,
+                .evidence = evidence.count(s[i].first) != 0};
+    if (retrans != all.end()) {
+      const double sent = s[i].second - s[i - 1].second;
+      const double segs = CounterIncrease(retrans->second, p.t0, p.t1);
+      const double share = sent > 0 ? segs * kMss / sent : (segs > 0 ? 1.0 : 0.0);
+      p.retrans = share > std::max(kMinShare, 2 * ref_share.value_or(0));
+    }
+    out.push_back(p);
   }
   return out;
 }

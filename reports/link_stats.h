@@ -34,10 +34,20 @@ struct RatePoint {
   double t0 = 0;
   double t1 = 0;
   double gbps = 0;
-  bool evidence = false;  // an error-class counter of the link rose in it
+  // An error or drop counter of the link rose in it (symbol errors, drops,
+  // qdisc overlimits, link_downed, ...): what the heat map paints red.
+  bool evidence = false;
+  // TCP retransmitted a larger share of what the link sent than in the
+  // reference window (twice its share there, and at least 0.1 %): a class
+  // of its own, never "error counters" — a healthy link retransmits now and
+  // then, and a stopped receiver makes its senders retransmit too.
+  bool retrans = false;
 };
+// The link's tx rate between consecutive samples, each marked as above;
+// [ref_from_s, ref_to_s) is the reference (the baseline) for the
+// retransmission share.
 std::vector<RatePoint> LinkRates(const CounterIndex& counters, const std::string& node,
-                                 const std::string& link);
+                                 const std::string& link, double ref_from_s, double ref_to_s);
 
 // Which counter of a link counts its sent bytes: "tx_bytes" for a netdev or
 // NVLink, "port_xmit_data" for an IB port (in bytes: agents/counters.h).

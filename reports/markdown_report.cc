@@ -76,11 +76,13 @@ void WritePhases(const Summary& s, std::string* out) {
   }
   *out +=
       "| phase | start (s) | end (s) | iterations | iter p50 (ms) | iter p99 (ms) | "
-      "busbw p50 (GB/s) | slowdown |\n|---|---:|---:|---:|---:|---:|---:|---:|\n";
+      "busbw median (GB/s) | busbw time-weighted (GB/s) | slowdown (time-weighted) |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const PhaseStats& p : s.phases) {
-    fmt::format_to(std::back_inserter(*out), "| {} | {:.2f} | {:.2f} | {} | {} | {} | {} | {} |\n",
-                   Cell(p.name), p.start_s, p.end_s, p.count, Num(p.iter_ms_p50, 1),
-                   Num(p.iter_ms_p99, 1), Num(p.busbw_gbps_p50, 3),
+    fmt::format_to(std::back_inserter(*out),
+                   "| {} | {:.2f} | {:.2f} | {} | {} | {} | {} | {} | {} |\n", Cell(p.name),
+                   p.start_s, p.end_s, p.count, Num(p.iter_ms_p50, 1), Num(p.iter_ms_p99, 1),
+                   Num(p.busbw_gbps_p50, 3), Num(p.busbw_gbps_mean, 3),
                    p.slowdown ? Num(p.slowdown, 2) + "×" : kNone);
   }
   *out += "\n";

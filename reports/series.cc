@@ -101,6 +101,19 @@ std::vector<const Iteration*> Overlapping(const std::vector<Iteration>& series, 
   return out;
 }
 
+std::optional<double> TimeWeightedBusbw(const std::vector<const Iteration*>& overlapping, double lo,
+                                        double hi) {
+  double covered = 0, weighted = 0;
+  for (const Iteration* it : overlapping) {
+    const double overlap = std::min(it->end_s, hi) - std::max(it->start_s, lo);
+    if (overlap <= 0) continue;
+    covered += overlap;
+    weighted += overlap * it->busbw_gbps;
+  }
+  if (covered <= 0 || weighted <= 0) return std::nullopt;
+  return weighted / covered;
+}
+
 std::vector<double> BusbwOf(const std::vector<const Iteration*>& iterations) {
   std::vector<double> out;
   out.reserve(iterations.size());

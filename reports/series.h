@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,6 +56,15 @@ std::vector<const Iteration*> EndingIn(const std::vector<Iteration>& series, dou
 // Iterations that overlap the open interval (lo, hi): start < hi and end > lo.
 std::vector<const Iteration*> Overlapping(const std::vector<Iteration>& series, double lo,
                                           double hi);
+
+// The job's rate over [lo, hi): the busbw of every iteration overlapping
+// it, weighted by how much of it each covers — work done over time, so a
+// stall (one long, slow iteration) counts for its whole length, where a
+// median over iterations would barely move. nullopt when none overlaps.
+// Every slowdown the report gives (phases, faults, tenants, anomalies) is
+// a baseline's time-weighted mean over this.
+std::optional<double> TimeWeightedBusbw(const std::vector<const Iteration*>& overlapping, double lo,
+                                        double hi);
 
 std::vector<double> BusbwOf(const std::vector<const Iteration*>& iterations);
 std::vector<double> TimeMsOf(const std::vector<const Iteration*>& iterations);

@@ -30,9 +30,13 @@ struct PhaseStats {
   int count = 0;  // iterations that ended in [start_s, end_s)
   std::optional<double> iter_ms_p50;
   std::optional<double> iter_ms_p99;
-  std::optional<double> busbw_gbps_p50;
-  // The baseline's busbw median / busbw_gbps_p50: how much slower the job
-  // ran over the whole phase (a neighbour's load, not only a fault's).
+  std::optional<double> busbw_gbps_p50;  // the median over iterations: a column of its own
+  // Time-weighted (TimeWeightedBusbw, reports/series.h): work done / time
+  // over the phase, a stall counting for its length.
+  std::optional<double> busbw_gbps_mean;
+  // The baseline's time-weighted busbw / busbw_gbps_mean, as a fault's
+  // slowdown is: how much slower the job ran over the whole phase (a
+  // neighbour's load, not only a fault's).
   std::optional<double> slowdown;
 };
 

@@ -307,12 +307,15 @@ int PrintPlan(const std::string& file) {
                       .c_str());
     }
   }
-  std::printf("safety: lease %s renewed every %s; at most %d node(s) faulted in a phase\n",
-              FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(),
-              s->max_faulted_nodes);
+  std::printf(
+      "safety: lease %s renewed every %s; the faults in force at once reach at most %d node(s) "
+      "(a switch counts every node behind it)\n",
+      FormatDuration(s->lease_ttl).c_str(), FormatDuration(s->lease_renew).c_str(),
+      s->max_faulted_nodes);
+  BlastRadiusSpec limits = s->blast_radius;
+  if (!limits.max_nodes) limits.max_nodes = s->max_faulted_nodes;
   std::printf("blast radius: %s\n",
-              BlastRadiusSummary(s->phases, s->topology ? &*s->topology : nullptr, s->blast_radius)
-                  .c_str());
+              BlastRadiusSummary(s->phases, s->topology ? &*s->topology : nullptr, limits).c_str());
   if (s->stop.Any()) {
     std::string stop;
     if (s->stop.min_busbw_gbps)

@@ -4,8 +4,11 @@
 //   1 the fabric missed them
 //   2 the harness could not do what was asked
 #include <cstdio>
+#include <set>
+#include <string>
 
 #include "harness/cli/commands.h"
+#include "harness/core/did_you_mean.h"
 #include "harness/core/log.h"
 #include "harness/core/version.h"
 
@@ -14,7 +17,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("fdrill ") + fdrill::kFdrillVersion);
   std::string log_level = "warn";
-  app.add_option("--log-level", log_level, "debug|info|warn|error")->capture_default_str();
+  app.add_option("--log-level", log_level, "debug|info|warn|error")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   int exit_code = 0;
   fdrill::AddRunCommands(app, &exit_code);
   fdrill::AddFabricCommands(app, &exit_code);
@@ -28,6 +33,18 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A word that is no subcommand: CLI11 says only "A subcommand is
+    // required" or "The following arguments were not expected"; name it,
+    // with the closest subcommand.
+    std::set<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      names.insert(sub->get_name());
+    if (e.get_exit_code() != 0 && argc > 1 && argv[1][0] != '-' && !names.count(argv[1])) {
+      const std::string hint = fdrill::DidYouMean(argv[1], names);
+      std::fprintf(stderr, "fdrill: \"%s\" is not a subcommand%s%s (`fdrill --help` lists them)\n",
+                   argv[1], hint.empty() ? "" : "; ", hint.c_str());
+      return 2;
+    }
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }

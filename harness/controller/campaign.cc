@@ -20,15 +20,6 @@ namespace {
 constexpr char kIndex[] = "campaign.json";
 constexpr char kScenario[] = "scenario.yaml";
 
-bool GoodLabel(const std::string& label) {
-  if (label.empty()) return false;
-  for (char c : label) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
-      return false;
-  }
-  return true;
-}
-
 std::string RunDirName(int index) { return fmt::format("run-{:02d}", index); }
 
 std::string VerdictOf(const fs::path& run_dir) {
@@ -73,10 +64,9 @@ Result<std::vector<CampaignRun>> Finished(const fs::path& dir, const json& index
 }  // namespace
 
 Status CheckCampaignOptions(const CampaignOptions& o) {
-  if (!GoodLabel(o.label)) {
-    return InvalidArgument("--label \"" + o.label +
-                           "\": letters, digits, '.', '_' and '-' only (e.g. fw-28.39), not empty");
-  }
+  // The label names campaigns/LABEL/: one path component (no "..").
+  if (Status s = CheckPathComponent(o.label); !s.ok())
+    return InvalidArgument("--label " + s.message() + " (e.g. fw-28.39)");
   if (o.repeat < 1 || o.repeat > kMaxCampaignRuns) {
     return InvalidArgument(
         fmt::format("--repeat {}: from 1 to {} runs", o.repeat, kMaxCampaignRuns));

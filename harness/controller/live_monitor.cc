@@ -143,6 +143,19 @@ std::optional<std::string> LiveMonitor::StopReason(Duration now) const {
   return std::nullopt;
 }
 
+std::optional<double> LiveMonitor::LiveBusbw(Duration now) const {
+  if (recent_.empty()) return std::nullopt;
+  double moved = 0, secs = 0;  // GB·s/s x s: busbw x time, summed
+  for (const auto& it : recent_) {
+    secs += it.time_ms / 1e3;
+    moved += it.busbw_gbps * it.time_ms / 1e3;
+  }
+  if (secs <= 0 || moved <= 0) return RecentBusbw();
+  if (const std::optional<Duration> slow = SlowAt(last_end_); slow && now > *slow)
+    secs += std::chrono::duration<double>(now - *slow).count();
+  return moved / secs;
+}
+
 std::optional<double> LiveMonitor::RecentBusbw() const {
   std::vector<double> v;
   for (const auto& it : recent_) v.push_back(it.busbw_gbps);

@@ -96,6 +96,13 @@ class LiveMonitor {
   // The median busbw of the last few complete iterations (what a progress
   // line shows: one slow iteration does not make it jump); nullopt before any.
   std::optional<double> RecentBusbw() const;
+  // What the job moves now (the progress line, issue 49): the last few
+  // complete iterations time-weighted (work done / time), with the
+  // iteration in progress counted by its age past what one at the band's
+  // low edge takes (SlowAt): a rank waiting past the band is slow now, so
+  // during a 3 s link-down this falls towards zero instead of showing the
+  // healthy iterations before it (~1x). Before the band: RecentBusbw.
+  std::optional<double> LiveBusbw(Duration now) const;
   int64_t complete() const { return complete_count_; }
 
  private:

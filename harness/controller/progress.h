@@ -27,7 +27,7 @@ struct ProgressView {
   Duration elapsed{};
   Duration total{};  // the drill's length (at most, when gated)
   bool total_is_max = false;
-  std::optional<double> busbw_gbps;  // recent median
+  std::optional<double> busbw_gbps;  // now: LiveMonitor::LiveBusbw (a stall in progress counts)
   std::optional<double> baseline_gbps;
   std::vector<std::string> faults;  // "id@node", in force now
   std::string culprit;              // the live culprit ("link n1 fab0 (high)"); "" none

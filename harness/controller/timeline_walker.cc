@@ -276,7 +276,7 @@ void TimelineWalker::ShowProgress(Duration now) {
   v.total_is_max = gated_;
   std::lock_guard<std::mutex> lock(state_.mu);
   // The first workload's (with tenants, the one the drill is about).
-  v.busbw_gbps = state_.monitors.front()->RecentBusbw();
+  v.busbw_gbps = state_.monitors.front()->LiveBusbw(now);
   v.baseline_gbps = state_.monitors.front()->baseline_median();
   for (const auto& [id, node] : applied_) {
     v.faults.push_back(id.find('@') == std::string::npos ? id + "@" + node : id);

@@ -39,4 +39,27 @@ Status WriteFileAtomically(const std::filesystem::path& path, const std::string&
   return Status::Ok();
 }
 
+Status CheckPathComponent(std::string_view name) {
+  const std::string quoted = "\"" + std::string(name.substr(0, 120)) + "\"";
+  if (name.empty()) return InvalidArgument("must not be empty");
+  if (name.size() > 100) return InvalidArgument(quoted + " is longer than 100 characters");
+  if (name.find('/') != std::string_view::npos || name.find('\\') != std::string_view::npos)
+    return InvalidArgument(quoted + " holds a path separator; it names one directory");
+  if (name.find("..") != std::string_view::npos)
+    return InvalidArgument(quoted + " holds \"..\"; it names one directory");
+  if (name.front() == '.' || name.front() == '-')
+    return InvalidArgument(quoted + " starts with '" + std::string(1, name.front()) +
+                           "'; start it with a letter or a digit");
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-' || c == '+' ||
+                    static_cast<unsigned char>(c) >= 0x80;  // UTF-8 letters (the loader checks it)
+    if (!ok) {
+      return InvalidArgument(quoted + " holds '" + std::string(1, c) +
+                             "'; use letters, digits, '.', '_', '-' and '+'");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace fdrill

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "harness/core/result.h"
 
@@ -16,5 +17,12 @@ Result<std::string> ReadWholeFile(const std::filesystem::path& path);
 // resume after SIGKILL) sees the old file or the new one, never half.
 // Unavailable naming the file that could not be written or renamed.
 Status WriteFileAtomically(const std::filesystem::path& path, const std::string& text);
+
+// Ok when `name` can be one component of a path the program builds (a run
+// directory from a scenario's name, a campaign's from its label): 1..100
+// bytes of letters (UTF-8 ones too), digits, '.', '_', '-' and '+', not
+// starting with '.' or '-'. So no separator, no "..", no hidden or option-like name.
+// InvalidArgument saying what is wrong otherwise.
+Status CheckPathComponent(std::string_view name);
 
 }  // namespace fdrill

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "harness/core/did_you_mean.h"
+#include "harness/core/ipv4.h"
 #include "harness/core/json.h"
 #include "harness/scenario/selector.h"
 #include "injectors/injector.h"
@@ -301,6 +302,69 @@ Status FaultLoader::Check(const YAML::Node& n, const Window& w, FaultSpec* f) co
   if (!made.ok()) {
     return y_.Error(ParamPlace(n, made.status().message()),
                     "fault " + f->id + ": " + made.status().message());
+  }
+  return CheckReach(n, *f);
+}
+
+// What the file alone shows can never be a target: the agent would refuse
+// it at the drill's `check` (agents/mgmt_guard.h), but `fdrill validate`
+// says it first, naming the line.
+Status FaultLoader::CheckReach(const YAML::Node& n, const FaultSpec& f) const {
+  const YAML::Node params = n["params"];
+  auto at = [&](const char* key) { return params.IsMap() && params[key] ? params[key] : n; };
+  if (!f.on_switch && f.params.is_object()) {
+    const std::string ifname = f.params.value("interface", Json("")).is_string()
+                                   ? f.params.value("interface", std::string())
+                                   : std::string();
+    if (ifname == "lo" || (s_.Emulated() && ifname == kEmulatedMgmtInterface)) {
+      return y_.Error(at("interface"),
+                      "fault " + f.id + ": params.interface " + ifname +
+                          (ifname == "lo" ? " is the loopback"
+                                          : " is the emulated node's management interface") +
+                          ", which no agent ever faults (it carries the path to the controller); "
+                          "the fabric's interfaces are fab0, fab1, ...");
+    }
+  }
+  // An address or prefix that holds the emulated fabric's management
+  // network (the controller and every agent): a partition from 0.0.0.0/0
+  // cuts them all off.
+  if (s_.Emulated()) {
+    const auto mgmt = ParseIpv4Prefix(kEmulatedMgmtNet);
+    for (const char* key : {"peers", "peer"}) {
+      const Json* v = f.params.is_object() && f.params.contains(key) ? &f.params[key] : nullptr;
+      if (v == nullptr) continue;
+      std::vector<std::string> texts;
+      if (v->is_string()) texts.push_back(v->get<std::string>());
+      if (v->is_array()) {
+        for (const Json& item : *v)
+          if (item.is_string()) texts.push_back(item.get<std::string>());
+      }
+      for (const std::string& t : texts) {
+        auto prefix = ParseIpv4Prefix(t);
+        if (prefix && mgmt && prefix->Overlaps(*mgmt)) {
+          return y_.Error(at(key), "fault " + f.id + ": params." + key + " " + t +
+                                       " holds addresses of the emulated fabric's management "
+                                       "network " +
+                                       kEmulatedMgmtNet +
+                                       " (the controller and every agent): the fault would cut "
+                                       "them off; name the fabric's addresses (198.18.0.0/15 "
+                                       "but 198.19.0.0/24) instead");
+        }
+      }
+    }
+  }
+  // A rank the job does not have.
+  if (f.params.is_object() && f.params.contains("rank") && f.params["rank"].is_number_integer()) {
+    const int64_t rank = f.params["rank"].get<int64_t>();
+    for (const WorkloadSpec& w : s_.Workloads()) {
+      if (std::find(w.nodes.begin(), w.nodes.end(), f.node) == w.nodes.end()) continue;
+      const int64_t ranks = static_cast<int64_t>(w.nodes.size()) * w.ranks_per_node;
+      if (rank >= ranks) {
+        return y_.Error(at("rank"), "fault " + f.id + ": params.rank " + std::to_string(rank) +
+                                        " is beyond the job: it has " + std::to_string(ranks) +
+                                        " rank(s), 0.." + std::to_string(ranks - 1));
+      }
+    }
   }
   return Status::Ok();
 }

@@ -53,6 +53,10 @@ class FaultLoader {
   };
 
   Result<Target> Select(const YAML::Node& n) const;
+  // After the params parsed: an interface no agent faults (lo; the emulated
+  // node's mgmt0), an address or prefix holding the emulated fabric's
+  // management network, a rank beyond the node's job.
+  Status CheckReach(const YAML::Node& n, const FaultSpec& f) const;
   // switch: NAME: a leaf or spine of the emulated fabric's map, a kind that
   // acts on a port (kSwitchKinds), and params.interface one of its ports.
   Status CheckSwitchFault(const YAML::Node& n, const std::string& kind, const Json& params) const;

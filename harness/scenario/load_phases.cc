@@ -122,12 +122,6 @@ Status PhaseLoader::LoadPhase(const YAML::Node& p, const PhaseCopy& copy) {
         phase.faults.push_back(std::move(f));
       }
     }
-    if (static_cast<int>(nodes.size()) > s_->max_faulted_nodes) {
-      return y_.Error(p["faults"],
-                      "phase " + phase.name + " faults " + std::to_string(nodes.size()) +
-                          " nodes; safety.max_faulted_nodes (the blast radius) allows " +
-                          std::to_string(s_->max_faulted_nodes));
-    }
     if (auto st = CheckOverlaps(p["faults"], phase); !st.ok()) return st;
     if (auto st = CheckBlastRadius(phase); !st.ok()) return st;
   }
@@ -216,7 +210,12 @@ Status PhaseLoader::LoadAll(const YAML::Node& n) {
 // Every set of PHASE's faults in force at once within safety.blast_radius;
 // the error names the fault whose apply crosses a limit, at its place.
 Status PhaseLoader::CheckBlastRadius(const PhaseSpec& phase) const {
-  if (!s_->blast_radius.Any()) return Status::Ok();
+  // One notion of how many nodes a drill may reach: the nodes the faults in
+  // force at once take down, a switch's every node behind it (Footprint).
+  // safety.max_faulted_nodes (default 1) is blast_radius.max_nodes when
+  // that is not given (given both, LoadSafety keeps the stricter in both).
+  BlastRadiusSpec limits = s_->blast_radius;
+  if (!limits.max_nodes) limits.max_nodes = s_->max_faulted_nodes;
   // Called for a message only: the phase's earliest start, every earlier
   // gate stable at its minimum.
   auto when = [&](Duration offset) {
@@ -230,11 +229,19 @@ Status PhaseLoader::CheckBlastRadius(const PhaseSpec& phase) const {
            phase.name + " +" + FormatDuration(offset) + ")";
   };
   const Topology* topology = s_->topology ? &*s_->topology : nullptr;
-  const auto walk = WalkBlastRadius(phase, s_->blast_radius, topology, when);
+  const auto walk = WalkBlastRadius(phase, limits, topology, when);
   if (!walk.violation) return Status::Ok();
   const FaultSpec& f = phase.faults[walk.violation->culprit];
+  std::string message = walk.violation->message;
+  const std::string key = "blast_radius.max_nodes " + std::to_string(*limits.max_nodes);
+  if (!s_->blast_radius.max_nodes && message.rfind(key, 0) == 0) {
+    message = "safety.max_faulted_nodes " + std::to_string(*limits.max_nodes) +
+              (s_->max_faulted_nodes == 1 ? " (the default)" : "") + message.substr(key.size()) +
+              "; a switch counts every node behind it: raise safety.max_faulted_nodes to let "
+              "this drill reach them";
+  }
   return InvalidArgument(y_.file() + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) +
-                         ": " + walk.violation->message);
+                         ": " + message);
 }
 
 }  // namespace

@@ -110,6 +110,13 @@ Status LoadSafety(const YamlReader& y, const YAML::Node& n, Scenario* s) {
     if (!v.ok()) return v.status();
     s->max_faulted_nodes = static_cast<int>(*v);
   }
+  // One limit under two names, the nodes the faults in force at once reach:
+  // given both, the stricter holds, under both names.
+  if (const auto& max_nodes = s->blast_radius.max_nodes) {
+    if (!n["max_faulted_nodes"] || *max_nodes < s->max_faulted_nodes)
+      s->max_faulted_nodes = *max_nodes;
+    s->blast_radius.max_nodes = s->max_faulted_nodes;
+  }
   return Status::Ok();
 }
 

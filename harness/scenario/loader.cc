@@ -14,6 +14,7 @@
 
 #include "harness/core/did_you_mean.h"
 #include "harness/core/expectable_metrics.h"
+#include "harness/core/files.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/yaml_errors.h"
@@ -101,6 +102,9 @@ Result<Scenario> Loader::LoadChecked(const std::string& text) {
   if (!root["name"]) return InvalidArgument(y_.file() + ": the scenario needs a name");
   auto name = y_.Str(root["name"], "name");
   if (!name.ok()) return name.status();
+  // The name becomes a directory (runs/<time>-<name>/): one path component.
+  if (Status st = CheckPathComponent(*name); !st.ok())
+    return y_.Error(root["name"], "name: " + st.message());
   s.name = *name;
   if (root["description"]) {
     auto d = y_.Str(root["description"], "description");
@@ -246,10 +250,34 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file_
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {
+  // A regular file, and not a huge one: /dev/zero would never end, a FIFO
+  // would block, and a 50 MB file took 367 MB to parse.
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st))
+    return NotFound(path + ": cannot open the scenario file (" +
+                    (ec ? ec.message() : std::string("no such file")) + ")");
+  if (!std::filesystem::is_regular_file(st)) {
+    return InvalidArgument(
+        path + ": not a regular file (" +
+        (std::filesystem::is_directory(st) ? "a directory" : "a device or pipe") +
+        "); a scenario is a YAML file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxScenarioBytes) {
+    return InvalidArgument(path + ": " + std::to_string(size) +
+                           " bytes; a scenario file holds at "
+                           "most " +
+                           std::to_string(kMaxScenarioBytes) +
+                           " (1 MiB; repeat: and hostlists make a long drill short to write)");
+  }
   std::ifstream in(path);
   if (!in) return NotFound(path + ": cannot open the scenario file");
   std::stringstream ss;
   ss << in.rdbuf();
+  if (ss.str().size() > kMaxScenarioBytes)
+    return InvalidArgument(path + ": grew past " + std::to_string(kMaxScenarioBytes) +
+                           " bytes while it was read");
   const auto dir = std::filesystem::path(path).parent_path();
   return ParseScenario(ss.str(), path, dir.empty() ? "." : dir.string());
 }

@@ -184,7 +184,10 @@ struct Scenario {
   std::vector<PhaseSpec> phases;  // repeats expanded, in order
   Duration lease_ttl = std::chrono::seconds(5);
   Duration lease_renew = std::chrono::seconds(1);
-  int max_faulted_nodes = 1;  // blast radius: nodes with a fault in one phase
+  // The blast radius in nodes: the most the faults in force at once may
+  // reach, a switch counting every node behind it (blast_radius.max_nodes
+  // when that is given; the two are one limit).
+  int max_faulted_nodes = 1;
   // topology: FILE (relative to the scenario), or `emulated`: the map of the
   // emulated fabric's declared shape (TopologyYaml, what `fabric up` writes);
   // and safety.blast_radius: the limits on faults in force at once, checked
@@ -208,6 +211,16 @@ struct Scenario {
 };
 
 // Reads and validates FILE. Errors read "FILE:LINE:COL: what; hint".
+// The emulated fabric's management network and each node's interface on it
+// (fabric/fabric_state.h: the controller 198.19.0.254 on fdm-br, node i's
+// mgmt0 198.19.0.<i+1>, the switches' agents after them): no fault may
+// reach them (tests/fabric checks the fabric's layout agrees).
+inline constexpr char kEmulatedMgmtNet[] = "198.19.0.0/24";
+inline constexpr char kEmulatedMgmtInterface[] = "mgmt0";
+
+// The largest scenario file LoadScenario reads; a larger one, or one that
+// is not a regular file (a directory, /dev/zero, a FIFO), is refused unread.
+inline constexpr size_t kMaxScenarioBytes = 1u << 20;
 Result<Scenario> LoadScenario(const std::string& path);
 // `base_dir` resolves a relative hosts file (LoadScenario: the file's directory).
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file_name,

@@ -12,13 +12,20 @@ std::string JoinWords(const std::set<std::string>& words) {
 }
 
 Result<YAML::Node> LoadYaml(const std::string& file, const std::string& text) {
-  YAML::Node root;
+  std::vector<YAML::Node> docs;
   try {
-    root = YAML::Load(text);
+    docs = YAML::LoadAll(text);
   } catch (const YAML::ParserException& e) {
     return InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ":" +
                            std::to_string(e.mark.column + 1) + ": not valid YAML: " + e.msg);
   }
+  // A second document after `---` was read by nobody: refused, not ignored.
+  if (docs.size() > 1) {
+    return YamlError(file, docs[1],
+                     "a second YAML document; a scenario file holds one (remove the `---` "
+                     "and what follows, or put each drill in its own file)");
+  }
+  YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
   if (Status st = FindDuplicateKey(file, text); !st.ok()) return st;
   return root;
 }

@@ -55,6 +55,34 @@ TEST(MgmtGuard, APartitionFromTheControllerIsRefused) {
                   .ok());
 }
 
+// Issue 49: `peers: [0.0.0.0/0]` cut n1 off its controller for 4.6 s until
+// its lease lapsed; the controller's own address was refused, a prefix
+// holding it was not.
+TEST(MgmtGuard, APartitionFromAPrefixHoldingTheControllerIsRefused) {
+  FakeNetKernel kernel;
+  FakeClock clock;
+  MgmtGuard guard("mgmt0", "198.19.0.2", clock);
+  for (const char* prefix : {"0.0.0.0/0", "198.19.0.0/24", "198.0.0.0/8", "198.19.0.254/32"}) {
+    Status s =
+        guard.Admit("link_partition", {{"peers", {"198.18.0.3", prefix}}},
+                    std::string("peers:198.18.0.3,") + prefix, "198.19.0.254", kernel.host());
+    EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << prefix;
+    EXPECT_NE(s.message().find("198.19.0.254, the controller's address"), std::string::npos)
+        << s.message();
+  }
+  // The listen address too, and the prefix is named.
+  Status own = guard.Admit("link_partition", {{"peers", {"198.19.0.0/30"}}}, "peers:198.19.0.0/30",
+                           "198.19.0.254", kernel.host());
+  EXPECT_NE(own.message().find("198.19.0.0/30, a prefix that holds 198.19.0.2, the agent's own "
+                               "listen address"),
+            std::string::npos)
+      << own.message();
+  EXPECT_TRUE(guard
+                  .Admit("link_partition", {{"peers", {"198.18.0.0/16"}}}, "peers:198.18.0.0/16",
+                         "198.19.0.254", kernel.host())
+                  .ok());
+}
+
 TEST(MgmtGuard, AnIbPortCarryingTheManagementIpoibIsRefused) {
   FakeNetKernel kernel;
   kernel.ifaces["ib0"] = {};

@@ -188,5 +188,24 @@ TEST(LiveMonitor, ADeadRankDoesNotGrowMemoryWithoutBound) {
   EXPECT_EQ(m.complete(), 0);
 }
 
+// Issue 49: the progress line read 1.07x while a link was down (it saw
+// only the iterations that had finished). LiveBusbw counts the iteration in
+// progress by its age: during a stall it falls, and a healthy job reads 1x.
+TEST(LiveMonitor, TheLiveRateCountsAStallInProgressByItsAge) {
+  LiveMonitor m(2, {}, 3);
+  for (int i = 0; i < 20; ++i) Iter(&m, i, 10 * i, 0.5);  // 1 GB/s, an iteration every 10 ms
+  m.EndBaseline();
+  ASSERT_TRUE(m.baseline_median().has_value());
+  // Between healthy iterations: the rate is the baseline's.
+  EXPECT_NEAR(*m.LiveBusbw(milliseconds(191)) / *m.baseline_median(), 1.0, 0.01);
+  // 3 s since the last iteration ended, none completed: slow now.
+  const double during = *m.LiveBusbw(milliseconds(190 + 3000));
+  EXPECT_LT(during / *m.baseline_median(), 0.01) << during;
+  EXPECT_NEAR(*m.RecentBusbw() / *m.baseline_median(), 1.0, 0.01);  // what it showed before
+  // The stall's iteration completes: the line shows it time-weighted.
+  Iter(&m, 20, 190 + 3000, 2999.5);
+  EXPECT_LT(*m.LiveBusbw(milliseconds(190 + 3001)) / *m.baseline_median(), 0.01);
+}
+
 }  // namespace
 }  // namespace fdrill

@@ -622,5 +622,41 @@ TEST(DrillBadInput, ADuplicateKeyOrAnOutOfRangeNumberExits2WithFileAndLine) {
   }
 }
 
+// Issue 49: a partition from a prefix holding the management network, a
+// name that would leave runs/, refused by validate, plan and run alike
+// (exit 2, file:line) before anything is touched; an unknown subcommand
+// and a log level fdrill does not have are named.
+TEST(DrillBadInput, APrefixHoldingTheManagementNetworkOrAPathInTheNameExits2) {
+  const std::string drill =
+      "name: cut\nfabric: {emulated: {nodes: 4}}\nphases:\n  - name: hit\n    duration: 2s\n"
+      "    faults:\n      - kind: link_partition\n        node: n1\n"
+      "        params: {peers: [0.0.0.0/0]}\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {drill,
+       ":9:25: fault hit-link_partition: params.peers 0.0.0.0/0 holds addresses of the "
+       "emulated fabric's management network 198.19.0.0/24"},
+      {"name: \"../../../../elsewhere/escaped\"\n" + drill.substr(drill.find('\n') + 1),
+       ":1:7: name: \"../../../../elsewhere/escaped\" holds a path separator"}};
+  for (const auto& [text, error] : cases) {
+    fs::path p = fs::temp_directory_path() / ("fdrill-guard-" + std::to_string(getpid()) + ".yaml");
+    std::ofstream(p) << text;
+    for (const char* verb : {"validate", "plan", "run"}) {
+      auto r = Fdrill({verb, p.string()});
+      EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
+      EXPECT_NE(r.err.find(p.string() + error), std::string::npos) << verb << ": " << r.err;
+    }
+    fs::remove(p);
+  }
+  EXPECT_FALSE(fs::exists("/elsewhere/escaped"));
+  auto typo = Fdrill({"valdate", "x.yaml"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("\"valdate\" is not a subcommand; did you mean \"validate\"?"),
+            std::string::npos)
+      << typo.err;
+  auto level = Fdrill({"--log-level", "verbose", "injectors"});
+  EXPECT_EQ(level.exit_code, 2);
+  EXPECT_NE(level.err.find("verbose"), std::string::npos) << level.err;
+}
+
 }  // namespace
 }  // namespace fdrill

@@ -261,6 +261,30 @@ TEST(DrillAnalysis, LinkDownStallsOneIterationAcrossTheWholeWindow) {
   EXPECT_EQ(s.verdict, Verdict::kFail);
 }
 
+// Issue 49: a phase's slowdown was a median over its iterations, so a
+// stall (few, long iterations) hardly moved it: the quickstart's flap read
+// 1.24x for the phase and 210x for the fault. Now both are time-weighted:
+// the 3 s stall counts for its length, the median stays a column of its own.
+TEST(DrillAnalysis, APhasesSlowdownCountsAStallForItsWholeLength) {
+  SyntheticRun run = SyntheticRun::Standard();
+  run.stalls.push_back({.at_s = 16.0, .until_s = 19.0});
+  Summary s = AnalyzeRun(run);
+  auto phase = std::find_if(s.phases.begin(), s.phases.end(),
+                            [](const PhaseStats& p) { return p.name == "slow-link"; });
+  ASSERT_NE(phase, s.phases.end());
+  ASSERT_TRUE(phase->slowdown && phase->busbw_gbps_p50 && phase->busbw_gbps_mean);
+  // The median over iterations sees ~33 healthy ones and one slow one.
+  EXPECT_NEAR(*s.baseline.busbw_median / *phase->busbw_gbps_p50, 1.0, 0.03);
+  // Time-weighted: ~3 of the phase's 5 s moved one iteration's bytes.
+  EXPECT_GT(*phase->slowdown, 2.0) << *phase->slowdown;
+  EXPECT_LT(*phase->busbw_gbps_mean, 0.5 * *phase->busbw_gbps_p50);
+  // The phase and the fault over the same window agree.
+  ASSERT_TRUE(s.faults[0].slowdown.has_value());
+  EXPECT_NEAR(*phase->slowdown, *s.faults[0].slowdown, 0.02 * *s.faults[0].slowdown);
+  // An untouched phase reads 1.00.
+  EXPECT_NEAR(*s.phases.front().slowdown, 1.0, 0.02);
+}
+
 // Regression (quickstart on the emulated fabric: a 3.35 s link-down stall
 // reported slowdown 1.05): an iteration that finishes normally just after the
 // apply must not stand for the whole window.

@@ -86,6 +86,38 @@ TEST(FabricMap, TheHeatMapHasARowPerLinkRedWhereCountersRoseAndTheFaultWindow) {
   EXPECT_NE(svg.find("(10 % of its baseline)"), std::string::npos);
 }
 
+// Issue 49: the heat map was red almost everywhere, baseline included,
+// "error counters rose", because TCP retransmissions counted as error
+// evidence. They are their own class now, judged against the link's
+// baseline share: a steady trickle is blue, a share that rose is amber,
+// and red is kept for a counter that really rose.
+TEST(FabricMap, RetransmissionsAreTheirOwnEvidenceJudgedAgainstTheBaselineShare) {
+  SyntheticRun run = SyntheticRun::Standard();
+  for (int t = 0; t <= 40; ++t) {
+    for (int n = 0; n < 4; ++n) {
+      // 1 GB/s each; 100 segments a second retransmitted (0.014 % of it),
+      // n3 100 times that from 25 to 30 s.
+      const double burst = n == 3 ? 9900.0 * std::clamp(t - 25, 0, 5) : 0;
+      run.AddEvent(t + 0.01 * n, "counters",
+                   {{"node", "n" + std::to_string(n)},
+                    {"counters",
+                     {{"fab0.tx_bytes", 1e9 * t}, {"fab0.tcp_retrans_segs", 100.0 * t + burst}}}});
+    }
+  }
+  TempDir dir;
+  run.WriteTo(dir.path());
+  Result<RunData> data = LoadRunDir(dir.path().string());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Summary s = Analyze(*data);
+  const std::string svg = RenderHeatMap(s, CounterIndex(data->events), 0, 41);
+  EXPECT_EQ(ParseXml(svg).error, "") << svg;
+  EXPECT_EQ(svg.find("#dc2626"), std::string::npos) << "red where no error counter rose";
+  EXPECT_EQ(svg.find("error counters rose"), std::string::npos);
+  EXPECT_EQ(svg.find("fill=\"#d97706\"><title>n0 fab0"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("fill=\"#d97706\"><title>n3 fab0 26.0"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("TCP retransmitted more than in its baseline"), std::string::npos);
+}
+
 // A leaf/spine fabric: the spine above the leaves, its downlinks grey and
 // dashed (no counters), each node link to the leaf its port is cabled to.
 TEST(FabricMap, LeavesAndASpineAreDrawnWithTheirCabling) {

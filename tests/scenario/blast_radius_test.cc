@@ -353,7 +353,7 @@ std::string SwitchDrill(const std::string& sw, const std::string& port, const st
 
 TEST_F(BlastRadiusTest, ASwitchPortReachesTheNodesBehindIt) {
   auto reach = [&](const std::string& sw, const std::string& port) {
-    auto s = Load(SwitchDrill(sw, port, "{max_rails: 1}"));
+    auto s = Load(SwitchDrill(sw, port, "{max_rails: 1, max_nodes: 8}"));
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? FootprintOf(s->phases[1].faults[0], &*s->topology) : Footprint{};
   };
@@ -373,6 +373,24 @@ TEST_F(BlastRadiusTest, ASwitchPortReachesTheNodesBehindIt) {
   const std::string e = ErrorOf(SwitchDrill("rail0-leaf1", "up0", "{max_nodes: 2}"));
   EXPECT_NE(e.find("blast_radius.max_nodes 2"), std::string::npos) << e;
   EXPECT_NE(e.find("n4, n5, n6 and n7"), std::string::npos) << e;
+}
+
+// Issue 49: a leaf with four nodes behind it taken down passed "at most 1
+// node faulted" while the plan said "largest at once: 4 nodes": two
+// settings that counted differently. Now one limit, the default 1 included.
+TEST_F(BlastRadiusTest, ALeafDownCountsItsNodesAgainstTheDefaultLimit) {
+  const std::string e = ErrorOf(SwitchDrill("rail0-leaf1", "up0", "{max_rails: 1}"));
+  EXPECT_NE(e.find("safety.max_faulted_nodes 1 (the default)"), std::string::npos) << e;
+  EXPECT_NE(e.find("n4, n5, n6 and n7"), std::string::npos) << e;
+  EXPECT_NE(e.find("a switch counts every node behind it"), std::string::npos) << e;
+  std::string raised = SwitchDrill("rail0-leaf1", "up0", "{max_rails: 1}");
+  raised.insert(raised.find("safety:\n") + 8, "  max_faulted_nodes: 4\n");
+  auto s = Load(raised);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  // Two names, one limit: given both, the stricter holds.
+  std::string both = SwitchDrill("rail0-leaf1", "up0", "{max_nodes: 8}");
+  both.insert(both.find("safety:\n") + 8, "  max_faulted_nodes: 2\n");
+  EXPECT_NE(ErrorOf(both).find("blast_radius.max_nodes 2"), std::string::npos) << ErrorOf(both);
 }
 
 TEST_F(BlastRadiusTest, TheHardwareFlapDrillIsBoundedToOneRail) {

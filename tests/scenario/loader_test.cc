@@ -120,7 +120,10 @@ TEST(ScenarioLoader, TimelineAndSafetyRules) {
       kGood, "        params: {interface: fab0, rate: 100mbit}",
       "        params: {interface: fab0, rate: 100mbit}\n"
       "      - kind: link_flap\n        node: n2\n        params: {interface: fab0, down: 1s}"));
-  EXPECT_NE(two.find("max_faulted_nodes (the blast radius) allows 1"), std::string::npos) << two;
+  EXPECT_NE(two.find("safety.max_faulted_nodes 1 (the default): at t=5s (phase hit +0s) faults "
+                     "hit-link_rate and hit-link_flap1 are in force on nodes n1 and n2 (2 nodes)"),
+            std::string::npos)
+      << two;
   std::string lease = ErrorOf(std::string(kGood) + "safety: {lease_ttl: 1s, lease_renew: 1s}\n");
   EXPECT_NE(lease.find("lease_renew"), std::string::npos) << lease;
   std::string yaml = ErrorOf("name: [unclosed\n");
@@ -170,15 +173,18 @@ TEST(ScenarioLoader, EmulatedShapesThatCannotBeBuiltNameTheKey) {
             std::string::npos);
 }
 
-// A fault on a switch port of the emulated fabric: 8 nodes x 2 rails x 2 leaves.
+// A fault on a switch port of the emulated fabric: 8 nodes x 2 rails x 2 leaves
+// (a leaf's uplink reaches its 4 nodes: the blast radius allows them).
 std::string SwitchDrill(const std::string& fault) {
   return Replace(
-      Replace(kGood, "emulated: {nodes: 4}",
-              "emulated: {nodes: 8, rails: 2, leaves: 2, oversubscription: 2, port_rate: 1gbit}\n"
-              "topology: emulated"),
-      "      - kind: link_rate\n        node: n1\n        params: {interface: fab0, rate: "
-      "100mbit}",
-      fault);
+             Replace(kGood, "emulated: {nodes: 4}",
+                     "emulated: {nodes: 8, rails: 2, leaves: 2, oversubscription: 2, port_rate: "
+                     "1gbit}\n"
+                     "topology: emulated"),
+             "      - kind: link_rate\n        node: n1\n        params: {interface: fab0, rate: "
+             "100mbit}",
+             fault) +
+         "safety: {max_faulted_nodes: 4}\n";
 }
 
 TEST(ScenarioLoader, SwitchFaultsNameASwitchOfTheMapAndOneOfItsPorts) {

@@ -53,8 +53,9 @@ TEST(ScenarioSchema, HostlistNodeSelectsSeveralNodesOneFaultEach) {
 
 TEST(ScenarioSchema, BlastRadiusCountsExpandedNodes) {
   std::string e = ErrorOf(Replace(kBase, "node: n1", "node: n[1-3]"));
-  EXPECT_EQ(e.rfind("drill.yaml:10:7: phase hit faults 3 nodes; safety.max_faulted_nodes (the "
-                    "blast radius) allows 1",
+  EXPECT_EQ(e.rfind("drill.yaml:10:9: safety.max_faulted_nodes 1 (the default): at t=5s (phase "
+                    "hit +0s) faults hit-link_rate@n1, hit-link_rate@n2 and hit-link_rate@n3 are "
+                    "in force on nodes n1, n2 and n3 (3 nodes)",
                     0),
             0u)
       << e;

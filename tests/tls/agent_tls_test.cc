@@ -383,7 +383,11 @@ TEST_F(AgentTlsTest, AFrameNestedPastTheLimitFromAnObserverIsRefusedAndTheAgentS
   ASSERT_TRUE(Ok(controller->Call("apply", ApplyBody())));
   for (int i = 0; i < 8; ++i) {  // more than the supervisor's restarts
     auto watcher = ConnectAs("watcher");
-    const std::string body = std::string("{\"v\":1,\"type\":\"hello\",\"id\":1,\"x\":") +
+    // An apply whose params nest 100,000 deep: what the audit writer, which
+    // records params before any role check, once recursed into.
+    const std::string body = std::string(
+                                 "{\"v\":1,\"type\":\"apply\",\"id\":1,\"fault_id\":\"f\",\"kind\":"
+                                 "\"link_rate\",\"params\":") +
                              std::string(100000, '[') + std::string(100000, ']') + "}";
     std::string frame(4, '\0');
     const auto n = static_cast<uint32_t>(body.size());
