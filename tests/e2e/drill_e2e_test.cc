@@ -596,6 +596,22 @@ TEST(DrillBadInput, MissingScenarioFileAndUnknownKeyExit2) {
   EXPECT_NE(typo.err.find("did you mean \"duration\""), std::string::npos) << typo.err;
 }
 
+// Each (scenario text, error) refused by validate, plan and run alike:
+// exit 2, and the error names the file followed by `error` (its line).
+void ExpectEveryVerbRefuses(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [text, error] : cases) {
+    fs::path p =
+        fs::temp_directory_path() / ("fdrill-refused-" + std::to_string(getpid()) + ".yaml");
+    std::ofstream(p) << text;
+    for (const char* verb : {"validate", "plan", "run"}) {
+      auto r = Fdrill({verb, p.string()});
+      EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
+      EXPECT_NE(r.err.find(p.string() + error), std::string::npos) << verb << ": " << r.err;
+    }
+    fs::remove(p);
+  }
+}
+
 // Issue 21: a duplicated key and a number out of range are refused by
 // validate, plan and run alike, with exit 2 and the file:line, before
 // anything is touched.
@@ -609,17 +625,7 @@ TEST(DrillBadInput, ADuplicateKeyOrAnOutOfRangeNumberExits2WithFileAndLine) {
               "          rate: 99999999tbit\n",
        ":11:17: fault hit-link_rate: params.rate: rate \"99999999tbit\" is out of range: "
        "accepted 8kbit..10tbit"}};
-  for (const auto& [text, error] : cases) {
-    fs::path p =
-        fs::temp_directory_path() / ("fdrill-strict-" + std::to_string(getpid()) + ".yaml");
-    std::ofstream(p) << text;
-    for (const char* verb : {"validate", "plan", "run"}) {
-      auto r = Fdrill({verb, p.string()});
-      EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
-      EXPECT_NE(r.err.find(p.string() + error), std::string::npos) << verb << ": " << r.err;
-    }
-    fs::remove(p);
-  }
+  ExpectEveryVerbRefuses(cases);
 }
 
 // Issue 49: a partition from a prefix holding the management network, a
@@ -637,16 +643,7 @@ TEST(DrillBadInput, APrefixHoldingTheManagementNetworkOrAPathInTheNameExits2) {
        "emulated fabric's management network 198.19.0.0/24"},
       {"name: \"../../../../elsewhere/escaped\"\n" + drill.substr(drill.find('\n') + 1),
        ":1:7: name: \"../../../../elsewhere/escaped\" holds a path separator"}};
-  for (const auto& [text, error] : cases) {
-    fs::path p = fs::temp_directory_path() / ("fdrill-guard-" + std::to_string(getpid()) + ".yaml");
-    std::ofstream(p) << text;
-    for (const char* verb : {"validate", "plan", "run"}) {
-      auto r = Fdrill({verb, p.string()});
-      EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
-      EXPECT_NE(r.err.find(p.string() + error), std::string::npos) << verb << ": " << r.err;
-    }
-    fs::remove(p);
-  }
+  ExpectEveryVerbRefuses(cases);
   EXPECT_FALSE(fs::exists("/elsewhere/escaped"));
   auto typo = Fdrill({"valdate", "x.yaml"});
   EXPECT_EQ(typo.exit_code, 2);
