@@ -84,6 +84,7 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
   std::vector<const Iteration*> in;
   auto named = std::find_if(phases.begin(), phases.end(),
                             [](const PhaseStats& p) { return p.name == "baseline"; });
+  b.learned = named == phases.end();
   if (named == phases.end() && !phases.empty()) named = phases.begin();
   if (named != phases.end()) {
     b.phase = named->name;
@@ -117,6 +118,24 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
   }
   b.mad = MedianAbsoluteDeviation(busbw);
   if (b.busbw_median && b.mad) b.band_low = BandLow(*b.busbw_median, *b.mad, options);
+  if (b.learned && b.band_low) {
+    // The reference is the healthy rate: what fell below the band in a
+    // learned baseline is what the drill is looking for, not the baseline.
+    double healthy_time = 0, healthy = 0, healthy_span = 0;
+    for (const Iteration* it : in) {
+      const double d = it->end_s - it->start_s;
+      if (d <= 0 || it->busbw_gbps < *b.band_low) continue;
+      healthy_time += d;
+      healthy += d * it->busbw_gbps;
+    }
+    if (healthy_time > 0 && healthy > 0) b.busbw_mean = healthy / healthy_time;
+    // The wall-clock rate keeps the gaps between iterations: scaled by the
+    // healthy share of the time the iterations took.
+    if (time > 0 && b.progress_gbps && healthy_time > 0) {
+      healthy_span = (in.back()->end_s - in.front()->start_s) * healthy_time / time;
+      if (healthy_span > 0) b.progress_gbps = healthy / healthy_span;
+    }
+  }
   return b;
 }
 

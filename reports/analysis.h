@@ -88,7 +88,9 @@ double CounterIncrease(const std::vector<std::pair<double, double>>& series, dou
 std::vector<CounterDelta> CounterDeltas(const std::vector<Event>& events,
                                         const std::vector<PhaseStats>& phases);
 
-// Anomalies: maximal runs of consecutive iterations after the baseline, of
+// Anomalies: maximal runs of consecutive iterations after the baseline (and,
+// when the baseline was learned from a phase of the drill's own — no phase
+// named baseline — inside it, against a rolling band), of
 // one launch of the job, each below the baseline band and none overlapping
 // what a scheduled fault explains (its apply - 0.5 s to its recovery + 1 s,
 // or to the next fault's apply when it never recovered) or a restart (its

@@ -120,7 +120,8 @@ std::string RenderSummaryJson(const Summary& s) {
                    {"busbw_mean", Number(s.baseline.busbw_mean)},
                    {"progress_gbps", Number(s.baseline.progress_gbps)},
                    {"mad", Number(s.baseline.mad)},
-                   {"band_low", Number(s.baseline.band_low)}};
+                   {"band_low", Number(s.baseline.band_low)},
+                   {"learned", s.baseline.learned}};
   j["ettr"] = Number(s.ettr);
   if (!s.workloads.empty()) {
     Json per = Json::object();

@@ -58,6 +58,12 @@ struct Baseline {
   std::optional<double> progress_gbps;
   std::optional<double> mad;
   std::optional<double> band_low;
+  // No phase is named "baseline": the band was learned from a phase the
+  // drill also measures (a burn-in's one long phase). Its busbw_mean and
+  // progress_gbps then count only the iterations inside its band, so a
+  // degradation in it does not lower the reference, and anomalies are
+  // looked for inside it too, against a rolling band (reports/anomalies.cc).
+  bool learned = false;
 };
 
 // One rank while a fault was on: medians over the slowdown's iterations.

@@ -257,7 +257,7 @@ fabric:
   emulated: {nodes: 8, rails: 2, leaves: 2, port_rate: 500mbit, oversubscription: 2}
 topology: emulated
 workload: {size: 64K}
-safety: {lease_ttl: 3s, lease_renew: 500ms}
+safety: {lease_ttl: 3s, lease_renew: 500ms, max_faulted_nodes: 4}
 phases:
   - name: baseline
     duration: 2s

@@ -19,6 +19,7 @@ namespace fdrill {
 namespace {
 
 using reports_test::AnalyzeRun;
+using reports_test::kBaselineGbps;
 using reports_test::SyntheticRun;
 using reports_test::TempDir;
 
@@ -651,6 +652,39 @@ TEST(Anomalies, AFaultFreeDrillHasNone) {
   Summary s = AnalyzeRun(run);
   EXPECT_TRUE(s.anomalies.empty());
   EXPECT_TRUE(s.faults.empty());
+}
+
+// Issue 49: a burn-in's shape, one 40 s phase and no fault of its own, a
+// link slowed behind its back for 6 s: the drill said pass, slowdown 1.0,
+// no anomaly. With no phase named baseline the band is learned (its
+// reference counts only the iterations inside the band), anomalies are
+// looked for inside it against a rolling band, and the phase's
+// time-weighted slowdown shows the degradation.
+TEST(Anomalies, ADegradationInADrillWithNoBaselinePhaseIsFoundAndNamed) {
+  SyntheticRun run = SyntheticRun::Standard();
+  for (const char* type : {"fault_apply", "fault_applied", "fault_revert", "fault_reverted",
+                           "phase_start", "phase_end"}) {
+    run.DropEvents(type);
+  }
+  run.AddEvent(0.5, "phase_start", {{"phase", "soak"}});
+  run.AddEvent(run.end_s + 0.5, "phase_end", {{"phase", "soak"}});
+  run.slow.push_back({.from_s = 22.0, .to_s = 28.0, .factor = 3.0, .culprit_node = "n0"});
+  AddShaperCounters(run, 22, 28);
+  Summary s = AnalyzeRun(run);
+  EXPECT_TRUE(s.baseline.learned);
+  ASSERT_EQ(s.anomalies.size(), 1u) << "no anomaly in a one-phase drill";
+  const Anomaly& a = s.anomalies[0];
+  EXPECT_NEAR(a.start_s, 22.0, 0.2);
+  EXPECT_NEAR(a.end_s, 28.0, 0.3);
+  EXPECT_EQ(a.culprit.element, "link n1 fab0");
+  ASSERT_TRUE(a.slowdown.has_value());
+  EXPECT_NEAR(*a.slowdown, 3.0, 0.15);
+  // The phase: 6 s of 40 at a third of the rate, time-weighted: 10 / 9.0.
+  ASSERT_EQ(s.phases.size(), 1u);
+  ASSERT_TRUE(s.phases[0].slowdown.has_value());
+  EXPECT_NEAR(*s.phases[0].slowdown, 1.11, 0.03) << *s.phases[0].slowdown;
+  // The reference is the healthy rate.
+  EXPECT_NEAR(*s.baseline.busbw_mean, kBaselineGbps, 0.03 * kBaselineGbps);
 }
 
 // A live culprit names a switch port's fault when it names either end of
