@@ -409,11 +409,11 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
   auto limits = LeaseLimits::FromJson(req.value(proto::key::kLimits, Json()));
   if (!limits.ok()) return limits.status();
   const auto now = clock_.Now();
-  const bool live = lease_.held() && !lease_.Lapsed(now);
-  const bool lapsed = lease_.Lapsed(now);
+  const bool lapsed = lease_.Lapsed(now);  // held, and past its deadline
+  const bool live = lease_.held() && !lapsed;
   renewal_ = live && lease_.owner() == caller.subject && lease_.drill() == drill;
   // A lapse Tick has not seen yet is handled first, as Tick would.
-  if (lease_.Lapsed(now)) LapseLease();
+  if (lapsed) LapseLease();
   // A renewal renews a live lease, never takes one: one sent before a
   // management cut and delivered after the lapse would otherwise take the
   // node back before the controller has heard of the lapse. A new acquire

@@ -40,6 +40,15 @@ size_t SequenceAt(std::string_view s, size_t i) {
 
 }  // namespace
 
+size_t FirstInvalidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = SequenceAt(text, i);
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 std::string ValidUtf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -76,6 +85,7 @@ Json ParseOutsideJson(std::string_view text) {
 }
 
 int JsonDepth(const Json& j, int cap) {
+  if (!j.is_structured()) return 0;  // most of an audit line's fields: no stack to build
   int deepest = 0;
   std::vector<std::pair<const Json*, int>> stack = {{&j, 0}};
   while (!stack.empty()) {

@@ -30,6 +30,10 @@ using Json = nlohmann::json;
 // point past U+10FFFF) replaced by U+FFFD. Valid text comes back unchanged.
 std::string ValidUtf8(std::string_view text);
 
+// The offset of the first byte of `text` that starts no well-formed UTF-8
+// sequence (as ValidUtf8 judges it), or npos when it is all valid.
+size_t FirstInvalidUtf8(std::string_view text);
+
 // The last `max_bytes` (or fewer) of `text`, starting on a character
 // boundary: a tail cut inside a multi-byte character drops its
 // continuation bytes rather than leaving them invalid.

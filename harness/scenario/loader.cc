@@ -15,6 +15,7 @@
 #include "harness/core/did_you_mean.h"
 #include "harness/core/expectable_metrics.h"
 #include "harness/core/files.h"
+#include "harness/core/json.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/yaml_errors.h"
@@ -52,29 +53,8 @@ Result<Scenario> Loader::Load(const std::string& text) {
   }
 }
 
-// The offset of the first byte that is not part of valid UTF-8, or npos.
-// Scenario strings travel as JSON (plan.json, the wire), which must be UTF-8.
-size_t FirstInvalidUtf8(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t len = c < 0x80           ? 1
-                 : (c >> 5) == 0x6  ? 2
-                 : (c >> 4) == 0xE  ? 3
-                 : (c >> 3) == 0x1E ? 4
-                                    : 0;
-    if (len == 0 || i + len > text.size()) return i;
-    for (size_t k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
-    }
-    // Overlong two-byte forms (C0, C1) and code points past U+10FFFF.
-    if (c == 0xC0 || c == 0xC1 || c > 0xF4) return i;
-    i += len;
-  }
-  return std::string::npos;
-}
-
 Result<Scenario> Loader::LoadChecked(const std::string& text) {
+  // Scenario strings travel as JSON (plan.json, the wire), which must be UTF-8.
   if (size_t bad = FirstInvalidUtf8(text); bad != std::string::npos) {
     const size_t line_start = text.rfind('\n', bad == 0 ? 0 : bad - 1);
     const size_t line =
