@@ -267,7 +267,14 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
                        ") holds no iteration: slowdown and recovery cannot be measured");
   }
   const int window = options.recovery_window_iters.value_or(run.plan.recovery_window_iters);
-  s.faults = AnalyzeFaults(run.events, series, s.baseline, window, &s.errors, run.switches);
+  s.faults =
+      AnalyzeFaults(run.events, series, s.baseline, window, &s.errors, run.switches, &s.compound);
+  for (const FaultStats& f : s.faults) {
+    if (f.lost_gpu_s) s.lost_gpu_s = s.lost_gpu_s.value_or(0) + *f.lost_gpu_s;
+  }
+  for (const CompoundWindow& w : s.compound) {
+    if (w.lost_gpu_s) s.lost_gpu_s = s.lost_gpu_s.value_or(0) + *w.lost_gpu_s;
+  }
   s.anomalies = FindAnomalies(run.events, series, s.baseline, s.faults, run.switches);
   AddDetectors(run.events, &s.faults);
   AddJobOutcomes(run.events, series, run.plan.predicted_job, &s.faults);

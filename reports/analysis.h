@@ -46,7 +46,9 @@ Baseline ComputeBaseline(const std::vector<PhaseStats>& phases,
 double BandLow(double median, double mad, const AnalysisOptions& options = {});
 
 // One FaultStats per fault_applied event, in timeline order; a fault_reverted
-// pairs with the latest unreverted application of its id. Problems (an apply
+// pairs with the latest unreverted application of its id. Faults in force
+// together are measured as reports/compound.h says, their compound windows
+// in *COMPOUND when given. Problems (an apply
 // never confirmed, a fault never reverted) are appended to *errors.
 // SWITCHES (inventory.json's cabling; empty on a real cluster): a live
 // culprit at either end of a faulted cable names the fault.
@@ -54,7 +56,12 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
                                       const std::vector<Iteration>& series,
                                       const Baseline& baseline, int recovery_window_iters,
                                       std::vector<std::string>* errors,
-                                      const std::vector<InventorySwitch>& switches = {});
+                                      const std::vector<InventorySwitch>& switches = {},
+                                      std::vector<CompoundWindow>* compound = nullptr);
+
+// Per rank, the medians of time_ms and wait_ms over IN, appended to
+// f->ranks by rank.
+void BreakDownRanks(const std::vector<const Iteration*>& in, FaultStats* f);
 
 // Which iterations redo a step an earlier launch of the job completed (a
 // relaunch resuming from its checkpoint): aligned with SERIES.

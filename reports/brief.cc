@@ -1,6 +1,7 @@
 #include "reports/brief.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "reports/cell_text.h"
 
@@ -27,15 +28,30 @@ std::string BriefText(const Summary& s, const std::string& dir) {
                        *s.baseline.busbw_median, s.baseline.count);
   }
   if (!s.faults.empty()) {
-    out += fmt::format("  {:<16} {:<14} {:<6} {:>9} {:>15}  {}\n", "fault", "kind", "node",
+    out += fmt::format("  {:<16} {:<14} {:<6} {:>16} {:>15}  {}\n", "fault", "kind", "node",
                        "slowdown", "recovered in", "culprit");
     for (const FaultStats& f : s.faults) {
       std::string recovered = f.job_failed_after_s
                                   ? fmt::format("job failed {:.1f} s", *f.job_failed_after_s)
                                   : Seconds(f.time_to_recover_s);
-      out += fmt::format("  {:<16} {:<14} {:<6} {:>9} {:>15}  {}\n", f.id, f.kind, f.node,
-                         Times(f.slowdown), recovered,
-                         f.localisation ? f.localisation->element : std::string(kNoValue));
+      // Overlapped: "alone" marks numbers from its time alone, "shared"
+      // the compound window's (listed below).
+      std::string slowdown = Times(f.slowdown);
+      if (f.measured_over == "alone") slowdown += " alone";
+      if (f.measured_over == "compound") slowdown += " shared";
+      out +=
+          fmt::format("  {:<16} {:<14} {:<6} {:>16} {:>15}  {}\n", f.id, f.kind, f.node, slowdown,
+                      recovered, f.localisation ? f.localisation->element : std::string(kNoValue));
+    }
+    for (const CompoundWindow& w : s.compound) {
+      std::string shares;
+      for (const FaultShare& sh : w.shares) {
+        if (sh.share) shares += fmt::format(", {} {:.0f} %", sh.fault, 100 * *sh.share);
+      }
+      out += fmt::format("  in force together {:.1f}-{:.1f} s: {} — {} shared{}{}\n", w.start_s,
+                         w.end_s, fmt::format("{}", fmt::join(w.faults, " + ")), Times(w.slowdown),
+                         w.lost_gpu_s ? fmt::format(", {:.1f} lost GPU·s", *w.lost_gpu_s) : "",
+                         shares);
     }
   }
   if (s.residue_checked) {

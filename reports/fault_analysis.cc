@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "reports/analysis.h"
+#include "reports/compound.h"
 #include "reports/localise.h"
 #include "reports/stats.h"
 
@@ -25,25 +26,6 @@ std::string Describe(const FaultStats& f) {
   std::string what = f.kind;
   if (!f.node.empty()) what += (what.empty() ? "on " : " on ") + f.node;
   return what.empty() ? "fault " + f.id : fmt::format("fault {} ({})", f.id, what);
-}
-
-// Per rank, the medians of time_ms and wait_ms over `in`, by rank.
-void BreakDownRanks(const std::vector<const Iteration*>& in, FaultStats* f) {
-  std::map<int, std::vector<double>> times, waits;
-  std::map<int, std::string> nodes;
-  for (const Iteration* it : in) {
-    for (const RankSample& r : it->ranks) {
-      times[r.rank].push_back(r.time_ms);
-      waits[r.rank].push_back(r.wait_ms);
-      nodes[r.rank] = r.node;
-    }
-  }
-  for (auto& [rank, samples] : times) {
-    f->ranks.push_back({.rank = rank,
-                        .node = nodes[rank],
-                        .time_ms_p50 = Median(std::move(samples)).value_or(0),
-                        .wait_ms_p50 = Median(std::move(waits[rank])).value_or(0)});
-  }
 }
 
 // The localisation over the fault's window against the baseline's span,
@@ -155,6 +137,24 @@ void Measure(const std::vector<Iteration>& series, const std::vector<bool>& redo
 
 }  // namespace
 
+void BreakDownRanks(const std::vector<const Iteration*>& in, FaultStats* f) {
+  std::map<int, std::vector<double>> times, waits;
+  std::map<int, std::string> nodes;
+  for (const Iteration* it : in) {
+    for (const RankSample& r : it->ranks) {
+      times[r.rank].push_back(r.time_ms);
+      waits[r.rank].push_back(r.wait_ms);
+      nodes[r.rank] = r.node;
+    }
+  }
+  for (auto& [rank, samples] : times) {
+    f->ranks.push_back({.rank = rank,
+                        .node = nodes[rank],
+                        .time_ms_p50 = Median(std::move(samples)).value_or(0),
+                        .wait_ms_p50 = Median(std::move(waits[rank])).value_or(0)});
+  }
+}
+
 std::vector<bool> RedoneIterations(const std::vector<Iteration>& series) {
   // The highest step each launch completed; a later launch's step at or
   // below the highest of every launch before it is done again.
@@ -209,7 +209,8 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
                                       const std::vector<Iteration>& series,
                                       const Baseline& baseline, int recovery_window_iters,
                                       std::vector<std::string>* errors,
-                                      const std::vector<InventorySwitch>& switches) {
+                                      const std::vector<InventorySwitch>& switches,
+                                      std::vector<CompoundWindow>* compound) {
   const std::vector<bool> redone = RedoneIterations(series);
   const CounterIndex counters(events);
   std::vector<FaultStats> faults;
@@ -225,8 +226,12 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
       requested[e.id] = &e;
     } else if (e.type == "fault_applied") {
       requested.erase(e.id);
-      faults.push_back(
-          {.id = e.id, .kind = e.kind, .node = e.node, .target = e.target, .applied_at_s = e.t});
+      faults.push_back({.id = e.id,
+                        .kind = e.kind,
+                        .node = e.node,
+                        .target = e.target,
+                        .scope = e.scope,
+                        .applied_at_s = e.t});
       open[e.id].push_back(faults.size() - 1);
       if (e.verified == false) errors->push_back(Describe(faults.back()) + ": apply not verified");
     } else if (e.type == "fault_reverted") {
@@ -254,12 +259,14 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
   std::vector<std::pair<double, size_t>> applies;
   for (size_t i = 0; i < faults.size(); ++i) applies.push_back({faults[i].applied_at_s, i});
   std::sort(applies.begin(), applies.end());
+  std::vector<double> bounds;
   for (size_t i = 0; i < faults.size(); ++i) {
     FaultStats& f = faults[i];
     if (!f.reverted_at_s) {
       errors->push_back(Describe(f) + ": never reverted (no fault_reverted event)");
     }
     const double bound = NextFaultAfter(faults, applies, i);
+    bounds.push_back(bound);
     Measure(series, redone, baseline, recovery_window_iters, bound, &f);
     LocaliseFault(counters, series, baseline, bound, switches, &f);
     if (auto named = culprits.find(f.id); named != culprits.end()) {
@@ -277,6 +284,9 @@ std::vector<FaultStats> AnalyzeFaults(const std::vector<Event>& events,
       }
     }
   }
+  std::vector<CompoundWindow> windows = AttributeOverlaps(
+      counters, series, baseline, recovery_window_iters, bounds, switches, &faults);
+  if (compound != nullptr) *compound = std::move(windows);
   return faults;
 }
 

@@ -85,7 +85,12 @@ Json Fault(const FaultStats& f) {
             {"culprit", f.culprit ? Json(*f.culprit) : Json(nullptr)},
             {"culprit_rank", f.culprit_rank ? Json(*f.culprit_rank) : Json(nullptr)},
             {"localisation", CulpritJson(f.localisation)},
-            {"time_to_localise_s", Number(f.time_to_localise_s)}};
+            {"time_to_localise_s", Number(f.time_to_localise_s)},
+            {"measured_over", f.measured_over},
+            {"overlapped_with", f.overlapped_with},
+            {"alone_s", Number(f.alone_s)},
+            {"applied_under_another", f.applied_under_another},
+            {"reverted_under_another", f.reverted_under_another}};
   Json detectors = Json::array();
   for (const Detection& d : f.detectors) {
     detectors.push_back(
@@ -141,6 +146,25 @@ std::string RenderSummaryJson(const Summary& s) {
   for (const PhaseStats& p : s.phases) j["phases"].push_back(Phase(p));
   j["faults"] = Json::array();
   for (const FaultStats& f : s.faults) j["faults"].push_back(Fault(f));
+  j["lost_gpu_s"] = Number(s.lost_gpu_s);
+  j["compound_windows"] = Json::array();
+  for (const CompoundWindow& w : s.compound) {
+    Json culprits = Json::array();
+    for (const Culprit& c : w.culprits) culprits.push_back(CulpritJson(c));
+    Json shares = Json::object();
+    for (const FaultShare& sh : w.shares) shares[sh.fault] = Number(sh.share);
+    j["compound_windows"].push_back(
+        {{"faults", w.faults},
+         {"start_s", Number(w.start_s)},
+         {"end_s", Number(w.end_s)},
+         {"together_s", Number(w.together_s)},
+         {"slowdown", Number(w.slowdown)},
+         {"stall_ms", Number(w.stall_ms)},
+         {"lost_gpu_s", Number(w.lost_gpu_s)},
+         {"culprits", std::move(culprits)},
+         {"share_basis", w.share_basis.empty() ? Json(nullptr) : Json(w.share_basis)},
+         {"shares", std::move(shares)}});
+  }
   j["links"] = Json::array();
   for (const LinkStats& l : s.links) {
     Json phases = Json::array();

@@ -390,4 +390,88 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
   return std::nullopt;
 }
 
+ClassCulprits LocaliseEachClass(const CounterIndex& counters, const std::vector<Iteration>& series,
+                                const LocaliseWindow& w,
+                                const std::vector<InventorySwitch>& switches) {
+  ClassCulprits out;
+  if (!(w.to_s > w.from_s)) return out;
+  const std::vector<Candidate> links = ScoreLinks(counters, w, std::numeric_limits<size_t>::max());
+  const std::optional<RankEvidence> last = LastToArrive(series, w);
+  bool cpu_sampled = false;
+  std::optional<CpuEvidence> starved = StarvedRank(counters, w, &cpu_sampled);
+  if (starved && starved->inside < kMinInside && !(last && last->rank == starved->rank)) {
+    starved.reset();
+  }
+  // The links whose own counters rose; retransmissions alone say what a
+  // node inferred about its whole path, which a stopped rank explains too.
+  std::vector<Candidate> own;
+  for (const Candidate& c : links) {
+    if (!c.retrans_only) own.push_back(c);
+  }
+  if (!own.empty()) {
+    const Candidate& top = own.front();
+    const bool alone = own.size() == 1 || top.score >= 3 * own[1].score;
+    std::optional<SwitchEvidence> sw;
+    if (!alone) sw = WholeSwitch(counters, own, switches);
+    Culprit c;
+    if (sw) {
+      c.element = "switch " + sw->name;
+      c.node = sw->name;
+      c.evidence.push_back(
+          fmt::format("{} cables rose together, every cable of {} that was "
+                      "sampled: {}",
+                      sw->cables.size(), sw->name, fmt::join(sw->cables, ", ")));
+      c.confidence = "high";
+    } else {
+      c.element = "link " + top.node + " " + top.link;
+      c.node = top.node;
+      c.link = top.link;
+      c.link_rises = fmt::format("{}", fmt::join(top.rises, ", "));
+      c.evidence.push_back(top.node + " " + top.link + ": " + c.link_rises);
+      if (!alone) {
+        c.evidence.push_back(
+            fmt::format("also {} {}: {}", own[1].node, own[1].link, fmt::join(own[1].rises, ", ")));
+      }
+      c.confidence = alone ? "high" : "medium";
+    }
+    out.link = std::move(c);
+  } else if (!links.empty() && !starved && !last) {
+    const Candidate& top = links.front();
+    Culprit c;
+    c.element = "link " + top.node + " " + top.link;
+    c.node = top.node;
+    c.link = top.link;
+    c.link_rises = fmt::format("{}", fmt::join(top.rises, ", "));
+    c.evidence.push_back(top.node + " " + top.link + ": " + c.link_rises);
+    c.evidence.push_back("only its TCP retransmissions rose, and no rank stood out");
+    c.confidence = "low";
+    out.link = std::move(c);
+  }
+  if (starved) {
+    Culprit c;
+    c.element = fmt::format("rank {} ({})", starved->rank, starved->node);
+    c.node = starved->node;
+    c.rank = starved->rank;
+    c.evidence.push_back(CpuWords(*starved));
+    const bool agree = last && last->rank == starved->rank;
+    if (last) c.evidence.push_back(RankWords(*last) + (agree ? "" : " — another rank"));
+    c.confidence = agree || starved->share <= 0.7 ? "high" : "medium";
+    out.rank = std::move(c);
+    if (starved->ref_share > 0)
+      out.rank_held = std::max(0.0, 1 - starved->share / starved->ref_share);
+  } else if (last) {
+    Culprit c;
+    c.element = fmt::format("rank {} ({})", last->rank, last->node);
+    c.node = last->node;
+    c.rank = last->rank;
+    c.evidence.push_back(RankWords(*last));
+    c.confidence = last->caused - last->ref_caused >= 100 && last->caused >= 1.5 * last->next
+                       ? "high"
+                       : "medium";
+    out.rank = std::move(c);
+    out.rank_held = std::max(0.0, last->caused - last->ref_caused) / 1000;
+  }
+  return out;
+}
+
 }  // namespace fdrill

@@ -77,6 +77,25 @@ std::optional<Culprit> Localise(const CounterIndex& counters, const std::vector<
                                 const LocaliseWindow& w,
                                 const std::vector<InventorySwitch>& switches = {});
 
+// Each class of evidence on its own over W, for a window several faults
+// share (reports/compound.h): what the links' counters name (the strongest
+// link whose own counters rose, or a whole switch; a link whose
+// retransmissions alone rose only when nothing else did, at low
+// confidence), and what the ranks name (a starved rank, else the rank its
+// peers waited for). Either may be absent.
+struct ClassCulprits {
+  std::optional<Culprit> link;
+  std::optional<Culprit> rank;
+  // The share of W's time the named rank held the job up, beyond the
+  // reference: its CPU time missing against its peers' (1 - share /
+  // ref_share), or, named from the line-up, its peers' extra wait for it
+  // (ms per second / 1000). Null without a rank.
+  std::optional<double> rank_held;
+};
+ClassCulprits LocaliseEachClass(const CounterIndex& counters, const std::vector<Iteration>& series,
+                                const LocaliseWindow& w,
+                                const std::vector<InventorySwitch>& switches = {});
+
 // Signal 1 alone: every link whose error-class counters rose beyond their
 // reference rate in W, the strongest first.
 struct LinkEvidence {

@@ -9,6 +9,7 @@
 
 #include "reports/agent_loss.h"
 #include "reports/cell_text.h"
+#include "reports/compound.h"
 #include "reports/link_stats.h"
 #include "reports/slurm_changes.h"
 
@@ -88,6 +89,58 @@ void WritePhases(const Summary& s, std::string* out) {
   *out += "\n";
 }
 
+// Faults in force together: what each overlapped fault was measured over,
+// and each compound window's own numbers (reports/compound.h).
+void WriteCompound(const Summary& s, std::string* out) {
+  if (s.compound.empty()) return;
+  *out += fmt::format(
+      "\nFaults in force together. An overlapped fault's numbers above come from the seconds it "
+      "alone was in force ({:g} s at least), else from the window it shared; a window's lost "
+      "GPU·s are counted there and in no fault's:\n\n",
+      kMinAloneS);
+  for (const FaultStats& f : s.faults) {
+    if (f.overlapped_with.empty()) continue;
+    const std::string with = fmt::format("{}", fmt::join(f.overlapped_with, ", "));
+    if (f.measured_over == "alone") {
+      fmt::format_to(std::back_inserter(*out),
+                     "- {}: overlapped {}; measured over the {:.1f} s it was alone\n", Cell(f.id),
+                     Cell(with), f.alone_s.value_or(0));
+    } else {
+      fmt::format_to(std::back_inserter(*out),
+                     "- {}: overlapped {}; never alone long enough, so its slowdown is the "
+                     "window's and its culprit what its kind's evidence names there\n",
+                     Cell(f.id), Cell(with));
+    }
+  }
+  *out +=
+      "\n| faults | from (s) | to (s) | together (s) | slowdown | stall (ms) | lost GPU·s | "
+      "shares | culprits |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const CompoundWindow& w : s.compound) {
+    std::string shares;
+    for (const FaultShare& sh : w.shares) {
+      if (!sh.share) continue;
+      shares += fmt::format("{}{} {:.0f} %", shares.empty() ? "" : ", ", sh.fault, 100 * *sh.share);
+    }
+    if (shares.empty()) {
+      shares = "not separable";
+    } else {
+      shares += " (" + w.share_basis + ")";
+    }
+    std::string culprits;
+    for (const Culprit& c : w.culprits)
+      culprits += (culprits.empty() ? "" : "; ") + c.element + " (" + c.confidence + ")";
+    fmt::format_to(std::back_inserter(*out),
+                   "| {} | {:.2f} | {:.2f} | {:.1f} | {} | {} | {} | {} | {} |\n",
+                   Cell(fmt::format("{}", fmt::join(w.faults, ", "))), w.start_s, w.end_s,
+                   w.together_s, w.slowdown ? Num(w.slowdown, 2) + "×" : kNone, Num(w.stall_ms, 1),
+                   Num(w.lost_gpu_s, 1), Cell(shares), Cell(culprits.empty() ? kNone : culprits));
+  }
+  if (s.lost_gpu_s) {
+    fmt::format_to(std::back_inserter(*out), "\nLost GPU·s in all, each second once: {:.1f}\n",
+                   *s.lost_gpu_s);
+  }
+}
+
 void WriteFaults(const Summary& s, std::string* out) {
   *out += "## Faults\n\n";
   if (s.faults.empty()) {
@@ -100,16 +153,19 @@ void WriteFaults(const Summary& s, std::string* out) {
       "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|\n";
   for (const FaultStats& f : s.faults) {
     std::string recover = Num(f.time_to_recover_s, 2);
-    if (f.reverted_at_s && !f.time_to_recover_s) recover = "never";
+    if (f.reverted_at_s && !f.time_to_recover_s)
+      recover = f.reverted_under_another ? "overlapped" : "never";
+    const std::string impact = f.applied_under_another ? "overlapped" : Num(f.time_to_impact_s, 2);
     const std::string culprit =
         f.localisation ? f.localisation->element + " (" + f.localisation->confidence + ")" : kNone;
     fmt::format_to(std::back_inserter(*out),
                    "| {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                    Cell(f.id), Cell(f.kind), Cell(f.node), Cell(f.target), f.applied_at_s,
-                   Num(f.reverted_at_s, 2), f.slowdown ? Num(f.slowdown, 2) + "×" : kNone,
-                   Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
-                   Cell(culprit), Num(f.time_to_localise_s, 2));
+                   Num(f.reverted_at_s, 2), f.slowdown ? Num(f.slowdown, 2) + "×" : kNone, impact,
+                   recover, Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1), Cell(culprit),
+                   Num(f.time_to_localise_s, 2));
   }
+  WriteCompound(s, out);
   *out += "\nWhere it hurt (the evidence for each culprit):\n\n";
   for (const FaultStats& f : s.faults) {
     if (!f.localisation) {

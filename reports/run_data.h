@@ -37,6 +37,7 @@ struct Event {
   std::string kind;              // fault_apply, fault_applied
   std::string node;              // most types; optional on error
   std::string target;            // fault_apply, fault_applied; JSON-encoded when not a string
+  std::string scope;             // fault_applied: what its kind reaches ("interface", "rank", ...)
   std::string link;              // culprit: the interface or port named; empty for a rank/node
   std::string element;           // culprit: "link n1 fab0", "rank 2 (n2)", "node n3"
   std::string message;           // error

@@ -289,6 +289,7 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
     f.String("id", Need::kRequired, &e.id);
     f.String("kind", Need::kOptional, &e.kind);
     e.target = f.Text("target");
+    f.String("scope", Need::kOptional, &e.scope);
     f.Optional("verified", &e.verified);
   } else if (type == "culprit") {
     f.String("id", Need::kRequired, &e.id);

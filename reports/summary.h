@@ -119,6 +119,7 @@ struct FaultStats {
   std::string kind;
   std::string node;
   std::string target;
+  std::string scope;  // what its kind reaches (fault_applied's); "" in older runs
   double applied_at_s = 0;
   std::optional<double> reverted_at_s;
   std::optional<double> slowdown;
@@ -156,6 +157,47 @@ struct FaultStats {
   std::optional<std::string> predicted_job;
   // The detector with the smallest after_s; "" when none noticed.
   std::string first_detector;
+  // Faults in force at the same time as this one (reports/compound.h), and
+  // what its numbers were measured over: "window" (it was alone: applied
+  // to reverted, and its recovery), "alone" (the seconds it alone was in
+  // force, alone_s of them) or "compound" (it never was: the compound
+  // window's numbers, and the culprit its kind's evidence names there).
+  std::vector<std::string> overlapped_with;
+  std::string measured_over = "window";
+  std::optional<double> alone_s;
+  // Another fault was already in force at its apply (impact cannot be told
+  // apart: time_to_impact_s null), or still was at its revert (the recovery
+  // counts until the job was back in band after that one too).
+  bool applied_under_another = false;
+  bool reverted_under_another = false;
+};
+
+// One fault's part of a compound window's lost GPU·s.
+struct FaultShare {
+  std::string fault;
+  std::optional<double> share;  // 0..1; null when the evidence does not separate it
+};
+
+// Faults in force at the same time: the stretch from the first moment two
+// of them were (start_s) to the last (end_s), together_s seconds of it with
+// two or more. Its numbers are over those seconds; its lost GPU·s are
+// counted here and in no fault's lost_gpu_s. Culprits: what each signal
+// class names there (the links' counters, the ranks' line-up and CPU time).
+struct CompoundWindow {
+  std::vector<std::string> faults;  // ids, in apply order
+  double start_s = 0;
+  double end_s = 0;
+  double together_s = 0;
+  std::optional<double> slowdown;
+  std::optional<double> stall_ms;
+  std::optional<double> lost_gpu_s;
+  std::vector<Culprit> culprits;
+  // How the lost GPU·s split between its faults: "alone" (in proportion to
+  // the rate each lost when alone), "evidence" (the last-arriving rank's
+  // share of the wait, the rest to the link's fault), "" (not separable:
+  // every share null).
+  std::string share_basis;
+  std::vector<FaultShare> shares;
 };
 
 // A stretch of iterations below the baseline band that no fault the drill
@@ -287,6 +329,11 @@ struct Summary {
   Baseline baseline;  // the first workload's, with tenants
   std::vector<PhaseStats> phases;
   std::vector<FaultStats> faults;
+  // Where faults overlapped (reports/compound.h); empty when none did.
+  std::vector<CompoundWindow> compound;
+  // Every fault's lost_gpu_s and every compound window's, summed: each
+  // second of the job counted once. Null when no fault measured one.
+  std::optional<double> lost_gpu_s;
   std::vector<WorkloadStats> workloads;  // with tenants (plan.json workloads), each one
   // Effective-time ratio after the baseline: the wall time the work done
   // would have taken at the baseline's rate (progress_gbps), redone steps

@@ -83,11 +83,10 @@ void DrillEvents::FaultApply(const FaultSpec& f, const std::string& reason) {
 }
 
 void DrillEvents::FaultApplied(const FaultSpec& f, const std::string& target, bool verified) {
-  Event("fault_applied", {{"id", f.id},
-                          {"kind", f.kind},
-                          {"node", f.node},
-                          {"target", target},
-                          {"verified", verified}});
+  Json fields = {{"id", f.id}, {"kind", f.kind}, {"node", f.node}, {"target", target}};
+  if (!f.scope.empty()) fields["scope"] = f.scope;
+  fields["verified"] = verified;
+  Event("fault_applied", std::move(fields));
 }
 
 void DrillEvents::FaultRevert(const std::string& id, const std::string& node,

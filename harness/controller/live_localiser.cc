@@ -1,6 +1,9 @@
 #include "harness/controller/live_localiser.h"
 
 #include <algorithm>
+#include <set>
+
+#include "reports/compound.h"
 
 namespace fdrill {
 
@@ -42,14 +45,19 @@ void LiveLocaliser::BaselineEnded(double t) {
   baseline_to_ = t;
 }
 
-void LiveLocaliser::FaultOn(const std::string& id, double t) {
+void LiveLocaliser::FaultOn(const std::string& id, double t, std::string scope) {
   std::lock_guard<std::mutex> lock(mu_);
-  on_[id] = Fault{.applied = t};
+  for (auto& [other, f] : on_) f.shared = true;
+  on_[id] = Fault{.applied = t, .scope = std::move(scope), .shared = !on_.empty(), .own_from = t};
 }
 
-void LiveLocaliser::FaultOff(const std::string& id) {
+void LiveLocaliser::FaultOff(const std::string& id, std::optional<double> t) {
   std::lock_guard<std::mutex> lock(mu_);
   on_.erase(id);
+  if (!t) return;
+  for (auto& [other, f] : on_) {
+    if (f.shared) f.own_from = std::max(f.own_from, *t + kCounterLagS);
+  }
 }
 
 void LiveLocaliser::PruneLocked(double now) {
@@ -99,7 +107,20 @@ std::vector<LiveLocaliser::Update> LiveLocaliser::Tick(double now) {
       w.ref_from_s = *baseline_from_;
       w.ref_to_s = *baseline_to_;
     }
-    std::optional<Culprit> c = Localise(counters_, series, w, switches_);
+    const std::string cls = EvidenceClass(f.scope);
+    std::optional<Culprit> c;
+    if (!f.shared || cls.empty()) {
+      c = Localise(counters_, series, w, switches_);
+    } else {
+      if (on_.size() == 1) {
+        w.from_s = f.own_from;  // alone since the other's revert
+      } else {
+        for (const auto& [other, g] : on_) w.from_s = std::max(w.from_s, g.applied);
+      }
+      if (!(w.to_s > w.from_s)) continue;
+      ClassCulprits own = LocaliseEachClass(counters_, series, w, switches_);
+      c = cls == "link" ? std::move(own.link) : std::move(own.rank);
+    }
     if (!c) continue;
     if (f.published && f.published->element == c->element &&
         f.published->confidence == c->confidence) {
@@ -114,12 +135,20 @@ std::vector<LiveLocaliser::Update> LiveLocaliser::Tick(double now) {
 
 std::string LiveLocaliser::Current() const {
   std::lock_guard<std::mutex> lock(mu_);
-  const Fault* latest = nullptr;
+  std::vector<const Fault*> named;
   for (const auto& [id, f] : on_) {
-    if (f.published && (latest == nullptr || f.applied > latest->applied)) latest = &f;
+    if (f.published) named.push_back(&f);
   }
-  if (latest == nullptr) return "";
-  return latest->published->element + " (" + latest->published->confidence + ")";
+  std::stable_sort(named.begin(), named.end(),
+                   [](const Fault* a, const Fault* b) { return a->applied > b->applied; });
+  std::string out;
+  std::set<std::string> seen;
+  for (const Fault* f : named) {
+    if (!seen.insert(f->published->element).second) continue;
+    out +=
+        (out.empty() ? "" : "; ") + f->published->element + " (" + f->published->confidence + ")";
+  }
+  return out;
 }
 
 }  // namespace fdrill

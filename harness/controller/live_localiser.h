@@ -60,8 +60,15 @@ class LiveLocaliser {
   void SetSwitches(std::vector<InventorySwitch> switches);
   void BaselineStarted(double t);
   void BaselineEnded(double t);
-  void FaultOn(const std::string& id, double t);
-  void FaultOff(const std::string& id);
+  // SCOPE: what the fault's kind reaches (FaultSpec::scope). A fault that
+  // shares its time with another is localised as the report does
+  // (reports/compound.h): from its own class of evidence, over the seconds
+  // it is alone once the other is reverted (from kCounterLagS after), else
+  // over the seconds since the latest of those in force was applied.
+  void FaultOn(const std::string& id, double t, std::string scope = "");
+  // T: when it was reverted; without it a fault still in force goes on
+  // being localised over the whole of its window.
+  void FaultOff(const std::string& id, std::optional<double> t = std::nullopt);
 
   struct Update {
     std::string id;
@@ -70,8 +77,10 @@ class LiveLocaliser {
   // The faults whose culprit changed since last published; nothing when
   // called again within kTickEvery.
   std::vector<Update> Tick(double now);
-  // What the progress line shows: the culprit last published for a fault
-  // still in force ("link n1 fab0 (high)"); empty when none.
+  // What the progress line shows: the culprit last published for each fault
+  // still in force, the latest applied first, each element once ("link n1
+  // fab0 (high)", "rank 3 (n3) (medium); link n1 fab0 (high)"); empty when
+  // none.
   std::string Current() const;
   // Counter samples held (every series together).
   size_t counter_samples() const;
@@ -79,6 +88,11 @@ class LiveLocaliser {
  private:
   struct Fault {
     double applied = 0;
+    std::string scope;
+    // Another fault was in force during its window; its own evidence is
+    // looked for from own_from (applied, or after the other's revert).
+    bool shared = false;
+    double own_from = 0;
     std::optional<Culprit> published;
   };
   void PruneLocked(double now);

@@ -187,7 +187,7 @@ bool TimelineWalker::Apply(const std::vector<const Action*>& batch) {
       std::lock_guard<std::mutex> lock(state_.mu);
       impacts_.Applied(f.id, batch[i]->at);
     }
-    state_.localiser.FaultOn(f.id, ToSeconds(batch[i]->at));
+    state_.localiser.FaultOn(f.id, ToSeconds(batch[i]->at), f.scope);
   }
   return ok;
 }
@@ -216,7 +216,7 @@ bool TimelineWalker::Revert(const std::vector<const Action*>& batch) {
       std::lock_guard<std::mutex> lock(state_.mu);
       applied_.erase(f.id);
     }
-    state_.localiser.FaultOff(f.id);
+    state_.localiser.FaultOff(f.id, ToSeconds(batch[i]->at));
     events_.FaultReverted(f.id, f.node, r->value(proto::key::kVerified, false));
   }
   return ok;

@@ -45,7 +45,11 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
   if (!id.ok()) return id.status();
   const size_t first = out->size();
   if (auto st = Expand(n, *kind, *target, *params, *window, ramp, *id, out); !st.ok()) return st;
-  for (size_t i = first; i < out->size(); ++i) (*out)[i].on_switch = n["switch"].IsDefined();
+  const InjectorInfo* info = FindInjector(*kind);
+  for (size_t i = first; i < out->size(); ++i) {
+    (*out)[i].on_switch = n["switch"].IsDefined();
+    if (info != nullptr) (*out)[i].scope = ScopeName(info->scope);
+  }
   return Status::Ok();
 }
 

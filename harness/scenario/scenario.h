@@ -25,6 +25,10 @@ struct FaultSpec {
   // node names a switch of the emulated fabric ("rail0-leaf1", switch: in
   // the scenario); its agent holds the fault, on the port params.interface.
   bool on_switch = false;
+  // What its kind reaches (injectors/injector.h ScopeName: "interface",
+  // "rank", "switch", ...): the fault_applied event carries it, so a report
+  // knows which evidence speaks for the fault in a window shared with others.
+  std::string scope;
   Json params;     // validated by the injector's parser
   int line = 0;    // 1-based line in the scenario file, for messages
   int column = 0;  // 1-based column of the fault's entry

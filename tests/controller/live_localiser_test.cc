@@ -2,6 +2,7 @@
 // the same answer the report's localisation gives over the same data.
 #include "harness/controller/live_localiser.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -147,6 +148,45 @@ TEST(LiveLocaliser, KeepsItsOwnCopyOfTheNodeNames) {
   auto u = l.Tick(19.9);
   ASSERT_EQ(u.size(), 1u);
   EXPECT_EQ(u[0].culprit.element, "rank 3 (a-node-name-too-long-to-fit-in-place-3)");
+}
+
+// Issue 49: two faults in force together, each named from its own class of
+// evidence — the capped link from n1's shaper, the paused rank from the
+// line-up — and, once the link's fault is reverted, the pause alone from
+// kCounterLagS after the revert, not the link the shaper's last second
+// still shows.
+TEST(LiveLocaliser, OverlappingFaultsAreEachNamedFromTheirOwnEvidence) {
+  LiveLocaliser l;
+  l.BaselineStarted(0);
+  for (int i = 0; i < 600; ++i) {
+    const double end = 0.05 * i + 0.04;
+    const bool slow = end > 15;
+    for (int r = 0; r < 4; ++r) {
+      l.OnRecord("n" + std::to_string(r), r, 0, i, end, 10, slow && r != 3 ? 30 : 0.2);
+    }
+  }
+  PushCounters(l, 0, 10);
+  l.BaselineEnded(10);
+  l.FaultOn("cap", 15.2, "interface");
+  l.FaultOn("pause", 15.2, "rank");
+  PushCounters(l, 11, 20);
+  std::map<std::string, std::string> named;
+  for (const auto& u : l.Tick(19.9)) named[u.id] = u.culprit.element;
+  EXPECT_EQ(named["cap"], "link n1 fab0");
+  EXPECT_EQ(named["pause"], "rank 3 (n3)");
+  EXPECT_EQ(l.Current(), "link n1 fab0 (high); rank 3 (n3) (high)");
+  l.FaultOff("cap", 20);
+  // n1's shaper counters stop rising at the revert (PushCounters' last
+  // push at 20 still holds them).
+  for (int t = 21; t <= 29; ++t) {
+    for (int n = 0; n < 4; ++n) {
+      l.OnCounters(
+          "n" + std::to_string(n), t,
+          Json{{"fab0.qdisc_overlimits", n == 1 ? 1500.0 : 0}, {"fab0.tx_bytes", 1e9 * t}});
+    }
+  }
+  EXPECT_TRUE(l.Tick(29.5).empty());  // still the rank: nothing new to publish
+  EXPECT_EQ(l.Current(), "rank 3 (n3) (high)");
 }
 
 }  // namespace

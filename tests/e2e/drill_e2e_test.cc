@@ -121,6 +121,71 @@ TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {
   EXPECT_EQ(wrong, 0);
 }
 
+// Issue 49: two faults of different kinds in force together (a capped link
+// and a 20 % straggler), first at once and then staggered. Each is named
+// from its own evidence (before, both took the link: one culprit and the
+// same numbers for both, the lost GPU·s counted twice), the staggered ones
+// measured over their seconds alone, and the job's lost GPU·s summed once.
+TEST_F(DrillE2E, OverlappingFaultsAreEachNamedFromTheirOwnEvidenceAndCountedOnce) {
+  const std::string before = FabricLinks();
+  fs::path out = work_ / "overlap";
+  auto run = RunDrill("overlapping-faults", out, 180);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  json s = ReadJson(out / "summary.json");
+  EXPECT_EQ(s["verdict"], "pass") << s["errors"].dump(2);
+  ASSERT_EQ(s["faults"].size(), 4u) << s["faults"].dump(2);
+  std::map<std::string, json> by_id;
+  for (const auto& f : s["faults"]) by_id[f["id"]] = f;
+  for (const char* id : {"capped-link", "capped-link-2"}) {
+    ASSERT_TRUE(by_id[id]["localisation"].is_object()) << by_id[id].dump(2);
+    EXPECT_EQ(by_id[id]["localisation"]["element"], "link n1 fab0") << by_id[id].dump(2);
+  }
+  for (const char* id : {"straggler", "straggler-2"}) {
+    ASSERT_TRUE(by_id[id]["localisation"].is_object()) << by_id[id].dump(2);
+    EXPECT_EQ(by_id[id]["localisation"]["element"], "rank 3 (n3)") << by_id[id].dump(2);
+  }
+  EXPECT_EQ(by_id["capped-link"]["measured_over"], "compound");
+  EXPECT_EQ(by_id["capped-link-2"]["measured_over"], "alone");
+  EXPECT_EQ(by_id["straggler-2"]["measured_over"], "alone");
+  // Alone, the cap slows the job far more than the straggler does.
+  EXPECT_GT(by_id["capped-link-2"]["slowdown"].get<double>(),
+            2 * by_id["straggler-2"]["slowdown"].get<double>())
+      << s["faults"].dump(2);
+
+  ASSERT_EQ(s["compound_windows"].size(), 2u) << s["compound_windows"].dump(2);
+  double total = 0;
+  for (const auto& f : s["faults"]) {
+    ASSERT_TRUE(f["lost_gpu_s"].is_number()) << f.dump(2);
+    total += f["lost_gpu_s"].get<double>();
+  }
+  for (const auto& w : s["compound_windows"]) {
+    ASSERT_TRUE(w["lost_gpu_s"].is_number()) << w.dump(2);
+    total += w["lost_gpu_s"].get<double>();
+    double shares = 0;
+    for (const auto& [id, share] : w["shares"].items()) {
+      ASSERT_TRUE(share.is_number()) << w.dump(2);
+      shares += share.get<double>();
+    }
+    EXPECT_NEAR(shares, 1, 1e-3) << w.dump(2);
+  }
+  ASSERT_TRUE(s["lost_gpu_s"].is_number());
+  EXPECT_NEAR(s["lost_gpu_s"].get<double>(), total, 0.01 * total + 0.01);
+  // At most the GPU·s the four ranks had from the first apply to the end.
+  EXPECT_LE(total, 4 * (s["phases"].back()["end_s"].get<double>() -
+                        by_id["capped-link"]["applied_at_s"].get<double>()));
+  std::printf(
+      "[ measured ] overlapping faults: culprits %s / %s / %s / %s, lost GPU·s %.1f in all "
+      "(windows %.1f + %.1f)\n",
+      by_id["capped-link"]["localisation"]["element"].get<std::string>().c_str(),
+      by_id["straggler"]["localisation"]["element"].get<std::string>().c_str(),
+      by_id["capped-link-2"]["localisation"]["element"].get<std::string>().c_str(),
+      by_id["straggler-2"]["localisation"]["element"].get<std::string>().c_str(), total,
+      s["compound_windows"][0]["lost_gpu_s"].get<double>(),
+      s["compound_windows"][1]["lost_gpu_s"].get<double>());
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  EXPECT_EQ(FabricLinks(), before);
+}
+
 // A link degraded by hand in the middle of a drill, behind fdrill's back
 // (tc on n1's fab0, as an operator or a failing NIC would): not a fault of
 // the drill's, so it is an anomaly, with its culprit. Issue 49: in a drill
