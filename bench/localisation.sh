@@ -12,6 +12,19 @@
 #      port_flap (link_flap, down 2 s); x N in 0..3. Each fault 5 s, then 6 s
 #      of recovery, after a 10 s baseline.
 #   2. FREE fault-free drills of 40 s.
+#   3. Faults in force together (issue 49): one drill of COMPOUND sets
+#      picked in a seeded order from nine shapes, each on distinct nodes
+#      (seeded): a link fault (link_rate, link_flap or link_loss) and a
+#      rank_pause straggler applied at once for 5 s; the same staggered (the
+#      link's from 0 s for 5 s, the rank's from 3 s for 5 s); link_rate and
+#      link_loss staggered; two chains of three (link_rate or link_flap
+#      0-5 s, rank_pause 3-9 s, link_loss or link_rate 7-12 s). Each
+#      fault's culprit is judged as in 1; a set is seen when summary.json
+#      has a compound window of exactly its faults.
+#   4. HAND drills of one 46 s phase and no baseline phase (a burn-in's
+#      shape), in each of which fab0 of two nodes (seeded) is capped by
+#      hand with tc, behind fdrill's back, for 8 s each, 8 s apart: right
+#      when an anomaly names that link (nN fab0).
 #
 # Correct = summary.json's faults[].localisation names the fault's element:
 # for rank_pause its node; for a link kind, on the node's fab0 or on the
@@ -31,13 +44,16 @@
 # counter for what its nftables rule drops.
 #
 # Needs root, a built tree (build/), jq, and no fabric up (it builds its own
-# and takes it down on exit).
-#   sudo bench/localisation.sh [SEED=1] [REPEAT=2] [FREE=2]
+# and takes it down on exit). REPEAT 0 leaves the matrix out: the e2e test
+# LocalisationBench (tests/e2e/drill_e2e_test.cc) runs the sample `1 0 0 2 0`.
+#   sudo bench/localisation.sh [SEED=1] [REPEAT=2] [FREE=2] [COMPOUND=9] [HAND=2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEED="${1:-1}"
 REPEAT="${2:-2}"
 FREE="${3:-2}"
+COMPOUND="${4:-9}"
+HAND="${5:-2}"
 source bench/own_fabric.sh localisation
 
 cases=()
@@ -46,7 +62,7 @@ for r in $(seq 1 "$REPEAT"); do
     for node in n0 n1 n2 n3; do cases+=("$kind $node"); done
   done
 done
-mapfile -t cases < <(printf '%s\n' "${cases[@]}" | shuf --random-source=<(yes "$SEED"))
+[ "$REPEAT" -gt 0 ] && mapfile -t cases < <(printf '%s\n' "${cases[@]}" | shuf --random-source=<(yes "$SEED"))
 
 params() {
   case "$1" in
@@ -85,20 +101,53 @@ workload:
 safety:
   lease_ttl: 5s
   lease_renew: 1s
-  max_faulted_nodes: 1
+  max_faulted_nodes: ${2:-1}
 phases:
-  - name: baseline
-    duration: 10s
 EOF
+  [ "${3:-}" = nobaseline ] || printf '  - name: baseline\n    duration: 10s\n'
 }
 
-{
-  header localisation-matrix
-  i=0
-  for c in "${cases[@]}"; do
-    read -r kind node <<<"$c"
-    i=$((i + 1))
-    cat <<EOF
+# One row per fault: case, kind, node, element named, correct (0/1),
+# time_to_localise_s (or null). A fault's id is <tag>-<kind>-<node>.
+judge='.faults[] | (.id | split("-")) as $p | .localisation as $l
+  | [$case, $p[1], $p[2], ($l.element // "none"),
+     (if $l == null then 0
+      elif ($p[1] | startswith("port_")) or ($p[1] | startswith("link_")) then
+        (if ($l.node == $p[2] and $l.link == "fab0")
+            or ($l.node == "sw" and $l.link == ("swp" + ($p[2] | ltrimstr("n")))) then 1 else 0 end)
+      elif $l.node != $p[2] then 0
+      else 1 end),
+     (.time_to_localise_s // "null")] | @tsv'
+
+# Three distinct nodes of n0..n3, seeded by the number $1.
+nodes3() {
+  local n=(n0 n1 n2 n3) i j t
+  RANDOM=$1
+  for i in 3 2 1; do
+    j=$((RANDOM % (i + 1)))
+    t=${n[i]}; n[i]=${n[j]}; n[j]=$t
+  done
+  echo "${n[0]} ${n[1]} ${n[2]}"
+}
+# A fault line with its window inside the phase.
+windowed() { fault_line "$1" "$2" "$3" | sed "s/}\$/, at: $4, for: $5}/"; }
+
+$FDRILL fabric up --nodes 4 >/dev/null
+echo "localisation: ${#cases[@]} faults in one drill (seed $SEED), $FREE fault-free drills," \
+  "$COMPOUND sets of faults in force together, $HAND drills degraded by hand" >&2
+: > "$work/rows.tsv"
+false_positives=0
+anomalies=0
+
+# 1. The matrix.
+if [ "$REPEAT" -gt 0 ]; then
+  {
+    header localisation-matrix
+    i=0
+    for c in "${cases[@]}"; do
+      read -r kind node <<<"$c"
+      i=$((i + 1))
+      cat <<EOF
   - name: f$i
     duration: 5s
     faults:
@@ -106,19 +155,18 @@ EOF
   - name: r$i
     duration: 6s
 EOF
-  done
-} > "$work/matrix.yaml"
+    done
+  } > "$work/matrix.yaml"
+  set +e
+  $FDRILL run "$work/matrix.yaml" --out "$work/matrix" >"$work/matrix.log" 2>&1
+  set -e
+  [ -s "$work/matrix/summary.json" ] || { cat "$work/matrix.log" >&2; exit 1; }
+  anomalies=$(jq '.anomalies | length' "$work/matrix/summary.json")
+  false_positives=$((false_positives + anomalies))
+  jq -r --arg case matrix "$judge" "$work/matrix/summary.json" >> "$work/rows.tsv"
+fi
 
-$FDRILL fabric up --nodes 4 >/dev/null
-echo "localisation: ${#cases[@]} faults in one drill (seed $SEED), then $FREE fault-free drills" >&2
-set +e
-$FDRILL run "$work/matrix.yaml" --out "$work/matrix" >"$work/matrix.log" 2>&1
-set -e
-[ -s "$work/matrix/summary.json" ] || { cat "$work/matrix.log" >&2; exit 1; }
-
-false_positives=0
-anomalies=$(jq '.anomalies | length' "$work/matrix/summary.json")
-false_positives=$((false_positives + anomalies))
+# 2. Fault-free drills.
 for f in $(seq 1 "$FREE"); do
   { header "fault-free-$f"; echo "  - {name: steady, duration: 30s}"; } > "$work/free-$f.yaml"
   set +e
@@ -130,21 +178,103 @@ for f in $(seq 1 "$FREE"); do
   false_positives=$((false_positives + n + named))
 done
 
-# kind, correct (0/1), time_to_localise_s (or null), element named
-jq -r '.faults[] | (.id | split("-")) as $p | .localisation as $l
-  | [$p[1], $p[2], ($l.element // "none"),
-     (if $l == null then 0
-      elif ($p[1] | startswith("port_")) or ($p[1] | startswith("link_")) then
-        (if ($l.node == $p[2] and $l.link == "fab0")
-            or ($l.node == "sw" and $l.link == ("swp" + ($p[2] | ltrimstr("n")))) then 1 else 0 end)
-      elif $l.node != $p[2] then 0
-      else 1 end),
-     (.time_to_localise_s // "null")] | @tsv' "$work/matrix/summary.json" > "$work/rows.tsv"
+# 3. Sets of faults in force together; ids c<k>-<kind>-<node>.
+shapes=(once:link_rate once:link_flap once:link_loss
+        staggered:link_rate staggered:link_flap staggered:link_loss
+        links:link_rate chain:link_rate:link_loss chain:link_flap:link_rate)
+mapfile -t picked < <(printf '%s\n' "${shapes[@]}" | shuf --random-source=<(yes "$SEED") |
+  head -n "$COMPOUND")
+: > "$work/sets.tsv"
+sets_seen=0
+if [ "$COMPOUND" -gt 0 ]; then
+  {
+    header compound 3
+    k=0
+    for shape in "${picked[@]}"; do
+      k=$((k + 1))
+      read -r a b c < <(nodes3 $((SEED * 1000 + k)))
+      IFS=: read -r form first second <<<"$shape"
+      echo "  - name: c$k-$form"
+      case "$form" in
+        once)
+          printf '    duration: 5s\n    faults:\n'
+          echo "      - $(fault_line "$first" "$a" "c$k-$first-$a")"
+          echo "      - $(fault_line rank_pause "$b" "c$k-rank_pause-$b")"
+          ids="c$k-$first-$a c$k-rank_pause-$b" ;;
+        staggered | links)
+          other=rank_pause
+          [ "$form" = links ] && other=link_loss
+          printf '    duration: 8s\n    faults:\n'
+          echo "      - $(windowed "$first" "$a" "c$k-$first-$a" 0s 5s)"
+          echo "      - $(windowed "$other" "$b" "c$k-$other-$b" 3s 5s)"
+          ids="c$k-$first-$a c$k-$other-$b" ;;
+        chain)
+          printf '    duration: 12s\n    faults:\n'
+          echo "      - $(windowed "$first" "$a" "c$k-$first-$a" 0s 5s)"
+          echo "      - $(windowed rank_pause "$b" "c$k-rank_pause-$b" 3s 6s)"
+          echo "      - $(windowed "$second" "$c" "c$k-$second-$c" 7s 5s)"
+          ids="c$k-$first-$a c$k-rank_pause-$b c$k-$second-$c" ;;
+      esac
+      printf '  - name: cr%s\n    duration: 6s\n' "$k"
+      printf 'c%s-%s\t%s\n' "$k" "$form" "$ids" >> "$work/sets.tsv"
+    done
+  } > "$work/compound.yaml"
+  set +e
+  $FDRILL run "$work/compound.yaml" --out "$work/compound" >"$work/compound.log" 2>&1
+  set -e
+  [ -s "$work/compound/summary.json" ] || { cat "$work/compound.log" >&2; exit 1; }
+  n=$(jq '.anomalies | length' "$work/compound/summary.json")
+  false_positives=$((false_positives + n))
+  jq -r --arg case compound "$judge" "$work/compound/summary.json" >> "$work/rows.tsv"
+  while IFS=$'\t' read -r name ids; do
+    want=$(printf '%s\n' $ids | jq -R . | jq -s -c sort)
+    if jq -e --argjson w "$want" 'any(.compound_windows[]; (.faults | sort) == $w)' \
+      "$work/compound/summary.json" >/dev/null; then
+      sets_seen=$((sets_seen + 1))
+    else
+      echo "  set not seen: $name ($ids)"
+    fi
+  done < "$work/sets.tsv"
+  # Counted once: every fault's lost GPU·s and every window's sum to the
+  # summary's, and no more than the ranks had from the first apply.
+  jq -r '"lost GPU·s: \(.lost_gpu_s) in all, \([.faults[].lost_gpu_s // 0] | add) in faults + " +
+    "\([.compound_windows[].lost_gpu_s // 0] | add) in windows"' "$work/compound/summary.json"
+fi
 
-python3 - "$work/rows.tsv" "$false_positives" "$anomalies" <<'EOF'
+# 4. Degradations by hand in drills with no baseline phase.
+for h in $(seq 1 "$HAND"); do
+  read -r a b _ < <(nodes3 $((SEED * 1000 + 500 + h)))
+  { header "by-hand-$h" 1 nobaseline; echo "  - {name: steady, duration: 46s}"; } > "$work/hand-$h.yaml"
+  $FDRILL run "$work/hand-$h.yaml" --out "$work/hand-$h" >"$work/hand-$h.log" 2>&1 &
+  drill=$!
+  sleep 14  # the drill's start (agents, mpirun) takes a few seconds
+  for node in "$a" "$b"; do
+    ip netns exec "fdrill-$node" tc qdisc add dev fab0 root tbf rate 100mbit burst 128k latency 50ms
+    sleep 8
+    ip netns exec "fdrill-$node" tc qdisc del dev fab0 root
+    sleep 8
+  done
+  set +e
+  wait "$drill"
+  set -e
+  [ -s "$work/hand-$h/summary.json" ] || { cat "$work/hand-$h.log" >&2; exit 1; }
+  for node in "$a" "$b"; do
+    jq -r --arg n "$node" '[.anomalies[] | select(.culprit.node == $n)] as $a
+      | ["by_hand", "link_rate", $n, ($a[0].culprit.element // "none"),
+         (if any($a[]; .culprit.link == "fab0") then 1 else 0 end), "null"] | @tsv' \
+      "$work/hand-$h/summary.json" >> "$work/rows.tsv"
+  done
+  # An anomaly naming anything else is a false positive.
+  other=$(jq --arg a "$a" --arg b "$b" '[.anomalies[] | select((.culprit.node != $a and
+    .culprit.node != $b) or .culprit.link != "fab0")] | length' "$work/hand-$h/summary.json")
+  false_positives=$((false_positives + other))
+done
+
+python3 - "$work/rows.tsv" "$false_positives" "$anomalies" "$sets_seen" "$COMPOUND" <<'EOF'
 import statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 fp, matrix_anomalies = int(sys.argv[2]), int(sys.argv[3])
+sets_seen, sets = int(sys.argv[4]), int(sys.argv[5])
 def pct(v, p):
     v = sorted(v)
     if not v: return float("nan")
@@ -153,16 +283,21 @@ def pct(v, p):
     return v[lo] + (h - lo) * (v[min(lo + 1, len(v) - 1)] - v[lo])
 # time to localise: of the faults localised correctly (the first live
 # culprit event that named them).
-print(f"{'kind':14} {'faults':>6} {'correct':>7} {'accuracy':>8} {'ttl p50 s':>9} {'ttl p99 s':>9}")
-kinds = sorted({r[0] for r in rows})
-for k in kinds + ["all"]:
-    rs = [r for r in rows if k == "all" or r[0] == k]
-    if not rs: continue
-    ok = sum(int(r[3]) for r in rs)
-    ttl = [float(r[4]) for r in rs if r[4] != "null" and r[3] == "1"]
-    print(f"{k:14} {len(rs):6} {ok:7} {100 * ok / len(rs):7.1f}% {pct(ttl, 50):9.2f} {pct(ttl, 99):9.2f}")
-wrong = [r for r in rows if r[3] == "0"]
-for r in wrong:
-    print(f"  wrong: {r[0]} on {r[1]} -> {r[2]}")
-print(f"false positives: {fp} (anomalies in the faulted drill: {matrix_anomalies})")
+print(f"{'case':9} {'kind':14} {'faults':>6} {'correct':>7} {'accuracy':>8} {'ttl p50 s':>9} {'ttl p99 s':>9}")
+for case in ["matrix", "compound", "by_hand"]:
+    of_case = [r for r in rows if r[0] == case]
+    if not of_case: continue
+    for k in sorted({r[1] for r in of_case}) + ["all"]:
+        rs = [r for r in of_case if k == "all" or r[1] == k]
+        ok = sum(int(r[4]) for r in rs)
+        ttl = [float(r[5]) for r in rs if r[5] != "null" and r[4] == "1"]
+        print(f"{case:9} {k:14} {len(rs):6} {ok:7} {100 * ok / len(rs):7.1f}% {pct(ttl, 50):9.2f} {pct(ttl, 99):9.2f}")
+ok = sum(int(r[4]) for r in rows)
+print(f"{'all':9} {'':14} {len(rows):6} {ok:7} {100 * ok / max(1, len(rows)):7.1f}%")
+for r in rows:
+    if r[4] == "0":
+        print(f"  wrong: {r[0]} {r[1]} on {r[2]} -> {r[3]}")
+if sets:
+    print(f"sets in force together seen as compound windows: {sets_seen} of {sets}")
+print(f"false positives: {fp} (anomalies in the matrix drill: {matrix_anomalies})")
 EOF

@@ -6,7 +6,7 @@
 # exit, whatever happened, takes the fabric down and removes work (kept,
 # and its path printed, with FDRILL_KEEP=1). The caller brings the fabric
 # up itself.
-FDRILL=build/bin/fdrill
+FDRILL="${FDRILL:-build/bin/fdrill}"  # a test gives its own build's
 [ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 2; }
 if [ -e /run/fdrill/fabric/fabric.json ]; then
   echo "a fabric is already up; this benchmark builds its own (fdrill fabric down first)" >&2

@@ -93,16 +93,23 @@ std::optional<RatioInterval> RatioOfMeans(const std::vector<double>& a,
   return e;
 }
 
-std::vector<double> BatchMeans(const std::vector<double>& series, int batches) {
+std::vector<double> BatchMeans(const std::vector<double>& series, int batches,
+                               const std::vector<double>* weights) {
   const int n = static_cast<int>(series.size());
   const int k = std::min(batches, n / 2);
   if (k < 2) return {};
   const int size = n / k;
   std::vector<double> out;
   for (int i = 0; i < k; ++i) {
-    const auto first = series.begin() + i * size;
-    const auto last = i == k - 1 ? series.end() : first + size;
-    out.push_back(std::accumulate(first, last, 0.0) / static_cast<double>(last - first));
+    const int first = i * size;
+    const int last = i == k - 1 ? n : first + size;
+    double sum = 0, total = 0;
+    for (int j = first; j < last; ++j) {
+      const double w = weights != nullptr ? (*weights)[j] : 1;
+      sum += w * series[j];
+      total += w;
+    }
+    out.push_back(total > 0 ? sum / total : 0);
   }
   return out;
 }

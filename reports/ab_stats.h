@@ -43,7 +43,11 @@ std::optional<RatioInterval> RatioOfMeans(const std::vector<double>& a,
 // The means of `batches` consecutive batches of `series` (the last batch
 // takes the remainder); fewer batches when the series is shorter than
 // 2 x batches (at least two values a batch), none when it has fewer than 4.
-std::vector<double> BatchMeans(const std::vector<double>& series, int batches);
+// With WEIGHTS (one per value: an iteration's seconds), each batch's mean
+// is weighted by them: a busbw's time-weighted rate, a stall counting for
+// its length.
+std::vector<double> BatchMeans(const std::vector<double>& series, int batches,
+                               const std::vector<double>* weights = nullptr);
 
 // How many samples per side an interval with `e`'s spread needs before it
 // can decide against `threshold` (a fraction): clear of 1 ± threshold on the

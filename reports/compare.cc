@@ -24,10 +24,32 @@ constexpr char kWholeRun[] = "whole run";
 
 using Key = std::tuple<std::string, int64_t>;  // op, bytes
 
-// Per (op, bytes) and phase name, the busbw of every iteration that ended in
-// the phase, in order (several phases of one name pool their iterations).
+// One phase's iterations: each one's busbw and seconds, in order.
+struct Timed {
+  std::vector<double> busbw;
+  std::vector<double> seconds;
+  void Add(const Iteration& it) {
+    busbw.push_back(it.busbw_gbps);
+    seconds.push_back(it.time_ms / 1000);
+  }
+  bool empty() const { return busbw.empty(); }
+  // Work done over time: the time-weighted rate every slowdown of the
+  // report is (reports/series.h), a stall counting for its length.
+  std::optional<double> Rate() const {
+    double work = 0, time = 0;
+    for (size_t i = 0; i < busbw.size(); ++i) {
+      work += busbw[i] * seconds[i];
+      time += seconds[i];
+    }
+    if (!(time > 0)) return std::nullopt;
+    return work / time;
+  }
+};
+
+// Per (op, bytes) and phase name, every iteration that ended in the phase,
+// in order (several phases of one name pool their iterations).
 // `phase_order` receives the phase names in start order, each once.
-using Samples = std::map<Key, std::map<std::string, std::vector<double>>>;
+using Samples = std::map<Key, std::map<std::string, Timed>>;
 
 Samples Collect(const RunData& run, std::vector<std::string>* phase_order) {
   double run_end = 0;
@@ -58,13 +80,11 @@ Samples Collect(const RunData& run, std::vector<std::string>* phase_order) {
     const std::vector<Iteration> series = BuildIterations(run.metrics, rows);
     auto& per_phase = out[key];
     if (phases.empty()) {
-      for (const Iteration& it : series) per_phase[kWholeRun].push_back(it.busbw_gbps);
+      for (const Iteration& it : series) per_phase[kWholeRun].Add(it);
     }
     for (const PhaseStats& p : phases) {
-      std::vector<double>& v = per_phase[p.name];
-      for (const Iteration* it : EndingIn(series, p.start_s, p.end_s, false)) {
-        v.push_back(it->busbw_gbps);
-      }
+      Timed& v = per_phase[p.name];
+      for (const Iteration* it : EndingIn(series, p.start_s, p.end_s, false)) v.Add(*it);
     }
   }
   return out;
@@ -155,11 +175,11 @@ void Judge(CompareRow& row, const std::vector<double>& a, const std::vector<doub
 // verdict is "not enough runs". With it, each side's run-level error (that
 // sd, on log values) widens the interval: se^2 = within^2 + 2 sd^2, normal
 // quantile.
-void JudgeSingleRuns(CompareRow& row, const std::vector<double>& iterations_a,
-                     const std::vector<double>& iterations_b, const CompareOptions& o) {
+void JudgeSingleRuns(CompareRow& row, const Timed& iterations_a, const Timed& iterations_b,
+                     const CompareOptions& o) {
   row.basis = o.run_spread > 0 ? "batches of iterations, --run-spread" : "batches of iterations";
-  const std::vector<double> a = BatchMeans(iterations_a, o.batches);
-  const std::vector<double> b = BatchMeans(iterations_b, o.batches);
+  const std::vector<double> a = BatchMeans(iterations_a.busbw, o.batches, &iterations_a.seconds);
+  const std::vector<double> b = BatchMeans(iterations_b.busbw, o.batches, &iterations_b.seconds);
   if (!Measured(row, a, b)) {
     if (!iterations_a.empty() && !iterations_b.empty())
       row.note = "fewer than 4 iterations on a side";
@@ -263,7 +283,8 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
     }
   }
 
-  // busbw: per run its phase medians; one run a side, batch means.
+  // busbw: per run its phases' time-weighted rates; one run a side,
+  // time-weighted batch means.
   std::vector<std::string> phase_order;
   std::vector<Samples> sa, sb;
   for (const RunData& r : a) sa.push_back(Collect(r, &phase_order));
@@ -276,7 +297,7 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   const bool single = a.size() == 1 && b.size() == 1;
   auto series = [](const Samples& s, const Key& key, const std::string& phase) {
-    static const std::vector<double> kEmpty;
+    static const Timed kEmpty;
     auto k = s.find(key);
     if (k == s.end()) return &kEmpty;
     auto p = k->second.find(phase);
@@ -285,8 +306,7 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
   auto per_run = [&](const std::vector<Samples>& side, const Key& key, const std::string& phase) {
     std::vector<double> out;
     for (const Samples& s : side) {
-      const std::vector<double>* v = series(s, key, phase);
-      if (!v->empty()) out.push_back(*Median(*v));
+      if (auto rate = series(s, key, phase)->Rate()) out.push_back(*rate);
     }
     return out;
   };
@@ -302,8 +322,8 @@ Comparison CompareRuns(const std::vector<RunData>& a, const std::vector<RunData>
       row.better = Better::kHigher;
       row.threshold = options.threshold;
       if (single) {
-        const std::vector<double>& ia = *series(sa[0], key, phase);
-        const std::vector<double>& ib = *series(sb[0], key, phase);
+        const Timed& ia = *series(sa[0], key, phase);
+        const Timed& ib = *series(sb[0], key, phase);
         if (ia.empty() && ib.empty()) continue;
         JudgeSingleRuns(row, ia, ib, options);
       } else {

@@ -211,7 +211,10 @@ std::vector<CompoundWindow> AttributeOverlaps(const CounterIndex& counters,
         LocaliseWindow lw = ref;
         lw.from_s = longest_span->from_s;
         lw.to_s = longest_span->to_s;
-        if (lw.from_s > f.applied_at_s && lw.to_s - lw.from_s > kCounterLagS)
+        const std::string cls = EvidenceClass(f.scope);
+        // A link's counters sampled just after another fault's revert still
+        // hold it; a rank's CPU time and line-up are its own.
+        if (cls != "rank" && lw.from_s > f.applied_at_s && lw.to_s - lw.from_s > kCounterLagS)
           lw.from_s += kCounterLagS;
         f.localisation.reset();
         f.culprit.reset();
@@ -219,7 +222,6 @@ std::vector<CompoundWindow> AttributeOverlaps(const CounterIndex& counters,
         f.culprit_link.reset();
         // Its own class of evidence: the other fault's leftovers (a packet
         // its revert dropped, a rank it stalled) are not this one's.
-        const std::string cls = EvidenceClass(f.scope);
         if (cls.empty()) {
           if (auto c = Localise(counters, series, lw, switches)) SetCulprit(*c, &f);
         } else {
@@ -237,8 +239,20 @@ std::vector<CompoundWindow> AttributeOverlaps(const CounterIndex& counters,
     // A member never alone takes the culprit its class of evidence names in
     // the window, when it is the only such member of that class; else none
     // (the window's culprits stand, the evidence cannot say whose is whose).
+    // So does a member whose seconds alone named nothing (two of a chain's
+    // middle fault are few for a rank's CPU time), when it is the set's only
+    // member of its class.
+    std::map<std::string, int> of_class;
+    for (size_t i : g.members) ++of_class[EvidenceClass(fs[i].scope)];
     for (size_t i : g.members) {
       FaultStats& f = fs[i];
+      const std::string own_class = EvidenceClass(f.scope);
+      if (f.measured_over == "alone" && !f.localisation && !own_class.empty() &&
+          of_class[own_class] == 1) {
+        const std::optional<Culprit>& c = own_class == "link" ? by_class.link : by_class.rank;
+        if (c) SetCulprit(*c, &f);
+        continue;
+      }
       if (f.measured_over != "compound") continue;
       f.localisation.reset();
       f.culprit.reset();

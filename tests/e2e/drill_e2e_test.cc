@@ -659,6 +659,27 @@ TEST_F(DrillE2E, RestartPolicyRecoversCrashesAndHangsAndStopsACrashLoop) {
   }
 }
 
+// Issue 49: a seeded sample of bench/localisation.sh's sets of faults in
+// force together (two of its nine shapes, seed 1), run as the benchmark runs
+// them (its own fabric, no fabric of a fixture's up): each fault named right,
+// each set seen as a compound window, no false positive.
+TEST(LocalisationBench, ASeededSampleOfFaultsInForceTogetherIsNamedFaultByFault) {
+  RealProcessRunner runner;
+  auto r = runner.Run(
+      {"env", std::string("FDRILL=") + FDRILL_BIN, "bash",
+       std::string(FDRILL_SOURCE_DIR) + "/bench/localisation.sh", "1", "0", "0", "2", "0"},
+      std::chrono::seconds(300));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->exit_code, 0) << r->out << r->err;
+  std::printf("%s", r->out.c_str());
+  EXPECT_THAT(r->out,
+              ::testing::HasSubstr("sets in force together seen as compound windows: 2 of 2"))
+      << r->out;
+  EXPECT_THAT(r->out, ::testing::HasSubstr("false positives: 0 "));
+  EXPECT_THAT(r->out, ::testing::Not(::testing::HasSubstr("wrong:"))) << r->out;
+  EXPECT_THAT(r->out, ::testing::ContainsRegex("compound +all +[0-9]+ +[0-9]+ +100.0%")) << r->out;
+}
+
 TEST(DrillBadInput, MissingScenarioFileAndUnknownKeyExit2) {
   auto missing = Fdrill({"run", "/nonexistent/drill.yaml"});
   EXPECT_EQ(missing.exit_code, 2);

@@ -219,6 +219,34 @@ TEST(Compare, CampaignsCompareOverRunsAndFindASlowerRecovery) {
   EXPECT_EQ(ExitCodeForComparison(*same), 0);
 }
 
+// Issue 49: busbw is compared as work done over time, as the report's
+// slowdowns are. B's recovery phase holds a 3 s stall in each run (one
+// iteration of 3 s among 330): its median iteration is unchanged, its rate
+// over the phase ~13 % lower, which a median per run never showed.
+TEST(Compare, AStallInEveryRunIsARegressionOfTheTimeWeightedRate) {
+  TempDir da, db;
+  std::vector<SyntheticRun> a, b;
+  for (uint32_t seed : {21u, 22u, 23u, 24u}) {
+    a.push_back(Synth(1.0, 0.01, seed));
+    SyntheticRun rb = Synth(1.0, 0.01, seed + 100);
+    rb.stalls.push_back({.at_s = 30.0, .until_s = 33.0});
+    b.push_back(rb);
+  }
+  WriteCampaign(da.path(), a);
+  WriteCampaign(db.path(), b);
+  Result<Comparison> c = CompareRunDirs(da.path().string(), db.path().string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const CompareRow* recovery = nullptr;
+  for (const CompareRow* r : Busbw(*c))
+    if (r->phase == "recovery") recovery = r;
+  ASSERT_NE(recovery, nullptr);
+  EXPECT_EQ(recovery->verdict, CompareVerdict::kRegression)
+      << *recovery->ratio << " interval " << recovery->ci_low.value_or(-1) << "–"
+      << recovery->ci_high.value_or(-1);
+  EXPECT_NEAR(*recovery->ratio, 17.5 / 20.5, 0.03);
+  EXPECT_NEAR(*Busbw(*c)[0]->ratio, 1.0, 0.01);  // the baseline phase: untouched
+}
+
 TEST(Compare, ACampaignAgainstOneRunBorrowsTheCampaignsSpread) {
   TempDir da, db;
   std::vector<SyntheticRun> a;
