@@ -133,14 +133,46 @@ void WriteFaults(const Summary& s, std::string* out) {
           {false, false, false, false, true, true, true, true, true, true, true, false, true});
   for (const FaultStats& f : s.faults) {
     std::string recover = Num(f.time_to_recover_s, 2);
-    if (f.reverted_at_s && !f.time_to_recover_s) recover = "never";
-    t.Row(
-        {Esc(f.id), Esc(f.kind), Esc(f.node), Esc(f.target), fmt::format("{:.2f}", f.applied_at_s),
-         Num(f.reverted_at_s, 2), f.slowdown ? Num(f.slowdown, 2) + "×" : kNone,
-         Num(f.time_to_impact_s, 2), recover, Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
-         f.localisation ? Esc(CulpritText(*f.localisation)) : kNone, Num(f.time_to_localise_s, 2)});
+    if (f.reverted_at_s && !f.time_to_recover_s)
+      recover = f.reverted_under_another ? "overlapped" : "never";
+    std::string slowdown = f.slowdown ? Num(f.slowdown, 2) + "×" : kNone;
+    if (f.measured_over == "alone") slowdown += " alone";
+    if (f.measured_over == "compound") slowdown += " shared";
+    t.Row({Esc(f.id), Esc(f.kind), Esc(f.node), Esc(f.target),
+           fmt::format("{:.2f}", f.applied_at_s), Num(f.reverted_at_s, 2), slowdown,
+           f.applied_under_another ? "overlapped" : Num(f.time_to_impact_s, 2), recover,
+           Num(f.stall_ms, 1), Num(f.lost_gpu_s, 1),
+           f.localisation ? Esc(CulpritText(*f.localisation)) : kNone,
+           Num(f.time_to_localise_s, 2)});
   }
   *out += t.Done();
+  if (s.compound.empty()) return;
+  // Faults in force together (reports/compound.h), as report.md lists them.
+  *out +=
+      "<h3>Faults in force together</h3>\n<p class=\"note\">An overlapped fault's numbers "
+      "above come from the seconds it alone was in force (\"alone\"), else from the window it "
+      "shared (\"shared\"); a window's lost GPU·s are counted there and in no fault's.</p>\n";
+  Table w({"faults", "from (s)", "to (s)", "together (s)", "slowdown", "stall (ms)", "lost GPU·s",
+           "shares", "culprits"},
+          {false, true, true, true, true, true, true, false, false});
+  for (const CompoundWindow& c : s.compound) {
+    std::string shares, culprits;
+    for (const FaultShare& sh : c.shares) {
+      if (sh.share)
+        shares +=
+            fmt::format("{}{} {:.0f} %", shares.empty() ? "" : ", ", sh.fault, 100 * *sh.share);
+    }
+    shares = shares.empty() ? "not separable" : shares + " (" + c.share_basis + ")";
+    for (const Culprit& k : c.culprits) culprits += (culprits.empty() ? "" : "; ") + CulpritText(k);
+    w.Row({Esc(fmt::format("{}", fmt::join(c.faults, ", "))), fmt::format("{:.2f}", c.start_s),
+           fmt::format("{:.2f}", c.end_s), fmt::format("{:.1f}", c.together_s),
+           c.slowdown ? Num(c.slowdown, 2) + "×" : kNone, Num(c.stall_ms, 1), Num(c.lost_gpu_s, 1),
+           Esc(shares), culprits.empty() ? kNone : Esc(culprits)});
+  }
+  *out += w.Done();
+  if (s.lost_gpu_s) {
+    *out += fmt::format("<p>Lost GPU·s in all, each second once: {:.1f}</p>\n", *s.lost_gpu_s);
+  }
 }
 
 // Per fault: the culprit, its evidence in words and the fabric map; then

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "reports/brief.h"
 #include "reports/json_report.h"
 #include "tests/reports/synthetic_run.h"
 
@@ -136,6 +137,29 @@ TEST(Compound, TwoFaultsOfDifferentKindsAtOnceAreEachNamedFromTheirOwnEvidence) 
   EXPECT_EQ(j["faults"][1]["measured_over"], "compound");
   EXPECT_EQ(j["faults"][1]["localisation"]["element"], "rank 2 (n2)");
   EXPECT_NEAR(j["lost_gpu_s"].get<double>(), *s.lost_gpu_s, 1e-3);
+}
+
+// report.md, report.html and the one-screen brief say which faults shared
+// their time, and what each fault's numbers were measured over.
+TEST(Compound, EveryRenderingSaysWhichFaultsWereInForceTogether) {
+  SyntheticRun run = WithFaults({{"uplink", "link_rate", "interface", "n1", "fab0", 15, 20},
+                                 {"pause", "rank_pause", "rank", "n2", "rank 2", 15, 20}});
+  run.slow.push_back({.from_s = 15, .to_s = 20, .factor = 3, .culprit_node = "n2"});
+  ShaperOnN1(run, 15, 20);
+  reports_test::TempDir dir;
+  Result<Summary> s = reports_test::WriteWithReports(run, dir.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const std::string md = reports_test::ReadText(dir.path() / "report.md");
+  EXPECT_NE(md.find("Faults in force together"), std::string::npos);
+  EXPECT_NE(md.find("| uplink, pause |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Lost GPU·s in all, each second once"), std::string::npos);
+  const std::string html = reports_test::ReadText(dir.path() / "report.html");
+  EXPECT_NE(html.find("Faults in force together"), std::string::npos);
+  EXPECT_NE(html.find("shared"), std::string::npos);
+  const std::string brief = BriefText(*s, dir.path().string());
+  EXPECT_NE(brief.find("in force together 15.0-20.0 s: uplink + pause"), std::string::npos)
+      << brief;
+  EXPECT_NE(brief.find("x shared"), std::string::npos) << brief;
 }
 
 // Staggered: each fault has five seconds alone, measured there; the five
