@@ -45,7 +45,7 @@
 #
 # Needs root, a built tree (build/), jq, and no fabric up (it builds its own
 # and takes it down on exit). REPEAT 0 leaves the matrix out: the e2e test
-# LocalisationBench (tests/e2e/drill_e2e_test.cc) runs the sample `1 0 0 2 0`.
+# LocalisationBench (tests/e2e/drill_e2e_test.cc) runs the sample `1 0 0 1 0`.
 #   sudo bench/localisation.sh [SEED=1] [REPEAT=2] [FREE=2] [COMPOUND=9] [HAND=2]
 set -euo pipefail
 cd "$(dirname "$0")/.."

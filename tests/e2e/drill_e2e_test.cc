@@ -10,6 +10,8 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -79,6 +81,22 @@ TEST_F(DrillE2E, QuickstartMeasuresSlowdownRecoveryAndLeavesNoResidue) {
   fs::path out = work_ / "run";
   auto run = RunDrill("quickstart", out, 240);
   EXPECT_EQ(run.exit_code, 0) << run.err;
+  // Issue 49: while n2's link is down the progress line reads the stall (an
+  // iteration in progress counts by its age), where it read ~1x from the
+  // iterations that had finished.
+  {
+    const std::regex flap_line(R"(\] flap \| busbw [^ ]+ GB/s = ([0-9.]+)x baseline)");
+    std::optional<double> lowest;
+    for (auto it = std::sregex_iterator(run.err.begin(), run.err.end(), flap_line);
+         it != std::sregex_iterator(); ++it) {
+      const double x = std::stod((*it)[1].str());
+      lowest = std::min(lowest.value_or(x), x);
+    }
+    ASSERT_TRUE(lowest.has_value()) << run.err;
+    EXPECT_LE(*lowest, 0.5) << run.err;
+    std::printf("[ measured ] quickstart's progress line while n2 fab0 was down: %.2fx baseline\n",
+                *lowest);
+  }
   for (const char* f : {"scenario.yaml", "events.jsonl", "metrics.jsonl", "summary.json",
                         "report.md", "plan.json"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
@@ -660,20 +678,21 @@ TEST_F(DrillE2E, RestartPolicyRecoversCrashesAndHangsAndStopsACrashLoop) {
 }
 
 // Issue 49: a seeded sample of bench/localisation.sh's sets of faults in
-// force together (two of its nine shapes, seed 1), run as the benchmark runs
+// force together (the first of its nine shapes in seed 1's order: a link
+// flap and a straggler, staggered), run as the benchmark runs
 // them (its own fabric, no fabric of a fixture's up): each fault named right,
 // each set seen as a compound window, no false positive.
 TEST(LocalisationBench, ASeededSampleOfFaultsInForceTogetherIsNamedFaultByFault) {
   RealProcessRunner runner;
   auto r = runner.Run(
       {"env", std::string("FDRILL=") + FDRILL_BIN, "bash",
-       std::string(FDRILL_SOURCE_DIR) + "/bench/localisation.sh", "1", "0", "0", "2", "0"},
+       std::string(FDRILL_SOURCE_DIR) + "/bench/localisation.sh", "1", "0", "0", "1", "0"},
       std::chrono::seconds(300));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->exit_code, 0) << r->out << r->err;
   std::printf("%s", r->out.c_str());
   EXPECT_THAT(r->out,
-              ::testing::HasSubstr("sets in force together seen as compound windows: 2 of 2"))
+              ::testing::HasSubstr("sets in force together seen as compound windows: 1 of 1"))
       << r->out;
   EXPECT_THAT(r->out, ::testing::HasSubstr("false positives: 0 "));
   EXPECT_THAT(r->out, ::testing::Not(::testing::HasSubstr("wrong:"))) << r->out;
