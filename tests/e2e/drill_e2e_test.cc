@@ -762,6 +762,19 @@ TEST(DrillBadInput, APrefixHoldingTheManagementNetworkOrAPathInTheNameExits2) {
        ":1:7: name: \"../../../../elsewhere/escaped\" holds a path separator"}};
   ExpectEveryVerbRefuses(cases);
   EXPECT_FALSE(fs::exists("/elsewhere/escaped"));
+  // A leaf taken down counts every node behind it against the default limit
+  // of one faulted node (scenarios/leaf-down.yaml without its blast radius),
+  // where it once passed as one.
+  std::ifstream leaf(std::string(FDRILL_SOURCE_DIR) + "/scenarios/leaf-down.yaml");
+  std::string leaf_down((std::istreambuf_iterator<char>(leaf)), std::istreambuf_iterator<char>());
+  const std::string radius = "  blast_radius: {max_rails: 1, max_leaves: 1, max_nodes: 4}\n";
+  ASSERT_NE(leaf_down.find(radius), std::string::npos);
+  leaf_down.replace(leaf_down.find(radius), radius.size(), "  lease_ttl: 5s\n");
+  ExpectEveryVerbRefuses(
+      {{leaf_down,
+        ":25:9: safety.max_faulted_nodes 1 (the default): at t=8s (phase leaf-down +0s) fault "
+        "rail1-leaf0-down is in force on nodes n0, n1, n2 and n3 (4 nodes); a switch counts "
+        "every node behind it"}});
   auto typo = Fdrill({"valdate", "x.yaml"});
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("\"valdate\" is not a subcommand; did you mean \"validate\"?"),
