@@ -50,7 +50,8 @@ std::vector<LinkStats> AnalyzeLinks(const CounterIndex& counters,
   std::map<std::pair<std::string, std::string>, LinkStats> by_link;
   for (const auto& [key, s] : counters.series()) {
     const auto [link, counter] = SplitCounterKey(key.second);
-    if (link == "tcp" || link.starts_with("rank/") || counter.empty()) continue;
+    if (link == "tcp" || link.starts_with("rank/") || counter.empty() || FdrillOwnDevice(link))
+      continue;
     LinkStats& l = by_link[{key.first, link}];
     if (l.phases.empty()) {
       l.node = key.first;

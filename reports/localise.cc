@@ -129,12 +129,9 @@ std::vector<Candidate> ScoreLinks(const CounterIndex& counters, const LocaliseWi
   for (const auto& [key, s] : counters.changing()) {
     const auto [link, counter] = SplitCounterName(key.second);
     if (link == "tcp" || link.starts_with("rank/")) continue;
-    // fdrill's own devices: link_loss's egress hands what it loses to a
-    // veth of its own, "fdrill<hash>", whose peer is down (injectors/
-    // egress_loss.cc), so its tx_dropped are the fault's mechanism, not a
-    // link of the fabric (bench/localisation.sh named it for link_loss in
-    // windows that began after the veth existed).
-    if (link.starts_with("fdrill")) continue;
+    // bench/localisation.sh named link_loss's own veth in windows that
+    // began after it existed.
+    if (FdrillOwnDevice(link)) continue;
     const double weight = LinkEvidenceWeight(counter);
     if (weight <= 0) continue;
     const Excess e = counter == "tcp_retrans_segs" ? RetransExcessOf(counters, key, *s, link, w)
@@ -228,6 +225,8 @@ std::string NoLinkWords(const std::vector<Candidate>& links) {
 }
 
 }  // namespace
+
+bool FdrillOwnDevice(std::string_view link) { return link.starts_with("fdrill"); }
 
 double LinkEvidenceWeight(std::string_view c) {
   if (c == "carrier_changes" || c == "link_downed") return 1000;

@@ -117,6 +117,13 @@ std::vector<LinkEvidence> LinkEvidenceIn(const CounterIndex& counters, const Loc
 // (counter_index.h), as strings.
 std::pair<std::string, std::string> SplitCounterKey(const std::string& key);
 
+// Whether a link is one of fdrill's own devices rather than the fabric's:
+// link_loss's egress hands what it loses to a veth of its own,
+// "fdrill<hash>", whose peer is down (injectors/egress_loss.cc), so its
+// tx_dropped are the fault's mechanism. Neither evidence nor a link of the
+// links table.
+bool FdrillOwnDevice(std::string_view link);
+
 // The weight of one counter as link evidence (signal 1 above); 0 for a
 // counter that is not (bytes, packets, port_xmit_wait).
 double LinkEvidenceWeight(std::string_view counter);

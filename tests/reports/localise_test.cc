@@ -725,5 +725,25 @@ TEST(Localise, ALiveCulpritAtTheFarEndOfTheFaultedCableNamesIt) {
   }
 }
 
+// link_loss's own veth (fdrill<hash>, its peer down) drops what the fault
+// loses: the fault's mechanism, neither evidence nor a link of the table
+// (bench/localisation.sh named it before).
+TEST(Localise, FdrillsOwnDevicesAreNeitherEvidenceNorLinks) {
+  SyntheticRun run = SyntheticRun::SlowN2(20.0);
+  for (int t = 0; t <= 40; ++t) {
+    const double dropped = 400.0 * std::clamp(t - 15.0, 0.0, 5.0);
+    run.AddEvent(
+        t, "counters",
+        {{"node", "n2"},
+         {"counters", {{"fdrillab12cd34.tx_dropped", dropped}, {"fab0.tx_bytes", 1e9 * t}}}});
+  }
+  Summary s = AnalyzeRun(run);
+  ASSERT_EQ(s.faults.size(), 1u);
+  ASSERT_TRUE(s.faults[0].localisation.has_value());
+  EXPECT_EQ(s.faults[0].localisation->element, "rank 2 (n2)");  // the line-up, not the veth
+  for (const LinkStats& l : s.links) EXPECT_NE(l.link, "fdrillab12cd34");
+  EXPECT_FALSE(s.links.empty());  // fab0 is still a link
+}
+
 }  // namespace
 }  // namespace fdrill
