@@ -28,7 +28,7 @@ Json AgentService::HostSnapshot() {
     for (int pid : *pids) {
       auto info = host_.procs->Inspect(pid);
       if (!info.ok() || info->net_ns != own_ns) continue;
-      if (info->exe_name == kWorkloadExe && info->state == 'T') ++stopped;
+      if (IsWorkloadRank(*info) && info->state == 'T') ++stopped;
       if (info->exe_name == kBurnExe && info->state != 'Z') ++burners;
     }
   }

@@ -73,7 +73,7 @@ class RankKill final : public RankFault {
 
   std::vector<std::string> Mechanism() const override {
     return {"apply: kill -" + std::string(sig_.name) + " " + DescribeRanks(rank_) + " (" +
-                kWorkloadExe + " in this node's network namespace)",
+                kWorkloadExe + " or a job's rank in this node's network namespace)",
             "revert: none (a killed rank is recovered by the workload's restart, not by fdrill)"};
   }
 

@@ -99,8 +99,8 @@ class RankPause final : public RankFault {
   }
 
   std::vector<std::string> Mechanism() const override {
-    std::string what =
-        DescribeRanks(rank_) + " (" + kWorkloadExe + " in this node's network namespace)";
+    std::string what = DescribeRanks(rank_) + " (" + kWorkloadExe +
+                       " or a job's rank in this node's network namespace)";
     if (on_ && period_) {
       return {"apply: kill -STOP / kill -CONT " + what + ", stopped " + FormatDuration(*on_) +
                   " of every " + FormatDuration(*period_),

@@ -1,6 +1,12 @@
 #include "injectors/ranks.h"
 
+#include "workloads/job_rank.h"
+
 namespace fdrill {
+
+bool IsWorkloadRank(const ProcInfo& info) {
+  return info.exe_name == kWorkloadExe || info.env.count(kJobRankEnv) > 0;
+}
 
 Result<std::vector<RankProc>> FindRanks(ProcessTable& procs, std::optional<int> rank) {
   auto pids = procs.Pids();
@@ -11,14 +17,14 @@ Result<std::vector<RankProc>> FindRanks(ProcessTable& procs, std::optional<int> 
     if (pid == procs.OwnPid()) continue;
     auto info = procs.Inspect(pid);
     if (!info.ok()) continue;  // ended while we looked
-    if (info->exe_name != kWorkloadExe || info->net_ns != own_ns || info->state == 'Z') continue;
+    if (!IsWorkloadRank(*info) || info->net_ns != own_ns || info->state == 'Z') continue;
     const int r = RankOf(*info);
     if (rank && r != *rank) continue;
     out.push_back({pid, info->start_ticks, r, info->cpu_ticks});
   }
   if (out.empty()) {
-    return NotFound(std::string(rank ? "params.rank: " : "") + "no " + kWorkloadExe + " process (" +
-                    DescribeRanks(rank) +
+    return NotFound(std::string(rank ? "params.rank: " : "") + "no workload rank (" + kWorkloadExe +
+                    ", or a job's process under fdrill job-rank; " + DescribeRanks(rank) +
                     ") runs on this node; is the workload started, and is this the node "
                     "the rank was placed on?");
   }

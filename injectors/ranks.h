@@ -1,7 +1,9 @@
 // The workload's ranks on this node, for rank_pause and rank_kill.
 //
-// A rank is a process whose executable is fdrill-collective, in the agent's
-// own network namespace (on the emulated fabric every node shares one pid
+// A rank is a process whose executable is fdrill-collective, or a process
+// of the operator's own job that `fdrill job-rank` started (it carries
+// FDRILL_JOB_RANK in its environment; the wrapper itself does not), in the
+// agent's own network namespace (on the emulated fabric every node shares one pid
 // namespace, so the namespace is what says "this node"; on a real host run
 // the agent in the ranks' namespace), optionally with a given rank number
 // (processes.h RankOf: OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID,
@@ -22,6 +24,9 @@
 namespace fdrill {
 
 inline constexpr char kWorkloadExe[] = "fdrill-collective";
+
+// Whether INFO is one of the workload's rank processes (of any node).
+bool IsWorkloadRank(const ProcInfo& info);
 
 struct RankProc {
   int pid = 0;

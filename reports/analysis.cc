@@ -259,6 +259,7 @@ Summary Analyze(const RunData& run, const AnalysisOptions& options) {
           ? BuildIterations(run.metrics)
           : BuildIterations(run.metrics,
                             RecordsOfWorkload(run.metrics, run.plan.workloads.front().name));
+  s.rate_unit = run.plan.rate_unit;
   s.phases = AnalyzePhases(run.events, series, RunEnd(run, series));
   s.baseline = ComputeBaseline(s.phases, series, FirstFaultAt(run.events), options);
   SetPhaseSlowdowns(s.baseline, &s.phases);

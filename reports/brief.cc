@@ -23,7 +23,11 @@ std::string BriefText(const Summary& s, const std::string& dir) {
   std::string out =
       fmt::format("fdrill: {} — verdict {} (exit {})\n", s.name.empty() ? "drill" : s.name,
                   VerdictName(s.verdict), ExitCodeForVerdict(s.verdict));
-  if (s.baseline.busbw_median) {
+  if (s.baseline.busbw_median && s.Steps()) {
+    out +=
+        fmt::format("  baseline: {:.3f} steps/s ({:.1f} ms a step) median over {} steps\n",
+                    *s.baseline.busbw_median, 1000.0 / *s.baseline.busbw_median, s.baseline.count);
+  } else if (s.baseline.busbw_median) {
     out += fmt::format("  baseline: busbw {:.3f} GB/s median over {} iterations\n",
                        *s.baseline.busbw_median, s.baseline.count);
   }

@@ -119,6 +119,7 @@ std::string RenderSummaryJson(const Summary& s) {
   Json j;
   j["name"] = s.name;
   j["verdict"] = VerdictName(s.verdict);
+  j["rate_unit"] = s.rate_unit;
   j["baseline"] = {{"phase", s.baseline.phase},
                    {"iterations", s.baseline.count},
                    {"busbw_median", Number(s.baseline.busbw_median)},

@@ -63,10 +63,17 @@ void WriteHeadline(const Summary& s, std::string* out) {
 
 void WriteBaseline(const Summary& s, std::string* out) {
   const Baseline& b = s.baseline;
+  const char* unit = s.rate_unit.c_str();
   fmt::format_to(std::back_inserter(*out),
-                 "## Baseline\n\nMeasured on {} ({} iterations): median busbw {} GB/s, "
-                 "MAD {} GB/s, band low {} GB/s.\n\n",
-                 b.phase, b.count, Num(b.busbw_median, 3), Num(b.mad, 3), Num(b.band_low, 3));
+                 "## Baseline\n\nMeasured on {} ({} {}): median {} {} {}, "
+                 "MAD {} {}, band low {} {}.\n\n",
+                 b.phase, b.count, s.Steps() ? "steps" : "iterations", s.RateName(),
+                 Num(b.busbw_median, 3), unit, Num(b.mad, 3), unit, Num(b.band_low, 3), unit);
+  if (s.Steps()) {
+    *out +=
+        "The workload is a job of its own: its rate is steps per second, read from its step "
+        "lines (workload.metrics), and each slowdown is its step time's.\n\n";
+  }
 }
 
 void WritePhases(const Summary& s, std::string* out) {
@@ -75,10 +82,12 @@ void WritePhases(const Summary& s, std::string* out) {
     *out += "No phase events were recorded.\n\n";
     return;
   }
-  *out +=
-      "| phase | start (s) | end (s) | iterations | iter p50 (ms) | iter p99 (ms) | "
-      "busbw median (GB/s) | busbw time-weighted (GB/s) | slowdown (time-weighted) |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  fmt::format_to(std::back_inserter(*out),
+                 "| phase | start (s) | end (s) | {} | {} p50 (ms) | {} p99 (ms) | "
+                 "{} median ({}) | {} time-weighted ({}) | slowdown (time-weighted) |\n"
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+                 s.Steps() ? "steps" : "iterations", s.Steps() ? "step" : "iter",
+                 s.Steps() ? "step" : "iter", s.RateName(), s.rate_unit, s.RateName(), s.rate_unit);
   for (const PhaseStats& p : s.phases) {
     fmt::format_to(std::back_inserter(*out),
                    "| {} | {:.2f} | {:.2f} | {} | {} | {} | {} | {} | {} |\n", Cell(p.name),

@@ -129,6 +129,9 @@ struct Plan {
   int ranks = 0;                        // the first workload's, with tenants
   std::vector<PlanWorkload> workloads;  // empty: one workload on every node
   int recovery_window_iters = 5;
+  // "GB/s" (busbw: fdrill-collective, nccl-tests) or "steps/s" (a job's
+  // step lines, whose records carry steps/s as their rate).
+  std::string rate_unit = "GB/s";
   Expectations expectations;
   // plan.json predicted_job: fault id -> what NCCL's IB timeout predicts
   // ("rode_through" | "error" | "hang"); only link-down faults of an RDMA

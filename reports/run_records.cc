@@ -206,6 +206,9 @@ Status ReadPlan(Fields& f, std::string_view where, Plan& plan) {
   f.String("name", Need::kOptional, &plan.name);
   f.Integer("ranks", Need::kOptional, &plan.ranks);
   f.Integer("recovery_window_iters", Need::kOptional, &plan.recovery_window_iters);
+  f.String("rate_unit", Need::kOptional, &plan.rate_unit);
+  if (plan.rate_unit != "GB/s" && plan.rate_unit != "steps/s")
+    f.Fail("rate_unit", "must be \"GB/s\" or \"steps/s\"");
   if (plan.recovery_window_iters < 1) f.Fail("recovery_window_iters", "must be at least 1");
   if (const json* nodes = f.Find("nodes", Need::kOptional); nodes != nullptr) {
     if (!nodes->is_array()) f.Fail("nodes", "is not a list");

@@ -325,6 +325,11 @@ struct ExpectationResult {
 
 struct Summary {
   std::string name;
+  // plan.json's: "GB/s" (busbw) or "steps/s" (a job's steps). Every rate
+  // below (busbw_*, progress_gbps) is in it; RateName() says what it is.
+  std::string rate_unit = "GB/s";
+  bool Steps() const { return rate_unit == "steps/s"; }
+  const char* RateName() const { return Steps() ? "step rate" : "busbw"; }
   Verdict verdict = Verdict::kError;
   Baseline baseline;  // the first workload's, with tenants
   std::vector<PhaseStats> phases;

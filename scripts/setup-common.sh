@@ -15,6 +15,8 @@
 # ibv_asyncwatch) and rdma-core (the RDMA udev rules and module loading) are
 # for the operator on an RDMA node; no fdrill code runs them. libzstd-dev is
 # in both: the report reads metrics.jsonl.zst (reports/line_reader.h).
+# python3-torch (PyTorch 1.13, CPU, gloo) is ./test.sh's only: the e2e tests
+# run the PyTorch DDP drills (scenarios/pytorch-*.yaml) with it.
 FDRILL_PACKAGES=(
   build-essential dpkg-dev cmake ninja-build pkg-config
   libboost-dev libboost-system-dev libssl-dev
@@ -28,6 +30,7 @@ FDRILL_PACKAGES=(
   file
   jq
   chromium
+  python3-torch
 )
 FDRILL_DEMO_PACKAGES=(
   build-essential cmake ninja-build pkg-config

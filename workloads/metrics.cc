@@ -15,13 +15,6 @@ namespace fdrill {
 
 namespace {
 
-void ReplaceAll(std::string* text, std::string_view from, std::string_view to) {
-  for (size_t pos = text->find(from); pos != std::string::npos;
-       pos = text->find(from, pos + to.size())) {
-    text->replace(pos, from.size(), to);
-  }
-}
-
 template <typename T>
 void AppendNumber(T value, std::string* out) {
   char text[32];
@@ -126,26 +119,6 @@ std::string ToJsonLine(const IterationRecord& record) {
   AppendJsonLine(record, &line);
   line.pop_back();
   return line;
-}
-
-std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir,
-                               std::string_view host) {
-  std::string out(path_template);
-  ReplaceAll(&out, "{rank}", std::to_string(rank));
-  ReplaceAll(&out, "{tmpdir}", tmpdir);
-  ReplaceAll(&out, "{host}", host);
-  return out;
-}
-
-std::string TmpDirFromEnv() {
-  const char* dir = std::getenv("TMPDIR");
-  return (dir != nullptr && *dir != '\0') ? dir : "/tmp";
-}
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
 }
 
 void IterationRecord::Stamp(int64_t iteration, int64_t wall, int64_t mono_end, double time_ns,

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "harness/core/result.h"
+#include "workloads/path_template.h"
 
 namespace fdrill {
 
@@ -62,17 +63,6 @@ std::string ToJsonLine(const IterationRecord& record);
 // The same line and a newline, appended to `out` (no allocation once `out`
 // has room).
 void AppendJsonLine(const IterationRecord& record, std::string* out);
-
-// Replaces every "{rank}" with `rank`, "{tmpdir}" with `tmpdir` and
-// "{host}" with `host` (the rank's gethostname()).
-std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir,
-                               std::string_view host);
-
-// $TMPDIR when set and not empty, else "/tmp".
-std::string TmpDirFromEnv();
-
-// gethostname(), or "unknown" if it fails.
-std::string HostName();
 
 class MetricsWriter {
  public:

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "harness/core/did_you_mean.h"
 
 namespace fdrill {
 
@@ -155,8 +158,10 @@ Result<StepLineReader> StepLineReader::Make(const std::string& preset, const std
     auto p = std::find_if(Presets().begin(), Presets().end(),
                           [&](const Preset& x) { return preset == x.name; });
     if (p == Presets().end()) {
-      return InvalidArgument(fmt::format("unknown preset \"{}\": one of {}", preset,
-                                         fmt::join(StepLinePresets(), ", ")));
+      const std::set<std::string> names(StepLinePresets().begin(), StepLinePresets().end());
+      const std::string hint = DidYouMean(preset, names);
+      return InvalidArgument(fmt::format("unknown preset \"{}\"{} (presets: {})", preset,
+                                         hint.empty() ? "" : "; " + hint, fmt::join(names, ", ")));
     }
     r.pattern_ = p->pattern;
     r.holds_ = p->holds;

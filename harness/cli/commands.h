@@ -16,5 +16,6 @@ void AddCertsCommands(CLI::App& app, int* exit_code);      // certs init|issue
 void AddCompareCommands(CLI::App& app, int* exit_code);    // compare A B
 void AddInventoryCommands(CLI::App& app, int* exit_code);  // inventory
 void AddNcclTestsCommands(CLI::App& app, int* exit_code);  // nccl-tests FILE
+void AddJobRankCommands(CLI::App& app, int* exit_code);    // job-rank -- PROGRAM (a rank of a job)
 
 }  // namespace fdrill

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   fdrill::AddCompareCommands(app, &exit_code);
   fdrill::AddInventoryCommands(app, &exit_code);
   fdrill::AddNcclTestsCommands(app, &exit_code);
+  fdrill::AddJobRankCommands(app, &exit_code);
   app.parse_complete_callback([&] { fdrill::InitLogging("fdrill", log_level); });
   try {
     app.parse(argc, argv);

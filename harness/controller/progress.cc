@@ -16,14 +16,21 @@ std::string Seconds(Duration d) {
 std::string FormatProgress(const ProgressView& v) {
   std::string out = fmt::format("[{:>5} / {}{}] {}", Seconds(v.elapsed), v.total_is_max ? "<=" : "",
                                 Seconds(v.total), v.phase.empty() ? "starting" : v.phase);
-  if (v.busbw_gbps) {
+  if (v.busbw_gbps && v.steps) {
+    // A step rate reads better as the step time operators log.
+    out += fmt::format(" | step {:.0f} ms", 1000.0 / *v.busbw_gbps);
+    if (v.baseline_gbps && *v.baseline_gbps > 0) {
+      out += fmt::format(" = {:.2f}x baseline {:.0f} ms", *v.baseline_gbps / *v.busbw_gbps,
+                         1000.0 / *v.baseline_gbps);
+    }
+  } else if (v.busbw_gbps) {
     out += fmt::format(" | busbw {:.3g} GB/s", *v.busbw_gbps);
     if (v.baseline_gbps && *v.baseline_gbps > 0) {
       out += fmt::format(" = {:.2f}x baseline {:.3g}", *v.busbw_gbps / *v.baseline_gbps,
                          *v.baseline_gbps);
     }
   } else {
-    out += " | busbw -";
+    out += v.steps ? " | step -" : " | busbw -";
   }
   if (v.attempt > 0) out += fmt::format(" | restart {}/{}", v.attempt, v.restarts_allowed);
   if (v.faults.empty()) {

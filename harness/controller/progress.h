@@ -29,6 +29,7 @@ struct ProgressView {
   bool total_is_max = false;
   std::optional<double> busbw_gbps;  // now: LiveMonitor::LiveBusbw (a stall in progress counts)
   std::optional<double> baseline_gbps;
+  bool steps = false;               // a job's step lines: the rates are steps/s
   std::vector<std::string> faults;  // "id@node", in force now
   std::string culprit;              // the live culprit ("link n1 fab0 (high)"); "" none
   int attempt = 0;                  // > 0: the job was relaunched this often

@@ -278,6 +278,7 @@ void TimelineWalker::ShowProgress(Duration now) {
   // The first workload's (with tenants, the one the drill is about).
   v.busbw_gbps = state_.monitors.front()->LiveBusbw(now);
   v.baseline_gbps = state_.monitors.front()->baseline_median();
+  v.steps = s_.workload.Steps();
   for (const auto& [id, node] : applied_) {
     v.faults.push_back(id.find('@') == std::string::npos ? id + "@" + node : id);
   }

@@ -1,6 +1,7 @@
 #include "harness/controller/workload_supervisor.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -46,7 +47,9 @@ std::string WorkloadSupervisor::RunDir(const NodeLink& n) const {
 }
 
 int WorkloadSupervisor::ReportingRanks() const {
-  if (w_.output == "nccl-tests") return 1;
+  // A job's step lines: every rank may print them (Megatron-LM's last
+  // rank only, the Hugging Face Trainer's first): one is enough to start.
+  if (w_.output == "nccl-tests" || w_.Steps()) return 1;
   if (w_.output == "none") return 0;
   return static_cast<int>(w_.nodes.size()) * w_.ranks_per_node;
 }
@@ -55,8 +58,63 @@ std::string WorkloadSupervisor::StartNode() const {
   return s_.Emulated() ? Lead().name : std::string("controller");
 }
 
+std::string WorkloadSupervisor::MetricsPath() const {
+  return s_.Emulated() ? "{tmpdir}/" + RunDirName() + "/rank-{rank}.jsonl"
+                       : "/tmp/" + RunDirName() + ".{host}/rank-{rank}.jsonl";
+}
+
+std::string WorkloadSupervisor::MasterAddr() const {
+  if (s_.Emulated()) {
+    for (const auto& node : fabric_.nodes) {
+      if (node.name == Lead().name) return node.FabricIp();
+    }
+  }
+  return Lead().hostname.empty() ? Lead().name : Lead().hostname;
+}
+
+std::vector<std::string> WorkloadSupervisor::JobCommand() const {
+  // The rails, as Open MPI's btl_tcp_if_include keeps fdrill-collective on
+  // them (fabric/mpirun.h); a real cluster's job picks its own.
+  std::string ifnames;
+  if (s_.Emulated()) {
+    for (size_t r = 0; r < fabric_.RailSubnets().size(); ++r)
+      ifnames += (ifnames.empty() ? "fab" : ",fab") + std::to_string(r);
+  }
+  return JobCommand(RunDir(Lead()) + "/checkpoint", MasterAddr(), kMasterPort, ifnames, true);
+}
+
+std::vector<std::string> WorkloadSupervisor::JobCommand(const std::string& checkpoint_dir,
+                                                        const std::string& master_addr,
+                                                        int master_port, const std::string& ifnames,
+                                                        bool metrics) const {
+  std::vector<std::string> command = w_.command;
+  for (auto& word : command) {
+    for (size_t at = word.find("{checkpoint_dir}"); at != std::string::npos;
+         at = word.find("{checkpoint_dir}", at + checkpoint_dir.size())) {
+      word.replace(at, 16, checkpoint_dir);
+    }
+  }
+  if (!w_.WrapsRanks()) return command;
+  // Each rank under `fdrill job-rank`: its framework's variables, its step
+  // lines as metrics records beside fdrill-collective's (agents stream them).
+  std::vector<std::string> argv = {opt_.bin_dir + "/fdrill", "job-rank"};
+  if (w_.Steps() && metrics) {
+    argv.insert(argv.end(), {"--jsonl", MetricsPath()});
+    if (!w_.metrics_preset.empty()) argv.insert(argv.end(), {"--preset", w_.metrics_preset});
+    if (!w_.metrics_pattern.empty()) argv.insert(argv.end(), {"--pattern", w_.metrics_pattern});
+  }
+  if (!w_.framework.empty()) {
+    argv.insert(argv.end(), {"--framework", w_.framework, "--master-addr", master_addr,
+                             "--master-port", std::to_string(master_port)});
+    if (!ifnames.empty()) argv.insert(argv.end(), {"--socket-ifname", ifnames});
+  }
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 std::vector<std::string> WorkloadSupervisor::Collective() const {
-  if (w_.External()) return w_.command;
+  if (w_.External()) return JobCommand();
   const std::string node0_dir = RunDir(Lead());
   std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-collective"};
   if (w_.Train()) {
@@ -72,9 +130,7 @@ std::vector<std::string> WorkloadSupervisor::Collective() const {
                              "--duration", std::to_string(total.count()) + "s"});
     if (w_.Reduces()) argv.insert(argv.end(), {"--redop", w_.redop});
   }
-  argv.insert(argv.end(), {"-b", std::to_string(w_.size_bytes), "--jsonl",
-                           s_.Emulated() ? "{tmpdir}/" + RunDirName() + "/rank-{rank}.jsonl"
-                                         : "/tmp/" + RunDirName() + ".{host}/rank-{rank}.jsonl",
+  argv.insert(argv.end(), {"-b", std::to_string(w_.size_bytes), "--jsonl", MetricsPath(),
                            "--stop-file", node0_dir + "/stop", "--backend", w_.backend});
   return argv;
 }
@@ -246,9 +302,9 @@ WorkloadSupervisor::Health WorkloadSupervisor::HealthLocked(Duration now) const 
     const Duration limit =
         *policy.hang_timeout + (monitor().AttemptReported() ? Duration{} : Duration(kLaunchGrace));
     if (monitor().QuietFor(now) > limit) {
-      h.hang =
-          fmt::format("no iteration completed for {:.1f} s (hang_timeout {})",
-                      ToSeconds(monitor().QuietFor(now)), FormatDuration(*policy.hang_timeout));
+      h.hang = fmt::format("no {} completed for {:.1f} s (hang_timeout {})",
+                           w_.Steps() ? "step" : "iteration", ToSeconds(monitor().QuietFor(now)),
+                           FormatDuration(*policy.hang_timeout));
     }
   }
   return h;
@@ -269,6 +325,8 @@ std::optional<std::string> WorkloadSupervisor::Supervise(Duration now, const Hea
   } else if (health.exit_code) {
     if (w_.Train() && *health.exit_code == 0) {
       job_end = "the job finished its " + std::to_string(w_.steps) + " steps";
+    } else if (w_.Steps() && *health.exit_code == 0) {
+      job_end = "the job finished (exit 0)";
     } else {
       // The job ended before the drill did (a killed rank, a collective
       // error): a result of the drill, not a failure of the harness.
@@ -423,6 +481,60 @@ void WorkloadSupervisor::CheckDigest() {
     return;
   }
   events_.DigestCheck(std::stoll(steps), digest, expected);
+}
+
+void WorkloadSupervisor::CheckJobDigest() {
+  std::string tail;
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    tail = last_log_tail_;
+  }
+  auto digest_in = [](const std::string& text) -> std::string {
+    const size_t at = ("\n" + text).rfind("\ndigest: ");
+    if (at == std::string::npos) return "";
+    const size_t from = at + 8;
+    return text.substr(from, text.find_first_of("\r\n", from) - from);
+  };
+  const std::string digest = digest_in(tail);
+  if (digest.empty()) {
+    events_.DigestMissing();
+    events_.Error("expect.digest: the job printed no \"digest: HEX\" line before it ended (see " +
+                  DrillEvents::LogName(w_.name) + ")");
+    return;
+  }
+  // The same command, fault-free: mpirun on this host's loopback, as many
+  // ranks, its own checkpoint directory (empty: it starts from step 0).
+  const std::string dir = events_.dir() + "/reference";
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir + "/checkpoint", ec);
+  const int ranks = static_cast<int>(w_.nodes.size()) * w_.ranks_per_node;
+  std::vector<std::string> argv = {
+      "mpirun",          "--allow-run-as-root", "-np", std::to_string(ranks),
+      "--oversubscribe", "--bind-to",           "none"};
+  for (const auto& [name, value] :
+       {std::pair{"mpi_yield_when_idle", "1"}, std::pair{"btl", "self,vader,tcp"},
+        std::pair{"btl_tcp_if_include", "lo"}, std::pair{"oob_tcp_if_include", "lo"}}) {
+    argv.insert(argv.end(), {"--mca", name, value});
+  }
+  std::vector<std::string> job =
+      JobCommand(std::filesystem::absolute(dir + "/checkpoint").string(), "127.0.0.1",
+                 kMasterPort + 1, "lo", false);  // its step lines are not the drill's
+  argv.insert(argv.end(), job.begin(), job.end());
+  auto r = runner_.Run(argv, std::chrono::seconds(600));
+  const std::string expected = r.ok() ? digest_in(r->out) : "";
+  if (expected.empty()) {
+    events_.Error("expect.digest: the fault-free run on loopback printed no digest (exit " +
+                  (r.ok() ? std::to_string(r->exit_code) + "): " + r->err.substr(0, 2000)
+                          : std::string("none): ") + r.status().message()));
+    return;
+  }
+  (void)events_.WriteFile("reference.log", r->out + r->err);
+  int64_t steps = 0;
+  if (const size_t at = ("\n" + tail).rfind("\nsteps_done: "); at != std::string::npos) {
+    steps = std::atoll(tail.c_str() + at + 12);
+  }
+  events_.DigestCheck(steps, digest, expected);
 }
 
 void WorkloadSupervisor::RemoveRunDirs() {

@@ -98,6 +98,11 @@ class WorkloadSupervisor {
   void Stop();
   // mode: train: the job's final digest against fdrill-train-ref's.
   void CheckDigest();
+  // expect.digest: equal: the job's last "digest: HEX" line against the
+  // same command's, run fault-free on loopback with as many ranks (mpirun
+  // in this namespace, each rank under `fdrill job-rank`, a checkpoint
+  // directory of its own in the run directory).
+  void CheckJobDigest();
   // A real cluster: each node's run directory goes once its files are in
   // the run directory (the emulated fabric's go with `fdrill fabric down`).
   void RemoveRunDirs();
@@ -109,6 +114,23 @@ class WorkloadSupervisor {
   std::string RunDir(const NodeLink& n) const;
   std::string RunDirName() const;  // fdrill-<run_id>[-<tenant>]
   std::vector<std::string> Collective() const;
+  // The ranks' metrics file template ({tmpdir}, {host}, {rank}).
+  std::string MetricsPath() const;
+  // A command of the operator's own: {checkpoint_dir} expanded (the first
+  // node's run directory, which every emulated node sees), each rank under
+  // `fdrill job-rank` when its step lines or framework need it.
+  std::vector<std::string> JobCommand() const;
+  // The same, with its checkpoint directory CHECKPOINT_DIR and its ranks'
+  // rendezvous at MASTER_ADDR on the interfaces IFNAMES; METRICS: its step
+  // lines go to the ranks' metrics files (not a reference run's).
+  std::vector<std::string> JobCommand(const std::string& checkpoint_dir,
+                                      const std::string& master_addr, int master_port,
+                                      const std::string& ifnames, bool metrics) const;
+  // Rank 0's address, for a framework's rendezvous (MASTER_ADDR): the
+  // first node's fabric address on the emulated fabric, its host name on a
+  // real one.
+  std::string MasterAddr() const;
+  static constexpr int kMasterPort = 29500;  // torchrun's default
   Status Launch(const std::vector<std::string>& argv);
   // A real cluster's job runs on this host (LocalJob): its output lines.
   void OnJobLine(const std::string& line);

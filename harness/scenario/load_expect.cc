@@ -150,7 +150,7 @@ Status LoadWorkloadExpects(const YamlReader& y, const YAML::Node& n, const Scena
 Status LoadExpect(const YamlReader& y, const YAML::Node& n, const Scenario& s, ExpectSpec* e) {
   if (auto st = y.CheckKeys(n, "expect",
                             {"max_slowdown", "max_time_to_recover", "no_residue", "data_intact",
-                             "metrics", "workloads", "job"});
+                             "metrics", "workloads", "job", "digest"});
       !st.ok())
     return st;
   if (n["job"]) {
@@ -170,6 +170,27 @@ Status LoadExpect(const YamlReader& y, const YAML::Node& n, const Scenario& s, E
                      "transport is tcp (workload.transport: rdma, or backend: nccl)");
     }
     e->job = *job;
+  }
+  if (n["digest"]) {
+    auto v = y.Str(n["digest"], "expect.digest");
+    if (!v.ok()) return v.status();
+    if (*v != "equal") {
+      return y.Error(n["digest"],
+                     "expect.digest must be equal (the job's final digest line against its "
+                     "fault-free run's)");
+    }
+    if (s.workload.Train()) {
+      return y.Error(n["digest"],
+                     "expect.digest: mode: train's digest is always checked (against "
+                     "fdrill-train-ref); drop it");
+    }
+    if (!s.workload.External() || !s.Emulated() || s.workload.framework != "pytorch") {
+      return y.Error(n["digest"],
+                     "expect.digest: equal reruns a framework: pytorch command fault-free on this "
+                     "host's loopback after the drill, on the emulated fabric (a real cluster's "
+                     "job is its operator's to rerun)");
+    }
+    e->digest_equal = true;
   }
   if (n["max_slowdown"]) {
     double v = 0;

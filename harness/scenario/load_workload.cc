@@ -1,6 +1,7 @@
 // workload: what runs during the drill — fdrill-collective's op, size and
-// ranks, mode: train with its restart policy, or (a real cluster only) a
-// command of its own with its launcher and output format.
+// ranks, mode: train with its restart policy, or a command of the
+// operator's own (its step lines, framework, restart policy, and on a real
+// cluster its launcher).
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/selector.h"
 #include "harness/scenario/yaml_errors.h"
+#include "workloads/step_lines.h"
 
 namespace fdrill {
 
@@ -40,7 +42,32 @@ Status Word(const YamlReader& y, const YAML::Node& n, const std::string& where, 
   return Status::Ok();
 }
 
-// mode, steps, checkpoint_every and the restart policy.
+// restart: {max_restarts, backoff, hang_timeout}.
+Status LoadRestart(const YamlReader& y, const YAML::Node& r, const std::string& where,
+                   RestartSpec* out) {
+  if (auto st = y.CheckKeys(r, where + ".restart", {"max_restarts", "backoff", "hang_timeout"});
+      !st.ok())
+    return st;
+  if (r["max_restarts"]) {
+    auto m = y.Int(r["max_restarts"], where + ".restart.max_restarts", 0, 100);
+    if (!m.ok()) return m.status();
+    out->max_restarts = static_cast<int>(*m);
+  }
+  if (r["backoff"]) {
+    auto d = y.Dur(r["backoff"], where + ".restart.backoff");
+    if (!d.ok()) return d.status();
+    out->backoff = *d;
+  }
+  if (r["hang_timeout"]) {
+    auto d = y.Dur(r["hang_timeout"], where + ".restart.hang_timeout");
+    if (!d.ok()) return d.status();
+    out->hang_timeout = *d;
+  }
+  return Status::Ok();
+}
+
+// mode, steps, checkpoint_every and the restart policy: mode: train's, or
+// a command's (its own checkpoint interval, and how it is relaunched).
 Status LoadTrain(const YamlReader& y, const YAML::Node& n, const std::string& where,
                  WorkloadSpec* w) {
   if (n["mode"]) {
@@ -50,12 +77,25 @@ Status LoadTrain(const YamlReader& y, const YAML::Node& n, const std::string& wh
       return y.Error(n["mode"], where + ".mode must be sweep (the default) or train");
     w->mode = *m;
   }
+  if (!w->Train() && n["command"]) {
+    if (n["steps"]) {
+      return y.Error(n["steps"], where +
+                                     ".steps is mode: train's; a command runs as many steps as "
+                                     "its own arguments say");
+    }
+    if (n["checkpoint_every"]) {
+      auto every = y.Int(n["checkpoint_every"], where + ".checkpoint_every", 1, int64_t{1} << 40);
+      if (!every.ok()) return every.status();
+      w->checkpoint_every = *every;
+    }
+    return n["restart"] ? LoadRestart(y, n["restart"], where, &w->restart) : Status::Ok();
+  }
   if (!w->Train()) {
     for (const char* key : {"steps", "checkpoint_every", "restart"}) {
       if (n[key]) {
         return y.Error(n[key], where + "." + key +
                                    " needs mode: train (a restart resumes from the checkpoint the "
-                                   "training loop writes)");
+                                   "training loop writes) or a command of your own");
       }
     }
     return Status::Ok();
@@ -71,37 +111,16 @@ Status LoadTrain(const YamlReader& y, const YAML::Node& n, const std::string& wh
   auto every = y.Int(n["checkpoint_every"], where + ".checkpoint_every", 1, w->steps);
   if (!every.ok()) return every.status();
   w->checkpoint_every = *every;
-  if (n["restart"]) {
-    const YAML::Node r = n["restart"];
-    if (auto st = y.CheckKeys(r, where + ".restart", {"max_restarts", "backoff", "hang_timeout"});
-        !st.ok())
-      return st;
-    if (r["max_restarts"]) {
-      auto m = y.Int(r["max_restarts"], where + ".restart.max_restarts", 0, 100);
-      if (!m.ok()) return m.status();
-      w->restart.max_restarts = static_cast<int>(*m);
-    }
-    if (r["backoff"]) {
-      auto d = y.Dur(r["backoff"], where + ".restart.backoff");
-      if (!d.ok()) return d.status();
-      w->restart.backoff = *d;
-    }
-    if (r["hang_timeout"]) {
-      auto d = y.Dur(r["hang_timeout"], where + ".restart.hang_timeout");
-      if (!d.ok()) return d.status();
-      w->restart.hang_timeout = *d;
-    }
-  }
-  return Status::Ok();
+  return n["restart"] ? LoadRestart(y, n["restart"], where, &w->restart) : Status::Ok();
 }
 
 Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::string& where,
                       WorkloadSpec* w) {
   std::set<std::string> keys = {
-      "mode",           "op",       "dtype",  "redop",    "size",
-      "ranks_per_node", "backend",  "warmup", "steps",    "checkpoint_every",
-      "restart",        "command",  "output", "launcher", "launcher_args",
-      "rsh_agent",      "transport"};
+      "mode",           "op",        "dtype",   "redop",    "size",
+      "ranks_per_node", "backend",   "warmup",  "steps",    "checkpoint_every",
+      "restart",        "command",   "output",  "launcher", "launcher_args",
+      "rsh_agent",      "transport", "metrics", "framework"};
   if (where != "workload") {  // a tenant's (LoadTenants reads them)
     keys.insert("nodes");
     keys.insert("start");
@@ -157,22 +176,58 @@ Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::strin
   return Status::Ok();
 }
 
-// command, output, launcher, launcher_args, rsh_agent: how a real cluster's
-// job starts (scenario.h WorkloadSpec). The emulated fabric runs
-// fdrill-collective through its own mpirun line, so none of these apply.
+// metrics: PRESET, {preset: PRESET} or {pattern: REGEX}: the command's
+// step lines, checked here as `fdrill job-rank` will read them.
+Status LoadMetrics(const YamlReader& y, const YAML::Node& m, WorkloadSpec* w) {
+  const std::string presets =
+      JoinWords(std::set<std::string>(StepLinePresets().begin(), StepLinePresets().end()));
+  if (m.IsScalar()) {
+    w->metrics_preset = m.as<std::string>();
+  } else if (m.IsMap()) {
+    if (auto st = y.CheckKeys(m, "workload.metrics", {"preset", "pattern"}); !st.ok()) return st;
+    if ((m["preset"] ? 1 : 0) + (m["pattern"] ? 1 : 0) != 1) {
+      return y.Error(m, "workload.metrics takes one of preset: (" + presets +
+                            ") or pattern: (a regular expression with a (?<step>...) group)");
+    }
+    for (auto [key, out] :
+         {std::pair{"preset", &w->metrics_preset}, std::pair{"pattern", &w->metrics_pattern}}) {
+      if (!m[key]) continue;
+      auto v = y.Str(m[key], std::string("workload.metrics.") + key);
+      if (!v.ok()) return v.status();
+      *out = *v;
+    }
+  } else {
+    return y.Error(m, "workload.metrics must be a preset's name (" + presets +
+                          ") or {pattern: REGEX} with a (?<step>...) group");
+  }
+  auto reader = StepLineReader::Make(w->metrics_preset, w->metrics_pattern);
+  if (!reader.ok()) {
+    const YAML::Node at = m.IsMap() ? (m["preset"] ? m["preset"] : m["pattern"]) : m;
+    return y.Error(at, "workload.metrics: " + reader.status().message());
+  }
+  w->output = "steps";
+  return Status::Ok();
+}
+
+// command, output, metrics, framework, launcher, launcher_args, rsh_agent:
+// the operator's own job (scenario.h WorkloadSpec). On the emulated fabric
+// a command runs under the fabric's own mpirun line, so the launcher keys
+// are a real cluster's only.
 Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s, WorkloadSpec* w) {
-  const char* keys[] = {"command", "output", "launcher", "launcher_args", "rsh_agent"};
   if (s.Emulated()) {
-    for (const char* key : keys) {
+    for (const char* key : {"launcher", "launcher_args", "rsh_agent"}) {
       if (n[key]) {
         return y.Error(n[key], std::string("workload.") + key +
                                    " is for a real cluster (fabric: {hosts: FILE} or "
-                                   "{slurm: true}); the emulated fabric runs fdrill-collective "
-                                   "with its own mpirun line");
+                                   "{slurm: true}); the emulated fabric starts a command with its "
+                                   "own mpirun line (ranks_per_node ranks on every node)");
       }
     }
-    return Status::Ok();
   }
+  // {scenario_dir}: the scenario file's directory, absolute (a script
+  // shipped beside the drill; every rank's working directory differs).
+  const std::string scenario_dir =
+      std::filesystem::absolute(y.Resolve(".")).lexically_normal().string();
   auto list = [&](const char* key, std::vector<std::string>* out) -> Status {
     if (!n[key]) return Status::Ok();
     if (!n[key].IsSequence() || n[key].size() == 0) {
@@ -183,7 +238,15 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
     for (const auto& e : n[key]) {
       auto v = y.Str(e, std::string("workload.") + key);
       if (!v.ok()) return v.status();
-      out->push_back(*v);
+      std::string word = *v;
+      for (size_t at = word.find("{scenario_dir}"); at != std::string::npos;
+           at = word.find("{scenario_dir}", at)) {
+        std::string dir = scenario_dir;
+        if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+        word.replace(at, 14, dir);
+        at += dir.size();
+      }
+      out->push_back(word);
     }
     return Status::Ok();
   };
@@ -198,16 +261,44 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
     const std::string base = std::filesystem::path(w->command.front()).filename().string();
     w->output =
         base.size() > 5 && base.compare(base.size() - 5, 5, "_perf") == 0 ? "nccl-tests" : "none";
+    if (n["metrics"] && n["output"]) {
+      return y.Error(n["output"],
+                     "workload.output and workload.metrics both say how the command's output is "
+                     "read; metrics: reads its step lines, so drop output");
+    }
+    if (n["metrics"]) {
+      if (auto st = LoadMetrics(y, n["metrics"], w); !st.ok()) return st;
+    }
     if (auto st = Word(y, n, "workload", "output", {"nccl-tests", "none"}, &w->output); !st.ok())
+      return st;
+    if (auto st = Word(y, n, "workload", "framework", {"pytorch"}, &w->framework); !st.ok())
       return st;
     if (w->Train())
       return y.Error(n["mode"],
                      "workload.mode: train runs fdrill-collective (its digest is checked); drop "
                      "command or mode");
-  } else if (n["output"]) {
-    return y.Error(n["output"],
-                   "workload.output describes a command's output; without command the workload is "
-                   "fdrill-collective");
+    if (w->WrapsRanks() && w->launcher == "none") {
+      return y.Error(n["launcher"],
+                     "workload.launcher none: metrics and framework are read per rank under "
+                     "mpirun or srun (fdrill job-rank wraps each rank); use one of them");
+    }
+    const bool shared_checkpoint = std::any_of(
+        w->command.begin(), w->command.end(),
+        [](const std::string& word) { return word.find("{checkpoint_dir}") != std::string::npos; });
+    if (shared_checkpoint && !s.Emulated()) {
+      return y.Error(n["command"],
+                     "workload.command: {checkpoint_dir} is a directory every node shares on the "
+                     "emulated fabric only; on a real cluster name a path on a filesystem every "
+                     "rank that reads the checkpoint mounts");
+    }
+  } else {
+    for (const char* key : {"output", "metrics", "framework"}) {
+      if (n[key]) {
+        return y.Error(n[key], std::string("workload.") + key +
+                                   " describes a command of your own; without command the "
+                                   "workload is fdrill-collective");
+      }
+    }
   }
   if (w->launcher == "srun" && !s.slurm) {
     return y.Error(n["launcher"],
@@ -272,7 +363,7 @@ Status LoadTenants(const YamlReader& y, const YAML::Node& n, Scenario* s) {
     if (!w.IsMap())
       return y.Error(w, where + " must be a mapping with nodes: and the job's settings");
     for (const char* key : {"mode", "steps", "checkpoint_every", "restart", "command", "output",
-                            "launcher", "launcher_args", "rsh_agent"}) {
+                            "launcher", "launcher_args", "rsh_agent", "metrics", "framework"}) {
       if (w[key]) {
         return y.Error(w[key], where + "." + key +
                                    ": tenants run fdrill-collective sweeps; mode: train, restart "

@@ -106,6 +106,18 @@ struct WorkloadSpec {
   std::vector<std::string> launcher_args;
   std::string rsh_agent = "ssh";
   bool External() const { return !command.empty(); }
+  // `metrics:` (issue 50): the job's step lines, read by `fdrill job-rank`
+  // around each rank — a preset (workloads/step_lines.h) or a pattern with
+  // named groups; output is then "steps" (records in steps/s). `framework:
+  // pytorch` gives every rank RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
+  // MASTER_PORT from its launcher's variables. Either wraps the command in
+  // `fdrill job-rank`. checkpoint_every, for a command, is the job's own
+  // interval in steps: what a restart may redo at most.
+  std::string metrics_preset;
+  std::string metrics_pattern;
+  std::string framework;
+  bool Steps() const { return output == "steps"; }
+  bool WrapsRanks() const { return External() && (Steps() || !framework.empty()); }
   // How the job's data moves between nodes: tcp (kernel TCP/IP, IPoIB
   // included), rdma (InfiniBand or RoCE verbs, which bypass tc and
   // netfilter), or auto: rdma for NCCL (backend nccl, nccl-tests output),
@@ -156,6 +168,10 @@ struct ExpectSpec {
   std::optional<double> max_time_to_recover_s;
   bool no_residue = true;
   bool data_intact = true;
+  // expect.digest: equal — a command's final "digest: HEX" line against the
+  // same command's fault-free run (after the drill, on loopback, as many
+  // ranks). mode: train's digest is always checked (fdrill-train-ref).
+  bool digest_equal = false;
   std::vector<MetricLimit> metrics;
   std::vector<std::pair<std::string, WorkloadExpect>> workloads;  // in the file's order
   // What the job must do under each fault (reports/job_outcome.h):

@@ -677,6 +677,66 @@ TEST_F(DrillE2E, RestartPolicyRecoversCrashesAndHangsAndStopsACrashLoop) {
   }
 }
 
+// Issue 50: the PyTorch DDP job (scenarios/jobs/ddp_train.py, Debian's
+// python3-torch over gloo) as the workload, measured by its own step
+// lines: a capped link's step-time slowdown, a killed rank relaunched and
+// resumed with the fault-free digest, a stopped rank recorded as a hang.
+TEST_F(DrillE2E, PytorchJobDrillsMeasureTheJobsOwnStepsAndRollBack) {
+  const std::string before = FabricLinks();
+  {
+    fs::path out = work_ / "cap";
+    auto run = RunDrill("pytorch-ddp-link-cap", out, 300);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    json s = ReadJson(out / "summary.json");
+    EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
+    EXPECT_EQ(s["rate_unit"], "steps/s");
+    ASSERT_EQ(s["faults"].size(), 1u);
+    const json& cap = s["faults"][0];
+    std::cout << "pytorch-ddp-link-cap: baseline " << s["baseline"]["busbw_median"]
+              << " steps/s, slowdown " << cap["slowdown"] << ", culprit "
+              << cap["localisation"]["element"] << "\n";
+    ASSERT_TRUE(cap["slowdown"].is_number()) << cap.dump(2);
+    EXPECT_GE(cap["slowdown"].get<double>(), 2.0);
+    EXPECT_EQ(cap["localisation"]["element"], "link n1 fab0") << cap.dump(2);
+    // Step records of every rank, from the job's own Megatron-style lines.
+    std::set<int> ranks;
+    for (const json& r : ReadJsonLines(out / "metrics.jsonl")) {
+      if (r.value("op", "") == "step") ranks.insert(r["rank"].get<int>());
+    }
+    EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
+    std::ifstream brief(out / "report.md");
+    std::string md((std::istreambuf_iterator<char>(brief)), std::istreambuf_iterator<char>());
+    EXPECT_NE(md.find("median step rate"), std::string::npos);
+    EXPECT_NE(run.err.find("ms a step"), std::string::npos) << run.err;
+  }
+  for (const char* name : {"pytorch-rank-kill-rollback", "pytorch-hang"}) {
+    SCOPED_TRACE(name);
+    fs::path out = work_ / name;
+    auto run = RunDrill(name, out, 300);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    json s = ReadJson(out / "summary.json");
+    EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
+    const json& rb = s["rollback"];
+    EXPECT_EQ(rb["restarts"], 1) << rb.dump(2);
+    ASSERT_FALSE(rb["failures"].empty()) << rb.dump(2);
+    const json& first = rb["failures"][0];
+    EXPECT_EQ(first["cause"], std::string(name) == "pytorch-hang" ? "hang" : "exit")
+        << first.dump();
+    ASSERT_TRUE(first["iterations_lost"].is_number()) << first.dump();
+    EXPECT_LE(first["iterations_lost"].get<int>(), 10);  // checkpoint_every
+    ASSERT_TRUE(rb["digest"].is_string()) << rb.dump(2);
+    EXPECT_EQ(rb["digest"], rb["expected_digest"]);
+    EXPECT_EQ(rb["digest_steps"], 60);
+    std::cout << name << ": cause " << first["cause"] << ", detected in "
+              << first["time_to_detect_s"] << " s, restarted in " << first["time_to_restart_s"]
+              << " s, steps redone " << first["iterations_lost"] << ", digest " << rb["digest"]
+              << "\n";
+    EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+    EXPECT_EQ(Sh({"pgrep", "-f", "ddp_train.py"}), "") << "ranks left running";
+  }
+  EXPECT_EQ(FabricLinks(), before);
+}
+
 // Issue 49: a seeded sample of bench/localisation.sh's sets of faults in
 // force together (the first of its nine shapes in seed 1's order: a link
 // flap and a straggler, staggered), run as the benchmark runs

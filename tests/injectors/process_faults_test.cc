@@ -72,13 +72,29 @@ TEST_F(ProcessFaults, RankPauseOfOneRank) {
   ASSERT_TRUE(f->Revert().ok());
 }
 
+// Issue 50: a job's ranks are the processes `fdrill job-rank` started
+// (FDRILL_JOB_RANK in their environment), whatever their program; the
+// wrapper itself, and a python of anybody else's, are not.
+TEST_F(ProcessFaults, AJobsRankIsTheProcessJobRankStartedNotTheWrapper) {
+  procs_.procs.clear();
+  ProcInfo& job = procs_.Add(200, "python3.11");
+  job.env = {{"OMPI_COMM_WORLD_RANK", "2"}, {"FDRILL_JOB_RANK", "2"}};
+  procs_.Add(199, "fdrill").env = {{"OMPI_COMM_WORLD_RANK", "2"}};      // the wrapper
+  procs_.Add(300, "python3.11").env = {{"OMPI_COMM_WORLD_RANK", "2"}};  // not ours
+  auto f = Make("rank_kill", {{"rank", 2}});
+  ASSERT_TRUE(f->Capture().ok());
+  ASSERT_TRUE(f->Apply().ok());
+  EXPECT_EQ(procs_.signals, (Signals{{200, SIGKILL}}));
+}
+
 TEST_F(ProcessFaults, ChecksBeforeTheWorkloadRunsButSelectsOnlyWhenApplied) {
   auto f = Make("rank_pause", {{"rank", 7}});
   EXPECT_TRUE(f->Check().ok());  // the pre-drill check: no ranks exist yet
   Status s = f->Capture();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
-  EXPECT_NE(s.message().find("params.rank: no fdrill-collective process (rank 7)"),
+  EXPECT_NE(s.message().find("params.rank: no workload rank (fdrill-collective, or a job's "
+                             "process under fdrill job-rank; rank 7)"),
             std::string::npos)
       << s.message();
   EXPECT_TRUE(procs_.signals.empty());

@@ -134,8 +134,8 @@ TEST_F(SlurmEnv, RefusesLaunchesThatCannotWork) {
   EXPECT_EQ(with("workload: {launcher: srun, rsh_agent: ssh, command: [x_perf]}"),
             "drill.yaml:4:39: workload.rsh_agent is mpirun's (plm_rsh_agent); launcher is srun");
   EXPECT_EQ(with("workload: {output: nccl-tests}"),
-            "drill.yaml:4:20: workload.output describes a command's output; without command the "
-            "workload is fdrill-collective");
+            "drill.yaml:4:20: workload.output describes a command of your own; without command "
+            "the workload is fdrill-collective");
   EXPECT_EQ(with("workload: {command: [x], output: json}"),
             "drill.yaml:4:34: workload.output \"json\" is not one of nccl-tests, none");
   EXPECT_EQ(with("workload: {mode: train, steps: 100, checkpoint_every: 10, command: [x]}"),
@@ -158,18 +158,18 @@ TEST_F(SlurmEnv, OutputNoneMeasuresNoIterations) {
             std::string::npos);
 }
 
-TEST(ClusterFabric, ExternalWorkloadsAreForRealClusters) {
+TEST(ClusterFabric, ALaunchOfItsOwnIsForRealClusters) {
   constexpr char kEmulated[] = R"(name: s
 fabric: {emulated: {nodes: 2}}
-workload: {command: [all_reduce_perf]}
+workload: {command: [all_reduce_perf], launcher: none}
 phases:
   - {name: baseline, duration: 5s}
 )";
-  EXPECT_EQ(ErrorOf(kEmulated).rfind("drill.yaml:3:21: workload.command is for a real cluster", 0),
+  EXPECT_EQ(ErrorOf(kEmulated).rfind("drill.yaml:3:50: workload.launcher is for a real cluster", 0),
             0u)
       << ErrorOf(kEmulated);
   std::string srun = Replace(Replace(kEmulated, "emulated: {nodes: 2}", "hosts: /dev/null"),
-                             "command: [all_reduce_perf]", "launcher: srun");
+                             "command: [all_reduce_perf], launcher: none", "launcher: srun");
   EXPECT_NE(ErrorOf(srun).find("hosts file /dev/null"), std::string::npos) << ErrorOf(srun);
 }
 

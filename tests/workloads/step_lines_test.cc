@@ -233,8 +233,9 @@ TEST(StepLines, PatternsThatCannotWorkAreRefusedSayingWhy) {
       << unknown.status().message();
   auto preset = StepLineReader::Make("megatorn", "");
   ASSERT_FALSE(preset.ok());
-  EXPECT_NE(preset.status().message().find("megatron, torchtitan, deepspeed, deepspeed-pipe, "
-                                           "hf-trainer, lightning"),
+  EXPECT_NE(preset.status().message().find("did you mean \"megatron\"? (presets: deepspeed, "
+                                           "deepspeed-pipe, hf-trainer, lightning, megatron, "
+                                           "torchtitan)"),
             std::string::npos)
       << preset.status().message();
   EXPECT_FALSE(StepLineReader::Make("megatron", "step (?<step>\\d+)").ok());  // both

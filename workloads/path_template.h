@@ -1,0 +1,21 @@
+// Where a rank writes its metrics: the --jsonl path templates of
+// fdrill-collective and `fdrill job-rank`. No MPI, so the CLI links it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace fdrill {
+
+// Replaces every "{rank}" with `rank`, "{tmpdir}" with `tmpdir` and
+// "{host}" with `host` (the rank's gethostname()).
+std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir,
+                               std::string_view host);
+
+// $TMPDIR when set and not empty, else "/tmp".
+std::string TmpDirFromEnv();
+
+// gethostname(), or "unknown" if it fails.
+std::string HostName();
+
+}  // namespace fdrill
