@@ -61,6 +61,23 @@ int Fail(const Status& s) {
   return 2;
 }
 
+// The job's program imports torch: `PROGRAM -c "import torch"` (a python
+// interpreter; a script of another kind is not checked). FailedPrecondition
+// naming the package when it does not.
+Status CheckTorch(ProcessRunner& runner, const std::string& program) {
+  const std::string base = std::filesystem::path(program).filename().string();
+  if (base.rfind("python", 0) != 0) return Status::Ok();
+  auto r = runner.Run({program, "-c", "import torch"}, std::chrono::seconds(60));
+  if (r.ok() && r->exit_code == 0) return Status::Ok();
+  std::string why = r.ok() ? r->err : r.status().message();
+  if (const size_t nl = why.find_last_not_of("\n"); nl != std::string::npos) why.resize(nl + 1);
+  if (const size_t at = why.rfind('\n'); at != std::string::npos) why = why.substr(at + 1);
+  return FailedPrecondition("workload.framework: pytorch: " + program + " cannot import torch (" +
+                            why +
+                            "); install it on every node (Debian: apt-get install python3-torch), "
+                            "or name the interpreter that has it in workload.command");
+}
+
 int Run(const std::string& file, const std::string& out, const std::string& fabric_dir,
         const std::string& tls_dir, bool insecure, bool quiet, const std::string& start_timeout) {
   auto started = ParseDuration(start_timeout);
@@ -90,6 +107,13 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   opt.abort = &g_abort;
   RealProcessRunner runner;
   opt.runner = &runner;
+  // framework: pytorch on the emulated fabric, whose nodes are this host's
+  // filesystem: the job's interpreter must import torch, or nothing starts.
+  if (scenario->Emulated() && scenario->workload.framework == "pytorch") {
+    if (auto st = CheckTorch(runner, scenario->workload.command.front()); !st.ok()) {
+      return Fail(st);
+    }
+  }
   ProgressLine progress(stderr, isatty(STDERR_FILENO) != 0);
   if (!quiet) opt.progress = &progress;
   std::signal(SIGINT, OnSignal);
@@ -274,9 +298,40 @@ int PrintPlan(const std::string& file) {
                              .c_str()
                        : "");
   }
+  if (s->workload.WrapsRanks()) {
+    // Every rank's own line, as the supervisor builds it (the run id and
+    // directories are the run's: shown as placeholders).
+    const bool emulated = s->Emulated();
+    std::string ifnames;
+    for (int r = 0; emulated && r < s->emulated.rails; ++r)
+      ifnames += (ifnames.empty() ? "fab" : ",fab") + std::to_string(r);
+    JobPlaces at{.checkpoint_dir = emulated ? "<n0 run dir>/checkpoint" : "",
+                 .metrics_path = emulated ? "{tmpdir}/fdrill-<run>/rank-{rank}.jsonl"
+                                          : "/tmp/fdrill-<run>.{host}/rank-{rank}.jsonl",
+                 .master_addr = emulated ? "198.18.0.1" : s->NodeNames().front(),
+                 .master_port = 29500,
+                 .ifnames = ifnames};
+    std::printf("each rank (%s): %s\n",
+                emulated ? "on every node, under the fabric's own mpirun line from n0"
+                         : "under the launch line below",
+                JoinArgv(JobRankArgv(s->workload, BinDir() + "/fdrill", at)).c_str());
+    if (s->workload.framework == "pytorch") {
+      std::printf(
+          "  it sets RANK, WORLD_SIZE, LOCAL_RANK from the launcher's OMPI_COMM_WORLD_* or "
+          "SLURM_* (kept where set), MASTER_ADDR, MASTER_PORT%s, PYTHONUNBUFFERED=1\n",
+          ifnames.empty() ? "" : (", GLOO_SOCKET_IFNAME=" + ifnames).c_str());
+    }
+    if (s->workload.Steps()) {
+      std::printf("metrics: a record per step line (%s%s) of every rank's output\n",
+                  s->workload.metrics_preset.empty() ? "pattern " : "preset ",
+                  s->workload.metrics_preset.empty() ? s->workload.metrics_pattern.c_str()
+                                                     : s->workload.metrics_preset.c_str());
+    }
+  }
   if (!s->Emulated()) {
     // The job starts on this host, as the user running fdrill run.
     std::vector<std::string> program = s->workload.command;
+    if (s->workload.WrapsRanks()) program = {BinDir() + "/fdrill", "job-rank", "..."};
     if (program.empty()) program = {BinDir() + "/fdrill-collective", "..."};
     std::printf("launch (on this host): %s\n",
                 JoinArgv(ClusterLaunchArgv(*s, program, "<run dir>/hostfile")).c_str());
@@ -284,7 +339,7 @@ int PrintPlan(const std::string& file) {
         "agents: fdrill-agent on every node at port %d (mutual TLS, --tls-dir or "
         "/etc/fdrill/pki)\n",
         s->agent_port);
-    if (s->workload.External()) {
+    if (s->workload.External() && !s->workload.Steps()) {
       std::printf("metrics: %s\n",
                   s->workload.output == "nccl-tests"
                       ? "nccl-tests result rows from the job's output, one per iteration"

@@ -7,6 +7,32 @@
 
 namespace fdrill {
 
+std::vector<std::string> JobRankArgv(const WorkloadSpec& w, const std::string& fdrill_bin,
+                                     const JobPlaces& at) {
+  std::vector<std::string> command = w.command;
+  for (auto& word : command) {
+    for (size_t pos = word.find("{checkpoint_dir}"); pos != std::string::npos;
+         pos = word.find("{checkpoint_dir}", pos + at.checkpoint_dir.size())) {
+      word.replace(pos, 16, at.checkpoint_dir);
+    }
+  }
+  if (!w.WrapsRanks()) return command;
+  std::vector<std::string> argv = {fdrill_bin, "job-rank"};
+  if (w.Steps() && !at.metrics_path.empty()) {
+    argv.insert(argv.end(), {"--jsonl", at.metrics_path});
+    if (!w.metrics_preset.empty()) argv.insert(argv.end(), {"--preset", w.metrics_preset});
+    if (!w.metrics_pattern.empty()) argv.insert(argv.end(), {"--pattern", w.metrics_pattern});
+  }
+  if (!w.framework.empty()) {
+    argv.insert(argv.end(), {"--framework", w.framework, "--master-addr", at.master_addr,
+                             "--master-port", std::to_string(at.master_port)});
+    if (!at.ifnames.empty()) argv.insert(argv.end(), {"--socket-ifname", at.ifnames});
+  }
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 std::string ClusterHostfile(const Scenario& s) {
   std::string out;
   for (const auto& h : s.NodeNames())

@@ -29,6 +29,21 @@
 
 namespace fdrill {
 
+// Where a job's ranks meet and keep their files (workload.command).
+struct JobPlaces {
+  std::string checkpoint_dir;  // {checkpoint_dir}
+  std::string metrics_path;    // --jsonl's template; "" for no step records
+  std::string master_addr;     // framework: MASTER_ADDR
+  int master_port = 29500;
+  std::string ifnames;  // GLOO_SOCKET_IFNAME ("fab0,fab1"); "" leaves the job's choice
+};
+
+// workload.command with {checkpoint_dir} expanded and, when its step lines
+// or framework need it (WorkloadSpec::WrapsRanks), each rank under
+// `<fdrill_bin> job-rank ... -- <command>` (harness/cli/cmd_job_rank.cc).
+std::vector<std::string> JobRankArgv(const WorkloadSpec& w, const std::string& fdrill_bin,
+                                     const JobPlaces& at);
+
 // "gpu01 slots=8\ngpu02 slots=8\n..." in the drill's node order.
 std::string ClusterHostfile(const Scenario& s);
 

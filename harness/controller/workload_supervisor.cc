@@ -21,6 +21,9 @@ namespace {
 // wire-up, reading the checkpoint) before its silence counts as a hang.
 constexpr auto kLaunchGrace = std::chrono::seconds(10);
 
+// A job's first step line comes within this of its launch (issue 50).
+constexpr auto kFirstStepLine = std::chrono::seconds(30);
+
 }  // namespace
 
 std::vector<NodeLink*> WorkloadSupervisor::Nodes() const {
@@ -80,37 +83,11 @@ std::vector<std::string> WorkloadSupervisor::JobCommand() const {
     for (size_t r = 0; r < fabric_.RailSubnets().size(); ++r)
       ifnames += (ifnames.empty() ? "fab" : ",fab") + std::to_string(r);
   }
-  return JobCommand(RunDir(Lead()) + "/checkpoint", MasterAddr(), kMasterPort, ifnames, true);
-}
-
-std::vector<std::string> WorkloadSupervisor::JobCommand(const std::string& checkpoint_dir,
-                                                        const std::string& master_addr,
-                                                        int master_port, const std::string& ifnames,
-                                                        bool metrics) const {
-  std::vector<std::string> command = w_.command;
-  for (auto& word : command) {
-    for (size_t at = word.find("{checkpoint_dir}"); at != std::string::npos;
-         at = word.find("{checkpoint_dir}", at + checkpoint_dir.size())) {
-      word.replace(at, 16, checkpoint_dir);
-    }
-  }
-  if (!w_.WrapsRanks()) return command;
   // Each rank under `fdrill job-rank`: its framework's variables, its step
   // lines as metrics records beside fdrill-collective's (agents stream them).
-  std::vector<std::string> argv = {opt_.bin_dir + "/fdrill", "job-rank"};
-  if (w_.Steps() && metrics) {
-    argv.insert(argv.end(), {"--jsonl", MetricsPath()});
-    if (!w_.metrics_preset.empty()) argv.insert(argv.end(), {"--preset", w_.metrics_preset});
-    if (!w_.metrics_pattern.empty()) argv.insert(argv.end(), {"--pattern", w_.metrics_pattern});
-  }
-  if (!w_.framework.empty()) {
-    argv.insert(argv.end(), {"--framework", w_.framework, "--master-addr", master_addr,
-                             "--master-port", std::to_string(master_port)});
-    if (!ifnames.empty()) argv.insert(argv.end(), {"--socket-ifname", ifnames});
-  }
-  argv.push_back("--");
-  argv.insert(argv.end(), command.begin(), command.end());
-  return argv;
+  return JobRankArgv(
+      w_, opt_.bin_dir + "/fdrill",
+      {RunDir(Lead()) + "/checkpoint", MetricsPath(), MasterAddr(), kMasterPort, ifnames});
 }
 
 std::vector<std::string> WorkloadSupervisor::Collective() const {
@@ -276,6 +253,9 @@ Status WorkloadSupervisor::Start() {
   if (auto st = Begin(); !st.ok()) return st;
   size_t want = static_cast<size_t>(ReportingRanks());
   auto deadline = clock_.Now() + opt_.start_timeout;
+  // A job's step lines: the first within kFirstStepLine, or the pattern is
+  // not the job's (a wrong preset, a trainer that logs elsewhere).
+  const auto steps_deadline = clock_.Now() + kFirstStepLine;
   std::unique_lock<std::mutex> lock(state_.mu);
   while (ranks_seen_.size() < want) {
     if (workload_exit_) {
@@ -285,6 +265,10 @@ Status WorkloadSupervisor::Start() {
                                 DrillEvents::LogName(w_.name));
     }
     if (state_.Aborted()) return FailedPrecondition("aborted while the workload was starting");
+    if (w_.Steps() && clock_.Now() > steps_deadline) {
+      lock.unlock();
+      return NoStepLine();
+    }
     if (clock_.Now() > deadline) {
       return DeadlineExceeded(std::to_string(ranks_seen_.size()) + " of " + std::to_string(want) +
                               " ranks reported within " + FormatDuration(opt_.start_timeout));
@@ -292,6 +276,42 @@ Status WorkloadSupervisor::Start() {
     state_.cv.wait_for(lock, std::chrono::milliseconds(100));
   }
   return Status::Ok();
+}
+
+Status WorkloadSupervisor::NoStepLine() {
+  // Its log: stop it (the agents kill what is left) and keep what it said.
+  (void)StopRemains();
+  std::string tail;
+  if (s_.Emulated()) {
+    auto r = Lead().link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}},
+                               std::chrono::seconds(15));
+    if (r.ok()) tail = r->value(proto::key::kLogTail, "");
+  }
+  {
+    std::lock_guard<std::mutex> lock(state_.mu);
+    if (tail.empty()) tail = last_log_tail_;
+    workload_exit_ = -1;  // ended here: Stop() has nothing left to do
+  }
+  events_.WorkloadLog(w_.name, tail);
+  // Its last lines, as the operator would look at them.
+  std::vector<std::string> lines;
+  for (size_t end = tail.size(); end > 0 && lines.size() < 5;) {
+    while (end > 0 && tail[end - 1] == '\n') --end;
+    if (end == 0) break;
+    const size_t from = tail.rfind('\n', end - 1);
+    const size_t begin = from == std::string::npos ? 0 : from + 1;
+    lines.insert(lines.begin(), tail.substr(begin, end - begin));
+    end = begin;
+  }
+  std::string last;
+  for (const auto& l : lines) last += "\n    " + l.substr(0, 300);
+  const std::string what =
+      w_.metrics_preset.empty() ? w_.metrics_pattern : "preset " + w_.metrics_preset;
+  return FailedPrecondition(fmt::format(
+      "no step line matched {} in the first {} s of {} (workload.metrics is not what this job "
+      "prints, or it had not reached its first step); its last lines:{}",
+      what, std::chrono::duration_cast<std::chrono::seconds>(kFirstStepLine).count(),
+      DrillEvents::LogName(w_.name), last.empty() ? " (none)" : last));
 }
 
 WorkloadSupervisor::Health WorkloadSupervisor::HealthLocked(Duration now) const {
@@ -517,9 +537,11 @@ void WorkloadSupervisor::CheckJobDigest() {
         std::pair{"btl_tcp_if_include", "lo"}, std::pair{"oob_tcp_if_include", "lo"}}) {
     argv.insert(argv.end(), {"--mca", name, value});
   }
+  // Its step lines are not the drill's: no metrics path.
   std::vector<std::string> job =
-      JobCommand(std::filesystem::absolute(dir + "/checkpoint").string(), "127.0.0.1",
-                 kMasterPort + 1, "lo", false);  // its step lines are not the drill's
+      JobRankArgv(w_, opt_.bin_dir + "/fdrill",
+                  {std::filesystem::absolute(dir + "/checkpoint").string(), "", "127.0.0.1",
+                   kMasterPort + 1, "lo"});
   argv.insert(argv.end(), job.begin(), job.end());
   auto r = runner_.Run(argv, std::chrono::seconds(600));
   const std::string expected = r.ok() ? digest_in(r->out) : "";

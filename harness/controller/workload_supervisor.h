@@ -120,17 +120,14 @@ class WorkloadSupervisor {
   // node's run directory, which every emulated node sees), each rank under
   // `fdrill job-rank` when its step lines or framework need it.
   std::vector<std::string> JobCommand() const;
-  // The same, with its checkpoint directory CHECKPOINT_DIR and its ranks'
-  // rendezvous at MASTER_ADDR on the interfaces IFNAMES; METRICS: its step
-  // lines go to the ranks' metrics files (not a reference run's).
-  std::vector<std::string> JobCommand(const std::string& checkpoint_dir,
-                                      const std::string& master_addr, int master_port,
-                                      const std::string& ifnames, bool metrics) const;
   // Rank 0's address, for a framework's rendezvous (MASTER_ADDR): the
   // first node's fabric address on the emulated fabric, its host name on a
   // real one.
   std::string MasterAddr() const;
   static constexpr int kMasterPort = 29500;  // torchrun's default
+  // No step line in time: the job stopped, its log kept, the error naming
+  // the pattern and the log's last lines.
+  Status NoStepLine();
   Status Launch(const std::vector<std::string>& argv);
   // A real cluster's job runs on this host (LocalJob): its output lines.
   void OnJobLine(const std::string& line);

@@ -737,6 +737,75 @@ TEST_F(DrillE2E, PytorchJobDrillsMeasureTheJobsOwnStepsAndRollBack) {
   EXPECT_EQ(FabricLinks(), before);
 }
 
+// Issue 50's bad input, refused before any fault: an interpreter without
+// torch (a stand-in python3 that cannot import it), and step lines the job
+// never prints (its log's last lines in the error).
+TEST_F(DrillE2E, AJobThatCannotBeMeasuredIsRefusedBeforeAnyFault) {
+  const std::string before = FabricLinks();
+  const fs::path fake_python = work_ / "python3";
+  std::ofstream(fake_python) << "#!/bin/sh\necho \"ModuleNotFoundError: No module named "
+                                "'torch'\" >&2\nexit 1\n";
+  fs::permissions(fake_python, fs::perms::owner_all);
+  const std::string job = R"(name: bad-job
+fabric:
+  emulated: {nodes: 4}
+workload:
+  command: COMMAND
+  METRICS
+targets:
+  capped: {nodes: n1, interface: fab0}
+phases:
+  - name: baseline
+    duration: 5s
+  - name: cap
+    duration: 5s
+    faults:
+      - {id: cap, kind: link_rate, target: capped, params: {rate: 50mbit}}
+  - name: recovery
+    duration: 5s
+)";
+  auto write = [&](const std::string& name, const std::string& command,
+                   const std::string& metrics) {
+    std::string text = job;
+    text.replace(text.find("COMMAND"), 7, command);
+    text.replace(text.find("METRICS"), 7, metrics);
+    std::ofstream(work_ / name) << text;
+    return (work_ / name).string();
+  };
+  auto no_torch = Fdrill({"run",
+                          write("no-torch.yaml", "[" + fake_python.string() + ", train.py]",
+                                "framework: pytorch\n  metrics: megatron"),
+                          "--out", (work_ / "no-torch").string()});
+  EXPECT_EQ(no_torch.exit_code, 2);
+  EXPECT_NE(no_torch.err.find("workload.framework: pytorch: " + fake_python.string() +
+                              " cannot import torch (ModuleNotFoundError: No module named "
+                              "'torch'); install it on every node (Debian: apt-get install "
+                              "python3-torch)"),
+            std::string::npos)
+      << no_torch.err;
+  EXPECT_FALSE(fs::exists(work_ / "no-torch" / "events.jsonl"));
+  const fs::path silent_out = work_ / "silent";
+  auto silent = Fdrill(
+      {"run",
+       write("silent.yaml", R"([/bin/sh, -c, "echo warming up; sleep 120"])", "metrics: megatron"),
+       "--out", silent_out.string()},
+      120);
+  EXPECT_EQ(silent.exit_code, 2) << silent.err;
+  EXPECT_NE(silent.err.find("no step line matched preset megatron in the first 30 s of "
+                            "workload.log"),
+            std::string::npos)
+      << silent.err;
+  EXPECT_NE(silent.err.find("    warming up"), std::string::npos) << silent.err;
+  json s = ReadJson(silent_out / "summary.json");
+  EXPECT_TRUE(s["faults"].empty()) << s["faults"].dump();
+  EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
+  for (const json& e : ReadJsonLines(silent_out / "events.jsonl")) {
+    EXPECT_NE(e["type"], "fault_applied") << e.dump();
+  }
+  EXPECT_EQ(Sh({"pgrep", "-f", "warming up"}), "") << "the job left running";
+  EXPECT_EQ(FabricLinks(), before);
+}
+
 // Issue 49: a seeded sample of bench/localisation.sh's sets of faults in
 // force together (the first of its nine shapes in seed 1's order: a link
 // flap and a straggler, staggered), run as the benchmark runs
