@@ -63,6 +63,40 @@ std::map<std::string, std::string> FrameworkEnv(const std::map<std::string, std:
   return out;
 }
 
+std::optional<StepRecord> ParseMetricsFileLine(std::string_view line) {
+  const Json j = Json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  const auto step = j.find("step");
+  if (step == j.end() || !step->is_number_integer() || step->get<int64_t>() < 0) {
+    return std::nullopt;
+  }
+  // A number it names must be a number: a job that got its format wrong is
+  // not timed by the interval behind its back.
+  for (const char* key : {"time_ms", "time_s", "loss", "tokens_per_s", "samples_per_s"}) {
+    const auto it = j.find(key);
+    if (it != j.end() && !it->is_number()) return std::nullopt;
+  }
+  StepRecord r;
+  r.step = step->get<int64_t>();
+  auto number = [&](const char* key) -> std::optional<double> {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+  };
+  if (auto ms = number("time_ms")) {
+    r.time_ms = *ms;
+    r.timed_by_job = true;
+  } else if (auto s = number("time_s")) {
+    r.time_ms = *s * 1000.0;
+    r.timed_by_job = true;
+  }
+  if (r.timed_by_job && !(r.time_ms > 0)) return std::nullopt;
+  r.loss = number("loss");
+  r.tokens_per_s = number("tokens_per_s");
+  r.samples_per_s = number("samples_per_s");
+  return r;
+}
+
 std::string StepMetricsLine(const StepRecord& s, int64_t steps, const StepMeta& meta) {
   if (steps < 1) steps = 1;
   const double time_ms = s.time_ms * static_cast<double>(steps);

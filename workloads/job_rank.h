@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "harness/core/result.h"
 #include "workloads/step_lines.h"
@@ -49,6 +51,15 @@ struct FrameworkVars {
 };
 std::map<std::string, std::string> FrameworkEnv(const std::map<std::string, std::string>& env,
                                                 const LaunchedRank& r, const FrameworkVars& f);
+
+// The opt-in file protocol (`metrics: file`): a job that wants its own
+// exact times writes one JSON object per step, a line each, to the file
+// $FDRILL_METRICS names: {"step": N, "time_ms": X} (or "time_s"; with
+// neither, the interval between two records as read), optional "loss",
+// "tokens_per_s", "samples_per_s". nullopt for a line that is not such an
+// object (its step an integer >= 0, its numbers numbers).
+inline constexpr char kMetricsFileEnv[] = "FDRILL_METRICS";
+std::optional<StepRecord> ParseMetricsFileLine(std::string_view line);
 
 // One step record as a metrics record (docs/formats.md): iter and step are
 // the step number, op "step", and the record stands for STEPS steps (a

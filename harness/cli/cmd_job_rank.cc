@@ -13,6 +13,7 @@
 // program's status (128+signal when it was killed), 127 when it cannot be
 // started, 2 for bad arguments.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -68,6 +69,7 @@ struct JobRankOptions {
   std::string preset;
   std::string pattern;
   std::string jsonl;
+  bool from_file = false;  // the job's own records, from $FDRILL_METRICS
   std::string framework;
   std::string master_addr;
   int master_port = 0;
@@ -88,7 +90,17 @@ int RunJobRank(const JobRankOptions& o) {
       std::fprintf(stderr, "fdrill job-rank: --preset and --pattern need --jsonl PATH\n");
       return 2;
     }
+    if (o.from_file) {
+      std::fprintf(stderr,
+                   "fdrill job-rank: --from-file reads the job's own records; drop --preset and "
+                   "--pattern\n");
+      return 2;
+    }
     reader = std::move(*made);
+  }
+  if (o.from_file && o.jsonl.empty()) {
+    std::fprintf(stderr, "fdrill job-rank: --from-file needs --jsonl PATH\n");
+    return 2;
   }
   std::map<std::string, std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -104,8 +116,11 @@ int RunJobRank(const JobRankOptions& o) {
   const std::string host = HostName();
   bool restarted = false;
   int out = -1;
-  if (reader) {
+  std::string job_file;  // $FDRILL_METRICS, with --from-file
+  if (reader || o.from_file) {
     const std::string path = ExpandPathTemplate(o.jsonl, rank->rank, TmpDirFromEnv(), host);
+    // Not *.jsonl: the agent streams those, and this one is the job's.
+    if (o.from_file) job_file = path + ".job";
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     // Appended to: a relaunched job continues the file of the one before,
@@ -123,8 +138,13 @@ int RunJobRank(const JobRankOptions& o) {
     std::fprintf(stderr, "fdrill job-rank: pipe: %s\n", std::strerror(errno));
     return 2;
   }
-  const auto extra =
+  auto extra =
       FrameworkEnv(env, *rank, {o.framework, o.master_addr, o.master_port, o.socket_ifname});
+  if (!job_file.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(job_file, ec);  // a relaunch's records start afresh
+    extra[kMetricsFileEnv] = job_file;
+  }
   const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) {
@@ -155,6 +175,34 @@ int RunJobRank(const JobRankOptions& o) {
   std::optional<int64_t> last_step;
   std::string pending;
   char buf[65536];
+  std::optional<std::chrono::steady_clock::time_point> last_at;
+  // TIMED: s.time_ms holds its time (the line's, or the reader's interval).
+  auto emit = [&](StepRecord s, std::chrono::steady_clock::time_point now, bool timed) {
+    if (last_step && s.step <= *last_step) return;  // not forward: a rewrite
+    const int64_t covered = last_step ? s.step - *last_step : 1;
+    if (!timed) {
+      // No time of its own: the interval since the previous record as read,
+      // spread over the steps it stands for (the first has no interval).
+      if (!last_at) {
+        last_step = s.step;
+        last_at = now;
+        return;
+      }
+      s.time_ms = std::chrono::duration<double, std::milli>(now - *last_at).count() /
+                  static_cast<double>(covered);
+      if (!(s.time_ms > 0)) {  // read with the one before: no interval to tell
+        last_step = s.step;
+        return;
+      }
+    }
+    last_step = s.step;
+    last_at = now;
+    StepMeta meta{rank->rank, rank->world, host, Nanos(std::chrono::system_clock::now()),
+                  Nanos(now), restarted};
+    std::string record = StepMetricsLine(s, covered, meta);
+    record.push_back('\n');
+    (void)WriteAll(out, record.data(), record.size());
+  };
   auto handle_line = [&](std::string_view line) {
     std::string echoed(line);
     echoed.push_back('\n');
@@ -162,17 +210,39 @@ int RunJobRank(const JobRankOptions& o) {
     if (!reader) return;
     const auto now = std::chrono::steady_clock::now();
     const double now_s = std::chrono::duration<double>(now - t0).count();
-    for (const StepRecord& s : reader->Feed(line, now_s)) {
-      const int64_t covered = last_step && s.step > *last_step ? s.step - *last_step : 1;
-      last_step = s.step;
-      StepMeta meta{rank->rank, rank->world, host, Nanos(std::chrono::system_clock::now()),
-                    Nanos(now), restarted};
-      std::string record = StepMetricsLine(s, covered, meta);
-      record.push_back('\n');
-      (void)WriteAll(out, record.data(), record.size());
+    // The reader has timed them (the line's own time, or its interval).
+    for (const StepRecord& s : reader->Feed(line, now_s)) emit(s, now, true);
+  };
+  // --from-file: what the job appended to $FDRILL_METRICS since last time.
+  int job_fd = -1;
+  std::string job_pending;
+  auto drain_job_file = [&] {
+    if (job_file.empty()) return;
+    if (job_fd < 0) job_fd = open(job_file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (job_fd < 0) return;  // not written yet
+    char chunk[16384];
+    for (ssize_t n; (n = read(job_fd, chunk, sizeof(chunk))) > 0;) {
+      job_pending.append(chunk, static_cast<size_t>(n));
     }
+    const auto now = std::chrono::steady_clock::now();
+    size_t from = 0;
+    for (size_t nl = job_pending.find('\n'); nl != std::string::npos;
+         nl = job_pending.find('\n', from)) {
+      if (auto r = ParseMetricsFileLine(std::string_view(job_pending).substr(from, nl - from))) {
+        emit(*r, now, r->timed_by_job);
+      }
+      from = nl + 1;
+    }
+    job_pending.erase(0, from);
   };
   for (;;) {
+    if (!job_file.empty()) {
+      // The job's file is read at least every 100 ms, output or not.
+      struct pollfd p = {pipe_fds[0], POLLIN, 0};
+      const int ready = poll(&p, 1, 100);
+      drain_job_file();
+      if (ready <= 0) continue;
+    }
     const ssize_t n = read(pipe_fds[0], buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -185,6 +255,8 @@ int RunJobRank(const JobRankOptions& o) {
     pending.erase(0, from);
   }
   if (!pending.empty()) handle_line(pending);
+  drain_job_file();
+  if (job_fd >= 0) close(job_fd);
   close(pipe_fds[0]);
   if (out >= 0) close(out);
   int status = 0;
@@ -208,6 +280,8 @@ void AddJobRankCommands(CLI::App& app, int* exit_code) {
                   "deepspeed-pipe, hf-trainer, lightning");
   cmd->add_option("--pattern", opts->pattern,
                   "or a regular expression with named groups (step, time_ms|time_s, loss, ...)");
+  cmd->add_flag("--from-file", opts->from_file,
+                "the job writes its own records, a JSON line per step, to $FDRILL_METRICS");
   cmd->add_option("--jsonl", opts->jsonl, "the metrics file; {rank}, {tmpdir}, {host} expanded");
   cmd->add_option("--framework", opts->framework, "pytorch: RANK, WORLD_SIZE, LOCAL_RANK, ...")
       ->check(CLI::IsMember({"", "none", "pytorch"}));

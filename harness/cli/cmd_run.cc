@@ -322,10 +322,14 @@ int PrintPlan(const std::string& file) {
           ifnames.empty() ? "" : (", GLOO_SOCKET_IFNAME=" + ifnames).c_str());
     }
     if (s->workload.Steps()) {
-      std::printf("metrics: a record per step line (%s%s) of every rank's output\n",
-                  s->workload.metrics_preset.empty() ? "pattern " : "preset ",
-                  s->workload.metrics_preset.empty() ? s->workload.metrics_pattern.c_str()
-                                                     : s->workload.metrics_preset.c_str());
+      if (s->workload.metrics_file) {
+        std::printf("metrics: the job's own records, a JSON line per step, in $FDRILL_METRICS\n");
+      } else {
+        std::printf("metrics: a record per step line (%s%s) of every rank's output\n",
+                    s->workload.metrics_preset.empty() ? "pattern " : "preset ",
+                    s->workload.metrics_preset.empty() ? s->workload.metrics_pattern.c_str()
+                                                       : s->workload.metrics_preset.c_str());
+      }
     }
   }
   if (!s->Emulated()) {

@@ -20,6 +20,7 @@ std::vector<std::string> JobRankArgv(const WorkloadSpec& w, const std::string& f
   std::vector<std::string> argv = {fdrill_bin, "job-rank"};
   if (w.Steps() && !at.metrics_path.empty()) {
     argv.insert(argv.end(), {"--jsonl", at.metrics_path});
+    if (w.metrics_file) argv.push_back("--from-file");
     if (!w.metrics_preset.empty()) argv.insert(argv.end(), {"--preset", w.metrics_preset});
     if (!w.metrics_pattern.empty()) argv.insert(argv.end(), {"--pattern", w.metrics_pattern});
   }

@@ -305,8 +305,9 @@ Status WorkloadSupervisor::NoStepLine() {
   }
   std::string last;
   for (const auto& l : lines) last += "\n    " + l.substr(0, 300);
-  const std::string what =
-      w_.metrics_preset.empty() ? w_.metrics_pattern : "preset " + w_.metrics_preset;
+  const std::string what = w_.metrics_file             ? std::string("its $FDRILL_METRICS file")
+                           : w_.metrics_preset.empty() ? w_.metrics_pattern
+                                                       : "preset " + w_.metrics_preset;
   return FailedPrecondition(fmt::format(
       "no step line matched {} in the first {} s of {} (workload.metrics is not what this job "
       "prints, or it had not reached its first step); its last lines:{}",

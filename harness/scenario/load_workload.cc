@@ -177,10 +177,16 @@ Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::strin
 }
 
 // metrics: PRESET, {preset: PRESET} or {pattern: REGEX}: the command's
-// step lines, checked here as `fdrill job-rank` will read them.
+// step lines, checked here as `fdrill job-rank` will read them; or file:
+// the job writes its own records to $FDRILL_METRICS (workloads/job_rank.h).
 Status LoadMetrics(const YamlReader& y, const YAML::Node& m, WorkloadSpec* w) {
   const std::string presets =
       JoinWords(std::set<std::string>(StepLinePresets().begin(), StepLinePresets().end()));
+  if (m.IsScalar() && m.as<std::string>() == "file") {
+    w->metrics_file = true;
+    w->output = "steps";
+    return Status::Ok();
+  }
   if (m.IsScalar()) {
     w->metrics_preset = m.as<std::string>();
   } else if (m.IsMap()) {

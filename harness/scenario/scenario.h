@@ -115,6 +115,7 @@ struct WorkloadSpec {
   // interval in steps: what a restart may redo at most.
   std::string metrics_preset;
   std::string metrics_pattern;
+  bool metrics_file = false;  // metrics: file — the job's own records ($FDRILL_METRICS)
   std::string framework;
   bool Steps() const { return output == "steps"; }
   bool WrapsRanks() const { return External() && (Steps() || !framework.empty()); }

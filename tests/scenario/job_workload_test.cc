@@ -50,6 +50,10 @@ TEST(JobWorkload, ACommandRunsOnTheEmulatedFabricWithItsStepLinesAndRestartPolic
       Load(Replace(kJob, "metrics: megatron",
                    R"(metrics: {pattern: 'step (?<step>\d+) took (?<time_ms>[0-9.]+)'})"));
   EXPECT_TRUE(p.workload.metrics_preset.empty());
+  // metrics: file — the job writes its own records to $FDRILL_METRICS.
+  const Scenario f = Load(Replace(kJob, "metrics: megatron", "metrics: file"));
+  EXPECT_TRUE(f.workload.metrics_file);
+  EXPECT_TRUE(f.workload.Steps());
   EXPECT_EQ(p.workload.metrics_pattern, R"(step (?<step>\d+) took (?<time_ms>[0-9.]+))");
 }
 

@@ -84,3 +84,32 @@ TEST(JobRank, AStepRecordIsAMetricsRecordInStepsPerSecond) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// The opt-in file protocol ($FDRILL_METRICS): one JSON object per step.
+TEST(JobRank, TheJobsOwnRecordsAreReadFromItsFile) {
+  auto timed = ParseMetricsFileLine(R"({"step": 12, "time_ms": 181.5, "loss": 0.25})");
+  ASSERT_TRUE(timed.has_value());
+  EXPECT_EQ(timed->step, 12);
+  EXPECT_DOUBLE_EQ(timed->time_ms, 181.5);
+  EXPECT_TRUE(timed->timed_by_job);
+  EXPECT_DOUBLE_EQ(*timed->loss, 0.25);
+  auto seconds = ParseMetricsFileLine(R"({"step": 3, "time_s": 0.5, "tokens_per_s": 9000})");
+  ASSERT_TRUE(seconds.has_value());
+  EXPECT_DOUBLE_EQ(seconds->time_ms, 500.0);
+  EXPECT_DOUBLE_EQ(*seconds->tokens_per_s, 9000.0);
+  // No time: job-rank times it by the interval between records as read.
+  auto untimed = ParseMetricsFileLine(R"({"step": 4})");
+  ASSERT_TRUE(untimed.has_value());
+  EXPECT_FALSE(untimed->timed_by_job);
+  for (const char* bad :
+       {"not json", "[1, 2]", R"({"time_ms": 3})", R"({"step": "4"})", R"({"step": -1})",
+        R"({"step": 1.5})", R"({"step": 2, "time_ms": 0})", R"({"step": 2, "time_ms": "fast"})"}) {
+    EXPECT_FALSE(ParseMetricsFileLine(bad).has_value()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace fdrill
