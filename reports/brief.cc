@@ -74,7 +74,12 @@ std::string BriefText(const Summary& s, const std::string& dir) {
     out += fmt::format("  expectation failed: {} (limit {}, measured {})\n", e.name,
                        CellExpectValue(e.limit), CellExpectValue(e.measured));
   }
-  if (s.stopped) out += "  stopped early: " + *s.stopped + "\n";
+  // A job that ran to its own end ended the drill: not a stop.
+  if (s.stopped && s.stopped->rfind("the job finished", 0) == 0) {
+    out += "  ended with the job: " + *s.stopped + "\n";
+  } else if (s.stopped) {
+    out += "  stopped early: " + *s.stopped + "\n";
+  }
   // One screen: the first few errors; report.md has every one.
   constexpr size_t kErrorsShown = 3;
   for (size_t i = 0; i < s.errors.size() && i < kErrorsShown; ++i) {

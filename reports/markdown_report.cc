@@ -55,7 +55,9 @@ void WriteHeadline(const Summary& s, std::string* out) {
       *out += "**error**: the harness could not run the drill as planned; see Errors.\n\n";
       break;
   }
-  if (s.stopped) {
+  if (s.stopped && s.stopped->rfind("the job finished", 0) == 0) {
+    fmt::format_to(std::back_inserter(*out), "**Ended with the job:** {}.\n\n", *s.stopped);
+  } else if (s.stopped) {
     fmt::format_to(std::back_inserter(*out), "**Stopped early:** {} — everything was reverted.\n\n",
                    *s.stopped);
   }
