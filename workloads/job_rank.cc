@@ -98,6 +98,10 @@ std::optional<StepRecord> ParseMetricsFileLine(std::string_view line) {
 }
 
 std::string StepMetricsLine(const StepRecord& s, int64_t steps, const StepMeta& meta) {
+  return DumpJson(StepMetricsJson(s, steps, meta));
+}
+
+Json StepMetricsJson(const StepRecord& s, int64_t steps, const StepMeta& meta) {
   if (steps < 1) steps = 1;
   const double time_ms = s.time_ms * static_cast<double>(steps);
   const double per_s = time_ms > 0 ? static_cast<double>(steps) * 1000.0 / time_ms : 0.0;
@@ -121,7 +125,7 @@ std::string StepMetricsLine(const StepRecord& s, int64_t steps, const StepMeta& 
   if (s.tokens_per_s) j["tokens_per_s"] = *s.tokens_per_s;
   if (s.samples_per_s) j["samples_per_s"] = *s.samples_per_s;
   j["timed_by_job"] = s.timed_by_job;
-  return DumpJson(j);
+  return j;
 }
 
 }  // namespace fdrill

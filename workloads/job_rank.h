@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "workloads/step_lines.h"
 
@@ -76,5 +77,6 @@ struct StepMeta {
 };
 inline constexpr uint64_t kStepBytes = 1000000000;  // one step = 1e9 "bytes": rate in steps/s
 std::string StepMetricsLine(const StepRecord& s, int64_t steps, const StepMeta& meta);
+Json StepMetricsJson(const StepRecord& s, int64_t steps, const StepMeta& meta);
 
 }  // namespace fdrill

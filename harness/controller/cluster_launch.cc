@@ -47,6 +47,9 @@ std::vector<std::string> ClusterLaunchArgv(const Scenario& s,
   const WorkloadSpec& w = s.workload;
   std::vector<std::string> body;
   if (w.output == "nccl-tests") body = {"stdbuf", "-oL"};
+  // A launcher of its own whose step lines the controller reads: each line
+  // as printed (a Python job's too).
+  if (w.Steps() && !w.WrapsRanks()) body = {"env", "PYTHONUNBUFFERED=1", "stdbuf", "-oL"};
   body.insert(body.end(), program.begin(), program.end());
   if (w.launcher == "none") return body;
   const std::string n = std::to_string(s.nodes), r = std::to_string(w.ranks_per_node);

@@ -12,6 +12,7 @@
 #include "harness/controller/drill.h"
 #include "harness/host/host.h"
 #include "harness/wire/protocol.h"
+#include "workloads/job_rank.h"
 
 namespace fdrill {
 
@@ -170,6 +171,10 @@ void WorkloadSupervisor::OnExit(const std::string& node, int code, const std::st
 }
 
 void WorkloadSupervisor::OnJobLine(const std::string& line) {
+  if (step_reader_) {
+    OnJobStepLine(line);
+    return;
+  }
   if (w_.output != "nccl-tests") return;
   const size_t failures_before = nccl_parser_.failures.size();
   const auto rows = nccl_parser_.Feed(line + "\n");
@@ -195,12 +200,38 @@ void WorkloadSupervisor::OnJobLine(const std::string& line) {
   state_.cv.notify_all();
 }
 
+void WorkloadSupervisor::OnJobStepLine(const std::string& line) {
+  const int64_t now = clock_.WallNanos();
+  Json records = Json::array();
+  std::lock_guard<std::mutex> lock(state_.mu);
+  for (const StepRecord& s : step_reader_->Feed(line, static_cast<double>(now) / 1e9)) {
+    const int64_t covered =
+        last_job_step_ && s.step > *last_job_step_ ? s.step - *last_job_step_ : 1;
+    last_job_step_ = s.step;
+    records.push_back(StepMetricsJson(
+        s, covered, {.rank = 0, .nranks = 1, .wall_ns = now, .restarted = attempt_ > 0}));
+  }
+  if (records.empty()) return;
+  events_.Metrics(Lead().name, w_.name, records, 0, attempt_);
+  ranks_seen_.insert(0);
+  FeedMonitorLocked(0, records, "");
+  state_.cv.notify_all();
+}
+
 Status WorkloadSupervisor::Launch(const std::vector<std::string>& argv) {
   if (s_.Emulated()) {
     // n0's agent already watches its run directory (Start); asking again
     // would make it read the ranks' files from their start.
     auto r = Lead().link->Call(proto::kWorkloadStart, {{proto::key::kArgv, argv}}, kCallTimeout);
     return r.ok() ? Status::Ok() : r.status();
+  }
+  if (w_.Steps() && !w_.WrapsRanks()) {
+    // Made when the scenario loaded: it compiles.
+    auto reader = StepLineReader::Make(w_.metrics_preset, w_.metrics_pattern);
+    if (!reader.ok()) return reader.status();
+    std::lock_guard<std::mutex> lock(state_.mu);
+    step_reader_ = std::move(*reader);
+    last_job_step_.reset();
   }
   if (!job_) {
     job_ = std::make_unique<LocalJob>(

@@ -30,6 +30,7 @@
 #include "harness/core/clock.h"
 #include "harness/scenario/scenario.h"
 #include "workloads/nccl_tests_output.h"
+#include "workloads/step_lines.h"
 
 namespace fdrill {
 
@@ -131,6 +132,8 @@ class WorkloadSupervisor {
   Status Launch(const std::vector<std::string>& argv);
   // A real cluster's job runs on this host (LocalJob): its output lines.
   void OnJobLine(const std::string& line);
+  // One line of a launcher of its own's output, through step_reader_.
+  void OnJobStepLine(const std::string& line);
   // FROM_NODE: the agent that pushed RECORDS ("" from a launcher's output):
   // the node of a record that does not name one.
   void FeedMonitorLocked(int64_t offset_ns, const Json& records, const std::string& from_node);
@@ -177,6 +180,10 @@ class WorkloadSupervisor {
   std::vector<std::string> launch_argv_;
   // Real clusters: the launcher's output parser (reader thread, under mu
   // for the iteration count).
+  // launcher: none with metrics: the launcher's own output, read here (a
+  // reader per launch: a relaunch starts its steps again).
+  std::optional<StepLineReader> step_reader_;
+  std::optional<int64_t> last_job_step_;
   NcclTestsParser nccl_parser_;
   int64_t external_iter_ = 0;
   // Set when Stop begins: an exit from then on is the drill's doing (a

@@ -283,10 +283,12 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
       return y.Error(n["mode"],
                      "workload.mode: train runs fdrill-collective (its digest is checked); drop "
                      "command or mode");
-    if (w->WrapsRanks() && w->launcher == "none") {
+    if (w->launcher == "none" && (!w->framework.empty() || w->metrics_file)) {
       return y.Error(n["launcher"],
-                     "workload.launcher none: metrics and framework are read per rank under "
-                     "mpirun or srun (fdrill job-rank wraps each rank); use one of them");
+                     "workload.launcher none: framework and metrics: file need each rank under "
+                     "fdrill job-rank (launcher mpirun or srun); a launcher of your own "
+                     "(torchrun) sets the rank variables itself, and metrics: PRESET or "
+                     "{pattern: ...} reads its step lines from its output");
     }
     const bool shared_checkpoint = std::any_of(
         w->command.begin(), w->command.end(),

@@ -107,9 +107,9 @@ struct WorkloadSpec {
   std::string rsh_agent = "ssh";
   bool External() const { return !command.empty(); }
   // `metrics:` (issue 50): the job's step lines, read by `fdrill job-rank`
-  // around each rank — a preset (workloads/step_lines.h) or a pattern with
-  // named groups; output is then "steps" (records in steps/s). `framework:
-  // pytorch` gives every rank RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
+  // around each rank (with launcher: none, from the launcher's output) — a preset
+  // (workloads/step_lines.h) or a pattern with named groups; output is then "steps" (records in
+  // steps/s). `framework: pytorch` gives every rank RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and
   // MASTER_PORT from its launcher's variables. Either wraps the command in
   // `fdrill job-rank`. checkpoint_every, for a command, is the job's own
   // interval in steps: what a restart may redo at most.
@@ -118,7 +118,11 @@ struct WorkloadSpec {
   bool metrics_file = false;  // metrics: file — the job's own records ($FDRILL_METRICS)
   std::string framework;
   bool Steps() const { return output == "steps"; }
-  bool WrapsRanks() const { return External() && (Steps() || !framework.empty()); }
+  // launcher: none (torchrun, a site's wrapper) starts the ranks itself:
+  // its step lines are read from its output on the controller's host.
+  bool WrapsRanks() const {
+    return External() && launcher != "none" && (Steps() || !framework.empty());
+  }
   // How the job's data moves between nodes: tcp (kernel TCP/IP, IPoIB
   // included), rdma (InfiniBand or RoCE verbs, which bypass tc and
   // netfilter), or auto: rdma for NCCL (backend nccl, nccl-tests output),

@@ -270,6 +270,60 @@ leaves:
   EXPECT_EQ(events.find("run_dir_kept"), std::string::npos);
 }
 
+// Issue 50: a launcher of the job's own (torchrun, a site's wrapper:
+// launcher: none) whose output carries the trainer's step lines — here
+// Megatron-LM's, a step every 50 ms, ten times as long between 3.3 s and
+// 5.7 s — is measured step by step on the controller's host: steps/s, the
+// fault's step-time slowdown, the records the job's own.
+TEST_F(ClusterDrill, ALauncherOfItsOwnIsMeasuredByItsStepLines) {
+  std::ofstream(work_ / "fake_train.sh") << R"(#!/bin/sh
+start=$(date +%s%N)
+step=0
+while :; do
+  t=$(( ($(date +%s%N) - start) / 1000000 ))
+  step=$((step + 1))
+  if [ $t -ge 3300 ] && [ $t -lt 5700 ]; then ms=500.0; sleep 0.5; else ms=50.0; sleep 0.05; fi
+  echo " iteration $step/ 100000 | consumed samples: $((step * 8)) | elapsed time per iteration (ms): $ms | lm loss: 2.5E+00 |"
+done
+)";
+  std::string text;
+  {
+    std::ifstream in(work_ / "drill.yaml");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string from = "workload: {command: [sh, " + (work_ / "fake_perf.sh").string() +
+                           "], output: nccl-tests, launcher: none, transport: tcp}";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(),
+               "workload: {command: [sh, " + (work_ / "fake_train.sh").string() +
+                   "], metrics: megatron, launcher: none, transport: tcp}");
+  std::ofstream(work_ / "drill.yaml") << text;
+  const ProcessResult run = RunDrill(120);
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;  // 10x: max_slowdown 2 fails
+  EXPECT_NE(run.err.find("ms a step"), std::string::npos) << run.err;
+  std::ifstream sin(work_ / "run" / "summary.json");
+  json s = json::parse(sin);
+  EXPECT_EQ(s["rate_unit"], "steps/s");
+  ASSERT_EQ(s["faults"].size(), 1u) << s.dump(2);
+  EXPECT_GT(s["faults"][0]["slowdown"].get<double>(), 5.0) << s["faults"][0].dump(2);
+  // ~50 ms steps: about 19 a second (the shell's own time on top).
+  EXPECT_GT(s["baseline"]["busbw_median"].get<double>(), 10.0) << s["baseline"].dump(2);
+  EXPECT_LT(s["baseline"]["busbw_median"].get<double>(), 20.5) << s["baseline"].dump(2);
+  std::ifstream min(work_ / "run" / "metrics.jsonl");
+  int steps = 0;
+  for (std::string line; std::getline(min, line);) {
+    json r = json::parse(line);
+    EXPECT_EQ(r["op"], "step");
+    EXPECT_EQ(r["timed_by_job"], true);
+    ++steps;
+  }
+  EXPECT_GT(steps, 60);
+  RealProcessRunner runner;
+  auto left =
+      runner.Run({"pgrep", "-f", (work_ / "fake_train.sh").string()}, std::chrono::seconds(5));
+  EXPECT_TRUE(left.ok() && left->out.empty()) << "the job outlived the drill";
+}
+
 // `fdrill inventory --topology`: the operator's check of how fdrill reads
 // the fabric for these nodes, before a drill relies on it; a file with an
 // error stops it naming the file's line.

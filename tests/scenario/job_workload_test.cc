@@ -112,6 +112,21 @@ phases:
                                 "emulated fabric only"),
             std::string::npos)
       << ErrorOf(hosts);
+  // torchrun (launcher: none) sets the rank variables itself; its step
+  // lines are read from its output, but framework needs job-rank per rank.
+  const std::string torchrun = Replace(
+      Replace(Replace(kJob, "emulated: {nodes: 2}", "slurm: true"), "expect: {digest: equal}\n",
+              ""),
+      R"(command: [/usr/bin/python3, "{scenario_dir}/train.py", --ckpt, "{checkpoint_dir}"])",
+      "command: [torchrun, --nproc-per-node, \"8\", train.py]\n  launcher: none");
+  EXPECT_EQ(ErrorOf(torchrun).rfind("drill.yaml:5:13: workload.launcher none: framework and "
+                                    "metrics: file need each rank under fdrill job-rank",
+                                    0),
+            0u)
+      << ErrorOf(torchrun);
+  const Scenario t = Load(Replace(torchrun, "  framework: pytorch\n", ""));
+  EXPECT_TRUE(t.workload.Steps());
+  EXPECT_FALSE(t.workload.WrapsRanks());
   unsetenv("SLURM_JOB_NODELIST");
 }
 
