@@ -3,7 +3,8 @@
 # PyTorch DDP job (scenarios/jobs/ddp_train.py, 4 ranks over gloo, one per
 # node of the 4-node emulated fabric) run STEPS steps bare — the fabric's
 # own mpirun line, a 3-line shell wrapper mapping OMPI_COMM_WORLD_* to
-# RANK/WORLD_SIZE, no agent watching, no fdrill job-rank — and the same
+# RANK/WORLD_SIZE at nice 10 as job-rank runs it there, no agent watching,
+# no fdrill job-rank — and the same
 # job under a fault-free drill (fdrill run: job-rank around each rank, the
 # agents streaming its step records, the live localiser, the counters),
 # alternating, ROUNDS times each, bare first, in one fabric. Each side's
@@ -25,7 +26,7 @@ script="$(pwd)/scenarios/jobs/ddp_train.py"
 for i in 1 2 3 4; do echo "198.18.0.$i slots=1"; done > "$work/hostfile"
 cat > "$work/rank" <<'EOS'
 #!/bin/sh
-RANK=$OMPI_COMM_WORLD_RANK WORLD_SIZE=$OMPI_COMM_WORLD_SIZE LOCAL_RANK=0 exec "$@"
+RANK=$OMPI_COMM_WORLD_RANK WORLD_SIZE=$OMPI_COMM_WORLD_SIZE LOCAL_RANK=0 exec nice -n 10 "$@"
 EOS
 chmod +x "$work/rank"
 cat > "$work/drill.yaml" <<EOS

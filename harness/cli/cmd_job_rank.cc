@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,6 +75,7 @@ struct JobRankOptions {
   std::string master_addr;
   int master_port = 0;
   std::string socket_ifname;
+  int nice = 0;
   std::vector<std::string> argv;
 };
 
@@ -156,6 +158,7 @@ int RunJobRank(const JobRankOptions& o) {
     if (getppid() != parent) _exit(137);  // the parent died before prctl
     dup2(pipe_fds[1], STDOUT_FILENO);
     dup2(pipe_fds[1], STDERR_FILENO);
+    if (o.nice > 0) (void)setpriority(PRIO_PROCESS, 0, o.nice);
     for (const auto& [k, v] : extra) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -289,6 +292,9 @@ void AddJobRankCommands(CLI::App& app, int* exit_code) {
   cmd->add_option("--master-port", opts->master_port, "MASTER_PORT")->check(CLI::Range(1, 65535));
   cmd->add_option("--socket-ifname", opts->socket_ifname,
                   "GLOO_SOCKET_IFNAME: the interfaces the job's traffic takes (fab0,fab1)");
+  cmd->add_option("--nice", opts->nice,
+                  "the program's niceness (the emulated fabric: its agents share the cores)")
+      ->check(CLI::Range(0, 19));
   cmd->add_option("program", opts->argv, "PROGRAM ARGS... (after --)")->required();
   cmd->callback([opts, exit_code] { *exit_code = RunJobRank(*opts); });
 }

@@ -310,7 +310,8 @@ int PrintPlan(const std::string& file) {
                                           : "/tmp/fdrill-<run>.{host}/rank-{rank}.jsonl",
                  .master_addr = emulated ? "198.18.0.1" : s->NodeNames().front(),
                  .master_port = 29500,
-                 .ifnames = ifnames};
+                 .ifnames = ifnames,
+                 .nice = emulated ? kEmulatedJobNice : 0};
     std::printf("each rank (%s): %s\n",
                 emulated ? "on every node, under the fabric's own mpirun line from n0"
                          : "under the launch line below",

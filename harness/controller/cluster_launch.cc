@@ -29,6 +29,7 @@ std::vector<std::string> JobRankArgv(const WorkloadSpec& w, const std::string& f
                              "--master-port", std::to_string(at.master_port)});
     if (!at.ifnames.empty()) argv.insert(argv.end(), {"--socket-ifname", at.ifnames});
   }
+  if (at.nice > 0) argv.insert(argv.end(), {"--nice", std::to_string(at.nice)});
   argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;

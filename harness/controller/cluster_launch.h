@@ -36,7 +36,13 @@ struct JobPlaces {
   std::string master_addr;     // framework: MASTER_ADDR
   int master_port = 29500;
   std::string ifnames;  // GLOO_SOCKET_IFNAME ("fab0,fab1"); "" leaves the job's choice
+  // The ranks' niceness; 0 leaves it. The emulated fabric's nodes share
+  // this machine's cores with their agents, which answer lease renewals
+  // within 1 s: ranks that keep every core busy (a PyTorch job's do) run at
+  // kEmulatedJobNice there.
+  int nice = 0;
 };
+inline constexpr int kEmulatedJobNice = 10;
 
 // workload.command with {checkpoint_dir} expanded and, when its step lines
 // or framework need it (WorkloadSpec::WrapsRanks), each rank under

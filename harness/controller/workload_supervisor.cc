@@ -86,9 +86,9 @@ std::vector<std::string> WorkloadSupervisor::JobCommand() const {
   }
   // Each rank under `fdrill job-rank`: its framework's variables, its step
   // lines as metrics records beside fdrill-collective's (agents stream them).
-  return JobRankArgv(
-      w_, opt_.bin_dir + "/fdrill",
-      {RunDir(Lead()) + "/checkpoint", MetricsPath(), MasterAddr(), kMasterPort, ifnames});
+  return JobRankArgv(w_, opt_.bin_dir + "/fdrill",
+                     {RunDir(Lead()) + "/checkpoint", MetricsPath(), MasterAddr(), kMasterPort,
+                      ifnames, s_.Emulated() ? kEmulatedJobNice : 0});
 }
 
 std::vector<std::string> WorkloadSupervisor::Collective() const {
@@ -474,6 +474,21 @@ void WorkloadSupervisor::Stop() {
     state_.cv.wait_for(lock, std::chrono::seconds(20),
                        [this] { return workload_exit_.has_value(); });
     exited = workload_exit_.has_value();
+  }
+  if (!exited && w_.External() && s_.Emulated()) {
+    // A job of the operator's own has no stop file, and n0's agent must not
+    // wait out mpirun's SIGTERM grace (up to 5 s) inside its loop, where its
+    // lease renewals would lapse: the launcher and every rank are killed on
+    // every node at once, n0's log kept.
+    auto r =
+        n0.link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}}, std::chrono::seconds(15));
+    if (r.ok()) {
+      if ((*r)[proto::key::kExitCode].is_number())
+        events_.WorkloadKilled(n0.name, (*r)[proto::key::kExitCode]);
+      events_.WorkloadLog(w_.name, r->value(proto::key::kLogTail, ""));
+    }
+    (void)StopRemains();
+    exited = true;
   }
   if (!exited && job_) {
     // A real cluster's launcher: SIGTERM to its group (mpirun/srun end

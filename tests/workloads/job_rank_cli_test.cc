@@ -117,6 +117,14 @@ TEST_F(JobRankCommand, TheJobsOwnRecordsComeFromItsMetricsFile) {
   EXPECT_TRUE(fs::exists(dir_ / "rank-1.jsonl.job"));
 }
 
+// The emulated fabric's ranks run niced, so their node's agent keeps its
+// lease deadlines on cores the ranks keep busy.
+TEST_F(JobRankCommand, TheProgramRunsAtTheNicenessAsked) {
+  auto r = JobRank({"--nice", "7"}, "cut -d' ' -f19 /proc/$$/stat\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "7\n");
+}
+
 TEST_F(JobRankCommand, NoLaunchersRankOrABadPresetExits2) {
   RealProcessRunner runner;
   auto bare = runner.Run({FDRILL_BIN, "job-rank", "--", "/bin/true"}, std::chrono::seconds(30));
