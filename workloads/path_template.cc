@@ -6,16 +6,12 @@
 
 namespace fdrill {
 
-namespace {
-
 void ReplaceAll(std::string* text, std::string_view from, std::string_view to) {
   for (size_t pos = text->find(from); pos != std::string::npos;
        pos = text->find(from, pos + to.size())) {
     text->replace(pos, from.size(), to);
   }
 }
-
-}  // namespace
 
 std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir,
                                std::string_view host) {

@@ -7,6 +7,9 @@
 
 namespace fdrill {
 
+// Every FROM in TEXT replaced by TO, left to right (TO is not searched again).
+void ReplaceAll(std::string* text, std::string_view from, std::string_view to);
+
 // Replaces every "{rank}" with `rank`, "{tmpdir}" with `tmpdir` and
 // "{host}" with `host` (the rank's gethostname()).
 std::string ExpandPathTemplate(std::string_view path_template, int rank, std::string_view tmpdir,

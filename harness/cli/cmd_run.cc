@@ -302,9 +302,7 @@ int PrintPlan(const std::string& file) {
     // Every rank's own line, as the supervisor builds it (the run id and
     // directories are the run's: shown as placeholders).
     const bool emulated = s->Emulated();
-    std::string ifnames;
-    for (int r = 0; emulated && r < s->emulated.rails; ++r)
-      ifnames += (ifnames.empty() ? "fab" : ",fab") + std::to_string(r);
+    const std::string ifnames = emulated ? RailInterfaces(s->emulated.rails) : "";
     JobPlaces at{.checkpoint_dir = emulated ? "<n0 run dir>/checkpoint" : "",
                  .metrics_path = emulated ? "{tmpdir}/fdrill-<run>/rank-{rank}.jsonl"
                                           : "/tmp/fdrill-<run>.{host}/rank-{rank}.jsonl",

@@ -5,17 +5,20 @@
 #include <sstream>
 #include <thread>
 
+#include "workloads/path_template.h"
+
 namespace fdrill {
+
+std::string RailInterfaces(int rails) {
+  std::string out;
+  for (int r = 0; r < rails; ++r) out += (out.empty() ? "fab" : ",fab") + std::to_string(r);
+  return out;
+}
 
 std::vector<std::string> JobRankArgv(const WorkloadSpec& w, const std::string& fdrill_bin,
                                      const JobPlaces& at) {
   std::vector<std::string> command = w.command;
-  for (auto& word : command) {
-    for (size_t pos = word.find("{checkpoint_dir}"); pos != std::string::npos;
-         pos = word.find("{checkpoint_dir}", pos + at.checkpoint_dir.size())) {
-      word.replace(pos, 16, at.checkpoint_dir);
-    }
-  }
+  for (auto& word : command) ReplaceAll(&word, "{checkpoint_dir}", at.checkpoint_dir);
   if (!w.WrapsRanks()) return command;
   std::vector<std::string> argv = {fdrill_bin, "job-rank"};
   if (w.Steps() && !at.metrics_path.empty()) {

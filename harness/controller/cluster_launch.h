@@ -44,6 +44,10 @@ struct JobPlaces {
 };
 inline constexpr int kEmulatedJobNice = 10;
 
+// The emulated fabric's rail interfaces as GLOO_SOCKET_IFNAME takes them:
+// "fab0", "fab0,fab1", ...
+std::string RailInterfaces(int rails);
+
 // workload.command with {checkpoint_dir} expanded and, when its step lines
 // or framework need it (WorkloadSpec::WrapsRanks), each rank under
 // `<fdrill_bin> job-rank ... -- <command>` (harness/cli/cmd_job_rank.cc).

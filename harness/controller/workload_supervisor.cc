@@ -25,6 +25,15 @@ constexpr auto kLaunchGrace = std::chrono::seconds(10);
 // A job's first step line comes within this of its launch (issue 50).
 constexpr auto kFirstStepLine = std::chrono::seconds(30);
 
+// VALUE of the last "KEY: VALUE" line of TEXT (a job's log: "digest: ...",
+// "steps_done: ..."), "" when it has none.
+std::string LastValueOf(const std::string& text, const std::string& key) {
+  const size_t at = ("\n" + text).rfind("\n" + key + ": ");
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size() + 2;
+  return text.substr(from, text.find_first_of("\r\n", from) - from);
+}
+
 }  // namespace
 
 std::vector<NodeLink*> WorkloadSupervisor::Nodes() const {
@@ -79,11 +88,8 @@ std::string WorkloadSupervisor::MasterAddr() const {
 std::vector<std::string> WorkloadSupervisor::JobCommand() const {
   // The rails, as Open MPI's btl_tcp_if_include keeps fdrill-collective on
   // them (fabric/mpirun.h); a real cluster's job picks its own.
-  std::string ifnames;
-  if (s_.Emulated()) {
-    for (size_t r = 0; r < fabric_.RailSubnets().size(); ++r)
-      ifnames += (ifnames.empty() ? "fab" : ",fab") + std::to_string(r);
-  }
+  const std::string ifnames =
+      s_.Emulated() ? RailInterfaces(static_cast<int>(fabric_.RailSubnets().size())) : "";
   // Each rank under `fdrill job-rank`: its framework's variables, its step
   // lines as metrics records beside fdrill-collective's (agents stream them).
   return JobRankArgv(w_, opt_.bin_dir + "/fdrill",
@@ -309,15 +315,25 @@ Status WorkloadSupervisor::Start() {
   return Status::Ok();
 }
 
-Status WorkloadSupervisor::NoStepLine() {
-  // Its log: stop it (the agents kill what is left) and keep what it said.
-  (void)StopRemains();
+std::string WorkloadSupervisor::KillJob() {
   std::string tail;
   if (s_.Emulated()) {
-    auto r = Lead().link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}},
-                               std::chrono::seconds(15));
-    if (r.ok()) tail = r->value(proto::key::kLogTail, "");
+    NodeLink& n0 = Lead();
+    auto r =
+        n0.link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}}, std::chrono::seconds(15));
+    if (r.ok()) {
+      if ((*r)[proto::key::kExitCode].is_number())
+        events_.WorkloadKilled(n0.name, (*r)[proto::key::kExitCode]);
+      tail = r->value(proto::key::kLogTail, "");
+    }
   }
+  (void)StopRemains();
+  return tail;
+}
+
+Status WorkloadSupervisor::NoStepLine() {
+  // Its log: stop it (the agents kill what is left) and keep what it said.
+  std::string tail = KillJob();
   {
     std::lock_guard<std::mutex> lock(state_.mu);
     if (tail.empty()) tail = last_log_tail_;
@@ -480,14 +496,7 @@ void WorkloadSupervisor::Stop() {
     // wait out mpirun's SIGTERM grace (up to 5 s) inside its loop, where its
     // lease renewals would lapse: the launcher and every rank are killed on
     // every node at once, n0's log kept.
-    auto r =
-        n0.link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}}, std::chrono::seconds(15));
-    if (r.ok()) {
-      if ((*r)[proto::key::kExitCode].is_number())
-        events_.WorkloadKilled(n0.name, (*r)[proto::key::kExitCode]);
-      events_.WorkloadLog(w_.name, r->value(proto::key::kLogTail, ""));
-    }
-    (void)StopRemains();
+    if (const std::string tail = KillJob(); !tail.empty()) events_.WorkloadLog(w_.name, tail);
     exited = true;
   }
   if (!exited && job_) {
@@ -519,14 +528,8 @@ void WorkloadSupervisor::CheckDigest() {
     tail = last_log_tail_;
   }
   // "digest: <hex>" and "steps_done: N", as fdrill-collective --train prints them.
-  auto value_of = [&](const std::string& key) -> std::string {
-    const size_t at = tail.rfind("\n" + key + ": ");
-    if (at == std::string::npos) return "";
-    const size_t from = at + key.size() + 3;
-    return tail.substr(from, tail.find('\n', from) - from);
-  };
-  const std::string digest = value_of("digest");
-  const std::string steps = value_of("steps_done");
+  const std::string digest = LastValueOf(tail, "digest");
+  const std::string steps = LastValueOf(tail, "steps_done");
   if (digest.empty() || steps.empty()) {
     events_.DigestMissing();
     return;
@@ -556,13 +559,7 @@ void WorkloadSupervisor::CheckJobDigest() {
     std::lock_guard<std::mutex> lock(state_.mu);
     tail = last_log_tail_;
   }
-  auto digest_in = [](const std::string& text) -> std::string {
-    const size_t at = ("\n" + text).rfind("\ndigest: ");
-    if (at == std::string::npos) return "";
-    const size_t from = at + 8;
-    return text.substr(from, text.find_first_of("\r\n", from) - from);
-  };
-  const std::string digest = digest_in(tail);
+  const std::string digest = LastValueOf(tail, "digest");
   if (digest.empty()) {
     events_.DigestMissing();
     events_.Error("expect.digest: the job printed no \"digest: HEX\" line before it ended (see " +
@@ -591,7 +588,7 @@ void WorkloadSupervisor::CheckJobDigest() {
                    kMasterPort + 1, "lo"});
   argv.insert(argv.end(), job.begin(), job.end());
   auto r = runner_.Run(argv, std::chrono::seconds(600));
-  const std::string expected = r.ok() ? digest_in(r->out) : "";
+  const std::string expected = r.ok() ? LastValueOf(r->out, "digest") : "";
   if (expected.empty()) {
     events_.Error("expect.digest: the fault-free run on loopback printed no digest (exit " +
                   (r.ok() ? std::to_string(r->exit_code) + "): " + r->err.substr(0, 2000)
@@ -599,11 +596,7 @@ void WorkloadSupervisor::CheckJobDigest() {
     return;
   }
   (void)events_.WriteFile("reference.log", r->out + r->err);
-  int64_t steps = 0;
-  if (const size_t at = ("\n" + tail).rfind("\nsteps_done: "); at != std::string::npos) {
-    steps = std::atoll(tail.c_str() + at + 12);
-  }
-  events_.DigestCheck(steps, digest, expected);
+  events_.DigestCheck(std::atoll(LastValueOf(tail, "steps_done").c_str()), digest, expected);
 }
 
 void WorkloadSupervisor::RemoveRunDirs() {

@@ -126,6 +126,9 @@ class WorkloadSupervisor {
   // real one.
   std::string MasterAddr() const;
   static constexpr int kMasterPort = 29500;  // torchrun's default
+  // The job killed on every node at once (no grace: no agent waits on
+  // mpirun inside its loop); n0's log tail on the emulated fabric, else "".
+  std::string KillJob();
   // No step line in time: the job stopped, its log kept, the error naming
   // the pattern and the log's last lines.
   Status NoStepLine();

@@ -13,6 +13,7 @@
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/selector.h"
 #include "harness/scenario/yaml_errors.h"
+#include "workloads/path_template.h"
 #include "workloads/step_lines.h"
 
 namespace fdrill {
@@ -232,8 +233,8 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
   }
   // {scenario_dir}: the scenario file's directory, absolute (a script
   // shipped beside the drill; every rank's working directory differs).
-  const std::string scenario_dir =
-      std::filesystem::absolute(y.Resolve(".")).lexically_normal().string();
+  std::string scenario_dir = std::filesystem::absolute(y.Resolve(".")).lexically_normal().string();
+  if (scenario_dir.size() > 1 && scenario_dir.back() == '/') scenario_dir.pop_back();
   auto list = [&](const char* key, std::vector<std::string>* out) -> Status {
     if (!n[key]) return Status::Ok();
     if (!n[key].IsSequence() || n[key].size() == 0) {
@@ -245,13 +246,7 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
       auto v = y.Str(e, std::string("workload.") + key);
       if (!v.ok()) return v.status();
       std::string word = *v;
-      for (size_t at = word.find("{scenario_dir}"); at != std::string::npos;
-           at = word.find("{scenario_dir}", at)) {
-        std::string dir = scenario_dir;
-        if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-        word.replace(at, 14, dir);
-        at += dir.size();
-      }
+      ReplaceAll(&word, "{scenario_dir}", scenario_dir);
       out->push_back(word);
     }
     return Status::Ok();
