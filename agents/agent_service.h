@@ -129,9 +129,13 @@ class AgentService {
   std::optional<Clock::TimePoint> telemetry_sampled_at() const { return telemetry_at_; }
   // Pushes the records written since the last push (`metrics`), now: the
   // server calls it as soon as a file in metrics_dir() changes; Tick does
-  // every kTailEvery as well. The directory is "" when there is none.
+  // every kTailEvery as well (every second where the server watches). The directory is "" when
+  // there is none.
   void PushMetrics();
   const std::string& metrics_dir() const { return tail_.dir(); }
+  // Whether the server watches metrics_dir() for writes (inotify): then the
+  // tick's own look at the files is a 1 s backstop instead of kTailEvery.
+  void SetMetricsWatched(bool watched) { metrics_watched_ = watched; }
   // How soon Tick wants to run again: kBusyTick while a workload runs (its
   // exit is polled), else kIdleTick (the 100 ms metrics tail needs no more).
   // A fault in force does not make the agent busy by itself: it wakes for
@@ -257,6 +261,7 @@ class AgentService {
   Workload workload_;
   MetricsTail tail_;
   Clock::TimePoint last_tail_{};
+  bool metrics_watched_ = false;
   // When Tick last set the faults' state (TickInterval counts each fault's
   // edges from there, not from now: see there).
   Clock::TimePoint last_tick_{};

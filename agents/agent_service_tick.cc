@@ -12,11 +12,14 @@
 namespace fdrill {
 
 namespace {
-// Every busy tick, and whenever a metrics file changes (AgentServer's
-// MetricsWatch): the controller's live view (gates, stop conditions, the
-// impact_seen detection) lags the ranks by a round trip, or by at most
-// this where inotify is unavailable.
+// Whenever a metrics file changes (AgentServer's MetricsWatch): the
+// controller's live view (gates, stop conditions, the impact_seen
+// detection) lags the ranks by a round trip. Where inotify is unavailable,
+// every busy tick: by at most this. With a watch, the tick's look is only a
+// backstop: a job that prints a step line a few times a second is not woken
+// for 50 times a second (bench/job_fidelity.sh).
 constexpr auto kTailEvery = std::chrono::milliseconds(20);
+constexpr auto kTailBackstop = std::chrono::seconds(1);
 }  // namespace
 
 Duration AgentService::TickInterval() const {
@@ -101,7 +104,8 @@ void AgentService::Tick() {
                                          {proto::key::kDrill, lease_ack_->drill}}));
     lease_ack_.reset();
   }
-  if (tail_.watching() && now - last_tail_ >= kTailEvery) PushMetrics();
+  if (tail_.watching() && now - last_tail_ >= (metrics_watched_ ? kTailBackstop : kTailEvery))
+    PushMetrics();
 }
 
 void AgentService::LapseLease() {

@@ -14,10 +14,14 @@ std::vector<Json> MetricsTail::Poll(size_t max_records) {
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
     if (entry.path().extension() != ".jsonl") continue;
     FileState& st = files_[entry.path().string()];
+    // Nothing new since the last look (most files at most polls): not opened.
+    const auto size = entry.file_size(ec);
+    if (!ec && size <= st.offset) continue;
     std::ifstream in(entry.path(), std::ios::binary);
     if (!in) continue;
     in.seekg(static_cast<std::streamoff>(st.offset));
-    std::string chunk(1 << 16, '\0');
+    if (chunk_.empty()) chunk_.resize(1 << 16);
+    std::string& chunk = chunk_;
     while (out.size() < max_records &&
            in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())).gcount() > 0) {
       size_t got = static_cast<size_t>(in.gcount());

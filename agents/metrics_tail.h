@@ -31,6 +31,7 @@ class MetricsTail {
   };
   std::string dir_;
   std::map<std::string, FileState> files_;
+  std::string chunk_;  // the read buffer, kept between polls
 };
 
 }  // namespace fdrill

@@ -335,6 +335,7 @@ asio::awaitable<void> AgentServer::TickLoop() {
   ticking_ = false;
   boost::system::error_code ec;
   metrics_watch_.close(ec);
+  service_.SetMetricsWatched(false);
 }
 
 void AgentServer::FollowMetrics() {
@@ -343,6 +344,7 @@ void AgentServer::FollowMetrics() {
   watched_dir_ = dir;
   boost::system::error_code ec;
   metrics_watch_.close(ec);  // the loop on the old one ends (operation_aborted)
+  service_.SetMetricsWatched(false);
   if (dir.empty()) return;
   Result<MetricsWatch> watch = MetricsWatch::Open(dir);
   if (!watch.ok()) {
@@ -351,6 +353,7 @@ void AgentServer::FollowMetrics() {
     return;
   }
   metrics_watch_.assign(watch->Release());
+  service_.SetMetricsWatched(true);
   asio::co_spawn(io_, MetricsLoop(++metrics_generation_), asio::detached);
 }
 

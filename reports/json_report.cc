@@ -255,7 +255,10 @@ std::string RenderSummaryJson(const Summary& s) {
                    {"failures", failures},
                    {"digest_steps", opt_int(s.rollback.digest_steps)},
                    {"digest", opt_str(s.rollback.digest)},
-                   {"expected_digest", opt_str(s.rollback.expected_digest)}};
+                   {"expected_digest", opt_str(s.rollback.expected_digest)},
+                   {"digest_key", s.rollback.digest_key},
+                   {"digest_tolerance", Number(s.rollback.digest_tolerance)},
+                   {"digest_difference", Number(s.rollback.digest_difference)}};
   j["counters"] = Json::array();
   for (const CounterDelta& c : s.counters) {
     j["counters"].push_back(

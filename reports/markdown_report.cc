@@ -245,12 +245,20 @@ void WriteRollback(const Summary& s, std::string* out) {
       r.restarts, r.iterations_lost,
       r.data_intact ? std::string("yes") : fmt::format("no ({} wrong elements)", r.wrong_elements),
       Num(s.ettr, 3));
-  if (r.digest_steps) {
-    fmt::format_to(
-        std::back_inserter(*out),
-        "Final digest after {} steps: {} — fault-free reference: {} ({}).\n\n", *r.digest_steps,
-        r.digest.value_or("none printed"), r.expected_digest.value_or("not computed"),
-        r.digest && r.expected_digest && *r.digest == *r.expected_digest ? "equal" : "NOT equal");
+  if (r.digest_steps && !r.digest_tolerance) {
+    fmt::format_to(std::back_inserter(*out),
+                   "Final digest after {} steps: {} — fault-free reference: {} ({}).\n\n",
+                   *r.digest_steps, r.digest.value_or("none printed"),
+                   r.expected_digest.value_or("not computed"),
+                   r.digest_intact ? "equal" : "NOT equal");
+  } else if (r.digest_steps) {
+    fmt::format_to(std::back_inserter(*out),
+                   "Final {} after {} steps: {} — fault-free reference: {} (relative difference "
+                   "{}; {} the stated tolerance {:g}).\n\n",
+                   r.digest_key, *r.digest_steps, r.digest.value_or("none printed"),
+                   r.expected_digest.value_or("not computed"),
+                   r.digest_difference ? fmt::format("{:.3g}", *r.digest_difference) : "none",
+                   r.digest_intact ? "within" : "NOT within", *r.digest_tolerance);
   }
   if (r.failures.empty()) return;
   *out +=

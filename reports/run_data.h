@@ -54,7 +54,9 @@ struct Event {
   std::optional<int64_t> attempt;          // workload_start: 1, 2, ... for a relaunch
   std::optional<int64_t> steps;            // digest_check: steps the digest covers
   std::string digest;                      // digest_check: the job's; empty if it printed none
-  std::string expected;                    // digest_check: fdrill-train-ref's
+  std::string expected;                    // digest_check: the fault-free run's
+  std::string digest_key;                  // digest_check: the job's line it came from
+  std::optional<double> tolerance;         // digest_check: relative; unset: bitwise
   std::vector<ResidueItem> items;          // residue
   // agent_lost: faults_left; faults_swept: the ids the restarted agent's
   // journal sweep reverted.

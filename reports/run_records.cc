@@ -316,6 +316,8 @@ Status ReadEvent(Fields& f, std::string_view where, Event& e) {
     f.Optional("steps", &e.steps);
     f.String("digest", Need::kOptional, &e.digest);
     f.String("expected", Need::kOptional, &e.expected);
+    f.String("key", Need::kOptional, &e.digest_key);
+    f.Optional("tolerance", &e.tolerance);
   } else if (type == "residue") {
     if (Status s = ReadResidueItems(f, where, &e.items); !s.ok()) return s;
   } else if (type == "counters") {

@@ -273,11 +273,17 @@ struct Rollback {
   bool data_intact = true;
   int64_t wrong_elements = 0;  // summed over every record
   std::vector<RestartStats> failures;
-  // --train: the job's final digest and the fault-free one (fdrill-train-ref)
-  // for the same number of steps; nullopt when not checked.
+  // The job's final digest and its fault-free run's (mode: train:
+  // fdrill-train-ref for as many steps; a command: expect.digest's rerun);
+  // nullopt when not checked. digest_key: the job's line it came from;
+  // digest_tolerance: the relative difference allowed (unset: bitwise).
   std::optional<int64_t> digest_steps;
   std::optional<std::string> digest;
   std::optional<std::string> expected_digest;
+  std::string digest_key = "digest";
+  std::optional<double> digest_tolerance;
+  std::optional<double> digest_difference;  // relative, with a tolerance
+  bool digest_intact = false;
 };
 
 // A limit or a measurement: nothing (null), a flag or a number.

@@ -7,6 +7,7 @@
 
 #include "harness/core/fault_ref.h"
 #include "reports/analysis.h"
+#include "reports/digest.h"
 #include "reports/job_outcome.h"
 
 namespace fdrill {
@@ -98,14 +99,24 @@ Rollback AnalyzeRollback(const RunData& run, std::vector<std::string>* errors) {
       // The job's final state against the fault-free reference for as many
       // steps (fdrill-train-ref): unequal means work was lost or corrupted
       // across a restart even if every iteration's check passed.
+      // A command's tolerance compares two numbers it printed (reports/digest.h).
       r.digest_steps = e.steps;
       if (!e.digest.empty()) r.digest = e.digest;
       if (!e.expected.empty()) r.expected_digest = e.expected;
-      if (r.digest && r.expected_digest && *r.digest != *r.expected_digest) {
+      if (!e.digest_key.empty()) r.digest_key = e.digest_key;
+      r.digest_tolerance = e.tolerance;
+      if (e.tolerance) r.digest_difference = RelativeDifference(e.digest, e.expected);
+      r.digest_intact = DigestsAgree(e.digest, e.expected, e.tolerance);
+      if (r.digest && r.expected_digest && !r.digest_intact) {
         r.data_intact = false;
         errors->push_back(
-            fmt::format("final digest {} after {} steps differs from the fault-free {}", *r.digest,
-                        e.steps.value_or(0), *r.expected_digest));
+            e.tolerance
+                ? fmt::format("final {} {} after {} steps is not the fault-free {} within a "
+                              "relative {:g}",
+                              r.digest_key, *r.digest, e.steps.value_or(0), *r.expected_digest,
+                              *e.tolerance)
+                : fmt::format("final digest {} after {} steps differs from the fault-free {}",
+                              *r.digest, e.steps.value_or(0), *r.expected_digest));
       }
     }
     // A relaunch counts as a restart whether or not it got going (one that

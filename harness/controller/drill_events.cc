@@ -1,6 +1,7 @@
 #include "harness/controller/drill_events.h"
 
 #include "harness/wire/protocol.h"
+#include "reports/digest.h"
 
 namespace fdrill {
 
@@ -217,12 +218,15 @@ void DrillEvents::DigestMissing() {
                          {"reason", "the job printed no final digest (it did not end cleanly)"}});
 }
 
-void DrillEvents::DigestCheck(int64_t steps, const std::string& digest,
-                              const std::string& expected) {
-  Event("digest_check", {{"steps", steps},
-                         {"digest", digest},
-                         {"expected", expected},
-                         {"intact", digest == expected}});
+void DrillEvents::DigestCheck(int64_t steps, const std::string& digest, const std::string& expected,
+                              const std::string& key, std::optional<double> tolerance) {
+  Json body = {{"steps", steps},
+               {"digest", digest},
+               {"expected", expected},
+               {"intact", DigestsAgree(digest, expected, tolerance)}};
+  if (key != "digest") body["key"] = key;
+  if (tolerance) body["tolerance"] = *tolerance;
+  Event("digest_check", std::move(body));
 }
 
 void DrillEvents::Residue(const Json& items) { Event("residue", {{"items", items}}); }

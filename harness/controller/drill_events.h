@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -106,7 +107,11 @@ class DrillEvents {
   void IbAsync(const std::string& node, const Json& push);
   // --train: the job's final digest against fdrill-train-ref's.
   void DigestMissing();
-  void DigestCheck(int64_t steps, const std::string& digest, const std::string& expected);
+  // KEY is the line the digest came from ("digest" bitwise); TOLERANCE, when
+  // set, the relative difference allowed between two numbers.
+  void DigestCheck(int64_t steps, const std::string& digest, const std::string& expected,
+                   const std::string& key = "digest",
+                   std::optional<double> tolerance = std::nullopt);
 
   // The end: what the post-drill snapshot differs in, and run directories
   // a node kept.

@@ -553,16 +553,18 @@ void WorkloadSupervisor::CheckDigest() {
   events_.DigestCheck(std::stoll(steps), digest, expected);
 }
 
-void WorkloadSupervisor::CheckJobDigest() {
+void WorkloadSupervisor::CheckJobDigest(const ExpectSpec& expect) {
   std::string tail;
   {
     std::lock_guard<std::mutex> lock(state_.mu);
     tail = last_log_tail_;
   }
-  const std::string digest = LastValueOf(tail, "digest");
+  const std::string& key = expect.digest_key;
+  const std::string digest = LastValueOf(tail, key);
   if (digest.empty()) {
     events_.DigestMissing();
-    events_.Error("expect.digest: the job printed no \"digest: HEX\" line before it ended (see " +
+    events_.Error("expect.digest: the job printed no \"" + key + ": " +
+                  (expect.digest_tolerance ? "NUMBER" : "HEX") + "\" line before it ended (see " +
                   DrillEvents::LogName(w_.name) + ")");
     return;
   }
@@ -588,15 +590,16 @@ void WorkloadSupervisor::CheckJobDigest() {
                    kMasterPort + 1, "lo"});
   argv.insert(argv.end(), job.begin(), job.end());
   auto r = runner_.Run(argv, std::chrono::seconds(600));
-  const std::string expected = r.ok() ? LastValueOf(r->out, "digest") : "";
+  const std::string expected = r.ok() ? LastValueOf(r->out, key) : "";
   if (expected.empty()) {
-    events_.Error("expect.digest: the fault-free run on loopback printed no digest (exit " +
+    events_.Error("expect.digest: the fault-free run on loopback printed no " + key + " (exit " +
                   (r.ok() ? std::to_string(r->exit_code) + "): " + r->err.substr(0, 2000)
                           : std::string("none): ") + r.status().message()));
     return;
   }
   (void)events_.WriteFile("reference.log", r->out + r->err);
-  events_.DigestCheck(std::atoll(LastValueOf(tail, "steps_done").c_str()), digest, expected);
+  events_.DigestCheck(std::atoll(LastValueOf(tail, "steps_done").c_str()), digest, expected, key,
+                      expect.digest_tolerance);
 }
 
 void WorkloadSupervisor::RemoveRunDirs() {

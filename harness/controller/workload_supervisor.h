@@ -99,11 +99,12 @@ class WorkloadSupervisor {
   void Stop();
   // mode: train: the job's final digest against fdrill-train-ref's.
   void CheckDigest();
-  // expect.digest: equal: the job's last "digest: HEX" line against the
-  // same command's, run fault-free on loopback with as many ranks (mpirun
-  // in this namespace, each rank under `fdrill job-rank`, a checkpoint
-  // directory of its own in the run directory).
-  void CheckJobDigest();
+  // expect.digest: the job's last "digest: HEX" line (or, with a
+  // tolerance, its last "KEY: NUMBER") against the same command's, run
+  // fault-free on loopback with as many ranks (mpirun in this namespace,
+  // each rank under `fdrill job-rank`, a checkpoint directory of its own in
+  // the run directory).
+  void CheckJobDigest(const ExpectSpec& expect);
   // A real cluster: each node's run directory goes once its files are in
   // the run directory (the emulated fabric's go with `fdrill fabric down`).
   void RemoveRunDirs();

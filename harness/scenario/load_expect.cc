@@ -1,6 +1,7 @@
 // expect: what the drill must show for its verdict — slowdown and
 // recovery limits, no residue, intact data, and limits on named metrics
 // (per fault, by the fault ids the phases made, or for the run).
+#include <regex>
 #include <set>
 #include <string>
 
@@ -172,21 +173,49 @@ Status LoadExpect(const YamlReader& y, const YAML::Node& n, const Scenario& s, E
     e->job = *job;
   }
   if (n["digest"]) {
-    auto v = y.Str(n["digest"], "expect.digest");
-    if (!v.ok()) return v.status();
-    if (*v != "equal") {
-      return y.Error(n["digest"],
-                     "expect.digest must be equal (the job's final digest line against its "
-                     "fault-free run's)");
+    const YAML::Node d = n["digest"];
+    if (d.IsMap()) {
+      if (auto st = y.CheckKeys(d, "expect.digest", {"key", "tolerance"}); !st.ok()) return st;
+      if (!d["key"] || !d["tolerance"]) {
+        return y.Error(d,
+                       "expect.digest needs both key (the name of the job's last \"KEY: NUMBER\" "
+                       "line, like param_norm) and tolerance (the relative difference allowed, "
+                       "like 1e-6)");
+      }
+      auto key = y.Str(d["key"], "expect.digest.key");
+      if (!key.ok()) return key.status();
+      static const std::regex kKey("[A-Za-z_][A-Za-z0-9_.-]*");
+      if (!std::regex_match(*key, kKey)) {
+        return y.Error(d["key"], "expect.digest.key \"" + *key +
+                                     "\" is not a name the job could print as \"KEY: NUMBER\" "
+                                     "(letters, digits, _ . -)");
+      }
+      double tol = -1;
+      if (!YAML::convert<double>::decode(d["tolerance"], tol) || !(tol >= 0) || tol >= 1) {
+        return y.Error(d["tolerance"],
+                       "expect.digest.tolerance must be a relative difference from 0 to below 1 "
+                       "(like 1e-6)");
+      }
+      e->digest_key = *key;
+      e->digest_tolerance = tol;
+    } else {
+      auto v = y.Str(d, "expect.digest");
+      if (!v.ok()) return v.status();
+      if (*v != "equal") {
+        return y.Error(d,
+                       "expect.digest must be equal (the job's final \"digest: HEX\" line, "
+                       "bitwise, against its fault-free run's) or {key: K, tolerance: T} (a "
+                       "number the job prints, within a relative difference)");
+      }
     }
     if (s.workload.Train()) {
-      return y.Error(n["digest"],
+      return y.Error(d,
                      "expect.digest: mode: train's digest is always checked (against "
                      "fdrill-train-ref); drop it");
     }
     if (!s.workload.External() || !s.Emulated() || s.workload.framework != "pytorch") {
-      return y.Error(n["digest"],
-                     "expect.digest: equal reruns a framework: pytorch command fault-free on this "
+      return y.Error(d,
+                     "expect.digest reruns a framework: pytorch command fault-free on this "
                      "host's loopback after the drill, on the emulated fabric (a real cluster's "
                      "job is its operator's to rerun)");
     }

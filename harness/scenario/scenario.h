@@ -176,7 +176,12 @@ struct ExpectSpec {
   // expect.digest: equal — a command's final "digest: HEX" line against the
   // same command's fault-free run (after the drill, on loopback, as many
   // ranks). mode: train's digest is always checked (fdrill-train-ref).
+  // expect.digest: {key: K, tolerance: T} — for a framework that is not
+  // bitwise deterministic: the final "K: NUMBER" line instead, equal to the
+  // fault-free run's within a relative difference of T.
   bool digest_equal = false;
+  std::string digest_key = "digest";
+  std::optional<double> digest_tolerance;
   std::vector<MetricLimit> metrics;
   std::vector<std::pair<std::string, WorkloadExpect>> workloads;  // in the file's order
   // What the job must do under each fault (reports/job_outcome.h):

@@ -21,8 +21,9 @@ preset reads it):
 (on one line). Rank 0 saves a checkpoint every --checkpoint-every steps
 (torch.save to a temporary name, then os.replace: a kill mid-save leaves
 the previous one) and every rank resumes from the latest at start. At the
-end rank 0 prints `steps_done: N` and `digest: HEX` (SHA-256 of every
-parameter's bytes, in order, first 16 hex digits).
+end rank 0 prints `steps_done: N`, `digest: HEX` (SHA-256 of every
+parameter's bytes, in order, first 16 hex digits) and `param_norm: X` (the
+parameters' L2 norm, for a comparison within a tolerance).
 """
 import argparse
 import hashlib
@@ -69,6 +70,13 @@ def digest(model):
     for p in model.parameters():
         h.update(p.detach().contiguous().numpy().tobytes())
     return h.hexdigest()[:16]
+
+
+def param_norm(model):
+    """The L2 norm of every parameter, in float64: the number a drill
+    compares within a tolerance (expect.digest: {key: param_norm, ...})
+    where the arithmetic is not bitwise deterministic."""
+    return float(sum(p.detach().double().pow(2).sum() for p in model.parameters()) ** 0.5)
 
 
 def main():
@@ -130,6 +138,7 @@ def main():
     if rank == 0:
         print(f"steps_done: {args.steps}", flush=True)
         print(f"digest: {digest(model)}", flush=True)
+        print(f"param_norm: {param_norm(model):.17g}", flush=True)
     dist.destroy_process_group()
     return 0
 

@@ -478,6 +478,38 @@ TEST(DrillAnalysis, ADigestThatDiffersFromTheReferenceBreaksDataIntegrity) {
   EXPECT_EQ(s.verdict, Verdict::kFail);
 }
 
+// A framework that is not bitwise deterministic states a tolerance: the
+// number the job printed passes within it and fails past it, and a digest
+// that is not a number never passes.
+TEST(DrillAnalysis, ADigestWithAToleranceComparesTheNumbersItStates) {
+  const auto analyse = [](const std::string& got, const std::string& expected) {
+    SyntheticRun run = SyntheticRun::Standard();
+    run.AddEvent(30.0, "digest_check",
+                 {{"steps", 500},
+                  {"digest", got},
+                  {"expected", expected},
+                  {"key", "param_norm"},
+                  {"tolerance", 1e-6}});
+    return AnalyzeRun(run);
+  };
+  Summary within = analyse("31.622776601683793", "31.62277661");
+  EXPECT_TRUE(within.rollback.data_intact);
+  EXPECT_TRUE(within.rollback.digest_intact);
+  EXPECT_EQ(within.rollback.digest_key, "param_norm");
+  ASSERT_TRUE(within.rollback.digest_difference.has_value());
+  EXPECT_NEAR(*within.rollback.digest_difference, 2.7e-10, 1e-10);
+  EXPECT_EQ(within.verdict, Verdict::kPass) << (within.errors.empty() ? "" : within.errors[0]);
+
+  Summary past = analyse("31.6228", "31.6227");
+  EXPECT_FALSE(past.rollback.data_intact);
+  EXPECT_TRUE(HasError(past,
+                       "final param_norm 31.6228 after 500 steps is not the fault-free 31.6227 "
+                       "within a relative 1e-06"));
+  EXPECT_EQ(past.verdict, Verdict::kFail);
+  EXPECT_FALSE(analyse("00000000000000aa", "00000000000000aa").rollback.data_intact);
+  EXPECT_FALSE(analyse("nan", "nan").rollback.data_intact);
+}
+
 // Restarts exhausted: the last launch failed, the drill ended on it.
 TEST(DrillAnalysis, ExhaustedRestartsFailTheJobWithTheReason) {
   SyntheticRun run = SyntheticRun::Standard();

@@ -78,6 +78,33 @@ TEST(JobWorkload, MetricsThatCannotBeReadAreRefusedWithWhatWouldBeRight) {
             "output is read; metrics: reads its step lines, so drop output");
 }
 
+// A framework that is not bitwise deterministic compares a number it prints
+// within a stated relative tolerance.
+TEST(JobWorkload, ADigestWithAToleranceNamesTheNumberAndHowCloseItMustBe) {
+  const Scenario s =
+      Load(Replace(kJob, "{digest: equal}", "{digest: {key: param_norm, tolerance: 1e-6}}"));
+  EXPECT_TRUE(s.expect.digest_equal);
+  EXPECT_EQ(s.expect.digest_key, "param_norm");
+  ASSERT_TRUE(s.expect.digest_tolerance.has_value());
+  EXPECT_DOUBLE_EQ(*s.expect.digest_tolerance, 1e-6);
+  EXPECT_FALSE(Load(kJob).expect.digest_tolerance.has_value());
+  EXPECT_EQ(Load(kJob).expect.digest_key, "digest");
+
+  EXPECT_EQ(ErrorOf(Replace(kJob, "{digest: equal}", "{digest: {key: param_norm}}")),
+            "drill.yaml:11:18: expect.digest needs both key (the name of the job's last \"KEY: "
+            "NUMBER\" line, like param_norm) and tolerance (the relative difference allowed, "
+            "like 1e-6)");
+  EXPECT_EQ(ErrorOf(Replace(kJob, "{digest: equal}", "{digest: {key: norm, tolerance: 2}}")),
+            "drill.yaml:11:41: expect.digest.tolerance must be a relative difference from 0 to "
+            "below 1 (like 1e-6)");
+  EXPECT_EQ(ErrorOf(Replace(kJob, "{digest: equal}", "{digest: {key: 'a b', tolerance: 0}}")),
+            "drill.yaml:11:24: expect.digest.key \"a b\" is not a name the job could print as "
+            "\"KEY: NUMBER\" (letters, digits, _ . -)");
+  EXPECT_EQ(ErrorOf(Replace(kJob, "{digest: equal}", "{digest: {key: n, tolerance: 0, by: x}}"))
+                .rfind("drill.yaml:11:", 0),
+            0u);
+}
+
 TEST(JobWorkload, KeysThatNeedACommandOrAnotherFabricAreRefused) {
   EXPECT_EQ(ErrorOf(Replace(kJob, "framework: pytorch", "framework: jax"))
                 .rfind("drill.yaml:5:14: workload.framework \"jax\" is not one of pytorch", 0),
@@ -96,14 +123,14 @@ phases:
             "drill.yaml:7:10: workload.steps is mode: train's; a command runs as many steps as "
             "its own arguments say");
   // The digest is rerun on loopback: a framework: pytorch job only.
-  EXPECT_EQ(
-      ErrorOf(Replace(kJob, "  framework: pytorch\n", ""))
-          .rfind("drill.yaml:10:18: expect.digest: equal reruns a framework: pytorch command", 0),
-      0u)
+  EXPECT_EQ(ErrorOf(Replace(kJob, "  framework: pytorch\n", ""))
+                .rfind("drill.yaml:10:18: expect.digest reruns a framework: pytorch command", 0),
+            0u)
       << ErrorOf(Replace(kJob, "  framework: pytorch\n", ""));
   EXPECT_EQ(ErrorOf(Replace(kJob, "{digest: equal}", "{digest: same}")),
-            "drill.yaml:11:18: expect.digest must be equal (the job's final digest line against "
-            "its fault-free run's)");
+            "drill.yaml:11:18: expect.digest must be equal (the job's final \"digest: HEX\" "
+            "line, bitwise, against its fault-free run's) or {key: K, tolerance: T} (a number "
+            "the job prints, within a relative difference)");
   // A real cluster's /tmp is not shared: {checkpoint_dir} is the emulated fabric's.
   setenv("SLURM_JOB_NODELIST", "gpu[01-02]", 1);
   const std::string hosts = Replace(Replace(kJob, "emulated: {nodes: 2}", "slurm: true"),
