@@ -41,6 +41,9 @@ namespace {
 
 std::atomic<bool> g_abort{false};
 
+// --start-timeout's default for a job read by its step lines (issue 50).
+constexpr auto kFirstStepWithin = std::chrono::seconds(30);
+
 void OnSignal(int) { g_abort = true; }
 
 std::string BinDir() {
@@ -78,15 +81,37 @@ Status CheckTorch(ProcessRunner& runner, const std::string& program) {
                             "or name the interpreter that has it in workload.command");
 }
 
+// --time-scale TEXT applied (harness/scenario/scenario.h ScaleTimes); "1"
+// changes nothing.
+Status ScaleTimesFlag(Scenario* s, const std::string& text) {
+  const std::string flag = "--time-scale " + text;
+  double factor = 0;
+  size_t used = 0;
+  try {
+    factor = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) factor = -1;  // not a number: ScaleTimes says so
+  if (factor == 1) return Status::Ok();
+  return ScaleTimes(s, factor, flag);
+}
+
 int Run(const std::string& file, const std::string& out, const std::string& fabric_dir,
-        const std::string& tls_dir, bool insecure, bool quiet, const std::string& start_timeout) {
-  auto started = ParseDuration(start_timeout);
+        const std::string& tls_dir, bool insecure, bool quiet, const std::string& start_timeout,
+        const std::string& time_scale) {
+  auto started = ParseDuration(start_timeout.empty() ? "60s" : start_timeout);
   if (!started.ok() || started->count() <= 0 || *started > std::chrono::hours(1)) {
     return Fail(InvalidArgument("--start-timeout " + start_timeout +
                                 ": a duration from 1s to 1h, like 60s or 5m"));
   }
   auto scenario = LoadScenario(file);
   if (!scenario.ok()) return Fail(scenario.status());
+  // A job read by its step lines reports with its first one: 30 s unless
+  // the operator gives the job longer (a large job's first step can take
+  // minutes).
+  if (start_timeout.empty() && scenario->workload.Steps()) started = Duration(kFirstStepWithin);
+  if (Status st = ScaleTimesFlag(&*scenario, time_scale); !st.ok()) return Fail(st);
   // A real cluster (hosts file, Slurm allocation) has no emulated fabric state.
   Result<FabricState> fabric =
       scenario->Emulated() ? LoadFabricState(fabric_dir) : Result<FabricState>(FabricState{});
@@ -121,8 +146,9 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   // A closed terminal or ssh session (SIGHUP) ends the drill as SIGTERM
   // does: reverted, reported, exit 2; never a bare exit 129.
   std::signal(SIGHUP, OnSignal);
-  std::fprintf(stderr, "fdrill: running %s (at most %s) on %d nodes (%s) -> %s\n",
+  std::fprintf(stderr, "fdrill: running %s (at most %s%s) on %d nodes (%s) -> %s\n",
                scenario->name.c_str(), FormatDuration(scenario->TotalDuration()).c_str(),
+               scenario->time_scale == 1 ? "" : (", time scale " + time_scale).c_str(),
                scenario->nodes, scenario->FabricName().c_str(), opt.out_dir.c_str());
   if (auto st = RunDrill(*scenario, *fabric, opt); !st.ok()) return Fail(st);
   auto summary = WriteReports(opt.out_dir);
@@ -169,9 +195,10 @@ void PrintCampaignSpread(const std::string& dir, const std::vector<CampaignRun>&
 // (harness/controller/campaign.h), each run as `fdrill run --out DIR/run-NN`.
 int Campaign(const std::string& file, const std::string& label, int repeat, std::string out,
              const std::string& fabric_dir, const std::string& tls_dir, bool insecure, bool quiet,
-             const std::string& start_timeout) {
+             const std::string& start_timeout, const std::string& time_scale) {
   auto scenario = LoadScenario(file);  // a bad scenario fails here, before any run
   if (!scenario.ok()) return Fail(scenario.status());
+  if (Status st = ScaleTimesFlag(&*scenario, time_scale); !st.ok()) return Fail(st);
   if (out.empty()) out = "campaigns/" + label;
   const CampaignOptions options{
       .dir = out, .label = label, .scenario_file = file, .repeat = repeat};
@@ -181,7 +208,7 @@ int Campaign(const std::string& file, const std::string& label, int repeat, std:
   auto result = RunCampaign(
       options,
       [&](const std::string& run_dir) {
-        return Run(file, run_dir, fabric_dir, tls_dir, insecure, quiet, start_timeout);
+        return Run(file, run_dir, fabric_dir, tls_dir, insecure, quiet, start_timeout, time_scale);
       },
       &g_abort);
   if (!result.ok()) return Fail(result.status());
@@ -473,13 +500,19 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   static bool quiet = false;
   run->add_flag("--quiet", quiet,
                 "no live progress line (phase, elapsed, busbw vs baseline, faults in force)");
-  static std::string start_timeout = "60s";
+  static std::string start_timeout;
   run->add_option("--start-timeout", start_timeout,
-                  "how long the job may take until every rank reports (NCCL init on "
-                  "a large cluster takes a while)")
+                  "how long the job may take until every rank reports (NCCL init on a large "
+                  "cluster takes a while); a job read by its step lines (workload.metrics) "
+                  "reports with its first one (default 60s; 30s for such a job)");
+  static std::string time_scale = "1";
+  run->add_option("--time-scale", time_scale,
+                  "every phase and fault window times this factor (0.1-10; 0.5: at half "
+                  "length): a drill run quicker; the job's own timeouts and a fault's params "
+                  "keep theirs")
       ->capture_default_str();
   run->callback([exit_code] {
-    *exit_code = Run(file, out, fabric_dir, tls_dir, insecure, quiet, start_timeout);
+    *exit_code = Run(file, out, fabric_dir, tls_dir, insecure, quiet, start_timeout, time_scale);
   });
 
   auto* campaign = app.add_subcommand(
@@ -497,10 +530,11 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   campaign->add_option("--tls-dir", tls_dir, "as fdrill run's");
   campaign->add_flag("--insecure", insecure, "as fdrill run's");
   campaign->add_flag("--quiet", quiet, "no live progress line");
-  campaign->add_option("--start-timeout", start_timeout, "as fdrill run's")->capture_default_str();
+  campaign->add_option("--start-timeout", start_timeout, "as fdrill run's");
+  campaign->add_option("--time-scale", time_scale, "as fdrill run's")->capture_default_str();
   campaign->callback([exit_code] {
     *exit_code = Campaign(file, campaign_label, repeat, campaign_out, fabric_dir, tls_dir, insecure,
-                          quiet, start_timeout);
+                          quiet, start_timeout, time_scale);
   });
 
   auto* panic = app.add_subcommand(

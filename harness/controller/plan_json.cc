@@ -65,6 +65,7 @@ Json PlanJson(const Scenario& s, const std::vector<std::unique_ptr<WorkloadSuper
                {"ranks", std::max(1, workloads.front()->ReportingRanks())},
                {"fabric", s.FabricName()},
                {"recovery_window_iters", s.recovery_window_iters},
+               {"time_scale", s.time_scale},  // fdrill run --time-scale
                // What a record's rate is: fdrill-collective's busbw, or a
                // job's steps per second (workloads/job_rank.h).
                {"rate_unit", s.workload.Steps() ? "steps/s" : "GB/s"},

@@ -22,9 +22,6 @@ namespace {
 // wire-up, reading the checkpoint) before its silence counts as a hang.
 constexpr auto kLaunchGrace = std::chrono::seconds(10);
 
-// A job's first step line comes within this of its launch (issue 50).
-constexpr auto kFirstStepLine = std::chrono::seconds(30);
-
 // VALUE of the last "KEY: VALUE" line of TEXT (a job's log: "digest: ...",
 // "steps_done: ..."), "" when it has none.
 std::string LastValueOf(const std::string& text, const std::string& key) {
@@ -290,9 +287,10 @@ Status WorkloadSupervisor::Start() {
   if (auto st = Begin(); !st.ok()) return st;
   size_t want = static_cast<size_t>(ReportingRanks());
   auto deadline = clock_.Now() + opt_.start_timeout;
-  // A job's step lines: the first within kFirstStepLine, or the pattern is
-  // not the job's (a wrong preset, a trainer that logs elsewhere).
-  const auto steps_deadline = clock_.Now() + kFirstStepLine;
+  // A job's step lines: the first within the start timeout (fdrill run
+  // makes it 30 s for such a job unless told), or the pattern is not the
+  // job's (a wrong preset, a trainer that logs elsewhere).
+  const auto steps_deadline = clock_.Now() + opt_.start_timeout;
   std::unique_lock<std::mutex> lock(state_.mu);
   while (ranks_seen_.size() < want) {
     if (workload_exit_) {
@@ -356,10 +354,11 @@ Status WorkloadSupervisor::NoStepLine() {
                            : w_.metrics_preset.empty() ? w_.metrics_pattern
                                                        : "preset " + w_.metrics_preset;
   return FailedPrecondition(fmt::format(
-      "no step line matched {} in the first {} s of {} (workload.metrics is not what this job "
-      "prints, or it had not reached its first step); its last lines:{}",
-      what, std::chrono::duration_cast<std::chrono::seconds>(kFirstStepLine).count(),
-      DrillEvents::LogName(w_.name), last.empty() ? " (none)" : last));
+      "no step line matched {} in the first {} of {} (workload.metrics is not what this job "
+      "prints, or it had not reached its first step: --start-timeout gives it longer); its last "
+      "lines:{}",
+      what, FormatDuration(opt_.start_timeout), DrillEvents::LogName(w_.name),
+      last.empty() ? " (none)" : last));
 }
 
 WorkloadSupervisor::Health WorkloadSupervisor::HealthLocked(Duration now) const {

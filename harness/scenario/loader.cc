@@ -5,6 +5,7 @@
 // keys it may hold, so a typo is an error with file:line:col and a hint,
 // never a silently ignored setting.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -181,6 +182,30 @@ Status Loader::CheckOutputNone(const YAML::Node& root, const Scenario& s) const 
 }
 
 }  // namespace
+
+Status ScaleTimes(Scenario* s, double factor, const std::string& flag) {
+  if (!(factor >= 0.1 && factor <= 10)) {
+    return InvalidArgument(flag +
+                           ": a factor from 0.1 to 10 (0.5 runs every phase and fault window at "
+                           "half its length)");
+  }
+  const auto scale = [factor](Duration& d) {
+    d = std::chrono::duration_cast<Duration>(std::chrono::milliseconds(std::llround(
+        factor *
+        std::chrono::duration_cast<std::chrono::duration<double, std::milli>>(d).count())));
+  };
+  for (PhaseSpec& p : s->phases) {
+    scale(p.duration);
+    if (p.gate) scale(p.gate->timeout);
+    for (FaultSpec& f : p.faults) {
+      scale(f.at);
+      scale(f.length);
+      scale(f.max_duration);
+    }
+  }
+  s->time_scale *= factor;
+  return Status::Ok();
+}
 
 Duration Scenario::TotalDuration() const {
   Duration total{};

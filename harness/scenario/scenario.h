@@ -227,6 +227,9 @@ struct Scenario {
   StopSpec stop;
   int recovery_window_iters = 5;
   ExpectSpec expect;
+  // fdrill run --time-scale: what ScaleTimes multiplied the drill's
+  // windows by (1: as written).
+  double time_scale = 1;
 
   // Sum of the phases' longest durations (a gate's timeout).
   Duration TotalDuration() const;
@@ -252,6 +255,15 @@ inline constexpr char kEmulatedMgmtInterface[] = "mgmt0";
 // is not a regular file (a directory, /dev/zero, a FIFO), is refused unread.
 inline constexpr size_t kMaxScenarioBytes = 1u << 20;
 Result<Scenario> LoadScenario(const std::string& path);
+
+// fdrill run --time-scale FACTOR: every phase's duration, every gate's
+// timeout and every fault's window (at, length, max_duration) times FACTOR
+// (0.1 to 10), rounded to the millisecond. What belongs to the job or the
+// mechanism keeps its length: a fault's own params (a flap's period), the
+// restart policy's backoff and hang_timeout, the lease, stop conditions,
+// expectations. InvalidArgument starting with FLAG (the flag as given, like
+// "--time-scale 20") when FACTOR is out of range.
+Status ScaleTimes(Scenario* s, double factor, const std::string& flag);
 // `base_dir` resolves a relative hosts file (LoadScenario: the file's directory).
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file_name,
                                const std::string& base_dir = ".");

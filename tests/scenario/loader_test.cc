@@ -243,3 +243,50 @@ TEST(ScenarioLoader, MissingFileIsNotFound) {
 
 }  // namespace
 }  // namespace fdrill
+
+namespace fdrill {
+namespace {
+
+// fdrill run --time-scale: the drill's windows shrink or grow together; what
+// belongs to the job or a fault's mechanism keeps its length.
+TEST(ScenarioTimeScale, PhasesGatesAndFaultWindowsScaleTheJobsTimeoutsDoNot) {
+  Scenario s = scenario_test::Load(R"(name: s
+fabric: {emulated: {nodes: 2}}
+workload: {mode: train, steps: 100, checkpoint_every: 10, restart: {max_restarts: 1, hang_timeout: 8s}}
+phases:
+  - {name: baseline, duration: 10s}
+  - name: flap
+    duration: 6s
+    faults:
+      - {id: f, kind: link_flap, node: n1, at: 1s, for: 4s, max_duration: 9s,
+         params: {interface: fab0, down: 200ms, count: 2, period: 500ms}}
+  - {name: recovery, duration: 5s, until: stable, timeout: 30s}
+)");
+  ASSERT_EQ(s.phases.size(), 3u);
+  ASSERT_TRUE(ScaleTimes(&s, 0.5, "--time-scale 0.5").ok());
+  EXPECT_EQ(s.time_scale, 0.5);
+  EXPECT_EQ(s.phases[0].duration, std::chrono::seconds(5));
+  EXPECT_EQ(s.phases[1].duration, std::chrono::seconds(3));
+  const FaultSpec& f = s.phases[1].faults.at(0);
+  EXPECT_EQ(f.at, std::chrono::milliseconds(500));
+  EXPECT_EQ(f.length, std::chrono::seconds(2));
+  EXPECT_EQ(f.max_duration, std::chrono::milliseconds(4500));
+  EXPECT_EQ(f.params["period"], "500ms");  // the fault's own mechanism
+  ASSERT_TRUE(s.phases[2].gate.has_value());
+  EXPECT_EQ(s.phases[2].duration, std::chrono::milliseconds(2500));
+  EXPECT_EQ(s.phases[2].gate->timeout, std::chrono::seconds(15));
+  EXPECT_EQ(s.workload.restart.hang_timeout, std::chrono::seconds(8));  // the job's
+  EXPECT_EQ(s.TotalDuration(), std::chrono::milliseconds(5000 + 3000 + 15000));
+
+  for (double bad : {0.0, 0.05, 11.0, -1.0}) {
+    Scenario t = s;
+    const Status st = ScaleTimes(&t, bad, "--time-scale x");
+    EXPECT_EQ(st.message(),
+              "--time-scale x: a factor from 0.1 to 10 (0.5 runs every phase and fault window at "
+              "half its length)");
+    EXPECT_EQ(t.phases[0].duration, s.phases[0].duration);  // nothing changed
+  }
+}
+
+}  // namespace
+}  // namespace fdrill
