@@ -509,6 +509,7 @@ TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
     // At half length (issue 55: CI time); every assertion below holds there.
     auto run = RunDrill(name, out, 400, "0.5");
     EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(ReadJson(out / "plan.json")["time_scale"], 0.5);
     json s = ReadJson(out / "summary.json");
     EXPECT_EQ(s["verdict"], "pass") << s["expectations"].dump(2) << s["errors"].dump(2);
     EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
