@@ -100,17 +100,21 @@ Status ScaleTimesFlag(Scenario* s, const std::string& text) {
 int Run(const std::string& file, const std::string& out, const std::string& fabric_dir,
         const std::string& tls_dir, bool insecure, bool quiet, const std::string& start_timeout,
         const std::string& time_scale) {
-  auto started = ParseDuration(start_timeout.empty() ? "60s" : start_timeout);
-  if (!started.ok() || started->count() <= 0 || *started > std::chrono::hours(1)) {
-    return Fail(InvalidArgument("--start-timeout " + start_timeout +
-                                ": a duration from 1s to 1h, like 60s or 5m"));
+  Duration started = DrillOptions{}.start_timeout;
+  if (!start_timeout.empty()) {
+    auto given = ParseDuration(start_timeout);
+    if (!given.ok() || given->count() <= 0 || *given > std::chrono::hours(1)) {
+      return Fail(InvalidArgument("--start-timeout " + start_timeout +
+                                  ": a duration from 1s to 1h, like 60s or 5m"));
+    }
+    started = *given;
   }
   auto scenario = LoadScenario(file);
   if (!scenario.ok()) return Fail(scenario.status());
   // A job read by its step lines reports with its first one: 30 s unless
   // the operator gives the job longer (a large job's first step can take
   // minutes).
-  if (start_timeout.empty() && scenario->workload.Steps()) started = Duration(kFirstStepWithin);
+  if (start_timeout.empty() && scenario->workload.Steps()) started = kFirstStepWithin;
   if (Status st = ScaleTimesFlag(&*scenario, time_scale); !st.ok()) return Fail(st);
   // A real cluster (hosts file, Slurm allocation) has no emulated fabric state.
   Result<FabricState> fabric =
@@ -128,7 +132,7 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   opt.bin_dir = BinDir();
   opt.tls_dir = tls_dir;
   opt.insecure = insecure;
-  opt.start_timeout = *started;
+  opt.start_timeout = started;
   opt.abort = &g_abort;
   RealProcessRunner runner;
   opt.runner = &runner;

@@ -331,7 +331,7 @@ void DrillRun::Cleanup() {
   for (auto& w : workloads_) w->Stop();
   std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the agents' last metrics tail
   if (s_.workload.Train()) workloads_.front()->CheckDigest();
-  if (s_.expect.digest_equal) workloads_.front()->CheckJobDigest(s_.expect);
+  if (s_.expect.digest_equal) workloads_.front()->CheckJobDigest();
   CheckResidue();
   if (!s_.Emulated()) workloads_.front()->RemoveRunDirs();
 }

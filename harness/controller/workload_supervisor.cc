@@ -552,7 +552,8 @@ void WorkloadSupervisor::CheckDigest() {
   events_.DigestCheck(std::stoll(steps), digest, expected);
 }
 
-void WorkloadSupervisor::CheckJobDigest(const ExpectSpec& expect) {
+void WorkloadSupervisor::CheckJobDigest() {
+  const ExpectSpec& expect = s_.expect;
   std::string tail;
   {
     std::lock_guard<std::mutex> lock(state_.mu);

@@ -104,7 +104,7 @@ class WorkloadSupervisor {
   // fault-free on loopback with as many ranks (mpirun in this namespace,
   // each rank under `fdrill job-rank`, a checkpoint directory of its own in
   // the run directory).
-  void CheckJobDigest(const ExpectSpec& expect);
+  void CheckJobDigest();
   // A real cluster: each node's run directory goes once its files are in
   // the run directory (the emulated fabric's go with `fdrill fabric down`).
   void RemoveRunDirs();

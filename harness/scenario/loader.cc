@@ -5,7 +5,6 @@
 // keys it may hold, so a typo is an error with file:line:col and a hint,
 // never a silently ignored setting.
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -190,9 +189,7 @@ Status ScaleTimes(Scenario* s, double factor, const std::string& flag) {
                            "half its length)");
   }
   const auto scale = [factor](Duration& d) {
-    d = std::chrono::duration_cast<Duration>(std::chrono::milliseconds(std::llround(
-        factor *
-        std::chrono::duration_cast<std::chrono::duration<double, std::milli>>(d).count())));
+    d = std::chrono::round<std::chrono::milliseconds>(d * factor);
   };
   for (PhaseSpec& p : s->phases) {
     scale(p.duration);
