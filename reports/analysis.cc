@@ -8,12 +8,12 @@
 #include <map>
 #include <utility>
 
+#include "harness/core/stats.h"
 #include "reports/agent_loss.h"
 #include "reports/detectors.h"
 #include "reports/job_outcome.h"
 #include "reports/link_stats.h"
 #include "reports/slurm_changes.h"
-#include "reports/stats.h"
 
 namespace fdrill {
 

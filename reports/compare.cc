@@ -10,11 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/stats.h"
 #include "reports/ab_stats.h"
 #include "reports/analysis.h"
 #include "reports/run_dir.h"
 #include "reports/series.h"
-#include "reports/stats.h"
 
 namespace fdrill {
 

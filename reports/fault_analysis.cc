@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/stats.h"
 #include "reports/analysis.h"
 #include "reports/compound.h"
 #include "reports/localise.h"
-#include "reports/stats.h"
 
 namespace fdrill {
 

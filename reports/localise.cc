@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/core/stats.h"
 #include "reports/analysis.h"
 #include "reports/rank_evidence.h"
-#include "reports/stats.h"
 #include "reports/whole_switch.h"
 
 namespace fdrill {

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/stats.h"
 #include "reports/analysis.h"
 #include "reports/series.h"
-#include "reports/stats.h"
 
 namespace fdrill {
 

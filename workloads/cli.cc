@@ -28,6 +28,7 @@ struct RawFlags {
   std::string jsonl;
   std::string stop_file;
   std::string timeout = "60s";
+  std::string lineup = "barrier";
   bool train = false;
   std::optional<int64_t> steps;
   std::optional<int64_t> checkpoint_every;
@@ -67,6 +68,10 @@ void AddFlags(CLI::App& app, RawFlags& f) {
                  "metrics file per rank; {rank}, {tmpdir} and {host} (gethostname) are expanded");
   app.add_option("--stop-file", f.stop_file, "stop cleanly once this path exists");
   app.add_option("--timeout", f.timeout, "fail a collective that takes longer (nccl backend)")
+      ->capture_default_str();
+  app.add_option("--lineup", f.lineup,
+                 "barrier: every rank starts each timed collective together (a barrier before "
+                 "it, one after); none: back to back, as a job runs them")
       ->capture_default_str();
   app.add_flag("--train", f.train,
                "training loop: all-reduce gradients into a float64 state, checkpoint, resume");
@@ -222,6 +227,11 @@ Result<Config> Validate(const RawFlags& f, const Given& given) {
   if (timeout->count() <= 0) return InvalidArgument("--timeout must be positive, not " + f.timeout);
   c.timeout = *timeout;
 
+  if (f.lineup == "none") {
+    c.lineup = Config::LineUp::kNone;
+  } else if (f.lineup != "barrier") {
+    return InvalidArgument("--lineup " + f.lineup + ": barrier or none");
+  }
   c.jsonl = f.jsonl;
   c.stop_file = f.stop_file;
   if (f.corrupt_at) {

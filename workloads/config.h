@@ -50,6 +50,13 @@ struct Config {
   // barriers), and rank 0 looks for stop_file (StopFileWatch); tests set 0
   // to agree and look before every iteration.
   Duration agree_every = std::chrono::milliseconds(10);
+  // --lineup: how a timed iteration is framed (runner.cc). kBarrier: a
+  // barrier before the collective (every rank starts it together: its time
+  // is the collective's, and a straggler shows as the others' wait_ms) and
+  // one after it (the settle). kNone: the collectives back to back, as a
+  // job issues them; a straggler's delay lands in its peers' time_ms.
+  enum class LineUp { kBarrier, kNone };
+  LineUp lineup = LineUp::kBarrier;
   Duration timeout = std::chrono::seconds(60);  // one collective, nccl backend
 
   std::optional<TrainConfig> train;

@@ -98,7 +98,7 @@ int Benchmark(const Config& config, const std::vector<SizeStep>& plan, MpiWorld&
   if (world.rank() == 0) {
     SummaryTable table = Table(config, world.size());
     for (const SizeOutcome& size : outcome->sizes) {
-      table.rows.push_back({size.bytes, size.layout.count, size.median_time_us, size.wrong});
+      table.rows.push_back({size.bytes, size.layout.count, size.time, size.wrong});
     }
     std::cout << FormatSummary(table) << std::flush;
     if (outcome->stopped)
@@ -117,8 +117,7 @@ int Train(const Config& config, const SizeStep& size, TrainStart& start, MpiWorl
   if (world.rank() == 0) {
     SummaryTable table = Table(config, world.size());
     if (outcome->steps_run > 0)
-      table.rows.push_back(
-          {size.bytes, size.layout.count, outcome->median_time_us, outcome->wrong});
+      table.rows.push_back({size.bytes, size.layout.count, outcome->time, outcome->wrong});
     std::cout << FormatSummary(table);
     if (outcome->steps_run == 0) {
       std::cout << "# train: no step left to run (all " << config.train->steps << " done)\n";

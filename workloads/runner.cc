@@ -6,6 +6,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workloads/pattern.h"
@@ -101,6 +102,7 @@ class Loop {
     const int64_t start_ns = ClockNanos(CLOCK_MONOTONIC);
     int64_t last_end_ns = start_ns;
     int64_t barriers_left = 0;  // line-ups before the next agreement
+    const bool lined_up = config_.lineup == Config::LineUp::kBarrier;
     if (config_.iters) times_us->reserve(static_cast<size_t>(*config_.iters));
     for (;;) {
       if (config_.iters && out->iterations >= *config_.iters) return false;
@@ -111,7 +113,9 @@ class Loop {
       // peer's check (a straggler shows in the others' wait instead). It
       // is a barrier, as a latency benchmark's is: a collective led by an
       // all-reduce ran up to 8 % slower (bench/collective_fidelity.sh).
-      // Before it, every agree_every (at this size's pace), the agreement.
+      // --lineup none leaves it out, and the settle below: the collectives
+      // then run back to back, as a job's do. Before it, every agree_every
+      // (at this size's pace), the agreement.
       const int64_t wait_begin_ns = ClockNanos(CLOCK_MONOTONIC);
       if (barriers_left > 0) {
         --barriers_left;
@@ -132,7 +136,9 @@ class Loop {
         if (code == kEndSize) return false;
         barriers_left = *agreed % kCodeUnit;
       }
-      if (Status s = world_.Barrier(); !s.ok()) return s.Annotate("line-up");
+      if (lined_up) {
+        if (Status s = world_.Barrier(); !s.ok()) return s.Annotate("line-up");
+      }
       ++next_iter_;
       const int64_t begin_ns = ClockNanos(CLOCK_MONOTONIC);
       if (Status s = RunOnce("iter ", iter); !s.ok()) return s;
@@ -144,7 +150,9 @@ class Loop {
       // bench/collective_fidelity.sh), and no line-up message reaches a
       // peer still inside it. Its wait is in wait_ms with the line-up's: a
       // rank stopped before it arrives there holds its peers up here.
-      if (Status s = world_.Barrier(); !s.ok()) return s.Annotate("settle");
+      if (lined_up) {
+        if (Status s = world_.Barrier(); !s.ok()) return s.Annotate("settle");
+      }
       // The record's clocks are read here, when the iteration is over: its
       // interval (mono_ns back by time_ms + wait_ms) then holds the settle's
       // wait. Stamped at the collective's end, a link that went down while
@@ -232,6 +240,18 @@ class Loop {
 
 }  // namespace
 
+Result<TimeStats> AverageOverRanks(World& world, const TimeStats& mine) {
+  TimeStats all;
+  for (auto [from, to] :
+       {std::pair{&TimeStats::mean_us, &all.mean_us}, std::pair{&TimeStats::p50_us, &all.p50_us},
+        std::pair{&TimeStats::p99_us, &all.p99_us}}) {
+    Result<double> sum = world.SumDouble(mine.*from);
+    if (!sum.ok()) return sum.status();
+    *to = *sum / world.size();
+  }
+  return all;
+}
+
 int CorruptingRank(const Config& config) { return config.op == Op::kReduce ? config.root : 0; }
 
 void CorruptOneElement(DType dtype, uint64_t recv_count, std::span<std::byte> output) {
@@ -248,7 +268,7 @@ Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>
   Loop loop(config, world, backend, metrics, err, MaxSendBytes(plan, config.dtype),
             MaxRecvBytes(plan, config.dtype));
   RunOutcome outcome;
-  std::vector<double> medians;
+  std::vector<TimeStats> stats;
   for (const SizeStep& step : plan) {
     if (Status s = backend.SetLayout(step.layout); !s.ok()) return s;
     Result<bool> stop = loop.WarmUp(step);
@@ -263,7 +283,7 @@ Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>
     if (!stop.ok()) return stop.status();
     outcome.iterations += size.iterations;
     outcome.sizes.push_back(size);
-    medians.push_back(Median(std::move(times_us)));
+    stats.push_back(Summarise(std::move(times_us)));
     if (*stop) {
       outcome.stopped = true;
       break;
@@ -275,10 +295,10 @@ Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>
     SizeOutcome& size = outcome.sizes[k];
     Result<int64_t> total_wrong = world.SumInt64(static_cast<int64_t>(size.wrong));
     if (!total_wrong.ok()) return total_wrong.status().Annotate("summary");
-    Result<double> sum_median = world.SumDouble(medians[k]);
-    if (!sum_median.ok()) return sum_median.status().Annotate("summary");
+    Result<TimeStats> time = AverageOverRanks(world, stats[k]);
+    if (!time.ok()) return time.status().Annotate("summary");
     size.wrong = static_cast<uint64_t>(*total_wrong);
-    size.median_time_us = *sum_median / world.size();
+    size.time = *time;
     outcome.wrong += size.wrong;
   }
   return outcome;

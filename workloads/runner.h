@@ -38,6 +38,7 @@
 #include "workloads/config.h"
 #include "workloads/metrics.h"
 #include "workloads/plan.h"
+#include "workloads/summary.h"
 #include "workloads/world.h"
 
 namespace fdrill {
@@ -45,9 +46,9 @@ namespace fdrill {
 struct SizeOutcome {
   uint64_t bytes = 0;
   Layout layout;
-  int64_t iterations = 0;     // timed iterations of this size, the same on every rank
-  double median_time_us = 0;  // each rank's median, averaged over ranks
-  uint64_t wrong = 0;         // wrong elements: all ranks, all iterations
+  int64_t iterations = 0;  // timed iterations of this size, the same on every rank
+  TimeStats time;          // each rank's mean, p50 and p99, averaged over ranks
+  uint64_t wrong = 0;      // wrong elements: all ranks, all iterations
 };
 
 struct RunOutcome {
@@ -61,6 +62,9 @@ struct RunOutcome {
 Result<RunOutcome> RunWorkload(const Config& config, const std::vector<SizeStep>& plan,
                                World& world, Backend& backend, MetricsWriter* metrics,
                                std::ostream& err);
+
+// This rank's statistics averaged with every other rank's. Collective.
+Result<TimeStats> AverageOverRanks(World& world, const TimeStats& mine);
 
 // Test hook of --corrupt-at: the rank whose output it corrupts (the first
 // whose result is checked: the root of reduce, else 0).

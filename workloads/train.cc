@@ -169,10 +169,10 @@ Result<TrainOutcome> RunTraining(const Config& config, const SizeStep& size, Tra
   if (rank == 0) outcome.steps_redone = start.progress->progress().redone;
   Result<int64_t> total_wrong = world.SumInt64(static_cast<int64_t>(wrong));
   if (!total_wrong.ok()) return total_wrong.status().Annotate("summary");
-  Result<double> sum_median = world.SumDouble(Median(std::move(times_us)));
-  if (!sum_median.ok()) return sum_median.status().Annotate("summary");
+  Result<TimeStats> time = AverageOverRanks(world, Summarise(std::move(times_us)));
+  if (!time.ok()) return time.status().Annotate("summary");
   outcome.wrong = static_cast<uint64_t>(*total_wrong);
-  outcome.median_time_us = *sum_median / world.size();
+  outcome.time = *time;
   return outcome;
 }
 

@@ -27,6 +27,7 @@
 #include "workloads/config.h"
 #include "workloads/metrics.h"
 #include "workloads/plan.h"
+#include "workloads/summary.h"
 #include "workloads/world.h"
 
 namespace fdrill {
@@ -59,7 +60,7 @@ struct TrainOutcome {
   uint64_t digest = 0;       // StateDigest of the final state
   int64_t steps_redone = 0;  // rank 0: all runs in this directory together
   uint64_t wrong = 0;        // wrong elements: all ranks, all steps
-  double median_time_us = 0;
+  TimeStats time;            // each rank's mean, p50 and p99 step time, averaged over ranks
 };
 
 // Runs steps start.step .. steps-1. `metrics` may be null. Errors end the

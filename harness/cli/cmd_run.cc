@@ -22,6 +22,7 @@
 #include "harness/controller/progress.h"
 #include "harness/controller/slurm_time_left.h"
 #include "harness/core/json.h"
+#include "harness/core/stats.h"
 #include "harness/core/units.h"
 #include "harness/host/real_nvml.h"
 #include "harness/host/real_process_runner.h"
@@ -31,7 +32,6 @@
 #include "injectors/injector.h"
 #include "reports/brief.h"
 #include "reports/report.h"
-#include "reports/stats.h"
 
 extern char** environ;
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "harness/core/stats.h"
 #include "reports/analysis.h"
-#include "reports/stats.h"
 
 namespace fdrill {
 

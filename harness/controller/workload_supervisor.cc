@@ -110,6 +110,7 @@ std::vector<std::string> WorkloadSupervisor::Collective() const {
     argv.insert(argv.end(), {"--op", w_.op, "--dtype", w_.dtype, "-w", std::to_string(w_.warmup),
                              "--duration", std::to_string(total.count()) + "s"});
     if (w_.Reduces()) argv.insert(argv.end(), {"--redop", w_.redop});
+    if (w_.lineup != "barrier") argv.insert(argv.end(), {"--lineup", w_.lineup});
   }
   argv.insert(argv.end(), {"-b", std::to_string(w_.size_bytes), "--jsonl", MetricsPath(),
                            "--stop-file", node0_dir + "/stop", "--backend", w_.backend});

@@ -118,10 +118,10 @@ Status LoadTrain(const YamlReader& y, const YAML::Node& n, const std::string& wh
 Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::string& where,
                       WorkloadSpec* w) {
   std::set<std::string> keys = {
-      "mode",           "op",        "dtype",   "redop",    "size",
-      "ranks_per_node", "backend",   "warmup",  "steps",    "checkpoint_every",
-      "restart",        "command",   "output",  "launcher", "launcher_args",
-      "rsh_agent",      "transport", "metrics", "framework"};
+      "mode",           "op",        "dtype",   "redop",     "size",
+      "ranks_per_node", "backend",   "warmup",  "steps",     "checkpoint_every",
+      "restart",        "command",   "output",  "launcher",  "launcher_args",
+      "rsh_agent",      "transport", "metrics", "framework", "lineup"};
   if (where != "workload") {  // a tenant's (LoadTenants reads them)
     keys.insert("nodes");
     keys.insert("start");
@@ -132,11 +132,11 @@ Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::strin
   for (const auto& [d, bytes] : kDTypeBytes) dtypes.insert(d);
   if (w->Train()) {
     // fdrill-collective --train all-reduces (sum) a float64 state.
-    for (const char* key : {"op", "dtype", "redop", "warmup"}) {
+    for (const char* key : {"op", "dtype", "redop", "warmup", "lineup"}) {
       if (n[key])
-        return y.Error(
-            n[key], where + "." + key +
-                        " is fixed in mode: train (all_reduce, float64, sum, no warm-up); drop it");
+        return y.Error(n[key], where + "." + key +
+                                   " is fixed in mode: train (all_reduce, float64, sum, no "
+                                   "warm-up, steps back to back); drop it");
     }
     w->dtype = "float64";
   }
@@ -147,6 +147,7 @@ Status LoadCollective(const YamlReader& y, const YAML::Node& n, const std::strin
     return y.Error(n["redop"], where + ".redop: " + w->op + " does not reduce; drop redop");
   }
   if (auto st = Word(y, n, where, "backend", {"mpi", "nccl"}, &w->backend); !st.ok()) return st;
+  if (auto st = Word(y, n, where, "lineup", {"barrier", "none"}, &w->lineup); !st.ok()) return st;
   if (auto st = Word(y, n, where, "transport", {"auto", "tcp", "rdma"}, &w->transport); !st.ok())
     return st;
   if (n["size"]) {
@@ -257,6 +258,11 @@ Status LoadExternal(const YamlReader& y, const YAML::Node& n, const Scenario& s,
       !st.ok())
     return st;
   if (w->External()) {
+    if (n["lineup"]) {
+      return y.Error(n["lineup"],
+                     "workload.lineup frames fdrill-collective's iterations; a command of your "
+                     "own runs its own loop: drop lineup");
+    }
     // nccl-tests binaries are all <collective>_perf; anything else reports no iterations unless
     // told.
     const std::string base = std::filesystem::path(w->command.front()).filename().string();

@@ -92,6 +92,10 @@ struct WorkloadSpec {
   int ranks_per_node = 1;
   std::string backend = "mpi";
   int warmup = 5;
+  // fdrill-collective --lineup: "barrier" (each timed collective between
+  // two barriers: its time is the collective's, a straggler shows in its
+  // peers' wait) or "none" (back to back, as a job runs them).
+  std::string lineup = "barrier";
   // Real clusters (a hosts or slurm fabric) only. `command`: run this
   // instead of fdrill-collective (nccl-tests' all_reduce_perf, a training
   // script); `output` says how its stdout becomes metrics: "fdrill" (rank

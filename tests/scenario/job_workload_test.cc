@@ -28,6 +28,14 @@ phases:
 expect: {digest: equal}
 )";
 
+TEST(JobWorkload, ALineUpIsFdrillCollectivesNotACommands) {
+  std::string e =
+      ErrorOf(Replace(kJob, "framework: pytorch", "framework: pytorch\n  lineup: none"));
+  EXPECT_NE(e.find("drill.yaml:6:11: workload.lineup frames fdrill-collective's iterations"),
+            std::string::npos)
+      << e;
+}
+
 TEST(JobWorkload, ACommandRunsOnTheEmulatedFabricWithItsStepLinesAndRestartPolicy) {
   const Scenario s = Load(kJob);
   const WorkloadSpec& w = s.workload;

@@ -345,6 +345,22 @@ TEST(ScenarioSchema, WorkloadWordsAreTheCollectivesOwn) {
 namespace fdrill {
 namespace {
 
+// Issue 55: fdrill-collective --lineup, from the scenario; a mode that has
+// no line-up to drop refuses it.
+TEST(ScenarioSchema, LineUpIsABarrierOrNone) {
+  EXPECT_EQ(Load(kBase).workload.lineup, "barrier");
+  EXPECT_EQ(Load(Replace(kBase, "fabric:", "workload: {lineup: none}\nfabric:")).workload.lineup,
+            "none");
+  std::string off = ErrorOf(Replace(kBase, "fabric:", "workload: {lineup: off}\nfabric:"));
+  EXPECT_NE(off.find("drill.yaml:2:20: "), std::string::npos) << off;
+  EXPECT_NE(off.find("barrier"), std::string::npos) << off;
+  EXPECT_NE(off.find("none"), std::string::npos) << off;
+  std::string train = ErrorOf(Replace(
+      kBase,
+      "fabric:", "workload: {mode: train, steps: 10, checkpoint_every: 5, lineup: none}\nfabric:"));
+  EXPECT_NE(train.find("workload.lineup is fixed in mode: train"), std::string::npos) << train;
+}
+
 TEST(ScenarioSchema, TrainModeAndRestartPolicy) {
   auto s =
       Load(Replace(kBase, "fabric:",

@@ -86,6 +86,16 @@ TEST(WorkloadCli, TheControllersCommandLine) {
   EXPECT_EQ(r->config.duration, std::chrono::seconds(95));
 }
 
+TEST(WorkloadCli, LineUpIsABarrierUnlessToldNone) {
+  Result<Invocation> r = Parse({"-b", "4M", "-n", "10"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->config.lineup, Config::LineUp::kBarrier);
+  r = Parse({"-b", "4M", "-n", "10", "--lineup", "none"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->config.lineup, Config::LineUp::kNone);
+  EXPECT_EQ(ErrorOf({"-b", "4M", "-n", "1", "--lineup", "off"}), "--lineup off: barrier or none");
+}
+
 TEST(WorkloadCli, OpsDtypesRedopsAndRoot) {
   Result<Invocation> r = Parse({"-b", "64K", "-n", "1", "--op", "reduce", "--dtype", "bfloat16",
                                 "--redop", "max", "--root", "3"});

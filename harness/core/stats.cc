@@ -1,4 +1,4 @@
-#include "reports/stats.h"
+#include "harness/core/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,5 @@
-// Order statistics used by the analysis. Pure functions on copies of their
+// Order statistics used by the analysis (reports/) and by fdrill-collective's
+// closing table (workloads/summary.h). Pure functions on copies of their
 // input; an empty input has no statistic (std::nullopt), never a made-up 0.
 #pragma once
 
