@@ -1,4 +1,4 @@
-// AgentService's ib_watch request (docs/protocol.md "ib_watch"): listen to
+// AgentService's ib_watch request (docs/reference/protocol.md "ib_watch"): listen to
 // the async events of this node's RDMA devices (agents/ib_watch.h) and push
 // each (`ib_async` pushes, from Tick). Reads only: a context opened to
 // listen creates nothing on the device. A node without RDMA devices (or an

@@ -1,4 +1,4 @@
-// AgentService's ras_watch request (docs/protocol.md "ras_watch"): watch the
+// AgentService's ras_watch request (docs/reference/protocol.md "ras_watch"): watch the
 // NCCL job's RAS service on this node (agents/ras_watch.h) and push what it
 // says as it changes (`ras` pushes, from Tick). Reads only; it connects to
 // this node's own addresses and nowhere else, whatever the request says.

@@ -60,7 +60,8 @@ Result<int64_t> TtlMs(const Json& req, int64_t absent) {
 Json AgentService::Handle(const Json& req, const Caller& caller) {
   const uint64_t id = RequestId(req);
   const std::string type = RequestType(req);
-  Result<Json> r = InvalidArgument("the request has no \"type\" string (docs/protocol.md)");
+  Result<Json> r =
+      InvalidArgument("the request has no \"type\" string (docs/reference/protocol.md)");
   // A field of the wrong JSON type ("fault_id": 5) throws from Json::value;
   // it is the request's fault: an invalid_argument reply, audited, and the
   // connection stays. Each handler reads its fields before it touches
@@ -71,8 +72,8 @@ Json AgentService::Handle(const Json& req, const Caller& caller) {
       if (admitted.ok()) admitted = Permit(type, req, caller);
       r = admitted.ok() ? Dispatch(type, req, caller) : Result<Json>(admitted);
     } catch (const Json::exception& e) {
-      r = InvalidArgument(type +
-                          ": a request field has the wrong type (docs/protocol.md): " + e.what());
+      r = InvalidArgument(
+          type + ": a request field has the wrong type (docs/reference/protocol.md): " + e.what());
     } catch (const std::exception& e) {
       // Not the request's fault (a filesystem error, memory): said, and the
       // agent goes on serving; what was applied is in the journal.
@@ -397,7 +398,8 @@ Result<Json> AgentService::TakeLease(const Json& req, const Caller& caller) {
         !req[proto::key::kRenewal].is_number_unsigned() ||
         !req.value(proto::key::kAckWithinMs, Json()).is_number_unsigned()) {
       return InvalidArgument(
-          "lease: ack must be \"push\" with a renewal number and ack_within_ms (docs/protocol.md)");
+          "lease: ack must be \"push\" with a renewal number and ack_within_ms "
+          "(docs/reference/protocol.md)");
     }
     const uint64_t within = req[proto::key::kAckWithinMs].get<uint64_t>();
     if (within < 1 || within > static_cast<uint64_t>(ttl_ms))

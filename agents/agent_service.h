@@ -5,7 +5,7 @@
 // counters, workload_exit, fault_expired, lease_expired) go through the push
 // callback. Single-threaded.
 //
-// Requests (docs/protocol.md; proto::kRequestTypes, harness/wire/protocol.h):
+// Requests (docs/reference/protocol.md; proto::kRequestTypes, harness/wire/protocol.h):
 // hello, check, snapshot, apply, revert, revert_all, lease, workload_start,
 // workload_stop, inventory (reads only: agents/inventory.h plus "node"),
 // run_dir_remove, panic_clear, ras_watch (agents/agent_ras.cc), ib_watch
@@ -155,7 +155,7 @@ class AgentService {
   Result<int> SweepJournal(Json* swept = nullptr);
   // The start-up sweep: SweepJournal, remembered with the wall time it ended
   // so hello can say what a previous life of this agent left applied and
-  // when it was reverted (hello's start_sweep; docs/protocol.md).
+  // when it was reverted (hello's start_sweep; docs/reference/protocol.md).
   Result<int> SweepAtStart();
   // Reverts every live fault and stops the workload (lease lapse, shutdown).
   void RevertEverything(const std::string& why);

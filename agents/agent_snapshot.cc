@@ -1,5 +1,5 @@
 // AgentService's snapshot request: the node's state a drill compares before
-// and after (docs/protocol.md "snapshot"), so the controller can say whether
+// and after (docs/reference/protocol.md "snapshot"), so the controller can say whether
 // the fabric was left as found.
 #include <filesystem>
 #include <sstream>

@@ -1,7 +1,7 @@
 // The node's fabric counters, sampled every telemetry interval (AgentConfig::
 // telemetry_interval, 1 s by default) while a metrics directory is watched
 // (a workload's run, launched by the agent or not) and pushed to the
-// controller as `counters` events (docs/formats.md). SampleTelemetry merges
+// controller as `counters` events (docs/reference/formats.md). SampleTelemetry merges
 // three sources into one flat {name: number} object, every value cumulative
 // (reports take per-phase deltas):
 //

@@ -1,10 +1,10 @@
-// What a `counters` push carries (docs/protocol.md): the whole sample, or
+// What a `counters` push carries (docs/reference/protocol.md): the whole sample, or
 // only what changed since the push before it. A node's sample is ~20-80
 // cumulative counters (netdev stats, IB port and hw counters, NVLink) and
 // most of them stand still from one second to the next (errors, discards,
 // the HCA's hw counters), so at 10,000 nodes the whole samples were most of
 // the bytes and JSON the controller's one io thread parsed every second
-// (docs/scale.md). A receiver applies a delta to the last whole sample it
+// (docs/concepts/scale.md). A receiver applies a delta to the last whole sample it
 // holds for the node; one that holds none ignores deltas until the next
 // whole sample.
 //

@@ -4,7 +4,7 @@
 // enough to answer an `inventory` request at any time (a few hundred small
 // files and, per GPU, one NVML call per possible NVLink).
 //
-// The JSON it returns (docs/formats.md, "Inventory"):
+// The JSON it returns (docs/reference/formats.md, "Inventory"):
 //   {"gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-...",
 //              "pci_bus_id": "00000000:18:00.0",
 //              "nvlinks": [{"link": 0, "state": "up" | "down",

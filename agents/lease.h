@@ -6,7 +6,7 @@
 // the agent's (AgentService::Tick reverts everything); panic breaks it.
 //
 // The limits are the drill's blast radius as the controller computed it
-// from the scenario for this node (docs/protocol.md "lease"): the kinds and
+// from the scenario for this node (docs/reference/protocol.md "lease"): the kinds and
 // targets it may fault, how many faults at once, and the longest a fault
 // may stay. The agent refuses an apply outside them, whatever the
 // controller's own checks said. A limit the lease does not carry is no

@@ -7,7 +7,7 @@
 # It writes a scenario (15 s baseline, then FAULTS times: 100 Mbit/s on one
 # node's fab0 for 3 s, 5 s recovery; nodes n1..n3 in turn), runs it with
 # `fdrill run`, and reads the run's events: per fault, the impact_seen
-# event's after_s (docs/formats.md) = the fault's planned apply -> the moment
+# event's after_s (docs/reference/formats.md) = the fault's planned apply -> the moment
 # the controller's live view (harness/controller/live_monitor.h, fed by the
 # agents' metrics pushes) flags it: a complete iteration below the baseline
 # band that ended after the apply, or, before one ends, more silence than an

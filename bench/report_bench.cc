@@ -71,7 +71,7 @@ void Write(const fs::path& path, const std::string& text) {
   }
 }
 
-// The run directory as the controller writes it (docs/formats.md), with
+// The run directory as the controller writes it (docs/reference/formats.md), with
 // `iterations` iterations of kRanks records each.
 void Generate(const fs::path& dir, int64_t iterations) {
   Write(dir / "plan.json", R"({"name":"report-bench","nodes":["n0","n1","n2","n3"],"ranks":4,)"

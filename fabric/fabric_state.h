@@ -194,7 +194,7 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, int nodes, const std:
 // agent_restarts (written before supervision): 0.
 std::string FabricStateToJson(const FabricState& state);
 // The switches and their cabling as `fdrill inventory` and a run's
-// inventory.json list them (docs/formats.md "switches"): a JSON array text.
+// inventory.json list them (docs/reference/formats.md "switches"): a JSON array text.
 std::string SwitchesJson(const FabricState& state);
 Result<FabricState> FabricStateFromJson(const std::string& json);
 

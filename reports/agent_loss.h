@@ -1,7 +1,7 @@
 // Agents a drill lost and what they left applied: from events.jsonl's
 // agent_lost (faults_left), agent_reconnected and faults_swept (what the
 // restarted agent's start-up journal sweep reverted, and when), with each
-// fault's kind and target from its fault_applied (docs/formats.md). And the
+// fault's kind and target from its fault_applied (docs/reference/formats.md). And the
 // one sentence per fault report.md and report.html print. Pure.
 #pragma once
 

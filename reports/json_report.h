@@ -1,5 +1,6 @@
-// summary.json: the Summary as the JSON object DESIGN.md promises users
-// (verdict, phases[], faults[], residue[], rollback, expectations[]) plus
+// summary.json: the Summary as the JSON object promised to users (every
+// key: docs/reference/summary-json.md): verdict, phases[], faults[],
+// residue[], rollback, expectations[], plus
 // name, baseline, residue_checked and errors[]. Keys keep this order; absent
 // numbers are null; numbers are rounded to 6 significant digits so the file
 // reads cleanly without claiming precision the clocks do not have.

@@ -1,6 +1,6 @@
 // A run directory's metrics: metrics.jsonl as the controller writes it, or
 // metrics.jsonl.zst, the same compressed with zstd (after the drill, e.g.
-// `zstd --rm metrics.jsonl`; docs/formats.md). When both are there the plain
+// `zstd --rm metrics.jsonl`; docs/reference/formats.md). When both are there the plain
 // one is read: it is the one the controller writes, and a .zst beside it may be
 // a compression still under way. Read a chunk at a time (line_reader.h) into a
 // MetricTable, each line through the fast path (metric_fast_path.h) and, when

@@ -1,5 +1,5 @@
 // RunData: what reports/ knows of a run directory, decoded from plan.json,
-// events.jsonl and metrics.jsonl (docs/formats.md is the contract). Plain
+// events.jsonl and metrics.jsonl (docs/reference/formats.md is the contract). Plain
 // values with no JSON types in them, so the analysis is pure C++ and tests can
 // build a RunData by hand. Produced by LoadRunDir (run_dir.h); read-only after.
 #pragma once
@@ -27,7 +27,7 @@ struct ResidueItem {
 };
 
 // One line of events.jsonl. Only the keys the reports use are decoded; which
-// are set depends on `type` (see docs/formats.md).
+// are set depends on `type` (see docs/reference/formats.md).
 struct Event {
   double t = 0;
   std::string type;
@@ -67,7 +67,7 @@ struct Event {
   // symbol_error, NVLink CRC/replay, netdev drops, ...), name -> value.
   std::vector<std::pair<std::string, double>> counters;
   // counters: as written, only what changed since the node's previous
-  // counters event (docs/formats.md); LoadRunDir makes every sample whole.
+  // counters event (docs/reference/formats.md); LoadRunDir makes every sample whole.
   std::optional<bool> counters_delta;
   // ras: whether the node's NCCL RAS service answered, and what it said of
   // the job (processes missing, processes dead); its error in `message`.
@@ -141,7 +141,7 @@ struct Plan {
   std::map<std::string, std::string> predicted_job;
 };
 
-// inventory.json's switches (the emulated fabric's, docs/formats.md): what
+// inventory.json's switches (the emulated fabric's, docs/reference/formats.md): what
 // the report's fabric map draws above the nodes.
 struct InventoryPort {
   std::string name;  // "swp3", "up0", "dn1"

@@ -1,4 +1,4 @@
-// Reading a run directory (docs/formats.md): plan.json, events.jsonl and
+// Reading a run directory (docs/reference/formats.md): plan.json, events.jsonl and
 // metrics.jsonl (or metrics.jsonl.zst: metrics_file.h). Strict about what is there: a line that is
 // not JSON, or lacks a key the reports need, or has it with the wrong type, is an error naming
 // "file:line" and the key, so a broken writer is found at once rather than
@@ -36,7 +36,7 @@ Result<std::vector<InventorySwitch>> InventorySwitches(const Json& inventory);
 
 Result<RunData> LoadRunDir(const std::string& dir);
 
-// A campaign directory's index (`fdrill campaign`, docs/formats.md).
+// A campaign directory's index (`fdrill campaign`, docs/reference/formats.md).
 inline constexpr char kCampaignIndexFile[] = "campaign.json";
 // The runs campaign.json lists with exit 0 or 1, as paths under DIR, in
 // order (a run the harness could not finish, exit 2, is not a measurement).

@@ -1,5 +1,5 @@
 // Summary: what the analysis concludes about one run, the data model behind
-// summary.json and report.md (the keys DESIGN.md promises users, plus
+// summary.json and report.md (the keys docs/reference/summary-json.md lists, plus
 // `name`, `baseline`, per-fault `node`/`culprit` and `errors`). An absent
 // number (std::nullopt) is written as null: "never recovered" or "no data",
 // never a made-up 0. Plain values; built by Analyze (analysis.h).

@@ -62,7 +62,7 @@ std::map<std::string, std::string> FrameworkEnv(const std::map<std::string, std:
 inline constexpr char kMetricsFileEnv[] = "FDRILL_METRICS";
 std::optional<StepRecord> ParseMetricsFileLine(std::string_view line);
 
-// One step record as a metrics record (docs/formats.md): iter and step are
+// One step record as a metrics record (docs/reference/formats.md): iter and step are
 // the step number, op "step", and the record stands for STEPS steps (a
 // trainer that logs every 10th step): time_ms is their whole time, bytes
 // is STEPS x kStepBytes and busbw_gbps = algbw_gbps = steps per second, so

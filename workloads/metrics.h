@@ -1,4 +1,4 @@
-// The per-iteration metrics record of fdrill-collective (docs/formats.md,
+// The per-iteration metrics record of fdrill-collective (docs/reference/formats.md,
 // "Metrics record") and the file it goes to. One JSON object per line.
 // Records are written in batches, off the timed path: on oversubscribed
 // cores a write() and a JSON object per iteration cost the peers' timed

@@ -157,7 +157,7 @@ class NcclTestsParser {
 Result<std::vector<NcclTestsRow>> ParseNcclTestsJson(const std::string& text,
                                                      const std::string& origin);
 
-// One placement of a row as fdrill's metrics record (docs/formats.md):
+// One placement of a row as fdrill's metrics record (docs/reference/formats.md):
 // rank 0, `iter`, `wall_ns` as given; time_ms = nccl-tests' time, which is
 // the mean over its -n iterations, not one iteration; dtype in fdrill's
 // names (float -> float32, half -> float16, double -> float64); wrong = #wrong,

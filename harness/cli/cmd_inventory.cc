@@ -1,6 +1,6 @@
 // fdrill inventory: what every agent found on its node — GPUs and NVLinks
 // (NVML), HCAs and ports (/sys/class/infiniband), netdevs, NUMA — as a
-// table, or as JSON ({"nodes": [<agent inventory>, ...]}, docs/formats.md)
+// table, or as JSON ({"nodes": [<agent inventory>, ...]}, docs/reference/formats.md)
 // with --json. On the emulated fabric, its switches and what each port is
 // cabled to follow ("switches" in the JSON); with --topology FILE, the
 // switches a drill with that topology file would read for these nodes

@@ -1,7 +1,7 @@
 // fdrill nccl-tests FILE: reads a saved nccl-tests output — the text table
 // (stdout of any version, a launcher's prefixes and NCCL's log lines
 // included) or the JSON document of -J/--output_file — and writes one
-// fdrill metrics record per row and placement (docs/formats.md) as JSON
+// fdrill metrics record per row and placement (docs/reference/formats.md) as JSON
 // lines, so logs from before fdrill (or from a run fdrill did not drive)
 // read like a drill's metrics.jsonl. A line it cannot read is reported with
 // its number; nccl-tests' own failure lines make the exit code 1.

@@ -3,7 +3,7 @@
 // I/O, no agents; the caller gathers the inventories.
 //
 // Input: {"nodes": [<agent inventory>, ...]}, each one an `inventory` reply
-// (agents/inventory.h, docs/formats.md) with its "node"; a node the
+// (agents/inventory.h, docs/reference/formats.md) with its "node"; a node the
 // controller could not ask may be {"node": "n3", "error": "why"}.
 //
 // Output, two aligned tables and then notes:

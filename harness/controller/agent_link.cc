@@ -33,7 +33,7 @@ char* ReadBuffer() {
 // A link's reader and writer are plain completion handlers, not
 // coroutines: an idle link holds one pending wait for readability and
 // nothing else (coroutine frames, their spawn state and a wake-up timer were
-// ~2.5 KiB a link: 25 MiB at 10,000 agents, docs/scale.md).
+// ~2.5 KiB a link: 25 MiB at 10,000 agents, docs/concepts/scale.md).
 struct AgentLink::Impl : std::enable_shared_from_this<AgentLink::Impl> {
   Impl(asio::io_context& io, std::shared_ptr<ssl::context> ctx)
       : io(io), ctx(std::move(ctx)), sock(io) {}

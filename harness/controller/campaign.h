@@ -5,7 +5,7 @@
 //                  verdict, exit code and wall time, and whether it is complete
 //   scenario.yaml  the scenario as run: every run of a campaign runs the same
 //                  bytes, and a resumed campaign refuses a changed file
-//   run-01 ...     one run directory each (docs/formats.md)
+//   run-01 ...     one run directory each (docs/reference/formats.md)
 //
 // Resumable: a run directory with summary.json is done and kept; one without
 // (the controller was stopped, Ctrl-C) is removed and run again. Rerunning

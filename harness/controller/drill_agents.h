@@ -12,7 +12,7 @@
 //    every lease each lease_renew, the agents spread over the period (a
 //    tenth of them every tenth of it), not all at once, each renewal
 //    acknowledged in the agent's next push rather than by a reply
-//    (lease_renewals.h, docs/protocol.md "lease"). A renewal that fails
+//    (lease_renewals.h, docs/reference/protocol.md "lease"). A renewal that fails
 //    long enough for the lease to lapse, or a dropped connection, is
 //    reported once to on_lost: the agent reverts everything by itself then,
 //    and the drill can no longer say what the fabric did.

@@ -1,5 +1,5 @@
 // DrillEvents: the one place a drill turns what happened into events.jsonl
-// lines (their types and fields: docs/formats.md), plus the run directory's
+// lines (their types and fields: docs/reference/formats.md), plus the run directory's
 // metrics and files as the workload reports them. Components say what
 // happened ("the fault was applied, verified"), never how it is written.
 //
@@ -92,7 +92,7 @@ class DrillEvents {
   // A node's counters push, made whole (`whole`) and as it came (`push`:
   // {counters, delta?}, agents/counters_delta.h). events.jsonl holds the
   // node's first sample of the run whole and then each push as it came —
-  // mostly only what changed (docs/formats.md); the report makes them
+  // mostly only what changed (docs/reference/formats.md); the report makes them
   // whole again (reports/run_dir.cc).
   void Counters(const std::string& node, const Json& whole, const Json& push);
   // What the NCCL job's RAS service said on a node (a `ras` push, or a

@@ -7,7 +7,7 @@
 // in turn (by id, round robin), so every fault is localised at least every
 // ceil(in force / kMaxPerTick) ticks. A culprit that differs
 // from the one last published for that fault is returned for a `culprit`
-// event (docs/formats.md); the report's time_to_localise_s is the first of
+// event (docs/reference/formats.md); the report's time_to_localise_s is the first of
 // them that names the fault's node (and link).
 //
 // Thread-safe: agent pushes feed it from the io thread, the timeline

@@ -1,4 +1,4 @@
-// plan.json: what the report measures a run against (docs/formats.md),
+// plan.json: what the report measures a run against (docs/reference/formats.md),
 // written by the drill before its first phase and read by reports/.
 #pragma once
 

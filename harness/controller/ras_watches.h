@@ -1,5 +1,5 @@
 // Which agents watch the NCCL job's RAS service during a drill, and how
-// (the ras_watch request, docs/protocol.md): every node of each workload
+// (the ras_watch request, docs/reference/protocol.md): every node of each workload
 // that runs NCCL (backend nccl, or nccl-tests output), at the job's
 // NCCL_RAS_ADDR (its environment as harness/scenario/nccl_ib_timeout.h reads
 // it; default localhost:28028), once a second, for the drill's length plus a

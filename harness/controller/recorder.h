@@ -1,4 +1,4 @@
-// RunRecorder: writes a run directory as the drill goes (docs/formats.md):
+// RunRecorder: writes a run directory as the drill goes (docs/reference/formats.md):
 // events.jsonl and metrics.jsonl are appended and flushed line by line, so a
 // drill that dies still leaves its timeline. `t` is seconds since the
 // recorder was created, on the controller's steady clock. Thread-safe: the

@@ -4,7 +4,7 @@
 // root qdisc; "host": stopped ranks, fdrill-burn processes and cgroups,
 // fdrill's firewall rules). Each difference is one item
 // {"node", "object", "before", "after"}, as events.jsonl's residue event
-// lists them (docs/formats.md).
+// lists them (docs/reference/formats.md).
 #pragma once
 
 #include <string>

@@ -75,11 +75,11 @@ constexpr ExternalProgram kPrograms[] = {
      "`fdrill plan` reads its time left (controller/slurm_time_left.h)"},
     {"salloc", "slurm-client", kSetUp, "tests/e2e/launcher_e2e_test.cc: the drill's allocation"},
     {"scontrol", "slurm-client", kSetUp,
-     "the README's real-cluster section lists nodes with it "
+     "the guide's real-cluster section (docs/guide/04) lists nodes with it "
      "(tests/e2e/readme_cluster_e2e_test.cc)"},
     {"scp", "openssh-client", kSetUp,
-     "the README's real-cluster section copies certificates to the nodes (ReadmeCluster)"},
-    {"bash", "bash", kSetUp, "tests/e2e/readme_cluster_e2e_test.cc runs the README's blocks"},
+     "the guide's real-cluster section copies certificates to the nodes (ReadmeCluster)"},
+    {"bash", "bash", kSetUp, "tests/e2e/readme_cluster_e2e_test.cc runs the guide's blocks"},
     {"timeout", "coreutils", kSetUp, "ReadmeCluster waits for the agents to listen"},
     {"env", "coreutils", kSetUp, "`fdrill fabric up --slurm`: sinfo with SLURM_CONF"},
     {"sh", "dash", kSetUp,

@@ -1,5 +1,5 @@
 // What a cluster operator knows about the fabric, as a topology file says it
-// (schema: scenarios/README.md, "Topology files"):
+// (schema: scenarios/README.md, "Topology and blast radius"):
 //   rails:           rail k = the k-th HCA/NIC on every node (rail-optimised
 //                    fabrics: each rail is its own set of leaf switches)
 //   leaves:          leaf switches and the nodes cabled to them, per rail;

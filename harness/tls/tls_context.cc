@@ -82,7 +82,7 @@ Result<std::unique_ptr<SslContext>> MakeContext(const TlsConfig& c, bool server)
   // the store at every handshake and sends the CA with it, which the peer
   // then parses too: an X509_verify_cert and a certificate parse per
   // handshake on each end, for nothing, since both ends hold the CA file
-  // (docs/protocol.md). A certificate file that carries intermediates
+  // (docs/reference/protocol.md). A certificate file that carries intermediates
   // sends them, as before.
   SSL_CTX_set_mode(native, SSL_MODE_NO_AUTO_CHAIN);
   int mode = server ? (ssl::verify_peer | ssl::verify_fail_if_no_peer_cert) : ssl::verify_peer;

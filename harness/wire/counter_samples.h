@@ -1,4 +1,4 @@
-// The receiving end of the `counters` pushes (docs/protocol.md): an
+// The receiving end of the `counters` pushes (docs/reference/protocol.md): an
 // agent sends a whole sample, then only what changed (agents/
 // counters_delta.h). CounterSamples keeps each node's last whole sample and
 // turns every push back into one, so what records and localises counters

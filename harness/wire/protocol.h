@@ -1,4 +1,4 @@
-// The control protocol's vocabulary (docs/protocol.md), named once for both
+// The control protocol's vocabulary (docs/reference/protocol.md), named once for both
 // ends: the agent (agents/agent_service.cc) and the controller
 // (harness/controller/) build and read message bodies only through these
 // names, so a field renamed on one side is renamed on the other, or the
@@ -126,7 +126,7 @@ inline constexpr char kLimits[] = "limits";  // lease: the drill's limits on thi
 // in a push instead of a reply — `lease_ack` = the request's `renewal`
 // number, in its next counters push or, when none goes within
 // `ack_within_ms`, a lease_ack push of its own. A refusal is still a reply.
-// One reply message fewer per agent per renewal (docs/protocol.md §2).
+// One reply message fewer per agent per renewal (docs/reference/protocol.md §2).
 inline constexpr char kAck[] = "ack";
 inline constexpr char kAckPush[] = "push";
 inline constexpr char kRenewal[] = "renewal";

@@ -74,7 +74,7 @@ Result<std::optional<Json>> FrameDecoder::Next() {
   std::string_view body(buffer_.data() + offset_ + 4, n);
   if (JsonTextDepth(body) > kMaxFrameDepth) {
     return InvalidArgument("frame nests deeper than " + std::to_string(kMaxFrameDepth) +
-                           " arrays and objects; refused (docs/protocol.md)");
+                           " arrays and objects; refused (docs/reference/protocol.md)");
   }
   Json msg = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   offset_ += 4 + n;

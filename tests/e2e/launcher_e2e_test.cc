@@ -4,8 +4,9 @@
 // side). The names resolve as a cluster's DNS would: `fdrill run` runs in a
 // mount namespace of its own with the fabric's hosts file bound over
 // /etc/hosts (nothing of the machine's /etc/hosts changes). The drills with
-// each launcher (mpirun over that sshd, srun in salloc) are the README's,
-// run as written by readme_cluster_e2e_test.cc. Needs root.
+// each launcher (mpirun over that sshd, srun in salloc) are the guide's
+// (docs/guide/04-real-cluster.md), run as written by
+// readme_cluster_e2e_test.cc. Needs root.
 #include <unistd.h>
 
 #include <filesystem>

@@ -1,18 +1,19 @@
-// The README's "Running on a real cluster", run as written on the emulated
-// fabric, so that it cannot drift from what runs. `fdrill fabric up
+// The guide's "Running on a real cluster" (docs/guide/04-real-cluster.md;
+// it was the README's, hence the test's name), run as written on the
+// emulated fabric, so that it cannot drift from what runs. `fdrill fabric up
 // --no-agents --sshd --slurm` gives four nodes with sshd and slurmd, no
 // agents of the fabric's own, and each node its own /etc/fdrill and
 // /var/lib/fdrill (what a node's disk would hold). The test takes every
-// ```sh block of steps 2 to 6 from README.md and runs them in order, in one
+// ```sh block of steps 2 to 6 from that section and runs them in order, in one
 // shell inside `salloc -N4`, as the controller host would:
 //   - certificates made in the controller's /etc/fdrill/pki (a directory of
 //     the test's, bound there in a mount namespace of its own) and copied to
 //     every node with ssh/scp;
-//   - the agents started as the README's Slurm step, reading each node's
+//   - the agents started as the guide's Slurm step, reading each node's
 //     /etc/fdrill/agent.conf;
 //   - the inventory, then validate/plan/run of a drill with each launcher
 //     (mpirun over ssh, srun in the allocation).
-// What the test does itself is what the README leaves to prose or to step 1
+// What the test does itself is what the guide leaves to prose or to step 1
 // (kSubstitutions and Prelude below say each): the package's agent.conf
 // with `listen` set on each node, the node names, ssh's config, the drill
 // files. A block that fails fails the test with the shell's trace. Needs root.
@@ -54,9 +55,9 @@ struct Block {
   std::string text;
 };
 
-// The ```sh blocks of README.md's "## Running on a real cluster".
-std::vector<Block> ClusterSectionBlocks(const fs::path& readme) {
-  std::ifstream in(readme);
+// The ```sh blocks of the guide's "## Running on a real cluster".
+std::vector<Block> ClusterSectionBlocks(const fs::path& guide) {
+  std::ifstream in(guide);
   std::vector<Block> blocks;
   bool in_section = false, in_block = false;
   int step = 0;
@@ -82,8 +83,8 @@ std::vector<Block> ClusterSectionBlocks(const fs::path& readme) {
   return blocks;
 }
 
-// What differs between the README's cluster and this fabric. Each must
-// match in the section (a README that no longer says it has drifted).
+// What differs between the guide's cluster and this fabric. Each must
+// match in the section (a guide that no longer says it has drifted).
 struct Substitution {
   std::string pattern;  // ECMAScript regex
   std::string replacement;
@@ -113,7 +114,7 @@ constexpr char kMpiEnv[] =
 // launches of fdrill-collective; CI's run of ae3e241 met it once. fdrill
 // reports it as it should (verdict error: "the workload exited ... before
 // every rank reported", the segfault in workload.log), but it is the MPI
-// library's, not the README's: such a run (no fault applied, a rank dead
+// library's, not the guide's: such a run (no fault applied, a rank dead
 // of SIGSEGV, a launch that never reported) is set aside in
 // failed-launches/ and the drill run once more. Anything else fails.
 constexpr char kRelaunchOnMpiInitCrash[] = R"(fdrill() {
@@ -236,8 +237,9 @@ class ReadmeCluster : public e2e::FabricTest {
 };
 
 TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
-  const std::vector<Block> blocks = ClusterSectionBlocks(fs::path(FDRILL_SOURCE_DIR) / "README.md");
-  ASSERT_FALSE(blocks.empty()) << "README.md has no \"## Running on a real cluster\" blocks";
+  const fs::path guide = fs::path(FDRILL_SOURCE_DIR) / "docs/guide/04-real-cluster.md";
+  const std::vector<Block> blocks = ClusterSectionBlocks(guide);
+  ASSERT_FALSE(blocks.empty()) << guide << " has no \"## Running on a real cluster\" blocks";
   InstallAgentConf();
   std::ofstream(work_ / "mpirun.yaml")
       << Drill("readme-mpirun", "{hosts: cluster.hosts}",
@@ -248,7 +250,7 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
   std::ofstream(work_ / "srun.yaml")
       << Drill("readme-srun", "{slurm: true}", "  launcher: srun\n  launcher_args: [--mpi=pmix]\n");
 
-  // The controller's shell: the README's blocks in order, step 6's once
+  // The controller's shell: the guide's blocks in order, step 6's once
   // per launcher; after step 3's agent step, its pid and a wait until every
   // agent listens; at the end the step is ended (SIGTERM: each reverts).
   std::string script = "set -ex\n" + std::string(kMpiEnv) + kRelaunchOnMpiInitCrash;
@@ -280,7 +282,7 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
   }
   script += "kill $agents\nwait $agents || true\n";
   for (size_t i = 0; i < used.size(); ++i)
-    EXPECT_GT(used[i], 0) << "README.md's cluster section no longer matches /"
+    EXPECT_GT(used[i], 0) << guide << "'s cluster section no longer matches /"
                           << Substitutions()[i].pattern << "/ (" << Substitutions()[i].why
                           << "): update the section or this test";
   // Certificates, agents, inventory, plan-and-run: each has its block.
@@ -305,7 +307,7 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
                                << run->err;
 
   // Both drills passed, saw the capped link, heard every rank, launched as
-  // the README says, and left nothing.
+  // the guide says, and left nothing.
   std::set<std::string> launched;
   if (fs::exists(work_ / "runs")) {
     for (const auto& e : fs::directory_iterator(work_ / "runs")) {
@@ -319,7 +321,7 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
       const json& f = s["faults"][0];
       ASSERT_TRUE(f["slowdown"].is_number()) << "no slowdown measured: " << f.dump();
       EXPECT_GE(f["slowdown"].get<double>(), 2.0) << f.dump();
-      // The drill table's row (ctest -V shows it; the README quotes it).
+      // The drill table's row (ctest -V shows it; the guide quotes it).
       std::cout << name << ": verdict " << s["verdict"] << ", slowdown " << f["slowdown"]
                 << ", time to recover " << f["time_to_recover_s"] << " s, residue "
                 << s["residue"].size() << "\n";
@@ -348,7 +350,7 @@ TEST_F(ReadmeCluster, TheRealClusterSectionRunsAsWrittenOnTheFabric) {
     }
   }
   EXPECT_EQ(RankDirs(), rank_dirs_before_) << "a host's run directory was left in /tmp";
-  // The agents were the README's: started from each node's own
+  // The agents were the guide's: started from each node's own
   // /etc/fdrill/agent.conf, journalling in its own /var/lib/fdrill, serving
   // the certificate copied there, and the controller's certificate was the
   // one step 2 issued.

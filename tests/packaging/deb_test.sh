@@ -67,7 +67,7 @@ dpkg-deb -c "$deb" | awk '{print $6}' | sed -e 's|^\./|/|' -e 's|/$||' | sort >"
 expect_file() { grep -qxF "$1" "$work/files" || fail "the package lacks $1"; }
 for p in "${programs[@]}"; do expect_file "${at[bindir]}/$p"; done
 for f in quickstart.yaml partition.yaml cluster.hosts README.md; do expect_file "${at[scenariodir]}/$f"; done
-for f in README.md docs/formats.md workloads.md packaging.md; do expect_file "${at[docdir]}/$f"; done
+for f in README.md docs/reference/formats.md docs/reference/summary-json.md docs/guide/04-real-cluster.md workloads.md packaging.md; do expect_file "${at[docdir]}/$f"; done
 expect_file "${at[unitdir]}/fdrill-agent.service"
 expect_file "${at[config]}"
 expect_file "${at[statedir]}"

@@ -135,7 +135,7 @@ TEST(Detectors, IbAsyncIsListedOnlyWhereSomeAgentListened) {
 }
 
 TEST(Detectors, TheRunsIbEventsReachTheSummarysDetectors) {
-  // As the controller writes them (docs/formats.md): n2's agent listened to
+  // As the controller writes them (docs/reference/formats.md): n2's agent listened to
   // mlx5_0; its port 1 left ACTIVE 0.25 s after the fault's apply at 15 s.
   auto run = reports_test::SyntheticRun::Standard();
   run.AddEvent(1.0, "ib_watch",

@@ -1,5 +1,5 @@
 // WriteReports end to end: the files it writes honour the summary.json
-// contract (DESIGN.md) and report.md says what happened.
+// contract (docs/reference/summary-json.md) and report.md says what happened.
 #include "reports/report.h"
 
 #include <gtest/gtest.h>

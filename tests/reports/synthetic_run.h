@@ -1,5 +1,5 @@
 // Synthetic run directories with known answers, written the way the
-// controller writes them (docs/formats.md). Four ranks on nodes n0..n3 run a
+// controller writes them (docs/reference/formats.md). Four ranks on nodes n0..n3 run a
 // 400 MB all_reduce whose undisturbed iteration takes 60 ms (±1 % noise), so
 // the baseline busbw is 10 GB/s ±1 %. A SlowSpan multiplies the time of every
 // iteration that starts inside it; a Stall makes the iteration in progress at

@@ -1,5 +1,5 @@
 // The protocol's one table (harness/wire/protocol.h) against its document
-// (docs/protocol.md), and FaultSpec, the fault both check and apply carry.
+// (docs/reference/protocol.md), and FaultSpec, the fault both check and apply carry.
 #include "harness/wire/protocol.h"
 
 #include <fstream>
@@ -13,7 +13,7 @@ namespace fdrill::proto {
 namespace {
 
 std::string ProtocolDoc() {
-  std::ifstream in(std::string(FDRILL_SOURCE_DIR) + "/docs/protocol.md");
+  std::ifstream in(std::string(FDRILL_SOURCE_DIR) + "/docs/reference/protocol.md");
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -31,7 +31,8 @@ std::string Section(const std::string& doc, const std::string& heading) {
 // The names `pattern`'s first group matches in the section headed `heading`.
 std::set<std::string> DocumentedNames(const std::string& heading, const char* pattern) {
   const std::string section = Section(ProtocolDoc(), heading);
-  EXPECT_FALSE(section.empty()) << "docs/protocol.md has no \"" << heading << "\" section";
+  EXPECT_FALSE(section.empty()) << "docs/reference/protocol.md has no \"" << heading
+                                << "\" section";
   std::set<std::string> names;
   const std::regex re(pattern);
   for (std::sregex_iterator it(section.begin(), section.end(), re), end; it != end; ++it)
@@ -42,13 +43,13 @@ std::set<std::string> DocumentedNames(const std::string& heading, const char* pa
 TEST(ProtocolDoc, HasASectionForEveryRequestTypeAndNoOther) {
   EXPECT_EQ(DocumentedNames("## 2. Requests", R"(\n### ([a-z_]+)( —|\n))"),
             std::set<std::string>(kRequestTypes.begin(), kRequestTypes.end()))
-      << "docs/protocol.md §2's \"### <type>\" headings and proto::kRequestTypes differ";
+      << "docs/reference/protocol.md §2's \"### <type>\" headings and proto::kRequestTypes differ";
 }
 
 TEST(ProtocolDoc, HasARowForEveryPushTypeAndNoOther) {
   EXPECT_EQ(DocumentedNames("## 3. Pushes", R"(\n\| `([a-z_]+)` \|)"),
             std::set<std::string>(kPushTypes.begin(), kPushTypes.end()))
-      << "docs/protocol.md §3's table and proto::kPushTypes differ";
+      << "docs/reference/protocol.md §3's table and proto::kPushTypes differ";
 }
 
 TEST(ProtocolDoc, NamesEveryBodyKey) {
@@ -73,7 +74,7 @@ TEST(ProtocolDoc, NamesEveryBodyKey) {
     // As a word: `host.burners`, `{started:false, watching}`.
     const std::regex word(std::string("(^|[^a-z_])") + k + "([^a-z_]|$)");
     EXPECT_TRUE(std::regex_search(doc, word))
-        << "docs/protocol.md never names the key \"" << k << "\"";
+        << "docs/reference/protocol.md never names the key \"" << k << "\"";
   }
 }
 
