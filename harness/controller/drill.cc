@@ -17,6 +17,7 @@
 #include "harness/controller/agent_set.h"
 #include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill_agents.h"
+#include "harness/controller/drill_context.h"
 #include "harness/controller/drill_events.h"
 #include "harness/controller/drill_state.h"
 #include "harness/controller/plan_json.h"
@@ -44,8 +45,9 @@ class DrillRun {
         fabric_(f),
         opt_(o),
         agents_(s, f, clock_),
+        ctx_{s, o, clock_, state_, agents_, events_},
         workloads_(MakeWorkloads()),
-        walker_(s, o, clock_, state_, agents_, events_, workloads_) {
+        walker_(ctx_, workloads_) {
     state_.interrupt = o.abort;
   }
   // The agents first (their threads call into the rest), then the members
@@ -100,6 +102,7 @@ class DrillRun {
   // The drill failed before its run directory existed: the first loss.
   Status FailedBeforeStart(const std::string& step);
   DrillAgents agents_;
+  DrillContext ctx_;  // for the walker and the supervisors
   // One per workload (Scenario::Workloads()), each tenant on its own nodes.
   std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
   // The NCCL RAS watches the agents run once the workloads started.
@@ -119,8 +122,7 @@ std::vector<std::unique_ptr<WorkloadSupervisor>> DrillRun::MakeWorkloads() {
   std::vector<std::unique_ptr<WorkloadSupervisor>> out;
   const std::vector<WorkloadSpec> specs = s_.Workloads();
   for (size_t i = 0; i < specs.size(); ++i) {
-    out.push_back(std::make_unique<WorkloadSupervisor>(s_, specs[i], i, fabric_, opt_, *opt_.runner,
-                                                       clock_, state_, agents_, events_));
+    out.push_back(std::make_unique<WorkloadSupervisor>(ctx_, specs[i], i, fabric_, *opt_.runner));
   }
   return out;
 }

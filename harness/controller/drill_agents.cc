@@ -196,6 +196,23 @@ NodeLink& DrillAgents::node(const std::string& name) {
                        [&](const NodeLink& x) { return x.name == name; });
 }
 
+std::vector<std::string> DrillAgents::Names() const {
+  std::vector<std::string> out;
+  out.reserve(nodes_.size());
+  for (const NodeLink& n : nodes_) out.push_back(n.name);
+  return out;
+}
+
+const AgentFacts& DrillAgents::Facts(const std::string& name) const {
+  return *std::find_if(nodes_.begin(), nodes_.end(),
+                       [&](const NodeLink& x) { return x.name == name; });
+}
+
+Result<Json> DrillAgents::Call(const std::string& name, const std::string& type, const Json& body,
+                               Duration timeout) {
+  return node(name).link->Call(type, body, timeout);
+}
+
 std::vector<Result<Json>> DrillAgents::CallEach(const std::string& type, const Json& body,
                                                 Duration timeout) {
   return CallEachWith(type, std::vector<Json>(nodes_.size(), body), timeout);

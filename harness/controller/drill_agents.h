@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "fabric/fabric_state.h"
+#include "harness/controller/agent_calls.h"
 #include "harness/controller/agent_link.h"
 #include "harness/controller/lease_renewals.h"
 #include "harness/core/clock.h"
@@ -52,22 +53,14 @@ namespace fdrill {
 
 struct DrillOptions;
 
-// How long one call to one agent may take, unless a call says otherwise.
-inline constexpr auto kCallTimeout = std::chrono::seconds(10);
-
-struct NodeLink {
-  std::string name;     // the node's name in the drill (n0, gpu01)
+// One agent: what it said at hello (AgentFacts), and its link.
+struct NodeLink : AgentFacts {
   std::string address;  // where its agent listens
   uint16_t port = 0;
   std::unique_ptr<AgentLink> link;
-  int64_t offset_ns = 0;  // agent wall clock minus controller wall clock
-  std::string tmpdir;
-  // The agent's gethostname() (hello), which the node's ranks also see: a
-  // real cluster's run directory is per host (WorkloadSupervisor::RunDir).
-  std::string hostname;
 };
 
-class DrillAgents {
+class DrillAgents final : public AgentCalls {
  public:
   // The lease thread renews a tenth of the agents every tenth of lease_renew.
   static constexpr size_t kLeaseSlices = 10;
@@ -100,6 +93,12 @@ class DrillAgents {
   // A node or a switch by name.
   NodeLink& node(const std::string& name);
 
+  // AgentCalls.
+  std::vector<std::string> Names() const override;
+  const AgentFacts& Facts(const std::string& name) const override;
+  Result<Json> Call(const std::string& name, const std::string& type, const Json& body,
+                    Duration timeout) override;
+
   // `type` to every agent (nodes and switches) in parallel; one result per
   // agent, in agents() order. An agent that has not answered by `timeout`
   // is a DeadlineExceeded.
@@ -111,7 +110,7 @@ class DrillAgents {
   // ... with a body per named agent (names as node() takes them), in order.
   std::vector<Result<Json>> CallEachNamed(const std::vector<std::string>& names,
                                           const std::string& type, const std::vector<Json>& bodies,
-                                          Duration timeout);
+                                          Duration timeout) override;
 
  private:
   // sent_ns / answered_ns (sized like `to`): each request's send and its

@@ -9,18 +9,17 @@
 
 namespace fdrill {
 
-TimelineWalker::TimelineWalker(const Scenario& s, const DrillOptions& opt, const Clock& clock,
-                               DrillState& state, DrillAgents& agents, DrillEvents& events,
+TimelineWalker::TimelineWalker(const DrillContext& ctx,
                                std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads)
-    : s_(s),
-      opt_(opt),
-      clock_(clock),
-      state_(state),
-      agents_(agents),
-      events_(events),
+    : s_(ctx.s),
+      opt_(ctx.opt),
+      clock_(ctx.clock),
+      state_(ctx.state),
+      agents_(ctx.agents),
+      events_(ctx.events),
       workloads_(workloads),
-      total_(s.TotalDuration()),
-      gated_(std::any_of(s.phases.begin(), s.phases.end(),
+      total_(ctx.s.TotalDuration()),
+      gated_(std::any_of(ctx.s.phases.begin(), ctx.s.phases.end(),
                          [](const PhaseSpec& p) { return p.gate.has_value(); })) {}
 
 void TimelineWalker::Walk() {
@@ -315,7 +314,7 @@ void TimelineWalker::RevertInForce() {
   // after another would cost the sum of their answers (and a dead agent's
   // timeout each).
   std::set<std::string> agents;
-  for (const auto& n : agents_.agents()) agents.insert(n.name);
+  for (const std::string& name : agents_.Names()) agents.insert(name);
   std::vector<std::string> ids, nodes;
   std::vector<Json> bodies;
   for (const auto& [id, node] : in_force) {
@@ -325,6 +324,7 @@ void TimelineWalker::RevertInForce() {
     nodes.push_back(node);
     bodies.push_back({{proto::key::kFaultId, id}});
   }
+  if (nodes.empty()) return;
   const auto replies = agents_.CallEachNamed(nodes, proto::kRevert, bodies, kCallTimeout);
   for (size_t i = 0; i < replies.size(); ++i) {
     if (replies[i].ok())

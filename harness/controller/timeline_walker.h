@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/controller/drill_agents.h"
+#include "harness/controller/drill_context.h"
 #include "harness/controller/drill_events.h"
 #include "harness/controller/drill_state.h"
 #include "harness/controller/engine.h"
@@ -37,8 +37,7 @@ struct DrillOptions;
 
 class TimelineWalker {
  public:
-  TimelineWalker(const Scenario& s, const DrillOptions& opt, const Clock& clock, DrillState& state,
-                 DrillAgents& agents, DrillEvents& events,
+  TimelineWalker(const DrillContext& ctx,
                  std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads);
 
   void Walk();
@@ -85,7 +84,7 @@ class TimelineWalker {
   const DrillOptions& opt_;
   const Clock& clock_;
   DrillState& state_;
-  DrillAgents& agents_;
+  AgentCalls& agents_;
   DrillEvents& events_;
   std::vector<std::unique_ptr<WorkloadSupervisor>>& workloads_;
   // The drill's length (at most, when gated): fixed, so not re-summed over

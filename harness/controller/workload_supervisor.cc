@@ -33,9 +33,9 @@ std::string LastValueOf(const std::string& text, const std::string& key) {
 
 }  // namespace
 
-std::vector<NodeLink*> WorkloadSupervisor::Nodes() const {
-  std::vector<NodeLink*> out;
-  for (const auto& name : w_.nodes) out.push_back(&agents_.node(name));
+std::vector<const AgentFacts*> WorkloadSupervisor::Nodes() const {
+  std::vector<const AgentFacts*> out;
+  for (const auto& name : w_.nodes) out.push_back(&agents_.Facts(name));
   return out;
 }
 
@@ -51,7 +51,7 @@ std::string WorkloadSupervisor::RunDirName() const {
 // directory per host ("fdrill-<run>.<hostname>"; the ranks expand {host} to
 // the same gethostname()), so nodes that share a /tmp (emulated nodes under
 // real sshd or slurmd, a cluster's shared /tmp) never read each other's.
-std::string WorkloadSupervisor::RunDir(const NodeLink& n) const {
+std::string WorkloadSupervisor::RunDir(const AgentFacts& n) const {
   if (s_.Emulated()) return n.tmpdir + "/" + RunDirName();
   return "/tmp/" + RunDirName() + "." + (n.hostname.empty() ? n.name : n.hostname);
 }
@@ -144,7 +144,7 @@ void WorkloadSupervisor::FeedMonitorLocked(int64_t offset_ns, const Json& record
   }
 }
 
-void WorkloadSupervisor::OnMetrics(const NodeLink& n, const Json& records) {
+void WorkloadSupervisor::OnMetrics(const AgentFacts& n, const Json& records) {
   std::lock_guard<std::mutex> lock(state_.mu);
   events_.Metrics(n.name, w_.name, records, n.offset_ns, attempt_);
   for (const auto& r : records) {
@@ -226,7 +226,8 @@ Status WorkloadSupervisor::Launch(const std::vector<std::string>& argv) {
   if (s_.Emulated()) {
     // n0's agent already watches its run directory (Start); asking again
     // would make it read the ranks' files from their start.
-    auto r = Lead().link->Call(proto::kWorkloadStart, {{proto::key::kArgv, argv}}, kCallTimeout);
+    auto r =
+        agents_.Call(Lead().name, proto::kWorkloadStart, {{proto::key::kArgv, argv}}, kCallTimeout);
     return r.ok() ? Status::Ok() : r.status();
   }
   if (w_.Steps() && !w_.WrapsRanks()) {
@@ -250,7 +251,7 @@ Status WorkloadSupervisor::Begin() {
   // any), and it samples the node's counters while it watches.
   {
     std::vector<Json> bodies;
-    for (const NodeLink* n : Nodes()) bodies.push_back({{proto::key::kMetricsDir, RunDir(*n)}});
+    for (const AgentFacts* n : Nodes()) bodies.push_back({{proto::key::kMetricsDir, RunDir(*n)}});
     const auto watching = agents_.CallEachNamed(w_.nodes, "workload_start", bodies, kCallTimeout);
     for (const auto& r : watching) {
       if (!r.ok()) return r.status();
@@ -317,9 +318,9 @@ Status WorkloadSupervisor::Start() {
 std::string WorkloadSupervisor::KillJob() {
   std::string tail;
   if (s_.Emulated()) {
-    NodeLink& n0 = Lead();
-    auto r =
-        n0.link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}}, std::chrono::seconds(15));
+    const AgentFacts& n0 = Lead();
+    auto r = agents_.Call(n0.name, proto::kWorkloadStop, {{proto::key::kKill, true}},
+                          std::chrono::seconds(15));
     if (r.ok()) {
       if ((*r)[proto::key::kExitCode].is_number())
         events_.WorkloadKilled(n0.name, (*r)[proto::key::kExitCode]);
@@ -440,10 +441,10 @@ int WorkloadSupervisor::StopRemains() {
     code = job_->Stop(std::chrono::seconds(5));
     events_.WorkloadKilled("controller", code);
   }
-  for (NodeLink* np : Nodes()) {
-    NodeLink& n = *np;
-    auto r =
-        n.link->Call(proto::kWorkloadStop, {{proto::key::kKill, true}}, std::chrono::seconds(15));
+  for (const AgentFacts* np : Nodes()) {
+    const AgentFacts& n = *np;
+    auto r = agents_.Call(n.name, proto::kWorkloadStop, {{proto::key::kKill, true}},
+                          std::chrono::seconds(15));
     if (!r.ok()) {
       events_.Error(n.name, "stopping the failed job: " + r.status().message());
       continue;
@@ -481,11 +482,11 @@ void WorkloadSupervisor::Stop() {
     std::lock_guard<std::mutex> lock(state_.mu);
     exited = workload_exit_.has_value();
   }
-  NodeLink& n0 = Lead();
+  const AgentFacts& n0 = Lead();
   if (!exited && !w_.External()) {
     // fdrill-collective stops by itself at the stop file (rank 0 reads it on node 0).
-    (void)n0.link->Call(proto::kWorkloadStop, {{proto::key::kStopFile, RunDir(n0) + "/stop"}},
-                        kCallTimeout);
+    (void)agents_.Call(n0.name, proto::kWorkloadStop,
+                       {{proto::key::kStopFile, RunDir(n0) + "/stop"}}, kCallTimeout);
     std::unique_lock<std::mutex> lock(state_.mu);
     state_.cv.wait_for(lock, std::chrono::seconds(20),
                        [this] { return workload_exit_.has_value(); });
@@ -513,7 +514,7 @@ void WorkloadSupervisor::Stop() {
     (void)StopRemains();
   }
   if (!exited) {
-    auto r = n0.link->Call(proto::kWorkloadStop, {}, std::chrono::seconds(15));
+    auto r = agents_.Call(n0.name, proto::kWorkloadStop, {}, std::chrono::seconds(15));
     if (r.ok() && (*r)[proto::key::kExitCode].is_number()) {
       events_.WorkloadKilled(n0.name, (*r)[proto::key::kExitCode]);
       events_.WorkloadLog(w_.name, r->value(proto::key::kLogTail, ""));
@@ -605,7 +606,7 @@ void WorkloadSupervisor::CheckJobDigest() {
 
 void WorkloadSupervisor::RemoveRunDirs() {
   std::vector<Json> bodies;
-  for (const NodeLink* n : Nodes()) bodies.push_back({{proto::key::kDir, RunDir(*n)}});
+  for (const AgentFacts* n : Nodes()) bodies.push_back({{proto::key::kDir, RunDir(*n)}});
   const auto removed = agents_.CallEachNamed(w_.nodes, "run_dir_remove", bodies, kCallTimeout);
   for (size_t i = 0; i < removed.size(); ++i) {
     if (!removed[i].ok()) events_.RunDirKept(w_.nodes[i], removed[i].status().message());

@@ -23,9 +23,7 @@
 #include <vector>
 
 #include "fabric/fabric_state.h"
-#include "harness/controller/drill_agents.h"
-#include "harness/controller/drill_events.h"
-#include "harness/controller/drill_state.h"
+#include "harness/controller/drill_context.h"
 #include "harness/controller/local_job.h"
 #include "harness/core/clock.h"
 #include "harness/scenario/scenario.h"
@@ -47,19 +45,18 @@ class WorkloadSupervisor {
 
   // `w` is Scenario::Workloads()[index]: its live view is
   // state.monitors[index].
-  WorkloadSupervisor(const Scenario& s, WorkloadSpec w, size_t index, const FabricState& fabric,
-                     const DrillOptions& opt, ProcessRunner& runner, const Clock& clock,
-                     DrillState& state, DrillAgents& agents, DrillEvents& events)
-      : s_(s),
+  WorkloadSupervisor(const DrillContext& ctx, WorkloadSpec w, size_t index,
+                     const FabricState& fabric, ProcessRunner& runner)
+      : s_(ctx.s),
         w_(std::move(w)),
         index_(index),
         fabric_(fabric),
-        opt_(opt),
+        opt_(ctx.opt),
         runner_(runner),
-        clock_(clock),
-        state_(state),
-        agents_(agents),
-        events_(events) {}
+        clock_(ctx.clock),
+        state_(ctx.state),
+        agents_(ctx.agents),
+        events_(ctx.events) {}
 
   const WorkloadSpec& spec() const { return w_; }
   // Whether NODE runs this workload's ranks.
@@ -73,7 +70,7 @@ class WorkloadSupervisor {
   int ReportingRanks() const;
 
   // Agent pushes (io thread).
-  void OnMetrics(const NodeLink& n, const Json& records);
+  void OnMetrics(const AgentFacts& n, const Json& records);
   void OnExit(const std::string& node, int code, const std::string& log_tail);
 
   // Every agent watches its node's run directory, the job starts, and Start
@@ -113,7 +110,7 @@ class WorkloadSupervisor {
   // Where node n's ranks write their JSONL and its agent reads it: under the
   // node's TMPDIR on the emulated fabric, /tmp on a real one (the ranks run
   // as the operator, the agent as root: /tmp is what both have).
-  std::string RunDir(const NodeLink& n) const;
+  std::string RunDir(const AgentFacts& n) const;
   std::string RunDirName() const;  // fdrill-<run_id>[-<tenant>]
   std::vector<std::string> Collective() const;
   // The ranks' metrics file template ({tmpdir}, {host}, {rank}).
@@ -151,8 +148,8 @@ class WorkloadSupervisor {
   std::string StartNode() const;
 
   // This workload's nodes, in its order; its first launches the job.
-  std::vector<NodeLink*> Nodes() const;
-  NodeLink& Lead() const { return *Nodes().front(); }
+  std::vector<const AgentFacts*> Nodes() const;
+  const AgentFacts& Lead() const { return *Nodes().front(); }
   LiveMonitor& monitor() const { return *state_.monitors[index_]; }
 
   const Scenario& s_;
@@ -163,7 +160,7 @@ class WorkloadSupervisor {
   ProcessRunner& runner_;
   const Clock& clock_;
   DrillState& state_;
-  DrillAgents& agents_;
+  AgentCalls& agents_;
   DrillEvents& events_;
   std::string run_id_;
 

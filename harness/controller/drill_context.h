@@ -1,0 +1,27 @@
+// DrillContext: what a drill's components share — the scenario, the
+// options, the clock, the state its threads share, its agents and its event
+// log — made once by the drill (drill.cc) and handed by reference to the
+// timeline walker and each workload supervisor, in place of a reference
+// each. Every member outlives the components that hold the context.
+#pragma once
+
+#include "harness/controller/agent_calls.h"
+#include "harness/controller/drill_events.h"
+#include "harness/controller/drill_state.h"
+#include "harness/core/clock.h"
+#include "harness/scenario/scenario.h"
+
+namespace fdrill {
+
+struct DrillOptions;
+
+struct DrillContext {
+  const Scenario& s;
+  const DrillOptions& opt;
+  const Clock& clock;
+  DrillState& state;
+  AgentCalls& agents;
+  DrillEvents& events;
+};
+
+}  // namespace fdrill
