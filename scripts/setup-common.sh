@@ -15,6 +15,7 @@
 # ibv_asyncwatch) and rdma-core (the RDMA udev rules and module loading) are
 # for the operator on an RDMA node; no fdrill code runs them. libzstd-dev is
 # in both: the report reads metrics.jsonl.zst (reports/line_reader.h).
+# help2man makes the man pages the .deb installs (packaging/man.sh).
 # python3-torch (PyTorch 1.13, CPU, gloo) is ./test.sh's only: the e2e tests
 # run the PyTorch DDP drills (scenarios/pytorch-*.yaml) with it.
 FDRILL_PACKAGES=(
@@ -27,7 +28,7 @@ FDRILL_PACKAGES=(
   libnetfilter-queue-dev
   libibverbs-dev ibverbs-providers ibverbs-utils rdma-core
   clang libclang-rt-14-dev clang-format
-  file
+  file help2man
   jq
   chromium
   python3-torch

@@ -8,7 +8,7 @@
 # is skipped and says so.
 #
 #   deb_test.sh BUILD_DIR VERSION bindir=... scenariodir=... docdir=... \
-#       unitdir=... config=... statedir=...
+#       unitdir=... config=... statedir=... mandir=...
 # (tests/packaging/CMakeLists.txt passes the layout packaging/CMakeLists.txt
 # installs.) Needs the five programs built; cpack re-runs the install step.
 set -euo pipefail
@@ -18,7 +18,7 @@ version=$2
 shift 2
 declare -A at
 for kv in "$@"; do at[${kv%%=*}]=${kv#*=}; done
-for key in bindir scenariodir docdir unitdir config statedir; do
+for key in bindir scenariodir docdir unitdir config statedir mandir; do
   [ -n "${at[$key]:-}" ] || { echo "deb_test: usage: missing $key=PATH" >&2; exit 2; }
 done
 programs=(fdrill fdrill-agent fdrill-burn fdrill-collective fdrill-train-ref)
@@ -68,6 +68,7 @@ expect_file() { grep -qxF "$1" "$work/files" || fail "the package lacks $1"; }
 for p in "${programs[@]}"; do expect_file "${at[bindir]}/$p"; done
 for f in quickstart.yaml partition.yaml cluster.hosts README.md; do expect_file "${at[scenariodir]}/$f"; done
 for f in README.md docs/reference/formats.md docs/reference/summary-json.md docs/guide/04-real-cluster.md workloads.md packaging.md; do expect_file "${at[docdir]}/$f"; done
+for f in man1/fdrill.1.gz man8/fdrill-agent.8.gz man5/fdrill-scenario.5.gz; do expect_file "${at[mandir]}/$f"; done
 expect_file "${at[unitdir]}/fdrill-agent.service"
 expect_file "${at[config]}"
 expect_file "${at[statedir]}"
