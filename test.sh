@@ -10,6 +10,8 @@ install_deps
 # Unformatted code fails the run before anything is built (.clang-format:
 # Google, 100 columns; `scripts/format.sh` formats the tree).
 scripts/format.sh --check
+# An include against the layers (CONTRIBUTING.md's code map) fails it too.
+scripts/check-layers.py
 configure_and_build
 check_backends
 

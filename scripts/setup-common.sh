@@ -28,7 +28,7 @@ FDRILL_PACKAGES=(
   libnetfilter-queue-dev
   libibverbs-dev ibverbs-providers ibverbs-utils rdma-core
   clang libclang-rt-14-dev clang-format
-  file help2man
+  file help2man python3
   jq
   chromium
   python3-torch
