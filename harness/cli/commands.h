@@ -4,6 +4,8 @@
 // do what was asked (bad input, unreachable agent, ...).
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace fdrill {
@@ -17,5 +19,8 @@ void AddCompareCommands(CLI::App& app, int* exit_code);    // compare A B
 void AddInventoryCommands(CLI::App& app, int* exit_code);  // inventory
 void AddNcclTestsCommands(CLI::App& app, int* exit_code);  // nccl-tests FILE
 void AddJobRankCommands(CLI::App& app, int* exit_code);    // job-rank -- PROGRAM (a rank of a job)
+
+// fdrill plan FILE (cmd_plan.cc); its exit code.
+int PrintPlan(const std::string& file);
 
 }  // namespace fdrill

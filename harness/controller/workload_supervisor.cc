@@ -1,37 +1,21 @@
+// The workload supervisor (workload_supervisor.h): launching the job on
+// the fabric or from this host, its records into the live view, and its
+// end. The restart policy is in workload_restart.cc, the digest checks in
+// workload_digest.cc.
 #include "harness/controller/workload_supervisor.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "fabric/mpirun.h"
 #include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill.h"
-#include "harness/host/host.h"
 #include "harness/wire/protocol.h"
 #include "workloads/job_rank.h"
 
 namespace fdrill {
-
-namespace {
-
-// A relaunched job gets this long on top of hang_timeout to start (mpirun,
-// wire-up, reading the checkpoint) before its silence counts as a hang.
-constexpr auto kLaunchGrace = std::chrono::seconds(10);
-
-// VALUE of the last "KEY: VALUE" line of TEXT (a job's log: "digest: ...",
-// "steps_done: ..."), "" when it has none.
-std::string LastValueOf(const std::string& text, const std::string& key) {
-  const size_t at = ("\n" + text).rfind("\n" + key + ": ");
-  if (at == std::string::npos) return "";
-  const size_t from = at + key.size() + 2;
-  return text.substr(from, text.find_first_of("\r\n", from) - from);
-}
-
-}  // namespace
 
 std::vector<const AgentFacts*> WorkloadSupervisor::Nodes() const {
   std::vector<const AgentFacts*> out;
@@ -363,117 +347,6 @@ Status WorkloadSupervisor::NoStepLine() {
       last.empty() ? " (none)" : last));
 }
 
-WorkloadSupervisor::Health WorkloadSupervisor::HealthLocked(Duration now) const {
-  Health h;
-  h.exit_code = workload_exit_;
-  const auto& policy = w_.restart;
-  if (!h.exit_code && !relaunch_at_ && policy.hang_timeout) {
-    const Duration limit =
-        *policy.hang_timeout + (monitor().AttemptReported() ? Duration{} : Duration(kLaunchGrace));
-    if (monitor().QuietFor(now) > limit) {
-      h.hang = fmt::format("no {} completed for {:.1f} s (hang_timeout {})",
-                           w_.Steps() ? "step" : "iteration", ToSeconds(monitor().QuietFor(now)),
-                           FormatDuration(*policy.hang_timeout));
-    }
-  }
-  return h;
-}
-
-std::optional<std::string> WorkloadSupervisor::Supervise(Duration now, const Health& health) {
-  std::optional<std::string> job_end;
-  if (health.hang) {
-    // A hung job is a failed one: stop what is left of it (the launcher,
-    // and through it every rank), then the policy decides.
-    events_.WorkloadHung(*health.hang);
-    const int code = StopRemains();
-    {
-      std::lock_guard<std::mutex> lock(state_.mu);
-      workload_exit_ = code;  // it has exited (a relaunch clears this)
-    }
-    job_end = OnJobFailure(now, code, true);
-  } else if (health.exit_code) {
-    if (w_.Train() && *health.exit_code == 0) {
-      job_end = "the job finished its " + std::to_string(w_.steps) + " steps";
-    } else if (w_.Steps() && *health.exit_code == 0) {
-      job_end = "the job finished (exit 0)";
-    } else {
-      // The job ended before the drill did (a killed rank, a collective
-      // error): a result of the drill, not a failure of the harness.
-      events_.WorkloadFailed(*health.exit_code);
-      (void)StopRemains();
-      job_end = OnJobFailure(now, *health.exit_code, false);
-    }
-  }
-  bool relaunch = false;
-  {
-    std::lock_guard<std::mutex> lock(state_.mu);
-    relaunch = relaunch_at_ && now >= *relaunch_at_;
-  }
-  if (relaunch && !job_end) Relaunch(now);
-  return job_end;
-}
-
-std::optional<std::string> WorkloadSupervisor::OnJobFailure(Duration now, int code, bool hang) {
-  const RestartSpec& policy = w_.restart;
-  std::lock_guard<std::mutex> lock(state_.mu);
-  if (restarts_ < policy.max_restarts) {
-    // backoff, 2 x backoff, 4 x backoff, ... up to 5 minutes (or backoff, if longer).
-    const Duration cap = std::max<Duration>(policy.backoff, std::chrono::minutes(5));
-    Duration wait = policy.backoff;
-    for (int k = 0; k < restarts_ && wait < cap; ++k) wait = std::min<Duration>(wait * 2, cap);
-    ++restarts_;
-    relaunch_at_ = now + wait;
-    workload_exit_.reset();
-    lost_from_ = monitor().last_complete_iter();
-    events_.RelaunchScheduled(restarts_, wait, lost_from_);
-    return std::nullopt;
-  }
-  const std::string what = hang ? "hung" : "exited with code " + std::to_string(code);
-  if (policy.max_restarts == 0) return "the workload " + what + " during the drill";
-  return "the job failed " + std::to_string(restarts_ + 1) + " times (last: it " + what +
-         "); restarts exhausted (max_restarts " + std::to_string(policy.max_restarts) + ")";
-}
-
-int WorkloadSupervisor::StopRemains() {
-  int code = -1;
-  if (job_ && job_->running()) {
-    // The launcher on this host first: mpirun/srun take their ranks down.
-    code = job_->Stop(std::chrono::seconds(5));
-    events_.WorkloadKilled("controller", code);
-  }
-  for (const AgentFacts* np : Nodes()) {
-    const AgentFacts& n = *np;
-    auto r = agents_.Call(n.name, proto::kWorkloadStop, {{proto::key::kKill, true}},
-                          std::chrono::seconds(15));
-    if (!r.ok()) {
-      events_.Error(n.name, "stopping the failed job: " + r.status().message());
-      continue;
-    }
-    if ((*r)[proto::key::kExitCode].is_number()) {
-      code = (*r)[proto::key::kExitCode].get<int>();
-      events_.WorkloadKilled(n.name, code);
-    }
-    if (r->value(proto::key::kRanksKilled, 0) > 0)
-      events_.RanksKilled(n.name, r->value(proto::key::kRanksKilled, 0));
-  }
-  return code;
-}
-
-void WorkloadSupervisor::Relaunch(Duration now) {
-  {
-    std::lock_guard<std::mutex> lock(state_.mu);
-    relaunch_at_.reset();
-    ++attempt_;
-    awaiting_first_ = true;
-    monitor().NewAttempt(now);
-  }
-  events_.WorkloadRestart(StartNode(), launch_argv_, attempt_);
-  if (auto st = Launch(launch_argv_); !st.ok()) {
-    events_.Error(Lead().name, "relaunch: " + st.message());
-    state_.failed = true;
-  }
-}
-
 void WorkloadSupervisor::Stop() {
   if (!started_) return;  // a late tenant whose phase never came
   stopping_ = true;
@@ -520,88 +393,6 @@ void WorkloadSupervisor::Stop() {
       events_.WorkloadLog(w_.name, r->value(proto::key::kLogTail, ""));
     }
   }
-}
-
-void WorkloadSupervisor::CheckDigest() {
-  std::string tail;
-  {
-    std::lock_guard<std::mutex> lock(state_.mu);
-    tail = last_log_tail_;
-  }
-  // "digest: <hex>" and "steps_done: N", as fdrill-collective --train prints them.
-  const std::string digest = LastValueOf(tail, "digest");
-  const std::string steps = LastValueOf(tail, "steps_done");
-  if (digest.empty() || steps.empty()) {
-    events_.DigestMissing();
-    return;
-  }
-  const std::vector<std::string> argv = {opt_.bin_dir + "/fdrill-train-ref",
-                                         "--nranks",
-                                         std::to_string(ReportingRanks()),
-                                         "--steps",
-                                         steps,
-                                         "-b",
-                                         std::to_string(w_.size_bytes)};
-  auto r = runner_.Run(argv, std::chrono::seconds(300));
-  std::string expected;
-  if (r.ok() && r->exit_code == 0 && r->out.rfind("digest: ", 0) == 0) {
-    expected = r->out.substr(8, 16);
-  }
-  if (expected.empty()) {
-    events_.Error("fdrill-train-ref failed: " + (r.ok() ? r->err : r.status().message()));
-    return;
-  }
-  events_.DigestCheck(std::stoll(steps), digest, expected);
-}
-
-void WorkloadSupervisor::CheckJobDigest() {
-  const ExpectSpec& expect = s_.expect;
-  std::string tail;
-  {
-    std::lock_guard<std::mutex> lock(state_.mu);
-    tail = last_log_tail_;
-  }
-  const std::string& key = expect.digest_key;
-  const std::string digest = LastValueOf(tail, key);
-  if (digest.empty()) {
-    events_.DigestMissing();
-    events_.Error("expect.digest: the job printed no \"" + key + ": " +
-                  (expect.digest_tolerance ? "NUMBER" : "HEX") + "\" line before it ended (see " +
-                  DrillEvents::LogName(w_.name) + ")");
-    return;
-  }
-  // The same command, fault-free: mpirun on this host's loopback, as many
-  // ranks, its own checkpoint directory (empty: it starts from step 0).
-  const std::string dir = events_.dir() + "/reference";
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  std::filesystem::create_directories(dir + "/checkpoint", ec);
-  const int ranks = static_cast<int>(w_.nodes.size()) * w_.ranks_per_node;
-  std::vector<std::string> argv = {
-      "mpirun",          "--allow-run-as-root", "-np", std::to_string(ranks),
-      "--oversubscribe", "--bind-to",           "none"};
-  for (const auto& [name, value] :
-       {std::pair{"mpi_yield_when_idle", "1"}, std::pair{"btl", "self,vader,tcp"},
-        std::pair{"btl_tcp_if_include", "lo"}, std::pair{"oob_tcp_if_include", "lo"}}) {
-    argv.insert(argv.end(), {"--mca", name, value});
-  }
-  // Its step lines are not the drill's: no metrics path.
-  std::vector<std::string> job =
-      JobRankArgv(w_, opt_.bin_dir + "/fdrill",
-                  {std::filesystem::absolute(dir + "/checkpoint").string(), "", "127.0.0.1",
-                   kMasterPort + 1, "lo"});
-  argv.insert(argv.end(), job.begin(), job.end());
-  auto r = runner_.Run(argv, std::chrono::seconds(600));
-  const std::string expected = r.ok() ? LastValueOf(r->out, key) : "";
-  if (expected.empty()) {
-    events_.Error("expect.digest: the fault-free run on loopback printed no " + key + " (exit " +
-                  (r.ok() ? std::to_string(r->exit_code) + "): " + r->err.substr(0, 2000)
-                          : std::string("none): ") + r.status().message()));
-    return;
-  }
-  (void)events_.WriteFile("reference.log", r->out + r->err);
-  events_.DigestCheck(std::atoll(LastValueOf(tail, "steps_done").c_str()), digest, expected, key,
-                      expect.digest_tolerance);
 }
 
 void WorkloadSupervisor::RemoveRunDirs() {
