@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <map>
+#include <string_view>
+
 #include "agents/inventory.h"
 #include "agents/software.h"
 #include "harness/core/json.h"
@@ -116,38 +119,40 @@ Status AgentService::Permit(const std::string& type, const Json& req, const Call
 
 Result<Json> AgentService::Dispatch(const std::string& type, const Json& req,
                                     const Caller& caller) {
-  Result<Json> r = InvalidArgument("unknown request type \"" + type + "\"");
+  // One row per request type of the protocol (proto::kRequestTypes).
+  using Handler = Result<Json> (*)(AgentService&, const Json&, const Caller&);
+  static const std::map<std::string_view, Handler> kHandlers = {
+      {proto::kHello, [](AgentService& a, const Json&, const Caller&) { return a.Hello(); }},
+      {proto::kCheck,
+       [](AgentService& a, const Json& r, const Caller& c) { return a.Check(r, c); }},
+      {proto::kSnapshot, [](AgentService& a, const Json&, const Caller&) { return a.Snapshot(); }},
+      {proto::kApply,
+       [](AgentService& a, const Json& r, const Caller& c) { return a.Apply(r, c); }},
+      {proto::kRevert, [](AgentService& a, const Json& r, const Caller&) { return a.Revert(r); }},
+      {proto::kRevertAll,
+       [](AgentService& a, const Json& r, const Caller& c) { return a.Panic(r, c); }},
+      {proto::kPanicClear,
+       [](AgentService& a, const Json&, const Caller& c) { return a.PanicClear(c); }},
+      {proto::kLease,
+       [](AgentService& a, const Json& r, const Caller& c) { return a.TakeLease(r, c); }},
+      {proto::kWorkloadStart,
+       [](AgentService& a, const Json& r, const Caller&) { return a.WorkloadStart(r); }},
+      {proto::kWorkloadStop,
+       [](AgentService& a, const Json& r, const Caller&) { return a.WorkloadStop(r); }},
+      {proto::kInventory,
+       [](AgentService& a, const Json&, const Caller&) { return a.Inventory(); }},
+      {proto::kRunDirRemove,
+       [](AgentService& a, const Json& r, const Caller&) { return a.RunDirRemove(r); }},
+      {proto::kRasWatch,
+       [](AgentService& a, const Json& r, const Caller&) { return a.RasWatchRequest(r); }},
+      {proto::kIbWatch,
+       [](AgentService& a, const Json& r, const Caller&) { return a.IbWatchRequest(r); }},
+  };
   renewal_ = false;
   ack_by_push_ = false;
-  if (type == proto::kHello)
-    r = Hello();
-  else if (type == proto::kCheck)
-    r = Check(req, caller);
-  else if (type == proto::kSnapshot)
-    r = Snapshot();
-  else if (type == proto::kApply)
-    r = Apply(req, caller);
-  else if (type == proto::kRevert)
-    r = Revert(req);
-  else if (type == proto::kRevertAll)
-    r = Panic(req, caller);
-  else if (type == proto::kPanicClear)
-    r = PanicClear(caller);
-  else if (type == proto::kLease)
-    r = TakeLease(req, caller);
-  else if (type == proto::kWorkloadStart)
-    r = WorkloadStart(req);
-  else if (type == proto::kWorkloadStop)
-    r = WorkloadStop(req);
-  else if (type == proto::kInventory)
-    r = Inventory();
-  else if (type == proto::kRunDirRemove)
-    r = RunDirRemove(req);
-  else if (type == proto::kRasWatch)
-    r = RasWatchRequest(req);
-  else if (type == proto::kIbWatch)
-    r = IbWatchRequest(req);
-  return r;
+  auto it = kHandlers.find(type);
+  if (it == kHandlers.end()) return InvalidArgument("unknown request type \"" + type + "\"");
+  return it->second(*this, req, caller);
 }
 
 Result<Json> AgentService::Hello() {

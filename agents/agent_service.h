@@ -183,7 +183,9 @@ class AgentService {
     Duration max_duration{};  // zero: no limit of its own
   };
 
-  // The handler for `type`; may throw Json::exception (Handle catches it).
+  // Runs the handler for `type`, from one table keyed by the protocol's
+  // request types; "unknown request type" for any other. May throw
+  // Json::exception (Handle catches it).
   Result<Json> Dispatch(const std::string& type, const Json& req, const Caller& caller);
   // Ok when `caller` may send `type` now: lease ownership and the panic
   // latch (the role was checked by gate_).

@@ -1,6 +1,8 @@
 // AgentServer: the agent's network face. One io_context, one thread: an
-// acceptor coroutine, per connection a session (a reader and a writer
-// coroutine with one write queue), and a ticker that calls
+// acceptor coroutine, per connection a session (a reader and a writer with
+// one write queue, as plain completion handlers rather than coroutines: an
+// idle session holds one pending wait and no stream buffers; server.cc),
+// and a ticker coroutine that calls
 // AgentService::Tick every TickInterval() — 20 ms while a workload runs,
 // 100 ms otherwise, sooner when a fault's change or the lease's lapse is due;
 // a request that makes the service busy brings the next

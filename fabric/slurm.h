@@ -64,9 +64,9 @@ std::vector<std::string> SlurmctldArgv(const std::string& unshare, const std::st
 std::vector<std::string> SlurmdArgv(const std::string& slurmd, const SlurmFiles& files,
                                     const FabricNode& node);
 
-// <node dir>/slurmd: the node's SlurmdSpoolDir; <node dir>/slurmd.log.
+// <node dir>/slurmd: the node's SlurmdSpoolDir (its log is <node
+// dir>/slurmd.log, as slurm.conf's SlurmdLogFile says).
 inline std::string SlurmdSpool(const FabricNode& node) { return node.Dir() + "/slurmd"; }
-inline std::string SlurmdLogPath(const FabricNode& node) { return node.Dir() + "/slurmd.log"; }
 
 // What tells each daemon of this fabric apart on its command line
 // (CmdlineContains / FindByCmdline in fabric/inventory.h).

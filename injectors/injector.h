@@ -115,14 +115,61 @@ std::string ReachText(unsigned reach);
 // given (an interface, an HCA port) and the tools the mechanism needs.
 using CapabilityProbe = Status (*)(const Json& params, Host host);
 
+// What the scenario code needs to know of a kind beyond its scope: it asks
+// the kind's row (InjectorInfo below) and never names a kind.
+//
+// Whether a fault of the kind takes a link (or an IB port) down, and for
+// how long: NCCL's IB timeout turns an outage longer than its retries into
+// an error (harness/scenario/nccl_ib_timeout.h).
+enum class LinkDown {
+  kNo,
+  kWindow,  // down for the fault's whole window
+  kFlap,    // down for params.down (a duration) when given, then up again by itself; without
+            // params.down, for the fault's whole window
+};
+
+// Where a fault of the kind may act on the emulated fabric's switches
+// (switch: in a scenario). A switch's agent acts on its bridge's ports: a
+// kind that hooks iptables' OUTPUT or PREROUTING sees a host's own traffic,
+// not what a bridge forwards; process, GPU, HCA and NCCL faults have nothing
+// to act on there.
+enum class OnSwitch {
+  kNo,        // on nodes only
+  kPort,      // a node's interface, or a switch's port (params.interface)
+  kPortOnly,  // a switch's port only
+  kWhole,     // a whole switch, every port of it (Scope::kSwitch); no params.interface
+};
+
+// What one fault reaches, for the blast radius
+// (harness/scenario/blast_radius.cc), where its scope alone does not say.
+enum class Radius {
+  kScope,   // what its scope says
+  kFarHca,  // the link at the far end: params.hca, "<hostname> <device>" (the HCA's
+            // NodeDescription, mlx5's default), names the node whose link goes dark, so
+            // that node, its device's rail and its leaf there; without it (by guid or
+            // switch_lid:port the far node is known only on the fabric) the fault's own
+            // node alone
+};
+
+// A row of the one list (registry.cc).
 struct InjectorInfo {
   const char* name;
   Scope scope;
-  unsigned reach;                   // Reach bits
-  const char* help;                 // one line for `fdrill injectors`
-  const char* params;               // one line: the keys it takes
-  FaultFactory make;                // validates params; touches nothing
-  CapabilityProbe probe = nullptr;  // null: no probe, assume capable
+  unsigned reach;      // Reach bits
+  const char* help;    // one line for `fdrill injectors`
+  const char* params;  // one line: the keys it takes
+  // Params its parser accepts, as JSON text: tests make every kind of the
+  // registry from them (tests/injectors/resolved_target_test.cc).
+  const char* example;
+  FaultFactory make;      // validates params; touches nothing
+  CapabilityProbe probe;  // null: no probe, assume capable
+  // What the scenario code asks of the kind (above), so it never names one.
+  LinkDown link_down = LinkDown::kNo;
+  OnSwitch on_switch = OnSwitch::kNo;
+  Radius radius = Radius::kScope;
+  // An OnSwitch::kPortOnly kind: the kind that does the same on a node's
+  // interface, named in the error that refuses it on a node.
+  const char* node_kind = nullptr;
 };
 
 // The one list of injectors (registry.cc).
@@ -133,51 +180,5 @@ const InjectorInfo* FindInjector(std::string_view name);
 Result<std::unique_ptr<Fault>> MakeFault(std::string_view kind, const Json& params, Host host);
 // Rebuilds a Fault from a journal record {"kind", "params", "saved"}.
 Result<std::unique_ptr<Fault>> RestoreFault(const Json& record, Host host);
-
-// Each injector's entry points (one file each).
-Result<std::unique_ptr<Fault>> MakeLinkRate(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeLinkFlap(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeLinkLoss(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeLinkDown(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeSwitchDown(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakePortLoss(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeLinkPartition(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeIbPortFlap(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeIbPortDisable(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeIbPortWidth(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeIbPortSpeed(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeIbSwitchPort(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeRankPause(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeRankKill(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeDaemonPause(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeCpuHog(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeMemPressure(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeNvlinkBwMode(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeGpuClockLock(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeGpuPowerCap(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeLinkDelay(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeNcclEnv(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeRoceTcRate(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeRocePfc(const Json& params, Host host);
-Result<std::unique_ptr<Fault>> MakeLinkSpeed(const Json& params, Host host);
-
-// Each injector's capability probe (see CapabilityProbe).
-Status ProbeLinkRate(const Json& params, Host host);
-Status ProbeLinkFlap(const Json& params, Host host);
-Status ProbeLinkLoss(const Json& params, Host host);
-Status ProbeLinkDown(const Json& params, Host host);
-Status ProbeLinkPartition(const Json& params, Host host);
-Status ProbePortLoss(const Json& params, Host host);
-Status ProbeIbSwitchPort(const Json& params, Host host);
-Status ProbeIbPort(const Json& params, Host host);  // all four ib_port_* kinds
-Status ProbeRanks(const Json& params, Host host);   // rank_pause, rank_kill
-Status ProbeMemPressure(const Json& params, Host host);
-Status ProbeNvlinkBwMode(const Json& params, Host host);
-Status ProbeGpuClockLock(const Json& params, Host host);
-Status ProbeGpuPowerCap(const Json& params, Host host);
-Status ProbeLinkDelay(const Json& params, Host host);
-Status ProbeRoceTcRate(const Json& params, Host host);
-Status ProbeRocePfc(const Json& params, Host host);
-Status ProbeLinkSpeed(const Json& params, Host host);
 
 }  // namespace fdrill

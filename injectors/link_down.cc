@@ -29,6 +29,4 @@ Result<std::unique_ptr<Fault>> MakeLinkDown(const Json& params, Host host) {
       std::make_unique<OffFault>(std::make_unique<AdminLink>(host, "link_down", *ifname)));
 }
 
-Status ProbeLinkDown(const Json& params, Host host) { return ProbeLinkFlap(params, host); }
-
 }  // namespace fdrill

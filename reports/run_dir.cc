@@ -83,12 +83,6 @@ Result<std::vector<InventorySwitch>> InventorySwitches(const json& j) {
   return out;
 }
 
-Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text) {
-  Result<json> j = ParseInventory(text);
-  if (!j.ok()) return j.status();
-  return InventorySwitches(*j);
-}
-
 void MakeCountersWhole(std::vector<Event>* events) {
   std::map<std::string, std::map<std::string, double>> last;  // node -> its whole sample
   size_t kept = 0;

@@ -29,9 +29,8 @@ inline constexpr char kInventoryFile[] = "inventory.json";
 // (AddLoadedLibraries in fingerprint.h).
 inline constexpr char kWorkloadLogFile[] = "workload.log";
 
-// inventory.json's "switches" (empty when it has none), from its text or
-// from the object itself (the controller, which builds it).
-Result<std::vector<InventorySwitch>> ParseSwitches(std::string_view text);
+// inventory.json's "switches" (empty when it has none), from the object
+// itself (the controller, which builds it).
 Result<std::vector<InventorySwitch>> InventorySwitches(const Json& inventory);
 
 Result<RunData> LoadRunDir(const std::string& dir);

@@ -140,11 +140,11 @@ namespace {
 
 // A switch port's reach in the map: the switch's rails, and through the
 // port either one node ("n3:fab1") or a leaf ("rail1-leaf0:up0" from a
-// spine, or the leaf itself behind its own uplink).
-Footprint SwitchPortFootprint(const FaultSpec& f, const Topology& topology) {
+// spine, or the leaf itself behind its own uplink). `whole`: every port of
+// the switch (OnSwitch::kWhole).
+Footprint SwitchPortFootprint(const FaultSpec& f, const Topology& topology, bool whole) {
   Footprint out;
   const std::string port = StringParam(f.params, "interface");
-  const bool whole = f.kind == "switch_down";  // every port of the switch
   auto leaf_reach = [&](const std::string& leaf_name) {
     for (const auto& l : topology.leaves) {
       if (l.name != leaf_name) continue;
@@ -177,19 +177,46 @@ Footprint SwitchPortFootprint(const FaultSpec& f, const Topology& topology) {
   return out;
 }
 
+// Radius::kFarHca (injectors/injector.h): what goes dark is the far node's
+// link, not the vantage's (which only sends the SMPs): `hca` is that HCA's
+// NodeDescription, by convention (mlx5's default) "<hostname> <device>", so
+// that node, its device's rail and its leaf there — the far node's leaf
+// only, not the vantage's on that rail. By `guid` or switch_lid:port the far
+// node is known only on the fabric; the vantage alone counts.
+Footprint FarHcaFootprint(const FaultSpec& f, const Topology* topology) {
+  Footprint out;
+  out.nodes.insert(f.node);
+  const std::string hca = StringParam(f.params, "hca");
+  const size_t space = hca.find(' ');
+  if (space == std::string::npos) return out;
+  const std::string far = hca.substr(0, space);
+  const std::string device = hca.substr(space + 1);
+  out.nodes.insert(far);
+  const std::string rail = topology ? topology->RailOf(far, device).value_or(device) : device;
+  out.rails.insert(rail);
+  if (topology) {
+    if (auto leaf = topology->LeafOf(far, rail)) out.leaves.insert(*leaf);
+  }
+  return out;
+}
+
 }  // namespace
 
 Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
+  // A kind the registry does not know was refused by validation; count its node.
+  const InjectorInfo* info = FindInjector(f.kind);
   // The loader refuses a switch fault without a map.
-  if (f.on_switch && topology) return SwitchPortFootprint(f, *topology);
+  if (f.on_switch && topology) {
+    return SwitchPortFootprint(f, *topology,
+                               info != nullptr && info->on_switch == OnSwitch::kWhole);
+  }
+  if (info != nullptr && info->radius == Radius::kFarHca) return FarHcaFootprint(f, topology);
   Footprint out;
   out.nodes.insert(f.node);
   auto rail_of = [&](const std::string& name) {
     std::optional<std::string> rail = topology ? topology->RailOf(f.node, name) : std::nullopt;
     return rail ? *rail : name;
   };
-  // A kind the registry does not know was refused by validation; count its node.
-  const InjectorInfo* info = FindInjector(f.kind);
   switch (info ? info->scope : Scope::kNode) {
     case Scope::kInterface:  // without interface (link_partition): every interface of the node
       if (f.params.contains("interface")) {
@@ -199,25 +226,6 @@ Footprint FootprintOf(const FaultSpec& f, const Topology* topology) {
       }
       break;
     case Scope::kIbPort:
-      if (f.kind == "ib_switch_port") {
-        // What goes dark is the far node's link, not the vantage's (which
-        // only sends the SMPs): `hca` is that HCA's NodeDescription, by
-        // convention (mlx5's default) "<hostname> <device>", so that node,
-        // its device's rail and its leaf there. By `guid` or switch_lid:port
-        // the far node is known only on the fabric; the vantage alone counts.
-        const std::string hca = StringParam(f.params, "hca");
-        const size_t space = hca.find(' ');
-        if (space == std::string::npos) break;
-        const std::string far = hca.substr(0, space);
-        const std::string device = hca.substr(space + 1);
-        out.nodes.insert(far);
-        const std::string rail = topology ? topology->RailOf(far, device).value_or(device) : device;
-        out.rails.insert(rail);
-        if (topology) {
-          if (auto leaf = topology->LeafOf(far, rail)) out.leaves.insert(*leaf);
-        }
-        return out;  // the far node's leaf only, not the vantage's on that rail
-      }
       out.rails.insert(rail_of(StringParam(f.params, "device")));
       break;
     case Scope::kGpu:

@@ -61,7 +61,9 @@ struct Footprint {
 // ib_hca takes away, and the NVLink domain with p2p_disable or nvls_enable
 // false; rank and node -> the node alone; a switch port (FaultSpec::
 // on_switch) -> the switch's rail, the leaf it is or faces, and the nodes
-// behind the port. Without a topology every
+// behind the port (every port, for a kind that takes the whole switch:
+// OnSwitch::kWhole). A kind whose row says Radius::kFarHca reaches the far
+// end of a link instead (its params.hca's node). Without a topology every
 // interface and HCA is its own rail and every node its own NVLink domain.
 Footprint FootprintOf(const FaultSpec& f, const Topology* topology);
 

@@ -30,12 +30,14 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
   if (n["switch"]) {
     if (auto st = CheckSwitchFault(n, *kind, *params); !st.ok()) return st;
   } else if (const InjectorInfo* info = FindInjector(*kind);
-             (info != nullptr && info->scope == Scope::kSwitch) || *kind == "port_loss") {
-    return y_.Error(n["kind"],
-                    *kind +
-                        " acts on a switch of the emulated fabric: name it with "
-                        "switch: (like switch: rail0-leaf0), not node:" +
-                        (*kind == "port_loss" ? " (on a node's interface: link_loss)" : ""));
+             info != nullptr &&
+             (info->on_switch == OnSwitch::kPortOnly || info->on_switch == OnSwitch::kWhole)) {
+    const char* twin = info->node_kind;
+    return y_.Error(n["kind"], *kind +
+                                   " acts on a switch of the emulated fabric: name it with "
+                                   "switch: (like switch: rail0-leaf0), not node:" +
+                                   (twin ? std::string(" (on a node's interface: ") + twin + ")"
+                                         : std::string()));
   }
   auto window = LoadWindow(n, phase);
   if (!window.ok()) return window.status();
@@ -54,13 +56,23 @@ Status FaultLoader::Load(const YAML::Node& n, const PhaseSpec& phase, size_t ind
 }
 
 namespace {
-// What a switch agent can do to one of its ports: take it down, flap it, cap
-// its egress or drop a share of what it forwards out (port_loss); or to the
-// whole switch: every port down (switch_down). link_loss, link_partition
-// and link_delay hook iptables' OUTPUT and PREROUTING, which see a host's own traffic, not what a
-// bridge forwards; process, GPU, HCA and NCCL faults have nothing to act on there.
-const std::vector<std::string> kSwitchKinds = {"link_down", "link_flap", "link_rate", "port_loss",
-                                               "switch_down"};
+// "a, b or c": the kinds of the registry whose row acts on a switch as
+// `pred` says, in alphabetical order.
+template <typename Pred>
+std::string SwitchKinds(Pred pred) {
+  std::set<std::string> names;
+  for (const InjectorInfo& i : Injectors()) {
+    if (pred(i.on_switch)) names.insert(i.name);
+  }
+  std::string out;
+  size_t i = 0;
+  for (const auto& name : names) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += name;
+    ++i;
+  }
+  return out;
+}
 }  // namespace
 
 Status FaultLoader::CheckSwitchFault(const YAML::Node& n, const std::string& kind,
@@ -87,13 +99,19 @@ Status FaultLoader::CheckSwitchFault(const YAML::Node& n, const std::string& kin
     return y_.Error(at, "no switch " + name + " in this fabric (switches: " + all + ")" +
                             (hint.empty() ? "" : "; " + hint));
   }
-  if (std::find(kSwitchKinds.begin(), kSwitchKinds.end(), kind) == kSwitchKinds.end()) {
-    return y_.Error(n["kind"], "kind " + kind +
-                                   " does not act on a switch port; on a switch use link_down, "
-                                   "link_flap, link_rate or port_loss (params.interface: the "
-                                   "port), or switch_down (the whole switch)");
+  // What a switch's agent can do (OnSwitch, injectors/injector.h): act on
+  // one of its ports, or on the whole switch.
+  const InjectorInfo* info = FindInjector(kind);
+  const OnSwitch on = info != nullptr ? info->on_switch : OnSwitch::kNo;
+  if (on == OnSwitch::kNo) {
+    const std::string port_kinds =
+        SwitchKinds([](OnSwitch o) { return o == OnSwitch::kPort || o == OnSwitch::kPortOnly; });
+    const std::string whole_kinds = SwitchKinds([](OnSwitch o) { return o == OnSwitch::kWhole; });
+    return y_.Error(n["kind"], "kind " + kind + " does not act on a switch port; on a switch use " +
+                                   port_kinds + " (params.interface: the port), or " + whole_kinds +
+                                   " (the whole switch)");
   }
-  if (kind == "switch_down") return Status::Ok();
+  if (on == OnSwitch::kWhole) return Status::Ok();
   std::string port_names;
   for (const auto& p : *ports) port_names += (port_names.empty() ? "" : ", ") + p.name;
   if (!params.contains("interface") || !params["interface"].is_string()) {

@@ -57,8 +57,9 @@ class FaultLoader {
   // node's mgmt0), an address or prefix holding the emulated fabric's
   // management network, a rank beyond the node's job.
   Status CheckReach(const YAML::Node& n, const FaultSpec& f) const;
-  // switch: NAME: a leaf or spine of the emulated fabric's map, a kind that
-  // acts on a port (kSwitchKinds), and params.interface one of its ports.
+  // switch: NAME: a leaf or spine of the emulated fabric's map, a kind whose
+  // registry row acts on a switch (OnSwitch), and params.interface one of its
+  // ports unless the kind takes the whole switch.
   Status CheckSwitchFault(const YAML::Node& n, const std::string& kind, const Json& params) const;
   // The target's selector params plus the fault's own params:.
   Result<Json> Params(const YAML::Node& n, const Target& target) const;

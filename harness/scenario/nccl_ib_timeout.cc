@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "injectors/injector.h"
+
 namespace fdrill {
 
 namespace {
@@ -28,13 +30,6 @@ void Take(std::map<std::string, std::string>& env, const std::string& item) {
   if (eq == std::string::npos) return;
   const std::string name = item.substr(0, eq);
   if (name.rfind("NCCL_", 0) == 0) env[name] = item.substr(eq + 1);
-}
-
-// Kinds that take a link (or an IB port) down for a window: link_flap's
-// `down`, or the fault's whole window.
-bool TakesALinkDown(const std::string& kind) {
-  return kind == "link_flap" || kind == "link_down" || kind == "ib_port_flap" ||
-         kind == "ib_port_disable" || kind == "switch_down" || kind == "ib_switch_port";
 }
 
 // "34.4 s", "3 s": seconds for a person, one decimal when not whole.
@@ -88,10 +83,11 @@ std::map<std::string, std::string> JobNcclEnv(const WorkloadSpec& w, char** envi
 }
 
 std::optional<Duration> LinkDownWindow(const FaultSpec& f, const PhaseSpec& phase) {
-  if (!TakesALinkDown(f.kind)) return std::nullopt;
+  const InjectorInfo* info = FindInjector(f.kind);
+  if (info == nullptr || info->link_down == LinkDown::kNo) return std::nullopt;
   Duration down = f.length != Duration{} ? f.length : phase.duration - f.at;
-  if ((f.kind == "link_flap" || f.kind == "ib_port_flap" || f.kind == "ib_switch_port") &&
-      f.params.is_object() && f.params.contains("down") && f.params["down"].is_string()) {
+  if (info->link_down == LinkDown::kFlap && f.params.is_object() && f.params.contains("down") &&
+      f.params["down"].is_string()) {
     if (auto d = ParseDuration(f.params["down"].get<std::string>()); d.ok()) down = *d;
   }
   return down;

@@ -47,10 +47,10 @@ Result<NcclIbErrorTime> PredictNcclIbError(const std::map<std::string, std::stri
 // `--export=` (srun).
 std::map<std::string, std::string> JobNcclEnv(const WorkloadSpec& w, char** environ);
 
-// How long fault `f` keeps a link (or IB port) down in `phase`: a flap's
+// How long fault `f` keeps a link (or IB port) down in `phase`, as its
+// kind's registry row says (LinkDown, injectors/injector.h): a flap's
 // `down`, else the fault's window; nullopt for a kind that takes no link
-// down (link_flap, link_down, ib_port_flap, ib_port_disable, switch_down,
-// ib_switch_port do).
+// down.
 std::optional<Duration> LinkDownWindow(const FaultSpec& f, const PhaseSpec& phase);
 
 // What NCCL should make of each link-down fault of an RDMA workload (fault

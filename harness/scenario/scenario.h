@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "fabric/fabric_shape.h"
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/core/units.h"
 #include "harness/scenario/blast_radius.h"
 #include "harness/scenario/topology.h"
-#include "harness/wire/wire.h"
 
 namespace fdrill {
 

@@ -12,9 +12,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "harness/core/json.h"
 #include "harness/core/result.h"
 #include "harness/core/units.h"
-#include "harness/wire/wire.h"
 
 namespace fdrill {
 

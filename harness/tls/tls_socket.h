@@ -16,7 +16,7 @@
 // buffer, which one thread can share across every link.
 //
 // Contract: one thread uses a TlsSocket at a time. A read and a write may
-// both be waiting (a reader and a writer coroutine on one io thread): OpenSSL
+// both be waiting (a reader and a writer on one io thread): OpenSSL
 // allows that as long as the calls themselves do not overlap. The socket is
 // the caller's: TlsSocket never closes it.
 #pragma once

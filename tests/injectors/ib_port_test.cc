@@ -132,22 +132,26 @@ TEST(IbPortSysfs, ParsesKernelRateStrings) {
 }
 
 TEST(IbPortProbe, SaysWhyANodeCannotRunIt) {
+  // The four ib_port_* kinds share it.
+  const CapabilityProbe probe = FindInjector("ib_port_flap")->probe;
+  for (const char* kind : {"ib_port_disable", "ib_port_width", "ib_port_speed"})
+    EXPECT_EQ(FindInjector(kind)->probe, probe) << kind;
   FakeIbFabric fabric;
-  EXPECT_TRUE(ProbeIbPort(Json::object(), fabric.host()).ok());
-  EXPECT_TRUE(ProbeIbPort({{"device", "mlx5_0"}, {"port", 1}}, fabric.host()).ok());
-  Status no_port = ProbeIbPort({{"device", "mlx5_0"}, {"port", 2}}, fabric.host());
+  EXPECT_TRUE(probe(Json::object(), fabric.host()).ok());
+  EXPECT_TRUE(probe({{"device", "mlx5_0"}, {"port", 1}}, fabric.host()).ok());
+  Status no_port = probe({{"device", "mlx5_0"}, {"port", 2}}, fabric.host());
   EXPECT_EQ(no_port.code(), StatusCode::kNotFound);
   EXPECT_NE(no_port.message().find("mlx5_0/2"), std::string::npos);
   fabric.sysfs.files[fabric.Dir("mlx5_0", 1) + "/link_layer"] = "Ethernet\n";
-  Status roce = ProbeIbPort({{"device", "mlx5_0"}}, fabric.host());
+  Status roce = probe({{"device", "mlx5_0"}}, fabric.host());
   EXPECT_EQ(roce.code(), StatusCode::kUnsupported);
   EXPECT_NE(roce.message().find("RoCE"), std::string::npos);
   fabric.have_ibportstate = false;
-  Status no_tool = ProbeIbPort(Json::object(), fabric.host());
+  Status no_tool = probe(Json::object(), fabric.host());
   EXPECT_EQ(no_tool.code(), StatusCode::kUnsupported);
   EXPECT_NE(no_tool.message().find("ibportstate"), std::string::npos);
   FakeSysFs empty;
-  Status no_ib = ProbeIbPort(Json::object(), Host{&fabric, &empty});
+  Status no_ib = probe(Json::object(), Host{&fabric, &empty});
   EXPECT_EQ(no_ib.code(), StatusCode::kUnsupported);
   EXPECT_NE(no_ib.message().find("/sys/class/infiniband"), std::string::npos);
   EXPECT_TRUE(fabric.Mutations().empty());

@@ -349,19 +349,19 @@ class NoTools final : public ProcessRunner {
 TEST(LinkDelay, ProbeNamesTheToolItsMechanismNeeds) {
   const InjectorInfo* info = FindInjector("link_delay");
   ASSERT_NE(info, nullptr);
-  EXPECT_EQ(info->make, &MakeLinkDelay);
-  EXPECT_EQ(info->probe, &ProbeLinkDelay);
+  ASSERT_NE(info->probe, nullptr);
+  const CapabilityProbe probe = info->probe;
   NoTools none;
   FakeSysFs no_netem, netem;
   netem.files["/sys/module/sch_netem/refcnt"] = "0\n";
-  EXPECT_TRUE(ErrorContains(ProbeLinkDelay(Json::object(), Host{&none, &no_netem}),
-                            StatusCode::kUnsupported, "needs iptables"));
-  EXPECT_TRUE(ErrorContains(ProbeLinkDelay(Json::object(), Host{&none, &netem}), "needs tc"));
-  EXPECT_TRUE(ErrorContains(ProbeLinkDelay({{"peer", "198.18.0.2"}}, Host{&none, &netem}),
+  EXPECT_TRUE(ErrorContains(probe(Json::object(), Host{&none, &no_netem}), StatusCode::kUnsupported,
                             "needs iptables"));
+  EXPECT_TRUE(ErrorContains(probe(Json::object(), Host{&none, &netem}), "needs tc"));
+  EXPECT_TRUE(
+      ErrorContains(probe({{"peer", "198.18.0.2"}}, Host{&none, &netem}), "needs iptables"));
   Rig rig;
-  EXPECT_TRUE(ProbeLinkDelay({{"interface", "fab0"}}, rig.host()).ok());
-  EXPECT_EQ(ProbeLinkDelay({{"interface", "fab9"}}, rig.host()).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(probe({{"interface", "fab0"}}, rig.host()).ok());
+  EXPECT_EQ(probe({{"interface", "fab9"}}, rig.host()).code(), StatusCode::kNotFound);
   EXPECT_TRUE(rig.ipt.Mutations().empty());
 }
 

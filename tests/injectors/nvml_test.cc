@@ -1,4 +1,4 @@
-// The NVML loader, the three NVML probes and ObserveNvLinks, against the fake
+// The NVML loader and the three NVML probes, against the fake
 // libnvidia-ml (tests/fakes/fake_nvml.cc) and against a library that is not there.
 #include "injectors/nvml.h"
 
@@ -103,39 +103,6 @@ TEST(Nvml, RegistryListsTheNvmlKindsWithProbes) {
   EXPECT_EQ((*f)->Mechanism(), (std::vector<std::string>{
                                    "apply: nvmlDeviceSetGpuLockedClocks(gpu 0, 900 MHz, 900 MHz)",
                                    "revert: nvmlDeviceResetGpuLockedClocks(gpu 0)"}));
-}
-
-TEST(ObserveNvLinks, ReportsEachPresentLinkWithItsCountersAndChangesNothing) {
-  FakeNvml nvml(2);
-  nvml.Set("gpu1.link0.state", "1");
-  nvml.Set("gpu1.link0.err0", "5");  // DL replay
-  nvml.Set("gpu1.link0.err2", "7");  // DL CRC flit
-  nvml.Set("gpu1.link3.state", "0");
-  auto links = ObserveNvLinks(NvmlAt(NvmlLibraryPath()), 1);
-  ASSERT_TRUE(links.ok()) << links.status().ToString();
-  ASSERT_EQ(links->size(), 2u);
-  EXPECT_EQ((*links)[0].link, 0u);
-  EXPECT_TRUE((*links)[0].active);
-  EXPECT_EQ((*links)[0].errors, (std::vector<std::pair<std::string, unsigned long long>>{
-                                    {"dl_replay", 5}, {"dl_crc_flit", 7}}));
-  EXPECT_EQ((*links)[1].link, 3u);
-  EXPECT_FALSE((*links)[1].active);
-  EXPECT_TRUE((*links)[1].errors.empty());
-  Json j = NvLinkSamplesJson(*links);
-  EXPECT_EQ(j[0]["errors"]["dl_crc_flit"], 7);
-  EXPECT_EQ(j[1]["active"], false);
-  EXPECT_TRUE(nvml.Mutations().empty());
-}
-
-TEST(ObserveNvLinks, AnUnexpectedErrorFailsAndAMissingGpuNamesParamsGpu) {
-  FakeNvml nvml(1);
-  nvml.Set("gpu0.link0.state", "1");
-  EXPECT_EQ(ObserveNvLinks(NvmlAt(NvmlLibraryPath()), 4).status().code(), StatusCode::kNotFound);
-  nvml.Set("fail.nvmlDeviceGetNvLinkErrorCounter", "15");  // GPU_IS_LOST
-  auto links = ObserveNvLinks(NvmlAt(NvmlLibraryPath()), 0);
-  ASSERT_FALSE(links.ok());
-  EXPECT_NE(links.status().message().find("GPU 0 NVLink 0"), std::string::npos)
-      << links.status().message();
 }
 
 }  // namespace

@@ -17,7 +17,6 @@ TEST(Registry, ListsEachInjectorOnceWithHelp) {
   }
   EXPECT_TRUE(names.count("link_rate"));
   EXPECT_TRUE(names.count("link_flap"));
-  EXPECT_EQ(FindInjector("link_rate")->make, &MakeLinkRate);
   EXPECT_EQ(FindInjector("nope"), nullptr);
 }
 
@@ -41,6 +40,27 @@ TEST(Registry, MechanismNamesTheExactArgv) {
   // Before Capture it cannot know whether the port is a modelled switch port.
   EXPECT_EQ(lines[2].rfind("note: where the root is a tbf H: over a fifo", 0), 0u) << lines[2];
   EXPECT_TRUE(k.calls.empty());
+}
+
+// What the scenario code asks of a row (link_down, on_switch, radius,
+// node_kind) agrees with the rest of it: what takes a whole switch has the
+// switch scope and nothing else has; a switch-only kind's twin on nodes
+// exists and acts on nodes; the far end of a link is an HCA port's.
+TEST(Registry, TraitsAgreeWithTheScope) {
+  for (const auto& i : Injectors()) {
+    EXPECT_EQ(i.scope == Scope::kSwitch, i.on_switch == OnSwitch::kWhole) << i.name;
+    if (i.radius == Radius::kFarHca) {
+      EXPECT_EQ(i.scope, Scope::kIbPort) << i.name;
+    }
+    if (i.node_kind == nullptr) continue;
+    EXPECT_EQ(i.on_switch, OnSwitch::kPortOnly) << i.name;
+    const InjectorInfo* twin = FindInjector(i.node_kind);
+    ASSERT_NE(twin, nullptr) << i.name << ": " << i.node_kind;
+    EXPECT_NE(twin->on_switch, OnSwitch::kPortOnly) << i.name;
+  }
+  EXPECT_EQ(FindInjector("link_flap")->link_down, LinkDown::kFlap);
+  EXPECT_EQ(FindInjector("link_down")->link_down, LinkDown::kWindow);
+  EXPECT_EQ(FindInjector("link_rate")->link_down, LinkDown::kNo);
 }
 
 }  // namespace
