@@ -1,9 +1,10 @@
-// End-to-end on a real 4-node emulated fabric (DrillE2E, tests/e2e/
-// drill_e2e.h): faults that touch processes and packets, through whole
-// drills. rank_pause, cpu_hog and mem_pressure show in the job and leave no
-// process or cgroup; link_loss and link_partition slow it and leave no
-// iptables rule; rank_kill ends it and the drill fails with the time to
-// failure; a stop condition aborts the drill and reverts everything.
+// End-to-end on a real 4-node emulated fabric (DrillE2E, in
+// tests/e2e/drill_e2e.h): faults that touch processes and packets, through
+// whole drills. rank_pause, cpu_hog and mem_pressure show in the job and
+// leave no process or cgroup; link_loss and link_partition slow it and
+// leave no iptables rule; rank_kill ends it and the drill fails with the
+// time to failure; a stop condition aborts the drill and reverts
+// everything.
 #include <chrono>
 #include <filesystem>
 #include <fstream>

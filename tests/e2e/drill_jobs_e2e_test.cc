@@ -1,8 +1,9 @@
-// End-to-end on a real 4-node emulated fabric (DrillE2E, tests/e2e/
-// drill_e2e.h): the job's own failures and measurements. The restart policy
-// relaunches crashed and hung jobs from their checkpoint and stops a crash
-// loop; the PyTorch DDP job is measured by its own step lines and rolled
-// back; a job that cannot be measured is refused before any fault.
+// End-to-end on a real 4-node emulated fabric (DrillE2E, in
+// tests/e2e/drill_e2e.h): the job's own failures and measurements. The
+// restart policy relaunches crashed and hung jobs from their checkpoint and
+// stops a crash loop; the PyTorch DDP job is measured by its own step lines
+// and rolled back; a job that cannot be measured is refused before any
+// fault.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
