@@ -6,7 +6,7 @@
 namespace fdrill {
 namespace {
 
-Summary TwoFaults() {
+Summary TwoFaultSummary() {
   Summary s;
   s.name = "quickstart";
   s.verdict = Verdict::kPass;
@@ -24,7 +24,7 @@ Summary TwoFaults() {
 }
 
 TEST(BriefText, NamesTheVerdictEachFaultsSlowdownAndRecoveryAndTheReport) {
-  const std::string text = BriefText(TwoFaults(), "/runs/q-1");
+  const std::string text = BriefText(TwoFaultSummary(), "/runs/q-1");
   EXPECT_EQ(text.rfind("fdrill: quickstart — verdict pass (exit 0)\n", 0), 0u) << text;
   EXPECT_NE(text.find("busbw 0.912 GB/s median over 600 iterations"), std::string::npos) << text;
   EXPECT_NE(text.find("slow-link"), std::string::npos);
@@ -44,7 +44,7 @@ TEST(BriefText, NamesTheVerdictEachFaultsSlowdownAndRecoveryAndTheReport) {
 }
 
 TEST(BriefText, SaysWhatFailedResidueDataExpectationsAndAJobThatDied) {
-  Summary s = TwoFaults();
+  Summary s = TwoFaultSummary();
   s.verdict = Verdict::kFail;
   s.residue.push_back({.node = "n1", .object = "qdisc fab0", .before = "noqueue", .after = "tbf"});
   s.rollback.data_intact = false;
