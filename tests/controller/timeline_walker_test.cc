@@ -15,12 +15,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/controller/drill.h"
-#include "harness/controller/recorder.h"
 #include "harness/wire/protocol.h"
-#include "tests/fakes/fake_agent_calls.h"
-#include "tests/support/json_lines.h"
-#include "tests/support/scratch_dir.h"
+#include "tests/controller/drill_fixture.h"
 
 namespace fdrill {
 namespace {
@@ -46,21 +42,12 @@ PhaseSpec Phase(const std::string& name, Duration d, std::vector<FaultSpec> faul
   return p;
 }
 
-class TimelineWalkerTest : public ::testing::Test {
+class TimelineWalkerTest : public controller_test::DrillFixture {
  protected:
+  TimelineWalkerTest() : DrillFixture("fdrill-walker-", {"n0", "n1", "n2"}) {}
   void SetUp() override {
-    dir_ = MakeTempDir("fdrill-walker-");
-    ASSERT_FALSE(dir_.empty());
-    auto rec = RunRecorder::Create(dir_ + "/run", clock_);
-    ASSERT_TRUE(rec.ok()) << rec.status().message();
-    rec_ = std::move(rec).value();
-    events_.Attach(rec_.get());
+    DrillFixture::SetUp();
     state_.interrupt = &interrupt_;
-  }
-  void TearDown() override {
-    events_.Attach(nullptr);
-    rec_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   // Walks `s` to its end, or to wherever the drill ends it.
@@ -71,7 +58,6 @@ class TimelineWalkerTest : public ::testing::Test {
     return *walker_;
   }
 
-  std::vector<Json> Events() const { return ReadJsonLines(dir_ + "/run/events.jsonl"); }
   // The ids of the events of TYPE so far, in order.
   std::vector<std::string> IdsOf(const std::string& type) const {
     std::vector<std::string> ids;
@@ -87,17 +73,7 @@ class TimelineWalkerTest : public ::testing::Test {
     return out;
   }
 
-  std::string dir_;
-  RealClock clock_;
-  Scenario s_;
-  DrillOptions opt_;
-  DrillState state_;
   std::atomic<bool> interrupt_{false};
-  DrillEvents events_;
-  std::unique_ptr<RunRecorder> rec_;
-  FakeAgentCalls agents_{{"n0", "n1", "n2"}};
-  DrillContext ctx_{s_, opt_, clock_, state_, agents_, events_};
-  std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
   std::unique_ptr<TimelineWalker> walker_;
 };
 

@@ -15,13 +15,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/controller/drill.h"
-#include "harness/controller/recorder.h"
 #include "harness/controller/timeline_walker.h"
 #include "harness/wire/protocol.h"
-#include "tests/fakes/fake_agent_calls.h"
-#include "tests/support/json_lines.h"
-#include "tests/support/scratch_dir.h"
+#include "tests/controller/drill_fixture.h"
 
 namespace fdrill {
 namespace {
@@ -35,15 +31,11 @@ class NoPrograms final : public ProcessRunner {
   }
 };
 
-class WorkloadSupervisorTest : public ::testing::Test {
+class WorkloadSupervisorTest : public controller_test::DrillFixture {
  protected:
+  WorkloadSupervisorTest() : DrillFixture("fdrill-supervisor-", {"n0", "n1"}) {}
   void SetUp() override {
-    dir_ = MakeTempDir("fdrill-supervisor-");
-    ASSERT_FALSE(dir_.empty());
-    auto rec = RunRecorder::Create(dir_ + "/run", clock_);
-    ASSERT_TRUE(rec.ok()) << rec.status().message();
-    rec_ = std::move(rec).value();
-    events_.Attach(rec_.get());
+    DrillFixture::SetUp();
     opt_.bin_dir = "/usr/bin";
     auto fabric = PlanFabric(FabricLayout::Default(), 2, "/usr/bin/fdrill-agent");
     ASSERT_TRUE(fabric.ok()) << fabric.status().message();
@@ -52,14 +44,10 @@ class WorkloadSupervisorTest : public ::testing::Test {
   void TearDown() override {
     stop_pushing_ = true;
     if (pusher_.joinable()) pusher_.join();
-    events_.Attach(nullptr);
-    rec_.reset();
-    std::filesystem::remove_all(dir_);
+    DrillFixture::TearDown();
   }
 
-  // The scenario, its supervisor, the job launched (Begin) and its two
-  // ranks pushing an iteration each every 10 ms from FIRST_ITER, until the
-  // test says (exit_after: then n0's agent reports the launcher's exit).
+  // The scenario and its supervisor, the job launched (Begin).
   void Launch(const std::string& yaml) {
     auto s = ParseScenario(yaml, "drill.yaml");
     ASSERT_TRUE(s.ok()) << s.status().message();
@@ -71,6 +59,9 @@ class WorkloadSupervisorTest : public ::testing::Test {
     w.set_run_id("t");
     ASSERT_TRUE(w.Begin().ok());
   }
+  // Its two ranks push an iteration each every 10 ms from FIRST_ITER (each
+  // with a wrong element from WRONG_AT), until StopPushing or, at EXIT_AT,
+  // n0's agent reports the launcher's exit.
   void Push(int64_t first_iter, std::optional<int64_t> wrong_at = std::nullopt,
             std::optional<int64_t> exit_at = std::nullopt) {
     pusher_ = std::thread([this, first_iter, wrong_at, exit_at] {
@@ -104,12 +95,12 @@ class WorkloadSupervisorTest : public ::testing::Test {
   }
   std::vector<std::string> Types() const {
     std::vector<std::string> out;
-    for (const Json& e : ReadJsonLines(dir_ + "/run/events.jsonl")) out.push_back(e["type"]);
+    for (const Json& e : Events()) out.push_back(e["type"]);
     return out;
   }
   // The first event of TYPE (with KEY, when given); null when none.
   Json EventOf(const std::string& type, const std::string& key = "") const {
-    for (const Json& e : ReadJsonLines(dir_ + "/run/events.jsonl")) {
+    for (const Json& e : Events()) {
       if (e.value("type", "") == type && (key.empty() || e.contains(key))) return e;
     }
     return nullptr;
@@ -125,18 +116,8 @@ class WorkloadSupervisorTest : public ::testing::Test {
     return out;
   }
 
-  std::string dir_;
-  RealClock clock_;
-  Scenario s_;
-  DrillOptions opt_;
-  DrillState state_;
-  DrillEvents events_;
-  std::unique_ptr<RunRecorder> rec_;
   FabricState fabric_;
   NoPrograms runner_;
-  FakeAgentCalls agents_{{"n0", "n1"}};
-  DrillContext ctx_{s_, opt_, clock_, state_, agents_, events_};
-  std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
   std::string rank_node_ = "n0";
   std::atomic<bool> stop_pushing_{false};
   std::thread pusher_;
