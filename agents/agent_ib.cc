@@ -4,8 +4,8 @@
 // listen creates nothing on the device. A node without RDMA devices (or an
 // agent on the fake machine, host_.verbs null) answers watching: false.
 #include "agents/agent_service.h"
-#include "harness/host/verbs.h"
-#include "harness/wire/protocol.h"
+#include "common/host/verbs.h"
+#include "common/wire/protocol.h"
 
 namespace fdrill {
 

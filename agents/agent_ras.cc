@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "agents/agent_service.h"
-#include "harness/wire/protocol.h"
+#include "common/wire/protocol.h"
 
 namespace fdrill {
 

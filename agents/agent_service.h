@@ -5,7 +5,7 @@
 // counters, workload_exit, fault_expired, lease_expired) go through the push
 // callback. Single-threaded.
 //
-// Requests (docs/reference/protocol.md; proto::kRequestTypes, harness/wire/protocol.h):
+// Requests (docs/reference/protocol.md; proto::kRequestTypes, common/wire/protocol.h):
 // hello, check, snapshot, apply, revert, revert_all, lease, workload_start,
 // workload_stop, inventory (reads only: agents/inventory.h plus "node"),
 // run_dir_remove, panic_clear, ras_watch (agents/agent_ras.cc), ib_watch
@@ -66,11 +66,11 @@
 #include "agents/request_gate.h"
 #include "agents/tcp_link_retrans.h"
 #include "agents/workload.h"
-#include "harness/core/clock.h"
-#include "harness/host/gpus.h"
-#include "harness/host/host.h"
-#include "harness/wire/protocol.h"
-#include "harness/wire/wire.h"
+#include "common/core/clock.h"
+#include "common/host/gpus.h"
+#include "common/host/host.h"
+#include "common/wire/protocol.h"
+#include "common/wire/wire.h"
 #include "injectors/injector.h"
 
 namespace fdrill {

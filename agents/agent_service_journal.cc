@@ -4,9 +4,9 @@
 // previous life of the agent left applied. The other requests:
 // agent_service.cc; the timer: agent_service_tick.cc.
 #include "agents/agent_service.h"
-#include "harness/core/json.h"
-#include "harness/core/log.h"
-#include "harness/wire/protocol.h"
+#include "common/core/json.h"
+#include "common/core/log.h"
+#include "common/wire/protocol.h"
 
 namespace fdrill {
 

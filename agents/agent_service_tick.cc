@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "agents/agent_service.h"
-#include "harness/core/json.h"
-#include "harness/core/log.h"
-#include "harness/wire/protocol.h"
+#include "common/core/json.h"
+#include "common/core/log.h"
+#include "common/wire/protocol.h"
 
 namespace fdrill {
 

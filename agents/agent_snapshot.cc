@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "agents/agent_service.h"
-#include "harness/core/json.h"
-#include "harness/wire/protocol.h"
+#include "common/core/json.h"
+#include "common/wire/protocol.h"
 #include "injectors/burn_process.h"
 #include "injectors/netdev.h"
 #include "injectors/ranks.h"

@@ -3,8 +3,8 @@
 // node or a run is watched, kept for /metrics; and the ranks' new records.
 #include "agents/agent_service.h"
 #include "agents/counters.h"
-#include "harness/core/log.h"
-#include "harness/wire/protocol.h"
+#include "common/core/log.h"
+#include "common/wire/protocol.h"
 
 namespace fdrill {
 

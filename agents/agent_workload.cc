@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "agents/agent_service.h"
-#include "harness/core/json.h"
-#include "harness/core/log.h"
-#include "harness/wire/protocol.h"
+#include "common/core/json.h"
+#include "common/core/log.h"
+#include "common/wire/protocol.h"
 #include "injectors/ranks.h"
 
 namespace fdrill {

@@ -9,9 +9,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "harness/core/json.h"
-#include "harness/wire/protocol.h"
-#include "harness/wire/wire.h"
+#include "common/core/json.h"
+#include "common/wire/protocol.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/wire/wire.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

@@ -1,6 +1,6 @@
 // Who sent a request to the agent, as its server knows it: the connection's
 // address and, under mutual TLS, the verified certificate's subject, role
-// (its OU: harness/tls/certs.h) and serial. Without TLS (an agent started
+// (its OU: common/tls/certs.h) and serial. Without TLS (an agent started
 // with --insecure) there is no identity: `tls` is false and the rest empty.
 #pragma once
 

@@ -8,8 +8,8 @@
 
 #include "agents/sysfs_text.h"
 #include "agents/tcp_link_retrans.h"
-#include "harness/core/json.h"
-#include "harness/host/iproute_net_stack.h"
+#include "common/core/json.h"
+#include "common/host/iproute_net_stack.h"
 
 namespace fdrill {
 

@@ -56,10 +56,10 @@
 #include <string>
 #include <string_view>
 
-#include "harness/host/gpus.h"
-#include "harness/host/host.h"
-#include "harness/host/net_stack.h"
-#include "harness/wire/wire.h"
+#include "common/host/gpus.h"
+#include "common/host/host.h"
+#include "common/host/net_stack.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 
@@ -71,7 +71,7 @@ struct TelemetrySources {
   Gpus* gpus = nullptr;  // null: no NVLink counters
   // "<if>.tcp_retrans_segs" (agents/tcp_link_retrans.h); null: none.
   TcpLinkRetrans* tcp_links = nullptr;
-  // Root qdisc counters over rtnetlink (harness/host/net_stack.h); null:
+  // Root qdisc counters over rtnetlink (common/host/net_stack.h); null:
   // `tc -s -j qdisc show` on the runner.
   NetStack* net = nullptr;
 };
@@ -86,7 +86,7 @@ void SampleIbCounters(SysFs& sysfs, const std::string& root, Json& out);
 // Adds "gpu<i>/nvlink<l>.<counter>" to `out`; nothing when NVML cannot count GPUs.
 void SampleNvLinkCounters(Gpus& gpus, Json& out);
 
-// --telemetry-interval: a duration (harness/core/units.h: "250ms", "1s",
+// --telemetry-interval: a duration (common/core/units.h: "250ms", "1s",
 // "10s") from 100 ms to 1 h. Faster floods the controller (every agent
 // pushes a sample); slower than an hour sees no fault window at all.
 constexpr Duration kMinTelemetryInterval = std::chrono::milliseconds(100);

@@ -15,7 +15,7 @@
 // one (a delta cannot say "removed"). Single-threaded (the agent's).
 #pragma once
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

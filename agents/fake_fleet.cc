@@ -16,9 +16,9 @@
 #include "agents/agent_service.h"
 #include "agents/fake_host.h"
 #include "agents/server.h"
-#include "harness/core/log.h"
-#include "harness/tls/certs.h"
-#include "harness/tls/tls_context.h"
+#include "common/core/log.h"
+#include "common/tls/certs.h"
+#include "common/tls/tls_context.h"
 
 namespace fdrill {
 

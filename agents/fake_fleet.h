@@ -28,7 +28,7 @@
 #include <set>
 #include <string>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

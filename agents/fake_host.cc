@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

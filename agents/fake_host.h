@@ -32,9 +32,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/host.h"
-#include "harness/host/net_stack.h"
-#include "harness/host/processes.h"
+#include "common/host/host.h"
+#include "common/host/net_stack.h"
+#include "common/host/processes.h"
 
 namespace fdrill {
 

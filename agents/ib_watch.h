@@ -1,5 +1,5 @@
 // IbWatch: for as long as a drill runs on the node, listens to the async
-// events of its RDMA devices (harness/host/verbs.h: PORT_ERR when a port
+// events of its RDMA devices (common/host/verbs.h: PORT_ERR when a port
 // leaves ACTIVE, PORT_ACTIVE when it is back, LID_CHANGE, DEVICE_FATAL...)
 // on a thread of its own, and queues each, with the wall time it was read,
 // for AgentService::Tick to push as `ib_async` messages: the HCA's own word
@@ -17,8 +17,8 @@
 #include <mutex>
 #include <vector>
 
-#include "harness/core/units.h"
-#include "harness/host/verbs.h"
+#include "common/core/units.h"
+#include "common/host/verbs.h"
 
 namespace fdrill {
 

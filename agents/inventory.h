@@ -42,9 +42,9 @@
 
 #include <string>
 
-#include "harness/host/gpus.h"
-#include "harness/host/host.h"
-#include "harness/wire/wire.h"
+#include "common/host/gpus.h"
+#include "common/host/host.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

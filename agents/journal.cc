@@ -12,7 +12,7 @@
 #include <sstream>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

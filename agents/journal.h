@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/core/result.h"
-#include "harness/wire/wire.h"
+#include "common/core/result.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "harness/core/units.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

@@ -19,10 +19,10 @@
 #include <set>
 #include <string>
 
-#include "harness/core/clock.h"
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
+#include "common/core/clock.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

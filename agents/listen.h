@@ -14,7 +14,7 @@
 
 #include <boost/asio.hpp>
 
-#include "harness/core/status.h"
+#include "common/core/status.h"
 
 namespace fdrill {
 

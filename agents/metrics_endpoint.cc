@@ -1,7 +1,7 @@
 #include "agents/metrics_endpoint.h"
 
 #include "agents/counters.h"
-#include "harness/core/log.h"
+#include "common/core/log.h"
 #include "injectors/injector.h"
 
 namespace fdrill {

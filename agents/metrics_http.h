@@ -21,7 +21,7 @@
 
 #include <boost/asio.hpp>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/wire/wire.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

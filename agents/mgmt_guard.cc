@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "harness/core/ipv4.h"
-#include "harness/host/iproute_net_stack.h"
+#include "common/core/ipv4.h"
+#include "common/host/iproute_net_stack.h"
 
 namespace fdrill {
 

@@ -1,7 +1,7 @@
 #include "agents/mgmt_interface.h"
 
-#include "harness/core/json.h"
-#include "harness/wire/wire.h"
+#include "common/core/json.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

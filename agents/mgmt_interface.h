@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "harness/core/result.h"
-#include "harness/host/host.h"
+#include "common/core/result.h"
+#include "common/host/host.h"
 
 namespace fdrill {
 

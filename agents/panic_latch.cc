@@ -6,9 +6,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "harness/core/files.h"
-#include "harness/core/json.h"
-#include "harness/core/units.h"
+#include "common/core/files.h"
+#include "common/core/json.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

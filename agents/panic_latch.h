@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

@@ -32,7 +32,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/wire/wire.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

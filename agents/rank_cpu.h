@@ -25,8 +25,8 @@
 
 #include <vector>
 
-#include "harness/host/processes.h"
-#include "harness/wire/wire.h"
+#include "common/host/processes.h"
+#include "common/wire/wire.h"
 #include "injectors/ranks.h"
 
 namespace fdrill {

@@ -1,5 +1,5 @@
 // RasWatch: while an NCCL job runs on the node, asks its RAS service
-// (harness/host/nccl_ras.h) for the job's status every `interval` on a
+// (common/host/nccl_ras.h) for the job's status every `interval` on a
 // thread of its own, so a query that takes RAS's full 10 s never holds up
 // the agent's requests, lease or faults. What changed since the last sample
 // (healthy -> a process missing -> dead, or the service not answering) is
@@ -16,9 +16,9 @@
 #include <mutex>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/units.h"
-#include "harness/host/nccl_ras.h"
+#include "common/core/json.h"
+#include "common/core/units.h"
+#include "common/host/nccl_ras.h"
 
 namespace fdrill {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "harness/wire/protocol.h"
+#include "common/wire/protocol.h"
 
 namespace fdrill {
 

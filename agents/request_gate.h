@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "agents/caller.h"
-#include "harness/core/status.h"
+#include "common/core/status.h"
 
 namespace fdrill {
 

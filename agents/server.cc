@@ -10,9 +10,9 @@
 
 #include "agents/listen.h"
 #include "agents/metrics_watch.h"
-#include "harness/tls/socket_io.h"
-#include "harness/tls/tls_context.h"
-#include "harness/tls/tls_socket.h"
+#include "common/tls/socket_io.h"
+#include "common/tls/tls_context.h"
+#include "common/tls/tls_socket.h"
 
 namespace fdrill {
 

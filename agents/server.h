@@ -17,7 +17,7 @@
 // certificate's subject goes to Handle() for the audit log. Without one (the
 // agent's explicit --insecure) connections are plain TCP.
 //
-// TLS is OpenSSL on the non-blocking socket (harness/tls/tls_socket.h), as on
+// TLS is OpenSSL on the non-blocking socket (common/tls/tls_socket.h), as on
 // the controller's end, not Asio's ssl::stream (its buffers and BIO pair
 // were ~70 KiB a connection and a copy per record).
 //

@@ -23,8 +23,8 @@
 
 #include <string>
 
-#include "harness/host/host.h"
-#include "harness/wire/wire.h"
+#include "common/host/host.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

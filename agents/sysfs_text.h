@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/host/host.h"
+#include "common/host/host.h"
 
 namespace fdrill {
 

@@ -20,7 +20,7 @@
 // whatever the request's state, port or bytecode filter, which only skip
 // sockets once found: twice a second (IPv4, IPv6) that was a quarter of an
 // idle agent's CPU (docs/performance.md). The namespace's TcpActivity
-// (harness/host/tcp_sockets.h) moves whenever a socket's count may have;
+// (common/host/tcp_sockets.h) moves whenever a socket's count may have;
 // while it has not moved since the last list, a list would add nothing and
 // is skipped, so the totals are those of listing every sample.
 #pragma once
@@ -31,8 +31,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "harness/host/tcp_sockets.h"
-#include "harness/wire/wire.h"
+#include "common/host/tcp_sockets.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

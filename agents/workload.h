@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/result.h"
-#include "harness/core/units.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

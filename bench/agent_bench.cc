@@ -29,9 +29,9 @@
 
 #include "bench/bench_util.h"
 #include "bench/flap_wire.h"
+#include "common/core/log.h"
+#include "common/tls/certs.h"
 #include "harness/controller/agent_link.h"
-#include "harness/core/log.h"
-#include "harness/tls/certs.h"
 
 namespace fdrill::bench {
 namespace {

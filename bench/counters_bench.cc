@@ -21,10 +21,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/core/json.h"
+#include "common/wire/counter_samples.h"
+#include "common/wire/protocol.h"
 #include "harness/controller/live_localiser.h"
-#include "harness/core/json.h"
-#include "harness/wire/counter_samples.h"
-#include "harness/wire/protocol.h"
 
 namespace {
 

@@ -51,14 +51,14 @@
 #include "agents/fake_fleet.h"
 #include "bench/bench_util.h"
 #include "bench/fanout_floor.h"
+#include "common/core/json.h"
+#include "common/core/log.h"
+#include "common/tls/certs.h"
+#include "common/wire/protocol.h"
 #include "harness/controller/agent_link.h"
 #include "harness/controller/connect_all.h"
 #include "harness/controller/drill_agents.h"
 #include "harness/controller/lease_renewals.h"
-#include "harness/core/json.h"
-#include "harness/core/log.h"
-#include "harness/tls/certs.h"
-#include "harness/wire/protocol.h"
 
 namespace fdrill::bench {
 namespace {

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/core/units.h"
+#include "common/core/units.h"
 
 namespace fdrill::bench {
 

@@ -1,8 +1,8 @@
 #include "fabric/agent_supervisor.h"
 
+#include "common/core/units.h"
 #include "fabric/fabric_up.h"
 #include "fabric/inventory.h"
-#include "harness/core/units.h"
 
 namespace fdrill {
 

@@ -1,11 +1,11 @@
 #include <algorithm>
 
+#include "common/host/programs.h"
 #include "fabric/inventory.h"
 #include "fabric/node_enter.h"
 #include "fabric/slurm.h"
 #include "fabric/sshd.h"
 #include "fabric/up_support.h"
-#include "harness/host/programs.h"
 
 namespace fdrill {
 

@@ -1,6 +1,6 @@
 #include "fabric/fabric_shape.h"
 
-#include "harness/core/units.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/core/status.h"
+#include "common/core/status.h"
 
 namespace fdrill {
 

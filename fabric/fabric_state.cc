@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/json.h"
-#include "harness/host/real_process_runner.h"
+#include "common/core/json.h"
+#include "common/host/real_process_runner.h"
 
 namespace fdrill {
 

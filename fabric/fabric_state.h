@@ -44,9 +44,9 @@
 #include <string>
 #include <vector>
 
+#include "common/core/result.h"
+#include "common/host/host.h"
 #include "fabric/fabric_shape.h"
-#include "harness/core/result.h"
-#include "harness/host/host.h"
 
 namespace fdrill {
 

@@ -6,12 +6,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/core/json.h"
+#include "common/core/units.h"
 #include "fabric/agent_supervisor.h"
 #include "fabric/inventory.h"
 #include "fabric/slurm.h"
 #include "fabric/sshd.h"
-#include "harness/core/json.h"
-#include "harness/core/units.h"
 
 namespace fdrill {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/units.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

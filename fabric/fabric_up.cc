@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <set>
 
+#include "common/core/units.h"
+#include "common/host/programs.h"
+#include "common/tls/certs.h"
 #include "fabric/fabric_status.h"
 #include "fabric/fabric_topology.h"
 #include "fabric/inventory.h"
@@ -11,9 +14,6 @@
 #include "fabric/slurm.h"
 #include "fabric/sshd.h"
 #include "fabric/up_support.h"
-#include "harness/core/units.h"
-#include "harness/host/programs.h"
-#include "harness/tls/certs.h"
 
 namespace fdrill {
 
@@ -105,7 +105,7 @@ Status MakePki(const FabricState& state, const FabricHost& host, Rollback& rollb
   };
   if (Status s = write("ca", *ca); !s.ok()) return s;
   // The controller's (drives drills), a read-only observer's (inventory),
-  // and one server-only certificate per agent (harness/tls/certs.h).
+  // and one server-only certificate per agent (common/tls/certs.h).
   std::vector<std::pair<std::string, CertRole>> names = {{"controller", CertRole::kController},
                                                          {"observer", CertRole::kObserver}};
   for (const FabricNode* n : state.AgentHosts()) names.push_back({n->name, CertRole::kNode});

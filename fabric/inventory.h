@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/host/host.h"
 #include "fabric/fabric_state.h"
-#include "harness/host/host.h"
 
 namespace fdrill {
 

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "common/core/status.h"
 #include "fabric/fabric_state.h"
-#include "harness/core/status.h"
 
 namespace fdrill {
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "common/core/clock.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
+#include "common/host/host.h"
 #include "fabric/fabric_state.h"
-#include "harness/core/clock.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
-#include "harness/host/host.h"
 
 namespace fdrill {
 

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/core/files.h"
 #include "fabric/node_enter.h"
-#include "harness/core/files.h"
 
 namespace fdrill {
 

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/core/units.h"
 #include "fabric/fabric_up.h"
-#include "harness/core/units.h"
 
 namespace fdrill {
 

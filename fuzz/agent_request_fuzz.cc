@@ -29,7 +29,7 @@
 
 #include "agents/agent_service.h"
 #include "agents/fake_host.h"
-#include "harness/wire/wire.h"
+#include "common/wire/wire.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target: the control plane's frame decoder (harness/wire) fed
+// libFuzzer target: the control plane's frame decoder (common/wire) fed
 // arbitrary bytes, split at a point the input chooses, as TCP may deliver
 // them. Beyond "no crash, no sanitizer report" it checks a property: every
 // message the decoder accepts re-encodes (EncodeFrame) to a frame a fresh
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "harness/wire/wire.h"
+#include "common/wire/wire.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/processes.h"
+#include "common/host/processes.h"
 #include "injectors/injector.h"
 
 namespace fdrill {

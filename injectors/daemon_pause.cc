@@ -19,7 +19,7 @@
 #include <string_view>
 #include <thread>
 
-#include "harness/host/processes.h"
+#include "common/host/processes.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 

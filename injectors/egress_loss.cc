@@ -1,6 +1,6 @@
 #include "injectors/egress_loss.h"
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "injectors/netdev.h"
 #include "injectors/nft_table.h"
 #include "injectors/param_values.h"

@@ -30,7 +30,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/host/host.h"
+#include "common/host/host.h"
 #include "injectors/injector.h"
 
 namespace fdrill {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "harness/core/did_you_mean.h"
+#include "common/core/did_you_mean.h"
 
 namespace fdrill {
 

@@ -31,10 +31,10 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
-#include "harness/host/host.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
+#include "common/host/host.h"
 
 namespace fdrill {
 

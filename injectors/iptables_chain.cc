@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "injectors/netdev.h"
 
 namespace fdrill {

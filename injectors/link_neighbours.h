@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/host/net_stack.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/host/net_stack.h"
 
 namespace fdrill {
 

@@ -42,7 +42,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/netdev.h"
 #include "injectors/param_values.h"

@@ -37,7 +37,7 @@
 #include <optional>
 #include <sstream>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 #include "injectors/roce_netdev.h"

@@ -6,7 +6,7 @@
 // Reference §1.8 and the NCCL env table.
 //
 // Mechanism: Apply writes `<launch env dir>/nccl_env-<hash>.env`
-// (harness/host/launch_env.h); fdrill-collective exports it at start-up, so
+// (common/host/launch_env.h); fdrill-collective exports it at start-up, so
 // it acts on ranks started on this node while the fault is applied — a
 // workload already running keeps its environment (NCCL reads it once, at
 // init). Verify reads the file back; Revert removes it (safe twice, safe
@@ -14,7 +14,7 @@
 // does not read NCCL_*: the fault shows only with --backend nccl.
 #include <functional>
 
-#include "harness/host/launch_env.h"
+#include "common/host/launch_env.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 

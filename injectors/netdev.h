@@ -1,5 +1,5 @@
 // Observing and changing network interfaces through the host's NetStack
-// (harness/host/net_stack.h: rtnetlink in the agent, iproute2's tools
+// (common/host/net_stack.h: rtnetlink in the agent, iproute2's tools
 // where the host has no netlink), shared by the network injectors and the
 // agent's fabric snapshot.
 #pragma once
@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/host/host.h"
-#include "harness/host/iproute_net_stack.h"
-#include "harness/host/net_stack.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/host/host.h"
+#include "common/host/iproute_net_stack.h"
+#include "common/host/net_stack.h"
 #include "injectors/link_neighbours.h"
 #include "injectors/toggle_fault.h"
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/host/host.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/host/host.h"
 
 namespace fdrill {
 

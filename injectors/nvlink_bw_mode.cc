@@ -23,7 +23,7 @@
 #include <optional>
 #include <set>
 
-#include "harness/core/did_you_mean.h"
+#include "common/core/did_you_mean.h"
 #include "injectors/injector.h"
 #include "injectors/nvml.h"
 #include "injectors/params.h"

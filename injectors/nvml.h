@@ -1,15 +1,15 @@
 // What the NVML injectors (nvlink_bw_mode, gpu_clock_lock, gpu_power_cap)
-// share on top of Host::gpus (harness/host/gpus.h): reading a GPU index,
+// share on top of Host::gpus (common/host/gpus.h): reading a GPU index,
 // the capability probe, and the null Gpus of a host without NVML.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/host/gpus.h"
-#include "harness/host/host.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/host/gpus.h"
+#include "common/host/host.h"
 #include "injectors/params.h"
 
 namespace fdrill {

@@ -7,7 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
 #include "injectors/params.h"
 
 namespace fdrill {

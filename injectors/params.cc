@@ -5,8 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "harness/core/did_you_mean.h"
-#include "harness/core/json.h"
+#include "common/core/did_you_mean.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

@@ -10,9 +10,9 @@
 #include <set>
 #include <string>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

@@ -19,7 +19,7 @@
 // nft tables, so one left behind is residue.
 // GSO caveat as link_loss's: a veth hands the bridge super-packets of up to
 // 64 KB, so the share is of forwarded skbs, not of wire packets.
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/netdev.h"
 #include "injectors/nft_table.h"

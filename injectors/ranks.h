@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/host/host.h"
-#include "harness/host/processes.h"
+#include "common/core/json.h"
+#include "common/host/host.h"
+#include "common/host/processes.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 

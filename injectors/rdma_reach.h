@@ -18,9 +18,9 @@
 #include <optional>
 #include <string>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/host/host.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/host/host.h"
 #include "injectors/injector.h"
 
 namespace fdrill {

@@ -6,7 +6,7 @@
 // statics: they vanish from static libraries.
 #include <algorithm>
 
-#include "harness/core/did_you_mean.h"
+#include "common/core/did_you_mean.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 

@@ -27,7 +27,7 @@
 #include <algorithm>
 #include <array>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 #include "injectors/roce_netdev.h"

@@ -28,7 +28,7 @@
 // eight back equal to those captured.
 #include <array>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "injectors/injector.h"
 #include "injectors/params.h"
 #include "injectors/roce_netdev.h"

@@ -8,7 +8,7 @@
 #include <map>
 #include <utility>
 
-#include "harness/core/stats.h"
+#include "common/core/stats.h"
 #include "reports/agent_loss.h"
 #include "reports/detectors.h"
 #include "reports/job_outcome.h"

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/stats.h"
+#include "common/core/stats.h"
 #include "reports/ab_stats.h"
 #include "reports/analysis.h"
 #include "reports/run_dir.h"

@@ -40,7 +40,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "reports/run_data.h"
 
 namespace fdrill {

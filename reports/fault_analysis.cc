@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/stats.h"
+#include "common/core/stats.h"
 #include "reports/analysis.h"
 #include "reports/compound.h"
 #include "reports/localise.h"

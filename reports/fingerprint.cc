@@ -6,7 +6,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

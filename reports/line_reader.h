@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "harness/core/stats.h"
+#include "common/core/stats.h"
 #include "reports/analysis.h"
 #include "reports/rank_evidence.h"
 #include "reports/whole_switch.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/status.h"
+#include "common/core/status.h"
 #include "reports/metric_table.h"
 
 namespace fdrill {

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "harness/core/files.h"
+#include "common/core/files.h"
 #include "reports/html_report.h"
 #include "reports/json_report.h"
 #include "reports/junit_report.h"

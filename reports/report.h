@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "reports/analysis.h"
 #include "reports/summary.h"
 

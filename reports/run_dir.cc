@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/files.h"
+#include "common/core/files.h"
 #include "reports/metrics_file.h"
 
 namespace fdrill {

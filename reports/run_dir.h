@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
 #include "reports/metrics_file.h"
 #include "reports/run_data.h"
 

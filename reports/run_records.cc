@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "reports/run_dir.h"
 
 namespace fdrill {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/fault_ref.h"
+#include "common/core/fault_ref.h"
 #include "reports/analysis.h"
 #include "reports/digest.h"
 #include "reports/job_outcome.h"
@@ -48,7 +48,7 @@ namespace {
 
 std::string Where(const std::string& node) { return node.empty() ? "" : node + ": "; }
 
-// The per-fault metrics an expectation may name (harness/core/
+// The per-fault metrics an expectation may name (common/core/
 // expectable_metrics.h lists them all).
 std::optional<double> FaultMetric(const std::string& name, const FaultStats& f) {
   if (name == "slowdown") return f.slowdown;

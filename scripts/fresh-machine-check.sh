@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-# The packages this script itself needs (harness/host/programs.cc: kScript).
+# The packages this script itself needs (common/host/programs.cc: kScript).
 CHECK_PACKAGES=(
   debootstrap
 )

@@ -42,7 +42,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-# The packages this script itself needs (harness/host/programs.cc: kScript);
+# The packages this script itself needs (common/host/programs.cc: kScript);
 # installed only when an InfiniBand or RoCE mechanism is about to run.
 CHECK_PACKAGES=(
   perftest

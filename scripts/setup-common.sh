@@ -1,14 +1,14 @@
 # Shared by demo.sh and test.sh: install Debian packages (quiet when already
 # there), configure and build into build/ (binaries in build/bin/).
 
-# Every program the code runs has a row in harness/host/programs.cc naming
+# Every program the code runs has a row in common/host/programs.cc naming
 # its package; tests/core/programs_test.cc fails when one of those packages
 # is neither here nor in Debian's base (Essential / Priority: required).
 # FDRILL_PACKAGES is everything (./test.sh); FDRILL_DEMO_PACKAGES is the part
 # ./demo.sh needs to build the programs and run its drill on the emulated
 # fabric (the same test checks it is a subset, and a fresh-machine check runs
 # ./demo.sh with only these installed). libibverbs-dev is in both: fdrill-agent
-# links libibverbs (harness/host/real_verbs.h). ibverbs-providers holds the
+# links libibverbs (common/host/real_verbs.h). ibverbs-providers holds the
 # userspace drivers (mlx5, ...) without which libibverbs skips a device, so
 # the agent would list none (libibverbs1 only Recommends it, and apt-get runs
 # here with --no-install-recommends). ibverbs-utils (ibv_devinfo,

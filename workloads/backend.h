@@ -18,8 +18,8 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/core/status.h"
-#include "harness/core/units.h"
+#include "common/core/status.h"
+#include "common/core/units.h"
 #include "workloads/collective.h"
 #include "workloads/libraries.h"
 

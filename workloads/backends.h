@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/backend.h"
 #include "workloads/config.h"
 #include "workloads/plan.h"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

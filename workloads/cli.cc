@@ -2,8 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "harness/core/units.h"
-#include "harness/core/version.h"
+#include "common/core/units.h"
+#include "common/core/version.h"
 #include "workloads/backends.h"
 #include "workloads/sweep.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/config.h"
 
 namespace fdrill {

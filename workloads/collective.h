@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/units.h"
+#include "common/core/units.h"
 #include "workloads/collective.h"
 
 namespace fdrill {

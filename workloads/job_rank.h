@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
 #include "workloads/step_lines.h"
 
 namespace fdrill {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/launch_env.h"
+#include "common/host/launch_env.h"
 #include "workloads/backends.h"
 #include "workloads/cli.h"
 #include "workloads/libraries.h"
@@ -170,7 +170,7 @@ int Run(const Config& config, MpiWorld& world) {
 }
 
 // The nccl_env fault's settings for ranks started on this node
-// (harness/host/launch_env.h), exported before anything initialises NCCL.
+// (common/host/launch_env.h), exported before anything initialises NCCL.
 // Said once per process on stderr, so the job log shows the restriction.
 Status ExportLaunchEnv() {
   const std::string dir = LaunchEnvDir(TmpDirFromEnv());

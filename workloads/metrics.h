@@ -19,7 +19,7 @@
 #include <string_view>
 #include <utility>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/path_template.h"
 
 namespace fdrill {

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/backend.h"
 #include "workloads/world.h"
 

@@ -9,7 +9,7 @@
 
 #include <mpi.h>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/collective.h"
 
 namespace fdrill {

@@ -10,7 +10,7 @@
 
 #include <mpi.h>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/world.h"
 
 namespace fdrill {

@@ -47,7 +47,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

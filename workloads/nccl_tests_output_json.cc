@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "workloads/nccl_tests_output.h"
 
 namespace fdrill {

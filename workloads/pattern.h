@@ -47,7 +47,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/collective.h"
 
 namespace fdrill {

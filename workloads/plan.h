@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/collective.h"
 #include "workloads/config.h"
 

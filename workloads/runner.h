@@ -33,7 +33,7 @@
 #include <ostream>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/backend.h"
 #include "workloads/config.h"
 #include "workloads/metrics.h"

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "harness/core/did_you_mean.h"
+#include "common/core/did_you_mean.h"
 
 namespace fdrill {
 

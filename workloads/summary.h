@@ -25,7 +25,7 @@ namespace fdrill {
 struct TimeStats {
   double mean_us = 0;
   double p50_us = 0;
-  double p99_us = 0;  // linear interpolation between closest ranks (harness/core/stats.h)
+  double p99_us = 0;  // linear interpolation between closest ranks (common/core/stats.h)
 };
 
 struct SummaryRow {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

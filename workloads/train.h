@@ -21,7 +21,7 @@
 #include <ostream>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "workloads/backend.h"
 #include "workloads/checkpoint.h"
 #include "workloads/config.h"

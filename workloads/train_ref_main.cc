@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "harness/core/units.h"
+#include "common/core/units.h"
 #include "workloads/checkpoint.h"
 #include "workloads/train_reference.h"
 

@@ -1,6 +1,6 @@
 #include "harness/cli/agent_flags.h"
 
-#include "harness/tls/certs.h"
+#include "common/tls/certs.h"
 
 namespace fdrill {
 

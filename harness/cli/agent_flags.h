@@ -15,8 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/tls/tls_config.h"
 #include "harness/controller/agent_set.h"
-#include "harness/tls/tls_config.h"
 
 namespace fdrill {
 

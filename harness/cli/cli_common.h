@@ -7,7 +7,7 @@
 #include <string>
 #include <system_error>
 
-#include "harness/core/status.h"
+#include "common/core/status.h"
 
 namespace fdrill {
 

@@ -1,12 +1,12 @@
 // `fdrill certs init|issue|revoke`: the CA and certificates for mutual TLS between
-// the controller and its agents (harness/tls/certs.h). Thin: parse flags,
+// the controller and its agents (common/tls/certs.h). Thin: parse flags,
 // call the library, print what was written, set the exit code (0 done, 2
 // could not do it). Never overwrites a key or certificate.
 #include <cstdio>
 #include <memory>
 
+#include "common/tls/certs.h"
 #include "harness/cli/commands.h"
-#include "harness/tls/certs.h"
 
 namespace fdrill {
 

@@ -13,6 +13,9 @@
 #include <iostream>
 #include <memory>
 
+#include "common/core/clock.h"
+#include "common/core/units.h"
+#include "common/host/real_process_runner.h"
 #include "fabric/agent_supervisor.h"
 #include "fabric/fabric_down.h"
 #include "fabric/fabric_status.h"
@@ -21,9 +24,6 @@
 #include "fabric/node_enter.h"
 #include "fabric/real_node_system.h"
 #include "harness/cli/commands.h"
-#include "harness/core/clock.h"
-#include "harness/core/units.h"
-#include "harness/host/real_process_runner.h"
 
 namespace fdrill {
 

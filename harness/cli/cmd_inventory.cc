@@ -14,11 +14,11 @@
 #include <string>
 #include <utility>
 
+#include "common/core/json.h"
 #include "fabric/fabric_state.h"
 #include "harness/cli/agent_flags.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/inventory_table.h"
-#include "harness/core/json.h"
 #include "harness/scenario/topology_switches.h"
 
 namespace fdrill {

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/core/json.h"
 #include "harness/cli/commands.h"
-#include "harness/core/json.h"
 #include "workloads/nccl_tests_output.h"
 
 namespace fdrill {

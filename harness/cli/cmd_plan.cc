@@ -5,12 +5,12 @@
 #include <optional>
 #include <string>
 
+#include "common/core/units.h"
 #include "harness/cli/cli_common.h"
 #include "harness/cli/commands.h"
 #include "harness/controller/cluster_launch.h"
 #include "harness/controller/engine.h"
 #include "harness/controller/slurm_time_left.h"
-#include "harness/core/units.h"
 #include "harness/scenario/nccl_ib_timeout.h"
 #include "harness/scenario/scenario.h"
 #include "injectors/injector.h"

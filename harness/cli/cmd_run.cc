@@ -12,6 +12,12 @@
 #include <map>
 #include <optional>
 
+#include "common/core/json.h"
+#include "common/core/stats.h"
+#include "common/core/units.h"
+#include "common/host/real_nvml.h"
+#include "common/host/real_process_runner.h"
+#include "common/host/real_processes.h"
 #include "fabric/fabric_state.h"
 #include "harness/cli/agent_flags.h"
 #include "harness/cli/cli_common.h"
@@ -20,12 +26,6 @@
 #include "harness/controller/drill.h"
 #include "harness/controller/panic.h"
 #include "harness/controller/progress.h"
-#include "harness/core/json.h"
-#include "harness/core/stats.h"
-#include "harness/core/units.h"
-#include "harness/host/real_nvml.h"
-#include "harness/host/real_process_runner.h"
-#include "harness/host/real_processes.h"
 #include "harness/scenario/scenario.h"
 #include "injectors/injector.h"
 #include "reports/brief.h"

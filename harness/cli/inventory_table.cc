@@ -4,8 +4,8 @@
 #include <map>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/units.h"
+#include "common/core/json.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

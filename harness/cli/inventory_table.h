@@ -22,7 +22,7 @@
 
 #include <string>
 
-#include "harness/wire/wire.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

@@ -7,10 +7,10 @@
 #include <set>
 #include <string>
 
+#include "common/core/did_you_mean.h"
+#include "common/core/log.h"
+#include "common/core/version.h"
 #include "harness/cli/commands.h"
-#include "harness/core/did_you_mean.h"
-#include "harness/core/log.h"
-#include "harness/core/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fdrill: fault-injection drills for GPU-cluster interconnects"};

@@ -6,10 +6,10 @@
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 
-#include "harness/tls/socket_io.h"
-#include "harness/tls/tls_context.h"
-#include "harness/tls/tls_socket.h"
-#include "harness/wire/protocol.h"
+#include "common/tls/socket_io.h"
+#include "common/tls/tls_context.h"
+#include "common/tls/tls_socket.h"
+#include "common/wire/protocol.h"
 
 namespace fdrill {
 

@@ -1,14 +1,14 @@
 // AgentLink: the controller's connection to one agent. All links share one
 // io_context that runs on a background thread; Connect and Call block the
 // calling (controller) thread until the reply, the deadline, or the link
-// drops. Pushes from the agent (proto::kPushTypes, harness/wire/protocol.h) are
+// drops. Pushes from the agent (proto::kPushTypes, common/wire/protocol.h) are
 // handed to on_push on the io thread. Thread-safe.
 //
 // With a TlsConfig, Connect also runs a TLS 1.3 handshake presenting the
 // controller's certificate and accepts only an agent whose certificate
 // chains to the CA and names the node dialled (CN/DNS = node); without one
 // (nullptr, `fdrill run --insecure`) the link is plain TCP. TLS is OpenSSL
-// on the non-blocking socket (harness/tls/tls_socket.h), not Asio's
+// on the non-blocking socket (common/tls/tls_socket.h), not Asio's
 // ssl::stream: ~70 KiB less per link. The io_context must run on one
 // thread: a link's reader and writer share its OpenSSL connection.
 #pragma once
@@ -20,10 +20,10 @@
 #include <mutex>
 #include <string>
 
-#include "harness/core/result.h"
-#include "harness/core/units.h"
-#include "harness/tls/tls_config.h"
-#include "harness/wire/wire.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
+#include "common/tls/tls_config.h"
+#include "common/wire/wire.h"
 
 namespace boost::asio {
 class io_context;

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "common/core/result.h"
+#include "common/core/units.h"
+#include "common/tls/tls_config.h"
 #include "fabric/fabric_state.h"
 #include "harness/controller/agent_link.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
-#include "harness/tls/tls_config.h"
 
 namespace fdrill {
 

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/files.h"
-#include "harness/core/json.h"
+#include "common/core/files.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

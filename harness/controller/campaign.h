@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

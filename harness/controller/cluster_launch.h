@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/result.h"
-#include "harness/host/host.h"
+#include "common/core/result.h"
+#include "common/host/host.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

@@ -17,9 +17,9 @@
 #include <span>
 #include <vector>
 
+#include "common/core/result.h"
+#include "common/core/units.h"
 #include "harness/controller/agent_link.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
 
 namespace fdrill {
 

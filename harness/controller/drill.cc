@@ -14,6 +14,9 @@
 #include <set>
 #include <thread>
 
+#include "common/core/json.h"
+#include "common/wire/counter_samples.h"
+#include "common/wire/protocol.h"
 #include "harness/controller/agent_set.h"
 #include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill_agents.h"
@@ -27,11 +30,8 @@
 #include "harness/controller/slurm_watch.h"
 #include "harness/controller/timeline_walker.h"
 #include "harness/controller/workload_supervisor.h"
-#include "harness/core/json.h"
 #include "harness/scenario/nccl_ib_timeout.h"
 #include "harness/scenario/topology_switches.h"
-#include "harness/wire/counter_samples.h"
-#include "harness/wire/protocol.h"
 #include "reports/run_dir.h"
 
 namespace fdrill {

@@ -22,14 +22,14 @@
 #include <atomic>
 #include <string>
 
+#include "common/core/result.h"
 #include "fabric/fabric_state.h"
 #include "harness/controller/progress.h"
-#include "harness/core/result.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {
 
-class ProcessRunner;  // harness/host/host.h
+class ProcessRunner;  // common/host/host.h
 
 struct DrillOptions {
   std::string out_dir;    // the run directory to create

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
+#include "common/tls/certs.h"
+#include "common/tls/tls_config.h"
+#include "common/wire/protocol.h"
 #include "harness/controller/connect_all.h"
 #include "harness/controller/drill.h"
 #include "harness/controller/lease_limits.h"
-#include "harness/tls/certs.h"
-#include "harness/tls/tls_config.h"
-#include "harness/wire/protocol.h"
 
 namespace fdrill {
 

@@ -41,12 +41,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/core/clock.h"
+#include "common/core/result.h"
 #include "fabric/fabric_state.h"
 #include "harness/controller/agent_calls.h"
 #include "harness/controller/agent_link.h"
 #include "harness/controller/lease_renewals.h"
-#include "harness/core/clock.h"
-#include "harness/core/result.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

@@ -5,10 +5,10 @@
 // each. Every member outlives the components that hold the context.
 #pragma once
 
+#include "common/core/clock.h"
 #include "harness/controller/agent_calls.h"
 #include "harness/controller/drill_events.h"
 #include "harness/controller/drill_state.h"
-#include "harness/core/clock.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

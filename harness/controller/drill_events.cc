@@ -1,6 +1,6 @@
 #include "harness/controller/drill_events.h"
 
-#include "harness/wire/protocol.h"
+#include "common/wire/protocol.h"
 #include "reports/digest.h"
 
 namespace fdrill {

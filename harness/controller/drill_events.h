@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "common/wire/wire.h"
 #include "harness/controller/engine.h"
 #include "harness/controller/recorder.h"
 #include "harness/scenario/scenario.h"
-#include "harness/wire/wire.h"
 #include "reports/localise.h"
 
 namespace fdrill {

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/core/units.h"
 #include "harness/controller/live_monitor.h"
-#include "harness/core/units.h"
 
 namespace fdrill {
 

@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

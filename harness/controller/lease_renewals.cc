@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "harness/wire/protocol.h"
+#include "common/wire/protocol.h"
 
 namespace fdrill {
 

@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/clock.h"
-#include "harness/core/json.h"
-#include "harness/core/result.h"
+#include "common/core/clock.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "reports/localise.h"
 
 namespace fdrill {

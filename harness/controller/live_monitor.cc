@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/core/stats.h"
+#include "common/core/stats.h"
 #include "reports/analysis.h"
 
 namespace fdrill {

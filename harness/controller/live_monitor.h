@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/core/units.h"
+#include "common/core/units.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

@@ -35,8 +35,8 @@
 #include <thread>
 #include <vector>
 
-#include "harness/core/result.h"
-#include "harness/core/units.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

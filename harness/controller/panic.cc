@@ -4,9 +4,9 @@
 
 #include <boost/asio.hpp>
 
+#include "common/tls/tls_config.h"
+#include "common/wire/protocol.h"
 #include "harness/controller/agent_link.h"
-#include "harness/tls/tls_config.h"
-#include "harness/wire/protocol.h"
 
 namespace fdrill {
 

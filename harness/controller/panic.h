@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "common/core/result.h"
+#include "common/core/units.h"
 #include "harness/controller/agent_set.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
 
 namespace fdrill {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/core/json.h"
 #include "harness/controller/workload_supervisor.h"
-#include "harness/core/json.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/clock.h"
-#include "harness/core/units.h"
+#include "common/core/clock.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

@@ -1,8 +1,8 @@
 #include "harness/controller/ras_watches.h"
 
-#include "harness/host/nccl_ras.h"
+#include "common/host/nccl_ras.h"
+#include "common/wire/protocol.h"
 #include "harness/scenario/nccl_ib_timeout.h"
-#include "harness/wire/protocol.h"
 
 namespace fdrill {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 
 namespace fdrill {
 

@@ -9,9 +9,9 @@
 #include <mutex>
 #include <string>
 
-#include "harness/core/clock.h"
-#include "harness/core/result.h"
-#include "harness/wire/wire.h"
+#include "common/core/clock.h"
+#include "common/core/result.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

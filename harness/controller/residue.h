@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "harness/core/result.h"
-#include "harness/wire/wire.h"
+#include "common/core/result.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <string_view>
 
-#include "harness/core/result.h"
-#include "harness/core/units.h"
-#include "harness/host/host.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
+#include "common/host/host.h"
 #include "harness/scenario/nccl_ib_timeout.h"
 
 namespace fdrill {

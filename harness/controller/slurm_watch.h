@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/core/clock.h"
-#include "harness/host/host.h"
+#include "common/core/clock.h"
+#include "common/host/host.h"
 
 namespace fdrill {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "common/wire/protocol.h"
 #include "harness/controller/drill.h"
 #include "harness/controller/progress.h"
-#include "harness/wire/protocol.h"
 
 namespace fdrill {
 

@@ -22,13 +22,13 @@
 #include <string>
 #include <vector>
 
+#include "common/core/clock.h"
 #include "harness/controller/drill_context.h"
 #include "harness/controller/drill_events.h"
 #include "harness/controller/drill_state.h"
 #include "harness/controller/engine.h"
 #include "harness/controller/impact_watch.h"
 #include "harness/controller/workload_supervisor.h"
-#include "harness/core/clock.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/host/host.h"
 #include "harness/controller/drill.h"
 #include "harness/controller/workload_supervisor.h"
-#include "harness/host/host.h"
 #include "workloads/job_rank.h"
 
 namespace fdrill {

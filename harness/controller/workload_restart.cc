@@ -4,9 +4,9 @@
 // and the relaunch itself. The rest of the supervisor: workload_supervisor.cc.
 #include <fmt/format.h>
 
+#include "common/wire/protocol.h"
 #include "harness/controller/drill.h"
 #include "harness/controller/workload_supervisor.h"
-#include "harness/wire/protocol.h"
 
 namespace fdrill {
 

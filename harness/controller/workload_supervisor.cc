@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "common/wire/protocol.h"
 #include "fabric/mpirun.h"
 #include "harness/controller/cluster_launch.h"
 #include "harness/controller/drill.h"
-#include "harness/wire/protocol.h"
 #include "workloads/job_rank.h"
 
 namespace fdrill {

@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "common/core/clock.h"
 #include "fabric/fabric_state.h"
 #include "harness/controller/drill_context.h"
 #include "harness/controller/local_job.h"
-#include "harness/core/clock.h"
 #include "harness/scenario/scenario.h"
 #include "workloads/nccl_tests_output.h"
 #include "workloads/step_lines.h"

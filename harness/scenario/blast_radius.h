@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/units.h"
+#include "common/core/units.h"
 #include "harness/scenario/topology.h"
 
 namespace fdrill {

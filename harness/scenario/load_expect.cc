@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "harness/core/did_you_mean.h"
-#include "harness/core/fault_ref.h"
+#include "common/core/did_you_mean.h"
+#include "common/core/fault_ref.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/yaml_errors.h"
 

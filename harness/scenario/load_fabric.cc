@@ -4,8 +4,8 @@
 #include <string>
 #include <tuple>
 
+#include "common/core/units.h"
 #include "fabric/fabric_topology.h"
-#include "harness/core/units.h"
 #include "harness/scenario/hostlist.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/selector.h"

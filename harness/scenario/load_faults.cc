@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "harness/core/did_you_mean.h"
-#include "harness/core/ipv4.h"
-#include "harness/core/json.h"
+#include "common/core/did_you_mean.h"
+#include "common/core/ipv4.h"
+#include "common/core/json.h"
 #include "harness/scenario/selector.h"
 #include "injectors/injector.h"
 

@@ -12,7 +12,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/yaml_reader.h"

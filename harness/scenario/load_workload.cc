@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "harness/core/did_you_mean.h"
+#include "common/core/did_you_mean.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/selector.h"
 #include "harness/scenario/yaml_errors.h"

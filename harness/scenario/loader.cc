@@ -12,10 +12,10 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "harness/core/did_you_mean.h"
-#include "harness/core/expectable_metrics.h"
-#include "harness/core/files.h"
-#include "harness/core/json.h"
+#include "common/core/did_you_mean.h"
+#include "common/core/expectable_metrics.h"
+#include "common/core/files.h"
+#include "common/core/json.h"
 #include "harness/scenario/load_sections.h"
 #include "harness/scenario/scenario.h"
 #include "harness/scenario/yaml_errors.h"

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/core/result.h"
-#include "harness/core/units.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
 #include "harness/scenario/scenario.h"
 
 namespace fdrill {

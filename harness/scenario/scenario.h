@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
 #include "fabric/fabric_shape.h"
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
 #include "harness/scenario/blast_radius.h"
 #include "harness/scenario/topology.h"
 

@@ -11,8 +11,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "harness/core/did_you_mean.h"
-#include "harness/core/units.h"
+#include "common/core/did_you_mean.h"
+#include "common/core/units.h"
 #include "harness/scenario/hostlist.h"
 #include "harness/scenario/yaml_errors.h"
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

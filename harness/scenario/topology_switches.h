@@ -24,7 +24,7 @@
 // the spines but those whose listed ports all face other leaves. Pure.
 #pragma once
 
-#include "harness/core/json.h"
+#include "common/core/json.h"
 #include "harness/scenario/topology.h"
 
 namespace fdrill {

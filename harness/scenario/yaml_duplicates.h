@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "harness/core/status.h"
+#include "common/core/status.h"
 
 namespace fdrill {
 

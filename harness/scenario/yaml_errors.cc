@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "harness/core/did_you_mean.h"
+#include "common/core/did_you_mean.h"
 #include "harness/scenario/yaml_duplicates.h"
 
 namespace fdrill {

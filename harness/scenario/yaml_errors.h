@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "harness/core/result.h"
+#include "common/core/result.h"
 
 namespace fdrill {
 

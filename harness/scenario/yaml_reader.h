@@ -12,9 +12,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "harness/core/json.h"
-#include "harness/core/result.h"
-#include "harness/core/units.h"
+#include "common/core/json.h"
+#include "common/core/result.h"
+#include "common/core/units.h"
 
 namespace fdrill {
 

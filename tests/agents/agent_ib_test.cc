@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/wire/protocol.h"
+#include "common/wire/protocol.h"
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_verbs.h"
 

@@ -17,7 +17,7 @@
 #include "agents/counters.h"
 #include "agents/fake_fleet.h"
 #include "agents/journal.h"
-#include "harness/host/iproute_net_stack.h"
+#include "common/host/iproute_net_stack.h"
 #include "tests/agents/test_agent.h"
 
 namespace fdrill {

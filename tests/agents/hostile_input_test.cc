@@ -11,7 +11,7 @@
 
 #include "agents/agent_service.h"
 #include "agents/server.h"
-#include "harness/wire/protocol.h"
+#include "common/wire/protocol.h"
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_net.h"

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/fake_nvml.h"

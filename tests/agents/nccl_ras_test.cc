@@ -1,6 +1,6 @@
 // The NCCL RAS client against a fake endpoint that speaks the protocol as
 // NCCL 2.28.9's source defines it (tests/fakes/fake_ras_server.h).
-#include "harness/host/nccl_ras.h"
+#include "common/host/nccl_ras.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // (ibv_get_device_list fails with ENOSYS) or no device is present, both
 // calls succeed with no devices; where devices are present, they are the
 // ones sysfs lists.
-#include "harness/host/real_verbs.h"
+#include "common/host/real_verbs.h"
 
 #include <chrono>
 #include <filesystem>

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/wire/wire.h"
+#include "common/wire/wire.h"
 
 namespace fdrill {
 namespace {

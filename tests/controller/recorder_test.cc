@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/wire/counter_samples.h"
 #include "harness/controller/drill_events.h"
-#include "harness/wire/counter_samples.h"
 #include "reports/run_dir.h"
 #include "tests/fakes/fake_clock.h"
 

@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/wire/protocol.h"
+#include "common/wire/protocol.h"
 #include "tests/controller/drill_fixture.h"
 
 namespace fdrill {

@@ -15,8 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/wire/protocol.h"
 #include "harness/controller/timeline_walker.h"
-#include "harness/wire/protocol.h"
 #include "tests/controller/drill_fixture.h"
 
 namespace fdrill {

@@ -1,4 +1,4 @@
-#include "harness/core/did_you_mean.h"
+#include "common/core/did_you_mean.h"
 
 #include <gtest/gtest.h>
 

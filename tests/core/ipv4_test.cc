@@ -1,4 +1,4 @@
-#include "harness/core/ipv4.h"
+#include "common/core/ipv4.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // (nlohmann's dump threw type_error.316 in its tick). DumpJson never
 // throws; ValidUtf8 keeps valid text and replaces the rest; Utf8Tail cuts a
 // log on a character boundary; JsonDepth measures without recursing.
-#include "harness/core/json.h"
+#include "common/core/json.h"
 
 #include <gtest/gtest.h>
 

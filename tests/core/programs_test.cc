@@ -1,12 +1,12 @@
 // Issue 16: every external program fdrill, its agent, the fabric and the
-// scripts run is a row of harness/host/programs.cc, and every row's package
+// scripts run is a row of common/host/programs.cc, and every row's package
 // is installed by the set-up (scripts/setup-common.sh's FDRILL_PACKAGES, or
 // Debian's Essential / Priority: required set that every Debian 12 system
 // has), or by the one script that uses it, or is optional with its degraded
 // behaviour named. dpkg's own file lists confirm that the package really
 // ships the program. The recording fakes (tests/fakes/known_program.h) fail
 // any test that runs a program the table lacks.
-#include "harness/host/programs.h"
+#include "common/host/programs.h"
 
 #include <algorithm>
 #include <fstream>
@@ -17,7 +17,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 
 namespace fdrill {
 namespace {

@@ -1,6 +1,6 @@
 // RealProcessRunner against real programs: output, exit codes, a missing
 // program, the timeout. (It spawns with posix_spawnp since issue 9.)
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 
 #include <gtest/gtest.h>
 

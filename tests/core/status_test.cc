@@ -1,9 +1,9 @@
-#include "harness/core/status.h"
+#include "common/core/status.h"
 
 #include <gtest/gtest.h>
 
-#include "harness/core/result.h"
-#include "harness/host/real_process_runner.h"
+#include "common/core/result.h"
+#include "common/host/real_process_runner.h"
 
 namespace fdrill {
 namespace {

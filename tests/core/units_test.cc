@@ -1,4 +1,4 @@
-#include "harness/core/units.h"
+#include "common/core/units.h"
 
 #include <gtest/gtest.h>
 

@@ -24,7 +24,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 #include "tests/fakes/fake_ras_server.h"
 
 extern char** environ;

@@ -27,7 +27,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 #include "tests/support/json_lines.h"
 
 namespace fdrill {

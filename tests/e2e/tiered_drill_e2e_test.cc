@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 #include "tests/support/e2e_cli.h"
 #include "tests/support/fabric_test.h"
 #include "tests/support/scratch_dir.h"

@@ -21,6 +21,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/host/real_process_runner.h"
 #include "fabric/fabric_down.h"
 #include "fabric/fabric_status.h"
 #include "fabric/fabric_up.h"
@@ -29,7 +30,6 @@
 #include "fabric/node_enter.h"
 #include "fabric/real_node_system.h"
 #include "fabric/sshd.h"
-#include "harness/host/real_process_runner.h"
 
 namespace fdrill {
 namespace {

@@ -1,7 +1,7 @@
 // FakeClock: time moves only when a test calls Advance().
 #pragma once
 
-#include "harness/core/clock.h"
+#include "common/core/clock.h"
 
 namespace fdrill {
 

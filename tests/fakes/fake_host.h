@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/host.h"
+#include "common/host/host.h"
 #include "tests/fakes/known_program.h"
 
 namespace fdrill {

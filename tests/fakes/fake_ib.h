@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/host/host.h"
+#include "common/host/host.h"
 #include "tests/fakes/fake_host.h"
 #include "tests/fakes/known_program.h"
 #include "tests/fakes/next_failures.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/host.h"
+#include "common/host/host.h"
 #include "tests/fakes/fake_net.h"
 #include "tests/fakes/known_program.h"
 #include "tests/fakes/next_failures.h"

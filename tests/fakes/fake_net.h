@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/host.h"
-#include "harness/wire/wire.h"
+#include "common/host/host.h"
+#include "common/wire/wire.h"
 #include "tests/fakes/known_program.h"
 #include "tests/fakes/next_failures.h"
 

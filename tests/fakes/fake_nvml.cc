@@ -1,5 +1,5 @@
 // A fake libnvidia-ml: exports the NVML symbols fdrill resolves (the
-// prototypes of harness/host/nvml_api.h) backed by a state file, so tests can
+// prototypes of common/host/nvml_api.h) backed by a state file, so tests can
 // load it with dlopen exactly as the driver's library is loaded.
 //
 // State: the file named by $FAKE_NVML_STATE, one "key value" per line, read
@@ -31,7 +31,7 @@
 #include <sstream>
 #include <string>
 
-#include "harness/host/nvml_api.h"
+#include "common/host/nvml_api.h"
 
 namespace {
 

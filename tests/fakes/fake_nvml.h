@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/host.h"
-#include "harness/host/real_nvml.h"
+#include "common/host/host.h"
+#include "common/host/real_nvml.h"
 
 namespace fdrill {
 

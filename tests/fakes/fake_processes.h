@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/host/processes.h"
+#include "common/host/processes.h"
 
 namespace fdrill {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "harness/host/tcp_sockets.h"
+#include "common/host/tcp_sockets.h"
 
 namespace fdrill {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/verbs.h"
+#include "common/host/verbs.h"
 
 namespace fdrill {
 

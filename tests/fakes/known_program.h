@@ -1,5 +1,5 @@
 // Recording fakes call ExpectKnownProgram on every argv they are asked to
-// run: a program that harness/host/programs.cc does not list fails the test,
+// run: a program that common/host/programs.cc does not list fails the test,
 // so every program the code runs has a row there (and its package a place in
 // the set-up, which tests/core/programs_test.cc checks).
 #pragma once
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/programs.h"
+#include "common/host/programs.h"
 
 namespace fdrill {
 
@@ -21,7 +21,7 @@ inline void ExpectKnownProgram(const std::vector<std::string>& argv) {
   if (FindExternalProgram(argv[0]) == nullptr) {
     ADD_FAILURE()
         << "the code ran `" << argv[0]
-        << "`, which harness/host/programs.cc does not list: add a row with its Debian package, "
+        << "`, which common/host/programs.cc does not list: add a row with its Debian package, "
            "and the package to scripts/setup-common.sh";
   }
 }

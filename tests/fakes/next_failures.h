@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/host/host.h"
+#include "common/host/host.h"
 
 namespace fdrill {
 

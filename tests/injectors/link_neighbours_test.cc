@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/iproute_net_stack.h"
+#include "common/host/iproute_net_stack.h"
 #include "tests/fakes/fake_net.h"
 #include "tests/injectors/injector_test_support.h"
 

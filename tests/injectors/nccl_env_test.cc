@@ -1,5 +1,5 @@
 // nccl_env against FakeSysFs, and the launch-env files it leaves
-// (harness/host/launch_env.h) on the real filesystem.
+// (common/host/launch_env.h) on the real filesystem.
 #include <unistd.h>
 
 #include <filesystem>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/launch_env.h"
+#include "common/host/launch_env.h"
 #include "injectors/injector.h"
 #include "tests/fakes/fake_host.h"
 

@@ -10,9 +10,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/iproute_net_stack.h"
-#include "harness/host/netlink_neigh_codec.h"
-#include "harness/host/netlink_tc_codec.h"
+#include "common/host/iproute_net_stack.h"
+#include "common/host/netlink_neigh_codec.h"
+#include "common/host/netlink_tc_codec.h"
 #include "tests/fakes/fake_net.h"
 #include "tests/injectors/injector_test_support.h"
 

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/host.h"
-#include "harness/host/netlink_tc_codec.h"
+#include "common/host/host.h"
+#include "common/host/netlink_tc_codec.h"
 
 namespace fdrill {
 namespace {

@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/iproute_net_stack.h"
-#include "harness/host/netlink_net_stack.h"
+#include "common/host/iproute_net_stack.h"
+#include "common/host/netlink_net_stack.h"
 #include "injectors/injector.h"
 #include "injectors/netdev.h"
 #include "tests/support/netns_pair.h"

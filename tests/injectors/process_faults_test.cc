@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/real_processes.h"
+#include "common/host/real_processes.h"
 #include "injectors/burn_process.h"
 #include "injectors/injector.h"
 #include "tests/fakes/fake_host.h"

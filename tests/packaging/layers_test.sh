@@ -12,13 +12,13 @@ fail() {
   exit 1
 }
 "$src/scripts/check-layers.py" "$src" || fail "the tree itself does not pass"
-for d in harness reports injectors agents workloads fabric; do cp -r "$src/$d" "$work/"; done
+for d in common harness reports injectors agents workloads fabric; do cp -r "$src/$d" "$work/"; done
 "$src/scripts/check-layers.py" "$work" || fail "a copy of the tree does not pass"
 printf '#include "reports/run_dir.h"\n#include "harness/controller/drill.h"\n' > "$work/reports/planted.cc"
 if "$src/scripts/check-layers.py" "$work" 2> "$work/err"; then
   fail "an include of the controller from reports/ passed"
 fi
-grep -qF 'reports/planted.cc:2: includes "harness/controller/drill.h" (harness/controller), but reports may use only harness/core' "$work/err" ||
+grep -qF 'reports/planted.cc:2: includes "harness/controller/drill.h" (harness/controller), but reports may use only common/core' "$work/err" ||
   fail "the refusal does not name the file, line and what reports may use: $(cat "$work/err")"
 [ "$(wc -l < "$work/err")" -eq 2 ] || fail "more than the planted include refused: $(cat "$work/err")"
 echo "layers_test: the tree passes; a planted include from reports/ into the controller is refused"

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/core/expectable_metrics.h"
+#include "common/core/expectable_metrics.h"
 #include "reports/analysis.h"
 #include "reports/run_dir.h"
 #include "tests/reports/drill_analysis.h"

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 #include "reports/report.h"
 #include "tests/reports/synthetic_run.h"
 

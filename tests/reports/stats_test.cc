@@ -1,6 +1,6 @@
 // The pure pieces on hand-built inputs: percentiles, the iteration series,
 // the baseline band and the recovery window.
-#include "harness/core/stats.h"
+#include "common/core/stats.h"
 
 #include <algorithm>
 #include <cmath>

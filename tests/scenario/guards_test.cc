@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/core/files.h"
+#include "common/core/files.h"
 #include "harness/scenario/scenario.h"
 #include "tests/scenario/scenario_text.h"
 #include "tests/support/scratch_dir.h"

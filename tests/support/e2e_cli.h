@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 
 namespace fdrill::e2e {
 

@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "harness/host/host.h"
-#include "harness/host/real_process_runner.h"
+#include "common/host/host.h"
+#include "common/host/real_process_runner.h"
 
 namespace fdrill {
 
@@ -111,7 +111,7 @@ std::string RulesetWithoutCounters(ProcessRunner& runner);
 
 // A revert left `after` as `before`. Without nft (`runner` lacks it: not
 // installed, or hidden), a table that iptables' nf_tables backend created
-// for the fault stays, empty with ACCEPT base chains (harness/host/programs.cc,
+// for the fault stays, empty with ACCEPT base chains (common/host/programs.cc,
 // the nft row): then `after` may add exactly such tables and nothing else.
 void ExpectRulesetRestored(const NamespaceRunner& runner, const std::string& before,
                            const std::string& after);

@@ -16,7 +16,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "harness/tls/x509_text.h"
+#include "common/tls/x509_text.h"
 
 namespace fdrill::x509_build {
 
@@ -41,7 +41,7 @@ inline bool AddExt(X509* cert, X509* issuer, int nid, const char* value) {
   return ok;
 }
 
-// The product's own (harness/tls/x509_text.h).
+// The product's own (common/tls/x509_text.h).
 using x509_text::CertPem;
 using x509_text::KeyPem;
 

@@ -19,9 +19,9 @@
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 
+#include "common/tls/tls_socket.h"
 #include "harness/controller/agent_link.h"
 #include "harness/controller/connect_all.h"
-#include "harness/tls/tls_socket.h"
 #include "tests/tls/agent_tls.h"
 
 namespace fdrill {
@@ -167,7 +167,7 @@ TEST_F(AgentLinkTlsTest, CallAsyncOnADroppedLinkRepliesUnavailableAtOnce) {
 
 // A frame many TLS records long both ways: the link writes it through
 // OpenSSL's partial progress on a non-blocking socket and reads it back in
-// pieces (harness/tls/tls_socket.h).
+// pieces (common/tls/tls_socket.h).
 TEST_F(AgentLinkTlsTest, AFrameOfManyRecordsCrossesTheLinkWhole) {
   StartServer();
   TlsConfig tls = TlsConfig::InDir(pki_.string(), "controller");

@@ -29,8 +29,8 @@
 
 #include "agents/agent_service.h"
 #include "agents/server.h"
-#include "harness/tls/certs.h"
-#include "harness/tls/tls_context.h"
+#include "common/tls/certs.h"
+#include "common/tls/tls_context.h"
 #include "tests/agents/test_agent.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_net.h"

@@ -1,6 +1,6 @@
-// The CA and certificates (harness/tls/certs.h), the SSL contexts built from
+// The CA and certificates (common/tls/certs.h), the SSL contexts built from
 // them (tls_context.h) and how `fdrill run` picks its TLS settings.
-#include "harness/tls/certs.h"
+#include "common/tls/certs.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
-#include "harness/tls/tls_config.h"
-#include "harness/tls/tls_context.h"
+#include "common/tls/tls_config.h"
+#include "common/tls/tls_context.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/x509_build.h"
 

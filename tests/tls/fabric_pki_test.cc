@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/tls/certs.h"
+#include "common/tls/tls_config.h"
 #include "fabric/fabric_up.h"
-#include "harness/tls/certs.h"
-#include "harness/tls/tls_config.h"
 #include "tests/fabric/fabric_up_fixture.h"
 
 namespace fdrill {
@@ -30,7 +30,7 @@ TEST_F(FabricPkiTest, UpMakesACaAndACertPerNodeAndTheController) {
   EXPECT_THAT(runner_.calls(), Contains(Argv{"install", "-d", "-m", "0700", pki_}));
 
   const std::string& ca = fs_.files[pki_ + "/ca.pem"];
-  // Each with its role (harness/tls/certs.h): the agents' are server-only.
+  // Each with its role (common/tls/certs.h): the agents' are server-only.
   for (std::string name : {"controller", "observer", "n0", "n1", "n2", "sw"}) {
     ASSERT_TRUE(fs_.files.count(pki_ + "/" + name + ".key")) << name;
     const std::string& cert = fs_.files[pki_ + "/" + name + ".pem"];

@@ -1,4 +1,4 @@
-// What the two contexts (harness/tls/tls_context.h) put on the wire: a
+// What the two contexts (common/tls/tls_context.h) put on the wire: a
 // handshake between MakeServerContext and MakeClientContext over an
 // in-memory BIO pair, no sockets, and the chain each end received.
 #include <filesystem>
@@ -11,9 +11,9 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "harness/tls/certs.h"
-#include "harness/tls/tls_config.h"
-#include "harness/tls/tls_context.h"
+#include "common/tls/certs.h"
+#include "common/tls/tls_config.h"
+#include "common/tls/tls_context.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/x509_build.h"
 

@@ -1,4 +1,4 @@
-#include "harness/wire/counter_samples.h"
+#include "common/wire/counter_samples.h"
 
 #include <memory>
 

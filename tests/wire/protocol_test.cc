@@ -1,6 +1,6 @@
-// The protocol's one table (harness/wire/protocol.h) against its document
+// The protocol's one table (common/wire/protocol.h) against its document
 // (docs/reference/protocol.md), and FaultSpec, the fault both check and apply carry.
-#include "harness/wire/protocol.h"
+#include "common/wire/protocol.h"
 
 #include <fstream>
 #include <regex>

@@ -1,4 +1,4 @@
-#include "harness/wire/wire.h"
+#include "common/wire/wire.h"
 
 #include <gtest/gtest.h>
 

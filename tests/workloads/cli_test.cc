@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/core/version.h"
+#include "common/core/version.h"
 #include "workloads/backends.h"
 
 namespace fdrill {

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 
 namespace fdrill {
 namespace {

@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/host/real_process_runner.h"
+#include "common/host/real_process_runner.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/scratch_dir.h"
 
@@ -455,7 +455,7 @@ namespace fdrill {
 namespace {
 
 // The nccl_env fault's file reaches every rank started on the node
-// (harness/host/launch_env.h): exported before NCCL could read it, and said
+// (common/host/launch_env.h): exported before NCCL could read it, and said
 // in the job's log; a file with a non-NCCL name stops the launch (exit 2).
 TEST_F(WorkloadProcessTest, ExportsTheLaunchEnvironmentOfItsNode) {
   const std::string launch = dir_ + "/fdrill-launch-env";
