@@ -26,8 +26,12 @@ elif [ -e /run/fdrill/fabric/fabric.json ]; then
   build/bin/fdrill fabric down >&2
 fi
 # Unit tests side by side (each keeps its scratch files per process); the
-# e2e, cluster and package tests one at a time, since they build fabrics and
-# listen under fixed names. With arguments, ctest gets exactly those.
+# e2e, cluster and package tests one at a time: each drill test has a named
+# fabric of its own and the rest hold ctest locks (tests/CMakeLists.txt), so
+# `./test.sh -LE unit -j2` runs them two at a time, but on 2 cores the
+# drills' measured slowdowns and hang timeouts do not hold under each
+# other's load (CONTRIBUTING.md, Tests). With arguments, ctest gets exactly
+# those.
 if [ $# -eq 0 ]; then
   ctest --test-dir build --output-on-failure --timeout 600 -L '^unit$' -j "$(nproc)"
   ctest --test-dir build --output-on-failure --timeout 600 -LE '^unit$'

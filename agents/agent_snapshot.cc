@@ -59,11 +59,13 @@ Json AgentService::HostSnapshot() {
     if (auto info = host_.sysfs->Read("/proc/self/mountinfo"); info.ok()) {
       std::string mount = CgroupV2Mount(*info);
       std::error_code ec;
+      // This node's own: another node's (or another fabric's) on the same
+      // machine share the tree.
+      const std::string own = BurnCgroupPrefix(*host_.procs);
       if (!mount.empty()) {
         for (const auto& e : std::filesystem::directory_iterator(mount, ec)) {
           std::string name = e.path().filename().string();
-          if (name.rfind(std::string(kBurnExe) + "-", 0) == 0)
-            host[proto::key::kBurnCgroups].push_back(name);
+          if (name.rfind(own, 0) == 0) host[proto::key::kBurnCgroups].push_back(name);
         }
       }
     }

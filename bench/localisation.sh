@@ -44,7 +44,8 @@
 # counter for what its nftables rule drops.
 #
 # Needs root, a built tree (build/), jq, and no fabric up (it builds its own
-# and takes it down on exit). REPEAT 0 leaves the matrix out: the e2e test
+# and takes it down on exit; FDRILL_FABRIC=NAME builds a named one instead,
+# beside the default fabric). REPEAT 0 leaves the matrix out: the e2e test
 # LocalisationBench (tests/e2e/drill_e2e_test.cc) runs the sample `1 0 0 1 0`.
 #   sudo bench/localisation.sh [SEED=1] [REPEAT=2] [FREE=2] [COMPOUND=9] [HAND=2]
 set -euo pipefail
@@ -132,6 +133,9 @@ nodes3() {
 # A fault line with its window inside the phase.
 windowed() { fault_line "$1" "$2" "$3" | sed "s/}\$/, at: $4, for: $5}/"; }
 
+# The nodes' namespaces: fdrill-n0, or a named fabric's fdrill.NAME-n0.
+netns_prefix=fdrill-
+[ -n "${FDRILL_FABRIC:-}" ] && netns_prefix="fdrill.$FDRILL_FABRIC-"
 $FDRILL fabric up --nodes 4 >/dev/null
 echo "localisation: ${#cases[@]} faults in one drill (seed $SEED), $FREE fault-free drills," \
   "$COMPOUND sets of faults in force together, $HAND drills degraded by hand" >&2
@@ -249,9 +253,9 @@ for h in $(seq 1 "$HAND"); do
   drill=$!
   sleep 14  # the drill's start (agents, mpirun) takes a few seconds
   for node in "$a" "$b"; do
-    ip netns exec "fdrill-$node" tc qdisc add dev fab0 root tbf rate 100mbit burst 128k latency 50ms
+    ip netns exec "$netns_prefix$node" tc qdisc add dev fab0 root tbf rate 100mbit burst 128k latency 50ms
     sleep 8
-    ip netns exec "fdrill-$node" tc qdisc del dev fab0 root
+    ip netns exec "$netns_prefix$node" tc qdisc del dev fab0 root
     sleep 8
   done
   set +e

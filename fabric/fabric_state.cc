@@ -1,6 +1,8 @@
 #include "fabric/fabric_state.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +42,36 @@ FabricLayout FabricLayout::Default() {
   layout.agent_port = 7100;
   return layout;
 }
+
+Status CheckFabricName(const std::string& name) {
+  const bool ok =
+      !name.empty() && name.size() <= 4 && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+      });
+  if (ok) return Status::Ok();
+  return InvalidArgument(std::string(kFabricNameEnv) + "=" + name +
+                         ": a fabric's name is 1 to 4 of a-z and 0-9 (e.g. " + kFabricNameEnv +
+                         "=t1); unset it for the default fabric");
+}
+
+std::string CurrentFabricName() {
+  const char* name = std::getenv(kFabricNameEnv);
+  return name == nullptr ? "" : name;
+}
+
+FabricLayout FabricLayout::Named(const std::string& name) {
+  FabricLayout layout = Default();
+  if (name.empty()) return layout;
+  layout.state_dir = std::string(kDefaultFabricDir) + "-" + name;
+  layout.netns_prefix = "fdrill." + name + "-";
+  layout.root_prefix = "fd" + name + ".";
+  layout.mgmt_net.clear();
+  return layout;
+}
+
+FabricLayout FabricLayout::Current() { return Named(CurrentFabricName()); }
+
+std::string DefaultFabricDir() { return FabricLayout::Current().state_dir; }
 
 std::string NodePort::Ip() const { return HostPart(addr); }
 
@@ -141,6 +173,9 @@ Result<FabricState> PlanFabric(const FabricLayout& layout, const FabricShape& sh
   // Linux interface names are at most 15 bytes: "<root_prefix>n199".
   if (layout.root_prefix.size() > 7)
     return InvalidArgument("root link prefix too long: " + layout.root_prefix);
+  if (layout.mgmt_net.empty())
+    return InvalidArgument("no management network chosen for the fabric at " + layout.state_dir +
+                           " (FreeMgmtNet chooses one for a named fabric)");
   FabricState state;
   state.state_dir = layout.state_dir;
   state.shape = shape;
@@ -343,6 +378,8 @@ Result<FabricState> LoadFabricState(const std::string& dir) {
   RealSysFs fs;
   return LoadFabricState(fs, dir);
 }
+
+Result<FabricState> LoadFabricState() { return LoadFabricState(DefaultFabricDir()); }
 
 Status SaveFabricState(SysFs& fs, const FabricState& state) {
   return fs.Write(state.state_dir + "/fabric.json", FabricStateToJson(state));

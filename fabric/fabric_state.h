@@ -51,6 +51,19 @@
 namespace fdrill {
 
 inline constexpr char kDefaultFabricDir[] = "/run/fdrill/fabric";
+// FDRILL_FABRIC=NAME: every fdrill command means the fabric NAME, so two
+// fabrics (a demo and a test run, two tests) can be up side by side.
+inline constexpr char kFabricNameEnv[] = "FDRILL_FABRIC";
+// 1 to 4 of a-z and 0-9 (the root-ns link prefix "fdNAME." must fit 7 bytes).
+Status CheckFabricName(const std::string& name);
+// FDRILL_FABRIC's value, "" when unset; CheckFabricName has not been run on it.
+std::string CurrentFabricName();
+// FabricLayout::Current().state_dir.
+std::string DefaultFabricDir();
+// Named fabrics take management /24s 198.19.1.0 to 198.19.199.0 (0 is the
+// default fabric's; from 200 up is left to tests' own layouts).
+inline constexpr int kFirstNamedMgmtNet = 1;
+inline constexpr int kLastNamedMgmtNet = 199;
 // Switch agents' management addresses: .201-.253 of the management /24.
 inline constexpr int kFirstSwitchHost = 201;
 inline constexpr int kMaxFabricSwitches = 53;
@@ -64,6 +77,15 @@ struct FabricLayout {
   int agent_port = 7100;
 
   static FabricLayout Default();
+  // The fabric named NAME (FDRILL_FABRIC=NAME), beside the default one:
+  // state dir /run/fdrill/fabric-NAME, namespaces fdrill.NAME-n<i>, root-ns
+  // links fdNAME.br / fdNAME.n<i>. Its management /24 is chosen when it comes
+  // up (FreeMgmtNet) and kept in its fabric.json; mgmt_net is empty until
+  // then. The fabric's own rails keep 198.18.0.x: they live only inside its
+  // namespaces, so scenarios read the same on every fabric. "" is Default().
+  static FabricLayout Named(const std::string& name);
+  // The fabric every command means: FDRILL_FABRIC's, else the default one.
+  static FabricLayout Current();
   std::string StateFile() const { return state_dir + "/fabric.json"; }
   std::string PkiDir() const { return state_dir + "/pki"; }
   std::string MgmtBridge() const { return root_prefix + "br"; }
@@ -201,8 +223,10 @@ Result<FabricState> FabricStateFromJson(const std::string& json);
 // NotFound when <dir>/fabric.json does not exist; InvalidArgument when it is
 // not a fabric description.
 Result<FabricState> LoadFabricState(SysFs& fs, const std::string& dir);
-// Same, on the real file system; default dir is the user's fabric.
-Result<FabricState> LoadFabricState(const std::string& dir = kDefaultFabricDir);
+// Same, on the real file system.
+Result<FabricState> LoadFabricState(const std::string& dir);
+// The fabric every command means (DefaultFabricDir()).
+Result<FabricState> LoadFabricState();
 Status SaveFabricState(SysFs& fs, const FabricState& state);
 
 }  // namespace fdrill

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 
 #include "common/core/units.h"
 #include "common/host/programs.h"
@@ -338,6 +339,24 @@ Status CheckNoFabric(const FabricLayout& layout, const FabricHost& host) {
                             " namespaces, " + std::to_string(inv->root_links.size()) +
                             " links, state dir " + layout.state_dir +
                             "); run `fdrill fabric down` first");
+}
+
+Result<std::string> FreeMgmtNet(ProcessRunner& runner) {
+  auto out = RunChecked(runner, {"ip", "-4", "-o", "addr", "show"});
+  if (!out.ok()) return out.status().Annotate("choosing a management network");
+  std::set<int> taken;
+  std::istringstream lines(*out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find(" inet 198.19.");
+    if (at == std::string::npos) continue;
+    taken.insert(std::atoi(line.c_str() + at + 13));
+  }
+  for (int k = kFirstNamedMgmtNet; k <= kLastNamedMgmtNet; ++k)
+    if (!taken.count(k)) return "198.19." + std::to_string(k);
+  return FailedPrecondition("every management network 198.19." +
+                            std::to_string(kFirstNamedMgmtNet) + ".0/24 to 198.19." +
+                            std::to_string(kLastNamedMgmtNet) +
+                            ".0/24 is in use on this machine: take a fabric down first");
 }
 
 Status CheckRoomFor(const FabricShape& shape, SysFs& fs) {

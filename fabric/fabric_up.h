@@ -63,6 +63,12 @@ std::vector<std::string> AgentArgv(const FabricState& state, const FabricNode& n
 // fabric with this layout exists.
 Status CheckNoFabric(const FabricLayout& layout, const FabricHost& host);
 
+// The first management /24 a named fabric may take: "198.19.K" for the
+// lowest K from kFirstNamedMgmtNet that no root-namespace interface has an
+// address in (`ip -4 -o addr show`). The caller holds a lock across this and
+// the bridge's creation (`fdrill fabric up` does, /run/fdrill/.mgmt.lock).
+Result<std::string> FreeMgmtNet(ProcessRunner& runner);
+
 struct UpOptions {
   FabricLayout layout = FabricLayout::Default();
   FabricShape shape;      // --nodes 4 alone: one rail, one leaf, unshaped

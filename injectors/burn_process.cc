@@ -38,13 +38,22 @@ Status BurnFault::Check() {
   return Status::Ok();
 }
 
+std::string BurnCgroupPrefix(ProcessTable& procs) {
+  // "net:[4026531840]" -> "4026531840"; a table without one gives "0".
+  std::string digits;
+  for (char c : procs.OwnNetNs())
+    if (c >= '0' && c <= '9') digits += c;
+  return std::string(kBurnExe) + "-" + (digits.empty() ? "0" : digits) + "-";
+}
+
 Status BurnFault::Capture() {
   if (Status s = Check(); !s.ok()) return s;
   cgroup_.clear();
   if (auto info = host_.sysfs->Read("/proc/self/mountinfo"); info.ok()) {
     std::string mount = CgroupV2Mount(*info);
     if (!mount.empty()) {
-      cgroup_ = mount + "/" + kBurnExe + "-" + std::to_string(host_.procs->OwnPid()) + "-" +
+      cgroup_ = mount + "/" + BurnCgroupPrefix(*host_.procs) +
+                std::to_string(host_.procs->OwnPid()) + "-" +
                 std::to_string(g_burn_seq.fetch_add(1));
     }
   }

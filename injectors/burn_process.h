@@ -5,12 +5,11 @@
 // Lifetime: fdrill-burn sets PR_SET_PDEATHSIG(SIGKILL) and exits at once
 // when its parent is not the agent that started it, so it dies with the
 // agent; it runs in a cgroup of its own under the node's cgroup v2 mount
-// (found in /proc/self/mountinfo; `fdrill-burn-<agent pid>-<n>`) when there
-// is one. Capture names the cgroup, and Saved() carries it into the journal,
-// so a restarted agent's sweep kills whatever is left in it (cgroup.kill,
-// kernel 5.14+) and removes it. Revert kills the process by (pid, start
-// time) and through the cgroup, reaps it, and removes the cgroup: safe after
-// a failed Apply and safe twice.
+// (found in /proc/self/mountinfo; `fdrill-burn-<netns>-<agent pid>-<n>`,
+// BurnCgroupPrefix) when there is one. Capture names the cgroup, and Saved() carries it into the
+// journal, so a restarted agent's sweep kills whatever is left in it (cgroup.kill, kernel 5.14+)
+// and removes it. Revert kills the process by (pid, start time) and through the cgroup, reaps it,
+// and removes the cgroup: safe after a failed Apply and safe twice.
 #pragma once
 
 #include <string>
@@ -22,6 +21,12 @@
 namespace fdrill {
 
 inline constexpr char kBurnExe[] = "fdrill-burn";
+
+// "fdrill-burn-<inode of the agent's network namespace>-": what every burn
+// cgroup of this node's agents begins with, whichever pid made it. The
+// nodes of an emulated fabric (and of two fabrics side by side) share one
+// cgroup tree; each counts only its own in its snapshot.
+std::string BurnCgroupPrefix(ProcessTable& procs);
 
 // What one kind of burn runs, and how it is named.
 struct BurnSpec {

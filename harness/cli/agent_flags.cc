@@ -5,7 +5,7 @@
 namespace fdrill {
 
 void AgentFlags::Add(CLI::App* cmd) {
-  if (fabric_dir.empty()) fabric_dir = kDefaultFabricDir;
+  if (fabric_dir.empty()) fabric_dir = DefaultFabricDir();
   cmd->add_option("--hosts", hosts_file,
                   "hosts file: hostlist expressions like gpu[001-128], one or more per line");
   cmd->add_flag("--slurm", slurm, "the nodes of this Slurm allocation (SLURM_JOB_NODELIST)");

@@ -2,12 +2,16 @@
 // (fabric/). Thin: parse flags, wire the real host, print, set the exit code
 // (0 done, 2 could not do it). exec and rsh replace this process; supervise
 // is the agents' supervisor `up` starts (fabric/agent_supervisor.h).
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -38,6 +42,28 @@ struct RealFabricHost {
   RealNodeSystem node;
   RealClock clock;
   FabricHost Get() { return FabricHost{&runner, &sysfs, &node, &clock}; }
+};
+
+// An exclusive flock(2) on a file, held until destruction (or exit).
+class FileLock {
+ public:
+  FileLock() = default;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Status Take(const std::string& path) {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0 || flock(fd_, LOCK_EX) != 0)
+      return FailedPrecondition("cannot lock " + path + ": " + std::strerror(errno));
+    return Status::Ok();
+  }
+
+ private:
+  int fd_ = -1;
 };
 
 int Fail(const std::string& command, const Status& status) {
@@ -109,6 +135,7 @@ int RunUp(const UpFlags& flags) {
   }
   // Before the agent binary is looked for: a shape that cannot be built is
   // the first thing to hear about.
+  options.layout = FabricLayout::Current();
   if (Status s = CheckShape(options.layout, options.shape); !s.ok()) return Fail("up", s);
   auto bin = ResolveAgentBin(flags.agent_bin);
   if (!bin.ok()) return Fail("up", bin.status());
@@ -126,6 +153,15 @@ int RunUp(const UpFlags& flags) {
   if (!flags.no_supervisor && !flags.no_agents)
     options.supervisor_argv = SupervisorArgv(SelfExe(), options.layout.state_dir);
   RealFabricHost host;
+  // A named fabric takes the first free management /24; the lock keeps two
+  // `up`s from taking the same one before either bridge has its address.
+  FileLock mgmt_lock;
+  if (options.layout.mgmt_net.empty()) {
+    if (Status s = mgmt_lock.Take("/run/fdrill/.mgmt.lock"); !s.ok()) return Fail("up", s);
+    auto net = FreeMgmtNet(*host.Get().runner);
+    if (!net.ok()) return Fail("up", net.status());
+    options.layout.mgmt_net = *net;
+  }
   auto state = FabricUp(options, host.Get());
   if (!state.ok()) return Fail("up", state.status());
   std::cout << "fabric up: " << state->nodes.size() << " nodes";
@@ -159,7 +195,9 @@ int RunUp(const UpFlags& flags) {
 
 int RunDown() {
   RealFabricHost host;
-  auto report = FabricDown(DownOptions{}, host.Get());
+  DownOptions options;
+  options.layout = FabricLayout::Current();
+  auto report = FabricDown(options, host.Get());
   if (!report.ok()) return Fail("down", report.status());
   if (report->found_nothing) {
     std::cout << "no fabric\n";
@@ -182,13 +220,13 @@ int RunDown() {
 
 int RunStatus(bool json) {
   RealFabricHost host;
-  auto status = GetFabricStatus(kDefaultFabricDir, host.Get());
+  auto status = GetFabricStatus(DefaultFabricDir(), host.Get());
   if (status.ok()) {
     std::cout << (json ? RenderStatusJson(*status) : RenderStatusTable(*status));
     return 0;
   }
   if (status.status().code() != StatusCode::kNotFound) return Fail("status", status.status());
-  auto inv = TakeInventory(FabricLayout::Default(), host.runner, host.sysfs);
+  auto inv = TakeInventory(FabricLayout::Current(), host.runner, host.sysfs);
   bool leftovers = inv.ok() && !inv->empty();
   if (json) {
     std::cout << "{\"nodes\": [], \"leftovers\": " << (leftovers ? "true" : "false") << "}\n";
@@ -317,7 +355,7 @@ void AddFabricCommands(CLI::App& app, int* exit_code) {
   status->add_flag("--json", *json, "print JSON");
   status->callback([json, exit_code] { *exit_code = RunStatus(*json); });
 
-  auto supervise_dir = std::make_shared<std::string>(kDefaultFabricDir);
+  auto supervise_dir = std::make_shared<std::string>(DefaultFabricDir());
   auto* supervise = fabric->add_subcommand(
       "supervise", "the agents' supervisor `fabric up` starts (restarts an agent that dies)");
   supervise->group("");  // not for people: `up` runs it

@@ -293,7 +293,7 @@ void AddRunCommands(CLI::App& app, int* exit_code) {
   auto* run = app.add_subcommand(
       "run",
       "run a drill (emulated fabric, hosts file or Slurm allocation) and write a run directory");
-  static std::string file, out, fabric_dir = kDefaultFabricDir;
+  static std::string file, out, fabric_dir = DefaultFabricDir();
   run->add_option("scenario", file, "scenario YAML file")->required();
   run->add_option("--out", out, "run directory (default runs/<UTC time>-<name>)");
   run->add_option("--fabric-dir", fabric_dir, "emulated fabric state directory")

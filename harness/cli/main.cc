@@ -10,9 +10,18 @@
 #include "common/core/did_you_mean.h"
 #include "common/core/log.h"
 #include "common/core/version.h"
+#include "fabric/fabric_state.h"
 #include "harness/cli/commands.h"
 
 int main(int argc, char** argv) {
+  // FDRILL_FABRIC names the emulated fabric every command means; a bad name
+  // is refused before anything is read or built.
+  if (const std::string name = fdrill::CurrentFabricName(); !name.empty()) {
+    if (fdrill::Status s = fdrill::CheckFabricName(name); !s.ok()) {
+      std::fprintf(stderr, "fdrill: %s\n", s.message().c_str());
+      return 2;
+    }
+  }
   CLI::App app{"fdrill: fault-injection drills for GPU-cluster interconnects"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("fdrill ") + fdrill::kFdrillVersion);

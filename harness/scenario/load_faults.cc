@@ -369,8 +369,8 @@ Status FaultLoader::CheckReach(const YAML::Node& n, const FaultSpec& f) const {
                                        "network " +
                                        kEmulatedMgmtNet +
                                        " (the controller and every agent): the fault would cut "
-                                       "them off; name the fabric's addresses (198.18.0.0/15 "
-                                       "but 198.19.0.0/24) instead");
+                                       "them off; name the fabric's addresses (198.18.0.0/16) "
+                                       "instead");
         }
       }
     }

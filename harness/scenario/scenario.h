@@ -248,11 +248,12 @@ struct Scenario {
 };
 
 // Reads and validates FILE. Errors read "FILE:LINE:COL: what; hint".
-// The emulated fabric's management network and each node's interface on it
-// (fabric/fabric_state.h: the controller 198.19.0.254 on fdm-br, node i's
-// mgmt0 198.19.0.<i+1>, the switches' agents after them): no fault may
-// reach them (tests/fabric checks the fabric's layout agrees).
-inline constexpr char kEmulatedMgmtNet[] = "198.19.0.0/24";
+// The emulated fabrics' management networks and each node's interface on
+// them (fabric/fabric_state.h: the default fabric's controller 198.19.0.254
+// on fdm-br, node i's mgmt0 198.19.0.<i+1>, the switches' agents after them;
+// a named fabric's the same in 198.19.K.0/24): no fault may reach them
+// (tests/fabric checks the fabric's layout agrees).
+inline constexpr char kEmulatedMgmtNet[] = "198.19.0.0/16";
 inline constexpr char kEmulatedMgmtInterface[] = "mgmt0";
 
 // The largest scenario file LoadScenario reads; a larger one, or one that

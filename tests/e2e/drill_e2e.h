@@ -31,7 +31,7 @@ class DrillE2E : public FabricTest {
   std::string FabricLinks() {
     std::string out;
     for (int i = 0; i < 4; ++i) {
-      std::string ns = "fdrill-n" + std::to_string(i);
+      std::string ns = Netns("n" + std::to_string(i));
       out += Sh({"ip", "netns", "exec", ns, "tc", "qdisc", "show", "dev", "fab0", "root"});
       out += Sh({"ip", "-n", ns, "-br", "link", "show", "fab0"});
     }

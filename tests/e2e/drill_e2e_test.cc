@@ -190,11 +190,11 @@ phases:
     for (int i = 0; i < 170 && !done; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (done) return;
-    Sh({"ip", "netns", "exec", "fdrill-n1", "tc", "qdisc", "add", "dev", "fab0", "root", "tbf",
+    Sh({"ip", "netns", "exec", Netns("n1"), "tc", "qdisc", "add", "dev", "fab0", "root", "tbf",
         "rate", "100mbit", "burst", "128k", "latency", "50ms"});
     for (int i = 0; i < 80 && !done; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    Sh({"ip", "netns", "exec", "fdrill-n1", "tc", "qdisc", "del", "dev", "fab0", "root"});
+    Sh({"ip", "netns", "exec", Netns("n1"), "tc", "qdisc", "del", "dev", "fab0", "root"});
   });
   auto run = Fdrill({"run", scenario.string(), "--out", out.string()}, 180);
   done = true;
@@ -269,7 +269,7 @@ phases:
   auto runs = Fdrill({"compare", (before / "run-01").string(), (before / "run-02").string()});
   EXPECT_NE(runs.out.find("What the nodes ran: the same in both"), std::string::npos) << runs.out;
   for (int i = 0; i < 4; ++i) {
-    const std::string ns = "fdrill-n" + std::to_string(i);
+    const std::string ns = Netns("n" + std::to_string(i));
     for (const char* sysctl : {"tcp_wmem", "tcp_rmem"}) {
       Sh({"ip", "netns", "exec", ns, "sh", "-c",
           std::string("echo '4096 4096 4096' > /proc/sys/net/ipv4/") + sysctl});
@@ -354,12 +354,12 @@ TEST_F(DrillE2E, LibraryDrillsPassAndLeaveNothing) {
 // Issue 49: a seeded sample of bench/localisation.sh's sets of faults in
 // force together (the first of its nine shapes in seed 1's order: a link
 // flap and a straggler, staggered), run as the benchmark runs
-// them (its own fabric, no fabric of a fixture's up): each fault named right,
+// them (a fabric of its own, named lb, beside the others): each fault named right,
 // each set seen as a compound window, no false positive.
 TEST(LocalisationBench, ASeededSampleOfFaultsInForceTogetherIsNamedFaultByFault) {
   RealProcessRunner runner;
   auto r = runner.Run(
-      {"env", std::string("FDRILL=") + FDRILL_BIN, "bash",
+      {"env", std::string("FDRILL=") + FDRILL_BIN, "FDRILL_FABRIC=lb", "bash",
        std::string(FDRILL_SOURCE_DIR) + "/bench/localisation.sh", "1", "0", "0", "1", "0"},
       std::chrono::seconds(300));
   ASSERT_TRUE(r.ok()) << r.status().ToString();

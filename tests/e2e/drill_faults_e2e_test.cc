@@ -31,26 +31,6 @@ using e2e::Fdrill;
 using e2e::ReadJson;
 using e2e::Sh;
 
-// Processes of fdrill's own: the workload's ranks and fdrill-burn, by
-// executable, anywhere on the machine (every emulated node shares it).
-int OwnProcesses(bool stopped_only) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    std::error_code ec;
-    fs::path exe = fs::read_symlink(e.path() / "exe", ec);
-    if (ec) continue;
-    std::string name = exe.filename().string();
-    if (name != "fdrill-collective" && name != "fdrill-burn") continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    auto close = text.rfind(')');
-    const bool stopped =
-        close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'T';
-    if (!stopped_only || stopped) ++n;
-  }
-  return n;
-}
-
 // rank_pause (hung rank, straggler) and cpu_hog: none touches the network,
 // each shows in the job's iteration times; mem_pressure holds 1 GiB; and
 // afterwards every rank runs and no fdrill-burn process or cgroup is left.
@@ -90,7 +70,8 @@ TEST_F(DrillE2E, RankPauseStragglerAndCpuHogShowAndLeaveNothing) {
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
   EXPECT_TRUE(s["rollback"]["data_intact"].get<bool>());
   EXPECT_EQ(FabricLinks(), before);
-  EXPECT_EQ(OwnProcesses(false), 0) << "a rank or fdrill-burn outlived the drill";
+  EXPECT_EQ(ProcessesInFabric({"fdrill-collective", "fdrill-burn"}), 0)
+      << "a rank or fdrill-burn outlived the drill";
 }
 
 // link_loss and link_partition through whole drills (scenarios/): each slows
@@ -112,7 +93,7 @@ TEST_F(DrillE2E, LinkLossAndPartitionSlowTheJobAndLeaveNoRule) {
     EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
     for (int i = 0; i < 4; ++i) {
       std::string rules =
-          Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(i), "iptables-save"});
+          Sh({"ip", "netns", "exec", Netns("n" + std::to_string(i)), "iptables-save"});
       EXPECT_EQ(rules.find("FDRILL-"), std::string::npos) << rules;
     }
   }
@@ -150,7 +131,8 @@ TEST_F(DrillE2E, RankKillEndsTheJobAndTheDrillFailsWithTheTimeToFailure) {
   }
   EXPECT_TRUE(job_expectation) << s["expectations"].dump();
   EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
-  EXPECT_EQ(OwnProcesses(false), 0) << "a rank outlived the aborted job";
+  EXPECT_EQ(ProcessesInFabric({"fdrill-collective", "fdrill-burn"}), 0)
+      << "a rank outlived the aborted job";
 }
 
 // A stop condition met mid-fault ends the drill at once: every fault is

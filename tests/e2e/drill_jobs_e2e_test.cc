@@ -49,7 +49,7 @@ TEST_F(DrillE2E, RestartPolicyRecoversCrashesAndHangsAndStopsACrashLoop) {
     json s = ReadJson(out / "summary.json");
     const json& rb = s["rollback"];
     EXPECT_TRUE(s["residue"].empty()) << s["residue"].dump();
-    EXPECT_EQ(Sh({"pgrep", "-x", "fdrill-collective"}), "") << "ranks left running";
+    EXPECT_EQ(ProcessesInFabric({"fdrill-collective"}), 0) << "ranks left running";
     ASSERT_FALSE(rb["failures"].empty()) << rb.dump(2);
     const json& first = rb["failures"][0];
     EXPECT_EQ(first["cause"], c.cause) << first.dump();

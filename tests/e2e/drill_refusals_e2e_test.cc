@@ -50,7 +50,7 @@ TEST_F(DrillE2E, MissingInterfaceIsRefusedBeforeAnythingIsTouched) {
 // still removes everything without the supervisor.
 TEST_F(DrillE2E, AnAgentThatDoesNotAnswerIsNamedAndNothingIsApplied) {
   std::string before = FabricLinks();
-  json fabric = ReadJson("/run/fdrill/fabric/fabric.json");
+  json fabric = ReadJson(FabricDir() + "/fabric.json");
   const int supervisor = fabric["supervisor_pid"].get<int>();
   ASSERT_GT(supervisor, 0);
   ASSERT_EQ(kill(supervisor, SIGKILL), 0);  // ours, started by this test's `fabric up`
@@ -123,7 +123,7 @@ TEST(DrillBadInput, APrefixHoldingTheManagementNetworkOrAPathInTheNameExits2) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {drill,
        ":9:25: fault hit-link_partition: params.peers 0.0.0.0/0 holds addresses of the "
-       "emulated fabric's management network 198.19.0.0/24"},
+       "emulated fabric's management network 198.19.0.0/16"},
       {"name: \"../../../../elsewhere/escaped\"\n" + drill.substr(drill.find('\n') + 1),
        ":1:7: name: \"../../../../elsewhere/escaped\" holds a path separator"}};
   ExpectEveryVerbRefuses(cases);

@@ -206,6 +206,7 @@ class ReadmeCluster : public e2e::FabricTest {
  protected:
   void SetUp() override {
     etc_existed_ = fs::exists("/etc/fdrill");
+    named_ = false;  // the guide's commands name the default fabric's paths
     BringUp("fdrill-readme-",
             {"--nodes", std::to_string(kNodes), "--no-agents", "--sshd", "--slurm"}, 180);
     if (IsSkipped() || HasFatalFailure()) return;

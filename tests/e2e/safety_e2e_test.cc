@@ -23,6 +23,7 @@
 
 #include "common/host/real_process_runner.h"
 #include "tests/support/e2e_cli.h"
+#include "tests/support/fabric_test.h"
 #include "tests/support/json_lines.h"
 #include "tests/support/scratch_dir.h"
 
@@ -51,20 +52,6 @@ int RunFdrill(const std::vector<std::string>& args) {
 
 using e2e::Spawn;
 
-std::string Qdisc(int node) {
-  return Sh({"ip", "netns", "exec", "fdrill-n" + std::to_string(node), "tc", "qdisc", "show", "dev",
-             "fab0", "root"});
-}
-bool Up(int node) {
-  std::string out =
-      Sh({"ip", "-n", "fdrill-n" + std::to_string(node), "-o", "link", "show", "fab0"});
-  auto open = out.find('<');
-  auto close = out.find('>');
-  return open != std::string::npos &&
-         out.substr(open, close - open).find("UP") != std::string::npos;
-}
-bool Shaped(int node) { return Qdisc(node).find("tbf") != std::string::npos; }
-
 // Waits until pred holds; returns the seconds it took, or -1 past the limit.
 template <typename Pred>
 double WaitFor(Pred pred, double limit_s) {
@@ -86,16 +73,11 @@ int CountEvents(const fs::path& events, const std::string& type) {
   return n;
 }
 
-class SafetyE2E : public ::testing::Test {
+class SafetyE2E : public e2e::FabricTest {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root to build network namespaces (CI runs as root)";
-    ASSERT_FALSE(fs::exists("/run/fdrill/fabric/fabric.json"))
-        << "an emulated fabric is already up; this test will not tear down someone's fabric";
-    work_ = ScratchPath("fdrill-safety-");
-    fs::create_directories(work_);
-    ASSERT_EQ(RunFdrill({"fabric", "up", "--nodes", "4"}), 0);
-    up_ = true;
+    BringUp("fdrill-safety-", {"--nodes", "4"});
+    if (IsSkipped() || HasFatalFailure()) return;
     std::ofstream(work_ / "hold.yaml") << R"(name: hold
 fabric: {emulated: {nodes: 4}}
 workload: {size: 1M}
@@ -116,13 +98,23 @@ safety: {lease_ttl: 3s, lease_renew: 1s, max_faulted_nodes: 2}
       kill(controller_, SIGKILL);
       waitpid(controller_, nullptr, 0);
     }
-    if (up_) {
-      Sh({"ip", "link", "set", "fdm-n1", "up"});
-      EXPECT_EQ(RunFdrill({"fabric", "down"}), 0);
-      EXPECT_EQ(Sh({"ip", "netns", "list"}).find("fdrill-"), std::string::npos);
-    }
-    if (!work_.empty()) fs::remove_all(work_);
+    if (up_) Sh({"ip", "link", "set", RootLink("n1"), "up"});
+    FabricTest::TearDown();
   }
+
+  std::string Qdisc(int node) {
+    return Sh({"ip", "netns", "exec", Netns("n" + std::to_string(node)), "tc", "qdisc", "show",
+               "dev", "fab0", "root"});
+  }
+  bool Up(int node) {
+    std::string out =
+        Sh({"ip", "-n", Netns("n" + std::to_string(node)), "-o", "link", "show", "fab0"});
+    auto open = out.find('<');
+    auto close = out.find('>');
+    return open != std::string::npos &&
+           out.substr(open, close - open).find("UP") != std::string::npos;
+  }
+  bool Shaped(int node) { return Qdisc(node).find("tbf") != std::string::npos; }
 
   // Starts `fdrill run hold.yaml` and waits until both faults are applied.
   void StartDrillAndWaitForFaults(const std::string& out) {
@@ -136,8 +128,6 @@ safety: {lease_ttl: 3s, lease_renew: 1s, max_faulted_nodes: 2}
     ASSERT_FALSE(Up(2));
   }
 
-  fs::path work_;
-  bool up_ = false;
   pid_t controller_ = -1;
 };
 
@@ -156,7 +146,7 @@ TEST_F(SafetyE2E, KilledControllerLeavesNothingBehindWithinTtl) {
     EXPECT_LE(t, kTtlS + 1.0) << "reverted after " << t << " s";
     worst = std::max(worst, t);
     // The workload goes too: no rank of ours outlives the lease.
-    EXPECT_GE(WaitFor([] { return Sh({"pgrep", "-f", "fdrill-collective"}).empty(); }, 10), 0);
+    EXPECT_GE(WaitFor([&] { return ProcessesInFabric({"fdrill-collective"}) == 0; }, 10), 0);
     EXPECT_EQ(Qdisc(1) + Qdisc(2), before);
     std::printf(
         "[ measured ] repeat %d: faults reverted %.3f s after SIGKILL of the controller (TTL %.0f "
@@ -176,20 +166,20 @@ TEST_F(SafetyE2E, KilledAgentIsRestartedAndItsJournalSweepRevertsWithin10s) {
   const fs::path out = work_ / "run";
   StartDrillAndWaitForFaults(out.string());
   ASSERT_TRUE(Shaped(1));
-  json fabric = json::parse(std::ifstream("/run/fdrill/fabric/fabric.json"));
+  json fabric = json::parse(std::ifstream(FabricDir() + "/fabric.json"));
   const int pid = fabric["nodes"][1]["agent_pid"].get<int>();
   ASSERT_GT(fabric["supervisor_pid"].get<int>(), 0);
   ASSERT_EQ(kill(pid, SIGKILL), 0);  // the agent dies with its fault applied
   const double t = WaitFor([&] { return !Shaped(1); }, 10);
   ASSERT_GE(t, 0) << "n1's tbf still there 10 s after its agent died; agent log:\n"
-                  << Sh({"cat", "/run/fdrill/fabric/n1/agent.log"});
+                  << Sh({"cat", FabricDir() + "/n1/agent.log"});
   std::printf("[ measured ] n1's fault reverted %.3f s after SIGKILL of its agent\n", t);
   EXPECT_EQ(Qdisc(1), before);
   // A new agent, recorded in fabric.json, whose log says why.
-  json now = json::parse(std::ifstream("/run/fdrill/fabric/fabric.json"));
+  json now = json::parse(std::ifstream(FabricDir() + "/fabric.json"));
   EXPECT_NE(now["nodes"][1]["agent_pid"].get<int>(), pid);
   EXPECT_EQ(now["nodes"][1]["agent_restarts"], 1);
-  const std::string log = Sh({"cat", "/run/fdrill/fabric/n1/agent.log"});
+  const std::string log = Sh({"cat", FabricDir() + "/n1/agent.log"});
   EXPECT_NE(log.find("is gone; starting it again"), std::string::npos) << log;
   EXPECT_NE(log.find("from the journal"), std::string::npos) << log;
   // The controller lost n1: the drill ends as an error, and says what was left.
@@ -241,16 +231,16 @@ TEST_F(SafetyE2E, KilledAgentIsRestartedAndItsJournalSweepRevertsWithin10s) {
 const std::string kBadName = "u\xff";
 const std::string kBadPeer = "v\xfe";
 
-int AgentPid(int node) {
-  json fabric = json::parse(std::ifstream("/run/fdrill/fabric/fabric.json"));
+int AgentPid(const std::string& fabric_dir, int node) {
+  json fabric = json::parse(std::ifstream(fabric_dir + "/fabric.json"));
   return fabric["nodes"][node]["agent_pid"].get<int>();
 }
 
 TEST_F(SafetyE2E, ANetdevNamedInBytesThatAreNotUtf8MidFaultStopsNoTimer) {
   const std::string before = Qdisc(1) + Qdisc(2);
   StartDrillAndWaitForFaults((work_ / "run").string());
-  const int pid = AgentPid(1);
-  ASSERT_EQ(Sh({"ip", "-n", "fdrill-n1", "link", "add", kBadName, "type", "veth", "peer", "name",
+  const int pid = AgentPid(FabricDir(), 1);
+  ASSERT_EQ(Sh({"ip", "-n", Netns("n1"), "link", "add", kBadName, "type", "veth", "peer", "name",
                 kBadPeer}),
             "");
   // Two counters samples (1 s apart) carry the new netdev's name.
@@ -261,7 +251,7 @@ TEST_F(SafetyE2E, ANetdevNamedInBytesThatAreNotUtf8MidFaultStopsNoTimer) {
   const double t = WaitFor([&] { return !Shaped(1) && Up(2); }, kTtlS + 5);
   ASSERT_GE(t, 0) << "faults still applied " << kTtlS + 5 << " s after the controller died; "
                   << "n1's agent log:\n"
-                  << Sh({"tail", "-20", "/run/fdrill/fabric/n1/agent.log"});
+                  << Sh({"tail", "-20", FabricDir() + "/n1/agent.log"});
   EXPECT_LE(t, kTtlS + 1.0) << "reverted after " << t << " s";
   EXPECT_EQ(Qdisc(1) + Qdisc(2), before);
   std::printf(
@@ -269,8 +259,8 @@ TEST_F(SafetyE2E, ANetdevNamedInBytesThatAreNotUtf8MidFaultStopsNoTimer) {
       "the controller (TTL %.0f s)\n",
       t, kTtlS);
   // The same agent, alive and answering: its timer never died.
-  EXPECT_EQ(AgentPid(1), pid);
-  const std::string log = Sh({"cat", "/run/fdrill/fabric/n1/agent.log"});
+  EXPECT_EQ(AgentPid(FabricDir(), 1), pid);
+  const std::string log = Sh({"cat", FabricDir() + "/n1/agent.log"});
   EXPECT_EQ(log.find("timer failed"), std::string::npos) << log;
   EXPECT_EQ(log.find("type_error"), std::string::npos) << log;
   // A drill with the name still there runs to its end: hello, snapshot,
@@ -296,9 +286,9 @@ phases:
   ASSERT_TRUE(fs::exists(out / "summary.json")) << "exit " << r->exit_code << ":\n" << r->err;
   json summary = json::parse(std::ifstream(out / "summary.json"));
   EXPECT_NE(summary["verdict"], "error") << summary.dump(2) << r->err;
-  EXPECT_EQ(AgentPid(1), pid);
+  EXPECT_EQ(AgentPid(FabricDir(), 1), pid);
   EXPECT_EQ(Qdisc(1) + Qdisc(2), before);
-  Sh({"ip", "-n", "fdrill-n1", "link", "del", kBadName});
+  Sh({"ip", "-n", Netns("n1"), "link", "del", kBadName});
 }
 
 // Issue 48: SIGHUP (a closed terminal or ssh session) ended the controller
@@ -324,7 +314,7 @@ TEST_F(SafetyE2E, SighupToTheControllerRevertsReportsAndExits2) {
 // Issue 48: the fabric's own CA, controller and node keys were mode 0644.
 TEST_F(SafetyE2E, TheFabricsPrivateKeysAreReadableByTheirOwnerAlone) {
   int keys = 0;
-  for (const auto& e : fs::directory_iterator("/run/fdrill/fabric/pki")) {
+  for (const auto& e : fs::directory_iterator(FabricDir() + "/pki")) {
     if (e.path().extension() != ".key") continue;
     ++keys;
     const auto perms = fs::status(e.path()).permissions();
@@ -336,7 +326,7 @@ TEST_F(SafetyE2E, TheFabricsPrivateKeysAreReadableByTheirOwnerAlone) {
 
 TEST_F(SafetyE2E, NodeCutOffFromManagementRevertsWithinTtl) {
   StartDrillAndWaitForFaults((work_ / "run").string());
-  ASSERT_EQ(Sh({"ip", "link", "set", "fdm-n1", "down"}),
+  ASSERT_EQ(Sh({"ip", "link", "set", RootLink("n1"), "down"}),
             "");  // the root-side end of n1's management veth
   double t = WaitFor([&] { return !Shaped(1); }, kTtlS + 5);
   ASSERT_GE(t, 0) << "n1 kept its fault without a controller";
@@ -345,7 +335,7 @@ TEST_F(SafetyE2E, NodeCutOffFromManagementRevertsWithinTtl) {
               t, kTtlS);
   // The controller sees the lease fail and ends the drill, reverting n2.
   EXPECT_GE(WaitFor([&] { return Up(2); }, 30), 0);
-  Sh({"ip", "link", "set", "fdm-n1", "up"});
+  Sh({"ip", "link", "set", RootLink("n1"), "up"});
 }
 
 TEST_F(SafetyE2E, PanicRevertsEverythingNowAndIsIdempotent) {

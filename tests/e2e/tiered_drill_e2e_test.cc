@@ -64,13 +64,14 @@ class TieredDrillE2E : public e2e::FabricTest {
   }
   std::string FabricLinks() {
     std::string out;
-    for (const char* ns : {"fdrill-rail0-leaf0", "fdrill-rail0-leaf1", "fdrill-rail0-spine",
-                           "fdrill-rail1-leaf0", "fdrill-rail1-leaf1", "fdrill-rail1-spine"}) {
+    for (const char* sw : {"rail0-leaf0", "rail0-leaf1", "rail0-spine", "rail1-leaf0",
+                           "rail1-leaf1", "rail1-spine"}) {
+      const std::string ns = Netns(sw);
       out += Sh({"tc", "-n", ns, "qdisc", "show"});
       out += AdminStates(ns);
     }
     for (int i = 0; i < 8; ++i) {
-      std::string ns = "fdrill-n" + std::to_string(i);
+      std::string ns = Netns("n" + std::to_string(i));
       out += Sh({"tc", "-n", ns, "qdisc", "show"});
       out += AdminStates(ns);
     }
@@ -118,7 +119,7 @@ TEST_F(TieredDrillE2E, InventoryListsEveryRailOnEveryNodeAndTheSwitchesWithTheir
   EXPECT_THAT(table.out, HasSubstr("fab1"));
 
   // The map on disk is the one drills read with `topology: emulated`.
-  auto validate = Fdrill({"validate", "/run/fdrill/fabric/topology.yaml"});
+  auto validate = Fdrill({"validate", FabricDir() + "/topology.yaml"});
   EXPECT_EQ(validate.exit_code, 0) << validate.out << validate.err;
 }
 
@@ -156,7 +157,7 @@ TEST_F(TieredDrillE2E, RailDownIsAPartialFailureTheJobLivesThrough) {
 TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFound) {
   const std::string before = FabricLinks();
   const std::string port_before =
-      Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"});
+      Sh({"tc", "-n", Netns("rail0-leaf0"), "qdisc", "show", "dev", "up0"});
   ASSERT_NE(port_before.find("qdisc bfifo 10: parent 1:1"), std::string::npos) << port_before;
   json s = RunLibraryDrill("uplink-congestion");
   ASSERT_EQ(s["faults"].size(), 2u);
@@ -178,11 +179,11 @@ TEST_F(TieredDrillE2E, UplinkCongestionOnASwitchSlowsTheJobAndLeavesThePortAsFou
     EXPECT_GE(fault["workloads"]["cross"]["slowdown"].get<double>(), 1.3) << fault.dump();
     EXPECT_LE(fault["workloads"]["local"]["slowdown"].get<double>(), 1.1) << fault.dump();
   }
-  EXPECT_EQ(Sh({"ip", "netns", "exec", "fdrill-rail0-spine", "nft", "list", "tables"}), "");
+  EXPECT_EQ(Sh({"ip", "netns", "exec", Netns("rail0-spine"), "nft", "list", "tables"}), "");
   // The switch's agent was in the drill: it connected and was snapshotted.
   const std::string events = Sh({"cat", (work_ / "uplink-congestion" / "events.jsonl").string()});
   EXPECT_NE(events.find(R"("node":"rail0-leaf0")"), std::string::npos);
-  EXPECT_EQ(Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"}), port_before);
+  EXPECT_EQ(Sh({"tc", "-n", Netns("rail0-leaf0"), "qdisc", "show", "dev", "up0"}), port_before);
   EXPECT_EQ(FabricLinks(), before);
 }
 
@@ -254,7 +255,7 @@ TEST_F(TieredDrillE2E, LeafDownStallsTheJobAndEveryPortComesBack) {
 // and its port is exactly as found.
 TEST_F(TieredDrillE2E, KilledControllerLeavesTheSwitchAsFoundWithinTtl) {
   const std::string port_before =
-      Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"});
+      Sh({"tc", "-n", Netns("rail0-leaf0"), "qdisc", "show", "dev", "up0"});
   const fs::path drill = work_ / "hold.yaml";
   std::ofstream(drill) << R"(name: switch-hold
 fabric:
@@ -275,8 +276,8 @@ phases:
   const fs::path out = work_ / "hold";
   pid_t controller = Spawn({FDRILL_BIN, "run", drill.string(), "--out", out.string()},
                            (work_ / "controller.log").string());
-  auto capped = [] {
-    return Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"}).find("fd1:") !=
+  auto capped = [this] {
+    return Sh({"tc", "-n", Netns("rail0-leaf0"), "qdisc", "show", "dev", "up0"}).find("fd1:") !=
            std::string::npos;
   };
   bool applied = false;
@@ -300,11 +301,10 @@ phases:
       "[ measured ] switch fault reverted %.3f s after SIGKILL of the controller (TTL 3 s)\n",
       after);
   EXPECT_LE(after, 4.0);
-  EXPECT_EQ(Sh({"tc", "-n", "fdrill-rail0-leaf0", "qdisc", "show", "dev", "up0"}), port_before);
+  EXPECT_EQ(Sh({"tc", "-n", Netns("rail0-leaf0"), "qdisc", "show", "dev", "up0"}), port_before);
   // The ranks go too: nothing of the drill outlives the lease.
-  for (int i = 0; i < 100 && !Sh({"pgrep", "-f", "fdrill-collective"}).empty(); ++i)
-    usleep(100'000);
-  EXPECT_EQ(Sh({"pgrep", "-f", "fdrill-collective"}), "");
+  for (int i = 0; i < 100 && ProcessesInFabric({"fdrill-collective"}) > 0; ++i) usleep(100'000);
+  EXPECT_EQ(ProcessesInFabric({"fdrill-collective"}), 0);
 }
 
 }  // namespace

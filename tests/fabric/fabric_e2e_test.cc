@@ -42,7 +42,7 @@ FabricLayout TestLayout() {
   layout.state_dir = FDRILL_E2E_FABRIC_DIR;
   layout.netns_prefix = "fdt-";
   layout.root_prefix = "fdtm-";
-  layout.mgmt_net = "198.19.1";
+  layout.mgmt_net = "198.19.250";
   layout.fabric_net = "198.18.1";
   return layout;
 }

@@ -204,7 +204,8 @@ TEST_F(ProcessFaults, CpuHogRunsBurnInItsOwnCgroupAndKillsItOnRevert) {
   auto f = Make("cpu_hog", {{"threads", 2}});
   ASSERT_TRUE(f->Capture().ok());
   const std::string cg = f->Saved()["cgroup"];
-  EXPECT_EQ(cg.rfind("/sys/fs/cgroup/unified/fdrill-burn-4242-", 0), 0u) << cg;
+  // Named by the agent's netns (the fake's net:[4026531999]), then its pid.
+  EXPECT_EQ(cg.rfind("/sys/fs/cgroup/unified/fdrill-burn-4026531999-4242-", 0), 0u) << cg;
   ASSERT_TRUE(f->Apply().ok());
   ASSERT_EQ(procs_.spawned.size(), 1u);
   EXPECT_EQ(procs_.spawned[0], (std::vector<std::string>{"fdrill-burn", "cpu", "2", "4242"}));

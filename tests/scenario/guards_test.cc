@@ -52,12 +52,13 @@ TEST(ScenarioGuards, ANameWithAPathInItIsRefused) {
 }
 
 TEST(ScenarioGuards, APrefixHoldingTheManagementNetworkIsRefused) {
-  for (const char* prefix : {"0.0.0.0/0", "198.19.0.254", "198.19.0.0/16", "198.16.0.0/12"}) {
+  for (const char* prefix :
+       {"0.0.0.0/0", "198.19.0.254", "198.19.7.3", "198.19.0.0/16", "198.16.0.0/12"}) {
     const std::string e = ErrorOf(
         Replace(kDrill, "peers: [198.18.0.3]", std::string("peers: [198.18.0.3, ") + prefix + "]"));
     EXPECT_EQ(e.rfind("drill.yaml:14:25: fault cut: params.peers " + std::string(prefix) +
                           " holds addresses of the emulated fabric's management network "
-                          "198.19.0.0/24",
+                          "198.19.0.0/16",
                       0),
               0u)
         << e;
