@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "fabric/fabric_down.h"
+#include "fabric/fabric_state.h"
 #include "fabric/fabric_status.h"
 #include "fabric/fabric_up.h"
 #include "fabric/inventory.h"
