@@ -60,7 +60,8 @@ TEST_F(AgentFleetTest, ConnectAllGivesEachLinkItsOwnStatusInOrder) {
     EXPECT_TRUE(st[3].ok()) << st[3].message();
     EXPECT_TRUE(links[3]->connected());
   }
-  EXPECT_EQ(fakes_[0]->accepted(), 2);  // once per round
+  EXPECT_TRUE(fakes_[0]->AwaitAccepted(2));  // once per round
+  EXPECT_EQ(fakes_[0]->accepted(), 2);
   work.reset();
   io.stop();
   io_thread.join();

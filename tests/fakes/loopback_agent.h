@@ -150,10 +150,16 @@ class LoopbackAgent {
     for (const Json& r : Requests()) out.push_back(RequestType(r));
     return out;
   }
-  // Connections accepted so far.
+  // Connections accepted so far (see AwaitAccepted).
   int accepted() const {
     std::lock_guard<std::mutex> lock(mu_);
     return accepted_;
+  }
+  // Waits until `n` connections have been accepted (a dial completes in the
+  // kernel before the agent's accept runs), at most `within`; whether they were.
+  bool AwaitAccepted(int n, std::chrono::milliseconds within = std::chrono::seconds(10)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, within, [&] { return accepted_ >= n; });
   }
   // Waits until `n` requests of TYPE have come, at most `within` (a bound
   // on a hang, not a measurement); whether they did.
@@ -219,6 +225,7 @@ class LoopbackAgent {
         std::lock_guard<std::mutex> lock(mu_);
         ++accepted_;
       }
+      cv_.notify_all();
       session->Read();
       Accept();
     });
