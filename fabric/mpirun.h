@@ -35,13 +35,15 @@
 #include <string>
 #include <vector>
 
-#include "fabric/fabric_state.h"
-
 namespace fdrill {
+
+struct FabricState;  // fabric/fabric_state.h
 
 // "198.18.0.1 slots=R\n198.18.0.2 slots=R\n..." — one line per node, by
 // fabric address, first node first (where mpirun runs).
 std::string MpirunHostfile(const FabricState& state, int ranks_per_node);
+// ... for the nodes at these fabric (rail 0) addresses, in order.
+std::string MpirunHostfile(const std::vector<std::string>& fabric_ips, int ranks_per_node);
 
 // Every rail's /24 in CIDR form, comma-separated as Open MPI's
 // *_if_include take them: "198.18.0.0/24,198.18.1.0/24".
@@ -51,6 +53,12 @@ std::string FabricSubnets(const FabricState& state);
 // hostfile (MpirunHostfile's contents) at hostfile_path.
 std::vector<std::string> MpirunArgv(const FabricState& state, int ranks_per_node,
                                     const std::string& fdrill_bin,
+                                    const std::vector<std::string>& program_argv,
+                                    const std::string& hostfile_path);
+// ... for `nodes` nodes of a fabric whose rails are `rail_subnets` (each
+// rail's /24, rail 0 first).
+std::vector<std::string> MpirunArgv(size_t nodes, const std::vector<std::string>& rail_subnets,
+                                    int ranks_per_node, const std::string& fdrill_bin,
                                     const std::vector<std::string>& program_argv,
                                     const std::string& hostfile_path);
 

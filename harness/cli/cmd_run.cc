@@ -22,6 +22,7 @@
 #include "harness/cli/agent_flags.h"
 #include "harness/cli/cli_common.h"
 #include "harness/cli/commands.h"
+#include "harness/controller/agent_set.h"
 #include "harness/controller/campaign.h"
 #include "harness/controller/drill.h"
 #include "harness/controller/panic.h"
@@ -101,16 +102,21 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
   // minutes).
   if (start_timeout.empty() && scenario->workload.Steps()) started = kFirstStepWithin;
   if (Status st = ScaleTimesFlag(&*scenario, time_scale); !st.ok()) return Fail(st);
-  // A real cluster (hosts file, Slurm allocation) has no emulated fabric state.
-  Result<FabricState> fabric =
-      scenario->Emulated() ? LoadFabricState(fabric_dir) : Result<FabricState>(FabricState{});
-  if (!fabric.ok()) {
-    if (fabric.status().code() == StatusCode::kNotFound) {
-      return Fail(NotFound("no emulated fabric is up (" + fabric_dir +
-                           "/fabric.json); run `fdrill fabric up --nodes " +
-                           std::to_string(scenario->nodes) + "` first"));
+  // Where the drill's agents are, resolved once: the emulated fabric's
+  // state, or a real cluster's (hosts file, Slurm allocation) host names.
+  DrillTargets targets =
+      DrillTargetsOfHosts(scenario->host_names, static_cast<uint16_t>(scenario->agent_port));
+  if (scenario->Emulated()) {
+    Result<FabricState> fabric = LoadFabricState(fabric_dir);
+    if (!fabric.ok()) {
+      if (fabric.status().code() == StatusCode::kNotFound) {
+        return Fail(NotFound("no emulated fabric is up (" + fabric_dir +
+                             "/fabric.json); run `fdrill fabric up --nodes " +
+                             std::to_string(scenario->nodes) + "` first"));
+      }
+      return Fail(fabric.status());
     }
-    return Fail(fabric.status());
+    targets = DrillTargetsOfFabric(*fabric);
   }
   DrillOptions opt;
   opt.out_dir = out.empty() ? DefaultRunDir(scenario->name) : out;
@@ -139,7 +145,7 @@ int Run(const std::string& file, const std::string& out, const std::string& fabr
                scenario->name.c_str(), FormatDuration(scenario->TotalDuration()).c_str(),
                scenario->time_scale == 1 ? "" : (", time scale " + time_scale).c_str(),
                scenario->nodes, scenario->FabricName().c_str(), opt.out_dir.c_str());
-  if (auto st = RunDrill(*scenario, *fabric, opt); !st.ok()) return Fail(st);
+  if (auto st = RunDrill(*scenario, targets, opt); !st.ok()) return Fail(st);
   auto summary = WriteReports(opt.out_dir);
   if (!summary.ok()) return Fail(summary.status().Annotate("report"));
   std::string dir = std::filesystem::absolute(opt.out_dir).string();

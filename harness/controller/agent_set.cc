@@ -6,6 +6,7 @@
 
 #include <boost/asio.hpp>
 
+#include "fabric/fabric_state.h"
 #include "harness/scenario/hostlist.h"
 
 namespace fdrill {
@@ -26,6 +27,31 @@ std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric, bool with_sw
 std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, uint16_t port) {
   std::vector<AgentAddress> out;
   for (const auto& h : hosts) out.push_back({h, h, port});
+  return out;
+}
+
+DrillTargets DrillTargetsOfFabric(const FabricState& fabric) {
+  DrillTargets out;
+  for (const FabricNode& n : fabric.nodes) {
+    out.nodes.push_back(
+        {n.name, n.MgmtIp(), static_cast<uint16_t>(n.agent_port), n.tmpdir, n.FabricIp(), true});
+  }
+  for (const FabricSwitch& sw : fabric.switches) {
+    const FabricNode& a = sw.agent;
+    out.switches.push_back(
+        {sw.name, a.MgmtIp(), static_cast<uint16_t>(a.agent_port), a.tmpdir, "", a.agent_pid != 0});
+  }
+  out.rail_subnets = fabric.RailSubnets();
+  out.shape = fabric.shape;
+  out.shape.nodes = static_cast<int>(fabric.nodes.size());
+  out.pki_dir = fabric.pki_dir;
+  if (!fabric.switches.empty()) out.cabling = Json::parse(SwitchesJson(fabric));
+  return out;
+}
+
+DrillTargets DrillTargetsOfHosts(const std::vector<std::string>& hosts, uint16_t port) {
+  DrillTargets out;
+  for (const std::string& h : hosts) out.nodes.push_back({h, h, port, "/tmp", "", true});
   return out;
 }
 

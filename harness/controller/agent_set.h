@@ -4,7 +4,9 @@
 // ForEachAgent connects to every agent and runs one job per link, up to
 // kParallel at a time, so a thousand-node cluster answers in a few rounds of
 // the slowest agent rather than a thousand; one agent that does not answer
-// is its own error, the rest still run.
+// is its own error, the rest still run. DrillTargetsOfFabric and
+// DrillTargetsOfHosts resolve a drill's agents the same two ways, once,
+// before it runs (drill_targets.h).
 #pragma once
 
 #include <functional>
@@ -14,10 +16,12 @@
 #include "common/core/result.h"
 #include "common/core/units.h"
 #include "common/tls/tls_config.h"
-#include "fabric/fabric_state.h"
 #include "harness/controller/agent_link.h"
+#include "harness/controller/drill_targets.h"
 
 namespace fdrill {
+
+struct FabricState;  // fabric/fabric_state.h
 
 struct AgentAddress {
   std::string node;  // the name the agent answers to (and its certificate names)
@@ -30,6 +34,15 @@ struct AgentAddress {
 std::vector<AgentAddress> AgentsOfFabric(const FabricState& fabric, bool with_switches = false);
 // Real nodes: dialled by their own names, at `port`.
 std::vector<AgentAddress> AgentsOfHosts(const std::vector<std::string>& hosts, uint16_t port);
+
+// A drill's targets on the emulated fabric: every node (agent on its
+// management address, its TMPDIR, its rail-0 address), every switch (its
+// agent, when it runs one), the rails' subnets, the shape, its pki and its
+// cabling.
+DrillTargets DrillTargetsOfFabric(const FabricState& fabric);
+// ... on real nodes: each dialled by its own name at `port`, TMPDIR /tmp;
+// nothing else is known before the agents answer.
+DrillTargets DrillTargetsOfHosts(const std::vector<std::string>& hosts, uint16_t port);
 
 // The agents of --hosts FILE, or --slurm (SLURM_JOB_NODELIST), or else the
 // emulated fabric at fabric_dir (then *fabric_pki gets its pki dir). Errors

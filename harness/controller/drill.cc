@@ -40,12 +40,12 @@ namespace {
 
 class DrillRun {
  public:
-  DrillRun(const Scenario& s, const FabricState& f, const DrillOptions& o)
+  DrillRun(const Scenario& s, const DrillTargets& t, const DrillOptions& o)
       : s_(s),
-        fabric_(f),
+        targets_(t),
         opt_(o),
-        agents_(s, f, clock_),
-        ctx_{s, o, clock_, state_, agents_, events_},
+        agents_(s, t, clock_),
+        ctx_{s, o, clock_, state_, agents_, events_, t},
         workloads_(MakeWorkloads()),
         walker_(ctx_, workloads_) {
     state_.interrupt = o.abort;
@@ -81,7 +81,7 @@ class DrillRun {
   WorkloadSupervisor* WorkloadOn(const std::string& node);
 
   const Scenario& s_;
-  const FabricState& fabric_;
+  const DrillTargets& targets_;
   const DrillOptions& opt_;
   RealClock clock_;
   DrillState state_;
@@ -122,7 +122,7 @@ std::vector<std::unique_ptr<WorkloadSupervisor>> DrillRun::MakeWorkloads() {
   std::vector<std::unique_ptr<WorkloadSupervisor>> out;
   const std::vector<WorkloadSpec> specs = s_.Workloads();
   for (size_t i = 0; i < specs.size(); ++i) {
-    out.push_back(std::make_unique<WorkloadSupervisor>(ctx_, specs[i], i, fabric_, *opt_.runner));
+    out.push_back(std::make_unique<WorkloadSupervisor>(ctx_, specs[i], i, *opt_.runner));
   }
   return out;
 }
@@ -235,8 +235,8 @@ void DrillRun::WriteRunFiles() {
     // The switches, as `fdrill inventory` lists the emulated fabric's, or as
     // a real cluster's topology file and the agents' HCAs give them: the
     // report's fabric map draws them ...
-    if (s_.Emulated() && !fabric_.switches.empty()) {
-      inventory["switches"] = Json::parse(SwitchesJson(fabric_));
+    if (s_.Emulated() && !targets_.cabling.is_null()) {
+      inventory["switches"] = targets_.cabling;
     } else if (!s_.Emulated() && s_.topology && !s_.topology->leaves.empty()) {
       inventory["switches"] = TopologySwitches(*s_.topology, inventory);
     }
@@ -361,8 +361,7 @@ void DrillRun::CheckResidue() {
 // nodes' places (which leaf, which rail) follow from the shape.
 Status DrillRun::CheckFabricFits() const {
   const FabricShape& want = s_.emulated;
-  FabricShape have = fabric_.shape;
-  have.nodes = static_cast<int>(fabric_.nodes.size());
+  const FabricShape& have = targets_.shape;
   const bool fits = want.Flat() && want.port_rate_bps == 0
                         ? have.Flat() && have.port_rate_bps == 0 && have.nodes >= want.nodes
                         : have == want;
@@ -453,11 +452,12 @@ Status DrillRun::Run() {
 
 }  // namespace
 
-Status RunDrill(const Scenario& scenario, const FabricState& fabric, const DrillOptions& options) {
+Status RunDrill(const Scenario& scenario, const DrillTargets& targets,
+                const DrillOptions& options) {
   if (options.runner == nullptr) {
     return InvalidArgument(scenario.file + ": RunDrill needs DrillOptions.runner");
   }
-  DrillRun run(scenario, fabric, options);
+  DrillRun run(scenario, targets, options);
   return run.Run();
 }
 

@@ -1,5 +1,6 @@
 // Drill: runs one validated scenario on the agents of the emulated fabric or
-// of a real cluster (a hosts file or Slurm allocation) and writes the run
+// of a real cluster (a hosts file or Slurm allocation), as its DrillTargets
+// resolved them (drill_targets.h, built by agent_set.h), and writes the run
 // directory. On a real cluster the job's launcher runs on this host
 // (harness/controller/cluster_launch.h). The order is the safety contract:
 //   1. connect to every agent and take its lease; `check` every fault (the
@@ -22,8 +23,7 @@
 #include <atomic>
 #include <string>
 
-#include "common/core/result.h"
-#include "fabric/fabric_state.h"
+#include "harness/controller/drill_targets.h"
 #include "harness/controller/progress.h"
 #include "harness/scenario/scenario.h"
 
@@ -34,7 +34,7 @@ class ProcessRunner;  // common/host/host.h
 struct DrillOptions {
   std::string out_dir;    // the run directory to create
   std::string bin_dir;    // where fdrill-collective and fdrill live
-  std::string tls_dir;    // ca.pem + controller.pem/.key; empty: the fabric's own pki
+  std::string tls_dir;    // ca.pem + controller.pem/.key; empty: the targets' pki_dir
   bool insecure = false;  // plaintext to the agents (they must run --insecure too)
   Duration connect_timeout = std::chrono::seconds(5);
   Duration start_timeout = std::chrono::seconds(60);  // workload until every rank reports
@@ -48,7 +48,9 @@ struct DrillOptions {
 // Errors before step 2 mean nothing was touched and no run directory was
 // written. Afterwards the run directory holds whatever happened; the drill's
 // own outcome is in events.jsonl (drill_end) and the caller's report.
-// InvalidArgument when options.runner is not set.
-Status RunDrill(const Scenario& scenario, const FabricState& fabric, const DrillOptions& options);
+// InvalidArgument when options.runner is not set. On the emulated fabric
+// `targets` is DrillTargetsOfFabric's, on a real cluster DrillTargetsOfHosts'
+// of the scenario's host_names; both outlive RunDrill.
+Status RunDrill(const Scenario& scenario, const DrillTargets& targets, const DrillOptions& options);
 
 }  // namespace fdrill

@@ -33,47 +33,43 @@ Status DrillAgents::Connect(const DrillOptions& opt, const std::string& drill, P
   // The emulated fabric's own pki, or (a real cluster) --tls-dir / /etc/fdrill/pki.
   auto tls = ControllerTls(
       opt.tls_dir.empty() && !s_.Emulated() && !opt.insecure ? kDefaultPkiDir : opt.tls_dir,
-      opt.insecure, fabric_.pki_dir);
+      opt.insecure, targets_.pki_dir);
   if (!tls.ok()) return tls.status();
+  const std::vector<std::string> switches = s_.SwitchTargets();
+  node_count_ = static_cast<size_t>(s_.nodes);
+  if (targets_.nodes.size() < node_count_) {
+    return FailedPrecondition(s_.file + ": the drill has " + std::to_string(node_count_) +
+                              " nodes and only " + std::to_string(targets_.nodes.size()) +
+                              " were resolved to agents");
+  }
   work_ =
       std::make_unique<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
           io_.get_executor());
   io_thread_ = std::thread([this] { io_.run(); });
-  const std::vector<std::string> switches = s_.SwitchTargets();
-  node_count_ = static_cast<size_t>(s_.nodes);
   // Sized once: the links' callbacks hold references into it.
   nodes_.resize(node_count_ + switches.size());
   renewals_ = std::make_shared<LeaseRenewals>(nodes_.size(), clock_.Now());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     NodeLink& n = nodes_[i];
+    const DrillTarget* t = i < node_count_ ? &targets_.nodes[i] : nullptr;
     if (i >= node_count_) {
       // A switch of the emulated fabric: its agent on the management network.
       const std::string& name = switches[i - node_count_];
-      const FabricSwitch* sw = fabric_.FindSwitch(name);
-      if (sw == nullptr || sw->agent.agent_pid == 0) {
+      t = targets_.FindSwitch(name);
+      if (t == nullptr || !t->has_agent) {
         return FailedPrecondition(
             s_.file + ": a fault names switch " + name + ", and the fabric up " +
-            (sw == nullptr ? std::string("has no such switch")
-                           : "runs no agent on it (it was built by an older fdrill)") +
+            (t == nullptr ? std::string("has no such switch")
+                          : "runs no agent on it (it was built by an older fdrill)") +
             "; run `fdrill fabric down && fdrill fabric up " + s_.emulated.UpFlags() + "`");
       }
-      n.name = name;
-      n.address = sw->agent.MgmtIp();
-      n.port = static_cast<uint16_t>(sw->agent.agent_port);
-      n.tmpdir = sw->agent.tmpdir;
-    } else if (s_.Emulated()) {
-      const FabricNode& fn = fabric_.nodes[i];
-      n.name = fn.name;
-      n.address = fn.MgmtIp();
-      n.port = static_cast<uint16_t>(fn.agent_port);
-      n.tmpdir = fn.tmpdir;
-    } else {
-      // A real node: its agent on the host's own name (DNS or /etc/hosts), at fabric.agent_port.
-      n.name = s_.host_names[i];
-      n.address = n.name;
-      n.port = static_cast<uint16_t>(s_.agent_port);
-      n.tmpdir = "/tmp";
     }
+    // An emulated node's agent on its management address; a real node's on
+    // the host's own name (DNS or /etc/hosts), at fabric.agent_port.
+    n.name = t->name;
+    n.address = t->host;
+    n.port = t->port;
+    n.tmpdir = t->tmpdir;
     n.link = std::make_unique<AgentLink>(io_, n.name, n.address, n.port,
                                          tls->has_value() ? &**tls : nullptr);
     // A counters or lease_ack push may acknowledge one of this drill's

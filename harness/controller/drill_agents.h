@@ -1,5 +1,6 @@
 // DrillAgents: a drill's connections to its agents — one AgentLink per node
-// and per switch a fault names (the emulated fabric's switch agents), on one
+// and per switch a fault names (the emulated fabric's switch agents), at the
+// addresses its DrillTargets give, on one
 // io thread, the lease every agent holds while the drill runs, and calls to
 // every agent at once.
 //
@@ -41,11 +42,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/core/clock.h"
-#include "common/core/result.h"
-#include "fabric/fabric_state.h"
 #include "harness/controller/agent_calls.h"
 #include "harness/controller/agent_link.h"
+#include "harness/controller/drill_targets.h"
 #include "harness/controller/lease_renewals.h"
 #include "harness/scenario/scenario.h"
 
@@ -67,8 +66,10 @@ class DrillAgents final : public AgentCalls {
   using PushFn = std::function<void(const NodeLink& node, const Json& msg)>;
   using LostFn = std::function<void(const std::string& node, const std::string& message)>;
 
-  DrillAgents(const Scenario& s, const FabricState& fabric, const Clock& clock)
-      : s_(s), fabric_(fabric), clock_(clock) {}
+  // `targets`: where each node's agent and each switch's listens
+  // (drill_targets.h); both outlive the DrillAgents.
+  DrillAgents(const Scenario& s, const DrillTargets& targets, const Clock& clock)
+      : s_(s), targets_(targets), clock_(clock) {}
   ~DrillAgents() { Shutdown(); }
   DrillAgents(const DrillAgents&) = delete;
   DrillAgents& operator=(const DrillAgents&) = delete;
@@ -145,7 +146,7 @@ class DrillAgents final : public AgentCalls {
   std::vector<Json> limits_;
 
   const Scenario& s_;
-  const FabricState& fabric_;
+  const DrillTargets& targets_;
   const Clock& clock_;
   std::string drill_;
   LostFn on_lost_;

@@ -59,9 +59,7 @@ std::string WorkloadSupervisor::MetricsPath() const {
 
 std::string WorkloadSupervisor::MasterAddr() const {
   if (s_.Emulated()) {
-    for (const auto& node : fabric_.nodes) {
-      if (node.name == Lead().name) return node.FabricIp();
-    }
+    if (const DrillTarget* node = targets_.FindNode(Lead().name)) return node->fabric_ip;
   }
   return Lead().hostname.empty() ? Lead().name : Lead().hostname;
 }
@@ -70,7 +68,7 @@ std::vector<std::string> WorkloadSupervisor::JobCommand() const {
   // The rails, as Open MPI's btl_tcp_if_include keeps fdrill-collective on
   // them (fabric/mpirun.h); a real cluster's job picks its own.
   const std::string ifnames =
-      s_.Emulated() ? RailInterfaces(static_cast<int>(fabric_.RailSubnets().size())) : "";
+      s_.Emulated() ? RailInterfaces(static_cast<int>(targets_.rail_subnets.size())) : "";
   // Each rank under `fdrill job-rank`: its framework's variables, its step
   // lines as metrics records beside fdrill-collective's (agents stream them).
   return JobRankArgv(w_, opt_.bin_dir + "/fdrill",
@@ -245,18 +243,19 @@ Status WorkloadSupervisor::Begin() {
   if (w_.External()) nccl_parser_ = NcclTestsParser(w_.command.front());
   const std::string dir = events_.dir();
   if (s_.Emulated()) {
-    // The tenant's nodes only: its mpirun places ranks on them.
-    FabricState used = fabric_;
-    used.nodes.clear();
-    for (const auto& node : fabric_.nodes) {
-      if (Has(node.name)) used.nodes.push_back(node);
+    // The tenant's nodes only, in the fabric's order: its mpirun places
+    // ranks on them.
+    std::vector<std::string> used;
+    for (const DrillTarget& node : targets_.nodes) {
+      if (Has(node.name)) used.push_back(node.fabric_ip);
     }
     const std::string name = w_.name.empty() ? "hostfile" : "hostfile-" + w_.name;
     std::string hostfile = dir + "/" + name;
     if (auto st = events_.WriteFile(name, MpirunHostfile(used, w_.ranks_per_node)); !st.ok()) {
       return st;
     }
-    argv = MpirunArgv(used, w_.ranks_per_node, opt_.bin_dir + "/fdrill", Collective(), hostfile);
+    argv = MpirunArgv(used.size(), targets_.rail_subnets, w_.ranks_per_node,
+                      opt_.bin_dir + "/fdrill", Collective(), hostfile);
   } else {
     if (auto st = events_.WriteFile("hostfile", ClusterHostfile(s_)); !st.ok()) return st;
     argv =

@@ -22,8 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "common/core/clock.h"
-#include "fabric/fabric_state.h"
 #include "harness/controller/drill_context.h"
 #include "harness/controller/local_job.h"
 #include "harness/scenario/scenario.h"
@@ -45,12 +43,11 @@ class WorkloadSupervisor {
 
   // `w` is Scenario::Workloads()[index]: its live view is
   // state.monitors[index].
-  WorkloadSupervisor(const DrillContext& ctx, WorkloadSpec w, size_t index,
-                     const FabricState& fabric, ProcessRunner& runner)
+  WorkloadSupervisor(const DrillContext& ctx, WorkloadSpec w, size_t index, ProcessRunner& runner)
       : s_(ctx.s),
         w_(std::move(w)),
         index_(index),
-        fabric_(fabric),
+        targets_(ctx.targets),
         opt_(ctx.opt),
         runner_(runner),
         clock_(ctx.clock),
@@ -155,7 +152,7 @@ class WorkloadSupervisor {
   const Scenario& s_;
   const WorkloadSpec w_;
   const size_t index_;
-  const FabricState& fabric_;
+  const DrillTargets& targets_;
   const DrillOptions& opt_;
   ProcessRunner& runner_;
   const Clock& clock_;

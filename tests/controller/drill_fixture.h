@@ -54,7 +54,8 @@ class DrillFixture : public ::testing::Test {
   DrillEvents events_;
   std::unique_ptr<RunRecorder> rec_;
   FakeAgentCalls agents_;
-  DrillContext ctx_{s_, opt_, clock_, state_, agents_, events_};
+  DrillTargets targets_;  // none unless a test resolves some
+  DrillContext ctx_{s_, opt_, clock_, state_, agents_, events_, targets_};
   std::vector<std::unique_ptr<WorkloadSupervisor>> workloads_;
 };
 

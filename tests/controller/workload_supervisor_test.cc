@@ -16,6 +16,8 @@
 #include <gtest/gtest.h>
 
 #include "common/wire/protocol.h"
+#include "fabric/fabric_state.h"
+#include "harness/controller/agent_set.h"
 #include "harness/controller/timeline_walker.h"
 #include "tests/controller/drill_fixture.h"
 
@@ -39,7 +41,7 @@ class WorkloadSupervisorTest : public controller_test::DrillFixture {
     opt_.bin_dir = "/usr/bin";
     auto fabric = PlanFabric(FabricLayout::Default(), 2, "/usr/bin/fdrill-agent");
     ASSERT_TRUE(fabric.ok()) << fabric.status().message();
-    fabric_ = std::move(fabric).value();
+    targets_ = DrillTargetsOfFabric(*fabric);
   }
   void TearDown() override {
     stop_pushing_ = true;
@@ -53,8 +55,7 @@ class WorkloadSupervisorTest : public controller_test::DrillFixture {
     ASSERT_TRUE(s.ok()) << s.status().message();
     s_ = std::move(s).value();
     workloads_.clear();
-    workloads_.push_back(
-        std::make_unique<WorkloadSupervisor>(ctx_, s_.Workloads()[0], 0, fabric_, runner_));
+    workloads_.push_back(std::make_unique<WorkloadSupervisor>(ctx_, s_.Workloads()[0], 0, runner_));
     WorkloadSupervisor& w = *workloads_.front();
     w.set_run_id("t");
     ASSERT_TRUE(w.Begin().ok());
@@ -116,7 +117,6 @@ class WorkloadSupervisorTest : public controller_test::DrillFixture {
     return out;
   }
 
-  FabricState fabric_;
   NoPrograms runner_;
   std::string rank_node_ = "n0";
   std::atomic<bool> stop_pushing_{false};

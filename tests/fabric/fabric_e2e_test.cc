@@ -23,6 +23,7 @@
 
 #include "common/host/real_process_runner.h"
 #include "fabric/fabric_down.h"
+#include "fabric/fabric_state.h"
 #include "fabric/fabric_status.h"
 #include "fabric/fabric_up.h"
 #include "fabric/inventory.h"

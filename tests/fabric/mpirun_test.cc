@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fabric/fabric_state.h"
+
 namespace fdrill {
 namespace {
 
